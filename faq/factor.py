@@ -1,0 +1,268 @@
+"""Factors in listing representation: a DataFrame of (variables..., value) rows.
+
+A :class:`Factor` is immutable: a Spark DataFrame, the ordered names of its
+variable columns, the name of its value column and the semiring the values
+live in.  One row per non-zero entry; :meth:`Factor.normalize` ⊕-merges rows
+with equal keys and drops zeros.
+
+Examples
+--------
+>>> from faq.spark import get_session
+>>> from faq.factor import Factor
+>>> spark = get_session()
+>>> df = spark.createDataFrame([(1, 2, 3), (1, 2, 4), (2, 3, 0)], ["i", "j", "value"])
+>>> f = Factor.from_dataframe(df, ["i", "j"], "counting").normalize()
+>>> sorted(map(tuple, f.df.collect()))
+[(1, 2, 7)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, Union
+
+from faq.errors import (
+    InvalidFactorValueError,
+    MissingColumnError,
+    NullKeyError,
+    ValueTypeMismatchError,
+)
+from faq.semirings import Semiring, get_semiring
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+VALUE = "value"
+
+# Spark types a value column may be cast from, per semiring value type, without
+# losing meaning (an int column is fine for a bigint or double semiring).
+_CASTABLE = {
+    "bigint": {"tinyint", "smallint", "int", "bigint"},
+    "double": {"tinyint", "smallint", "int", "bigint", "float", "double", "decimal"},
+    "boolean": {"boolean"},
+}
+
+
+@dataclass(frozen=True)
+class Factor:
+    """An immutable factor ψ_S in listing representation.
+
+    Parameters
+    ----------
+    df : pyspark.sql.DataFrame
+        Holds at least the variable columns and the value column.
+    variables : tuple of str
+        Names of the variable columns, in order (the factor's arity).
+    semiring : Semiring
+        The semiring of the values.
+    value : str
+        Name of the value column (default ``"value"``).
+    name : str
+        Used in messages.
+
+    Notes
+    -----
+    Build factors with :meth:`from_dataframe` (which checks the schema and
+    casts the value column) or with the loaders of :mod:`faq.io`.
+    """
+
+    df: "DataFrame"
+    variables: tuple[str, ...]
+    semiring: Semiring
+    value: str = VALUE
+    name: str = "factor"
+
+    # -- construction -------------------------------------------------------
+
+    @classmethod
+    def from_dataframe(
+        cls,
+        df: "DataFrame",
+        variables: Sequence[str],
+        semiring: Union[str, Semiring] = "counting",
+        value: str | None = VALUE,
+        name: str = "factor",
+        validate: bool = False,
+    ) -> "Factor":
+        """Make a factor from a DataFrame, checking its columns.
+
+        Parameters
+        ----------
+        df : DataFrame
+        variables : sequence of str
+            Variable column names.
+        semiring : str or Semiring
+        value : str or None
+            Value column.  ``None`` means every row has the value ``one``
+            (a plain relation); a missing column named ``"value"`` is treated
+            the same way.
+        name : str
+        validate : bool
+            Also scan the data once for null keys and null/NaN values
+            (:meth:`validate`).
+
+        Raises
+        ------
+        MissingColumnError
+            A variable or value column is not in ``df``.
+        ValueTypeMismatchError
+            The value column cannot hold the semiring's values.
+        """
+        from pyspark.sql import functions as F
+
+        semiring = get_semiring(semiring)
+        variables = tuple(variables)
+        columns = df.columns
+        for v in variables:
+            if v not in columns:
+                raise MissingColumnError(column=v, available=columns, source=f"factor {name!r}")
+        if value is None or (value == VALUE and value not in columns):
+            value = VALUE if VALUE not in variables else "__value"
+            df = df.select(*[F.col(v) for v in variables], semiring.one_col().alias(value))
+        elif value not in columns:
+            raise MissingColumnError(column=value, available=columns, source=f"factor {name!r}")
+        else:
+            found = df.schema[value].dataType.simpleString()
+            base = found.split("(")[0]
+            if base not in _CASTABLE[semiring.value_type]:
+                raise ValueTypeMismatchError(
+                    factor=name, column=value, found=found, semiring=semiring.name, expected=semiring.value_type
+                )
+            df = df.select(*[F.col(v) for v in variables], F.col(value).cast(semiring.value_type).alias(value))
+        factor = cls(df=df, variables=variables, semiring=semiring, value=value, name=name)
+        return factor.validate() if validate else factor
+
+    def validate(self) -> "Factor":
+        """Scan the data once; raise on null keys or null / NaN values.
+
+        Returns the factor itself, so calls chain.
+
+        Raises
+        ------
+        NullKeyError, InvalidFactorValueError
+        """
+        from pyspark.sql import functions as F
+
+        checks = [F.sum(F.col(v).isNull().cast("bigint")).alias(f"k{i}") for i, v in enumerate(self.variables)]
+        checks.append(F.sum(F.col(self.value).isNull().cast("bigint")).alias("null_value"))
+        if self.semiring.value_type == "double":
+            checks.append(F.sum(F.isnan(F.col(self.value)).cast("bigint")).alias("nan_value"))
+        row = self.df.agg(*checks).first()  # one row of counts
+        for i, v in enumerate(self.variables):
+            if row[f"k{i}"]:
+                raise NullKeyError(factor=self.name, column=v, count=int(row[f"k{i}"]))
+        if row["null_value"]:
+            raise InvalidFactorValueError(
+                factor=self.name, column=self.value, problem="null", count=int(row["null_value"])
+            )
+        if self.semiring.value_type == "double" and row["nan_value"]:
+            raise InvalidFactorValueError(
+                factor=self.name, column=self.value, problem="NaN", count=int(row["nan_value"])
+            )
+        return self
+
+    # -- transformations ----------------------------------------------------
+
+    def normalize(self) -> "Factor":
+        """⊕-merge rows with equal keys and drop rows whose value is zero."""
+        from pyspark.sql import functions as F
+
+        value = F.col(self.value)
+        if self.variables:
+            merged = self.df.groupBy(*self.variables).agg(self.semiring.sum(value).alias(self.value))
+        else:
+            merged = self.df.agg(self.semiring.sum(value).alias(self.value))
+        merged = merged.where(~self.semiring.is_zero(F.col(self.value)) & F.col(self.value).isNotNull())
+        return replace(self, df=merged)
+
+    def rename(self, variables: Sequence[str]) -> "Factor":
+        """The same factor with its variable columns renamed, in order."""
+        from pyspark.sql import functions as F
+
+        variables = tuple(variables)
+        if len(variables) != len(self.variables):
+            raise ValueError(f"rename needs {len(self.variables)} names, got {len(variables)}")
+        df = self.df.select(
+            *[F.col(old).alias(new) for old, new in zip(self.variables, variables)], F.col(self.value)
+        )
+        return replace(self, df=df, variables=variables)
+
+    def with_semiring(self, semiring: Union[str, Semiring], convert=None) -> "Factor":
+        """Reinterpret the values in another semiring.
+
+        Parameters
+        ----------
+        semiring : str or Semiring
+        convert : Column -> Column, optional
+            Maps a value to the new semiring; default is a cast to its type.
+        """
+        from pyspark.sql import functions as F
+
+        semiring = get_semiring(semiring)
+        new_value = convert(F.col(self.value)) if convert else F.col(self.value).cast(semiring.value_type)
+        df = self.df.select(*self.variables, new_value.cast(semiring.value_type).alias(self.value))
+        return replace(self, df=df, semiring=semiring)
+
+    def with_name(self, name: str) -> "Factor":
+        """The same factor under another name."""
+        return replace(self, name=name)
+
+    # -- small results ------------------------------------------------------
+
+    def count(self) -> int:
+        """Number of rows (a Spark job)."""
+        return self.df.count()
+
+    def scalar(self) -> Any:
+        """The value of a factor with no variables (zero when it has no row).
+
+        Raises ``ValueError`` for factors with variables.
+        """
+        if self.variables:
+            raise ValueError(f"factor {self.name!r} has variables {self.variables}; it is not a scalar")
+        rows = self.df.select(self.value).limit(2).collect()  # at most 2 rows
+        if not rows:
+            return self.semiring.zero
+        if len(rows) > 1:
+            raise ValueError(f"factor {self.name!r} has several rows; normalize it first")
+        return self.semiring.python_value(rows[0][0])
+
+    def columns(self) -> list[str]:
+        """Variable columns then the value column."""
+        return [*self.variables, self.value]
+
+    def __repr__(self) -> str:
+        return (
+            f"Factor({self.name!r}, variables={self.variables}, value={self.value!r}, "
+            f"semiring={self.semiring.name!r})"
+        )
+
+
+def factor_of(
+    data: Iterable[tuple],
+    variables: Sequence[str],
+    semiring: Union[str, Semiring] = "counting",
+    name: str = "factor",
+    spark=None,
+) -> Factor:
+    """Build a small factor from Python tuples ``(x1, ..., xk, value)``.
+
+    Handy in notebooks and tests.
+
+    Examples
+    --------
+    >>> from faq.factor import factor_of
+    >>> f = factor_of([(0, 1, 2.0), (1, 2, 3.0)], ["i", "j"], "real", name="A")
+    >>> f.variables, f.semiring.name
+    (('i', 'j'), 'real')
+    """
+    from faq.spark import get_session
+
+    spark = spark or get_session()
+    semiring = get_semiring(semiring)
+    variables = tuple(variables)
+    rows = [tuple(r) for r in data]
+    ddl = ", ".join([*(f"`{v}` bigint" for v in variables), f"`{VALUE}` {semiring.value_type}"])
+    typed = [(*(int(x) for x in r[:-1]), semiring.python_value(r[-1])) for r in rows]
+    df = spark.createDataFrame(typed, ddl)
+    return Factor.from_dataframe(df, variables, semiring, VALUE, name=name)

@@ -1,0 +1,160 @@
+"""The one place that makes or finds the SparkSession.
+
+Everything in faq that needs Spark calls :func:`get_session`.  It checks that a
+Java 17+ runtime exists (Spark's own error for a missing JVM is a long stack
+trace), silences Spark's start-up chatter (set ``FAQ_SPARK_VERBOSE=1`` to
+see it), and applies the settings faq relies
+on: few shuffle partitions on small machines, no UI, Arrow for pandas
+conversion.
+
+Examples
+--------
+>>> from faq.spark import java_version
+>>> java_version() is None or java_version() >= 17
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+from typing import Iterator, Mapping
+
+from faq.errors import JavaNotFoundError
+
+DEFAULT_MASTER = "local[*]"
+
+# Settings faq applies unless the caller overrides them.
+DEFAULT_CONFIG: dict[str, str] = {
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.shuffle.partitions": "8",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.execution.arrow.pyspark.enabled": "true",
+    "spark.driver.memory": "4g",
+    # Joins in a plan are planned by faq, not by Spark's broadcast heuristics on
+    # estimated sizes that can be far off after aggregation; AQE still converts
+    # a join to broadcast when the measured side is small.
+    "spark.sql.autoBroadcastJoinThreshold": str(32 * 1024 * 1024),
+}
+
+_JAVA_VERSION_RE = re.compile(r'version "(\d+)(?:\.(\d+))?')
+
+
+def java_version() -> int | None:
+    """Return the major version of the Java runtime Spark would use, or None.
+
+    Looks at ``$JAVA_HOME/bin/java`` first, then ``java`` on ``PATH``.
+    """
+    java_home = os.environ.get("JAVA_HOME")
+    candidates = []
+    if java_home:
+        candidates.append(os.path.join(java_home, "bin", "java"))
+    on_path = shutil.which("java")
+    if on_path:
+        candidates.append(on_path)
+    for exe in candidates:
+        if not os.path.exists(exe):
+            continue
+        try:
+            out = subprocess.run([exe, "-version"], capture_output=True, text=True, timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        m = _JAVA_VERSION_RE.search(out.stderr + out.stdout)
+        if m:
+            major = int(m.group(1))
+            # Java 8 reports itself as "1.8".
+            return int(m.group(2)) if major == 1 and m.group(2) else major
+    return None
+
+
+def check_java(minimum: int = 17) -> int:
+    """Raise :class:`~faq.errors.JavaNotFoundError` unless Java ``minimum``+ exists."""
+    version = java_version()
+    if version is None:
+        raise JavaNotFoundError(found=None)
+    if version < minimum:
+        raise JavaNotFoundError(found=f"Java {version}")
+    return version
+
+
+def get_session(
+    master: str | None = None,
+    app_name: str = "faq",
+    config: Mapping[str, str] | None = None,
+):
+    """Return the active SparkSession, or start one.
+
+    Parameters
+    ----------
+    master : str, optional
+        Spark master URL (``local[*]``, ``local-cluster[2,1,1024]``,
+        ``spark://host:7077`` ...).  Ignored when a session is already active.
+    app_name : str
+        Application name shown by the cluster manager.
+    config : mapping, optional
+        Extra Spark settings; they override :data:`DEFAULT_CONFIG`.
+
+    Returns
+    -------
+    pyspark.sql.SparkSession
+    """
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    check_java()
+    # Keep Spark's "WARN Utils: hostname resolves to loopback" lines out of the output.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    settings = dict(DEFAULT_CONFIG)
+    settings["spark.driver.extraJavaOptions"] = _quiet_log4j_option()
+    settings.update(config or {})
+    builder = SparkSession.builder.master(master or DEFAULT_MASTER).appName(app_name)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    if os.environ.get("FAQ_SPARK_VERBOSE"):
+        session = builder.getOrCreate()
+    else:
+        # The JVM inherits our stderr when it starts and prints banners there
+        # ("Using incubator modules", "Setting default log level") before any
+        # log4j setting applies; start it with stderr pointed at /dev/null.
+        # Failures still reach us as Python exceptions through py4j.
+        with _stderr_silenced():
+            session = builder.getOrCreate()
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def stop_session() -> None:
+    """Stop the active SparkSession, if any."""
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.stop()
+
+
+@contextlib.contextmanager
+def _stderr_silenced() -> Iterator[None]:
+    """Point file descriptor 2 at /dev/null for the duration of the block."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def _quiet_log4j_option() -> str:
+    """A ``-Dlog4j2.configurationFile`` option pointing at faq's quiet log4j2 config."""
+    path = os.path.join(os.path.dirname(__file__), "log4j2-quiet.properties")
+    return f"-Dlog4j2.configurationFile=file:{path}"
