@@ -1,0 +1,13 @@
+"""The jobs users run: triangle counting and matrix chains.
+
+Examples
+--------
+>>> from faq.graphs import TRIANGLE_QUERY
+>>> TRIANGLE_QUERY
+'count() := edge(a,b), edge(a,c), edge(b,c)'
+"""
+
+from faq.graphs.matrix_chain import chain_query, matrix_chain
+from faq.graphs.triangles import TRIANGLE_QUERY, TriangleCount, count_triangles
+
+__all__ = ["count_triangles", "TriangleCount", "TRIANGLE_QUERY", "matrix_chain", "chain_query"]

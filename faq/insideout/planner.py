@@ -1,0 +1,321 @@
+"""InsideOut plans: a printable value saying how a query will be answered.
+
+:func:`plan` sees only the query's hypergraph and, optionally, factor sizes
+(as opt_einsum's path optimisers see only index sets and dimensions); it never
+touches Spark.  The executor (:mod:`faq.insideout.executor`) only runs plans.
+
+For each bound variable ``v`` in elimination order, a :class:`Step` joins the
+relations that mention ``v`` (∂(v); their variables form the bag U), plus any
+other relation whose variables lie inside U (it does not depend on ``v``, so
+by distributivity it may be multiplied in here instead of later), semi-joins
+with the projections onto U of the other relations touching U (*indicator
+projections*: they never change the answer, 0 annihilates, but cap the
+intermediate at the AGM bound), and ⊕-aggregates ``v`` away.  A final step
+multiplies what is left on the free variables.
+
+Examples
+--------
+>>> from faq.query import parse_query
+>>> from faq.insideout.planner import plan
+>>> p = plan(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real",
+...          sizes={"A": 100, "B": 100, "D": 100}, method="exact")
+>>> p.order, str(p.faqw)
+(('j', 'k'), '2')
+>>> print(p)  # doctest: +NORMALIZE_WHITESPACE
+plan for C(i, l) := A(i, j), B(j, k), D(k, l)
+  semiring real; order j, k (exact); faqw 2; AGM bound of the full join 1e+03
+  step 1: eliminate j with ⊕ of real; bag {i, j, k}, ρ* 2, est. ≤ 1e+04 rows
+          join A#1(i, j) ⋈ B#2(j, k) [binary]; indicators π{k} D#3 -> t1(i, k)
+  step 2: eliminate k with ⊕ of real; bag {i, k, l}, ρ* 2, est. ≤ 1e+04 rows
+          join t1(i, k) ⋈ D#3(k, l) [binary] -> t2(i, l)
+  free bag {i, l}: ρ* 2
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Mapping, Optional, Sequence
+
+from faq.errors import PlanError
+from faq.hypergraph import agm_bound, choose_order, rho_star
+from faq.query import FAQ
+
+JOIN_METHODS = ("binary",)
+
+
+@dataclass(frozen=True)
+class Relation:
+    """A relation of the plan: an input atom or a step's output."""
+
+    id: str
+    variables: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"{self.id}({', '.join(self.variables)})"
+
+
+@dataclass(frozen=True)
+class Indicator:
+    """Semi-join with the projection of ``relation`` onto ``variables``."""
+
+    relation: str
+    variables: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One elimination step (``variable`` None: the final product on the free variables)."""
+
+    index: int
+    variable: Optional[str]
+    aggregate: Optional[str]
+    bag: tuple[str, ...]
+    inputs: tuple[str, ...]
+    indicators: tuple[Indicator, ...]
+    output: Relation
+    rho_star: Fraction
+    estimated_rows: Optional[float]
+    join_method: str = "binary"
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a query is answered; print it, compare it, serialise it.
+
+    Attributes
+    ----------
+    query : str
+        The query's text form.
+    semiring : str
+        The query's semiring (its ⊗ is used throughout).
+    free : tuple of str
+        Output variables, in output order.
+    inputs : tuple of (Relation, factor name)
+        One relation per atom: ``edge#2`` is the second atom, a use of ``edge``.
+    atom_columns : tuple of tuple of str
+        Per atom, its variables as written (repeats allowed: ``f(x, x)``).
+    order : tuple of str
+        Elimination order of the bound variables, first eliminated first.
+    steps : tuple of Step
+    faqw : Fraction
+        max over bags (and the free bag) of ρ*.
+    free_rho_star : Fraction
+    agm_bound : float or None
+        AGM bound of the full join from the factor sizes.
+    method : str
+        How the order was chosen.
+    sizes : dict
+        Factor sizes the plan was made with (may be empty).
+    """
+
+    query: str
+    semiring: str
+    free: tuple[str, ...]
+    inputs: tuple[tuple[Relation, str], ...]
+    atom_columns: tuple[tuple[str, ...], ...]
+    order: tuple[str, ...]
+    steps: tuple[Step, ...]
+    faqw: Fraction
+    free_rho_star: Fraction
+    agm_bound: Optional[float]
+    method: str
+    sizes: Mapping[str, int] = field(default_factory=dict)
+
+    @property
+    def result(self) -> Relation:
+        """The relation holding the answer."""
+        return self.steps[-1].output if self.steps else self.inputs[0][0]
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dictionary (fractions as ``"3/2"`` strings)."""
+        return {
+            "query": self.query,
+            "semiring": self.semiring,
+            "free": list(self.free),
+            "order": list(self.order),
+            "method": self.method,
+            "faqw": str(self.faqw),
+            "free_rho_star": str(self.free_rho_star),
+            "agm_bound": self.agm_bound,
+            "sizes": dict(self.sizes),
+            "inputs": [{"relation": r.id, "factor": f, "variables": list(r.variables)} for r, f in self.inputs],
+            "bags": [
+                {
+                    "step": s.index,
+                    "eliminate": s.variable,
+                    "aggregate": s.aggregate,
+                    "bag": list(s.bag),
+                    "rho_star": str(s.rho_star),
+                    "estimated_rows": s.estimated_rows,
+                    "join": list(s.inputs),
+                    "join_method": s.join_method,
+                    "indicators": [{"relation": i.relation, "variables": list(i.variables)} for i in s.indicators],
+                    "output": {"relation": s.output.id, "variables": list(s.output.variables)},
+                }
+                for s in self.steps
+            ],
+        }
+
+    def __str__(self) -> str:
+        variables = {r.id: r for r, _ in self.inputs}
+        variables.update({s.output.id: s.output for s in self.steps})
+        agm = "unknown" if self.agm_bound is None else f"{self.agm_bound:.3g}"
+        lines = [
+            f"plan for {self.query}",
+            f"  semiring {self.semiring}; order {', '.join(self.order) or '(none)'} ({self.method}); "
+            f"faqw {self.faqw}; AGM bound of the full join {agm}",
+        ]
+        for s in self.steps:
+            est = "" if s.estimated_rows is None else f", est. ≤ {s.estimated_rows:.3g} rows"
+            what = f"eliminate {s.variable} with ⊕ of {s.aggregate}" if s.variable else "multiply on the free variables"
+            lines.append(f"  step {s.index}: {what}; bag {_set(s.bag)}, ρ* {s.rho_star}{est}")
+            join = " ⋈ ".join(str(variables[r]) for r in s.inputs)
+            ind = ""
+            if s.indicators:
+                ind = "; indicators " + ", ".join(f"π{_set(i.variables)} {i.relation}" for i in s.indicators)
+            lines.append(f"          join {join} [{s.join_method}]{ind} -> {s.output}")
+        lines.append(f"  free bag {_set(self.free)}: ρ* {self.free_rho_star}")
+        return "\n".join(lines)
+
+
+def _set(names: Sequence[str]) -> str:
+    return "{" + ", ".join(names) + "}"
+
+
+def plan(
+    query: FAQ,
+    semiring: Optional[str] = None,
+    sizes: Optional[Mapping[str, int]] = None,
+    method: str = "auto",
+    order: Optional[Sequence[str]] = None,
+) -> Plan:
+    """Plan ``query`` with InsideOut.
+
+    Parameters
+    ----------
+    query : FAQ
+    semiring : str, optional
+        Name of the query's semiring (default: ``query.semiring``).
+    sizes : mapping factor name -> rows, optional
+        Statistics; they weight the order search and give AGM estimates.
+    method : {"auto", "exact", "min_fill", "min_degree"}
+        How to choose the elimination order (see :func:`faq.hypergraph.choose_order`).
+    order : sequence of str, optional
+        Use this elimination order instead of searching (checked).
+
+    Returns
+    -------
+    Plan
+    """
+    semiring_name = semiring or query.semiring
+    if semiring_name is None:
+        raise PlanError(reason="the query has no semiring; pass semiring=")
+    sizes = dict(sizes or {})
+    inputs: list[tuple[Relation, str]] = []
+    for i, atom in enumerate(query.atoms, start=1):
+        inputs.append((Relation(f"{atom.factor}#{i}", tuple(dict.fromkeys(atom.variables))), atom.factor))
+    edges = [frozenset(r.variables) for r, _ in inputs]
+    edge_sizes = [max(1, int(sizes.get(f, 1000))) for _, f in inputs] if sizes else None
+
+    blocks = query.blocks(semiring_name)
+    block_vars = [list(vs) for _, vs in blocks]
+    aggregate = {v: s for s, vs in blocks for v in vs}
+    if order is None:
+        chosen = choose_order(edges, list(query.bound), blocks=block_vars, sizes=edge_sizes, method=method)
+        method_used = method
+    else:
+        chosen = list(order)
+        _check_order(chosen, block_vars, query)
+        method_used = "given"
+
+    position = {v: i for i, v in enumerate(query.variables)}
+    current: dict[str, Relation] = {r.id: r for r, _ in inputs}
+    est_size: dict[str, float] = {r.id: float(sizes.get(f, 0)) or float("inf") for r, f in inputs}
+    steps: list[Step] = []
+    for k, v in enumerate(chosen, start=1):
+        touching = [r for r in current.values() if v in r.variables]
+        bag = set().union(*(r.variables for r in touching)) if touching else {v}
+        absorbed = [r for r in current.values() if v not in r.variables and set(r.variables) <= bag]
+        indicators = tuple(
+            Indicator(r.id, tuple(sorted(set(r.variables) & bag, key=position.get)))
+            for r in current.values()
+            if r not in touching and r not in absorbed and set(r.variables) & bag
+        )
+        participants = _join_order(touching + absorbed, est_size)
+        bag_t = tuple(sorted(bag, key=position.get))
+        out = Relation(f"t{k}", tuple(x for x in bag_t if x != v))
+        estimate = agm_bound(edges, edge_sizes, bag) if edge_sizes else None
+        steps.append(
+            Step(k, v, aggregate[v], bag_t, tuple(r.id for r in participants), indicators, out,
+                 rho_star(edges, bag), estimate)
+        )
+        for r in participants:
+            del current[r.id]
+        current[out.id] = out
+        est_size[out.id] = estimate if estimate is not None else float("inf")
+
+    free_set = set(query.free)
+    remaining = list(current.values())
+    if len(remaining) > 1 or set(remaining[0].variables) != free_set or not steps:
+        k = len(steps) + 1
+        participants = _join_order(remaining, est_size)
+        out = Relation(f"t{k}", tuple(query.free))
+        estimate = agm_bound(edges, edge_sizes, free_set) if (edge_sizes and free_set) else None
+        steps.append(
+            Step(k, None, None, tuple(query.free), tuple(r.id for r in participants), (), out,
+                 rho_star(edges, free_set), estimate)
+        )
+    free_rho = rho_star(edges, free_set)
+    width = max([s.rho_star for s in steps] + [free_rho])
+    all_vars = set(query.variables)
+    full_agm = agm_bound(edges, edge_sizes, all_vars) if edge_sizes and all_vars else None
+    return Plan(
+        query=str(query),
+        semiring=semiring_name,
+        free=tuple(query.free),
+        inputs=tuple(inputs),
+        atom_columns=tuple(a.variables for a in query.atoms),
+        order=tuple(chosen),
+        steps=tuple(steps),
+        faqw=width,
+        free_rho_star=free_rho,
+        agm_bound=full_agm,
+        method=method_used,
+        sizes=sizes,
+    )
+
+
+def _join_order(relations: list[Relation], est_size: Mapping[str, float]) -> list[Relation]:
+    """Greedy binary join order: start small, then always join a connected relation.
+
+    Among relations sharing variables with what is joined so far, take the one
+    sharing most, then the smallest; cross products only when nothing connects.
+    """
+    if not relations:
+        return []
+    pending = sorted(relations, key=lambda r: (est_size.get(r.id, float("inf")), r.id))
+    ordered = [pending.pop(0)]
+    seen = set(ordered[0].variables)
+    while pending:
+        best = max(
+            pending,
+            key=lambda r: (len(seen & set(r.variables)), -est_size.get(r.id, float("inf"))),
+        )
+        pending.remove(best)
+        ordered.append(best)
+        seen |= set(best.variables)
+    return ordered
+
+
+def _check_order(order: Sequence[str], blocks: Sequence[Sequence[str]], query: FAQ) -> None:
+    bound = set(query.bound)
+    if sorted(order) != sorted(bound):
+        raise PlanError(reason=f"order {list(order)} must list each bound variable once: {sorted(bound)}")
+    position = {v: i for i, v in enumerate(order)}
+    for earlier, later in zip(blocks, blocks[1:]):
+        if earlier and later and max(position[v] for v in earlier) > min(position[v] for v in later):
+            raise PlanError(
+                reason=f"order {list(order)} mixes aggregates: {list(earlier)} must all be eliminated "
+                f"before {list(later)}"
+            )

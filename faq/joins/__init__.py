@@ -1,0 +1,13 @@
+"""How one bag's product is computed.
+
+A bag join takes the relations of one InsideOut step (as :class:`Frame` s),
+the indicator projections to semi-join with, and the semiring; it returns the
+⊗-product of the relations over the union of their variables.  The InsideOut
+executor calls :func:`join_bag`, which picks the method the plan names.
+"""
+
+from faq.joins.frame import VALUE_COLUMN, Frame
+from faq.joins.binary import binary_join
+from faq.joins.dispatch import join_bag
+
+__all__ = ["Frame", "VALUE_COLUMN", "binary_join", "join_bag"]
