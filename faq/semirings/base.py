@@ -20,7 +20,7 @@ The log semiring (⊕ = log-sum-exp, ⊗ = +), defined in a few lines:
 ...     add=lambda a, b: F.when(a == -math.inf, b).when(b == -math.inf, a)
 ...         .otherwise(F.greatest(a, b) + F.log1p(F.exp(-F.abs(a - b)))),
 ...     mul=lambda a, b: a + b,
-...     sum=lambda x: F.log(F.sum(F.exp(x))),
+...     sum=lambda x: F.coalesce(F.log(F.sum(F.exp(x))), F.lit(-math.inf)),  # Spark's log(0) is null
 ...     samples=(-math.inf, 0.0, -1.5, 2.0),
 ... )
 >>> log_semiring.is_ring, log_semiring.idempotent
