@@ -1,0 +1,52 @@
+"""The query hypergraph: fractional edge covers (rho*, AGM) and elimination orders.
+
+Pure Python -- this package never imports Spark, so plans can be built, printed and
+tested without a Spark session.
+
+Examples
+--------
+>>> from faq.hypergraph import rho_star, faqw, choose_order
+>>> tri = [{"a", "b"}, {"a", "c"}, {"b", "c"}]
+>>> rho_star(tri, {"a", "b", "c"})
+Fraction(3, 2)
+>>> order = choose_order(tri, ["a", "b", "c"])
+>>> order, faqw(tri, order, free=[])
+(['a', 'b', 'c'], Fraction(3, 2))
+"""
+
+from faq.hypergraph.cover import Cover, agm_bound, fractional_edge_cover, rho_star
+from faq.hypergraph.hypergraph import (
+    hypergraph_variables,
+    normalize_bag,
+    normalize_edges,
+    primal_graph,
+)
+from faq.hypergraph.orders import (
+    EXACT_MAX_VARS,
+    ORDER_METHODS,
+    choose_order,
+    elimination_bags,
+    exact_order,
+    faqw,
+    min_degree_order,
+    min_fill_order,
+)
+
+__all__ = [
+    "Cover",
+    "fractional_edge_cover",
+    "rho_star",
+    "agm_bound",
+    "elimination_bags",
+    "faqw",
+    "min_degree_order",
+    "min_fill_order",
+    "exact_order",
+    "choose_order",
+    "EXACT_MAX_VARS",
+    "ORDER_METHODS",
+    "normalize_edges",
+    "normalize_bag",
+    "hypergraph_variables",
+    "primal_graph",
+]

@@ -1,0 +1,132 @@
+"""The query hypergraph: normalising hyperedges, its variables and primal graph.
+
+A hypergraph is given as a sequence of hyperedges, one per factor occurrence; each
+hyperedge is an iterable of variable names (strings).  The same set may appear twice
+(a relation used twice), so edges keep their position and are never deduplicated here.
+
+Pure Python: nothing in :mod:`faq.hypergraph` imports Spark.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable, Sequence
+
+from faq.errors import PlanError
+
+__all__ = ["normalize_edges", "normalize_bag", "hypergraph_variables", "primal_graph"]
+
+
+def _as_vertex_set(items: Iterable[str], what: str) -> frozenset[str]:
+    # A bare string is iterable too; treating "ab" as {"a", "b"} would silently plan
+    # the wrong query, so reject it outright.
+    if isinstance(items, (str, bytes)):
+        raise PlanError(
+            reason=f"{what} must be a collection of variable names, not the string {items!r}"
+        )
+    try:
+        out = frozenset(items)
+    except TypeError as exc:
+        raise PlanError(reason=f"{what} is not a collection of variable names: {items!r}") from exc
+    for name in out:
+        if not isinstance(name, str):
+            raise PlanError(reason=f"{what} holds {name!r}; variable names must be strings")
+    return out
+
+
+def normalize_edges(edges: Sequence[Iterable[str]]) -> tuple[frozenset[str], ...]:
+    """Turn hyperedges into a tuple of frozensets, checking they hold variable names.
+
+    Parameters
+    ----------
+    edges : sequence of iterables of str
+        One hyperedge per factor occurrence; repeated edges are kept.
+
+    Returns
+    -------
+    tuple of frozenset of str
+        The hyperedges, in input order.
+
+    Raises
+    ------
+    PlanError
+        If an edge is a bare string or holds something other than strings.
+
+    Examples
+    --------
+    >>> [sorted(e) for e in normalize_edges([("a", "b"), ["b", "a"], {"c"}])]
+    [['a', 'b'], ['a', 'b'], ['c']]
+    """
+    if isinstance(edges, (str, bytes)):
+        raise PlanError(reason=f"edges must be a sequence of hyperedges, not the string {edges!r}")
+    return tuple(_as_vertex_set(e, f"hyperedge {i}") for i, e in enumerate(edges))
+
+
+def normalize_bag(bag: Iterable[str], what: str = "bag") -> frozenset[str]:
+    """Turn a bag (a set of variable names) into a frozenset, checking its names.
+
+    Parameters
+    ----------
+    bag : iterable of str
+        Variable names.
+    what : str, optional
+        How to name the bag in error messages.
+
+    Returns
+    -------
+    frozenset of str
+
+    Examples
+    --------
+    >>> sorted(normalize_bag(["b", "a", "b"]))
+    ['a', 'b']
+    """
+    return _as_vertex_set(bag, what)
+
+
+def hypergraph_variables(edges: Sequence[Iterable[str]]) -> list[str]:
+    """All variables mentioned by the hyperedges, sorted by name.
+
+    Parameters
+    ----------
+    edges : sequence of iterables of str
+        The hyperedges.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> hypergraph_variables([{"b", "a"}, {"c", "b"}])
+    ['a', 'b', 'c']
+    """
+    out: set[str] = set()
+    for e in normalize_edges(edges):
+        out |= e
+    return sorted(out)
+
+
+def primal_graph(edges: Sequence[Iterable[str]]) -> dict[str, set[str]]:
+    """The primal (Gaifman) graph: variables adjacent when they share a hyperedge.
+
+    Parameters
+    ----------
+    edges : sequence of iterables of str
+        The hyperedges.
+
+    Returns
+    -------
+    dict of str to set of str
+        Adjacency sets (no self-loops), one key per variable.
+
+    Examples
+    --------
+    >>> g = primal_graph([{"a", "b"}, {"b", "c"}])
+    >>> {v: sorted(n) for v, n in sorted(g.items())}
+    {'a': ['b'], 'b': ['a', 'c'], 'c': ['b']}
+    """
+    adj: dict[str, set[str]] = {}
+    for e in normalize_edges(edges):
+        for v in e:
+            adj.setdefault(v, set()).update(e - {v})
+    return adj

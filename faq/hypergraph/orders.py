@@ -1,0 +1,533 @@
+"""Elimination orders for InsideOut: bags, faqw, greedy and exact orders.
+
+InsideOut eliminates bound variables one at a time, innermost first.  Eliminating ``v``
+takes the current hyperedges that contain ``v`` (``∂(v)``), whose union is the bag
+``U``, and replaces them with the single hyperedge ``U - {v}``.  The width of an order is
+
+    faqw(σ) = max( max_k rho*(U_k), rho*(F) )
+
+where rho* is always taken against the ORIGINAL hyperedges (the factors themselves, as in
+Abo Khamis, Ngo and Rudra, PODS 2016) and ``F`` is the set of free variables, which are
+never eliminated.
+
+``blocks`` express aggregates that do not commute (Σ and max in marginal-MAP): a partition
+of the bound variables into consecutive groups in elimination order; every variable of
+``blocks[0]`` goes before any of ``blocks[1]``, and so on.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Callable, Iterable, Sequence
+
+from faq.errors import PlanError
+from faq.hypergraph.cover import _agm_masks, _name_masks, _solve
+from faq.hypergraph.hypergraph import normalize_bag, normalize_edges, primal_graph
+
+__all__ = [
+    "elimination_bags",
+    "faqw",
+    "min_degree_order",
+    "min_fill_order",
+    "exact_order",
+    "choose_order",
+    "EXACT_MAX_VARS",
+    "ORDER_METHODS",
+]
+
+#: ``choose_order(method="auto")`` searches exactly up to this many bound variables.
+EXACT_MAX_VARS = 12
+#: The methods :func:`choose_order` accepts.
+ORDER_METHODS = ("auto", "exact", "min_fill", "min_degree")
+#: Relation size assumed by :func:`exact_order` when no statistics are given.
+DEFAULT_SIZE = 1000
+
+
+def _check_order(order: Sequence[str], what: str = "the elimination order") -> list[str]:
+    """A list of distinct variable names, or PlanError."""
+    if isinstance(order, (str, bytes)):
+        raise PlanError(reason=f"{what} must be a sequence of variable names, not {order!r}")
+    out = list(order)
+    for v in out:
+        if not isinstance(v, str):
+            raise PlanError(reason=f"{what} holds {v!r}; variable names must be strings")
+    dups = sorted({v for v in out if out.count(v) > 1})
+    if dups:
+        raise PlanError(reason=f"{what} lists {', '.join(map(repr, dups))} more than once")
+    return out
+
+
+def _check_blocks(bound: Sequence[str], blocks: Sequence[Sequence[str]] | None) -> list[list[str]]:
+    """Validate ``bound`` and ``blocks``; return the non-empty blocks, each sorted by name."""
+    bound_list = _check_order(bound, "the bound variables")
+    bound_set = set(bound_list)
+    if blocks is None:
+        return [sorted(bound_set)] if bound_set else []
+    if isinstance(blocks, (str, bytes)):
+        raise PlanError(reason=f"blocks must be a sequence of groups of variables, not {blocks!r}")
+    out: list[list[str]] = []
+    seen: set[str] = set()
+    for k, block in enumerate(blocks):
+        group = normalize_bag(block, f"block {k}")
+        again = group & seen
+        if again:
+            shown = ", ".join(map(repr, sorted(again)))
+            raise PlanError(reason=f"variable(s) {shown} are in more than one block")
+        extra = group - bound_set
+        if extra:
+            raise PlanError(
+                reason=f"block {k} holds {', '.join(map(repr, sorted(extra)))}, which are not bound"
+            )
+        seen |= group
+        if group:
+            out.append(sorted(group))
+    missing = bound_set - seen
+    if missing:
+        raise PlanError(
+            reason=f"bound variable(s) {', '.join(map(repr, sorted(missing)))} are in no block; "
+            "blocks must partition the bound variables"
+        )
+    return out
+
+
+def elimination_bags(edges: Sequence[Iterable[str]], order: Sequence[str]) -> list[frozenset[str]]:
+    """The bags ``U_k`` InsideOut forms when it eliminates variables in ``order``.
+
+    For each ``v`` in turn: ``∂(v)`` is the set of current hyperedges containing ``v``,
+    ``U`` their union; they are replaced by the hyperedge ``U - {v}``. A variable in no
+    current edge gets ``U = {v}``.
+
+    Parameters
+    ----------
+    edges : sequence of iterables of str
+        The original hyperedges.
+    order : sequence of str
+        Variables to eliminate, first eliminated first.
+
+    Returns
+    -------
+    list of frozenset of str
+        ``U_k`` for each step.
+
+    Raises
+    ------
+    PlanError
+        If ``order`` repeats a variable.
+
+    Examples
+    --------
+    >>> chain = [{"i", "j"}, {"j", "k"}, {"k", "l"}]
+    >>> [sorted(u) for u in elimination_bags(chain, ["j", "k"])]
+    [['i', 'j', 'k'], ['i', 'k', 'l']]
+    """
+    current = [set(e) for e in normalize_edges(edges)]
+    bags: list[frozenset[str]] = []
+    for v in _check_order(order):
+        touching = [e for e in current if v in e]
+        if not touching:
+            bags.append(frozenset({v}))
+            continue
+        union: set[str] = set().union(*touching)
+        bags.append(frozenset(union))
+        current = [e for e in current if v not in e]
+        current.append(union - {v})  # the new factor ⊕_v ⊗ ∂(v)
+    return bags
+
+
+def faqw(edges: Sequence[Iterable[str]], order: Sequence[str], free: Iterable[str]) -> Fraction:
+    """FAQ-width of an elimination order: ``max(max_k rho*(U_k), rho*(free))``.
+
+    rho* is computed against the original hyperedges, not the intermediate ones.
+
+    Parameters
+    ----------
+    edges : sequence of iterables of str
+        The original hyperedges.
+    order : sequence of str
+        The bound variables, first eliminated first.
+    free : iterable of str
+        The free variables (their bag counts; an empty free set contributes 0).
+
+    Returns
+    -------
+    Fraction
+        The width, exactly.
+
+    Raises
+    ------
+    PlanError
+        If ``order`` repeats a variable or eliminates a free one, or some variable is in
+        no edge.
+
+    Examples
+    --------
+    >>> chain = [{"i", "j"}, {"j", "k"}, {"k", "l"}]
+    >>> faqw(chain, ["j", "k"], {"i", "l"})
+    Fraction(2, 1)
+    >>> faqw([{"a", "b"}, {"a", "c"}, {"b", "c"}], ["a", "b", "c"], [])
+    Fraction(3, 2)
+    """
+    es = normalize_edges(edges)
+    free_set = normalize_bag(free, "free variables")
+    clash = free_set & set(_check_order(order))
+    if clash:
+        raise PlanError(
+            reason=f"free variable(s) {', '.join(map(repr, sorted(clash)))} are in the "
+            "elimination order; free variables are never eliminated"
+        )
+    ones = [Fraction(1)] * len(es)
+
+    def rho(bag: frozenset[str]) -> Fraction:
+        masks, full, names = _name_masks(es, bag)
+        return _solve(masks, full, ones, names).value
+
+    cache: dict[frozenset[str], Fraction] = {}
+    width = rho(free_set)
+    for bag in elimination_bags(es, order):
+        if bag not in cache:  # the same bag recurs often (e.g. along a path)
+            cache[bag] = rho(bag)
+        width = max(width, cache[bag])
+    return width
+
+
+def _greedy_order(
+    edges: Sequence[Iterable[str]],
+    bound: Sequence[str],
+    blocks: Sequence[Sequence[str]] | None,
+    score: Callable[[dict[str, set[str]], str], tuple[int, ...]],
+) -> list[str]:
+    groups = _check_blocks(bound, blocks)
+    graph = primal_graph(edges)
+    for group in groups:
+        for v in group:
+            graph.setdefault(v, set())  # a bound variable in no edge is isolated
+    order: list[str] = []
+    for group in groups:
+        remaining = set(group)
+        while remaining:
+            # Lowest score wins; the name breaks ties, so the order is deterministic.
+            v = min(remaining, key=lambda u: (score(graph, u), u))
+            nbrs = graph.pop(v)
+            for a in nbrs:
+                graph[a].discard(v)
+                graph[a] |= nbrs - {a}  # eliminating v makes its neighbours a clique
+            remaining.discard(v)
+            order.append(v)
+    return order
+
+
+def _degree(graph: dict[str, set[str]], v: str) -> tuple[int, ...]:
+    return (len(graph[v]),)
+
+
+def _fill_then_degree(graph: dict[str, set[str]], v: str) -> tuple[int, ...]:
+    nbrs = sorted(graph[v])
+    fill = sum(
+        1 for i, a in enumerate(nbrs) for b in nbrs[i + 1 :] if b not in graph[a]
+    )
+    return (fill, len(nbrs))
+
+
+def min_degree_order(
+    edges: Sequence[Iterable[str]],
+    bound: Sequence[str],
+    blocks: Sequence[Sequence[str]] | None = None,
+) -> list[str]:
+    """Greedy min-degree elimination order of the bound variables.
+
+    Repeatedly eliminates the bound variable (of the current block) with the fewest
+    neighbours in the primal graph, joining its neighbours into a clique. Free variables
+    (those not in ``bound``) stay in the graph but are never eliminated.
+
+    Parameters
+    ----------
+    edges : sequence of iterables of str
+        The hyperedges.
+    bound : sequence of str
+        The variables to eliminate.
+    blocks : sequence of sequences of str, optional
+        A partition of ``bound`` into groups in elimination order; each group is
+        eliminated entirely before the next. ``None`` means one group.
+
+    Returns
+    -------
+    list of str
+        The order, first eliminated first. Ties go to the smallest name.
+
+    Raises
+    ------
+    PlanError
+        If ``bound`` repeats a variable or ``blocks`` is not a partition of it.
+
+    Examples
+    --------
+    >>> star = [{"c", "x"}, {"c", "y"}, {"c", "z"}]
+    >>> min_degree_order(star, ["c", "x", "y", "z"])
+    ['x', 'y', 'c', 'z']
+    >>> min_degree_order(star, ["c", "x"], blocks=[["c"], ["x"]])
+    ['c', 'x']
+    """
+    return _greedy_order(edges, bound, blocks, _degree)
+
+
+def min_fill_order(
+    edges: Sequence[Iterable[str]],
+    bound: Sequence[str],
+    blocks: Sequence[Sequence[str]] | None = None,
+) -> list[str]:
+    """Greedy min-fill elimination order of the bound variables.
+
+    Repeatedly eliminates the bound variable (of the current block) whose elimination
+    adds the fewest new edges to the primal graph; ties go to the smaller degree, then to
+    the smaller name. Free variables are never eliminated.
+
+    Parameters
+    ----------
+    edges : sequence of iterables of str
+        The hyperedges.
+    bound : sequence of str
+        The variables to eliminate.
+    blocks : sequence of sequences of str, optional
+        A partition of ``bound`` into groups in elimination order. ``None`` means one group.
+
+    Returns
+    -------
+    list of str
+        The order, first eliminated first.
+
+    Raises
+    ------
+    PlanError
+        If ``bound`` repeats a variable or ``blocks`` is not a partition of it.
+
+    Examples
+    --------
+    >>> cycle4 = [{"a", "b"}, {"b", "c"}, {"c", "d"}, {"d", "a"}]
+    >>> min_fill_order(cycle4, ["a", "b", "c", "d"])
+    ['a', 'b', 'c', 'd']
+    >>> min_fill_order([{"i", "j"}, {"j", "k"}, {"k", "l"}], ["j", "k"])
+    ['j', 'k']
+    """
+    return _greedy_order(edges, bound, blocks, _fill_then_degree)
+
+
+def exact_order(
+    edges: Sequence[Iterable[str]],
+    bound: Sequence[str],
+    blocks: Sequence[Sequence[str]] | None = None,
+    sizes: Sequence[int] | None = None,
+    max_vars: int = EXACT_MAX_VARS,
+) -> list[str]:
+    """Optimal elimination order: least faqw, then least estimated cost.
+
+    Dynamic programming over the set of eliminated variables (the bag of eliminating
+    ``v`` after the set ``S`` depends only on ``S`` and ``v``: it is ``v`` plus every
+    remaining variable reachable from ``v`` through eliminated ones). First the least
+    faqw (exact, including the free bag) is found; then, among orders of that width, the
+    one with least ``sum_k agm_bound(edges, sizes, U_k)``. Ties go to the order that
+    eliminates smaller names first.
+
+    Parameters
+    ----------
+    edges : sequence of iterables of str
+        The hyperedges.
+    bound : sequence of str
+        The variables to eliminate.
+    blocks : sequence of sequences of str, optional
+        A partition of ``bound`` into groups in elimination order. ``None`` means one group.
+    sizes : sequence of int, optional
+        Rows per edge's relation, for the cost estimate (default 1000 each).
+    max_vars : int, optional
+        Refuse (PlanError) when there are more bound variables than this.
+
+    Returns
+    -------
+    list of str
+        The order, first eliminated first.
+
+    Raises
+    ------
+    PlanError
+        If there are too many bound variables, ``bound``/``blocks``/``sizes`` are invalid,
+        or a bound variable is in no edge.
+
+    Examples
+    --------
+    >>> chain = [{"i", "j"}, {"j", "k"}, {"k", "l"}]
+    >>> exact_order(chain, ["j", "k"])
+    ['j', 'k']
+    >>> exact_order(chain, ["j", "k"], sizes=[1000, 1, 10])
+    ['k', 'j']
+    """
+    es = normalize_edges(edges)
+    groups = _check_blocks(bound, blocks)
+    n_bound = sum(len(g) for g in groups)
+    if n_bound > max_vars:
+        raise PlanError(
+            reason=f"exact order search is limited to {max_vars} bound variables, the query "
+            f"has {n_bound}; use method='min_fill'"
+        )
+    if sizes is None:
+        sz = [DEFAULT_SIZE] * len(es)
+    else:
+        sz = list(sizes)
+        if len(sz) != len(es):
+            raise PlanError(reason=f"{len(sz)} sizes given for {len(es)} edges")
+        for i, size in enumerate(sz):
+            if isinstance(size, bool) or not isinstance(size, (int, float)) or not size >= 0:
+                raise PlanError(reason=f"size of edge {i} is {size!r}; sizes must be counts >= 0")
+    ones = [Fraction(1)] * len(es)
+    if n_bound == 0:
+        return []
+
+    bound_set = {v for g in groups for v in g}
+    names = sorted(set().union(*es) | bound_set) if es else sorted(bound_set)
+    bit = {v: 1 << i for i, v in enumerate(names)}
+    adj = {bit[v]: 0 for v in names}
+    for v, nbrs in primal_graph(es).items():
+        adj[bit[v]] = sum(bit[u] for u in nbrs)
+    edge_masks = [sum(bit[v] for v in e) for e in es]
+    block_masks = [sum(bit[v] for v in g) for g in groups]
+    full = sum(block_masks)
+    free_bag = sum(bit[v] for v in names if v not in bound_set)
+
+    # Candidates after eliminating `done`: the rest of the first unfinished block,
+    # in name order (bits follow names) so ties resolve to the smaller name.
+    def candidates(done: int) -> list[int]:
+        for bm in block_masks:
+            rest = bm & ~done
+            if rest:
+                return [b for b in (1 << i for i in range(len(names))) if b & rest]
+        return []
+
+    bag_of: dict[tuple[int, int], int] = {}
+
+    def bag(done: int, v: int) -> int:
+        key = (done, v)
+        if key not in bag_of:
+            # v plus remaining variables reachable through eliminated ones.
+            seen, stack = v, [v]
+            while stack:
+                u = stack.pop()
+                new = adj[u] & ~seen
+                seen |= new
+                while new:
+                    b = new & -new
+                    new ^= b
+                    if b & done:
+                        stack.append(b)
+            bag_of[key] = seen & ~done
+        return bag_of[key]
+
+    width_of: dict[int, Fraction] = {}
+
+    def width(u: int) -> Fraction:
+        if u not in width_of:
+            width_of[u] = _solve(edge_masks, u, ones, names).value
+        return width_of[u]
+
+    cost_of: dict[int, float] = {}
+
+    def cost(u: int) -> float:
+        if u not in cost_of:
+            cost_of[u] = _agm_masks(edge_masks, sz, u, names, width(u))
+        return cost_of[u]
+
+    # Phase 1: least max-width of the remaining steps from each state (min-max DP).
+    best_w: dict[int, Fraction] = {full: width(free_bag)}
+
+    def f(done: int) -> Fraction:
+        if done not in best_w:
+            best_w[done] = min(max(width(bag(done, v)), f(done | v)) for v in candidates(done))
+        return best_w[done]
+
+    target = f(0)
+
+    # Phase 2: least total cost using only steps within the optimal width (sum DP).
+    best_c: dict[int, float] = {full: 0.0}
+
+    def g(done: int) -> float:
+        if done not in best_c:
+            best = math.inf
+            for v in candidates(done):
+                u = bag(done, v)
+                if width(u) <= target:
+                    best = min(best, cost(u) + g(done | v))
+            best_c[done] = best
+        return best_c[done]
+
+    g(0)
+    order: list[str] = []
+    done = 0
+    while done != full:
+        choice, choice_cost = 0, math.inf
+        for v in candidates(done):
+            u = bag(done, v)
+            if width(u) > target:
+                continue
+            total = cost(u) + g(done | v)
+            # A relative tolerance keeps float noise from beating the name tie-break.
+            if total < choice_cost - 1e-12 * max(1.0, abs(choice_cost)) or choice == 0:
+                if total < math.inf:
+                    choice, choice_cost = v, total
+        if choice == 0:  # cannot happen: phase 1 proved an order of this width exists
+            raise PlanError(reason="exact order search found no order of the optimal width")
+        order.append(names[choice.bit_length() - 1])
+        done |= choice
+    return order
+
+
+def choose_order(
+    edges: Sequence[Iterable[str]],
+    bound: Sequence[str],
+    blocks: Sequence[Sequence[str]] | None = None,
+    sizes: Sequence[int] | None = None,
+    method: str = "auto",
+) -> list[str]:
+    """Pick an elimination order of the bound variables by the named method.
+
+    Parameters
+    ----------
+    edges : sequence of iterables of str
+        The hyperedges.
+    bound : sequence of str
+        The variables to eliminate.
+    blocks : sequence of sequences of str, optional
+        A partition of ``bound`` into groups in elimination order. ``None`` means one group.
+    sizes : sequence of int, optional
+        Rows per edge's relation (used by the exact search only).
+    method : {"auto", "exact", "min_fill", "min_degree"}
+        ``"auto"`` searches exactly when there are at most 12 bound variables and uses
+        min-fill otherwise.
+
+    Returns
+    -------
+    list of str
+        The order, first eliminated first.
+
+    Raises
+    ------
+    PlanError
+        On an unknown method, or whatever the chosen method raises.
+
+    Examples
+    --------
+    >>> tri = [{"a", "b"}, {"a", "c"}, {"b", "c"}]
+    >>> choose_order(tri, ["a", "b"])
+    ['a', 'b']
+    >>> choose_order(tri, ["a", "b"], method="min_degree")
+    ['a', 'b']
+    """
+    if method not in ORDER_METHODS:
+        raise PlanError(
+            reason=f"unknown order method {method!r}; use one of {', '.join(ORDER_METHODS)}"
+        )
+    if method == "auto":
+        n_bound = len(_check_order(bound, "the bound variables"))
+        method = "exact" if n_bound <= EXACT_MAX_VARS else "min_fill"
+    if method == "exact":
+        return exact_order(edges, bound, blocks, sizes)
+    if method == "min_fill":
+        return min_fill_order(edges, bound, blocks)
+    return min_degree_order(edges, bound, blocks)

@@ -1,0 +1,483 @@
+"""Tests of faq.hypergraph: exact fractional edge covers, AGM bounds, elimination orders.
+
+The cover LP is checked against an independent brute force written here: it enumerates
+every basic solution of the cover polyhedron in exact Fractions (sympy's LP is not used:
+sympy 1.14 returns wrong answers on it, e.g. K4 reported infeasible).
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import subprocess
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import faq.hypergraph.cover as cover_module
+from faq.errors import LPCertificationError, PlanError
+from faq.hypergraph import (
+    Cover,
+    agm_bound,
+    choose_order,
+    elimination_bags,
+    exact_order,
+    faqw,
+    fractional_edge_cover,
+    min_degree_order,
+    min_fill_order,
+    rho_star,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+TRIANGLE = [{"a", "b"}, {"a", "c"}, {"b", "c"}]
+CYCLE4 = [{"a", "b"}, {"b", "c"}, {"c", "d"}, {"d", "a"}]
+K4 = [set(p) for p in itertools.combinations("abcd", 2)]
+CYCLE5 = [{"abcde"[i], "abcde"[(i + 1) % 5]} for i in range(5)]
+LOOMIS_WHITNEY4 = [set(p) for p in itertools.combinations("abcd", 3)]
+CHAIN = [{"i", "j"}, {"j", "k"}, {"k", "l"}]  # A(i,j), B(j,k), D(k,l)
+
+
+# --- independent reference: enumerate basic solutions ---------------------------------
+
+
+def _solve_square(matrix: list[list[Fraction]], rhs: list[Fraction]) -> list[Fraction] | None:
+    """Gauss-Jordan in Fractions; None when singular."""
+    k = len(matrix)
+    aug = [row[:] + [b] for row, b in zip(matrix, rhs)]
+    for c in range(k):
+        piv = next((r for r in range(c, k) if aug[r][c] != 0), None)
+        if piv is None:
+            return None
+        aug[c], aug[piv] = aug[piv], aug[c]
+        for r in range(k):
+            if r != c and aug[r][c] != 0:
+                f = aug[r][c] / aug[c][c]
+                aug[r] = [x - f * y for x, y in zip(aug[r], aug[c])]
+    return [aug[r][k] / aug[r][r] for r in range(k)]
+
+
+def brute_force_cover(edges, bag, costs=None) -> Fraction:
+    """min c.x s.t. sum_{S contains v} x_S >= 1 (v in bag), x >= 0, by vertex enumeration.
+
+    A vertex of the polyhedron has a support T of edges and |T| tight cover rows R with
+    the square system A[R, T] x_T = 1 non-singular; the minimum of a bounded-below
+    linear objective over a pointed polyhedron is attained at one.
+    """
+    bag = sorted(set(bag))
+    costs = [Fraction(1)] * len(edges) if costs is None else [Fraction(c) for c in costs]
+    if not bag:
+        return Fraction(0)
+    cols = [i for i, e in enumerate(edges) if set(e) & set(bag)]
+    best = None
+    for k in range(1, min(len(bag), len(cols)) + 1):
+        for rows in itertools.combinations(bag, k):
+            for support in itertools.combinations(cols, k):
+                a = [[Fraction(int(v in edges[i])) for i in support] for v in rows]
+                sol = _solve_square(a, [Fraction(1)] * k)
+                if sol is None or any(t < 0 for t in sol):
+                    continue
+                x = dict(zip(support, sol))
+                if all(sum(t for i, t in x.items() if v in edges[i]) >= 1 for v in bag):
+                    val = sum(costs[i] * t for i, t in x.items())
+                    best = val if best is None else min(best, val)
+    assert best is not None, "every bag vertex is covered, so a vertex exists"
+    return best
+
+
+def check_certificate(edges, bag, costs, cov: Cover) -> None:
+    """Re-check, in Fractions, everything an optimality certificate needs."""
+    costs = [Fraction(1)] * len(edges) if costs is None else [Fraction(c) for c in costs]
+    assert len(cov.weights) == len(edges)
+    assert all(w >= 0 for w in cov.weights)
+    for v in bag:
+        assert sum(w for w, e in zip(cov.weights, edges) if v in e) >= 1
+    assert set(cov.dual) == set(bag)
+    assert all(y >= 0 for y in cov.dual.values())
+    for e, c in zip(edges, costs):
+        assert sum(cov.dual[v] for v in e if v in cov.dual) <= c
+    primal = sum(c * w for c, w in zip(costs, cov.weights))
+    assert primal == sum(cov.dual.values()) == cov.value
+
+
+# --- rho* on known hypergraphs ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "edges, bag, expected",
+    [
+        (TRIANGLE, "abc", Fraction(3, 2)),
+        (CYCLE4, "abcd", Fraction(2)),
+        (K4, "abcd", Fraction(2)),
+        (CYCLE5, "abcde", Fraction(5, 2)),
+        (LOOMIS_WHITNEY4, "abcd", Fraction(4, 3)),
+        ([{"a", "b", "c"}], "abc", Fraction(1)),
+        ([{"a", "b", "c"}], "ab", Fraction(1)),
+        (TRIANGLE, "", Fraction(0)),
+        (TRIANGLE, "ab", Fraction(1)),
+        (CHAIN, "il", Fraction(2)),
+    ],
+    ids=["triangle", "4-cycle", "K4", "5-cycle", "loomis-whitney", "one-edge", "one-edge-part",
+         "empty-bag", "triangle-ab", "chain-free-bag"],
+)
+def test_rho_star_known_values(edges, bag, expected):
+    assert rho_star(edges, set(bag)) == expected
+    cov = fractional_edge_cover(edges, set(bag))
+    assert cov.value == expected
+    assert isinstance(cov.value, Fraction)
+    check_certificate(edges, set(bag), None, cov)
+
+
+def test_k4_explicitly():
+    # sympy 1.14's lpmin reports this LP infeasible; ours must certify 2.
+    cov = fractional_edge_cover(K4, {"a", "b", "c", "d"})
+    assert cov.value == 2
+    assert cov.dual == {v: Fraction(1, 2) for v in "abcd"}
+    check_certificate(K4, set("abcd"), None, cov)
+
+
+def test_duplicate_edges_and_irrelevant_edges():
+    edges = [{"a", "b"}, {"a", "b"}, {"x", "y"}, {"b", "c"}]
+    cov = fractional_edge_cover(edges, {"a", "b", "c"})
+    assert cov.value == 2
+    assert cov.weights[2] == 0  # misses the bag
+    check_certificate(edges, {"a", "b", "c"}, None, cov)
+
+
+def test_weighted_cover_with_zero_and_float_costs():
+    # Zero-cost edges (relations of one row: log 1 = 0) make the LP degenerate.
+    cov = fractional_edge_cover(TRIANGLE, {"a", "b", "c"}, costs=[0, 0, 5])
+    assert cov.value == 0
+    cov = fractional_edge_cover(TRIANGLE, {"a", "b", "c"}, costs=[0.5, 0.25, 1])
+    assert cov.value == Fraction(3, 4)  # floats convert exactly
+    check_certificate(TRIANGLE, {"a", "b", "c"}, [0.5, 0.25, 1], cov)
+    cov = fractional_edge_cover(TRIANGLE, {"a", "b", "c"}, costs=[Fraction(1, 3), 2, 2])
+    assert cov.value == Fraction(13, 6)  # all halves: (1/3 + 2 + 2) / 2 < 7/3 integral
+    assert cov.value == brute_force_cover(TRIANGLE, "abc", [Fraction(1, 3), 2, 2])
+
+
+def test_uncovered_vertex_is_a_plan_error():
+    with pytest.raises(PlanError) as info:
+        rho_star(TRIANGLE, {"a", "z"})
+    assert "'z'" in info.value.parameters["reason"]
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"costs": [1, 1]},
+        {"costs": [1, -1, 1]},
+        {"costs": [1, float("nan"), 1]},
+        {"costs": [1, "x", 1]},
+    ],
+)
+def test_bad_costs_are_plan_errors(kwargs):
+    with pytest.raises(PlanError):
+        fractional_edge_cover(TRIANGLE, {"a", "b"}, **kwargs)
+
+
+def test_bare_strings_are_rejected():
+    with pytest.raises(PlanError):
+        rho_star(["ab", "bc"], {"a"})
+    with pytest.raises(PlanError):
+        rho_star(TRIANGLE, "abc")
+
+
+def test_certification_failure_raises(monkeypatch):
+    # A solver that claims a wrong optimum must be caught by the certificate.
+    def wrong(rows, rhs):
+        return [0] * len(rows[0]), [0] * len(rows), 1
+
+    monkeypatch.setattr(cover_module, "_solve_packing", wrong)
+    with pytest.raises(LPCertificationError) as info:
+        rho_star(TRIANGLE, {"a", "b", "c"})
+    assert info.value.parameters["problem"].startswith("fractional edge cover")
+    assert "covered only" in info.value.parameters["detail"]
+
+
+# --- random hypergraphs against the brute force ----------------------------------------
+
+VERTICES = "abcdef"
+
+
+@st.composite
+def hypergraph_and_bag(draw, weighted=False):
+    edges = draw(
+        st.lists(
+            st.sets(st.sampled_from(VERTICES), min_size=1, max_size=4), min_size=1, max_size=6
+        )
+    )
+    covered = sorted(set().union(*edges))
+    bag = draw(st.sets(st.sampled_from(covered)))
+    costs = None
+    if weighted:
+        costs = draw(st.lists(st.integers(0, 6), min_size=len(edges), max_size=len(edges)))
+    return edges, bag, costs
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hypergraph_and_bag())
+def test_random_rho_star_matches_brute_force(case):
+    edges, bag, _ = case
+    cov = fractional_edge_cover(edges, bag)
+    check_certificate(edges, bag, None, cov)
+    assert cov.value == brute_force_cover(edges, bag)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(hypergraph_and_bag(weighted=True))
+def test_random_weighted_cover_matches_brute_force(case):
+    edges, bag, costs = case
+    cov = fractional_edge_cover(edges, bag, costs)
+    check_certificate(edges, bag, costs, cov)
+    assert cov.value == brute_force_cover(edges, bag, costs)
+
+
+# --- AGM bound -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("n", [2, 10, 1000, 10**6])
+def test_agm_triangle_is_n_to_the_three_halves(n):
+    assert agm_bound(TRIANGLE, [n, n, n], {"a", "b", "c"}) == pytest.approx(n**1.5, rel=1e-9)
+
+
+def test_agm_mixed_sizes_and_edge_cases():
+    # |R|=|S|=10^6, |T|=10^4: the fractional cover (1/2,1/2,1/2) gives 10^8 < 10^10.
+    assert agm_bound(TRIANGLE, [10**6, 10**6, 10**4], {"a", "b", "c"}) == pytest.approx(1e8)
+    assert agm_bound(TRIANGLE, [10, 0, 10], {"a", "b", "c"}) == 0.0
+    assert agm_bound(TRIANGLE, [1, 1, 1], {"a", "b", "c"}) == 1.0
+    assert agm_bound(TRIANGLE, [5, 5, 5], set()) == 1.0
+    assert agm_bound(CHAIN, [100, 7, 100], {"i", "l"}) == pytest.approx(10**4)
+    with pytest.raises(PlanError):
+        agm_bound(TRIANGLE, [1, 2], {"a"})
+    with pytest.raises(PlanError):
+        agm_bound(TRIANGLE, [1, -2, 3], {"a"})
+
+
+# --- elimination bags and faqw ---------------------------------------------------------
+
+
+def test_elimination_bags_triangle():
+    bags = elimination_bags(TRIANGLE, ["a", "b", "c"])
+    assert bags == [frozenset("abc"), frozenset("bc"), frozenset("c")]
+    assert faqw(TRIANGLE, ["a", "b", "c"], []) == Fraction(3, 2)
+
+
+def test_elimination_bags_matrix_chain():
+    assert elimination_bags(CHAIN, ["j", "k"]) == [frozenset("ijk"), frozenset("ikl")]
+    # rho*({i,j,k}) = rho*({i,k,l}) = 2, and the free bag {i,l} needs A and D: 2.
+    assert faqw(CHAIN, ["j", "k"], {"i", "l"}) == 2
+    assert faqw(CHAIN, ["k", "j"], {"i", "l"}) == 2
+    # The free bag counts even when the eliminated bags are small.
+    assert faqw([{"i", "j"}, {"j", "k"}], ["j"], {"i", "k"}) == 2
+    assert faqw([{"i", "j"}], [], {"i", "j"}) == 1
+
+
+def test_elimination_of_unmentioned_variable_and_errors():
+    assert elimination_bags(TRIANGLE, ["z"]) == [frozenset({"z"})]
+    with pytest.raises(PlanError):
+        elimination_bags(TRIANGLE, ["a", "a"])
+    with pytest.raises(PlanError):
+        faqw(CHAIN, ["j", "k", "i"], {"i", "l"})  # a free variable in the order
+    with pytest.raises(PlanError):
+        faqw(TRIANGLE, ["z"], [])  # 'z' is in no factor: no cover
+
+
+def _reachability_bag(edges, done, v):
+    """Reference for the exact search: v plus variables reachable through eliminated ones."""
+    adj = {}
+    for e in edges:
+        for u in e:
+            adj.setdefault(u, set()).update(set(e) - {u})
+    seen, stack = {v}, [v]
+    while stack:
+        for w in adj.get(stack.pop(), ()):
+            if w not in seen:
+                seen.add(w)
+                if w in done:
+                    stack.append(w)
+    return frozenset(seen - set(done))
+
+
+@settings(max_examples=60, deadline=None)
+@given(hypergraph_and_bag(), st.randoms(use_true_random=False))
+def test_bags_match_reachability(case, rnd):
+    edges, _, _ = case
+    order = sorted(set().union(*edges))
+    rnd.shuffle(order)
+    bags = elimination_bags(edges, order)
+    for k, v in enumerate(order):
+        assert bags[k] == _reachability_bag(edges, order[:k], v)
+
+
+# --- orders ----------------------------------------------------------------------------
+
+
+def _respects_blocks(order, blocks):
+    pos = {v: i for i, v in enumerate(order)}
+    for earlier, later in zip(blocks, blocks[1:]):
+        if earlier and later and max(pos[v] for v in earlier) > min(pos[v] for v in later):
+            return False
+    return True
+
+
+def test_greedy_orders_simple():
+    assert min_fill_order(CHAIN, ["j", "k"]) == ["j", "k"]
+    assert min_degree_order(CHAIN, ["j", "k"]) == ["j", "k"]
+    assert min_fill_order(TRIANGLE, ["c", "b", "a"]) == ["a", "b", "c"]
+    assert min_fill_order(TRIANGLE, []) == []
+    # a bound variable in no factor is isolated, so greedy eliminates it first
+    assert min_degree_order(TRIANGLE, ["a", "z"]) == ["z", "a"]
+
+
+@pytest.mark.parametrize("method", ["auto", "exact", "min_fill", "min_degree"])
+def test_blocks_are_respected(method):
+    # marginal-MAP style: sum out k before maxing out j, although j would go first
+    assert choose_order(CHAIN, ["j", "k"], blocks=[["k"], ["j"]], method=method) == ["k", "j"]
+    edges = CYCLE5 + [{"a", "c"}]
+    blocks = [["d", "b"], ["e"], ["a", "c"]]
+    order = choose_order(edges, ["a", "b", "c", "d", "e"], blocks=blocks, method=method)
+    assert sorted(order) == list("abcde")
+    assert _respects_blocks(order, blocks)
+
+
+@pytest.mark.parametrize(
+    "bound, blocks",
+    [
+        (["j", "k"], [["j"]]),  # k in no block
+        (["j", "k"], [["j", "k"], ["k"]]),  # k twice
+        (["j", "k"], [["j", "k", "i"]]),  # i is not bound
+        (["j", "j"], None),  # duplicate bound variable
+    ],
+)
+def test_bad_blocks_are_plan_errors(bound, blocks):
+    for method in ["exact", "min_fill", "min_degree"]:
+        with pytest.raises(PlanError):
+            choose_order(CHAIN, bound, blocks=blocks, method=method)
+
+
+def test_choose_order_errors():
+    with pytest.raises(PlanError) as info:
+        choose_order(CHAIN, ["j", "k"], method="fastest")
+    assert "fastest" in info.value.parameters["reason"]
+    with pytest.raises(PlanError):
+        exact_order(CHAIN, ["j", "k"], max_vars=1)
+    with pytest.raises(PlanError):
+        exact_order(CHAIN, ["j", "k"], sizes=[1, 2])
+    with pytest.raises(PlanError):
+        exact_order(TRIANGLE, ["a", "z"])  # 'z' is in no factor
+
+
+def test_auto_switches_to_min_fill_above_twelve():
+    names = [f"v{i:02d}" for i in range(16)]
+    path = [{names[i], names[i + 1]} for i in range(15)]
+    assert choose_order(path, names[:14]) == min_fill_order(path, names[:14])
+    with pytest.raises(PlanError):
+        exact_order(path, names[:14])
+
+
+def test_exact_order_uses_sizes():
+    # cost of [j,k] is |A| min(|B|,|D|) + |A||D|; of [k,j] is |D| min(|A|,|B|) + |A||D|
+    assert exact_order(CHAIN, ["j", "k"], sizes=[10, 1, 1000]) == ["j", "k"]
+    assert exact_order(CHAIN, ["j", "k"], sizes=[1000, 1, 10]) == ["k", "j"]
+
+
+def test_exact_order_prefers_width_over_cost():
+    # 4-cycle with a pendant free variable: any order has faqw 2 here, and the exact
+    # search must never return worse than greedy.
+    edges = CYCLE4 + [{"d", "e"}]
+    order = exact_order(edges, ["a", "b", "c", "d"])
+    assert faqw(edges, order, {"e"}) <= faqw(edges, min_fill_order(edges, list("abcd")), {"e"})
+
+
+def _brute_force_orders(edges, bound, blocks, sizes):
+    free = set().union(*edges) - set(bound)
+    best = None
+    for perm in itertools.permutations(bound):
+        if blocks and not _respects_blocks(list(perm), blocks):
+            continue
+        w = faqw(edges, perm, free)
+        c = sum(agm_bound(edges, sizes, u) for u in elimination_bags(edges, perm))
+        if best is None or w < best[0] or (w == best[0] and c < best[1]):
+            best = (w, c)
+    return best
+
+
+@st.composite
+def query(draw):
+    edges, _, _ = draw(hypergraph_and_bag())
+    variables = sorted(set().union(*edges))
+    bound = draw(st.lists(st.sampled_from(variables), unique=True, max_size=5))
+    sizes = draw(st.lists(st.integers(1, 10**4), min_size=len(edges), max_size=len(edges)))
+    blocks = None
+    if bound and draw(st.booleans()):
+        cut = draw(st.integers(0, len(bound)))
+        blocks = [bound[:cut], bound[cut:]]
+    return edges, bound, blocks, sizes
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(query())
+def test_exact_order_is_optimal_and_no_worse_than_greedy(q):
+    edges, bound, blocks, sizes = q
+    free = set().union(*edges) - set(bound)
+    order = exact_order(edges, bound, blocks=blocks, sizes=sizes)
+    assert sorted(order) == sorted(bound)
+    if blocks:
+        assert _respects_blocks(order, blocks)
+    width = faqw(edges, order, free)
+    for greedy in (min_fill_order, min_degree_order):
+        g = greedy(edges, bound, blocks)
+        assert sorted(g) == sorted(bound)
+        if blocks:
+            assert _respects_blocks(g, blocks)
+        assert width <= faqw(edges, g, free)
+    best_w, best_c = _brute_force_orders(edges, bound, blocks, sizes)
+    assert width == best_w
+    cost = sum(agm_bound(edges, sizes, u) for u in elimination_bags(edges, order))
+    assert cost == pytest.approx(best_c, rel=1e-9)
+
+
+def test_orders_are_deterministic_and_ignore_edge_order():
+    edges = [{"a", "b"}, {"b", "c"}, {"c", "d"}, {"d", "a"}, {"a", "c", "e"}, {"e", "f"}]
+    bound = ["a", "b", "c", "d", "e"]
+    methods = ["exact", "min_fill", "min_degree"]
+    reference = {m: choose_order(edges, bound, method=m) for m in methods}
+    rnd = random.Random(7)
+    for _ in range(5):
+        shuffled, shuffled_bound = edges[:], bound[:]
+        rnd.shuffle(shuffled)
+        rnd.shuffle(shuffled_bound)
+        for m, expected in reference.items():
+            assert choose_order(shuffled, shuffled_bound, method=m) == expected
+
+
+def test_exact_order_twelve_variables_is_fast():
+    names = [f"v{i:02d}" for i in range(14)]
+    grid = [{names[r * 3 + c], names[r * 3 + c + 1]} for r in range(4) for c in range(2)]
+    grid += [{names[r * 3 + c], names[(r + 1) * 3 + c]} for r in range(3) for c in range(3)]
+    cycle = [{names[i], names[(i + 1) % 12]} for i in range(12)]
+    for edges in (grid, cycle):
+        start = time.process_time()
+        order = exact_order(edges, names[:12])
+        elapsed = time.process_time() - start
+        assert faqw(edges, order, []) <= faqw(edges, min_fill_order(edges, names[:12]), [])
+        assert elapsed < 5.0  # typically well under a second
+
+
+# --- purity ----------------------------------------------------------------------------
+
+
+def test_hypergraph_does_not_import_pyspark():
+    code = "import faq.hypergraph, sys; assert 'pyspark' not in sys.modules, 'pyspark imported'"
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
