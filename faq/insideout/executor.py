@@ -176,9 +176,9 @@ def execute(
     total = len(plan.steps)
     for step in plan.steps:
         description = (
-            f"eliminate {step.variable} (bag {{{', '.join(step.bag)}}}, {len(step.inputs)} relation(s), "
-            f"{len(step.indicators)} indicator(s))"
-            if step.variable
+            f"eliminate {', '.join(step.eliminated)} (bag {{{', '.join(step.bag)}}}, "
+            f"{len(step.inputs)} relation(s), {len(step.indicators)} indicator(s))"
+            if step.eliminated
             else f"multiply {len(step.inputs)} relation(s) on the free variables"
         )
         if progress:
@@ -189,10 +189,10 @@ def execute(
             Frame(relations[i.relation].df.select(*i.variables).distinct(), i.variables)
             for i in step.indicators
         ]
-        product = join_bag(step.join_method, inputs, indicators, semiring)
+        product = join_bag(step.join_method, inputs, indicators, semiring, step.attribute_order)
         out_vars = step.output.variables
         value = F.col(VALUE_COLUMN)
-        if step.variable is not None:
+        if step.eliminated:
             aggregate = get_semiring(step.aggregate)
             grouped = product.df.groupBy(*out_vars) if out_vars else product.df.groupBy()
             df = grouped.agg(aggregate.sum(value).alias(VALUE_COLUMN))
@@ -234,6 +234,7 @@ def evaluate(
     semiring: Union[str, Semiring, None] = None,
     method: str = "auto",
     order: Optional[list[str]] = None,
+    join: str = "auto",
     progress: Optional[Progress] = None,
 ) -> QueryResult:
     """Answer ``query`` over ``factors`` with InsideOut.
@@ -249,6 +250,8 @@ def evaluate(
         Elimination-order search (see :func:`faq.insideout.planner.plan`).
     order : list of str, optional
         A fixed elimination order.
+    join : str
+        Bag-join method (``"auto"`` lets the planner choose per bag).
     progress : callable, optional
         Receives a :class:`StepEvent` as each step starts and ends.
 
@@ -267,14 +270,24 @@ def evaluate(
     uses: dict[str, int] = {}
     for atom in query.atoms:
         uses[atom.factor] = uses.get(atom.factor, 0) + 1
-    shared = {name: factors[name].df.persist(StorageLevel.MEMORY_AND_DISK) for name, n in uses.items() if n > 1}
+    # (A DataFrame the caller cached already is left alone, and not unpersisted by us.)
+    shared = {
+        name: factors[name].df.persist(StorageLevel.MEMORY_AND_DISK)
+        for name, n in uses.items()
+        if n > 1 and not _is_cached(factors[name].df)
+    }
     try:
         kept = {**factors, **{n: replace(factors[n], df=df) for n, df in shared.items()}}
         sizes = statistics(query, kept)
-        the_plan = make_plan(query, semiring=ring.name, sizes=sizes, method=method, order=order)
+        the_plan = make_plan(query, semiring=ring.name, sizes=sizes, method=method, order=order, join=join)
         result = execute(the_plan, bind(query, kept, ring), ring, progress)
     finally:
         # The answer is materialised (or failed); the shared inputs are not needed any more.
         for df in shared.values():
             df.unpersist()
     return result
+
+
+def _is_cached(df) -> bool:
+    level = df.storageLevel
+    return bool(level.useMemory or level.useDisk)

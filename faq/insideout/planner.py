@@ -23,25 +23,30 @@ Examples
 (('j', 'k'), '2')
 >>> print(p)  # doctest: +NORMALIZE_WHITESPACE
 plan for C(i, l) := A(i, j), B(j, k), D(k, l)
-  semiring real; order j, k (exact); faqw 2; AGM bound of the full join 1e+03
+  semiring real; order j, k (exact); faqw 2; AGM bound of the full join 1e+04
   step 1: eliminate j with ⊕ of real; bag {i, j, k}, ρ* 2, est. ≤ 1e+04 rows
-          join A#1(i, j) ⋈ B#2(j, k) [binary]; indicators π{k} D#3 -> t1(i, k)
+          join A#1(i, j) ⋈ B#2(j, k) [binary: acyclic bag]; indicators π{k} D#3 -> t1(i, k)
   step 2: eliminate k with ⊕ of real; bag {i, k, l}, ρ* 2, est. ≤ 1e+04 rows
-          join t1(i, k) ⋈ D#3(k, l) [binary] -> t2(i, l)
+          join D#3(k, l) ⋈ t1(i, k) [binary: acyclic bag] -> t2(i, l)
   free bag {i, l}: ρ* 2
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Mapping, Optional, Sequence
 
 from faq.errors import PlanError
 from faq.hypergraph import agm_bound, choose_order, rho_star
+from faq.hypergraph.acyclic import attribute_order, is_acyclic
 from faq.query import FAQ
 
+# Bag-join methods the executor knows (faq.joins.dispatch.JOIN_METHODS); the
+# planner names them without importing Spark.
 JOIN_METHODS = ("binary",)
+# What "auto" picks for a cyclic bag; binary joins are optimal on acyclic ones.
+CYCLIC_BAG_METHOD = "binary"
 
 
 @dataclass(frozen=True)
@@ -65,10 +70,10 @@ class Indicator:
 
 @dataclass(frozen=True)
 class Step:
-    """One elimination step (``variable`` None: the final product on the free variables)."""
+    """One step: join a bag, ⊕-aggregate ``eliminated`` away (none: the final product)."""
 
     index: int
-    variable: Optional[str]
+    eliminated: tuple[str, ...]
     aggregate: Optional[str]
     bag: tuple[str, ...]
     inputs: tuple[str, ...]
@@ -77,6 +82,8 @@ class Step:
     rho_star: Fraction
     estimated_rows: Optional[float]
     join_method: str = "binary"
+    join_reason: str = ""
+    attribute_order: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -143,13 +150,15 @@ class Plan:
             "bags": [
                 {
                     "step": s.index,
-                    "eliminate": s.variable,
+                    "eliminate": list(s.eliminated),
                     "aggregate": s.aggregate,
                     "bag": list(s.bag),
                     "rho_star": str(s.rho_star),
                     "estimated_rows": s.estimated_rows,
                     "join": list(s.inputs),
                     "join_method": s.join_method,
+                    "join_reason": s.join_reason,
+                    "attribute_order": list(s.attribute_order),
                     "indicators": [{"relation": i.relation, "variables": list(i.variables)} for i in s.indicators],
                     "output": {"relation": s.output.id, "variables": list(s.output.variables)},
                 }
@@ -168,13 +177,20 @@ class Plan:
         ]
         for s in self.steps:
             est = "" if s.estimated_rows is None else f", est. ≤ {s.estimated_rows:.3g} rows"
-            what = f"eliminate {s.variable} with ⊕ of {s.aggregate}" if s.variable else "multiply on the free variables"
+            what = (
+                f"eliminate {', '.join(s.eliminated)} with ⊕ of {s.aggregate}"
+                if s.eliminated
+                else "multiply on the free variables"
+            )
             lines.append(f"  step {s.index}: {what}; bag {_set(s.bag)}, ρ* {s.rho_star}{est}")
             join = " ⋈ ".join(str(variables[r]) for r in s.inputs)
             ind = ""
             if s.indicators:
                 ind = "; indicators " + ", ".join(f"π{_set(i.variables)} {i.relation}" for i in s.indicators)
-            lines.append(f"          join {join} [{s.join_method}]{ind} -> {s.output}")
+            how = f"{s.join_method}: {s.join_reason}" if s.join_reason else s.join_method
+            if s.attribute_order:
+                how += f"; attributes {', '.join(s.attribute_order)}"
+            lines.append(f"          join {join} [{how}]{ind} -> {s.output}")
         lines.append(f"  free bag {_set(self.free)}: ρ* {self.free_rho_star}")
         return "\n".join(lines)
 
@@ -189,6 +205,7 @@ def plan(
     sizes: Optional[Mapping[str, int]] = None,
     method: str = "auto",
     order: Optional[Sequence[str]] = None,
+    join: str = "auto",
 ) -> Plan:
     """Plan ``query`` with InsideOut.
 
@@ -203,11 +220,16 @@ def plan(
         How to choose the elimination order (see :func:`faq.hypergraph.choose_order`).
     order : sequence of str, optional
         Use this elimination order instead of searching (checked).
+    join : str
+        Bag-join method for every step, or ``"auto"``: binary joins for
+        α-acyclic bags, :data:`CYCLIC_BAG_METHOD` for cyclic ones.
 
     Returns
     -------
     Plan
     """
+    if join != "auto" and join not in JOIN_METHODS:
+        raise PlanError(reason=f"unknown join method {join!r}; known: auto, {', '.join(JOIN_METHODS)}")
     semiring_name = semiring or query.semiring
     if semiring_name is None:
         raise PlanError(reason="the query has no semiring; pass semiring=")
@@ -246,9 +268,10 @@ def plan(
         bag_t = tuple(sorted(bag, key=position.get))
         out = Relation(f"t{k}", tuple(x for x in bag_t if x != v))
         estimate = agm_bound(edges, edge_sizes, bag) if edge_sizes else None
+        method, reason, attributes = _choose_join(join, participants, indicators, est_size)
         steps.append(
-            Step(k, v, aggregate[v], bag_t, tuple(r.id for r in participants), indicators, out,
-                 rho_star(edges, bag), estimate)
+            Step(k, (v,), aggregate[v], bag_t, tuple(r.id for r in participants), indicators, out,
+                 rho_star(edges, bag), estimate, method, reason, attributes)
         )
         for r in participants:
             del current[r.id]
@@ -262,10 +285,12 @@ def plan(
         participants = _join_order(remaining, est_size)
         out = Relation(f"t{k}", tuple(query.free))
         estimate = agm_bound(edges, edge_sizes, free_set) if (edge_sizes and free_set) else None
+        method, reason, attributes = _choose_join(join, participants, (), est_size)
         steps.append(
-            Step(k, None, None, tuple(query.free), tuple(r.id for r in participants), (), out,
-                 rho_star(edges, free_set), estimate)
+            Step(k, (), None, tuple(query.free), tuple(r.id for r in participants), (), out,
+                 rho_star(edges, free_set), estimate, method, reason, attributes)
         )
+    steps = _fold_aggregations(steps)
     free_rho = rho_star(edges, free_set)
     width = max([s.rho_star for s in steps] + [free_rho])
     all_vars = set(query.variables)
@@ -284,6 +309,54 @@ def plan(
         method=method_used,
         sizes=sizes,
     )
+
+
+def _choose_join(
+    join: str,
+    participants: Sequence[Relation],
+    indicators: Sequence[Indicator],
+    est_size: Mapping[str, float],
+) -> tuple[str, str, tuple[str, ...]]:
+    """The bag-join method of a step, why, and the attribute order it needs."""
+    edges = [r.variables for r in participants] + [i.variables for i in indicators]
+    acyclic = is_acyclic(edges)
+    shape = "acyclic bag" if acyclic else "cyclic bag"
+    if join == "auto":
+        method = "binary" if acyclic else CYCLIC_BAG_METHOD
+        reason = shape
+    else:
+        method, reason = join, f"{shape}, method forced"
+    if method == "binary":
+        return method, reason, ()
+    sizes = [int(min(est_size.get(r.id, 1e18), 1e18)) for r in participants] + [0] * len(indicators)
+    return method, reason, tuple(attribute_order(edges, sizes))
+
+
+def _fold_aggregations(steps: list[Step]) -> list[Step]:
+    """Merge a step into the one before when it only ⊕-aggregates that step's output.
+
+    Eliminating b then c from t(b, c) with the same ⊕ is one group-by on ()
+    instead of two; folding saves a shuffle and a materialisation per step.
+    """
+    folded: list[Step] = []
+    for step in steps:
+        prev = folded[-1] if folded else None
+        if (
+            prev is not None
+            and step.eliminated
+            and step.inputs == (prev.output.id,)
+            and not step.indicators
+            and step.aggregate == prev.aggregate
+        ):
+            folded[-1] = replace(
+                prev,
+                eliminated=prev.eliminated + step.eliminated,
+                output=step.output,
+                rho_star=max(prev.rho_star, step.rho_star),
+            )
+        else:
+            folded.append(replace(step, index=len(folded) + 1))
+    return folded
 
 
 def _join_order(relations: list[Relation], est_size: Mapping[str, float]) -> list[Relation]:

@@ -32,7 +32,12 @@ from faq.semirings import Semiring
 _RIGHT_VALUE = "__v_right"
 
 
-def binary_join(relations: Sequence[Frame], indicators: Sequence[Frame], semiring: Semiring) -> Frame:
+def binary_join(
+    relations: Sequence[Frame],
+    indicators: Sequence[Frame],
+    semiring: Semiring,
+    attribute_order: Sequence[str] = (),
+) -> Frame:
     """⊗-product of ``relations`` (joined in the given order), semi-joined with ``indicators``.
 
     Parameters
@@ -45,6 +50,8 @@ def binary_join(relations: Sequence[Frame], indicators: Sequence[Frame], semirin
         (already projected and de-duplicated).
     semiring : Semiring
         Supplies ⊗.
+    attribute_order : sequence of str
+        Unused: binary joins follow the order of ``relations``.
     """
     pending = list(indicators)
     acc = relations[0]

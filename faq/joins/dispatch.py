@@ -16,16 +16,27 @@ from faq.joins.binary import binary_join
 from faq.joins.frame import Frame
 from faq.semirings import Semiring
 
-BagJoin = Callable[[Sequence[Frame], Sequence[Frame], Semiring], Frame]
+# (relations, indicators, semiring, attribute_order) -> product
+BagJoin = Callable[[Sequence[Frame], Sequence[Frame], Semiring, Sequence[str]], Frame]
 
 # One entry per join method; the worst-case optimal join plugs in here.
 JOIN_METHODS: dict[str, BagJoin] = {"binary": binary_join}
 
 
-def join_bag(method: str, relations: Sequence[Frame], indicators: Sequence[Frame], semiring: Semiring) -> Frame:
-    """Run the bag join ``method`` (a key of :data:`JOIN_METHODS`)."""
+def join_bag(
+    method: str,
+    relations: Sequence[Frame],
+    indicators: Sequence[Frame],
+    semiring: Semiring,
+    attribute_order: Sequence[str] = (),
+) -> Frame:
+    """Run the bag join ``method`` (a key of :data:`JOIN_METHODS`).
+
+    ``attribute_order`` is the planner's order for attribute-at-a-time joins
+    (empty for binary joins).
+    """
     try:
         implementation = JOIN_METHODS[method]
     except KeyError:
         raise PlanError(reason=f"unknown join method {method!r}; known: {', '.join(JOIN_METHODS)}") from None
-    return implementation(relations, indicators, semiring)
+    return implementation(relations, indicators, semiring, attribute_order)
