@@ -1,0 +1,57 @@
+# faq: two entry points, both usable on a fresh clone (see README.md).
+#
+#   make demo   set up .venv, then count triangles on two SNAP graphs and multiply a
+#               SuiteSparse matrix chain (bundled in tests/data), printing the results
+#   make test   set up .venv, then run the whole test suite
+#
+# Both check for Java 17+ first (Spark needs it) and create .venv with $(PYTHON) -m venv;
+# the package is (re)installed only when pyproject.toml changes.
+
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+DEMO_OUT := build/demo
+
+.PHONY: help demo test java venv clean distclean
+
+help:
+	@echo "make demo       triangle counts (email-Eu-core, wiki-Vote) and a matrix chain (bcsstk21·bcsstm21·bcsstk21)"
+	@echo "make test       the whole test suite"
+	@echo "make venv       only create .venv and install faq with its test dependencies"
+	@echo "make clean      remove build/ (demo output)"
+	@echo "make distclean  also remove .venv"
+
+demo: java $(STAMP)
+	@mkdir -p $(DEMO_OUT)
+	@echo "== undirected triangles of SNAP email-Eu-core (SNAP publishes 105461)"
+	$(BIN)/faq triangles tests/data/email-Eu-core.txt.gz --undirected
+	@echo "== feed-forward (directed) triangles of SNAP wiki-Vote"
+	$(BIN)/faq triangles tests/data/wiki-Vote.txt.gz --directed
+	@echo "== SuiteSparse bcsstk21 · bcsstm21 · bcsstk21 (real), the planner picks the order"
+	$(BIN)/faq matrix-chain tests/data/bcsstk21.mtx tests/data/bcsstm21.mtx tests/data/bcsstk21.mtx --out $(DEMO_OUT)/kmk.mtx
+
+test: java $(STAMP)
+	$(BIN)/python -m pytest
+
+java:
+	@scripts/check_java.sh
+
+venv: java $(STAMP)
+
+$(STAMP): pyproject.toml | java
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { \
+	    echo "faq needs Python 3.10 or newer as '$(PYTHON)'; install it or run: make PYTHON=/path/to/python3.11 ..." >&2; \
+	    exit 1; }
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { \
+	    echo "could not create $(VENV) with '$(PYTHON) -m venv'; on Debian/Ubuntu: apt-get install python3-venv" >&2; \
+	    rm -rf $(VENV); exit 1; }
+	@echo "== installing faq and its dependencies into $(VENV) (first run downloads PySpark, ~450 MB)"
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $@
+
+clean:
+	rm -rf build
+
+distclean: clean
+	rm -rf $(VENV)

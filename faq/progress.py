@@ -1,0 +1,237 @@
+"""Progress reports for long jobs, written to stderr.
+
+Two sources, one output stream:
+
+* :class:`StepPrinter` turns the executor's :class:`~faq.insideout.executor.StepEvent`
+  s into lines such as ``[faq] step 1/3: eliminate a (...) ...`` and
+  ``[faq] step 1/3 done: 10806 rows in 2.1 s``.
+* :class:`StageMonitor` is a background thread that polls Spark's
+  ``statusTracker()`` for the running stages and reports how many of their
+  tasks are done.  On a terminal it redraws one line (``\\r``) twice a second;
+  on a pipe or file it writes a plain line at most every ``interval`` seconds,
+  and only when something changed.
+
+:class:`Reporter` ties both to one stream and one lock, so a step line never
+lands in the middle of a task-progress line.  ``Reporter(enabled=False)``
+prints nothing (the CLI's ``--quiet``).
+
+Examples
+--------
+>>> import io
+>>> from faq.insideout.executor import StepEvent
+>>> out = io.StringIO()
+>>> report = Reporter(stream=out)
+>>> report.note("reading edges.txt")
+>>> report(StepEvent("start", 1, 2, "eliminate a (bag {a, b})"))
+>>> report(StepEvent("done", 1, 2, "eliminate a (bag {a, b})", rows=42, seconds=1.25))
+>>> print(out.getvalue(), end="")
+[faq] reading edges.txt
+[faq] step 1/2: eliminate a (bag {a, b}) ...
+[faq] step 1/2 done: 42 rows in 1.2 s
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import IO, Any, Optional
+
+PREFIX = "[faq]"
+
+__all__ = ["Reporter", "StepPrinter", "StageMonitor", "PREFIX"]
+
+
+def _is_tty(stream: IO[str]) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+class StepPrinter:
+    """Print :class:`~faq.insideout.executor.StepEvent` s as one line each.
+
+    Parameters
+    ----------
+    stream : text stream, optional
+        Default ``sys.stderr`` (looked up at each call, so pytest's capture works).
+    lock : threading.Lock, optional
+        Shared with a :class:`StageMonitor` writing to the same stream.
+    """
+
+    def __init__(self, stream: Optional[IO[str]] = None, lock: Optional[threading.Lock] = None) -> None:
+        self._stream = stream
+        self.lock = lock or threading.Lock()
+        self.monitor: Optional["StageMonitor"] = None
+
+    @property
+    def stream(self) -> IO[str]:
+        return self._stream if self._stream is not None else sys.stderr
+
+    def write_line(self, text: str) -> None:
+        """Write one whole line (clearing a task-progress line first)."""
+        with self.lock:
+            if self.monitor is not None:
+                self.monitor.clear_line()
+            self.stream.write(f"{PREFIX} {text}\n")
+            self.stream.flush()
+
+    def __call__(self, event: Any) -> None:
+        where = f"step {event.step}/{event.total}"
+        if event.kind == "start":
+            self.write_line(f"{where}: {event.description} ...")
+        elif event.kind == "done":
+            rows = "?" if event.rows is None else f"{event.rows}"
+            secs = "" if event.seconds is None else f" in {event.seconds:.1f} s"
+            self.write_line(f"{where} done: {rows} rows{secs}")
+        else:  # an event kind this printer does not know: show it plainly
+            self.write_line(f"{where} {event.kind}: {event.description}")
+
+
+class StageMonitor:
+    """Background thread reporting the running Spark stages' task progress.
+
+    Parameters
+    ----------
+    spark_context : pyspark.SparkContext
+    printer : StepPrinter
+        Gives the stream and the lock.
+    interval : float
+        Seconds between lines when the stream is not a terminal.
+    tty_interval : float
+        Seconds between redraws on a terminal.
+    delay : float
+        A stage is reported only once it has run this long (short stages are
+        noise).
+    """
+
+    def __init__(
+        self,
+        spark_context: Any,
+        printer: StepPrinter,
+        interval: float = 5.0,
+        tty_interval: float = 0.5,
+        delay: float = 2.0,
+    ) -> None:
+        self._sc = spark_context
+        self._printer = printer
+        self._tty = _is_tty(printer.stream)
+        self._interval = tty_interval if self._tty else interval
+        self._delay = delay
+        self._stop = threading.Event()
+        self._thread: Optional[threading.Thread] = None
+        self._line_len = 0  # length of the line drawn on the terminal, 0 when none
+        self._last_text = ""
+        self._seen: dict[int, float] = {}  # stage id -> when first seen
+        printer.monitor = self
+
+    def start(self) -> "StageMonitor":
+        self._thread = threading.Thread(target=self._run, name="faq-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+        with self._printer.lock:
+            self.clear_line()
+        self._printer.monitor = None
+
+    def clear_line(self) -> None:
+        """Erase the terminal progress line (caller holds the lock)."""
+        if self._tty and self._line_len:
+            self._printer.stream.write("\r" + " " * self._line_len + "\r")
+            self._printer.stream.flush()
+            self._line_len = 0
+
+    def status(self) -> Optional[str]:
+        """One line describing the running stages, or None when there is nothing to say."""
+        tracker = self._sc.statusTracker()
+        now = time.monotonic()
+        parts = []
+        for stage_id in sorted(tracker.getActiveStageIds()):
+            first = self._seen.setdefault(stage_id, now)
+            info = tracker.getStageInfo(stage_id)
+            if info is None or now - first < self._delay:
+                continue
+            parts.append(f"stage {stage_id}: {info.numCompletedTasks}/{info.numTasks} tasks")
+        if not parts:
+            return None
+        return "spark " + ", ".join(parts)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                text = self.status()
+            except Exception:  # the context is stopping; progress is best effort
+                return
+            with self._printer.lock:
+                if self._stop.is_set():
+                    return
+                if text is None:
+                    self.clear_line()
+                    continue
+                if self._tty:
+                    line = f"{PREFIX}   {text}"
+                    pad = max(0, self._line_len - len(line))
+                    self._printer.stream.write("\r" + line + " " * pad)
+                    self._printer.stream.flush()
+                    self._line_len = len(line)
+                elif text != self._last_text:
+                    self._printer.stream.write(f"{PREFIX}   {text}\n")
+                    self._printer.stream.flush()
+                self._last_text = text
+
+
+class Reporter:
+    """What a command uses to report progress: notes, step events and task progress.
+
+    Call it with step events (it is a valid ``progress=`` callback), use
+    :meth:`note` for free-form lines, and :meth:`watch` to start the stage
+    monitor on a SparkContext.  Use it as a context manager (or call
+    :meth:`close`) so the monitor thread stops.
+
+    Parameters
+    ----------
+    enabled : bool
+        False prints nothing at all.
+    stream : text stream, optional
+        Default ``sys.stderr``.
+    interval : float
+        Seconds between task-progress lines when the stream is not a terminal.
+    """
+
+    def __init__(self, enabled: bool = True, stream: Optional[IO[str]] = None, interval: float = 5.0) -> None:
+        self.enabled = enabled
+        self.printer = StepPrinter(stream)
+        self.interval = interval
+        self._monitor: Optional[StageMonitor] = None
+
+    def note(self, text: str) -> None:
+        """Print ``[faq] text`` (unless disabled)."""
+        if self.enabled:
+            self.printer.write_line(text)
+
+    def __call__(self, event: Any) -> None:
+        if self.enabled:
+            self.printer(event)
+
+    def watch(self, spark_context: Any) -> None:
+        """Start reporting the task progress of ``spark_context``'s stages."""
+        if self.enabled and self._monitor is None:
+            self._monitor = StageMonitor(spark_context, self.printer, interval=self.interval).start()
+
+    def close(self) -> None:
+        """Stop the stage monitor, if running."""
+        if self._monitor is not None:
+            self._monitor.stop()
+            self._monitor = None
+
+    def __enter__(self) -> "Reporter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
