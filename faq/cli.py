@@ -258,9 +258,6 @@ def _session(master: str, reporter: Reporter):
         return active, False
     if SparkContext._active_spark_context is not None:  # a context without an active session
         return get_session(master=master), False
-    # Python workers (if Spark starts any, e.g. on a cluster) must run this interpreter,
-    # which has faq and its dependencies; plain "python3" may not.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     reporter.note(f"starting Spark ({master}) ...")
     t0 = time.perf_counter()
     spark = get_session(master=master)

@@ -111,6 +111,9 @@ def get_session(
     check_java()
     # Keep Spark's "WARN Utils: hostname resolves to loopback" lines out of the output.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python workers (Arrow/pandas functions, clusters) must run this interpreter,
+    # which has faq and its dependencies; a bare "python3" on PATH may not.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     settings = dict(DEFAULT_CONFIG)
     settings["spark.driver.extraJavaOptions"] = _quiet_log4j_option()
     settings.update(config or {})

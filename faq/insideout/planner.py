@@ -44,7 +44,7 @@ from faq.query import FAQ
 
 # Bag-join methods the executor knows (faq.joins.dispatch.JOIN_METHODS); the
 # planner names them without importing Spark.
-JOIN_METHODS = ("binary",)
+JOIN_METHODS = ("binary", "generic", "generic_shuffle", "generic_broadcast")
 # What "auto" picks for a cyclic bag; binary joins are optimal on acyclic ones.
 CYCLIC_BAG_METHOD = "binary"
 

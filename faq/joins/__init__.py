@@ -8,6 +8,7 @@ executor calls :func:`join_bag`, which picks the method the plan names.
 
 from faq.joins.frame import VALUE_COLUMN, Frame
 from faq.joins.binary import binary_join
+from faq.joins.generic import generic_join, set_generic_strategy
 from faq.joins.dispatch import join_bag
 
-__all__ = ["Frame", "VALUE_COLUMN", "binary_join", "join_bag"]
+__all__ = ["Frame", "VALUE_COLUMN", "binary_join", "generic_join", "join_bag", "set_generic_strategy"]

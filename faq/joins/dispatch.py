@@ -4,7 +4,7 @@ Examples
 --------
 >>> from faq.joins.dispatch import JOIN_METHODS
 >>> sorted(JOIN_METHODS)
-['binary']
+['binary', 'generic', 'generic_broadcast', 'generic_shuffle']
 """
 
 from __future__ import annotations
@@ -14,13 +14,29 @@ from typing import Callable, Sequence
 from faq.errors import PlanError
 from faq.joins.binary import binary_join
 from faq.joins.frame import Frame
+from faq.joins.generic import generic_join
 from faq.semirings import Semiring
 
 # (relations, indicators, semiring, attribute_order) -> product
 BagJoin = Callable[[Sequence[Frame], Sequence[Frame], Semiring, Sequence[str]], Frame]
 
-# One entry per join method; the worst-case optimal join plugs in here.
-JOIN_METHODS: dict[str, BagJoin] = {"binary": binary_join}
+
+def _generic(strategy: str) -> BagJoin:
+    def join(relations, indicators, semiring, attribute_order=()):
+        return generic_join(relations, indicators, semiring, attribute_order, strategy=strategy)
+
+    join.__name__ = f"generic_join_{strategy}"
+    return join
+
+
+# One entry per join method.  "generic" is the worst-case optimal join with
+# its strategy chosen from sizes (or forced: faq.joins.generic.set_generic_strategy).
+JOIN_METHODS: dict[str, BagJoin] = {
+    "binary": binary_join,
+    "generic": _generic("auto"),
+    "generic_shuffle": _generic("shuffle"),
+    "generic_broadcast": _generic("broadcast"),
+}
 
 
 def join_bag(

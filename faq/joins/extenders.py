@@ -29,7 +29,6 @@ A new kind of relation plugs in by implementing the three methods for a backend.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import reduce
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Protocol, Sequence
 
@@ -39,7 +38,7 @@ from faq.joins.csr import TrieLevel
 from faq.joins.frame import VALUE_COLUMN
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
     from faq.semirings import Semiring
 
@@ -58,110 +57,135 @@ class Extender(Protocol):
 
 
 class Backend(Protocol):
-    """How prefixes are held: choose the proposer per prefix, select, union."""
+    """How prefixes are held: how counts choose a proposer, how proposals and validations combine."""
 
     def choose(self, prefix: Any, extenders: Sequence[Extender]) -> Iterator[Any]:
-        """Count with every extender; yield pieces of prefixes, each with its proposer chosen."""
+        """Count with every extender; yield pieces of prefixes, each prefix with its proposer chosen."""
 
-    def chosen(self, piece: Any, index: int) -> Optional[Any]:
-        """The prefixes of ``piece`` whose proposer is extender ``index`` (None: none)."""
+    def propose(self, piece: Any, extenders: Sequence[Extender]) -> Any:
+        """Each prefix of ``piece`` extended by its chosen extender's candidates."""
 
-    def union(self, parts: Sequence[Any], template: Any) -> Any:
-        """The union of extended prefixes (``template``: a prefix, for an empty union)."""
+    def validate(self, proposals: Any, extenders: Sequence[Extender]) -> Any:
+        """The proposals every other extender validates (one combined result)."""
 
 
 def extend(prefix: Any, extenders: Sequence[Extender], backend: Backend) -> Iterator[Any]:
     """Bind the next attribute: yield the extended prefixes, piece by piece.
 
-    For each prefix the extender with the fewest candidates proposes and all
-    others validate.
+    Every extender counts, for each prefix the one with the fewest candidates
+    proposes, and the others validate.
     """
     for piece in backend.choose(prefix, extenders):
-        parts = []
-        for i, proposer in enumerate(extenders):
-            chosen = backend.chosen(piece, i)
-            if chosen is None:
-                continue
-            candidates = proposer.propose(chosen)
-            for j, other in enumerate(extenders):
-                if j != i:
-                    candidates = other.validate(candidates)
-            parts.append(candidates)
-        yield backend.union(parts, piece)
+        yield backend.validate(backend.propose(piece, extenders), extenders)
 
 
 # --- numpy: prefixes as arrays, relations as tries ---------------------------
 
 
-@dataclass
+Key = tuple  # ("a", i): the i-th attribute's codes; ("n", r): relation r's trie entry
+
+
 class Chunk:
-    """Prefixes as arrays: ``bound[i]`` the (encoded) value of the i-th attribute,
-    ``nodes[r]`` relation r's trie entry at its last bound level (0, the root, before)."""
+    """Prefixes, factorised: the columns made at this level, the others reached
+    through ``parent`` (row of each prefix in ``up``, the chunk it extends).
 
-    bound: np.ndarray  # (attributes bound, rows) int64
-    nodes: np.ndarray  # (relations, rows) int64
-    choice: Optional[np.ndarray] = None
+    Columns are ``("a", i)`` (codes of the i-th attribute) and ``("n", r)``
+    (relation r's trie entry at its last bound level; missing: the root).
+    Extending never copies earlier columns: a candidate is its new value,
+    the proposer's entry and a parent row; columns of earlier levels are
+    gathered (and cached) only where an extender or the output needs them.
+    """
 
-    @property
-    def rows(self) -> int:
-        return self.bound.shape[1]
+    __slots__ = ("columns", "rows", "parent", "up", "choice")
+
+    def __init__(
+        self,
+        columns: dict,
+        rows: int,
+        parent: Optional[np.ndarray] = None,
+        up: Optional["Chunk"] = None,
+    ) -> None:
+        self.columns = columns
+        self.rows = rows
+        self.parent = parent
+        self.up = up
+        self.choice: Optional[np.ndarray] = None
+
+    def get(self, key: Key) -> Optional[np.ndarray]:
+        """Column ``key`` aligned with the rows (None if no level made it)."""
+        column = self.columns.get(key)
+        if column is None and self.up is not None:
+            above = self.up.get(key)
+            if above is not None:
+                column = self.columns[key] = above[self.parent]
+        return column
 
     def take(self, index: np.ndarray) -> "Chunk":
-        return Chunk(self.bound[:, index], self.nodes[:, index])
+        """The rows ``index`` (own and cached columns are copied, earlier ones stay above)."""
+        parent = None if self.parent is None else self.parent[index]
+        return Chunk({k: v[index] for k, v in self.columns.items()}, len(index), parent, self.up)
 
 
-def _ranges(starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For rows with ranges [start, start + length): (row of each element, position)."""
-    total = int(lengths.sum())
-    rows = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+def _positions(starts: np.ndarray, lengths: np.ndarray, total: int) -> np.ndarray:
+    """Concatenated ranges [start, start + length), one per row."""
     if total == 0:
-        return rows, np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.int64)
     ends = np.cumsum(lengths)
-    # position = start of its row + rank inside the row
-    positions = np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - lengths), lengths)
-    return rows, positions
+    return np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - lengths), lengths)
 
 
 class TrieExtender:
-    """Relation ``slot`` at one trie level: its entries under each prefix's node."""
+    """Relation ``slot`` binding attribute ``attribute`` with one trie level."""
 
-    def __init__(self, slot: int, level: TrieLevel, span: int) -> None:
+    def __init__(self, slot: int, level: TrieLevel, span: int, attribute: int) -> None:
         self.slot = slot
         self.level = level
         self.span = np.int64(span)
+        self.node_key = ("n", slot)
+        self.value_key = ("a", attribute)
+
+    def _nodes(self, chunk: Chunk) -> Optional[np.ndarray]:
+        return chunk.get(self.node_key)
 
     def count(self, chunk: Chunk) -> np.ndarray:
-        nodes = chunk.nodes[self.slot]
         offsets = self.level.offsets
+        nodes = self._nodes(chunk)
+        if nodes is None:  # nothing of this relation bound yet: all of its level
+            return np.full(chunk.rows, offsets[1] - offsets[0], dtype=np.int64)
         return offsets[nodes + 1] - offsets[nodes]
 
-    def propose(self, chunk: Chunk) -> Chunk:
-        nodes = chunk.nodes[self.slot]
+    def propose(self, chunk: Chunk, rows: Optional[np.ndarray] = None) -> Chunk:
+        """Rows ``rows`` (default all) of ``chunk`` extended by this relation's values."""
+        if rows is None:
+            rows = np.arange(chunk.rows, dtype=np.int64)
         offsets = self.level.offsets
+        nodes = self._nodes(chunk)
+        nodes = np.zeros(len(rows), dtype=np.int64) if nodes is None else nodes[rows]
         starts = offsets[nodes]
-        rows, positions = _ranges(starts, offsets[nodes + 1] - starts)
-        values = self.level.comp[positions] - nodes[rows] * self.span
-        new_nodes = chunk.nodes[:, rows]
-        new_nodes[self.slot] = positions
-        return Chunk(np.vstack([chunk.bound[:, rows], values[None, :]]), new_nodes)
+        lengths = offsets[nodes + 1] - starts
+        total = int(lengths.sum())
+        positions = _positions(starts, lengths, total)
+        values = self.level.comp[positions] - np.repeat(nodes * self.span, lengths)
+        columns = {self.value_key: values, self.node_key: positions}
+        return Chunk(columns, total, np.repeat(rows, lengths), chunk)
 
     def validate(self, chunk: Chunk) -> Chunk:
-        if chunk.rows == 0:
-            return chunk
         comp = self.level.comp
-        if len(comp) == 0:
+        if chunk.rows == 0 or len(comp) == 0:
             return chunk.take(np.zeros(0, dtype=np.int64))
-        keys = chunk.nodes[self.slot] * self.span + chunk.bound[-1]
+        keys = chunk.get(self.value_key)
+        nodes = self._nodes(chunk)
+        if nodes is not None:
+            keys = nodes * self.span + keys
         low = np.searchsorted(comp, keys, side="left")
         if not self.level.duplicates:
-            found = comp[np.minimum(low, len(comp) - 1)] == keys
-            kept = chunk.take(np.flatnonzero(found))
-            kept.nodes[self.slot] = low[found]
+            found = np.flatnonzero(comp[np.minimum(low, len(comp) - 1)] == keys)
+            kept = chunk.take(found)
+            kept.columns[self.node_key] = low[found]
             return kept
-        high = np.searchsorted(comp, keys, side="right")
-        rows, positions = _ranges(low, high - low)
-        kept = chunk.take(rows)
-        kept.nodes[self.slot] = positions
+        lengths = np.searchsorted(comp, keys, side="right") - low
+        kept = chunk.take(np.repeat(np.arange(chunk.rows, dtype=np.int64), lengths))
+        kept.columns[self.node_key] = _positions(low, lengths, kept.rows)
         return kept
 
 
@@ -174,13 +198,14 @@ class ArrayBackend:
     def choose(self, chunk: Chunk, extenders: Sequence[TrieExtender]) -> Iterator[Chunk]:
         if chunk.rows == 0:
             return
-        counts = np.stack([e.count(chunk) for e in extenders])
+        counts = [e.count(chunk) for e in extenders]
         if len(extenders) == 1:
             choice = np.zeros(chunk.rows, dtype=np.int64)
             smallest = counts[0]
         else:
-            choice = np.argmin(counts, axis=0)
-            smallest = np.take_along_axis(counts, choice[None, :], axis=0)[0]
+            stacked = np.stack(counts)
+            choice = np.argmin(stacked, axis=0)
+            smallest = np.take_along_axis(stacked, choice[None, :], axis=0)[0]
         live = smallest > 0
         if not live.all():
             keep = np.flatnonzero(live)
@@ -199,26 +224,41 @@ class ArrayBackend:
             piece.choice = choice[index]
             yield piece
 
-    def chosen(self, piece: Chunk, index: int) -> Optional[Chunk]:
-        rows = np.flatnonzero(piece.choice == index)
-        if len(rows) == 0:
-            return None
-        if len(rows) == piece.rows:
-            return Chunk(piece.bound, piece.nodes)
-        return piece.take(rows)
+    def propose(self, piece: Chunk, extenders: Sequence[TrieExtender]) -> list[tuple[int, Chunk]]:
+        if len(extenders) == 1:
+            return [(0, extenders[0].propose(piece))]
+        proposals = []
+        for i, proposer in enumerate(extenders):
+            rows = np.flatnonzero(piece.choice == i)
+            if len(rows):
+                proposals.append((i, proposer.propose(piece, rows)))
+        return proposals
 
-    def union(self, parts: Sequence[Chunk], template: Chunk) -> Chunk:
-        if not parts:
-            k, r = template.bound.shape[0] + 1, template.nodes.shape[0]
-            return Chunk(np.zeros((k, 0), dtype=np.int64), np.zeros((r, 0), dtype=np.int64))
+    def validate(self, proposals: list[tuple[int, Chunk]], extenders: Sequence[TrieExtender]) -> Chunk:
+        parts = []
+        for i, candidates in proposals:
+            for j, other in enumerate(extenders):
+                if j != i:
+                    candidates = other.validate(candidates)
+            parts.append(candidates)
+        return self.union(parts)
+
+    @staticmethod
+    def union(parts: Sequence[Chunk]) -> Chunk:
+        """Concatenate chunks extending the same chunk (their common columns)."""
         if len(parts) == 1:
             return parts[0]
-        return Chunk(np.hstack([p.bound for p in parts]), np.hstack([p.nodes for p in parts]))
+        keys = set(parts[0].columns).intersection(*(p.columns for p in parts[1:]))
+        columns = {k: np.concatenate([p.columns[k] for p in parts]) for k in keys}
+        parent = np.concatenate([p.parent for p in parts])
+        return Chunk(columns, len(parent), parent, parts[0].up)
 
 
 # --- DataFrames: BiGJoin-style count / propose / validate with joins --------
 
 _CHOICE = "__choice"
+_KEY = "__key"
+_CANDIDATE = "__candidate"
 _RIGHT_VALUE = "__w"
 
 
@@ -229,10 +269,10 @@ def _count_column(i: int) -> str:
 class FrameExtender:
     """One relation constraining ``attribute`` given its earlier attributes ``key``.
 
-    ``relation`` has columns ``key + (attribute,)`` (plus :data:`VALUE_COLUMN`
-    when ``last``: the relation becomes fully bound here and its value is
-    multiplied in; otherwise the relation is its distinct projection).
-    ``valued`` False: the relation is an indicator (value one).
+    ``relation`` has columns ``key + (attribute,)``, plus :data:`VALUE_COLUMN`
+    when ``valued`` (the relation becomes fully bound here, its value is
+    multiplied in and its repeated rows kept).  Otherwise it is a distinct
+    projection, or an indicator (value one).
     """
 
     def __init__(
@@ -240,64 +280,79 @@ class FrameExtender:
         relation: "DataFrame",
         key: Sequence[str],
         attribute: str,
-        last: bool,
         valued: bool,
         semiring: "Semiring",
+        counted: Optional["DataFrame"] = None,
     ) -> None:
         self.relation = relation
+        self.counted = counted
         self.key = list(key)
         self.attribute = attribute
-        self.last = last
-        self.valued = valued and last
+        self.valued = valued
         self.semiring = semiring
 
     def count(self, prefix: "DataFrame") -> "DataFrame":
-        """A degree table: ``key`` columns and ``__count`` (one row, no key, when ``key`` is empty)."""
+        """A degree table: ``key`` columns and ``__count`` (one row when ``key`` is empty).
+
+        Counted on ``counted`` (the relation's rows, before de-duplication, if
+        given): a count only steers the choice of proposer, and one
+        aggregation is cheaper than a distinct and an aggregation.
+        """
         from pyspark.sql import functions as F
 
-        rel = self.relation
-        if self.key:
-            return rel.groupBy(*self.key).agg(F.count(F.lit(1)).alias("__count"))
-        return rel.agg(F.count(F.lit(1)).alias("__count"))
+        rows = self.counted if self.counted is not None else self.relation
+        grouped = rows.groupBy(*self.key) if self.key else rows.groupBy()
+        return grouped.agg(F.count(F.lit(1)).alias("__count"))
 
-    def _join(self, prefix: "DataFrame", on: Sequence[str], how: str) -> "DataFrame":
-        from pyspark.sql import functions as F
+    def proposals(self) -> "DataFrame":
+        """The distinct (key, attribute) pairs this relation proposes from."""
+        columns = [*self.key, self.attribute]
+        return self.relation.select(*columns).distinct() if self.valued else self.relation.select(*columns)
 
+    def propose(self, prefix: "DataFrame") -> "DataFrame":
+        """Every prefix extended by this relation's values (with ⊗ and repeats when ``valued``)."""
+        return self._join(prefix, self.key)
+
+    def validate(self, candidates: "DataFrame") -> "DataFrame":
+        """Candidates this relation holds (an inner join carrying ⊗ when ``valued``, else a semi-join)."""
+        on = [*self.key, self.attribute]
         if self.valued:
-            right = self.relation.withColumnRenamed(VALUE_COLUMN, _RIGHT_VALUE)
-        else:
-            right = self.relation.select(*self.key, self.attribute)
-        joined = prefix.join(right, on=list(on), how=how) if on else prefix.crossJoin(right)
+            return self._join(candidates, on)
+        return candidates.join(self.relation.select(*on), on=on, how="left_semi")
+
+    def _join(self, prefix: "DataFrame", on: Sequence[str]) -> "DataFrame":
+        from pyspark.sql import functions as F
+
         if not self.valued:
-            return joined
+            right = self.relation.select(*self.key, self.attribute)
+            return prefix.join(right, on=list(on), how="inner") if on else prefix.crossJoin(right)
+        right = self.relation.withColumnRenamed(VALUE_COLUMN, _RIGHT_VALUE)
+        joined = prefix.join(right, on=list(on), how="inner") if on else prefix.crossJoin(right)
         columns = [c for c in prefix.columns if c != VALUE_COLUMN]
         if self.attribute not in columns:
             columns.append(self.attribute)
         product = self.semiring.mul(F.col(VALUE_COLUMN), F.col(_RIGHT_VALUE)).alias(VALUE_COLUMN)
         return joined.select(*columns, product)
 
-    def propose(self, prefix: "DataFrame") -> "DataFrame":
-        return self._join(prefix, self.key, "inner")
-
-    def validate(self, candidates: "DataFrame") -> "DataFrame":
-        on = self.key + [self.attribute]
-        if self.valued:
-            return self._join(candidates, on, "inner")
-        return candidates.join(self.relation.select(*on), on=on, how="left_semi")
-
 
 class FrameBackend:
-    """DataFrame prefixes.  With several extenders the counted prefix is
-    materialised (``localCheckpoint``): every proposer's branch reads it, and
-    lineage stays short level after level."""
+    """DataFrame prefixes, one piece per attribute (Spark's shuffles spill: memory is bounded).
 
-    def __init__(self) -> None:
-        self.checkpoints: list["DataFrame"] = []
+    With several extenders, count joins the prefixes with each degree table
+    and the proposer is a Column expression; all proposers then propose in
+    *one* join: the prefix's key for its proposer (an array of its key
+    columns, tagged with the proposer) against the union of the proposers'
+    tagged (key, value) pairs.  Every extender then validates (the proposer's
+    own check passes trivially, and for a relation becoming fully bound it is
+    the join that multiplies its value in).  The plan stays linear: no branch
+    per proposer, nothing recomputed.
+    """
 
     def choose(self, prefix: "DataFrame", extenders: Sequence[FrameExtender]) -> Iterator["DataFrame"]:
         from pyspark.sql import functions as F
 
-        if len(extenders) == 1:
+        if len(extenders) == 1 or prefix.columns == [VALUE_COLUMN]:
+            # One extender, or the empty prefix (a single binding): the first proposes.
             yield prefix
             return
         counted = prefix
@@ -310,17 +365,57 @@ class FrameBackend:
         choice = F.when(F.col(names[0]) == smallest, F.lit(0))
         for i, n in enumerate(names[1:], start=1):
             choice = choice.when(F.col(n) == smallest, F.lit(i))
-        counted = counted.withColumn(_CHOICE, choice).drop(*names)
-        counted = counted.localCheckpoint(eager=True)
-        self.checkpoints.append(counted)
-        yield counted
+        yield counted.withColumn(_CHOICE, choice).drop(*names)
 
-    def chosen(self, piece: "DataFrame", index: int) -> Optional["DataFrame"]:
+    def propose(self, piece: "DataFrame", extenders: Sequence[FrameExtender]) -> tuple["DataFrame", Optional[int]]:
+        """The proposals and, when one extender proposed them all, its index."""
         from pyspark.sql import functions as F
+        from pyspark.sql.types import ArrayType, LongType
 
         if _CHOICE not in piece.columns:
-            return piece if index == 0 else None
-        return piece.where(F.col(_CHOICE) == index).drop(_CHOICE)
+            return extenders[0].propose(piece), 0
+        schema = piece.schema
+        key_types = {schema[k].dataType for e in extenders for k in e.key}
+        if len(key_types) > 1:
+            # Keys of different types cannot share one array column: one join per proposer.
+            piece = piece.localCheckpoint(eager=True)
+            parts = []
+            for i, e in enumerate(extenders):
+                chosen = piece.where(F.col(_CHOICE) == i).drop(_CHOICE)
+                # distinct candidates only: the validation below multiplies values in
+                pairs = e.proposals()
+                parts.append(chosen.join(pairs, on=e.key, how="inner") if e.key else chosen.crossJoin(pairs))
+            return reduce(lambda a, b: a.unionByName(b), parts), None
+        element = key_types.pop() if key_types else LongType()
 
-    def union(self, parts: Sequence["DataFrame"], template: "DataFrame") -> "DataFrame":
-        return reduce(lambda a, b: a.unionByName(b), parts)
+        def key_array(e: FrameExtender) -> "Column":
+            if not e.key:
+                return F.array().cast(ArrayType(element))
+            return F.array(*[F.col(k) for k in e.key])
+
+        key_of = None
+        for i, e in enumerate(extenders):
+            key = key_array(e)
+            key_of = F.when(F.col(_CHOICE) == i, key) if key_of is None else key_of.when(F.col(_CHOICE) == i, key)
+        left = piece.withColumn(_KEY, key_of)
+        table = reduce(
+            lambda a, b: a.unionByName(b),
+            [
+                e.proposals().select(
+                    F.lit(i).alias(_CHOICE),
+                    key_array(e).alias(_KEY),
+                    F.col(e.attribute).alias(_CANDIDATE),
+                )
+                for i, e in enumerate(extenders)
+            ],
+        )
+        attribute = extenders[0].attribute
+        joined = left.join(table, on=[_CHOICE, _KEY], how="inner")
+        return joined.drop(_CHOICE, _KEY).withColumnRenamed(_CANDIDATE, attribute), None
+
+    def validate(self, proposals: tuple["DataFrame", Optional[int]], extenders: Sequence[FrameExtender]) -> "DataFrame":
+        candidates, proposer = proposals
+        for j, e in enumerate(extenders):
+            if j != proposer:
+                candidates = e.validate(candidates)
+        return candidates
