@@ -46,7 +46,7 @@ from faq.query import FAQ
 # planner names them without importing Spark.
 JOIN_METHODS = ("binary", "generic", "generic_shuffle", "generic_broadcast")
 # What "auto" picks for a cyclic bag; binary joins are optimal on acyclic ones.
-CYCLIC_BAG_METHOD = "binary"
+CYCLIC_BAG_METHOD = "generic"
 
 
 @dataclass(frozen=True)

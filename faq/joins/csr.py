@@ -29,7 +29,7 @@ Examples
 [[1, 2, 3], [0, 3]]
 >>> trie.levels[1].offsets.tolist()          # children of 1, of 2, of 3
 [0, 2, 3, 4]
->>> trie.levels[1].values(np.array([0, 0, 1, 2]), enc.span).tolist()   # encoded dst
+>>> trie.levels[1].values(np.arange(4), enc.span).tolist()   # encoded dst of (1,2) (1,3) (2,3) (3,1)
 [1, 2, 2, 0]
 """
 
@@ -110,9 +110,8 @@ class TrieLevel:
 class Trie:
     """The index of one relation: ``levels[j]`` maps prefixes of length j to the next attribute.
 
-    ``order`` gives, for each position of the sorted last level, the row of the
-    input it came from; ``values`` (if any) are the relation's semiring values
-    aligned with the last level.
+    ``values`` (if any) are the relation's semiring values aligned with the
+    last level (its entries are the sorted rows).
     """
 
     levels: tuple[TrieLevel, ...]

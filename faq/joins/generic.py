@@ -1,0 +1,532 @@
+"""Worst-case optimal bag join: attribute at a time, count / propose / validate.
+
+:func:`generic_join` has the contract of :func:`~faq.joins.binary.binary_join`
+(the ⊗-product of the relations over the union of their variables, one row
+per binding and per combination of rows, semi-joined with the indicators) but
+binds one attribute at a time, in the planner's ``attribute_order``.  For each
+attribute every relation holding it is an extender
+(:mod:`faq.joins.extenders`): for each prefix binding all of them *count*
+their candidates, the one with the fewest *proposes*, the others *validate*.
+A relation's value is multiplied in (⊗) when its last attribute is bound;
+indicators take part as relations whose value is one.  Work is Σ over
+prefixes of the smallest proposal, never the Σ deg² of a chain of binary
+joins, so a triangle costs O(N^1.5) (Ngo, Porat, Ré, Rudra; Veldhuizen;
+BiGJoin, Ammar et al. VLDB 2018).
+
+Two physical strategies:
+
+``"shuffle"``
+    DataFrames only, as in BiGJoin: count is a join of the prefixes with each
+    relation's per-key degree table, the proposer is picked by a Column
+    expression (``least`` / ``when``), propose is a join and validate a
+    semi-join (an inner join carrying ⊗ when the relation becomes fully
+    bound).  The counted prefixes of each attribute are materialised
+    (``localCheckpoint``) so branches share them and lineage stays short.
+    Any key type; memory is Spark's (shuffles spill).
+``"broadcast"``
+    Each relation becomes a CSR trie of numpy arrays (:mod:`faq.joins.csr`),
+    broadcast to the executors; the first attribute's values (seeds) are
+    enumerated on the driver from the tries, and each partition of seeds is
+    extended to full bindings in vectorised numpy inside ``mapInArrow``
+    (``np.searchsorted`` over sorted neighbour lists for validation), in
+    pieces of at most :data:`BATCH_ROWS` candidates, depth first, so memory
+    per task is bounded whatever the output size.  Integer keys only; up to
+    :data:`BROADCAST_MAX_ENTRIES` rows in all relations.
+``"auto"``
+    Broadcast when the relations hold at most :data:`AUTO_BROADCAST_MAX_ROWS`
+    rows in all and their keys are integers, shuffle otherwise.  Force either
+    with :func:`set_generic_strategy` or the environment variable
+    ``FAQ_GENERIC_STRATEGY``; :func:`last_decision` says what was run and why.
+
+The ⊗ of the values is always a Spark Column expression of the semiring
+(the broadcast strategy gathers each relation's value per output row and
+multiplies in Spark), so every semiring, built in or user defined, gives
+exactly what binary joins give.
+
+Examples
+--------
+>>> from faq.factor import factor_of
+>>> from faq.joins import Frame, VALUE_COLUMN
+>>> from faq.joins.generic import generic_join
+>>> from faq.semirings import COUNTING
+>>> edges = [(0, 1, 1), (1, 2, 1), (0, 2, 1), (2, 3, 1)]
+>>> def use(a, b):
+...     f = factor_of(edges, ["s", "t"], "counting")
+...     return Frame(f.df.selectExpr(f"s AS {a}", f"t AS {b}", f"value AS {VALUE_COLUMN}"), (a, b))
+>>> out = generic_join([use("a", "b"), use("a", "c"), use("b", "c")], [], COUNTING, ["a", "b", "c"],
+...                    strategy="broadcast")
+>>> sorted(map(tuple, out.df.collect()))
+[(0, 1, 2, 1)]
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+from collections import deque
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
+
+import numpy as np
+
+from faq.errors import PlanError
+from faq.joins.csr import Encoding, Trie, build_encoding, build_trie
+from faq.joins.extenders import ArrayBackend, Chunk, FrameBackend, FrameExtender, TrieExtender, extend
+from faq.joins.frame import VALUE_COLUMN, Frame
+from faq.semirings import Semiring
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+log = logging.getLogger(__name__)
+
+STRATEGIES = ("auto", "shuffle", "broadcast")
+# Environment variable forcing a strategy for "auto" (shuffle or broadcast).
+STRATEGY_ENV = "FAQ_GENERIC_STRATEGY"
+# "auto" broadcasts when all relations together hold at most this many rows.
+AUTO_BROADCAST_MAX_ROWS = 20_000_000
+# The broadcast strategy refuses (and falls back to shuffle) above this many rows:
+# every executor's Python worker holds the whole index.
+BROADCAST_MAX_ENTRIES = 50_000_000
+# Largest number of candidates a piece of prefixes may propose (per task, per level).
+BATCH_ROWS = 1 << 16
+# Seed partitions per core of the default parallelism (skewed seeds need slack) ...
+PARTITIONS_PER_CORE = 4
+# ... but at most one per this many index rows (tiny joins run as one task).
+ROWS_PER_PARTITION = 50_000
+# Relations Spark estimates above this size are counted before being collected.
+COUNT_ABOVE_BYTES = 16 * 1024 * 1024
+
+_forced_strategy: Optional[str] = None
+
+
+def set_generic_strategy(strategy: Optional[str]) -> None:
+    """Force the strategy ``"auto"`` resolves to (``"shuffle"``, ``"broadcast"``); None restores auto."""
+    global _forced_strategy
+    if strategy is not None and strategy not in STRATEGIES:
+        raise PlanError(reason=f"unknown generic-join strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
+    _forced_strategy = None if strategy == "auto" else strategy
+
+
+def generic_strategy() -> str:
+    """The strategy ``"auto"`` stands for now: the forced one, ``$FAQ_GENERIC_STRATEGY``, or ``"auto"``."""
+    if _forced_strategy is not None:
+        return _forced_strategy
+    env = os.environ.get(STRATEGY_ENV, "").strip().lower()
+    if env and env not in STRATEGIES:
+        raise PlanError(reason=f"{STRATEGY_ENV}={env!r} is not a generic-join strategy; use one of {', '.join(STRATEGIES)}")
+    return env or "auto"
+
+
+@dataclass(frozen=True)
+class JoinDecision:
+    """What one :func:`generic_join` call ran and why."""
+
+    requested: str
+    strategy: str
+    reason: str
+    attribute_order: tuple[str, ...]
+    rows: Optional[int] = None
+
+
+DECISIONS: deque = deque(maxlen=64)
+
+
+def last_decision() -> Optional[JoinDecision]:
+    """The decision of the latest :func:`generic_join` call (None before any)."""
+    return DECISIONS[-1] if DECISIONS else None
+
+
+@dataclass(frozen=True)
+class _Use:
+    """One relation of the join: its attributes in attribute order; ``valued`` False for indicators."""
+
+    frame: Frame
+    attributes: tuple[str, ...]
+    valued: bool
+
+
+def generic_join(
+    relations: Sequence[Frame],
+    indicators: Sequence[Frame],
+    semiring: Semiring,
+    attribute_order: Sequence[str] = (),
+    strategy: str = "auto",
+) -> Frame:
+    """⊗-product of ``relations``, semi-joined with ``indicators``, attribute at a time.
+
+    Parameters
+    ----------
+    relations : sequence of Frame
+        Any arities; a relation may appear several times (its value is then
+        multiplied in several times, as in binary joins).
+    indicators : sequence of Frame
+        De-duplicated projections (variable columns only) to semi-join with.
+    semiring : Semiring
+        Supplies ⊗ (as Column expressions) and its one.
+    attribute_order : sequence of str
+        Order in which attributes are bound (the planner's: each attribute
+        after the first shares a relation with an earlier one).  Missing
+        variables are appended in a connected order; unknown ones ignored.
+    strategy : {"auto", "shuffle", "broadcast"}
+        See the module notes.  ``"broadcast"`` falls back to shuffle (the
+        reason is in :func:`last_decision`) for non-integer keys or more than
+        :data:`BROADCAST_MAX_ENTRIES` rows.
+
+    Returns
+    -------
+    Frame
+        Columns: the relations' variables (first appearance order) and
+        :data:`VALUE_COLUMN`.  Rows with a null key or value are left out.
+    """
+    from pyspark.sql import functions as F
+
+    from faq.hypergraph.acyclic import attribute_order as connected_order
+
+    if strategy not in STRATEGIES:
+        raise PlanError(reason=f"unknown generic-join strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
+    requested = strategy if strategy != "auto" else generic_strategy()
+    variables = tuple(dict.fromkeys(v for r in (*relations, *indicators) for v in r.variables))
+    edges = [r.variables for r in (*relations, *indicators) if r.variables]
+    first = [v for v in dict.fromkeys(attribute_order) if v in variables]
+    order = tuple(connected_order(edges, first=first)) if edges else ()
+    position = {v: i for i, v in enumerate(order)}
+    uses = [
+        _Use(r, tuple(sorted(r.variables, key=position.__getitem__)), valued)
+        for group, valued in ((relations, True), (indicators, False))
+        for r in group
+        if r.variables
+    ]
+    spark = _spark_of(relations, indicators)
+
+    df: Optional["DataFrame"] = None
+    if not uses:
+        df = spark.range(1).select(semiring.one_col().alias(VALUE_COLUMN))
+        decision = JoinDecision(requested, "none", "no variables", order)
+    else:
+        reason, rows, inputs = _broadcast_inputs(uses, requested, semiring)
+        if inputs is not None:
+            df = _broadcast_join(spark, uses, inputs, order, variables, semiring)
+            decision = JoinDecision(requested, "broadcast", f"index of {rows} rows", order, rows)
+        else:
+            decision = JoinDecision(requested, "shuffle", reason, order, rows)
+        if df is None:
+            df = _shuffle_join(spark, uses, order, variables, semiring)
+    DECISIONS.append(decision)
+    log.info("generic join: %s (%s), attributes %s", decision.strategy, decision.reason, ", ".join(order))
+
+    # Relations and indicators without variables: a constant factor, a non-emptiness test.
+    for r in relations:
+        if not r.variables:
+            other = r.df.select(F.col(VALUE_COLUMN).alias("__z"))
+            df = df.crossJoin(other).select(
+                *variables, semiring.mul(F.col(VALUE_COLUMN), F.col("__z")).alias(VALUE_COLUMN)
+            )
+    for ind in indicators:
+        if not ind.variables:
+            df = df.crossJoin(ind.df.limit(1).select(F.lit(1).alias("__one"))).drop("__one")
+    return Frame(df.select(*variables, VALUE_COLUMN), variables)
+
+
+def _spark_of(relations: Sequence[Frame], indicators: Sequence[Frame]) -> "SparkSession":
+    for r in (*relations, *indicators):
+        return r.df.sparkSession
+    from faq.spark import get_session
+
+    return get_session()
+
+
+def _non_null(df: "DataFrame", columns: Sequence[str]) -> "DataFrame":
+    from pyspark.sql import functions as F
+
+    condition = None
+    for c in columns:
+        test = F.col(c).isNotNull()
+        condition = test if condition is None else condition & test
+    return df if condition is None else df.where(condition)
+
+
+# --- choosing ------------------------------------------------------------------
+
+
+def _broadcast_inputs(
+    uses: Sequence[_Use], requested: str, semiring: Semiring
+) -> tuple[str, Optional[int], Optional[tuple[list[list[int]], list]]]:
+    """Collect the relations for the broadcast index, or say why not.
+
+    Returns (reason, rows, inputs): ``inputs`` is None when the shuffle
+    strategy must run (``reason`` says why), else the groups of uses sharing
+    one index and each group's collected columns.  Relations Spark estimates
+    at more than :data:`COUNT_ABOVE_BYTES` are counted first (one job each)
+    so that nothing over the limits is collected.
+    """
+    from pyspark.sql.types import IntegralType
+
+    if requested == "shuffle":
+        return "strategy shuffle requested", None, None
+    for use in uses:
+        schema = use.frame.df.schema
+        for a in use.attributes:
+            if not isinstance(schema[a].dataType, IntegralType):
+                kind = schema[a].dataType.simpleString()
+                return f"key {a!r} has type {kind}: the broadcast index needs integer keys", None, None
+    groups, frames = _share_groups(uses)
+    firsts = [frames[g[0]] for g in groups]
+    sizes = [_estimated_bytes(df) for df in firsts]
+    rows = None
+    if any(size is None or size > COUNT_ABOVE_BYTES for size in sizes):
+        rows = sum(df.count() for df in firsts)
+        reason = _too_many(rows, requested)
+        if reason:
+            return reason, rows, None
+    collected = [_collect(df, len(uses[g[0]].attributes), uses[g[0]].valued, semiring) for g, df in zip(groups, firsts)]
+    rows = sum(len(keys[0]) for keys, _ in collected)
+    reason = _too_many(rows, requested)
+    if reason:
+        return reason, rows, None
+    return "", rows, (groups, collected)
+
+
+def _too_many(rows: int, requested: str) -> Optional[str]:
+    if rows > BROADCAST_MAX_ENTRIES:
+        return f"{rows} rows exceed BROADCAST_MAX_ENTRIES={BROADCAST_MAX_ENTRIES}"
+    if requested == "auto" and rows > AUTO_BROADCAST_MAX_ROWS:
+        return f"{rows} rows exceed AUTO_BROADCAST_MAX_ROWS={AUTO_BROADCAST_MAX_ROWS}"
+    return None
+
+
+def _estimated_bytes(df: "DataFrame") -> Optional[int]:
+    """Spark's size estimate of ``df`` (None if unavailable)."""
+    try:
+        return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
+    except Exception:  # pragma: no cover - e.g. Spark Connect
+        return None
+
+
+def _normalised(use: _Use) -> "DataFrame":
+    """The use's rows with keys renamed by position in attribute order (``__k0``...)."""
+    from pyspark.sql import functions as F
+
+    columns = [F.col(a).alias(f"__k{i}") for i, a in enumerate(use.attributes)]
+    if use.valued:
+        columns.append(F.col(VALUE_COLUMN))
+    names = [f"__k{i}" for i in range(len(use.attributes))] + ([VALUE_COLUMN] if use.valued else [])
+    return _non_null(use.frame.df.select(*columns), names)
+
+
+def _same_data(a: "DataFrame", b: "DataFrame") -> bool:
+    """True when Spark's optimiser reduces both to the same plan (e.g. two atoms of one factor)."""
+    try:
+        return bool(a._jdf.queryExecution().optimizedPlan().sameResult(b._jdf.queryExecution().optimizedPlan()))
+    except Exception:  # pragma: no cover - e.g. Spark Connect: no shared index, still correct
+        return False
+
+
+def _share_groups(uses: Sequence[_Use]) -> tuple[list[list[int]], list["DataFrame"]]:
+    """Indexes of uses grouped by identical data in identical attribute order (one index each),
+    and each use's normalised DataFrame."""
+    groups: list[list[int]] = []
+    frames = [_normalised(u) for u in uses]
+    for i, df in enumerate(frames):
+        for g in groups:
+            if len(uses[g[0]].attributes) == len(uses[i].attributes) and uses[g[0]].valued == uses[i].valued:
+                if _same_data(frames[g[0]], df):
+                    g.append(i)
+                    break
+        else:
+            groups.append([i])
+    return groups, frames
+
+
+# --- broadcast strategy ------------------------------------------------------------
+
+
+@dataclass
+class _Kernel:
+    """Everything a task needs, broadcast once: tries (inside the extenders) and seeds."""
+
+    extenders: list[list[TrieExtender]]  # per attribute after the first
+    seeds: dict  # Chunk columns of the seeds (first attribute and trie entries)
+    encoding: Encoding
+    outputs: list[int]  # attribute position of each output variable
+    values: list[tuple[int, np.ndarray]]  # (use, values aligned with its last level)
+    names: list[str]  # output columns
+    batch_rows: int
+
+
+def _collect(df: "DataFrame", arity: int, valued: bool, semiring: Semiring) -> tuple[list[np.ndarray], Optional[np.ndarray]]:
+    """The rows of a normalised relation as numpy columns.
+
+    This collects the relation to the driver: it *is* the index to be
+    broadcast (bounded by BROADCAST_MAX_ENTRIES), nothing else is collected.
+    """
+    from pyspark.sql import functions as F
+
+    if valued:
+        df = df.withColumn(VALUE_COLUMN, F.col(VALUE_COLUMN).cast(semiring.value_type))
+    table = df.toArrow()
+    keys = [table.column(i).to_numpy().astype(np.int64, copy=False) for i in range(arity)]
+    values = table.column(arity).to_numpy() if valued else None
+    return keys, values
+
+
+def _all_one(values: np.ndarray, semiring: Semiring) -> bool:
+    one = semiring.python_value(semiring.one)
+    return bool(len(values) == 0 or np.all(values == one))
+
+
+def _broadcast_join(
+    spark: "SparkSession",
+    uses: Sequence[_Use],
+    inputs: tuple[list[list[int]], list],
+    order: Sequence[str],
+    variables: Sequence[str],
+    semiring: Semiring,
+) -> "DataFrame":
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
+
+    groups, collected = inputs
+    encoding = build_encoding([c for keys, _ in collected for c in keys], max(len(k[0]) for k, _ in collected))
+    tries: dict[int, Trie] = {}
+    value_of: dict[int, np.ndarray] = {}
+    for g, (keys, values) in zip(groups, collected):
+        if values is not None and _all_one(values, semiring):
+            values = None  # ⊗ by one: nothing to gather
+        trie = build_trie([encoding.encode(k) for k in keys], encoding.span, values)
+        for i in g:
+            tries[i] = trie
+            if trie.values is not None:
+                value_of[i] = trie.values
+
+    # One list of extenders per attribute: every use holding it, at its level for it.
+    levels = [
+        [
+            TrieExtender(i, tries[i].levels[u.attributes.index(x)], encoding.span, position)
+            for i, u in enumerate(uses)
+            if x in u.attributes
+        ]
+        for position, x in enumerate(order)
+    ]
+    # Seeds: the first attribute's values, enumerated on the driver from the tries.
+    root = Chunk({}, 1)
+    pieces = [p for p in extend(root, levels[0], ArrayBackend(max_rows=1 << 62)) if p.rows]
+    n_seeds = sum(p.rows for p in pieces)
+    # Hubs spread over the tasks: seeds in a fixed random order.
+    permutation = np.random.default_rng(0).permutation(n_seeds)
+    seed_columns = {
+        key: np.ascontiguousarray(np.concatenate([p.columns[key] for p in pieces])[permutation])
+        for key in (pieces[0].columns if pieces else {})
+        if key == ("a", 0) or key[0] == "n"
+    }
+    value_type = {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType()}[semiring.value_type]
+    value_uses = sorted(value_of)
+    schema = StructType(
+        [StructField(v, LongType()) for v in variables] + [StructField(f"__g{i}", value_type) for i in value_uses]
+    )
+    kernel = _Kernel(
+        extenders=levels[1:],
+        seeds=seed_columns,
+        encoding=encoding,
+        outputs=[list(order).index(v) for v in variables],
+        values=[(i, value_of[i]) for i in value_uses],
+        names=schema.fieldNames(),
+        batch_rows=BATCH_ROWS,
+    )
+    if n_seeds == 0:
+        df = spark.createDataFrame([], schema)
+    else:
+        broadcast = spark.sparkContext.broadcast(kernel)
+        index_rows = sum(len(keys[0]) for keys, _ in collected)
+        partitions = min(
+            n_seeds,
+            spark.sparkContext.defaultParallelism * PARTITIONS_PER_CORE,
+            -(-index_rows // ROWS_PER_PARTITION),
+        )
+        partitions = max(1, partitions)
+        df = spark.range(0, n_seeds, 1, partitions).mapInArrow(
+            functools.partial(_expand_partition, broadcast=broadcast), schema
+        )
+    product = semiring.one_col()
+    for k, i in enumerate(value_uses):
+        product = F.col(f"__g{i}") if k == 0 else semiring.mul(product, F.col(f"__g{i}"))
+    return df.select(*variables, product.alias(VALUE_COLUMN))
+
+
+def _complete(chunk: Chunk, level: int, extenders: list[list[TrieExtender]], backend: ArrayBackend) -> Iterator[Chunk]:
+    """Extend ``chunk`` through every remaining attribute, depth first (bounded memory)."""
+    if level == len(extenders):
+        yield chunk
+        return
+    for extended in extend(chunk, extenders[level], backend):
+        if extended.rows:
+            yield from _complete(extended, level + 1, extenders, backend)
+
+
+def _expand_partition(batches: Iterator[Any], broadcast: Any) -> Iterator[Any]:
+    """mapInArrow body: seed ids in, full bindings (decoded keys, gathered values) out."""
+    kernel: _Kernel = broadcast.value
+    backend = ArrayBackend(kernel.batch_rows)
+    buffered: list[Chunk] = []
+    rows = 0
+    for batch in batches:
+        ids = batch.column(0).to_numpy()
+        if len(ids) == 0:
+            continue
+        seeds = Chunk({key: column[ids] for key, column in kernel.seeds.items()}, len(ids))
+        for leaf in _complete(seeds, 0, kernel.extenders, backend):
+            buffered.append(_output_columns(leaf, kernel))
+            rows += leaf.rows
+            if rows >= kernel.batch_rows:
+                yield _to_arrow(buffered, kernel)
+                buffered, rows = [], 0
+    if buffered:
+        yield _to_arrow(buffered, kernel)
+
+
+def _output_columns(leaf: Chunk, kernel: _Kernel) -> list[np.ndarray]:
+    """Decoded keys of the output variables and gathered values, for the rows of ``leaf``."""
+    columns = [kernel.encoding.decode(leaf.get(("a", p))) for p in kernel.outputs]
+    columns += [values[leaf.get(("n", i))] for i, values in kernel.values]
+    return columns
+
+
+def _to_arrow(parts: list[list[np.ndarray]], kernel: _Kernel) -> Any:
+    import pyarrow as pa
+
+    columns = parts[0] if len(parts) == 1 else [np.concatenate(c) for c in zip(*parts)]
+    return pa.RecordBatch.from_arrays([pa.array(c) for c in columns], names=kernel.names)
+
+
+# --- shuffle strategy ------------------------------------------------------------
+
+
+def _shuffle_join(
+    spark: "SparkSession",
+    uses: Sequence[_Use],
+    order: Sequence[str],
+    variables: Sequence[str],
+    semiring: Semiring,
+) -> "DataFrame":
+    prefix = spark.range(1).select(semiring.one_col().alias(VALUE_COLUMN))
+    backend = FrameBackend()
+    for x in order:
+        extenders = []
+        for use in uses:
+            if x not in use.attributes:
+                continue
+            at = use.attributes.index(x)
+            last = at == len(use.attributes) - 1
+            columns = list(use.attributes[: at + 1])
+            if last and use.valued:
+                relation = use.frame.df.select(*columns, VALUE_COLUMN)
+            elif last:  # an indicator: de-duplicated already
+                relation = use.frame.df.select(*columns)
+            else:
+                relation = use.frame.df.select(*columns).distinct()
+            relation = _non_null(relation, columns)
+            counted = None if last else _non_null(use.frame.df.select(*columns), columns)
+            extenders.append(FrameExtender(relation, columns[:-1], x, last and use.valued, semiring, counted))
+        (prefix,) = list(extend(prefix, extenders, backend))
+    return prefix.select(*variables, VALUE_COLUMN)

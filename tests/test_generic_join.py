@@ -1,0 +1,324 @@
+"""The generic (worst-case optimal) join against binary joins and brute force.
+
+Both strategies run on every case: ``shuffle`` (DataFrame joins) and
+``broadcast`` (numpy tries per partition).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from faq.factor import factor_of
+from faq.insideout import evaluate
+from faq.io import read_edge_list
+from faq.joins import VALUE_COLUMN, Frame, binary_join
+from faq.joins import generic as generic_module
+from faq.joins.generic import generic_join, last_decision, set_generic_strategy
+from faq.query import make_query
+from faq.semirings import get_semiring
+from tests.brute_force import PY_SEMIRINGS, brute_force, same_value
+from tests.test_insideout import DOMAIN, VALUES, random_faq
+
+STRATEGIES = ("shuffle", "broadcast")
+INF = math.inf
+
+FEW = settings(
+    max_examples=2,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much],
+    derandomize=True,
+)
+
+
+def nontrivial_faq(semiring: str):
+    """random_faq with at least two atoms and no empty factor (the first derandomized
+    examples of random_faq are a single empty atom, which joins nothing)."""
+    return random_faq(semiring).filter(lambda case: len(case[0]) >= 2 and all(case[1].values()))
+
+
+@st.composite
+def cyclic_faq(draw, semiring: str):
+    """A triangle or 4-cycle (some atoms sharing one factor) with random data and free variables."""
+    shape = draw(st.sampled_from(["triangle", "cycle4", "triangle+ternary"]))
+    if shape == "triangle":
+        atoms = [("e", ["x", "y"]), ("e", ["y", "z"]), ("g", ["x", "z"])]
+    elif shape == "cycle4":
+        atoms = [("e", ["w", "x"]), ("e", ["x", "y"]), ("g", ["y", "z"]), ("g", ["z", "w"])]
+    else:
+        atoms = [("t", ["x", "y", "z"]), ("e", ["x", "y"]), ("g", ["y", "z"]), ("g", ["x", "z"])]
+    arity = {name: len(vs) for name, vs in atoms}
+    data = {}
+    for name, k in arity.items():
+        keys = draw(st.lists(st.tuples(*[st.sampled_from(DOMAIN)] * k), min_size=3, max_size=9))
+        data[name] = [(*key, draw(st.sampled_from(VALUES[semiring]))) for key in keys]
+    used = list(dict.fromkeys(v for _, vs in atoms for v in vs))
+    free = draw(st.lists(st.sampled_from(used), unique=True, max_size=2))
+    return atoms, data, free
+
+
+def frame(rows, variables, semiring="counting"):
+    """A Frame over ``variables`` from tuples ``(*key, value)``."""
+    f = factor_of(rows, [f"c{i}" for i in range(len(variables))], semiring)
+    columns = [f"c{i} AS {v}" for i, v in enumerate(variables)] + [f"value AS {VALUE_COLUMN}"]
+    return Frame(f.df.selectExpr(*columns), tuple(variables))
+
+
+def indicator(rows, variables):
+    f = factor_of([(*r, 1) for r in rows], [f"c{i}" for i in range(len(variables))])
+    return Frame(f.df.selectExpr(*[f"c{i} AS {v}" for i, v in enumerate(variables)]).distinct(), tuple(variables))
+
+
+def rows_of(out: Frame, variables, semiring="counting"):
+    """{key in ``variables`` order: sorted list of values}, zero values left out."""
+    zero = get_semiring(semiring).zero
+    got: dict[tuple, list] = {}
+    for r in out.df.select(*variables, VALUE_COLUMN).collect():
+        if r[-1] is not None and r[-1] != zero:
+            got.setdefault(tuple(r[:-1]), []).append(r[-1])
+    return {k: sorted(v) for k, v in got.items()}
+
+
+def check_against_binary(relations, indicators, semiring="counting", order=()):
+    """Both strategies give binary_join's rows (as multisets per key)."""
+    ring = get_semiring(semiring)
+    expected_frame = binary_join(relations, indicators, ring)
+    variables = expected_frame.variables
+    expected = rows_of(expected_frame, variables, semiring)
+    for strategy in STRATEGIES:
+        out = generic_join(relations, indicators, ring, order, strategy=strategy)
+        assert set(out.variables) == set(variables)
+        assert last_decision().strategy == strategy, last_decision()
+        got = rows_of(out, variables, semiring)
+        assert got == expected, (strategy, got, expected)
+    return expected
+
+
+# --- random FAQs, every semiring, through InsideOut with the join forced ------
+
+
+def run_with_join(atoms, data, free, semiring, join):
+    arity = {name: len(vs) for name, vs in atoms}
+    factors = {
+        name: factor_of(rows, [f"c{i}" for i in range(arity[name])], semiring, name=name)
+        for name, rows in data.items()
+    }
+    query = make_query(atoms, free, semiring=semiring)
+    with evaluate(query, factors, join=join) as result:
+        assert all(s.join_method == join for s in result.plan.steps)
+        rows = result.factor.df.collect()
+    return {tuple(r[:-1]): r[-1] for r in rows}
+
+
+def check_faq(case, semiring, joins):
+    atoms, data, free = case
+    expected = brute_force(atoms, data, free, semiring, DOMAIN)
+    for join in joins:
+        got = run_with_join(atoms, data, free, semiring, join)
+        assert set(got) == set(expected), (join, atoms, got, expected)
+        for key, value in expected.items():
+            assert same_value(got[key], value), (join, atoms, key, got[key], value)
+
+
+@pytest.mark.parametrize("semiring", sorted(PY_SEMIRINGS))
+def test_random_faqs_agree_with_brute_force(semiring):
+    """Random FAQs (tests/test_insideout.py's strategy) and random cyclic ones, with
+    every InsideOut step joined by the generic join (acyclic bags too): the broadcast
+    strategy on each example, the shuffle strategy on one of each kind (it runs a
+    dozen Spark stages even on tiny inputs)."""
+    for strategy in (nontrivial_faq(semiring), cyclic_faq(semiring)):
+        seen = []
+
+        @FEW
+        @given(strategy)
+        def check(case):
+            joins = ("generic_broadcast", "generic_shuffle") if not seen else ("generic_broadcast",)
+            seen.append(case)
+            check_faq(case, semiring, joins)
+
+        check()
+
+
+def test_random_bags_agree_with_binary_join():
+    """All atoms of a random FAQ as one bag: the generic join's rows are binary_join's."""
+    from faq.insideout.executor import bind
+
+    semiring = "real"
+    ring = get_semiring(semiring)
+
+    @FEW
+    @given(nontrivial_faq(semiring))
+    def check(case):
+        atoms, data, free = case
+        arity = {name: len(vs) for name, vs in atoms}
+        factors = {
+            name: factor_of(rows, [f"c{i}" for i in range(arity[name])], semiring, name=name)
+            for name, rows in data.items()
+        }
+        frames = list(bind(make_query(atoms, free, semiring=semiring), factors, ring).values())
+        check_against_binary(frames, [], semiring)
+
+    check()
+
+
+# --- bags -----------------------------------------------------------------------
+
+TRIANGLE_EDGES = [(0, 1, 1), (1, 2, 1), (0, 2, 1), (2, 3, 1), (1, 3, 1), (0, 3, 1), (3, 0, 1), (2, 0, 1)]
+
+
+def edge_frames(edges, pairs, semiring="counting"):
+    return [frame(edges, p, semiring) for p in pairs]
+
+
+def test_triangle():
+    rels = edge_frames(TRIANGLE_EDGES, [("a", "b"), ("a", "c"), ("b", "c")])
+    expected = check_against_binary(rels, [], order=("a", "b", "c"))
+    assert len(expected) == 6
+
+
+def test_four_cycle_in_every_attribute_order():
+    edges = [(0, 1, 2), (1, 2, 1), (2, 3, 3), (3, 0, 1), (0, 2, 1), (2, 0, 5), (1, 0, 1)]
+    rels = edge_frames(edges, [("a", "b"), ("b", "c"), ("c", "d"), ("d", "a")])
+    for order in [("b", "d", "a", "c"), ()]:
+        check_against_binary(rels, [], order=order)
+
+
+def test_k4_directed_four_cliques():
+    rng = np.random.default_rng(3)
+    edges = sorted({(int(a), int(b)) for a, b in rng.integers(0, 9, size=(45, 2)) if a != b})
+    edges = [(a, b, 1) for a, b in edges]
+    pairs = [("a", "b"), ("a", "c"), ("a", "d"), ("b", "c"), ("b", "d"), ("c", "d")]
+    expected = check_against_binary(edge_frames(edges, pairs), [], order=("a", "b", "c", "d"))
+    present = {(a, b) for a, b, _ in edges}
+    brute = sum(
+        1
+        for a in range(9) for b in range(9) for c in range(9) for d in range(9)
+        if all(p in present for p in [(a, b), (a, c), (a, d), (b, c), (b, d), (c, d)])
+    )
+    assert sum(len(v) for v in expected.values()) == brute > 0
+
+
+def test_ternary_relation_with_binary_ones_and_values():
+    r = frame([(0, 1, 2, 2.0), (0, 1, 3, 0.5), (1, 2, 0, 3.0), (0, 2, 2, 1.5)], ["a", "b", "c"], "real")
+    s = frame([(1, 2, 4.0), (2, 0, 2.0), (1, 3, -1.0), (2, 2, 1.0)], ["b", "c"], "real")
+    t = frame([(2, 7, 1.0), (0, 8, 2.0), (2, 9, 0.5)], ["c", "d"], "real")
+    for order in [("a", "b", "c", "d"), ("d", "c", "b", "a")]:
+        check_against_binary([r, s, t], [], "real", order)
+
+
+def test_repeated_relation_and_duplicate_keys():
+    """A relation used twice multiplies twice; repeated keys keep their multiplicity."""
+    r = frame([(0, 1, 2), (0, 1, 3), (1, 1, 5), (1, 2, 7)], ["a", "b"])
+    s = frame([(1, 4), (1, 6), (2, 1)], ["b"])
+    expected = check_against_binary([r, r, s], [], order=("b", "a"))
+    assert expected[(0, 1)] == sorted(x * y * z for x in (2, 3) for y in (2, 3) for z in (4, 6))
+
+
+def test_indicators_semi_join():
+    rels = edge_frames(TRIANGLE_EDGES, [("a", "b"), ("b", "c")])
+    inds = [indicator([(0, 2), (1, 3)], ("a", "c")), indicator([(0,), (1,), (5,)], ("a",))]
+    expected = check_against_binary(rels, inds, order=("a", "b", "c"))
+    assert {k[0] for k in expected} <= {0, 1}
+
+
+@pytest.mark.parametrize("which", [0, 2])
+def test_empty_relation_gives_empty_join(which):
+    rels = edge_frames(TRIANGLE_EDGES, [("a", "b"), ("a", "c"), ("b", "c")])
+    rels[which] = frame([], rels[which].variables)
+    assert check_against_binary(rels, []) == {}
+
+
+def test_attribute_only_in_one_relation_and_disconnected_parts():
+    r = frame([(0, 1, 2), (1, 2, 3)], ["a", "b"])
+    s = frame([(1, 10, 5), (1, 11, 7), (2, 12, 1)], ["b", "x"])  # x only here
+    u = frame([(4, 2), (6, 3)], ["y"])  # a cross product
+    check_against_binary([r, s, u], [], order=("a", "b", "x", "y"))
+    check_against_binary([r, s, u], [], order=("x", "y"))  # completed by the join itself
+
+
+def test_boolean_and_min_plus_values():
+    e = [(0, 1, True), (1, 2, True), (0, 2, False), (2, 0, True), (1, 0, True), (0, 0, True)]
+    check_against_binary(edge_frames(e, [("a", "b"), ("b", "c"), ("c", "a")], "boolean"), [], "boolean")
+    w = [(0, 1, 1.5), (1, 2, -2.0), (2, 0, 0.25), (0, 2, INF), (2, 1, 3.0)]
+    check_against_binary(edge_frames(w, [("a", "b"), ("b", "c"), ("c", "a")], "min_plus"), [], "min_plus")
+
+
+def test_large_integer_and_negative_keys_use_a_dictionary():
+    big = 2**62
+    e = [(-big, 5, 1), (5, big, 1), (-big, big, 1), (big, -big, 1), (5, -big, 1)]
+    expected = check_against_binary(edge_frames(e, [("a", "b"), ("a", "c"), ("b", "c")]), [])
+    assert (-big, 5, big) in expected
+
+
+def test_string_keys_fall_back_to_shuffle(spark):
+    df = spark.createDataFrame([("x", "y", 1), ("y", "z", 1), ("x", "z", 1)], f"a string, b string, {VALUE_COLUMN} bigint")
+    r = Frame(df, ("a", "b"))
+    s = Frame(df.selectExpr("a", "b AS c", VALUE_COLUMN), ("a", "c"))
+    t = Frame(df.selectExpr("a AS b", "b AS c", VALUE_COLUMN), ("b", "c"))
+    out = generic_join([r, s, t], [], get_semiring("counting"), ("a", "b", "c"), strategy="broadcast")
+    decision = last_decision()
+    assert decision.requested == "broadcast" and decision.strategy == "shuffle"
+    assert "integer keys" in decision.reason
+    assert [tuple(x) for x in out.df.collect()] == [("x", "y", "z", 1)]
+
+
+def test_auto_strategy_setting_and_size_limit(monkeypatch):
+    rels = edge_frames(TRIANGLE_EDGES, [("a", "b"), ("a", "c"), ("b", "c")])
+    ring = get_semiring("counting")
+    generic_join(rels, [], ring, ("a", "b", "c"))
+    assert last_decision().strategy == "broadcast"
+    monkeypatch.setattr(generic_module, "AUTO_BROADCAST_MAX_ROWS", 3)
+    generic_join(rels, [], ring, ("a", "b", "c"))
+    assert last_decision().strategy == "shuffle" and "AUTO_BROADCAST_MAX_ROWS" in last_decision().reason
+    monkeypatch.setattr(generic_module, "BROADCAST_MAX_ENTRIES", 3)
+    generic_join(rels, [], ring, ("a", "b", "c"), strategy="broadcast")
+    assert last_decision().strategy == "shuffle" and "BROADCAST_MAX_ENTRIES" in last_decision().reason
+    monkeypatch.undo()
+    try:
+        set_generic_strategy("shuffle")
+        generic_join(rels, [], ring, ("a", "b", "c"))
+        assert last_decision().strategy == "shuffle"
+    finally:
+        set_generic_strategy(None)
+    monkeypatch.setenv(generic_module.STRATEGY_ENV, "shuffle")
+    generic_join(rels, [], ring, ("a", "b", "c"))
+    assert last_decision().strategy == "shuffle"
+
+
+def test_small_batches_bound_pieces(monkeypatch):
+    """With tiny pieces the depth-first extension still finds every binding once."""
+    rng = np.random.default_rng(7)
+    pairs = sorted({(int(a), int(b)) for a, b in rng.integers(0, 30, size=(300, 2)) if a != b})
+    edges = [(a, b, 1) for a, b in pairs]
+    monkeypatch.setattr(generic_module, "BATCH_ROWS", 5)
+    check_against_binary(edge_frames(edges, [("a", "b"), ("a", "c"), ("b", "c")]), [], order=("a", "b", "c"))
+
+
+# --- real graphs ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["email-Eu-core.txt.gz", "wiki-Vote.txt.gz"])
+def test_feed_forward_triangles_on_real_graphs(name):
+    """Counts equal scipy's Σ (A ∘ A·A) and, for each strategy, the binary plan's answer."""
+    import scipy.sparse as sp
+    from pyspark.sql import functions as F
+
+    edges = read_edge_list(f"tests/data/{name}")
+    pdf = edges.df.select("src", "dst").toPandas()
+    n = int(max(pdf.src.max(), pdf.dst.max())) + 1
+    a = sp.csr_matrix((np.ones(len(pdf)), (pdf.src, pdf.dst)), shape=(n, n))
+    expected = int((a.multiply(a @ a)).sum())
+    df = edges.df.select("src", "dst", F.col(edges.value).alias(VALUE_COLUMN))
+    rels = [
+        Frame(df.toDF(x, y, VALUE_COLUMN), (x, y)) for x, y in [("a", "b"), ("a", "c"), ("b", "c")]
+    ]
+    ring = get_semiring("counting")
+    binary = binary_join(rels, [], ring).df.agg(F.sum(VALUE_COLUMN)).first()[0]
+    assert binary == expected
+    for strategy in STRATEGIES:
+        out = generic_join(rels, [], ring, ("a", "b", "c"), strategy=strategy)
+        assert out.df.agg(F.sum(VALUE_COLUMN), F.count(F.lit(1))).first() == (expected, expected)

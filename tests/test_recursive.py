@@ -1,0 +1,463 @@
+"""Recursive semiring queries (faq.recursive) against independent oracles.
+
+Oracles: networkx (``descendants`` for reachability, Dijkstra / Bellman-Ford
+for shortest paths, ``connected_components``) and a bottleneck Dijkstra written
+here for widest paths.  Real graphs: SNAP wiki-Vote, p2p-Gnutella31 and
+soc-sign-bitcoinotc (|rating| as length and as capacity); random graphs from
+hypothesis.  Spark is slow per job, so the random graphs of one example are
+solved together as one disjoint union (one source per graph), and examples are
+few.
+"""
+
+import heapq
+import math
+import random
+from pathlib import Path
+
+import networkx as nx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from faq.errors import FAQError, MalformedInputError
+from faq.factor import factor_of
+from faq.io import read_edge_list
+from faq.recursive import (
+    MIN_LABEL,
+    FixpointNotConvergedError,
+    MaintainedFixpoint,
+    NegativeCycleError,
+    NonMonotoneUpdateError,
+    NotIdempotentError,
+    abs_weights,
+    connected_components,
+    fixpoint,
+    read_batch,
+    read_updates,
+    reachability,
+    shortest_paths,
+    widest_paths,
+)
+
+DATA = Path(__file__).resolve().parent / "data"
+WIKI = DATA / "wiki-Vote.txt.gz"  # 7,115 nodes, 103,689 directed edges
+GNUTELLA = DATA / "p2p-Gnutella31.txt.gz"  # 62,586 nodes, 147,892 directed edges
+BITCOIN = DATA / "soc-sign-bitcoinotc.csv.gz"  # src,dst,rating,time; ratings -10..+10
+
+# Sources with a large reachable set (found once with networkx; see the assertions).
+WIKI_SOURCE = 457  # reaches 2,320 nodes, eccentricity 4
+GNUTELLA_SOURCE = 62098  # reaches 60,826 nodes, eccentricity 20
+BITCOIN_SOURCE = 1810  # reaches 5,849 nodes
+
+
+# --- oracles --------------------------------------------------------------------------
+
+
+def load_nx(path, weighted=False, merge=min):
+    """A networkx DiGraph of a SNAP edge list; loops dropped; parallel edges merged with ``merge``."""
+    import gzip
+
+    graph = nx.DiGraph()
+    with gzip.open(path, "rt") as handle:
+        for line in handle:
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.replace(",", " ").split()
+            u, v = int(fields[0]), int(fields[1])
+            if u == v:
+                continue
+            w = abs(float(fields[2])) if weighted else 1.0
+            if graph.has_edge(u, v):
+                w = merge(w, graph[u][v]["weight"])
+            graph.add_edge(u, v, weight=w)
+    return graph
+
+
+def widest_oracle(graph, source):
+    """Bottleneck (max-min) Dijkstra: the widest-path capacity of every node reachable from ``source``."""
+    width = {source: math.inf}
+    heap = [(-math.inf, source)]
+    done = set()
+    while heap:
+        negative, u = heapq.heappop(heap)
+        if u in done:
+            continue
+        done.add(u)
+        for v, data in graph[u].items():
+            w = min(-negative, data["weight"])
+            if w > width.get(v, -math.inf):
+                width[v] = w
+                heapq.heappush(heap, (-w, v))
+    return width
+
+
+def components_oracle(graph, nodes=()):
+    undirected = nx.Graph()
+    undirected.add_nodes_from(graph.nodes)
+    undirected.add_nodes_from(nodes)
+    undirected.add_edges_from(graph.edges)
+    return {n: min(c) for c in nx.connected_components(undirected) for n in c}
+
+
+def answer(result):
+    """``{node: value}`` of a fixpoint result (or a factor), with floats."""
+    factor = getattr(result, "factor", result)
+    return {int(r[0]): r[1] for r in factor.df.collect()}
+
+
+def floats(mapping):
+    return {k: float(v) for k, v in mapping.items()}
+
+
+# --- real graphs ------------------------------------------------------------------------
+
+
+def test_reachability_and_components_wiki_vote():
+    graph = load_nx(WIKI)
+    expected = nx.descendants(graph, WIKI_SOURCE) | {WIKI_SOURCE}
+    assert len(expected) == 2320
+    edges = read_edge_list(WIKI)
+    with reachability(edges, WIKI_SOURCE) as result:
+        got = answer(result)
+    assert set(got) == expected and all(v is True for v in got.values())
+    with connected_components(edges) as result:
+        got = answer(result)
+        assert result.factor.semiring is MIN_LABEL
+    assert got == components_oracle(graph)
+    assert len(set(got.values())) == 24
+
+
+def test_shortest_paths_gnutella_unit_weights():
+    """Hop counts (the loader's counting 1 becomes a length of 1.0); keys are the reachable set."""
+    graph = load_nx(GNUTELLA)
+    expected = floats(nx.single_source_dijkstra_path_length(graph, GNUTELLA_SOURCE))
+    assert len(expected) == 60826
+    with shortest_paths(read_edge_list(GNUTELLA), GNUTELLA_SOURCE) as result:
+        assert answer(result) == expected
+        assert result.iterations == int(max(expected.values())) + 1  # the last one improves nothing
+
+
+@pytest.fixture(scope="module")
+def bitcoin_nx():
+    return load_nx(BITCOIN, weighted=True, merge=min), load_nx(BITCOIN, weighted=True, merge=max)
+
+
+def test_shortest_paths_bitcoin_abs_rating(bitcoin_nx):
+    shortest, _ = bitcoin_nx
+    edges = abs_weights(read_edge_list(BITCOIN, semiring="min_plus", weight_column=3, duplicates="keep"))
+    with shortest_paths(edges, BITCOIN_SOURCE) as result:
+        got = answer(result)
+    expected = floats(nx.single_source_dijkstra_path_length(shortest, BITCOIN_SOURCE))
+    assert len(expected) == 5849
+    assert got.keys() == expected.keys()
+    assert all(math.isclose(got[n], expected[n]) for n in expected)
+
+
+def test_widest_paths_bitcoin_abs_rating(bitcoin_nx):
+    _, widest = bitcoin_nx
+    edges = abs_weights(read_edge_list(BITCOIN, semiring="max_min", weight_column=3, duplicates="keep"))
+    with widest_paths(edges, BITCOIN_SOURCE) as result:
+        got = answer(result)
+    assert got == widest_oracle(widest, BITCOIN_SOURCE)
+
+
+def test_abs_weights_merges_after_abs(spark):
+    f = factor_of([(1, 2, -5.0), (1, 2, 3.0), (2, 3, -1.0)], ["src", "dst"], "min_plus")
+    assert sorted(map(tuple, abs_weights(f).df.collect())) == [(1, 2, 3.0), (2, 3, 1.0)]
+
+
+# --- random graphs (hypothesis) ---------------------------------------------------------
+
+OFFSET = 100  # node ids of the i-th graph: i*OFFSET + 0..n-1
+
+
+@st.composite
+def small_graph(draw):
+    """(n, edges): up to 7 nodes; weights 0..5 (zeros included); parallel edges and loops allowed."""
+    n = draw(st.integers(1, 7))
+    node = st.integers(0, n - 1)
+    edges = draw(st.lists(st.tuples(node, node, st.integers(0, 5)), max_size=14))
+    return n, edges
+
+
+graph_lists = st.lists(small_graph(), min_size=1, max_size=5)
+
+
+def union_factor(graphs, semiring, spark):
+    """The graphs as one factor (boolean: every edge true, whatever its weight)."""
+    rows = [
+        (i * OFFSET + u, i * OFFSET + v, 1.0 if semiring == "boolean" else float(w))
+        for i, (_, edges) in enumerate(graphs)
+        for u, v, w in edges
+    ]
+    return factor_of(rows, ["src", "dst"], semiring, spark=spark)
+
+
+def per_graph_nx(graphs, merge):
+    out = []
+    for i, (n, edges) in enumerate(graphs):
+        g = nx.DiGraph()
+        g.add_nodes_from(i * OFFSET + k for k in range(n))
+        for u, v, w in edges:
+            if u == v:
+                continue
+            a, b = i * OFFSET + u, i * OFFSET + v
+            w = float(w)
+            if g.has_edge(a, b):
+                w = merge(w, g[a][b]["weight"])
+            g.add_edge(a, b, weight=w)
+        out.append(g)
+    return out
+
+
+def seeds_of(graphs, semiring, spark):
+    one = {"boolean": True, "min_plus": 0.0, "max_min": math.inf}[semiring]
+    return factor_of([(i * OFFSET, one) for i in range(len(graphs))], ["node"], semiring, spark=spark)
+
+
+SETTINGS = settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+
+
+@pytest.mark.parametrize("semiring", ["boolean", "min_plus", "max_min"])
+@SETTINGS
+@given(graphs=graph_lists)
+def test_random_paths_match_oracles(spark, semiring, graphs):
+    """Disconnected graphs, zero weights, parallel edges and loops; one source per graph, solved together."""
+    merge = max if semiring == "max_min" else min
+    expected = {}
+    for i, g in enumerate(per_graph_nx(graphs, merge)):
+        source = i * OFFSET
+        if semiring == "boolean":
+            expected.update({n: True for n in nx.descendants(g, source) | {source}})
+        elif semiring == "min_plus":
+            expected.update(floats(nx.single_source_dijkstra_path_length(g, source)))
+        else:
+            expected.update(widest_oracle(g, source))
+    edges = union_factor(graphs, semiring, spark)
+    with fixpoint(edges, seeds_of(graphs, semiring, spark)) as result:
+        assert answer(result) == expected
+
+
+@SETTINGS
+@given(graphs=graph_lists)
+def test_random_components_match_networkx(spark, graphs):
+    """Single nodes (given through ``nodes``) are components of their own."""
+    nodes = [i * OFFSET + k for i, (n, _) in enumerate(graphs) for k in range(n)]
+    expected = {}
+    for g in per_graph_nx(graphs, min):
+        expected.update(components_oracle(g))
+    with connected_components(union_factor(graphs, "min_plus", spark), nodes=nodes) as result:
+        assert answer(result) == expected
+
+
+# --- termination, negative cycles, limits ------------------------------------------------
+
+
+def test_long_path_runs_past_fifty_iterations(spark):
+    """52 iterations: the lineage is cut every iteration, so neither the plans nor the stack grow."""
+    n = 52
+    edges = factor_of([(i, i + 1, 1.0) for i in range(n - 1)], ["src", "dst"], "min_plus", spark=spark)
+    with shortest_paths(edges, 0) as result:
+        assert result.iterations == n
+        assert answer(result) == {i: float(i) for i in range(n)}
+
+
+def test_iteration_cap_raises(spark):
+    edges = factor_of([(i, i + 1, 1.0) for i in range(6)], ["src", "dst"], "min_plus", spark=spark)
+    with pytest.raises(FixpointNotConvergedError) as info:
+        shortest_paths(edges, 0, max_iterations=3)
+    assert info.value.parameters == {"iterations": 3, "frontier": 1, "max_iterations": 3}
+
+
+def test_negative_weights_without_cycle_match_bellman_ford(spark):
+    rows = [(0, 1, 4.0), (0, 2, 1.0), (2, 1, -2.0), (1, 3, -1.0), (2, 3, 5.0), (3, 4, -3.0)]
+    graph = nx.DiGraph()
+    graph.add_weighted_edges_from(rows)
+    with shortest_paths(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), 0) as result:
+        assert answer(result) == floats(nx.single_source_bellman_ford_path_length(graph, 0))
+
+
+def test_negative_cycle_is_reported_not_looped_on(spark):
+    rows = [(0, 1, 1.0), (1, 2, 1.0), (2, 1, -3.0), (2, 3, 1.0), (5, 6, 1.0)]
+    edges = factor_of(rows, ["src", "dst"], "min_plus", spark=spark)
+    with pytest.raises(NegativeCycleError) as info:
+        shortest_paths(edges, 0)
+    params = info.value.parameters
+    assert params["semiring"] == "min_plus" and params["nodes"] == 6
+    assert params["iterations"] == 6 and params["frontier"] >= 1 and params["example"] in (1, 2, 3)
+    assert isinstance(info.value, ValueError) and isinstance(info.value, FAQError)
+
+
+def test_not_idempotent_semiring_is_refused(spark):
+    edges = factor_of([(0, 1, 1)], ["src", "dst"], "counting", spark=spark)
+    with pytest.raises(NotIdempotentError) as info:
+        fixpoint(edges, factor_of([(0, 1)], ["node"], "counting", spark=spark))
+    assert info.value.parameters == {"semiring": "counting"}
+
+
+# --- maintained fixpoints -----------------------------------------------------------------
+
+
+def random_rows(seed, nodes, count, low=1, high=9):
+    rng = random.Random(seed)
+    return [(rng.randrange(nodes), rng.randrange(nodes), float(rng.randint(low, high))) for _ in range(count)]
+
+
+def nx_of(rows, merge=min, nodes=()):
+    g = nx.DiGraph()
+    g.add_nodes_from(nodes)
+    for u, v, w in rows:
+        if u != v:
+            g.add_edge(u, v, weight=merge(w, g[u][v]["weight"]) if g.has_edge(u, v) else w)
+    return g
+
+
+def change_set(before, after):
+    """(node, old, new) for every node whose value differs (old None when it had none)."""
+    return {(n, before.get(n), after[n]) for n in after if before.get(n) != after[n]}
+
+
+def changes_of(changes):
+    return {(int(r[0]), r[1], r[2]) for r in changes.df.collect()}
+
+
+def test_maintained_shortest_paths_equal_recomputation(spark):
+    rows = random_rows(1, 30, 60)
+    source = rows[0][0]
+    repeat = rows[2][:2]
+    best = min(w for u, v, w in rows if (u, v) == repeat)
+    batches = [
+        # new edges, a parallel pair inside the batch, a brand-new node 100
+        [(source, 100, 2.0), (100, 7, 1.0), (100, 7, 5.0), (3, 100, 1.0)],
+        # a shorter weight for an existing edge, an unchanged repeat, a zero weight
+        [(rows[1][0], rows[1][1], 0.5), (*repeat, best), (7, 8, 0.0)],
+        # reach a separate part: 200 -> 201 -> 202 hanging off node 8
+        [(201, 202, 1.0), (8, 200, 3.0), (200, 201, 1.0)],
+    ]
+    current = list(rows)
+    with MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), source) as m:
+        before = floats(nx.single_source_dijkstra_path_length(nx_of(current), source))
+        assert answer(m.state) == before
+        for batch in batches:
+            current += batch
+            after = floats(nx.single_source_dijkstra_path_length(nx_of(current), source))
+            with m.insert(batch) as changes:
+                assert changes_of(changes) == change_set(before, after)
+                assert changes.count == len(change_set(before, after))
+            assert answer(m.state) == after
+            before = after
+        with m.recompute() as changes:  # from scratch on Spark: nothing differs
+            assert changes.count == 0 and changes.recomputed
+
+
+def test_maintained_refuses_deletions_and_worsening(spark, tmp_path):
+    rows = [(0, 1, 2.0), (1, 2, 2.0), (0, 2, 9.0), (2, 3, 1.0)]
+    with MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), 0) as m:
+        state = answer(m.state)
+        with pytest.raises(NonMonotoneUpdateError) as info:
+            m.insert([(1, 2, 5.0)])  # longer than 2.0
+        assert info.value.parameters["kind"] == "worsening"
+        assert info.value.parameters["example"] == (1, 2, 2.0, 5.0)
+        with pytest.raises(NonMonotoneUpdateError) as info:
+            m.delete([(0, 1)])
+        assert info.value.parameters["kind"] == "deletion" and info.value.parameters["count"] == 1
+        batch_file = tmp_path / "001.txt"
+        batch_file.write_text("# one insert, one delete\n+ 3 4 1\n\n- 0 1\n")
+        with pytest.raises(NonMonotoneUpdateError) as info:
+            m.apply(read_batch(batch_file))
+        assert info.value.parameters["where"] == f"{batch_file}, line 4"
+        assert answer(m.state) == state  # nothing was applied
+        # Asked for explicitly: recompute from scratch (deletions first, then insertions).
+        with m.apply(read_batch(batch_file), recompute=True) as changes:
+            assert changes.recomputed and changes.deleted == 1
+        expected = floats(nx.single_source_dijkstra_path_length(nx_of([(1, 2, 2.0), (0, 2, 9.0), (2, 3, 1.0), (3, 4, 1.0)]), 0))
+        assert answer(m.state) == expected
+        with m.insert([(0, 2, 12.0)], recompute=True) as changes:  # worse weight, replaced
+            assert changes.recomputed
+        assert answer(m.state) == {0: 0.0, 2: 12.0, 3: 13.0, 4: 14.0}
+
+
+def test_maintained_negative_cycle_leaves_answer_unchanged(spark):
+    rows = [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0)]
+    with MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), 0) as m:
+        with pytest.raises(NegativeCycleError):
+            m.insert([(2, 1, -5.0)])
+        assert answer(m.state) == {0: 0.0, 1: 1.0, 2: 2.0, 3: 3.0}
+
+
+def test_maintained_widest_paths(spark):
+    rows = random_rows(2, 20, 40)
+    source = rows[0][0]
+    current = list(rows)
+    with MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "max_min", spark=spark), source, "max_min") as m:
+        before = widest_oracle(nx_of(current, max), source)
+        assert answer(m.state) == before
+        batch = [(rows[1][0], rows[1][1], 50.0), (source, 300, 4.0), (300, rows[3][1], 8.0)]  # wider, new
+        current += batch
+        after = widest_oracle(nx_of(current, max), source)
+        with m.insert(batch) as changes:
+            assert changes_of(changes) == change_set(before, after)
+        assert answer(m.state) == after
+        with pytest.raises(NonMonotoneUpdateError) as info:
+            m.insert([(rows[1][0], rows[1][1], 1.0)])  # narrower than 50
+        assert info.value.parameters["kind"] == "worsening"
+
+
+def test_maintained_components(spark):
+    rows = [(1, 2, 1.0), (2, 3, 1.0), (10, 11, 1.0), (20, 21, 1.0), (21, 22, 1.0)]
+    current = [(u, v) for u, v, _ in rows]
+    with MaintainedFixpoint.components(factor_of(rows, ["src", "dst"], "counting", spark=spark), nodes=[30]) as m:
+        g = nx_of([(u, v, 1.0) for u, v in current], nodes=[30])
+        before = components_oracle(g)
+        assert answer(m.state) == before
+        for batch in ([(22, 11), (40, 41)], [(11, 3), (30, 41), (2, 1)]):
+            current += batch
+            after = components_oracle(nx_of([(u, v, 1.0) for u, v in current], nodes=[30]))
+            with m.insert(batch) as changes:
+                assert changes_of(changes) == change_set(before, after)
+            assert answer(m.state) == after
+            before = after
+
+
+def test_maintained_reachability(spark):
+    rows = [(0, 1, 1.0), (1, 2, 1.0), (5, 6, 1.0)]
+    with MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "counting", spark=spark), 0, "boolean") as m:
+        assert answer(m.state) == {0: True, 1: True, 2: True}
+        with m.insert([(2, 5), (0, 1)]) as changes:  # (0, 1) exists: no change
+            assert changes_of(changes) == {(5, None, True), (6, None, True)}
+
+
+# --- update files (no Spark) -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, line, reason",
+    [
+        ("+ 1 2\n* 3 4\n", 2, "expected"),
+        ("+ 1\n", 1, "expected"),
+        ("# c\n+ 1 x 3\n", 2, "node id"),
+        ("+ 1 2 abc\n", 1, "weight"),
+        ("+ 1 2 nan\n", 1, "weight"),
+        ("+ 1 2 3 4\n", 1, "expected"),
+    ],
+)
+def test_read_batch_reports_file_and_line(tmp_path, text, line, reason):
+    path = tmp_path / "b.txt"
+    path.write_text(text)
+    with pytest.raises(MalformedInputError) as info:
+        read_batch(path)
+    assert info.value.parameters["line_number"] == line and info.value.parameters["path"] == str(path)
+    assert reason in info.value.parameters["reason"]
+
+
+def test_read_batch_weights_and_order(tmp_path):
+    (tmp_path / "b2.txt").write_text("+ 5 6\n")
+    (tmp_path / "b1.txt").write_text("# first\n\n+ 1 2 3.5\r\n- 2 3\n+\t4,5 inf\n")
+    (tmp_path / ".hidden").write_text("garbage\n")
+    first, second = read_updates(tmp_path)
+    assert first.name == "b1.txt" and second.name == "b2.txt"
+    assert first.inserts == ((1, 2, 3.5), (4, 5, math.inf)) and first.deletes == ((2, 3),)
+    assert first.insert_lines == (3, 5) and first.delete_lines == (4,)
+    with pytest.raises(MalformedInputError) as info:
+        read_batch(tmp_path / "b2.txt", weighted=True)
+    assert "missing weight" in info.value.parameters["reason"]

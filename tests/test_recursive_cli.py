@@ -1,0 +1,191 @@
+"""The ``faq paths`` and ``faq components`` commands.
+
+When ``faq.cli.build_parser`` has the commands (wired through
+``faq.recursive.commands.add_commands``), the tests go through
+``faq.cli.main``; until then they build the same subparsers themselves and
+call the handlers with the test session, turning an ``FAQError`` into the one
+line ``main`` would print.
+"""
+
+import argparse
+import csv
+import json
+import math
+import sys
+
+import pytest
+
+from faq import cli
+from faq.errors import FAQError
+from faq.progress import Reporter
+from faq.recursive.commands import add_commands
+
+
+def _wired() -> bool:
+    parser = cli.build_parser()
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return "paths" in action.choices and "components" in action.choices
+    return False
+
+
+WIRED = _wired()
+
+
+def _own_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--master", default="local[*]")
+    common.add_argument("--quiet", "-q", action="store_true")
+    common.add_argument("--json", action="store_true")
+    parser = argparse.ArgumentParser(prog="faq")
+    add_commands(parser.add_subparsers(dest="command"), common)
+    return parser
+
+
+def run(capsys, spark, *argv):
+    """Run the command -> (exit code, stdout, stderr)."""
+    argv = [str(a) for a in argv]
+    if WIRED:
+        code = cli.main(argv)
+    else:
+        args = _own_parser().parse_args(argv)
+        try:
+            args.check_early(args)
+            code = args.run(args, spark, Reporter(enabled=not args.quiet))
+        except FAQError as exc:
+            print(f"faq: error: {exc}", file=sys.stderr)
+            code = 2
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def error_lines(err):
+    return [line for line in err.splitlines() if line.strip() and not line.startswith("[faq]")]
+
+
+def json_lines(out):
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def read_out(path):
+    with open(path, newline="") as handle:
+        rows = list(csv.reader(handle))
+    return rows[0], {int(r[0]): r[1] for r in rows[1:]}
+
+
+@pytest.fixture
+def weighted(tmp_path):
+    """src,dst,weight,time like soc-sign-bitcoinotc; 0 -> 1 -> 2 -> 3 shorter than 0 -> 3; 9 -> 8 unreachable."""
+    path = tmp_path / "w.csv"
+    path.write_text("0,1,2,100\n1,2,2,101\n2,3,2,102\n0,3,9,103\n9,8,1,104\n")
+    return path
+
+
+@pytest.fixture
+def updates(tmp_path):
+    folder = tmp_path / "updates"
+    folder.mkdir()
+    (folder / "002.txt").write_text("# second batch: reach 8 via 9\n+ 3 9 1\n")
+    (folder / "001.txt").write_text("+ 0 2 1\n\n+ 0 2 3\n")  # parallel insertions: the shorter counts
+    return folder
+
+
+def test_paths_default_weight_column_json_and_updates(capsys, spark, weighted, updates, tmp_path):
+    out_csv = tmp_path / "dist.csv"
+    code, out, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", updates, "--out", out_csv, "--json")
+    assert code == 0, err
+    initial, first, second, written = json_lines(out)
+    assert initial["batch"] is None and initial["semiring"] == "min_plus" and initial["weight_column"] == 3
+    assert initial["rows"] == 4 and initial["iterations"] >= 1
+    assert first["batch"] == "001.txt" and first["changed"] == 2  # nodes 2 and 3 get shorter
+    assert second["batch"] == "002.txt" and second["changed"] == 2  # 9 and 8 become reachable
+    assert all(isinstance(b["seconds"], float) for b in (first, second))
+    assert written == {"out": str(out_csv), "rows": 6}
+    header, values = read_out(out_csv)
+    assert header == ["node", "value"]
+    assert {k: float(v) for k, v in values.items()} == {0: 0.0, 1: 2.0, 2: 1.0, 3: 3.0, 9: 4.0, 8: 5.0}
+    assert any(line.startswith("[faq] iteration 1:") for line in err.splitlines())  # progress per iteration
+
+
+def test_paths_unweighted_file_counts_hops(capsys, spark, tmp_path):
+    graph = tmp_path / "g.txt"
+    graph.write_text("# hops\n1 2\n2 3\n1 3\n3 4\n")
+    code, out, err = run(capsys, spark, "paths", graph, "--source", 1, "--quiet")
+    assert code == 0, err
+    assert "4 node(s) reached from 1 (min_plus)" in out
+    table = [line.split() for line in out.splitlines()[2:6]]
+    assert table == [["1", "0.0"], ["2", "1.0"], ["3", "1.0"], ["4", "2.0"]]
+
+
+def test_paths_boolean_and_widest_out(capsys, spark, weighted, tmp_path):
+    reach = tmp_path / "reach.csv"
+    code, _, err = run(capsys, spark, "paths", weighted, "--source", 1, "--semiring", "boolean", "--out", reach, "-q")
+    assert code == 0, err
+    assert read_out(reach) == (["node", "value"], {1: "true", 2: "true", 3: "true"})
+    wide = tmp_path / "wide.csv"
+    code, out, err = run(capsys, spark, "paths", weighted, "--source", 0, "--semiring", "max_min", "--out", wide, "-q")
+    assert code == 0, err
+    _, values = read_out(wide)
+    assert {k: float(v) for k, v in values.items()} == {0: math.inf, 1: 2.0, 2: 2.0, 3: 9.0}
+    assert f"wrote 4 rows to {wide}" in out
+
+
+def test_components_with_updates(capsys, spark, tmp_path):
+    graph = tmp_path / "g.txt"
+    graph.write_text("1 2\n3 4\n4 5\n7 7\n")  # 7: a self-loop only -> its own component
+    folder = tmp_path / "up"
+    folder.mkdir()
+    (folder / "a.txt").write_text("+ 2 5\n+ 10 11\n")
+    code, out, err = run(capsys, spark, "components", graph, "--updates", folder, "-q")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert "6 node(s) in 3 connected component(s)" in lines[0]
+    assert lines[1].startswith("batch a.txt: 5 value(s) changed")  # 3, 4, 5 relabelled; 10, 11 new
+    table = {int(r.split()[0]): int(r.split()[1]) for r in lines[3:11]}
+    assert table == {1: 1, 2: 1, 3: 1, 4: 1, 5: 1, 7: 7, 10: 10, 11: 10}
+
+
+def test_malformed_batch_is_one_line_with_file_and_line(capsys, spark, weighted, tmp_path):
+    folder = tmp_path / "bad"
+    folder.mkdir()
+    (folder / "001.txt").write_text("+ 0 5 1\n+ 0 x 1\n")
+    code, out, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "-q")
+    assert code == 2 and out == ""
+    (line,) = error_lines(err)
+    assert "[MALFORMED_INPUT]" in line and f"{folder / '001.txt'}, line 2" in line
+
+
+def test_deletion_and_missing_weight_are_refused(capsys, spark, weighted, tmp_path):
+    folder = tmp_path / "del"
+    folder.mkdir()
+    (folder / "001.txt").write_text("+ 0 5 1\n- 0 1\n")
+    code, out, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "-q")
+    assert code == 2 and out == ""
+    (line,) = error_lines(err)
+    assert "[NON_MONOTONE_UPDATE]" in line and "line 2" in line
+    (folder / "001.txt").write_text("+ 0 5\n")  # the graph has weights: a weight is required
+    code, _, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "-q")
+    assert code == 2 and "missing weight" in error_lines(err)[0]
+
+
+def test_worsening_update_is_refused_without_output(capsys, spark, weighted, tmp_path):
+    folder = tmp_path / "worse"
+    folder.mkdir()
+    (folder / "001.txt").write_text("+ 0 1 7\n")  # 0 -> 1 has weight 2
+    out_csv = tmp_path / "never.csv"
+    code, out, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "--out", out_csv, "-q")
+    assert code == 2
+    (line,) = error_lines(err)
+    assert "[NON_MONOTONE_UPDATE]" in line and "001.txt, line 1" in line
+    assert not out_csv.exists()
+
+
+def test_unknown_source_and_bad_options(capsys, spark, weighted, tmp_path):
+    code, _, err = run(capsys, spark, "paths", weighted, "--source", 42, "-q")
+    assert code == 2 and "[UNKNOWN_NODE]" in error_lines(err)[0]
+    code, _, err = run(capsys, spark, "paths", weighted, "--source", 0, "--out", tmp_path / "x.txt", "-q")
+    assert code == 2 and "--out" in error_lines(err)[0]
+    code, _, err = run(capsys, spark, "paths", tmp_path / "missing.txt", "--source", 0, "-q")
+    assert code == 2 and "[INPUT_NOT_FOUND]" in error_lines(err)[0]
+    code, _, err = run(capsys, spark, "paths", weighted, "--source", 0, "--weight-column", 2, "-q")
+    assert code == 2 and "--weight-column" in error_lines(err)[0]
