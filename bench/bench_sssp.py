@@ -21,7 +21,9 @@ Measured, in one run and one SparkSession:
     (node, distance) proposals with *all* edges, unions the old proposals,
     reduces with ``groupBy(node).min``, and stops when a round changes nothing
     (a join of the new table with the old one, counted).  Its lineage is cut
-    every round too (``localCheckpoint``), or it would not finish.
+    every round too, with the same local checkpoint as (a)
+    (:func:`faq.recursive.seminaive.checkpoint`), or it would slow down and
+    overflow the stack.
 
 (b) is handed the cached, source-partitioned edges; (a)'s time includes
 caching its own copy of them (one shuffle), so the comparison is conservative.
@@ -60,6 +62,7 @@ def parse_args(argv=None):
     p.add_argument("--batch-size", type=int, default=10)
     p.add_argument("--recompute-every", type=int, default=10, help="recompute from scratch every N-th batch")
     p.add_argument("--skip-naive", action="store_true", help="do not run (b)")
+    p.add_argument("--repeat", type=int, default=1, help="run (a) and (b) this many times, alternating; report medians")
     p.add_argument("--master", default="local[*]")
     p.add_argument("--graph-dir", default=os.path.join(ROOT, "build", "bench"), help="where the R-MAT file is kept (default build/bench, git-ignored)")
     p.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "sssp.json"))
@@ -84,14 +87,16 @@ def naive_sssp(spark, edges, source: int, log):
     """(b): all proposals ⋈ all edges, ∪ old proposals, groupBy min, until a round changes nothing."""
     from pyspark.sql import functions as F
 
-    dist = spark.createDataFrame([(source, 0.0)], "node bigint, dist double").localCheckpoint(eager=True)
+    from faq.recursive.seminaive import checkpoint
+
+    dist = checkpoint(spark.createDataFrame([(source, 0.0)], "node bigint, dist double"))
     rounds = 0
     while True:
         t0 = time.perf_counter()
         proposals = dist.join(edges, F.col("node") == F.col("src")).select(
             F.col("dst").alias("node"), (F.col("dist") + F.col("weight")).alias("dist")
         )
-        new = dist.unionByName(proposals).groupBy("node").agg(F.min("dist").alias("dist")).localCheckpoint(eager=True)
+        new = checkpoint(dist.unionByName(proposals).groupBy("node").agg(F.min("dist").alias("dist")))
         old = dist.withColumnRenamed("dist", "old")
         changed = new.join(old, "node", "left").where(F.col("old").isNull() | (F.col("dist") < F.col("old"))).count()
         rounds += 1
@@ -174,26 +179,33 @@ def main(argv=None) -> int:
     _release(tiny_cached)
     log("warm-up done")
 
-    # (a) semi-naive
-    t = time.perf_counter()
-    semi = shortest_paths(edges, source, progress=lambda s: log(f"  (a) {s}"))
-    semi_rows = semi.count()
-    a_seconds = time.perf_counter() - t
-    log(f"(a) semi-naive: {a_seconds:.1f} s, {semi.iterations} iterations, {semi_rows} nodes reached")
-    results["semi_naive"] = {"seconds": round(a_seconds, 2), "iterations": semi.iterations, "reached": semi_rows}
-
-    # (b) conventional
-    if not args.skip_naive:
+    # (a) and (b), alternating when repeated (the machine may be shared: medians are reported).
+    a_runs, b_runs, semi = [], [], None
+    for rep in range(max(1, args.repeat)):
+        if semi is not None:
+            semi.unpersist()
         t = time.perf_counter()
-        naive, rounds = naive_sssp(spark, cached, source, log)
-        b_seconds = time.perf_counter() - t
-        diff = same_answer(semi.df, naive)
-        log(f"(b) all-proposals loop: {b_seconds:.1f} s, {rounds} rounds; rows differing from (a): {diff}")
-        results["naive"] = {"seconds": round(b_seconds, 2), "rounds": rounds, "differing_rows": diff}
+        semi = shortest_paths(edges, source, progress=lambda s: log(f"  (a) {s}"))
+        semi_rows = semi.count()
+        a_runs.append(time.perf_counter() - t)
+        log(f"(a) semi-naive: {a_runs[-1]:.1f} s, {semi.iterations} iterations, {semi_rows} nodes reached")
+        if not args.skip_naive:
+            t = time.perf_counter()
+            naive, rounds = naive_sssp(spark, cached, source, log)
+            b_runs.append(time.perf_counter() - t)
+            diff = same_answer(semi.df, naive)
+            log(f"(b) all-proposals loop: {b_runs[-1]:.1f} s, {rounds} rounds; rows differing from (a): {diff}")
+            _free(naive)
+            if diff:
+                log("ERROR: (a) and (b) disagree")
+    a_seconds = statistics.median(a_runs)
+    results["semi_naive"] = {"seconds": round(a_seconds, 2), "runs": [round(x, 2) for x in a_runs],
+                             "iterations": semi.iterations, "reached": semi_rows}
+    if b_runs:
+        b_seconds = statistics.median(b_runs)
+        results["naive"] = {"seconds": round(b_seconds, 2), "runs": [round(x, 2) for x in b_runs], "rounds": rounds,
+                            "differing_rows": diff}
         results["speedup_a_over_b"] = round(b_seconds / a_seconds, 2)
-        _free(naive)
-        if diff:
-            log("ERROR: (a) and (b) disagree")
     semi.unpersist()
 
     # Maintained: batches of new edges.
@@ -230,6 +242,7 @@ def main(argv=None) -> int:
     _release(cached)
 
     first, last = latencies[:10], latencies[-10:]
+    nan = float("nan")
     median_batch = statistics.median(latencies) if latencies else float("nan")
     median_recompute = statistics.median(r["seconds"] for r in recomputes) if recomputes else float("nan")
     results["maintained"] = {
@@ -239,8 +252,8 @@ def main(argv=None) -> int:
         "batch_seconds": [round(x, 3) for x in latencies],
         "changed": changed,
         "median_batch_seconds": round(median_batch, 3),
-        "mean_first_10": round(statistics.mean(first), 3) if first else None,
-        "mean_last_10": round(statistics.mean(last), 3) if last else None,
+        "mean_first_10": round(statistics.mean(first), 3) if first else nan,
+        "mean_last_10": round(statistics.mean(last), 3) if last else nan,
         "recompute_every": args.recompute_every,
         "recomputes": recomputes,
         "median_recompute_seconds": round(median_recompute, 2),
@@ -255,20 +268,26 @@ def main(argv=None) -> int:
     mt = results["maintained"]
     rows = [
         ("graph", f"R-MAT scale {args.scale}, {m_edges} edges, weights 1..1000, source {source}"),
-        ("(a) semi-naive, stable answer", f"{a_seconds:.1f} s ({semi.iterations} iterations)"),
+        ("(a) semi-naive, stable answer", f"{a_seconds:.1f} s ({semi.iterations} iterations"
+         + (f", median of {len(a_runs)})" if len(a_runs) > 1 else ")")),
     ]
     if "naive" in results:
-        rows.append(("(b) all-proposals loop", f"{results['naive']['seconds']:.1f} s ({results['naive']['rounds']} rounds)"))
+        rows.append(("(b) all-proposals loop", f"{results['naive']['seconds']:.1f} s ({results['naive']['rounds']} rounds"
+                     + (f", median of {len(b_runs)})" if len(b_runs) > 1 else ")")))
         rows.append(("speedup (b)/(a)", f"{results['speedup_a_over_b']:.2f}x"))
-    rows += [
-        ("maintained: initial solve", f"{mt['initial_seconds']:.1f} s"),
-        (f"batch of {args.batch_size} edges, median", f"{mt['median_batch_seconds']:.2f} s"),
-        ("recompute from scratch, median", f"{mt['median_recompute_seconds']:.1f} s ({len(recomputes)} runs)"),
-        ("recompute / batch", f"{mt['recompute_over_batch']}x"),
-        ("first 10 batches, mean", f"{mt['mean_first_10']:.2f} s"),
-        ("last 10 batches, mean", f"{mt['mean_last_10']:.2f} s"),
-        ("recomputations equal to maintained", str(all(r["differing_rows"] == 0 for r in recomputes))),
-    ]
+    rows.append(("maintained: initial solve", f"{mt['initial_seconds']:.1f} s"))
+    if latencies:
+        rows += [
+            (f"batch of {args.batch_size} edges, median", f"{mt['median_batch_seconds']:.2f} s"),
+            ("first 10 batches, mean", f"{mt['mean_first_10']:.2f} s"),
+            ("last 10 batches, mean", f"{mt['mean_last_10']:.2f} s"),
+        ]
+    if recomputes:
+        rows += [
+            ("recompute from scratch, median", f"{mt['median_recompute_seconds']:.1f} s ({len(recomputes)} runs)"),
+            ("recompute / batch", f"{mt['recompute_over_batch']}x"),
+            ("recomputations equal to maintained", str(all(r["differing_rows"] == 0 for r in recomputes))),
+        ]
     width = max(len(k) for k, _ in rows)
     for k, v in rows:
         print(f"{k.ljust(width)}  {v}")

@@ -76,6 +76,7 @@ from faq.recursive.seminaive import (
     _solve,
     _source_seed,
     _storage,
+    checkpoint,
     edge_frame,
     node_frame,
     symmetric_edges,
@@ -563,12 +564,14 @@ class MaintainedFixpoint:
         # One action: the comparison is checkpointed (the effective edges become a part of the
         # edge set from it) and counted on the way.
         observation = Observation()
-        cmp = cmp.observe(
-            observation,
-            F.count(F.when(F.col(_WORSE), 1)).alias("worse"),
-            F.count(F.when(F.col(_BETTER), 1)).alias("better"),
-            F.count(F.when(F.col(_BETTER) & (s.add(new, s.one_col()) != s.one_col()), 1)).alias("improving"),
-        ).localCheckpoint(eager=True)
+        cmp = checkpoint(
+            cmp.observe(
+                observation,
+                F.count(F.when(F.col(_WORSE), 1)).alias("worse"),
+                F.count(F.when(F.col(_BETTER), 1)).alias("better"),
+                F.count(F.when(F.col(_BETTER) & (s.add(new, s.one_col()) != s.one_col()), 1)).alias("improving"),
+            )
+        )
         keep = False
         try:
             counts = observation.get
@@ -602,7 +605,7 @@ class MaintainedFixpoint:
         """Merge the per-batch added parts into one when they become many (fewer joins per iteration)."""
         if len(self._added_parts) < MAX_ADDED_PARTS:
             return
-        merged = self._added_union().coalesce(1).localCheckpoint(eager=True)
+        merged = checkpoint(self._added_union().coalesce(1))
         for backing, _ in self._added_parts:
             _release(backing)
         self._added_parts = [(merged, merged)]
@@ -667,14 +670,13 @@ class MaintainedFixpoint:
                 for t in touched[1:]:
                     changed = changed.unionByName(t)
                 observation = Observation()
-                changes = (
+                changes = checkpoint(
                     changed.groupBy(NODE)
                     .agg(
                         F.min_by(F.col(_OLD), F.col("_iteration")).alias(OLD),
                         s.sum(F.col(VALUE)).alias(NEW),
                     )
                     .observe(observation, F.count(F.lit(1)).alias("rows"))
-                    .localCheckpoint(eager=True)
                 )
                 count = int(observation.get["rows"])
             except BaseException:

@@ -268,6 +268,33 @@ def _edge_stats(frame: "DataFrame", semiring: Semiring) -> tuple[int, int]:
     return int(row["n"]), int(row["improving"])
 
 
+_CONSTRAINTS = "spark.sql.constraintPropagation.enabled"
+
+
+def checkpoint(df: "DataFrame") -> "DataFrame":
+    """``df.localCheckpoint(eager=True)``, keeping no inferred constraints in the checkpoint.
+
+    A local checkpoint cuts the lineage but its plan (``LogicalRDD``) keeps the
+    *constraints* Spark inferred for the original plan.  Across iterations and
+    update batches those constraints nest (a union combines its inputs'
+    constraints with ``Or``, and each checkpoint carries the previous ones), so
+    their size -- and the optimiser's time -- doubled with every batch of a
+    maintained fixpoint.  Constraint propagation is therefore switched off for
+    the optimisation and execution of the checkpointed query (it only infers
+    extra ``isnotnull`` filters), and the previous setting restored.
+    """
+    spark = df.sparkSession
+    before = spark.conf.get(_CONSTRAINTS, None)
+    spark.conf.set(_CONSTRAINTS, "false")
+    try:
+        return df.localCheckpoint(eager=True)
+    finally:
+        if before is None:
+            spark.conf.unset(_CONSTRAINTS)
+        else:
+            spark.conf.set(_CONSTRAINTS, before)
+
+
 def _is_cached(df: "DataFrame") -> bool:
     """True when the caller persisted ``df`` (then it is used as it is: no repartition, no second cache)."""
     try:
@@ -409,10 +436,10 @@ def _iterate(
             use = first_parts if (iterations == 0 and first_parts is not None) else parts
             # One action: the checkpoint (which cuts the lineage) counts the improved rows on the way.
             observation = Observation()
-            merged = (
-                _step(state, frontier, use, semiring)
-                .observe(observation, F.count(F.when(F.col(_IMPROVED), 1)).alias("improved"))
-                .localCheckpoint(eager=True)
+            merged = checkpoint(
+                _step(state, frontier, use, semiring).observe(
+                    observation, F.count(F.when(F.col(_IMPROVED), 1)).alias("improved")
+                )
             )
             frontier_rows = int(observation.get["improved"])
             new_frontier = merged.where(F.col(_IMPROVED)).select(NODE, VALUE, _OLD)
