@@ -8,7 +8,7 @@
     faq explain 'TEXT' --factor NAME=PATH ... [--json]
 
 More subcommands come from the modules in :data:`PLUGIN_COMMANDS` (``motif``,
-``paths``, ``components``).  Every command takes ``--master URL`` (default ``local[*]``) and ``--quiet``.
+``paths``, ``components``, ``track``).  Every command takes ``--master URL`` (default ``local[*]``) and ``--quiet``.
 Results go to stdout; progress (``[faq] ...`` lines) to stderr.  Errors print
 one line, ``faq: error: ...``, and exit non-zero: 2 for bad input or usage
 (an :class:`~faq.errors.FAQError`), 1 when Spark or the system fails, 130 on
@@ -46,7 +46,7 @@ TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
 # Modules adding more subcommands: each has add_commands(subparsers, common_parent_parser);
 # a subcommand sets ``run`` (args, spark, reporter) -> exit code, and may set ``check_early``
 # (or ``check``): (args) -> None, the checks that need no Spark.
-PLUGIN_COMMANDS = ("faq.graphs.motif_commands", "faq.recursive.commands")
+PLUGIN_COMMANDS = ("faq.graphs.motif_commands", "faq.recursive.commands", "faq.incremental.commands")
 
 # Exit codes.
 EXIT_OK = 0

@@ -22,9 +22,12 @@ import re
 import shutil
 import subprocess
 import sys
-from typing import Iterator, Mapping
+from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
 from faq.errors import JavaNotFoundError
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 DEFAULT_MASTER = "local[*]"
 
@@ -161,3 +164,76 @@ def _quiet_log4j_option() -> str:
     """A ``-Dlog4j2.configurationFile`` option pointing at faq's quiet log4j2 config."""
     path = os.path.join(os.path.dirname(__file__), "log4j2-quiet.properties")
     return f"-Dlog4j2.configurationFile=file:{path}"
+
+
+# --- caches and lineage -------------------------------------------------------
+
+_CONSTRAINTS = "spark.sql.constraintPropagation.enabled"
+
+
+def checkpoint(df: "DataFrame", eager: bool = True) -> "DataFrame":
+    """``df.localCheckpoint(eager)``, keeping no inferred constraints in the checkpoint.
+
+    ``eager=False`` cuts the plan now and materialises the rows in the first
+    job that reads them (no job of its own).
+
+    A local checkpoint cuts the lineage but its plan (``LogicalRDD``) keeps the
+    *constraints* Spark inferred for the original plan.  Across iterations and
+    update batches those constraints nest (a union combines its inputs'
+    constraints with ``Or``, and each checkpoint carries the previous ones), so
+    their size -- and the optimiser's time -- doubled with every batch of a
+    maintained fixpoint.  Constraint propagation is therefore switched off for
+    the optimisation and execution of the checkpointed query (it only infers
+    extra ``isnotnull`` filters), and the previous setting restored.
+    """
+    spark = df.sparkSession
+    before = spark.conf.get(_CONSTRAINTS, None)
+    spark.conf.set(_CONSTRAINTS, "false")
+    try:
+        return df.localCheckpoint(eager=eager)
+    finally:
+        if before is None:
+            spark.conf.unset(_CONSTRAINTS)
+        else:
+            spark.conf.set(_CONSTRAINTS, before)
+
+
+def release(df: Optional["DataFrame"]) -> None:
+    """Free what ``df`` holds: its cache, and the blocks of a local checkpoint.
+
+    ``DataFrame.unpersist`` does not free a local checkpoint; its blocks
+    belong to the RDD under the checkpoint's ``LogicalRDD`` plan, which is
+    unpersisted here (without that they would wait for the JVM's garbage
+    collector).  Best effort: a stopping session has nothing left to free.
+    """
+    if df is None:
+        return
+    try:
+        df.unpersist()
+        plan = df._jdf.queryExecution().analyzed()
+        if plan.getClass().getSimpleName() == "LogicalRDD":
+            plan.rdd().unpersist(False)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+# Results up to this many rows are kept on the driver by :func:`materialise_small`.
+SMALL_ROWS = 200_000
+
+
+def materialise_small(df: "DataFrame", max_rows: int = SMALL_ROWS) -> tuple["DataFrame", int]:
+    """``df`` materialised, and its row count, in one Spark job.
+
+    Up to ``max_rows`` rows come to the driver and return as a local
+    relation (reading it needs no job and it holds no cache); above that the
+    rows stay on the executors in a local checkpoint (then counted).  For
+    small intermediate results such as update batches, where the fixed cost
+    of Spark jobs is what matters.
+    """
+    rows = df.limit(max_rows + 1).toPandas()
+    if len(rows) <= max_rows:
+        spark = df.sparkSession
+        local = spark.createDataFrame(rows if len(rows) else [], schema=df.schema)
+        return local, len(rows)
+    kept = checkpoint(df)
+    return kept, kept.count()

@@ -75,6 +75,7 @@ from faq.errors import FAQValueError
 from faq.factor import Factor
 from faq.recursive.errors import FixpointNotConvergedError, NegativeCycleError, NotIdempotentError
 from faq.semirings import Semiring, get_semiring
+from faq.spark import checkpoint, release as _release
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -172,25 +173,6 @@ class FixpointResult:
 # --- helpers --------------------------------------------------------------------
 
 
-def _release(df: Optional["DataFrame"]) -> None:
-    """Free what ``df`` holds: its cache, and the blocks of a local checkpoint.
-
-    ``DataFrame.unpersist`` does not free a local checkpoint; its blocks
-    belong to the RDD under the checkpoint's ``LogicalRDD`` plan, which is
-    unpersisted here (without that they would wait for the JVM's garbage
-    collector).  Best effort: a stopping session has nothing left to free.
-    """
-    if df is None:
-        return
-    try:
-        df.unpersist()
-        plan = df._jdf.queryExecution().analyzed()
-        if plan.getClass().getSimpleName() == "LogicalRDD":
-            plan.rdd().unpersist(False)
-    except Exception:  # noqa: BLE001
-        pass
-
-
 def _storage():
     from pyspark import StorageLevel
 
@@ -266,33 +248,6 @@ def _edge_stats(frame: "DataFrame", semiring: Semiring) -> tuple[int, int]:
         F.count(F.when(semiring.add(w, semiring.one_col()) != semiring.one_col(), 1)).alias("improving"),
     ).first()
     return int(row["n"]), int(row["improving"])
-
-
-_CONSTRAINTS = "spark.sql.constraintPropagation.enabled"
-
-
-def checkpoint(df: "DataFrame") -> "DataFrame":
-    """``df.localCheckpoint(eager=True)``, keeping no inferred constraints in the checkpoint.
-
-    A local checkpoint cuts the lineage but its plan (``LogicalRDD``) keeps the
-    *constraints* Spark inferred for the original plan.  Across iterations and
-    update batches those constraints nest (a union combines its inputs'
-    constraints with ``Or``, and each checkpoint carries the previous ones), so
-    their size -- and the optimiser's time -- doubled with every batch of a
-    maintained fixpoint.  Constraint propagation is therefore switched off for
-    the optimisation and execution of the checkpointed query (it only infers
-    extra ``isnotnull`` filters), and the previous setting restored.
-    """
-    spark = df.sparkSession
-    before = spark.conf.get(_CONSTRAINTS, None)
-    spark.conf.set(_CONSTRAINTS, "false")
-    try:
-        return df.localCheckpoint(eager=True)
-    finally:
-        if before is None:
-            spark.conf.unset(_CONSTRAINTS)
-        else:
-            spark.conf.set(_CONSTRAINTS, before)
 
 
 def _is_cached(df: "DataFrame") -> bool:

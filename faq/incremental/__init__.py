@@ -1,0 +1,34 @@
+"""Incremental maintenance: delta factors, exactly-once delta rules, motif tracking, durable state.
+
+See :mod:`faq.incremental.maintained` (maintained queries),
+:mod:`faq.incremental.rules` (the delta rules), :mod:`faq.incremental.track`
+(motif change streams) and :mod:`faq.incremental.calculus` (differentiate,
+integrate and the as-of join).
+"""
+
+from faq.incremental.calculus import asof_join, differentiate, integrate
+from faq.incremental.errors import (
+    BatchAlreadyAppliedError,
+    InvalidDeltaError,
+    NegativeCountError,
+    NonMonotoneDeltaError,
+    NotMaintainableError,
+    StateDirectoryError,
+    VersionGapError,
+)
+from faq.incremental.maintained import MaintainedQuery, maintain
+
+__all__ = [
+    "BatchAlreadyAppliedError",
+    "InvalidDeltaError",
+    "MaintainedQuery",
+    "NegativeCountError",
+    "NonMonotoneDeltaError",
+    "NotMaintainableError",
+    "StateDirectoryError",
+    "VersionGapError",
+    "asof_join",
+    "differentiate",
+    "integrate",
+    "maintain",
+]

@@ -1,0 +1,262 @@
+"""Maintained queries: after every batch the answer equals recomputation, and the changes add up."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from faq.factor import factor_of
+from faq.incremental import (
+    BatchAlreadyAppliedError,
+    InvalidDeltaError,
+    MaintainedQuery,
+    NegativeCountError,
+    NonMonotoneDeltaError,
+    NotMaintainableError,
+    VersionGapError,
+    maintain,
+)
+from faq.query import make_query
+from tests.brute_force import PY_SEMIRINGS, brute_force, same_value
+from tests.test_insideout import DOMAIN, random_faq
+
+INF = math.inf
+
+STREAM = settings(
+    max_examples=4,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+    derandomize=True,
+)
+
+# Non-zero values a ring delta may carry (zero rows would change nothing).
+RING_DELTAS = {"integer": [-2, -1, 1, 2, 3], "real": [-1.5, -0.5, 0.5, 1.0, 2.25]}
+
+
+def answer_dict(mq: MaintainedQuery) -> dict:
+    return {tuple(r[:-1]): r[-1] for r in mq.answer().df.collect()}
+
+
+def check_answer(mq, atoms, data, free, semiring):
+    expected = brute_force(atoms, data, free, semiring, DOMAIN)
+    got = answer_dict(mq)
+    assert set(got) == set(expected), (got, expected)
+    for key, value in expected.items():
+        assert same_value(got[key], value), (key, got[key], value)
+    return expected
+
+
+def factors_of(atoms, data, semiring):
+    arity = {name: len(vs) for name, vs in atoms}
+    return {name: factor_of(rows, [f"c{i}" for i in range(arity[name])], semiring, name=name)
+            for name, rows in data.items()}
+
+
+def merged(rows, semiring):
+    add = PY_SEMIRINGS[semiring][0]
+    out: dict = {}
+    for *key, value in rows:
+        out[tuple(key)] = add(out[tuple(key)], value) if tuple(key) in out else value
+    return out
+
+
+@st.composite
+def ring_batches(draw, data, semiring, n_batches=3):
+    """Batches of signed deltas: inserts, deletes of existing rows, value changes, repeats of one key."""
+    batches = []
+    for _ in range(n_batches):
+        batch = {}
+        for name, rows in data.items():
+            if not draw(st.booleans()):
+                continue
+            arity = len(rows[0]) - 1 if rows else None
+            if arity is None:
+                continue
+            keys = draw(st.lists(st.tuples(*[st.sampled_from(DOMAIN)] * arity), min_size=1, max_size=4))
+            batch[name] = [(*k, draw(st.sampled_from(RING_DELTAS[semiring]))) for k in keys]
+        batches.append(batch)
+    return batches
+
+
+@pytest.mark.parametrize("semiring", ["integer", "real"])
+def test_random_update_streams_in_rings(semiring):
+    @STREAM
+    @given(random_faq(semiring), st.data())
+    def check(case, stream):
+        atoms, data, free = case
+        if not all(data.values()):
+            data = {n: rows or [(*(0,) * len(next(vs for f, vs in atoms if f == n)), RING_DELTAS[semiring][0])]
+                    for n, rows in data.items()}
+        data = {n: list(rows) for n, rows in data.items()}
+        query = make_query(atoms, free, semiring=semiring)
+        with maintain(query, factors_of(atoms, data, semiring)) as mq:
+            before = first = check_answer(mq, atoms, data, free, semiring)
+            total: dict = {}
+            for batch in stream.draw(ring_batches(data, semiring)):
+                arity = {n: len(rows[0]) - 1 for n, rows in data.items()}
+                deltas = {n: factor_of(rows, [f"c{i}" for i in range(arity[n])], semiring)
+                          for n, rows in batch.items()}
+                change = mq.apply(deltas).collect()
+                for n, rows in batch.items():
+                    data[n].extend(rows)
+                after = check_answer(mq, atoms, data, free, semiring)
+                diffs = {tuple(r[:-2]): r[-1] for r in change}
+                assert all(r["version"] == mq.version for r in change)
+                for key in set(before) | set(after):
+                    expected = after.get(key, 0) - before.get(key, 0)
+                    assert same_value(diffs.get(key, 0), expected, rel=1e-9) or abs(expected) < 1e-9, key
+                for key, d in diffs.items():
+                    total[key] = total.get(key, 0) + d
+                before = after
+            # The change stream sums to the difference between the last and the first answer.
+            for key in set(first) | set(before):
+                expected = before.get(key, 0) - first.get(key, 0)
+                assert same_value(total.get(key, 0), expected, rel=1e-9) or abs(expected) < 1e-9, key
+
+    check()
+
+
+@st.composite
+def improving_batches(draw, data, semiring, n_batches=3):
+    """Insert-only batches that improve values: smaller (min_plus) or True (boolean)."""
+    state = {n: merged(rows, semiring) for n, rows in data.items()}
+    batches = []
+    for _ in range(n_batches):
+        batch = {}
+        for name, rows in data.items():
+            arity = len(rows[0]) - 1
+            keys = draw(st.lists(st.tuples(*[st.sampled_from(DOMAIN)] * arity), min_size=1, max_size=3,
+                                 unique=True))
+            chosen = []
+            for key in keys:
+                old = state[name].get(key)
+                if semiring == "boolean":
+                    new = True
+                    if old:
+                        continue
+                else:
+                    new = draw(st.sampled_from([-2.0, 0.0, 1.0, 3.5]))
+                    if old is not None and new >= old:
+                        continue
+                chosen.append((*key, new))
+                state[name][key] = new
+            if chosen:
+                batch[name] = chosen
+        batches.append(batch)
+    return batches
+
+
+@pytest.mark.parametrize("semiring", ["min_plus", "boolean"])
+def test_random_insert_only_streams_in_idempotent_semirings(semiring):
+    @STREAM
+    @given(random_faq(semiring), st.data())
+    def check(case, stream):
+        atoms, data, free = case
+        one = PY_SEMIRINGS[semiring][3]
+        data = {n: list(rows) or [(*(0,) * len(next(vs for f, vs in atoms if f == n)), one)]
+                for n, rows in data.items()}
+        query = make_query(atoms, free, semiring=semiring)
+        with maintain(query, factors_of(atoms, data, semiring)) as mq:
+            before = check_answer(mq, atoms, data, free, semiring)
+            for batch in stream.draw(improving_batches(data, semiring)):
+                arity = {n: len(rows[0]) - 1 for n, rows in data.items()}
+                deltas = {n: factor_of(rows, [f"c{i}" for i in range(arity[n])], semiring)
+                          for n, rows in batch.items()}
+                change = {tuple(r[:-2]): r[-1] for r in mq.apply(deltas).collect()}
+                for n, rows in batch.items():
+                    data[n].extend(rows)
+                after = check_answer(mq, atoms, data, free, semiring)
+                changed = {k: v for k, v in after.items() if k not in before or not same_value(before[k], v)}
+                assert set(change) == set(changed), (change, changed)
+                for key, value in changed.items():
+                    assert same_value(change[key], value)
+                before = after
+
+    check()
+
+
+# --- hand-made cases ---------------------------------------------------------------
+
+TRIANGLE = "count() := edge(a,b), edge(b,c), edge(a,c)"
+
+
+def edges(rows, semiring="counting"):
+    return factor_of([(s, d, v) for s, d, v in rows], ["src", "dst"], semiring)
+
+
+def test_updates_that_form_a_triangle_together_count_once():
+    with maintain(TRIANGLE, {"edge": edges([(8, 9, 1)])}) as mq:
+        assert mq.scalar() == 0
+        change = mq.apply({"edge": edges([(1, 2, 1), (2, 3, 1), (1, 3, 1)])}).collect()
+        assert [(r.version, r.diff) for r in change] == [(1, 1)]
+        assert mq.scalar() == 1
+        # Deleting two of its edges in one batch removes it once.
+        change = mq.apply({"edge": edges([(1, 2, -1), (2, 3, -1)], "integer")}).collect()
+        assert [(r.version, r.diff) for r in change] == [(2, -1)]
+        assert mq.scalar() == 0
+
+
+def test_counting_refuses_deleting_a_missing_row_and_keeps_its_version():
+    with maintain(TRIANGLE, {"edge": edges([(1, 2, 1), (2, 3, 1), (1, 3, 1)])}) as mq:
+        with pytest.raises(NegativeCountError) as err:
+            mq.apply({"edge": edges([(5, 6, -1)], "integer")})
+        assert err.value.parameters["count"] == 1 and err.value.parameters["example"] == (5, 6)
+        assert mq.version == 0 and mq.scalar() == 1
+
+
+def test_min_plus_refuses_deletions_and_worsening_unless_recomputing():
+    dist = factor_of([(1, 2, 5.0), (2, 3, 1.0)], ["s", "t"], "min_plus")
+    query = "d(x, z) := w(x, y), w(y, z)"
+    with maintain(query, {"w": dist}) as mq:
+        assert answer_dict(mq) == {(1, 3): 6.0}
+        with pytest.raises(NonMonotoneDeltaError) as err:
+            mq.apply({"w": factor_of([(1, 2, 7.0)], ["s", "t"], "min_plus")})
+        assert err.value.parameters["kind"] == "worsening" and err.value.parameters["example"] == (1, 2)
+        with pytest.raises(NonMonotoneDeltaError) as err:
+            mq.apply({"w": factor_of([(2, 3, INF)], ["s", "t"], "min_plus")})
+        assert err.value.parameters["kind"] == "deletion"
+        assert mq.version == 0 and answer_dict(mq) == {(1, 3): 6.0}
+        # An improvement is taken; an equal value changes nothing.
+        change = mq.apply({"w": factor_of([(1, 2, 2.0), (2, 3, 1.0)], ["s", "t"], "min_plus")}).collect()
+        assert [(r.x, r.z, r.diff) for r in change] == [(1, 3, 3.0)]
+        # Recomputation takes a worsening (the value is set).
+        change = mq.apply({"w": factor_of([(1, 2, 9.0)], ["s", "t"], "min_plus")}, recompute=True).collect()
+        assert [(r.x, r.z, r.version, r.diff) for r in change] == [(1, 3, 2, 10.0)]
+        assert answer_dict(mq) == {(1, 3): 10.0}
+
+
+def test_versions_refuse_a_batch_twice_and_a_gap():
+    with maintain(TRIANGLE, {"edge": edges([(1, 2, 1)])}) as mq:
+        mq.apply({"edge": edges([(2, 3, 1)])}, version=1)
+        with pytest.raises(BatchAlreadyAppliedError) as err:
+            mq.apply({"edge": edges([(2, 3, 1)])}, version=1)
+        assert err.value.parameters == {"version": 1, "current": 1}
+        with pytest.raises(VersionGapError):
+            mq.apply({"edge": edges([(1, 3, 1)])}, version=3)
+        assert mq.scalar() == 0
+        mq.apply({"edge": edges([(1, 3, 1)])}, version=2)
+        assert mq.scalar() == 1
+
+
+def test_bad_deltas_raise_named_errors():
+    with maintain(TRIANGLE, {"edge": edges([(1, 2, 1)])}) as mq:
+        with pytest.raises(InvalidDeltaError) as err:
+            mq.apply({"nodes": edges([(1, 2, 1)])})
+        assert err.value.parameters["known"] == ["edge"]
+        with pytest.raises(InvalidDeltaError):
+            mq.apply({"edge": factor_of([(1, 1)], ["x"], "counting")})
+        assert mq.version == 0
+
+
+def test_mixed_aggregates_need_recompute():
+    f = factor_of([(0, 1, 0.5), (1, 1, 2.0)], ["x", "y"], "real")
+    query = make_query([("f", "xy")], [], semiring="real", aggregates={"y": "max_product"})
+    with maintain(query, {"f": f}) as mq:
+        with pytest.raises(NotMaintainableError):
+            mq.apply({"f": factor_of([(0, 0, 1.0)], ["x", "y"], "real")})
+        mq.apply({"f": factor_of([(0, 0, 3.0)], ["x", "y"], "real")}, recompute=True)
+        # max_y Σ_x f: y=0 -> 3.0, y=1 -> 2.5
+        assert same_value(mq.scalar(), 3.0)
