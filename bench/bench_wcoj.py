@@ -1,4 +1,4 @@
-"""Generic (worst-case optimal) join vs Spark SQL's binary-join plan, in one Spark session.
+"""Generic (worst-case optimal) join vs Spark SQL's binary-join plan and DuckDB, in one run.
 
 Queries, over the simple digraph of each input (self-loops dropped, repeated
 edges collapsed):
@@ -8,26 +8,38 @@ edges collapsed):
 
 Methods, each timed from the cached edge table to the count of bindings:
 
-* ``broadcast`` / ``shuffle`` — :func:`faq.joins.generic.generic_join` with
-  that strategy (index building, seeds, extension, Arrow transfer and the
-  count included), the bag as InsideOut hands it over: one relation per atom;
+* ``broadcast`` — :func:`faq.joins.generic.generic_join`, broadcast strategy,
+  told (as InsideOut's executor tells it) that the product is summed to a
+  scalar: each task counts in numpy and ships one partial sum (index
+  building, seeds, extension and the final sum included);
+* ``broadcast_listing`` — the same strategy listing every binding to Spark,
+  which sums them (what ``broadcast`` did before aggregation in the tasks);
+* ``shuffle`` — the shuffle strategy (DataFrame joins), bindings summed by Spark;
 * ``binary`` — the plan GraphFrames' ``find`` runs: the pattern's terms
   folded left to right as binary joins, written as one Spark SQL statement
   over the same cached edge table, ``count(*)``;
-* ``duckdb`` — DuckDB on the same edge file in the same run, when the module
-  is importable (skipped with a note otherwise).
+* ``duckdb`` — DuckDB (``pip install -e '.[bench]'``) on the same edge file
+  in the same run, 2 threads: ``seconds`` covers loading, de-duplication and
+  the query, ``query_seconds`` the query alone (skipped with a note when
+  DuckDB is not importable).
 
 Slow methods are cancelled after ``--timeout`` seconds (reported as a lower
-bound).  Peak memory: VmHWM of the driver JVM and of the Python workers it
-forked, reset before each measurement (``/proc/PID/clear_refs``), plus the
-driver Python's own peak (it builds the broadcast index).  The growth
-exponent is a least-squares fit of log(time) against log(edges) over the
-R-MAT scales.
+bound).  ``--repeat N`` runs each method N times and reports the median.
+Peak memory: VmHWM of the driver JVM and of the Python workers it forked,
+reset before each measurement (``/proc/PID/clear_refs``), plus the driver
+Python's own peak (it builds the broadcast index).  The growth exponent is a
+least-squares fit of log(time) against log(edges) over the R-MAT scales.
+
+``--kernel`` runs no Spark: it times the broadcast kernel itself (one task,
+one thread, every seed) in four variants — listing or aggregating, binary
+search or hash-index validation — interleaved, best of ``--repeat``, and
+writes ``bench/results/wcoj_kernel.json``.
 
 Usage::
 
     .venv/bin/python bench/bench_wcoj.py --quick                 # rmat 14, 15
     .venv/bin/python bench/bench_wcoj.py --scales 14 15 16 17 18 --slashdot
+    .venv/bin/python bench/bench_wcoj.py --kernel --scales 12 13 14 --queries triangles
 
 Results go to stdout as a table and to ``bench/results/wcoj.json``.
 Counts are checked: every method that finishes must agree.
@@ -54,7 +66,7 @@ import numpy as np  # noqa: E402
 
 from faq.graphs.triangles import simple_directed  # noqa: E402
 from faq.io import read_edge_list  # noqa: E402
-from faq.joins import VALUE_COLUMN, Frame  # noqa: E402
+from faq.joins import VALUE_COLUMN, Aggregation, Frame  # noqa: E402
 from faq.joins import generic as generic_module  # noqa: E402
 from faq.semirings import COUNTING  # noqa: E402
 from faq.spark import get_session  # noqa: E402
@@ -62,9 +74,14 @@ from faq.spark import get_session  # noqa: E402
 SLASHDOT = ROOT.parent / "shared" / "data" / "graphs" / "soc-Slashdot0902.txt.gz"
 WORK = ROOT / "bench" / "out"
 RESULTS = ROOT / "bench" / "results" / "wcoj.json"
+KERNEL_RESULTS = ROOT / "bench" / "results" / "wcoj_kernel.json"
 
 # DuckDB, Kùzu and scipy on rmat17 feed-forward triangles, as quoted in issue 3 (not measured here).
 QUOTED_RMAT17 = {"duckdb": 26.8, "kuzu": 15.6, "scipy": 19.7}
+
+# Spark methods timed through faq.joins.generic (see generic_count).
+GENERIC_METHODS = ("broadcast", "broadcast_listing", "shuffle")
+METHODS = (*GENERIC_METHODS, "binary", "duckdb")
 
 PATTERNS = {
     "triangles": [("a", "b"), ("a", "c"), ("b", "c")],
@@ -193,31 +210,169 @@ def run_with_timeout(spark, fn, timeout: float):
         sc.setLocalProperty("spark.jobGroup.id", None)
 
 
-def generic_count(edges_df, pattern, strategy: str) -> int:
+def generic_count(edges_df, pattern, method: str) -> int:
+    """Count bindings with the generic join as InsideOut's executor runs it: the join, then ⊕ (sum).
+
+    ``broadcast`` is told the product is summed to a scalar (it aggregates
+    inside its tasks); ``broadcast_listing`` and ``shuffle`` list every binding
+    and Spark sums them.
+    """
+    from pyspark.sql import functions as F
+
+    strategy = "broadcast" if method.startswith("broadcast") else method
+    aggregate = Aggregation((), COUNTING) if method == "broadcast" else None
     frames = [Frame(edges_df.toDF(x, y, VALUE_COLUMN), (x, y)) for x, y in pattern]
     order = list(dict.fromkeys(v for p in pattern for v in p))
-    out = generic_module.generic_join(frames, [], COUNTING, order, strategy=strategy)
+    out = generic_module.generic_join(frames, [], COUNTING, order, strategy=strategy, aggregate=aggregate)
     decision = generic_module.last_decision()
     if decision.strategy != strategy:
         raise RuntimeError(f"asked for {strategy}, ran {decision.strategy}: {decision.reason}")
-    return out.df.count()
+    if aggregate is not None and not decision.aggregated.startswith("⊕"):
+        raise RuntimeError(f"asked to aggregate in the tasks, but: {decision.aggregated}")
+    total = out.df.agg(F.sum(VALUE_COLUMN)).first()[0]
+    return int(total or 0)
 
 
-def duckdb_count(path: Path, pattern) -> tuple[int | None, float | None, str]:
+def _delimiter(path: Path) -> str:
+    """The column separator of an edge list (tab or space), from its first data line."""
+    import gzip
+
+    opener = gzip.open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
+        for line in f:
+            if line.strip() and not line.startswith("#"):
+                return "\\t" if "\t" in line else " "
+    return " "
+
+
+def duckdb_count(path: Path, pattern) -> tuple[int | None, float | None, float | None, str]:
+    """(count, seconds, query seconds, note): DuckDB on the same file, 2 threads, in memory.
+
+    ``seconds`` covers loading the edge list, dropping self-loops and repeated
+    edges, and the query (GraphFrames' plan as SQL; DuckDB plans it itself);
+    ``query seconds`` the query alone.
+    """
     try:
         import duckdb
     except ImportError:
-        return None, None, "duckdb not importable in this environment: skipped"
+        return None, None, None, "duckdb not importable (pip install -e '.[bench]'): skipped"
     con = duckdb.connect()
-    con.execute("PRAGMA threads=2")
-    t0 = time.perf_counter()
-    con.execute(
-        f"CREATE TABLE e AS SELECT DISTINCT column0 AS src, column1 AS dst "
-        f"FROM read_csv('{path}', delim=' ', header=false, comment='#', columns={{'column0':'BIGINT','column1':'BIGINT'}}) "
-        f"WHERE column0 <> column1"
-    )
-    n = con.execute(sql_of(pattern, "e")).fetchone()[0]
-    return int(n), time.perf_counter() - t0, "DuckDB, 2 threads, load + distinct + query"
+    try:
+        con.execute("PRAGMA threads=2")
+        con.execute("SET enable_progress_bar = false")
+        t0 = time.perf_counter()
+        delimiter = _delimiter(path)
+        con.execute(
+            f"CREATE TABLE e AS SELECT DISTINCT column0 AS src, column1 AS dst "
+            f"FROM read_csv('{path}', delim='{delimiter}', header=false, comment='#', "
+            f"columns={{'column0':'BIGINT','column1':'BIGINT'}}, auto_detect=false) "
+            f"WHERE column0 <> column1"
+        )
+        t1 = time.perf_counter()
+        n = con.execute(sql_of(pattern, "e")).fetchone()[0]
+        t2 = time.perf_counter()
+    finally:
+        con.close()
+    return int(n), t2 - t0, t2 - t1, f"DuckDB {duckdb.__version__}, 2 threads, load + distinct + query"
+
+
+# --- kernel micro-benchmark (numpy only, one process, no Spark) --------------------------
+
+
+def load_simple_digraph(path: Path) -> tuple[np.ndarray, np.ndarray]:
+    """(src, dst) of the simple digraph of an edge-list file, in numpy."""
+    import pandas as pd
+
+    table = pd.read_csv(path, sep=r"\s+", comment="#", header=None, usecols=[0, 1], dtype=np.int64, engine="c")
+    pairs = table.to_numpy()
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    pairs = np.unique(pairs, axis=0)
+    return np.ascontiguousarray(pairs[:, 0]), np.ascontiguousarray(pairs[:, 1])
+
+
+def kernel_variants() -> dict:
+    """name -> (aggregate in tasks, hash-index validation)."""
+    return {
+        "listing+searchsorted": (False, False),  # the strategy before this change
+        "listing+hash": (False, True),
+        "aggregate+searchsorted": (True, False),
+        "aggregate+hash": (True, True),
+    }
+
+
+def kernel_time(src: np.ndarray, dst: np.ndarray, pattern, aggregate: bool, hashed: bool) -> tuple[int, float]:
+    """(count, seconds) of one broadcast task running every seed of ``pattern`` over the edges.
+
+    The index (tries, seeds) is built outside the timing, as on the driver;
+    the hash indexes are built inside it, as in the tasks.
+    """
+    import pyarrow as pa
+
+    from faq.joins import Aggregation, csr
+    from faq.joins.partial import numpy_ops
+
+    order = list(dict.fromkeys(v for p in pattern for v in p))
+    attributes, groups, collected = [], {}, []
+    for x, y in pattern:
+        forward = order.index(x) < order.index(y)
+        attributes.append((x, y) if forward else (y, x))
+        key = "forward" if forward else "reverse"
+        if key not in groups:
+            groups[key] = []
+            collected.append(([src, dst] if forward else [dst, src], np.ones(len(src), dtype=np.int64)))
+        groups[key].append(len(attributes) - 1)
+    group_list = list(groups.values())
+    keep = Aggregation((), COUNTING)
+    ops = numpy_ops(COUNTING, COUNTING) if aggregate else None
+    saved = csr.HASH_MAX_SLOTS
+    csr.HASH_MAX_SLOTS = saved if hashed else 0
+    try:
+        kernel, seeds, _ = generic_module.build_kernel(
+            attributes, group_list, collected, order, order, COUNTING, keep if aggregate else None, ops
+        )
+        ids = pa.RecordBatch.from_arrays([pa.array(np.arange(seeds, dtype=np.int64))], names=["id"])
+        t0 = time.perf_counter()
+        count = 0
+        for batch in generic_module.run_kernel(iter([ids]), kernel):
+            count += int(batch.column(0).to_numpy().sum()) if aggregate else batch.num_rows
+        return count, time.perf_counter() - t0
+    finally:
+        csr.HASH_MAX_SLOTS = saved
+
+
+def kernel_benchmark(args) -> None:
+    """Time the broadcast kernel's variants on each graph, interleaved, best of ``--repeat``."""
+    rows = []
+    for name in [f"rmat{s}" for s in args.scales] + (["slashdot"] if args.slashdot else []):
+        src, dst = load_simple_digraph(graph_path(name))
+        for query in args.queries:
+            times: dict[str, list[float]] = {v: [] for v in kernel_variants()}
+            counts = {}
+            for _ in range(args.repeat):
+                for variant, (aggregate, hashed) in kernel_variants().items():
+                    counts[variant], seconds = kernel_time(src, dst, PATTERNS[query], aggregate, hashed)
+                    times[variant].append(seconds)
+            if len(set(counts.values())) > 1:
+                raise RuntimeError(f"{name} {query}: kernel variants disagree: {counts}")
+            base = min(times["listing+searchsorted"])
+            for variant, ts in times.items():
+                row = {
+                    "graph": name, "query": query, "edges": len(src), "variant": variant,
+                    "count": counts[variant], "best_seconds": round(min(ts), 4),
+                    "median_seconds": round(float(np.median(ts)), 4),
+                    "speedup_vs_listing_searchsorted": round(base / min(ts), 2),
+                }
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    meta = {
+        "command": "python bench/bench_wcoj.py " + " ".join(sys.argv[1:]),
+        "what": "one broadcast task (single thread) over all seeds, numpy only; best of --repeat, interleaved",
+        "load_average_at_write": os.getloadavg(),
+    }
+    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    print(f"results: {out}")
 
 
 def warm_up(spark, methods) -> None:
@@ -234,7 +389,7 @@ def warm_up(spark, methods) -> None:
     for method in methods:
         if method == "binary":
             counts.add(int(spark.sql(sql_of(pattern, "e")).first()["n"]))
-        elif method in ("broadcast", "shuffle"):
+        elif method in GENERIC_METHODS:
             counts.add(generic_count(df, pattern, method))
     df.unpersist()
     if len(counts) > 1:
@@ -275,15 +430,31 @@ def main() -> None:
     parser.add_argument("--slashdot", action="store_true", help="also soc-Slashdot0902")
     parser.add_argument("--quick", action="store_true", help="scales 14 and 15, triangles and 4-cliques")
     parser.add_argument("--queries", nargs="+", default=list(PATTERNS), choices=list(PATTERNS))
-    parser.add_argument("--methods", nargs="+", default=["broadcast", "shuffle", "binary", "duckdb"])
+    parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds before a Spark run is cancelled")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="6g")
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--no-warmup", action="store_true", help="skip the untimed warm-up run (JIT, Python workers)")
+    parser.add_argument(
+        "--kernel", action="store_true",
+        help="no Spark: time one broadcast task's numpy kernel (listing vs aggregating, binary search vs hash)",
+    )
+    parser.add_argument(
+        "--repeat", type=int, default=None,
+        help="runs per method, in rounds of every method in turn: the median is reported "
+        "(default 1; --kernel: 3, the best is reported)",
+    )
     args = parser.parse_args()
     if args.quick:
         args.scales = [14, 15]
+    if args.repeat is None:
+        args.repeat = 3 if args.kernel else 1
+    if args.kernel:
+        if args.out == str(RESULTS):
+            args.out = str(KERNEL_RESULTS)
+        kernel_benchmark(args)
+        return
 
     spark = get_session(
         args.master,
@@ -304,28 +475,57 @@ def main() -> None:
         cached.createOrReplaceTempView("e")
         for query in args.queries:
             pattern = PATTERNS[query]
+            runs: dict[str, list[float]] = {m: [] for m in args.methods}
+            info: dict[str, dict] = {m: {} for m in args.methods}
+            stopped: set[str] = set()
+            # Rounds of every method in turn (not all runs of one method, then the next):
+            # load from other processes then weighs on every method alike.
+            for round_ in range(args.repeat):
+                for method in args.methods:
+                    if method in stopped:
+                        continue
+                    if method == "duckdb":
+                        n, seconds, query_seconds, note = duckdb_count(path, pattern)
+                        if n is None:
+                            if note not in notes:
+                                notes.append(note)
+                            stopped.add(method)
+                            continue
+                        info[method].setdefault("query_runs", []).append(query_seconds)
+                        info[method].update(count=n, note=note)
+                    else:
+                        if method == "binary":
+                            fn = lambda: int(spark.sql(sql_of(pattern, "e")).first()["n"])  # noqa: E731
+                        else:
+                            fn = lambda m=method: generic_count(cached, pattern, m)  # noqa: E731
+                        memory.reset()
+                        n, seconds, timed_out = run_with_timeout(spark, fn, args.timeout)
+                        peaks = memory.peaks()
+                        for key, value in peaks.items():
+                            old = info[method].get(key)
+                            info[method][key] = value if old is None or value is None else max(old, value)
+                        info[method].update(count=n, timed_out=timed_out)
+                        if timed_out:
+                            stopped.add(method)
+                    runs[method].append(seconds)
+                    print(f"[{name} {query}] round {round_ + 1}: {method} {seconds:.2f} s", file=sys.stderr, flush=True)
             results = {}
             for method in args.methods:
-                row = {"graph": name, "query": query, "edges": n_edges, "method": method}
-                if method == "duckdb":
-                    n, seconds, note = duckdb_count(path, pattern)
-                    if n is None:
-                        if note not in notes:
-                            notes.append(note)
-                        continue
-                    row.update(count=n, seconds=round(seconds, 2), note=note)
-                else:
-                    if method == "binary":
-                        fn = lambda: int(spark.sql(sql_of(pattern, "e")).first()["n"])  # noqa: E731
-                    else:
-                        fn = lambda m=method: generic_count(cached, pattern, m)  # noqa: E731
-                    memory.reset()
-                    n, seconds, timed_out = run_with_timeout(spark, fn, args.timeout)
-                    row.update(count=n, seconds=round(seconds, 2), timed_out=timed_out, **memory.peaks())
+                if not runs[method]:
+                    continue
+                extra = dict(info[method])
+                query_runs = extra.pop("query_runs", None)
+                timed_out = extra.get("timed_out", False)
+                seconds = runs[method][-1] if timed_out else float(np.median(runs[method]))
+                row = {"graph": name, "query": query, "edges": n_edges, "method": method,
+                       "count": extra.pop("count"), "seconds": round(seconds, 2), **extra}
+                if query_runs:
+                    row["query_seconds"] = round(float(np.median(query_runs)), 2)
+                if len(runs[method]) > 1:
+                    row["runs_seconds"] = [round(r, 2) for r in runs[method]]
                 results[method] = row
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-                write_results(args, spark, rows, {}, notes)  # progress: complete rows so far
             counts = {m: r["count"] for m, r in results.items() if r.get("count") is not None}
             if len(set(counts.values())) > 1:
                 raise RuntimeError(f"{name} {query}: methods disagree: {counts}")
@@ -335,6 +535,10 @@ def main() -> None:
                     ratio = base["seconds"] / r["seconds"]
                     r["speedup_vs_binary"] = round(ratio, 2)
                     r["speedup_is_lower_bound"] = bool(base.get("timed_out"))
+            listing, aggregated = results.get("broadcast_listing"), results.get("broadcast")
+            if listing and aggregated and aggregated.get("seconds") and not listing.get("timed_out"):
+                aggregated["speedup_vs_broadcast_listing"] = round(listing["seconds"] / aggregated["seconds"], 2)
+            write_results(args, spark, rows, {}, notes)  # progress: complete rows so far
         cached.unpersist()
 
     fits = {}
@@ -350,16 +554,20 @@ def main() -> None:
 
     out = write_results(args, spark, rows, fits, notes)
     print()
-    header = f"{'graph':9} {'query':9} {'edges':>9} {'method':9} {'count':>12} {'seconds':>9} {'xbinary':>8} {'JVM MB':>7} {'py MB':>7}"
+    header = (
+        f"{'graph':9} {'query':9} {'edges':>9} {'method':17} {'count':>12} {'seconds':>9} {'xbinary':>8} "
+        f"{'xlisting':>8} {'JVM MB':>7} {'py MB':>7}"
+    )
     print(header)
     for r in rows:
         seconds = f"{'>' if r.get('timed_out') else ''}{r['seconds']}"
         speed = r.get("speedup_vs_binary")
         speed = "" if speed is None else f"{'≥' if r.get('speedup_is_lower_bound') else ''}{speed}"
+        listing = r.get("speedup_vs_broadcast_listing") or ""
         count = "" if r.get("count") is None else r["count"]
         print(
-            f"{r['graph']:9} {r['query']:9} {r['edges']:>9} {r['method']:9} {count:>12} {seconds:>9} {speed:>8} "
-            f"{r.get('jvm_peak_mb') or '':>7} {r.get('python_workers_peak_mb') or '':>7}"
+            f"{r['graph']:9} {r['query']:9} {r['edges']:>9} {r['method']:17} {count:>12} {seconds:>9} {speed:>8} "
+            f"{listing:>8} {r.get('jvm_peak_mb') or '':>7} {r.get('python_workers_peak_mb') or '':>7}"
         )
     print()
     for key, value in fits.items():

@@ -140,8 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
             "explain",
             _cmd_explain,
             "show a query's plan (order, bags, widths) without running it",
-            "Show the InsideOut plan of a query (elimination order, bags, ρ* per bag, faqw, AGM bound) "
-            "without running it; the factors are read only to count their rows",
+            "Show the InsideOut plan of a query (elimination order, bags, ρ* per bag, faqw, AGM bound, "
+            "join method per bag and, for bags joined by the generic join, the attribute order and the "
+            "estimated work: Σ of smallest proposals per attribute, with an upper bound) without running it; "
+            "the factors are read only to gather statistics (rows, and per key column distinct values and "
+            "largest degree: one Spark job per factor)",
         ),
     ):
         sub = commands.add_parser(
@@ -539,16 +542,17 @@ def _cmd_query(args: argparse.Namespace, spark, reporter: Reporter) -> int:
 
 def _cmd_explain(args: argparse.Namespace, spark, reporter: Reporter) -> int:
     from faq.insideout import plan
-    from faq.insideout.executor import bind, query_semiring, statistics
+    from faq.insideout.executor import bind, factor_statistics, query_semiring
     from faq.query import parse_query
 
     query = parse_query(args.text)
     factors = _read_factors(args, spark, reporter)
     semiring = query_semiring(query, factors, args.semiring)
     bind(query, factors, semiring)  # the same checks a run would make (no Spark job)
-    reporter.note("counting factor rows")
-    sizes = statistics(query, factors)
-    the_plan = plan(query, semiring=semiring.name, sizes=sizes, method=args.method)
+    reporter.note("gathering factor statistics (rows, distinct values and largest degree per column)")
+    stats = factor_statistics(query, factors)
+    # The plan shows, per bag joined by the generic join, its estimated work from these statistics.
+    the_plan = plan(query, semiring=semiring.name, statistics=stats, method=args.method)
     if args.json:
         _print_json(the_plan.to_dict())
     else:

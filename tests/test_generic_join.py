@@ -16,8 +16,9 @@ from hypothesis import strategies as st
 from faq.factor import factor_of
 from faq.insideout import evaluate
 from faq.io import read_edge_list
-from faq.joins import VALUE_COLUMN, Frame, binary_join
+from faq.joins import VALUE_COLUMN, Aggregation, Frame, binary_join
 from faq.joins import generic as generic_module
+from faq.joins import partial as partial_module
 from faq.joins.generic import generic_join, last_decision, set_generic_strategy
 from faq.query import make_query
 from faq.semirings import get_semiring
@@ -33,6 +34,9 @@ FEW = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much],
     derandomize=True,
 )
+
+
+ONE = settings(FEW, max_examples=1)
 
 
 def nontrivial_faq(semiring: str):
@@ -163,6 +167,122 @@ def test_random_bags_agree_with_binary_join():
         check_against_binary(frames, [], semiring)
 
     check()
+
+
+# --- ⊕-aggregation inside the broadcast tasks -------------------------------------
+
+
+def aggregated_rows(out: Frame, keep, ring) -> dict:
+    """{key: ⊕ of the rows' values} over ``keep`` (zeros left out): what the executor's group-by makes."""
+    from pyspark.sql import functions as F
+
+    grouped = out.df.groupBy(*keep) if keep else out.df.groupBy()
+    rows = grouped.agg(ring.sum(F.col(VALUE_COLUMN)).alias("__s")).collect()
+    zero = ring.zero
+    return {tuple(r[:-1]): r[-1] for r in rows if r[-1] is not None and r[-1] != zero}
+
+
+def assert_same(got: dict, expected: dict, what) -> None:
+    assert set(got) == set(expected), (what, got, expected)
+    for key, value in expected.items():
+        assert same_value(got[key], value), (what, key, got[key], value)
+
+
+@pytest.mark.parametrize("semiring", sorted(PY_SEMIRINGS))
+def test_aggregated_join_equals_listing_and_brute_force(semiring):
+    """All atoms of a random FAQ as one bag, ⊕-aggregated onto its free variables: the
+    broadcast join aggregating inside its tasks (numpy ⊗/⊕, partial aggregates) gives what
+    listing every binding then aggregating gives, and what brute force gives — random cyclic
+    FAQs (triangle, 4-cycle, ternary; up to two free variables) and a random FAQ with both
+    free and bound variables."""
+    from faq.insideout.executor import bind
+
+    ring = get_semiring(semiring)
+    partly_free = nontrivial_faq(semiring).filter(
+        lambda case: 0 < len(case[2]) < len({v for _, vs in case[0] for v in vs})
+    )
+    for strategy, examples in ((cyclic_faq(semiring), FEW), (partly_free, ONE)):
+
+        @examples
+        @given(strategy)
+        def check(case):
+            atoms, data, free = case
+            expected = brute_force(atoms, data, free, semiring, DOMAIN)
+            arity = {name: len(vs) for name, vs in atoms}
+            factors = {
+                name: factor_of(rows, [f"c{i}" for i in range(arity[name])], semiring, name=name)
+                for name, rows in data.items()
+            }
+            frames = list(bind(make_query(atoms, free, semiring=semiring), factors, ring).values())
+            keep = tuple(free)
+            aggregated = generic_join(frames, [], ring, (), strategy="broadcast", aggregate=Aggregation(keep, ring))
+            decision = last_decision()
+            assert decision.strategy == "broadcast" and decision.aggregated.startswith("⊕"), decision
+            assert aggregated.variables == keep
+            listing = generic_join(frames, [], ring, (), strategy="broadcast")
+            assert last_decision().aggregated == ""
+            assert_same(aggregated_rows(aggregated, keep, ring), expected, "aggregated")
+            assert_same(aggregated_rows(listing, keep, ring), expected, "listing")
+
+        check()
+
+
+def test_executor_passes_the_aggregation_and_can_list_instead(monkeypatch):
+    """Through InsideOut: the triangle count (a scalar) and per-vertex counts (a free
+    variable) come from partial aggregates, and equal the listing path's."""
+    rng = np.random.default_rng(11)
+    pairs = sorted({(int(a), int(b)) for a, b in rng.integers(0, 25, size=(200, 2)) if a != b})
+    edge = factor_of([(a, b, 1) for a, b in pairs], ["src", "dst"], "counting", name="edge")
+    answers = {}
+    for aggregate_in_tasks in (True, False):
+        monkeypatch.setattr(generic_module, "TASK_AGGREGATION", aggregate_in_tasks)
+        for text in ("count() := edge(a,b), edge(a,c), edge(b,c)", "q(b) := edge(a,b), edge(a,c), edge(b,c)"):
+            with evaluate(text, {"edge": edge}, join="generic_broadcast") as result:
+                answers[aggregate_in_tasks, text] = sorted(map(tuple, result.factor.df.collect()))
+            aggregated = last_decision().aggregated
+            assert aggregated.startswith("⊕") if aggregate_in_tasks else "TASK_AGGREGATION" in aggregated
+    brute = sum(1 for a, b in pairs for c in range(25) if (a, c) in set(pairs) and (b, c) in set(pairs))
+    assert answers[True, "count() := edge(a,b), edge(a,c), edge(b,c)"] == [(brute,)]
+    for text in ("count() := edge(a,b), edge(a,c), edge(b,c)", "q(b) := edge(a,b), edge(a,c), edge(b,c)"):
+        assert answers[True, text] == answers[False, text]
+
+
+def test_user_defined_semiring_and_overflowing_values_list_bindings():
+    """No numpy kernel for a user-defined semiring; int64 partial sums that could overflow:
+    both list every binding (the decision says why) and stay exact."""
+    import dataclasses
+
+    ring = get_semiring("counting")
+    custom = dataclasses.replace(ring, name="my_counting")
+    rels = edge_frames(TRIANGLE_EDGES, [("a", "b"), ("a", "c"), ("b", "c")])
+    out = generic_join(rels, [], custom, ("a", "b", "c"), strategy="broadcast", aggregate=Aggregation(("a",), custom))
+    assert "built-in semirings only" in last_decision().aggregated
+    assert out.variables == ("a", "b", "c")
+    assert aggregated_rows(out, ("a",), custom) == {(0,): 3, (1,): 1, (2,): 2}  # 0→1→2, 0→1→3, 0→2→3; 1→2→3; 2→3→0, 2→0→3
+
+    big = 1 << 31  # a 2-path's value is 2^62: above INT_LIMIT / 2, so a sum of two could overflow
+    r = frame([(0, 1, big), (0, 2, big)], ["a", "b"], "integer")
+    t = frame([(1, 5, big), (2, 5, big)], ["b", "c"], "integer")
+    integer = get_semiring("integer")
+    out = generic_join([r, t], [], integer, ("a", "b", "c"), strategy="broadcast",
+                       aggregate=Aggregation(("a", "b"), integer))
+    assert "overflow" in last_decision().aggregated
+    assert aggregated_rows(out, ("a", "b"), integer) == {(0, 1): 1 << 62, (0, 2): 1 << 62}
+
+
+def test_tiny_flushes_emit_several_partials_per_key(monkeypatch):
+    """Partial aggregates flushed every few rows: several rows per key, combined exactly."""
+    rng = np.random.default_rng(5)
+    pairs = sorted({(int(a), int(b)) for a, b in rng.integers(0, 30, size=(300, 2)) if a != b})
+    edges = [(a, b, float(1 + (a * b) % 3)) for a, b in pairs]
+    rels = edge_frames(edges, [("a", "b"), ("a", "c"), ("b", "c")], "real")
+    ring = get_semiring("real")
+    expected = aggregated_rows(generic_join(rels, [], ring, ("a", "b", "c"), strategy="broadcast"), ("c",), ring)
+    monkeypatch.setattr(generic_module, "BATCH_ROWS", 5)
+    monkeypatch.setattr(partial_module, "FLUSH_ROWS", 2)
+    out = generic_join(rels, [], ring, ("a", "b", "c"), strategy="broadcast", aggregate=Aggregation(("c",), ring))
+    assert out.df.count() > len(expected)  # several partials per key
+    assert_same(aggregated_rows(out, ("c",), ring), expected, "flushed")
 
 
 # --- bags -----------------------------------------------------------------------

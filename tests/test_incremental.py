@@ -260,3 +260,39 @@ def test_mixed_aggregates_need_recompute():
         mq.apply({"f": factor_of([(0, 0, 3.0)], ["x", "y"], "real")}, recompute=True)
         # max_y Σ_x f: y=0 -> 3.0, y=1 -> 2.5
         assert same_value(mq.scalar(), 3.0)
+
+
+def test_long_streams_release_caches_and_keep_plans_short(spark):
+    """Many small batches: the cached blocks and the plan of the state stay bounded (log merged, compacted)."""
+    import random
+
+    rng = random.Random(11)
+    edges_rows = {(rng.randrange(40), rng.randrange(40)) for _ in range(200)}
+    start = factor_of([(u, v, 1) for u, v in sorted(edges_rows) if u != v], ["src", "dst"], "counting")
+    present = {(u, v) for u, v in edges_rows if u != v}
+
+    def persistent() -> int:
+        return spark.sparkContext._jsc.getPersistentRDDs().size()
+
+    with maintain(TRIANGLE, {"edge": start}) as mq:
+        sizes, plans = [], []
+        for k in range(20):
+            rows = []
+            for _ in range(3):
+                e = (rng.randrange(40), rng.randrange(40))
+                if e[0] == e[1]:
+                    continue
+                if e in present:
+                    present.discard(e)
+                    rows.append((*e, -1))
+                else:
+                    present.add(e)
+                    rows.append((*e, 1))
+            if rows:
+                mq.apply({"edge": spark.createDataFrame(rows, "src bigint, dst bigint, value bigint")})
+            sizes.append(persistent())
+            plans.append(len(mq.states["edge"].rows()._jdf.queryExecution().analyzed().toString()))
+        assert max(sizes[10:]) <= max(sizes[:10]) + 2, sizes
+        assert max(plans[10:]) <= max(plans[:10]) * 1.5, plans
+        expected = sum(1 for (a, b) in present for c in range(40) if (b, c) in present and (a, c) in present)
+        assert mq.scalar() == expected

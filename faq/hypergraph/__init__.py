@@ -21,6 +21,13 @@ from faq.hypergraph.hypergraph import (
     normalize_edges,
     primal_graph,
 )
+from faq.hypergraph.statistics import (
+    ColumnStatistics,
+    RelationProfile,
+    RelationStatistics,
+    WorkEstimate,
+    estimate_generic_join_work,
+)
 from faq.hypergraph.orders import (
     EXACT_MAX_VARS,
     ORDER_METHODS,
@@ -49,4 +56,9 @@ __all__ = [
     "normalize_bag",
     "hypergraph_variables",
     "primal_graph",
+    "ColumnStatistics",
+    "RelationStatistics",
+    "RelationProfile",
+    "WorkEstimate",
+    "estimate_generic_join_work",
 ]

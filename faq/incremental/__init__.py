@@ -17,11 +17,14 @@ from faq.incremental.errors import (
     VersionGapError,
 )
 from faq.incremental.maintained import MaintainedQuery, maintain
+from faq.incremental.track import MotifChange, MotifTracker, track
 
 __all__ = [
     "BatchAlreadyAppliedError",
     "InvalidDeltaError",
     "MaintainedQuery",
+    "MotifChange",
+    "MotifTracker",
     "NegativeCountError",
     "NonMonotoneDeltaError",
     "NotMaintainableError",
@@ -31,4 +34,5 @@ __all__ = [
     "differentiate",
     "integrate",
     "maintain",
+    "track",
 ]

@@ -328,9 +328,13 @@ class MaintainedQuery:
         if self.mode == SIGNED and ring.name != "counting":
             return delta, rows
         keys = list(state.variables)
-        old = state.lookup(delta).withColumnRenamed(VALUE_COLUMN, "__old")
         new_value, old_value = F.col(VALUE_COLUMN), F.col("__old")
-        if self.mode == SIGNED:  # counting: multiplicities stay >= 0
+        if self.mode == SIGNED:  # counting: multiplicities stay >= 0; only deletions can break that
+            delta_all, delta = delta, delta.where(new_value < 0)
+            if not delta.limit(1).collect():  # a small delta is a local relation: no Spark job
+                return delta_all, rows
+        old = state.lookup(delta).withColumnRenamed(VALUE_COLUMN, "__old")
+        if self.mode == SIGNED:
             flags = {"negative": F.coalesce(old_value, F.lit(0)) + new_value < 0}
         else:
             flags = {"deletion": ring.is_zero(new_value),
@@ -350,7 +354,7 @@ class MaintainedQuery:
                 raise NonMonotoneDeltaError(factor=name, kind=kind, count=len(bad), example=example,
                                             semiring=ring.name)
         if self.mode == SIGNED:
-            return delta, rows
+            return delta_all, rows
         kept = table[table["__changes"]][[*keys, VALUE_COLUMN]]
         local = delta.sparkSession.createDataFrame(kept if len(kept) else [], schema=delta.schema)
         return local, len(kept)

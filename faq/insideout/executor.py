@@ -29,8 +29,9 @@ from faq.errors import (
     VariableTypeMismatchError,
 )
 from faq.factor import VALUE, Factor
+from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
 from faq.insideout.planner import Plan, plan as make_plan
-from faq.joins import VALUE_COLUMN, Frame, join_bag
+from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag
 from faq.query import FAQ, parse_query
 from faq.semirings import Semiring, get_semiring
 
@@ -189,11 +190,14 @@ def execute(
             Frame(relations[i.relation].df.select(*i.variables).distinct(), i.variables)
             for i in step.indicators
         ]
-        product = join_bag(step.join_method, inputs, indicators, semiring, step.attribute_order)
         out_vars = step.output.variables
         value = F.col(VALUE_COLUMN)
+        # The join is told what follows it: it may ⊕-aggregate while it enumerates
+        # and return partial aggregates over out_vars (the group-by below combines them).
+        aggregation = Aggregation(tuple(out_vars), get_semiring(step.aggregate)) if step.eliminated else None
+        product = join_bag(step.join_method, inputs, indicators, semiring, step.attribute_order, aggregation)
         if step.eliminated:
-            aggregate = get_semiring(step.aggregate)
+            aggregate = aggregation.semiring
             grouped = product.df.groupBy(*out_vars) if out_vars else product.df.groupBy()
             df = grouped.agg(aggregate.sum(value).alias(VALUE_COLUMN))
         elif any(r in frames for r in step.inputs):
@@ -225,6 +229,59 @@ def execute(
 def statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, int]:
     """Row counts of the factors a query uses (one Spark job per factor)."""
     return {name: factors[name].count() for name in query.factor_names if name in factors}
+
+
+def factor_statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, RelationStatistics]:
+    """Rows and, per key column, distinct values and largest degree: one Spark job per factor.
+
+    The plain numbers the planner's estimates need
+    (:mod:`faq.hypergraph.statistics`).  A factor's key columns are unpivoted
+    into (column, value) pairs, counted per pair, then per column: the number
+    of pairs is the distinct count, the largest pair count the most rows
+    sharing one value; one ``collect`` of one row per column.
+
+    Examples
+    --------
+    >>> from faq.factor import factor_of
+    >>> from faq.query import parse_query
+    >>> edge = factor_of([(1, 2, 1), (1, 3, 1), (2, 3, 1)], ["src", "dst"], "counting")
+    >>> factor_statistics(parse_query("count() := edge(a,b), edge(b,c)"), {"edge": edge})["edge"]
+    RelationStatistics(rows=3, columns=(ColumnStatistics(distinct=2, max_degree=2), ColumnStatistics(distinct=2, max_degree=2)))
+    """
+    from pyspark.sql import functions as F
+
+    out: dict[str, RelationStatistics] = {}
+    for name in query.factor_names:
+        if name not in factors:
+            continue
+        factor = factors[name]
+        columns = list(factor.variables)
+        if not columns:
+            out[name] = RelationStatistics(factor.count(), ())
+            continue
+        schema = factor.df.schema
+        integral = all(schema[c].dataType.simpleString() in _INTEGRAL for c in columns)
+        kind = "bigint" if integral else "string"
+        pairs = factor.df.select(
+            F.explode(
+                F.array(*[F.struct(F.lit(i).alias("i"), F.col(c).cast(kind).alias("v")) for i, c in enumerate(columns)])
+            ).alias("p")
+        ).select("p.i", "p.v")
+        per_value = pairs.groupBy("i", "v").agg(F.count(F.lit(1)).alias("n"))
+        per_column = per_value.groupBy("i").agg(
+            F.count(F.lit(1)).alias("distinct"), F.max("n").alias("max_degree"), F.sum("n").alias("rows")
+        )
+        found = {r["i"]: r for r in per_column.collect()}
+        rows = int(found[0]["rows"]) if found else 0
+        out[name] = RelationStatistics(
+            rows,
+            tuple(
+                ColumnStatistics(int(found[i]["distinct"]), int(found[i]["max_degree"])) if i in found
+                else ColumnStatistics(0, 0)
+                for i in range(len(columns))
+            ),
+        )
+    return out
 
 
 def evaluate(

@@ -33,6 +33,7 @@ plan for C(i, l) := A(i, j), B(j, k), D(k, l)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any, Mapping, Optional, Sequence
@@ -40,6 +41,7 @@ from typing import Any, Mapping, Optional, Sequence
 from faq.errors import PlanError
 from faq.hypergraph import agm_bound, choose_order, rho_star
 from faq.hypergraph.acyclic import attribute_order, is_acyclic
+from faq.hypergraph.statistics import RelationProfile, RelationStatistics, WorkEstimate, estimate_generic_join_work
 from faq.query import FAQ
 
 # Bag-join methods the executor knows (faq.joins.dispatch.JOIN_METHODS); the
@@ -84,6 +86,7 @@ class Step:
     join_method: str = "binary"
     join_reason: str = ""
     attribute_order: tuple[str, ...] = ()
+    work: Optional[WorkEstimate] = None  # generic joins: estimated proposals per attribute
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,9 @@ class Plan:
         How the order was chosen.
     sizes : dict
         Factor sizes the plan was made with (may be empty).
+    statistics : dict
+        Factor statistics the plan was made with (rows and, per key column,
+        distinct values and largest degree; may be empty).
     """
 
     query: str
@@ -128,6 +134,7 @@ class Plan:
     agm_bound: Optional[float]
     method: str
     sizes: Mapping[str, int] = field(default_factory=dict)
+    statistics: Mapping[str, RelationStatistics] = field(default_factory=dict)
 
     @property
     def result(self) -> Relation:
@@ -146,6 +153,7 @@ class Plan:
             "free_rho_star": str(self.free_rho_star),
             "agm_bound": self.agm_bound,
             "sizes": dict(self.sizes),
+            "statistics": {name: st.to_dict() for name, st in self.statistics.items()},
             "inputs": [{"relation": r.id, "factor": f, "variables": list(r.variables)} for r, f in self.inputs],
             "bags": [
                 {
@@ -159,6 +167,7 @@ class Plan:
                     "join_method": s.join_method,
                     "join_reason": s.join_reason,
                     "attribute_order": list(s.attribute_order),
+                    "generic_join_work": _finite(s.work.to_dict()) if s.work is not None else None,
                     "indicators": [{"relation": i.relation, "variables": list(i.variables)} for i in s.indicators],
                     "output": {"relation": s.output.id, "variables": list(s.output.variables)},
                 }
@@ -191,12 +200,25 @@ class Plan:
             if s.attribute_order:
                 how += f"; attributes {', '.join(s.attribute_order)}"
             lines.append(f"          join {join} [{how}]{ind} -> {s.output}")
+            if s.work is not None and s.work.levels:
+                lines.append(f"          generic-join work (est.): {s.work}")
         lines.append(f"  free bag {_set(self.free)}: ρ* {self.free_rho_star}")
         return "\n".join(lines)
 
 
 def _set(names: Sequence[str]) -> str:
     return "{" + ", ".join(names) + "}"
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with non-finite floats (unknown sizes) replaced by None: plain JSON."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
 
 
 def plan(
@@ -206,6 +228,7 @@ def plan(
     method: str = "auto",
     order: Optional[Sequence[str]] = None,
     join: str = "auto",
+    statistics: Optional[Mapping[str, RelationStatistics]] = None,
 ) -> Plan:
     """Plan ``query`` with InsideOut.
 
@@ -223,6 +246,11 @@ def plan(
     join : str
         Bag-join method for every step, or ``"auto"``: binary joins for
         α-acyclic bags, :data:`CYCLIC_BAG_METHOD` for cyclic ones.
+    statistics : mapping factor name -> RelationStatistics, optional
+        Rows and per-column distinct counts and largest degrees (plain
+        numbers, gathered by the caller); they give ``sizes`` when those are
+        not given, and the generic join's estimated work per bag
+        (:func:`faq.hypergraph.statistics.estimate_generic_join_work`).
 
     Returns
     -------
@@ -233,7 +261,8 @@ def plan(
     semiring_name = semiring or query.semiring
     if semiring_name is None:
         raise PlanError(reason="the query has no semiring; pass semiring=")
-    sizes = dict(sizes or {})
+    statistics = dict(statistics or {})
+    sizes = dict(sizes or {name: st.rows for name, st in statistics.items()})
     inputs: list[tuple[Relation, str]] = []
     for i, atom in enumerate(query.atoms, start=1):
         inputs.append((Relation(f"{atom.factor}#{i}", tuple(dict.fromkeys(atom.variables))), atom.factor))
@@ -254,6 +283,11 @@ def plan(
     position = {v: i for i, v in enumerate(query.variables)}
     current: dict[str, Relation] = {r.id: r for r, _ in inputs}
     est_size: dict[str, float] = {r.id: float(sizes.get(f, 0)) or float("inf") for r, f in inputs}
+    profiles: dict[str, RelationProfile] = {}
+    if sizes:
+        for (r, f), atom in zip(inputs, query.atoms):
+            known = statistics.get(f) or (RelationStatistics(int(sizes[f])) if f in sizes else None)
+            profiles[r.id] = RelationProfile.of(r.id, atom.variables, known)
     steps: list[Step] = []
     for k, v in enumerate(chosen, start=1):
         touching = [r for r in current.values() if v in r.variables]
@@ -269,14 +303,17 @@ def plan(
         out = Relation(f"t{k}", tuple(x for x in bag_t if x != v))
         estimate = agm_bound(edges, edge_sizes, bag) if edge_sizes else None
         method, reason, attributes = _choose_join(join, participants, indicators, est_size)
+        work = _work(participants, indicators, attributes, profiles)
         steps.append(
             Step(k, (v,), aggregate[v], bag_t, tuple(r.id for r in participants), indicators, out,
-                 rho_star(edges, bag), estimate, method, reason, attributes)
+                 rho_star(edges, bag), estimate, method, reason, attributes, work)
         )
         for r in participants:
             del current[r.id]
         current[out.id] = out
         est_size[out.id] = estimate if estimate is not None else float("inf")
+        if profiles:
+            profiles[out.id] = RelationProfile(out.id, out.variables, est_size[out.id])
 
     free_set = set(query.free)
     remaining = list(current.values())
@@ -288,7 +325,8 @@ def plan(
         method, reason, attributes = _choose_join(join, participants, (), est_size)
         steps.append(
             Step(k, (), None, tuple(query.free), tuple(r.id for r in participants), (), out,
-                 rho_star(edges, free_set), estimate, method, reason, attributes)
+                 rho_star(edges, free_set), estimate, method, reason, attributes,
+                 _work(participants, (), attributes, profiles))
         )
     steps = _fold_aggregations(steps)
     free_rho = rho_star(edges, free_set)
@@ -308,7 +346,22 @@ def plan(
         agm_bound=full_agm,
         method=method_used,
         sizes=sizes,
+        statistics=statistics,
     )
+
+
+def _work(
+    participants: Sequence[Relation],
+    indicators: Sequence[Indicator],
+    attributes: Sequence[str],
+    profiles: Mapping[str, RelationProfile],
+) -> Optional[WorkEstimate]:
+    """The generic join's estimated work for a step (None: binary join, or no statistics)."""
+    if not attributes or not profiles:
+        return None
+    bag = [profiles[r.id] for r in participants]
+    bag += [profiles[i.relation].projection(i.variables) for i in indicators]
+    return estimate_generic_join_work(bag, attributes)
 
 
 def _choose_join(

@@ -135,14 +135,20 @@ def _positions(starts: np.ndarray, lengths: np.ndarray, total: int) -> np.ndarra
 
 
 class TrieExtender:
-    """Relation ``slot`` binding attribute ``attribute`` with one trie level."""
+    """Relation ``slot`` binding attribute ``attribute`` with one trie level.
 
-    def __init__(self, slot: int, level: TrieLevel, span: int, attribute: int) -> None:
+    ``keeps_node`` False: validation does not record the relation's entry
+    (a lookup saved) — only when nothing reads it later, i.e. the relation
+    has no later attribute and its values are not gathered.
+    """
+
+    def __init__(self, slot: int, level: TrieLevel, span: int, attribute: int, keeps_node: bool = True) -> None:
         self.slot = slot
         self.level = level
         self.span = np.int64(span)
         self.node_key = ("n", slot)
         self.value_key = ("a", attribute)
+        self.keeps_node = keeps_node
 
     def _nodes(self, chunk: Chunk) -> Optional[np.ndarray]:
         return chunk.get(self.node_key)
@@ -177,12 +183,13 @@ class TrieExtender:
         nodes = self._nodes(chunk)
         if nodes is not None:
             keys = nodes * self.span + keys
-        low = np.searchsorted(comp, keys, side="left")
         if not self.level.duplicates:
-            found = np.flatnonzero(comp[np.minimum(low, len(comp) - 1)] == keys)
+            found, entries = self.level.find(keys, positions=self.keeps_node)
             kept = chunk.take(found)
-            kept.columns[self.node_key] = low[found]
+            if entries is not None:
+                kept.columns[self.node_key] = entries
             return kept
+        low = np.searchsorted(comp, keys, side="left")
         lengths = np.searchsorted(comp, keys, side="right") - low
         kept = chunk.take(np.repeat(np.arange(chunk.rows, dtype=np.int64), lengths))
         kept.columns[self.node_key] = _positions(low, lengths, kept.rows)

@@ -5,6 +5,9 @@ Examples
 >>> from faq.joins.frame import Frame, VALUE_COLUMN
 >>> VALUE_COLUMN
 '__v'
+>>> from faq.semirings import COUNTING
+>>> Aggregation(("a",), COUNTING).keep
+('a',)
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+    from faq.semirings import Semiring
 
 # The value column of every frame. Query variables may not start with "__",
 # so it never collides with a variable column.
@@ -26,3 +31,29 @@ class Frame:
 
     df: "DataFrame"
     variables: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Aggregation:
+    """What happens to a bag join's product right after it: ⊕-aggregated onto ``keep``.
+
+    The executor tells the bag join (:func:`faq.joins.join_bag`) so that a
+    join able to aggregate while it enumerates may return *partial*
+    aggregates instead of every binding: a Frame over ``keep`` (in that
+    order) whose rows, ⊕-combined per key with ``semiring.sum``, give the
+    ⊕ of the product over the other variables.  Several rows per key are
+    allowed.  A join may ignore it and return the full product; the
+    executor's group-by gives the same answer either way.
+
+    Attributes
+    ----------
+    keep : tuple of str
+        The variables that survive (the step's output variables); ``()`` for
+        a scalar.
+    semiring : Semiring
+        Whose ⊕ aggregates the others away (the step's aggregate, which
+        shares ⊗ with the query's semiring).
+    """
+
+    keep: tuple[str, ...]
+    semiring: "Semiring"

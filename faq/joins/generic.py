@@ -28,7 +28,9 @@ Two physical strategies:
     broadcast to the executors; the first attribute's values (seeds) are
     enumerated on the driver from the tries, and each partition of seeds is
     extended to full bindings in vectorised numpy inside ``mapInArrow``
-    (``np.searchsorted`` over sorted neighbour lists for validation), in
+    (validation looks candidates up in a trie level: binary search, then a
+    hash index built once per worker when the level is used enough —
+    :meth:`faq.joins.csr.TrieLevel.find`), in
     pieces of at most :data:`BATCH_ROWS` candidates, depth first, so memory
     per task is bounded whatever the output size.  Integer keys only; up to
     :data:`BROADCAST_MAX_ENTRIES` rows in all relations.
@@ -38,10 +40,20 @@ Two physical strategies:
     with :func:`set_generic_strategy` or the environment variable
     ``FAQ_GENERIC_STRATEGY``; :func:`last_decision` says what was run and why.
 
-The ⊗ of the values is always a Spark Column expression of the semiring
-(the broadcast strategy gathers each relation's value per output row and
-multiplies in Spark), so every semiring, built in or user defined, gives
-exactly what binary joins give.
+When listing bindings, the ⊗ of the values is a Spark Column expression of
+the semiring (the broadcast strategy gathers each relation's value per output
+row and multiplies in Spark), so every semiring, built in or user defined,
+gives exactly what binary joins give.
+
+When the caller ⊕-aggregates the product right away (``aggregate=``, an
+:class:`~faq.joins.frame.Aggregation`: the InsideOut executor passes the
+step's output variables and aggregate), the broadcast strategy does not list
+bindings at all for the built-in semirings: each task multiplies the values
+in numpy and ⊕-combines them per kept key (:mod:`faq.joins.partial`), so a
+triangle count ships one number per task instead of every triangle.  The
+result is then partial aggregates over the kept variables, which the caller's
+group-by combines.  User-defined semirings, and the shuffle strategy, list
+bindings as before.
 
 Examples
 --------
@@ -73,7 +85,9 @@ import numpy as np
 from faq.errors import PlanError
 from faq.joins.csr import Encoding, Trie, build_encoding, build_trie
 from faq.joins.extenders import ArrayBackend, Chunk, FrameBackend, FrameExtender, TrieExtender, extend
-from faq.joins.frame import VALUE_COLUMN, Frame
+from faq.joins.frame import VALUE_COLUMN, Aggregation, Frame
+from faq.joins import partial as partial_aggregates
+from faq.joins.partial import INT_LIMIT, NumpyOps, PartialAggregate, numpy_ops, value_bound
 from faq.semirings import Semiring
 
 if TYPE_CHECKING:
@@ -97,6 +111,9 @@ PARTITIONS_PER_CORE = 4
 ROWS_PER_PARTITION = 50_000
 # Relations Spark estimates above this size are counted before being collected.
 COUNT_ABOVE_BYTES = 16 * 1024 * 1024
+# Aggregate inside the broadcast tasks when the caller asks (False: always list
+# bindings; tests and benchmarks compare both).
+TASK_AGGREGATION = True
 
 _forced_strategy: Optional[str] = None
 
@@ -128,6 +145,7 @@ class JoinDecision:
     reason: str
     attribute_order: tuple[str, ...]
     rows: Optional[int] = None
+    aggregated: str = ""  # how the product was ⊕-aggregated inside the join ("" : every binding listed)
 
 
 DECISIONS: deque = deque(maxlen=64)
@@ -153,6 +171,7 @@ def generic_join(
     semiring: Semiring,
     attribute_order: Sequence[str] = (),
     strategy: str = "auto",
+    aggregate: Optional[Aggregation] = None,
 ) -> Frame:
     """⊗-product of ``relations``, semi-joined with ``indicators``, attribute at a time.
 
@@ -173,12 +192,22 @@ def generic_join(
         See the module notes.  ``"broadcast"`` falls back to shuffle (the
         reason is in :func:`last_decision`) for non-integer keys or more than
         :data:`BROADCAST_MAX_ENTRIES` rows.
+    aggregate : Aggregation, optional
+        The caller ⊕-aggregates the product onto ``aggregate.keep`` right
+        away.  The broadcast strategy then aggregates inside its tasks when
+        numpy can compute the semirings exactly (the built-ins:
+        :func:`faq.joins.partial.numpy_ops`) and returns partial aggregates
+        over ``keep``; otherwise (shuffle strategy, user-defined semirings)
+        the full product is returned.  :func:`last_decision` says which.
 
     Returns
     -------
     Frame
         Columns: the relations' variables (first appearance order) and
-        :data:`VALUE_COLUMN`.  Rows with a null key or value are left out.
+        :data:`VALUE_COLUMN` — or, when aggregated, ``aggregate.keep`` and
+        :data:`VALUE_COLUMN` holding partial ⊕-aggregates (several rows per
+        key possible: ⊕-combine them).  Rows with a null key or value are
+        left out.
     """
     from pyspark.sql import functions as F
 
@@ -201,20 +230,27 @@ def generic_join(
     spark = _spark_of(relations, indicators)
 
     df: Optional["DataFrame"] = None
+    ops, listing = _numpy_aggregation(aggregate, variables, semiring)
+    out = variables
     if not uses:
         df = spark.range(1).select(semiring.one_col().alias(VALUE_COLUMN))
         decision = JoinDecision(requested, "none", "no variables", order)
     else:
         reason, rows, inputs = _broadcast_inputs(uses, requested, semiring)
         if inputs is not None:
-            df = _broadcast_join(spark, uses, inputs, order, variables, semiring)
-            decision = JoinDecision(requested, "broadcast", f"index of {rows} rows", order, rows)
+            df, out, note = _broadcast_join(spark, uses, inputs, order, variables, semiring, aggregate, ops)
+            decision = JoinDecision(requested, "broadcast", f"index of {rows} rows", order, rows, note or listing)
         else:
-            decision = JoinDecision(requested, "shuffle", reason, order, rows)
+            note = "every binding listed: the shuffle strategy does not aggregate" if aggregate is not None else ""
+            decision = JoinDecision(requested, "shuffle", reason, order, rows, note)
         if df is None:
             df = _shuffle_join(spark, uses, order, variables, semiring)
     DECISIONS.append(decision)
-    log.info("generic join: %s (%s), attributes %s", decision.strategy, decision.reason, ", ".join(order))
+    log.info(
+        "generic join: %s (%s), attributes %s%s", decision.strategy, decision.reason, ", ".join(order),
+        f"; {decision.aggregated}" if decision.aggregated else "",
+    )
+    variables = out
 
     # Relations and indicators without variables: a constant factor, a non-emptiness test.
     for r in relations:
@@ -227,6 +263,25 @@ def generic_join(
         if not ind.variables:
             df = df.crossJoin(ind.df.limit(1).select(F.lit(1).alias("__one"))).drop("__one")
     return Frame(df.select(*variables, VALUE_COLUMN), variables)
+
+
+def _numpy_aggregation(
+    aggregate: Optional[Aggregation], variables: Sequence[str], semiring: Semiring
+) -> tuple[Optional[NumpyOps], str]:
+    """The numpy ⊗/⊕ to aggregate inside the broadcast tasks, or None and why not ("" : not asked)."""
+    if aggregate is None:
+        return None, ""
+    if not TASK_AGGREGATION:
+        return None, "every binding listed: TASK_AGGREGATION is off"
+    if not set(aggregate.keep) <= set(variables) or len(set(aggregate.keep)) != len(aggregate.keep):
+        return None, f"every binding listed: kept variables {list(aggregate.keep)} are not distinct join variables"
+    ops = numpy_ops(semiring, aggregate.semiring)
+    if ops is None:
+        return None, (
+            f"every binding listed: no numpy ⊗/⊕ for {semiring.name}/{aggregate.semiring.name} "
+            "(built-in semirings only)"
+        )
+    return ops, ""
 
 
 def _spark_of(relations: Sequence[Frame], indicators: Sequence[Frame]) -> "SparkSession":
@@ -353,6 +408,9 @@ class _Kernel:
     values: list[tuple[int, np.ndarray]]  # (use, values aligned with its last level)
     names: list[str]  # output columns
     batch_rows: int
+    ops: Optional[NumpyOps] = None  # aggregate inside the task (outputs: the kept variables)
+    bound: int = 1  # magnitude bound of one binding's integer value (PartialAggregate)
+    flush_rows: int = partial_aggregates.FLUSH_ROWS  # PartialAggregate's buffer (set on the driver)
 
 
 def _collect(df: "DataFrame", arity: int, valued: bool, semiring: Semiring) -> tuple[list[np.ndarray], Optional[np.ndarray]]:
@@ -376,18 +434,41 @@ def _all_one(values: np.ndarray, semiring: Semiring) -> bool:
     return bool(len(values) == 0 or np.all(values == one))
 
 
-def _broadcast_join(
-    spark: "SparkSession",
-    uses: Sequence[_Use],
-    inputs: tuple[list[list[int]], list],
+def build_kernel(
+    attributes: Sequence[tuple[str, ...]],
+    groups: Sequence[Sequence[int]],
+    collected: Sequence[tuple[list[np.ndarray], Optional[np.ndarray]]],
     order: Sequence[str],
     variables: Sequence[str],
     semiring: Semiring,
-) -> "DataFrame":
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
+    aggregate: Optional[Aggregation] = None,
+    ops: Optional[NumpyOps] = None,
+) -> tuple["_Kernel", int, str]:
+    """The broadcast strategy's index, seeds and plan, in numpy (no Spark): (kernel, seeds, note).
 
-    groups, collected = inputs
+    Parameters
+    ----------
+    attributes : sequence of tuple of str
+        Per use (relation or indicator), its attributes in ``order``.
+    groups, collected :
+        Uses sharing one index, and each group's key columns (in its
+        attribute order) and values (None for indicators).
+    order : sequence of str
+        The attribute order.
+    variables : sequence of str
+        The product's variables (output columns when listing).
+    semiring : Semiring
+    aggregate, ops :
+        With ``ops`` (numpy ⊗/⊕ for ``aggregate``), the kernel's tasks
+        ⊕-combine per ``aggregate.keep`` instead of listing bindings.
+
+    Returns
+    -------
+    (kernel, seeds, note)
+        ``kernel.ops`` is None when listing (``note`` says why when an
+        aggregation was asked for), ``seeds`` the number of first-attribute
+        values; run :func:`run_kernel` on seed ids ``0 .. seeds - 1``.
+    """
     encoding = build_encoding([c for keys, _ in collected for c in keys], max(len(k[0]) for k, _ in collected))
     tries: dict[int, Trie] = {}
     value_of: dict[int, np.ndarray] = {}
@@ -399,13 +480,29 @@ def _broadcast_join(
             tries[i] = trie
             if trie.values is not None:
                 value_of[i] = trie.values
+    value_uses = sorted(value_of)
+    note = ""
+    bound = 1
+    if ops is not None and ops.integral:
+        bound = value_bound([value_of[i] for i in value_uses])
+        if bound > INT_LIMIT // 2:
+            ops, note = None, f"every binding listed: values up to {bound} could overflow int64 partial sums"
+    if ops is not None:
+        note = f"⊕ of {ops.name.split('/')[1]} inside tasks onto ({', '.join(aggregate.keep)})"
 
-    # One list of extenders per attribute: every use holding it, at its level for it.
+    # One list of extenders per attribute: every use holding it, at its level for it.  A use's
+    # trie entry is read later only at its next attribute, or to gather its values at the end.
     levels = [
         [
-            TrieExtender(i, tries[i].levels[u.attributes.index(x)], encoding.span, position)
-            for i, u in enumerate(uses)
-            if x in u.attributes
+            TrieExtender(
+                i,
+                tries[i].levels[attrs.index(x)],
+                encoding.span,
+                position,
+                keeps_node=x != attrs[-1] or i in value_of,
+            )
+            for i, attrs in enumerate(attributes)
+            if x in attrs
         ]
         for position, x in enumerate(order)
     ]
@@ -420,19 +517,56 @@ def _broadcast_join(
         for key in (pieces[0].columns if pieces else {})
         if key == ("a", 0) or key[0] == "n"
     }
-    value_type = {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType()}[semiring.value_type]
-    value_uses = sorted(value_of)
-    schema = StructType(
-        [StructField(v, LongType()) for v in variables] + [StructField(f"__g{i}", value_type) for i in value_uses]
-    )
+    if ops is not None:
+        out = tuple(aggregate.keep)
+        names = [*out, VALUE_COLUMN]
+    else:
+        out = tuple(variables)
+        names = [*out, *(f"__g{i}" for i in value_uses)]
     kernel = _Kernel(
         extenders=levels[1:],
         seeds=seed_columns,
         encoding=encoding,
-        outputs=[list(order).index(v) for v in variables],
+        outputs=[list(order).index(v) for v in out],
         values=[(i, value_of[i]) for i in value_uses],
-        names=schema.fieldNames(),
+        names=names,
         batch_rows=BATCH_ROWS,
+        ops=ops,
+        bound=bound,
+        flush_rows=partial_aggregates.FLUSH_ROWS,
+    )
+    return kernel, n_seeds, note
+
+
+def _broadcast_join(
+    spark: "SparkSession",
+    uses: Sequence[_Use],
+    inputs: tuple[list[list[int]], list],
+    order: Sequence[str],
+    variables: Sequence[str],
+    semiring: Semiring,
+    aggregate: Optional[Aggregation] = None,
+    ops: Optional[NumpyOps] = None,
+) -> tuple["DataFrame", tuple[str, ...], str]:
+    """The broadcast strategy: (DataFrame, its variables, how it was aggregated).
+
+    With ``ops`` (numpy ⊗/⊕ for ``aggregate``), each task multiplies the
+    values of its bindings and ⊕-combines them per kept key
+    (:class:`~faq.joins.partial.PartialAggregate`): the result is partial
+    aggregates over ``aggregate.keep``.  Without, every binding is listed
+    with each relation's value gathered, and ⊗ is a Spark Column expression.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
+
+    groups, collected = inputs
+    kernel, n_seeds, note = build_kernel(
+        [u.attributes for u in uses], groups, collected, order, variables, semiring, aggregate, ops
+    )
+    value_type = {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType()}[semiring.value_type]
+    out = tuple(kernel.names[: len(kernel.outputs)])
+    schema = StructType(
+        [StructField(v, LongType()) for v in out] + [StructField(n, value_type) for n in kernel.names[len(out):]]
     )
     if n_seeds == 0:
         df = spark.createDataFrame([], schema)
@@ -448,10 +582,12 @@ def _broadcast_join(
         df = spark.range(0, n_seeds, 1, partitions).mapInArrow(
             functools.partial(_expand_partition, broadcast=broadcast), schema
         )
+    if kernel.ops is not None:
+        return df.select(*out, F.col(VALUE_COLUMN)), out, note
     product = semiring.one_col()
-    for k, i in enumerate(value_uses):
+    for k, (i, _) in enumerate(kernel.values):
         product = F.col(f"__g{i}") if k == 0 else semiring.mul(product, F.col(f"__g{i}"))
-    return df.select(*variables, product.alias(VALUE_COLUMN))
+    return df.select(*out, product.alias(VALUE_COLUMN)), out, note
 
 
 def _complete(chunk: Chunk, level: int, extenders: list[list[TrieExtender]], backend: ArrayBackend) -> Iterator[Chunk]:
@@ -465,16 +601,22 @@ def _complete(chunk: Chunk, level: int, extenders: list[list[TrieExtender]], bac
 
 
 def _expand_partition(batches: Iterator[Any], broadcast: Any) -> Iterator[Any]:
-    """mapInArrow body: seed ids in, full bindings (decoded keys, gathered values) out."""
-    kernel: _Kernel = broadcast.value
+    """mapInArrow body: seed ids in; full bindings, or partial aggregates (``kernel.ops``), out."""
+    yield from run_kernel(batches, broadcast.value)
+
+
+def run_kernel(batches: Iterator[Any], kernel: "_Kernel") -> Iterator[Any]:
+    """Arrow batches of seed ids (column 0) in; Arrow batches of bindings or partial aggregates out.
+
+    What each broadcast task runs (also callable without Spark, e.g. by a benchmark).
+    """
+    if kernel.ops is not None:
+        yield from _aggregate_partition(batches, kernel)
+        return
     backend = ArrayBackend(kernel.batch_rows)
-    buffered: list[Chunk] = []
+    buffered: list[list[np.ndarray]] = []
     rows = 0
-    for batch in batches:
-        ids = batch.column(0).to_numpy()
-        if len(ids) == 0:
-            continue
-        seeds = Chunk({key: column[ids] for key, column in kernel.seeds.items()}, len(ids))
+    for seeds in _seed_chunks(batches, kernel):
         for leaf in _complete(seeds, 0, kernel.extenders, backend):
             buffered.append(_output_columns(leaf, kernel))
             rows += leaf.rows
@@ -483,6 +625,48 @@ def _expand_partition(batches: Iterator[Any], broadcast: Any) -> Iterator[Any]:
                 buffered, rows = [], 0
     if buffered:
         yield _to_arrow(buffered, kernel)
+
+
+def _seed_chunks(batches: Iterator[Any], kernel: _Kernel) -> Iterator[Chunk]:
+    for batch in batches:
+        ids = batch.column(0).to_numpy()
+        if len(ids):
+            yield Chunk({key: column[ids] for key, column in kernel.seeds.items()}, len(ids))
+
+
+def _aggregate_partition(batches: Iterator[Any], kernel: _Kernel) -> Iterator[Any]:
+    """Bindings ⊗-multiplied and ⊕-combined per kept key in numpy; partial aggregates out."""
+    ops = kernel.ops
+    backend = ArrayBackend(kernel.batch_rows)
+    partial = PartialAggregate(ops, len(kernel.outputs), kernel.encoding.span, kernel.bound, kernel.flush_rows)
+    step = partial.safe_rows()
+    for seeds in _seed_chunks(batches, kernel):
+        for leaf in _complete(seeds, 0, kernel.extenders, backend):
+            keys = [leaf.get(("a", p)) for p in kernel.outputs]
+            values = None
+            for i, gathered in kernel.values:
+                v = gathered[leaf.get(("n", i))]
+                values = v if values is None else ops.mul(values, v)
+            for low in range(0, leaf.rows, step):
+                high = min(low + step, leaf.rows)
+                whole = low == 0 and high == leaf.rows
+                partial.add(
+                    [k if whole else k[low:high] for k in keys],
+                    None if values is None else (values if whole else values[low:high]),
+                    high - low,
+                )
+                if partial.ready():
+                    yield _partial_batch(partial, kernel)
+    if not partial.empty():
+        yield _partial_batch(partial, kernel)
+
+
+def _partial_batch(partial: PartialAggregate, kernel: _Kernel) -> Any:
+    import pyarrow as pa
+
+    keys, values = partial.drain()
+    columns = [pa.array(kernel.encoding.decode(k)) for k in keys] + [pa.array(values)]
+    return pa.RecordBatch.from_arrays(columns, names=kernel.names)
 
 
 def _output_columns(leaf: Chunk, kernel: _Kernel) -> list[np.ndarray]:

@@ -134,17 +134,7 @@ def seeded_join(
         for x in order:
             if x in bound:
                 continue
-            lookups = []
-            for r in outside:
-                if x not in r.variables:
-                    continue
-                attrs = [v for v in order if v in r.variables]
-                at = attrs.index(x)
-                key = tuple(attrs[:at])
-                last = at == len(attrs) - 1
-                columns = [*key, x]
-                rel = r.df.select(*columns, VALUE_COLUMN) if last else r.df.select(*columns).distinct()
-                lookups.append(_Lookup(_without_nulls(rel, columns), key, x, last))
+            lookups = _lookups(outside, order, x)
             # Lineage cut (lazily: materialised by the first job reading it): each level's plan
             # would otherwise hold the previous level several times over, growing geometrically.
             prefix = checkpoint(prefix, eager=False)
@@ -182,6 +172,22 @@ def seeded_joins(
         done = _run_local([(seed, rels, order) for (seed, rels), order in zip(joins, orders)], semiring, limit)
     return [frame if frame is not None else seeded_join(seed, rels, semiring, keep=keep, strategy="spark")
             for frame, (seed, rels) in zip(done, joins)]
+
+
+def _lookups(relations: Sequence[Frame], order: Sequence[str], x: str) -> list[_Lookup]:
+    """Every relation holding ``x``: its columns up to ``x`` (with its value if ``x`` is its last attribute)."""
+    lookups = []
+    for r in relations:
+        if x not in r.variables:
+            continue
+        attrs = [v for v in order if v in r.variables]
+        at = attrs.index(x)
+        key = tuple(attrs[:at])
+        last = at == len(attrs) - 1
+        columns = [*key, x]
+        rel = r.df.select(*columns, VALUE_COLUMN) if last else r.df.select(*columns).distinct()
+        lookups.append(_Lookup(_without_nulls(rel, columns), key, x, last))
+    return lookups
 
 
 def _extend(prefix: "DataFrame", lookups: Sequence[_Lookup], semiring: "Semiring",
@@ -323,20 +329,10 @@ def _local_steps(seed: Frame, relations: Sequence[Frame], semiring: "Semiring", 
     for x in order:
         if x in bound:
             continue
-        wanted = []
-        for r in outside:
-            if x not in r.variables:
-                continue
-            attrs = [v for v in order if v in r.variables]
-            at = attrs.index(x)
-            key = list(attrs[:at])
-            valued = at == len(attrs) - 1
-            columns = [*key, x]
-            df = r.df.select(*columns, VALUE_COLUMN) if valued else r.df.select(*columns).distinct()
-            types[x] = r.df.schema[x].dataType
-            wanted.append((key, valued, _restricted(_without_nulls(df, columns), prefix, key[:1])))
-        fetched = yield [df for _, _, df in wanted]
-        parts = [(key, valued, rows) for (key, valued, _), rows in zip(wanted, fetched)]
+        lookups = _lookups(outside, order, x)
+        types[x] = lookups[0].relation.schema[x].dataType
+        fetched = yield [_restricted(lk.relation, prefix, lk.key[:1]) for lk in lookups]
+        parts = [(list(lk.key), lk.valued, rows) for lk, rows in zip(lookups, fetched)]
         prefix, values = _extend_local(prefix, values, parts, x, pd)
         bound.append(x)
     return _to_frame(spark, prefix, bound, values, types, semiring)

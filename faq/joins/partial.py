@@ -1,0 +1,274 @@
+"""⊗ and ⊕ of the built-in semirings in numpy, and per-task partial aggregates.
+
+The broadcast generic join enumerates bindings inside ``mapInArrow`` tasks.
+When the executor ⊕-aggregates the product right after the join (an
+:class:`~faq.joins.frame.Aggregation`), shipping every binding to the JVM
+only to sum it there is wasted work: a task can multiply the values of its
+bindings (⊗) and ⊕-combine them per surviving key itself, emitting *partial*
+aggregates that Spark then ⊕-combines.  That is only sound when numpy
+computes exactly what the semiring's Column expressions compute, so it is
+offered for the built-in semirings only (:func:`numpy_ops` returns None for
+anything else, and the join lists bindings as before):
+
+==============  ===================  ====================  =====================
+semiring        ⊗                    ⊕ (as aggregate)      value dtype
+==============  ===================  ====================  =====================
+counting        ``np.multiply``      ``np.add``            int64
+integer         ``np.multiply``      ``np.add``            int64
+real            ``np.multiply``      ``np.add``            float64
+boolean         ``np.logical_and``   ``np.logical_or``     bool
+min_plus        ``np.add``           ``np.fmin``           float64
+max_plus        ``np.add``           ``np.maximum``        float64
+max_product     ``np.multiply``      ``np.maximum``        float64
+max_min         ``np.fmin``          ``np.maximum``        float64
+min_max         ``np.maximum``       ``np.fmin``           float64
+==============  ===================  ====================  =====================
+
+``fmin`` / ``maximum`` follow Spark's ordering, in which NaN is the largest
+double (``min`` skips it, ``max`` returns it).
+
+Exactness.  Integer partial sums never overflow where Spark would not: the
+driver bounds the magnitude of one binding's value (the product of each
+valued relation's largest absolute value; above ``INT_LIMIT / 2`` it lists
+bindings instead), and a task adds at most :meth:`PartialAggregate.safe_rows`
+rows between :meth:`PartialAggregate.ready` checks and emits its partials as
+soon as ``rows × bound`` reaches ``INT_LIMIT / 2``, so every partial is exact and Spark's final
+``sum`` (which raises on overflow under ANSI mode) sees what it would have
+summed row by row.  Real sums are added in another order than Spark's (as
+Spark's own order depends on partitioning).
+
+Examples
+--------
+>>> import numpy as np
+>>> from faq.semirings import COUNTING, MIN_PLUS
+>>> ops = numpy_ops(COUNTING, COUNTING)
+>>> acc = PartialAggregate(ops, keys=1, span=10)
+>>> acc.add([np.array([3, 1, 3])], np.array([2, 5, 7]))
+>>> acc.add([np.array([1])], None)             # an unvalued binding counts one
+>>> keys, values = acc.drain()
+>>> keys[0].tolist(), values.tolist()
+([1, 3], [6, 9])
+>>> numpy_ops(MIN_PLUS, MIN_PLUS).add.__name__
+'fmin'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from faq.semirings import Semiring
+
+# Largest magnitude an int64 partial aggregate may reach (headroom below 2^63).
+INT_LIMIT = 1 << 62
+# A task's buffer of partial aggregates is consolidated above this many rows,
+# and emitted when consolidation leaves more than half of it.
+FLUSH_ROWS = 1 << 18
+
+# name -> (⊗, value dtype) and name -> ⊕ of the built-in semirings.
+_PRODUCTS = {
+    "counting": (np.multiply, np.int64),
+    "integer": (np.multiply, np.int64),
+    "real": (np.multiply, np.float64),
+    "boolean": (np.logical_and, np.bool_),
+    "min_plus": (np.add, np.float64),
+    "max_plus": (np.add, np.float64),
+    "max_product": (np.multiply, np.float64),
+    "max_min": (np.fmin, np.float64),
+    "min_max": (np.maximum, np.float64),
+}
+_SUMS = {
+    "counting": np.add,
+    "integer": np.add,
+    "real": np.add,
+    "boolean": np.logical_or,
+    "min_plus": np.fmin,
+    "max_plus": np.maximum,
+    "max_product": np.maximum,
+    "max_min": np.maximum,
+    "min_max": np.fmin,
+}
+
+
+@dataclass(frozen=True)
+class NumpyOps:
+    """A semiring's ⊗ and an aggregate's ⊕ as numpy ufuncs.
+
+    ``counts``: ⊕ is addition, so ``k`` unvalued bindings (each worth
+    ``one``) sum to ``k · one``; otherwise ⊕ is idempotent and they give
+    ``one``.
+    """
+
+    name: str
+    mul: np.ufunc
+    add: np.ufunc
+    dtype: Any
+    one: Any
+    counts: bool
+
+    @property
+    def integral(self) -> bool:
+        return np.dtype(self.dtype).kind == "i"
+
+
+def numpy_ops(semiring: "Semiring", aggregate: "Semiring") -> Optional[NumpyOps]:
+    """numpy ⊗ of ``semiring`` and ⊕ of ``aggregate``, or None unless both are built-in.
+
+    Built-in means *the* registered instances (a user-defined semiring that
+    reuses a built-in name or ⊗ tag is not trusted to compute the same).
+    """
+    from faq.semirings.builtins import BUILTINS
+
+    builtin = {s.name: s for s in BUILTINS}
+    if builtin.get(semiring.name) is not semiring or builtin.get(aggregate.name) is not aggregate:
+        return None
+    if not aggregate.shares_product_with(semiring):
+        return None
+    mul, dtype = _PRODUCTS[semiring.name]
+    return NumpyOps(
+        name=f"{semiring.name}/{aggregate.name}",
+        mul=mul,
+        add=_SUMS[aggregate.name],
+        dtype=dtype,
+        one=np.asarray(semiring.one, dtype=dtype)[()],
+        counts=_SUMS[aggregate.name] is np.add,
+    )
+
+
+def value_bound(value_arrays: Sequence[np.ndarray]) -> int:
+    """Largest possible magnitude of one binding's ⊗ of integer values: Π max |v| (exact)."""
+    bound = 1
+    for values in value_arrays:
+        if len(values):
+            bound *= max(abs(int(values.min())), abs(int(values.max())), 1)
+    return bound
+
+
+class PartialAggregate:
+    """⊕-combines (keys, value) rows of one task; :meth:`drain` hands out the partials.
+
+    Parameters
+    ----------
+    ops : NumpyOps
+    keys : int
+        Number of key columns (0: one scalar).
+    span : int
+        Key codes lie in ``0 .. span - 1`` (a composite ``Σ code·spanʲ`` is
+        used for grouping when it fits in int64; otherwise a lexicographic sort).
+    bound : int
+        Magnitude bound of one row's value (integer semirings; see the module notes).
+    flush_rows : int, optional
+        Buffered rows above which the buffer is consolidated (default :data:`FLUSH_ROWS`).
+    """
+
+    def __init__(self, ops: NumpyOps, keys: int, span: int, bound: int = 1, flush_rows: Optional[int] = None) -> None:
+        self.ops = ops
+        self.n_keys = keys
+        self.span = max(int(span), 1)
+        self.composite = self.span ** max(keys, 1) < INT_LIMIT
+        self.bound = max(int(bound), 1)
+        self.flush_rows = FLUSH_ROWS if flush_rows is None else flush_rows
+        self._keys: list[list[np.ndarray]] = []
+        self._values: list[np.ndarray] = []
+        self._buffered = 0
+        self._scalar: Optional[Any] = None
+        self._rows = 0  # rows folded in since the last drain (overflow guard)
+
+    # -- adding ---------------------------------------------------------------
+
+    def add(self, keys: Sequence[np.ndarray], values: Optional[np.ndarray], rows: Optional[int] = None) -> None:
+        """Fold in rows: ``keys`` (one code array per key column), ``values`` (None: each worth one)."""
+        n = len(values) if values is not None else (len(keys[0]) if keys else int(rows or 0))
+        if n == 0:
+            return
+        self._rows += n
+        if self.n_keys == 0:
+            part = self._reduce_all(values, n)
+            self._scalar = part if self._scalar is None else self.ops.add(self._scalar, part)
+            return
+        grouped_keys, grouped = self._group(list(keys), values)
+        self._keys.append(grouped_keys)
+        self._values.append(grouped)
+        self._buffered += len(grouped)
+        if self._buffered > self.flush_rows:
+            self._consolidate()
+
+    def ready(self) -> bool:
+        """True when the partials should be emitted now: a full buffer, or the int64 guard."""
+        if self.ops.integral and self._rows * self.bound >= INT_LIMIT // 2:
+            return True
+        return self._buffered > self.flush_rows // 2
+
+    def safe_rows(self) -> int:
+        """Most rows one :meth:`add` may take between :meth:`ready` checks (the int64 guard)."""
+        return max(1, (INT_LIMIT // 2) // self.bound) if self.ops.integral else 1 << 62
+
+    def empty(self) -> bool:
+        return self._scalar is None and not self._values
+
+    def drain(self) -> tuple[list[np.ndarray], np.ndarray]:
+        """The partial aggregates so far (key columns, values), and a fresh start."""
+        if self.n_keys == 0:
+            values = np.zeros(0, dtype=self.ops.dtype) if self._scalar is None else np.array([self._scalar], dtype=self.ops.dtype)
+            self._scalar, self._rows = None, 0
+            return [], values
+        self._consolidate()
+        if self._values:
+            keys, values = self._keys[0], self._values[0]
+        else:
+            keys, values = [np.zeros(0, dtype=np.int64) for _ in range(self.n_keys)], np.zeros(0, dtype=self.ops.dtype)
+        self._keys, self._values, self._buffered, self._rows = [], [], 0, 0
+        return keys, values
+
+    # -- internals ------------------------------------------------------------
+
+    def _reduce_all(self, values: Optional[np.ndarray], n: int) -> Any:
+        ops = self.ops
+        if values is None:
+            return np.asarray(ops.one * n if ops.counts else ops.one, dtype=ops.dtype)[()]
+        return ops.add.reduce(np.asarray(values, dtype=ops.dtype))
+
+    def _group(self, keys: list[np.ndarray], values: Optional[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
+        """One row per distinct key, ⊕ of its values (values None: each row worth one)."""
+        ops = self.ops
+        n = len(keys[0])
+        if self.composite:
+            code = keys[0].astype(np.int64, copy=True)
+            for column in keys[1:]:
+                code *= self.span
+                code += column
+            order = np.argsort(code, kind="stable")
+            sorted_code = code[order]
+            new = np.empty(n, dtype=bool)
+            new[0] = True
+            np.not_equal(sorted_code[1:], sorted_code[:-1], out=new[1:])
+        else:
+            order = np.lexsort(tuple(keys[::-1]))
+            new = np.zeros(n, dtype=bool)
+            new[0] = True
+            for column in keys:
+                c = column[order]
+                new[1:] |= c[1:] != c[:-1]
+        starts = np.flatnonzero(new)
+        first = order[starts]
+        grouped_keys = [np.asarray(column)[first] for column in keys]
+        if values is None:
+            if ops.counts:
+                sizes = np.diff(np.append(starts, n))
+                grouped = (sizes * ops.one).astype(ops.dtype, copy=False)
+            else:
+                grouped = np.full(len(starts), ops.one, dtype=ops.dtype)
+        else:
+            grouped = ops.add.reduceat(np.asarray(values, dtype=ops.dtype)[order], starts)
+        return grouped_keys, grouped
+
+    def _consolidate(self) -> None:
+        if len(self._values) <= 1:
+            return
+        keys = [np.concatenate([k[j] for k in self._keys]) for j in range(self.n_keys)]
+        values = np.concatenate(self._values)
+        grouped_keys, grouped = self._group(keys, values)
+        self._keys, self._values, self._buffered = [grouped_keys], [grouped], len(grouped)

@@ -1,0 +1,154 @@
+"""The numpy pieces of the broadcast generic join, without Spark: hash-index
+validation against binary search, and per-task partial aggregation against
+plain Python reductions, for every built-in semiring."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from faq.joins import csr
+from faq.joins.csr import HashIndex, TrieLevel
+from faq.joins.partial import INT_LIMIT, PartialAggregate, numpy_ops, value_bound
+from faq.semirings import builtin_semirings, get_semiring
+from tests.brute_force import PY_SEMIRINGS, same_value
+from tests.test_insideout import VALUES
+
+QUICK = settings(max_examples=60, deadline=None, derandomize=True)
+
+keys_strategy = st.lists(st.integers(0, (1 << 62) - 1), max_size=200, unique=True).map(
+    lambda xs: np.array(sorted(xs), dtype=np.int64)
+)
+
+
+def by_search(comp: np.ndarray, keys: np.ndarray) -> dict[int, int]:
+    """row of keys -> position in comp, by binary search (the reference)."""
+    if len(comp) == 0:
+        return {}
+    low = np.minimum(np.searchsorted(comp, keys), len(comp) - 1)
+    return {int(r): int(low[r]) for r in np.flatnonzero(comp[low] == keys)}
+
+
+@QUICK
+@given(keys_strategy, st.lists(st.integers(0, 400), max_size=300), st.sampled_from([1, 2, 4]))
+def test_hash_index_finds_what_binary_search_finds(comp, picks, slots_per_entry):
+    """Present keys (with their positions) and absent ones, in tables of every load."""
+    rng = np.random.default_rng(len(picks))
+    absent = rng.integers(0, 1 << 62, size=len(picks))
+    keys = np.array([comp[p % len(comp)] if len(comp) and p % 3 else absent[i] for i, p in enumerate(picks)],
+                    dtype=np.int64)
+    index = HashIndex(comp, slots_per_entry)
+    rows, positions = index.find(keys)
+    assert dict(zip(rows.tolist(), positions.tolist())) == by_search(comp, keys)
+    rows_only, none = index.find(keys, positions=False)
+    assert none is None and sorted(rows_only.tolist()) == sorted(rows.tolist())
+
+
+def test_hash_index_on_colliding_runs():
+    """Dense consecutive keys and multiples of a power of two: long probe runs, no wrap-around."""
+    for comp in (np.arange(5000, dtype=np.int64), np.arange(0, 1 << 40, 1 << 28, dtype=np.int64)):
+        index = HashIndex(comp, 1)
+        keys = np.concatenate([comp, comp + 1, comp[::7] * 3])
+        rows, positions = index.find(keys)
+        assert dict(zip(rows.tolist(), positions.tolist())) == by_search(comp, keys)
+        assert index.keys[-1] == -1  # the table ends with an empty slot
+
+
+def test_trie_level_switches_to_a_hash_index_after_enough_lookups(monkeypatch):
+    comp = np.arange(0, 3000, 3, dtype=np.int64)
+    level = TrieLevel(comp, np.array([0, len(comp)]))
+    keys = np.arange(0, 600, dtype=np.int64)
+    results = []
+    for _ in range(3):  # 600, 1200 (> 1000 entries: hashed from here on), 1800 lookups
+        rows, positions = level.find(keys)
+        results.append(dict(zip(rows.tolist(), positions.tolist())))
+    assert level in csr._HASHES
+    assert results[0] == results[1] == results[2] == by_search(comp, keys)
+    small = TrieLevel(comp, np.array([0, len(comp)]))
+    monkeypatch.setattr(csr, "HASH_MAX_SLOTS", 10)  # too big for a table: binary search only
+    for _ in range(3):
+        assert dict(zip(*(a.tolist() for a in small.find(keys)))) == results[0]
+    assert small not in csr._HASHES
+
+
+# --- partial aggregates ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("semiring", [s.name for s in builtin_semirings()])
+def test_numpy_ops_exist_for_every_builtin_and_only_for_builtins(semiring):
+    ring = get_semiring(semiring)
+    assert numpy_ops(ring, ring) is not None
+    lookalike = dataclasses.replace(ring)  # same name and operations, but not the registered instance
+    assert numpy_ops(lookalike, lookalike) is None
+    assert numpy_ops(get_semiring("real"), get_semiring("max_product")) is not None  # marginal-MAP mix
+    assert numpy_ops(get_semiring("real"), get_semiring("min_plus")) is None  # ⊗ differs
+
+
+def sample_values(semiring: str, n: int, rng) -> np.ndarray:
+    pool = VALUES[semiring]
+    return np.array([pool[i] for i in rng.integers(0, len(pool), n)])
+
+
+@pytest.mark.parametrize("semiring", sorted(PY_SEMIRINGS))
+@pytest.mark.parametrize("n_keys", [0, 1, 2])
+def test_partial_aggregate_equals_python_reduction(semiring, n_keys):
+    """Rows added in pieces (with valued and unvalued pieces, and tiny flushes) drain to
+    partials whose ⊕ per key is the Python ⊕ of the products of each row's values."""
+    ring = get_semiring(semiring)
+    add, mul, zero, one = PY_SEMIRINGS[semiring]
+    ops = numpy_ops(ring, ring)
+    rng = np.random.default_rng(n_keys)
+    partial = PartialAggregate(ops, n_keys, span=4, flush_rows=8)
+    expected: dict[tuple, object] = {}
+    drained: dict[tuple, object] = {}
+
+    def fold(target, key, value):
+        target[key] = add(target[key], value) if key in target else value
+
+    for piece in range(12):
+        n = int(rng.integers(0, 9))
+        keys = [rng.integers(0, 4, n) for _ in range(n_keys)]
+        if piece % 3 == 0:
+            values, py = None, [one] * n
+        else:
+            a, b = sample_values(semiring, n, rng), sample_values(semiring, n, rng)
+            values = ops.mul(a.astype(ops.dtype), b.astype(ops.dtype))
+            py = [mul(x.item(), y.item()) for x, y in zip(a, b)]
+        for r in range(n):
+            fold(expected, tuple(int(k[r]) for k in keys), py[r])
+        partial.add(keys, values, n)
+        if partial.ready() or piece % 5 == 4:
+            out_keys, out_values = partial.drain()
+            for r in range(len(out_values)):
+                fold(drained, tuple(int(k[r]) for k in out_keys), out_values[r].item())
+    out_keys, out_values = partial.drain()
+    for r in range(len(out_values)):
+        fold(drained, tuple(int(k[r]) for k in out_keys), out_values[r].item())
+    assert set(drained) == set(expected)
+    for key, value in expected.items():
+        assert same_value(drained[key], value), (key, drained[key], value)
+    assert partial.empty()
+
+
+def test_int64_guard_emits_partials_before_they_could_overflow():
+    ring = get_semiring("integer")
+    ops = numpy_ops(ring, ring)
+    big = np.array([1 << 59] * 4, dtype=np.int64)
+    bound = value_bound([big])
+    assert bound == 1 << 59
+    partial = PartialAggregate(ops, 0, span=1, bound=bound)
+    assert partial.safe_rows() == 4  # 4 · 2^59 = 2^61 = INT_LIMIT / 2
+    total = 0
+    for _ in range(5):
+        partial.add([], big[: partial.safe_rows()], partial.safe_rows())
+        assert partial.ready()
+        (_, values) = partial.drain()
+        assert abs(int(values[0])) < INT_LIMIT
+        total += int(values[0])
+    assert total == 20 * (1 << 59)  # > 2^63: only the partials fit in int64, exactly
+    assert value_bound([np.array([-(1 << 40)]), np.array([3, -5])]) == 5 << 40
