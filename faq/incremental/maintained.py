@@ -315,9 +315,9 @@ class MaintainedQuery:
     def _checked(self, name: str, delta: "DataFrame", rows: int) -> tuple["DataFrame", int]:
         """Refuse what the mode cannot take; in monotone mode drop rows that change nothing.
 
-        One Spark job: the delta joined with the current values at its keys,
-        each row flagged by Column expressions of the semiring, collected
-        (deltas are small; see :func:`faq.spark.materialise_small`).
+        The delta is joined with the current values at its keys and each row
+        flagged by Column expressions of the semiring; one aggregate counts
+        the flags (an example row is fetched only for an error).
         """
         from pyspark.sql import functions as F
 
@@ -342,22 +342,22 @@ class MaintainedQuery:
                      "changes": old_value.isNull() | (new_value != old_value)}
         both = delta.join(old, keys, "left").select(*keys, VALUE_COLUMN, *[c.alias(f"__{n}") for n, c in
                                                                               flags.items()])
-        table = both.toPandas()  # the delta's rows: small
-        for kind in ("negative", "deletion", "worsening"):
-            if kind not in flags:
-                continue
-            bad = table[table[f"__{kind}"]]
-            if len(bad):
-                example = tuple(v.item() if hasattr(v, "item") else v for v in bad.iloc[0][keys])
-                if kind == "negative":
-                    raise NegativeCountError(factor=name, count=len(bad), example=example)
-                raise NonMonotoneDeltaError(factor=name, kind=kind, count=len(bad), example=example,
-                                            semiring=ring.name)
-        if self.mode == SIGNED:
-            return delta_all, rows
-        kept = table[table["__changes"]][[*keys, VALUE_COLUMN]]
-        local = delta.sparkSession.createDataFrame(kept if len(kept) else [], schema=delta.schema)
-        return local, len(kept)
+        both = both.persist()  # read by the tally, an example and the kept rows
+        try:
+            tally = both.agg(*[F.sum(F.col(f"__{n}").cast("int")).alias(n) for n in flags]).first()
+            for kind in ("negative", "deletion", "worsening"):
+                if kind in flags and tally[kind]:
+                    first = both.where(F.col(f"__{kind}")).select(*keys).first()
+                    example = tuple(first) if first is not None else None
+                    if kind == "negative":
+                        raise NegativeCountError(factor=name, count=tally[kind], example=example)
+                    raise NonMonotoneDeltaError(factor=name, kind=kind, count=tally[kind], example=example,
+                                                semiring=ring.name)
+            if self.mode == SIGNED:
+                return delta_all, rows
+            return materialise_small(both.where(F.col("__changes")).select(*keys, VALUE_COLUMN))
+        finally:
+            both.unpersist()
 
     def _by_rules(self, deltas: Mapping[str, tuple["DataFrame", int]], states: Mapping[str, RelationState], target: int,
                   scratch: list) -> tuple["DataFrame", RelationState, list]:
