@@ -113,7 +113,6 @@ def main(argv=None) -> None:
                .limit(20000).collect()]  # at most 20,000 rows
     rng.shuffle(present)
     inserted: set = set()
-    deleted: set = set()
 
     def new_edges(k: int) -> list[tuple[int, int]]:
         out = []
@@ -152,7 +151,6 @@ def main(argv=None) -> None:
     for b in range(args.batches):
         rows = [(s, d, -1) for s, d in victims[b * args.batch_size:(b + 1) * args.batch_size]]
         latencies["delete"].append(apply(rows))
-        deleted.update(victims[b * args.batch_size:(b + 1) * args.batch_size])
         print(f"delete batch {b + 1}: {latencies['delete'][-1]:.2f} s, count {mq.scalar()}", flush=True)
     peaks.append(memory.peaks())
     maintained_memory = {k: max((p[k] for p in peaks if p[k] is not None), default=None) for k in peaks[0]}
