@@ -26,8 +26,8 @@ Examples
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import sys
 import time
 from typing import Any
 
@@ -140,4 +140,8 @@ def _preview(change, vertices, n: int) -> list[dict]:
 
 
 def _print_json(obj: dict) -> None:
-    print(json.dumps(obj, default=str), flush=True)
+    """One JSON line, flushed at once: a batch's line must not wait for the next batch."""
+    from faq.cli import _print_json as print_json
+
+    print_json(obj)
+    sys.stdout.flush()

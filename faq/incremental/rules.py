@@ -92,11 +92,17 @@ def aggregate_rules(
     cyclic: bool,
     keep: list,
 ) -> list["DataFrame"]:
-    """:func:`aggregate_rule` for every (seed, others) pair; cyclic rules share their Spark jobs."""
+    """Each (seed, others) rule's contribution to ΔQ: free-variable columns and :data:`VALUE_COLUMN`.
+
+    Cyclic rules run through the seeded worst-case optimal join and share
+    their Spark jobs; acyclic ones through InsideOut (:func:`_insideout_rule`).
+    ``keep`` receives every cache made, for the caller to release once the
+    contributions have been consumed.
+    """
     from pyspark.sql import functions as F
 
     if not cyclic:
-        return [aggregate_rule(query, seed, others, semiring, cyclic, keep) for seed, others in rules]
+        return [_insideout_rule(query, seed, others, semiring, keep) for seed, others in rules]
     from faq.joins.seeded import seeded_joins
 
     out = []
@@ -106,27 +112,10 @@ def aggregate_rules(
     return out
 
 
-def aggregate_rule(
-    query: "FAQ",
-    seed: Frame,
-    others: Sequence[Frame],
-    semiring: "Semiring",
-    cyclic: bool,
-    keep: list,
-) -> "DataFrame":
-    """One rule's contribution to ΔQ: free-variable columns and :data:`VALUE_COLUMN`.
-
-    ``keep`` receives every cache made, for the caller to release once the
-    contribution has been consumed.
-    """
+def _insideout_rule(query: "FAQ", seed: Frame, others: Sequence[Frame], semiring: "Semiring",
+                    keep: list) -> "DataFrame":
+    """One acyclic rule answered by InsideOut (binary joins, early aggregation)."""
     from pyspark.sql import functions as F
-
-    if cyclic:
-        from faq.joins.seeded import seeded_join
-
-        joined = seeded_join(seed, others, semiring, keep=keep)
-        grouped = joined.df.groupBy(*query.free) if query.free else joined.df.groupBy()
-        return grouped.agg(semiring.sum(F.col(VALUE_COLUMN)).alias(VALUE_COLUMN))
 
     from faq.factor import Factor
     from faq.insideout.executor import evaluate
