@@ -131,7 +131,7 @@ def test_an_interrupted_apply_leaves_the_previous_version(spark, tmp_path, monke
         raise RuntimeError("injected failure")
 
     if where == "rules":
-        monkeypatch.setattr(maintained_module, "sum_contributions", fail)
+        monkeypatch.setattr(maintained_module, "run_rules", fail)
     else:  # the data files are written, the manifest is not replaced
         monkeypatch.setattr(store_module.os, "replace", fail)
     with pytest.raises(RuntimeError, match="injected"):

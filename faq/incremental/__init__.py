@@ -16,11 +16,13 @@ from faq.incremental.errors import (
     StateDirectoryError,
     VersionGapError,
 )
+from faq.incremental.change import Change
 from faq.incremental.maintained import MaintainedQuery, maintain
 from faq.incremental.track import MotifChange, MotifTracker, track
 
 __all__ = [
     "BatchAlreadyAppliedError",
+    "Change",
     "InvalidDeltaError",
     "MaintainedQuery",
     "MotifChange",

@@ -107,10 +107,9 @@ def run_track(args: argparse.Namespace, spark, reporter) -> int:
                           f"{len(batch.deletes)} delete(s)")
             rows = [(s, d, 1, line) for (s, d, _), line in zip(batch.inserts, batch.insert_lines)]
             rows += [(s, d, -1, line) for (s, d), line in zip(batch.deletes, batch.delete_lines)]
-            changes = spark.createDataFrame(rows, "src bigint, dst bigint, diff int, seq int")
-            change = tracker.apply(changes)
-            shown = [] if args.count_only or args.show == 0 else _preview(change, args.pattern.vertices, args.show)
-            appeared = (change.delta + _changed(change)) // 2
+            change = tracker.apply(rows)  # (src, dst, diff, seq): the batch never goes through Spark
+            shown = [] if args.count_only or args.show == 0 else change.sorted_rows(args.show)
+            appeared = (change.delta + len(change)) // 2
             out = {"batch": batch.name, **change.to_dict(), "appeared": appeared,
                    "disappeared": appeared - change.delta}
             if args.json:
@@ -125,18 +124,6 @@ def run_track(args: argparse.Namespace, spark, reporter) -> int:
                     print(f"  {'+' if b['diff'] > 0 else '-'} " +
                           " ".join(f"{v}={b[v]}" for v in args.pattern.vertices), flush=True)
     return 0
-
-
-def _changed(change) -> int:
-    """How many bindings changed (appeared + disappeared): one aggregate."""
-    from pyspark.sql import functions as F
-
-    return int(change.bindings.agg(F.count(F.lit(1))).first()[0])
-
-
-def _preview(change, vertices, n: int) -> list[dict]:
-    rows = change.bindings.orderBy("diff", *vertices).limit(n).collect()  # at most n rows
-    return [r.asDict() for r in rows]
 
 
 def _print_json(obj: dict) -> None:

@@ -1,9 +1,10 @@
 """Maintained queries: an FAQ whose answer is kept current as its factors change.
 
 :func:`maintain` answers a query once and then takes *delta factors*:
-``apply({"edge": delta})`` returns the change of the answer (one row per
-output key: the key, the new ``version`` and the ``diff``) and advances the
-answer.  What a delta means depends on the query's semiring:
+``apply({"edge": delta})`` returns the :class:`~faq.incremental.change.Change`
+of the answer (one row per output key: the key, the new ``version`` and the
+``diff``) and advances the answer.  What a delta means depends on the
+query's semiring:
 
 rings (``integer``, ``real``) and ``counting``
     A delta row adds its (signed) value to the factor at its key: inserts are
@@ -20,14 +21,27 @@ idempotent semirings (``min_plus``, ``max_plus``, ``boolean``, ``max_min``, …)
 anything else, or mixed aggregates
     Only ``recompute=True`` (the answer is recomputed from the new factors).
 
-The change is computed by the exactly-once delta rules of
-:mod:`faq.incremental.rules`, each a join seeded by one delta; the state is
-only the input factors (:mod:`faq.incremental.state`) and the answer.
+How a batch runs
+----------------
+The factors and the answer are *resident*: each factor is kept as a sorted
+base plus a small overlay, indexed in the column orders its delta rules read
+(:mod:`faq.incremental.index`), keyed by dense codes
+(:mod:`faq.incremental.domain`).  A batch is checked against the current
+values, then the exactly-once delta rules (:mod:`faq.incremental.rules`)
+run as generic joins seeded by the batch (:mod:`faq.incremental.engine`),
+in numpy, in the process that holds the indexes; the batch is merged into
+the overlays and the answer.  With the indexes on the driver (the default
+while they fit ``budget``: :meth:`MaintainedQuery.explain` shows the
+decision) a batch runs no Spark job at all: deltas given as pandas, Arrow or
+tuples never touch Spark, a Spark DataFrame delta costs the one job that
+collects it.  Creating the maintained query reads the factors and computes
+the first answer with Spark.
 
 With ``path=`` the state is durable (:mod:`faq.incremental.store`): every
-apply commits a new version, an apply that fails leaves the previous one,
-:meth:`MaintainedQuery.open` reopens it, and ``apply(..., version=v)``
-refuses a batch whose version was applied already.
+apply commits a new version (Parquet files written with pyarrow, then an
+atomic manifest), a process killed at any moment of an apply reopens at the
+previous version, :meth:`MaintainedQuery.open` reopens it without Spark, and
+``apply(..., version=v)`` refuses a batch whose version was applied already.
 
 Examples
 --------
@@ -37,13 +51,20 @@ Examples
 >>> triangles = maintain("count() := edge(a,b), edge(b,c), edge(a,c)", {"edge": edge})
 >>> triangles.scalar()
 0
->>> add = factor_of([(1, 3, 1), (2, 4, 1)], ["src", "dst"], "counting")   # closes 1-2-3 and 2-3-4
->>> triangles.apply({"edge": add}).collect()
+>>> triangles.apply({"edge": [(1, 3, 1), (2, 4, 1)]}).collect()     # closes 1-2-3 and 2-3-4
 [Row(version=1, diff=2)]
 >>> triangles.scalar(), triangles.version
 (2, 1)
->>> triangles.apply({"edge": factor_of([(2, 3, -1)], ["src", "dst"], "integer")}).collect()
+>>> triangles.apply({"edge": [(2, 3, -1)]}).collect()
 [Row(version=2, diff=-2)]
+>>> print(triangles.explain())                                        # doctest: +ELLIPSIS
+maintained count() := edge(a, b), edge(b, c), edge(a, c)
+  semiring counting; deltas signed (kept in integer)
+  indexes on the driver: indexes ... within the driver budget of 2.0 GB
+  relation edge(src, dst): 3 rows + 3 in the overlay; views (src, dst), (dst, src); ...
+  rule 1: Δedge(a, b); order a, b, c; edge(b, c) old by (src, dst); edge(a, c) old by (src, dst)
+  rule 2: Δedge(b, c); order b, c, a; edge(a, b) new by (dst, src); edge(a, c) old by (dst, src)
+  rule 3: Δedge(a, c); order a, c, b; edge(a, b) new by (src, dst); edge(b, c) new by (dst, src)
 >>> triangles.close()
 """
 
@@ -52,35 +73,51 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
-from faq.errors import MissingColumnError
+import numpy as np
+
 from faq.factor import VALUE, Factor
+from faq.incremental.change import Change
+from faq.incremental.engine import RuleRun, run_rules
 from faq.incremental.errors import (
     BatchAlreadyAppliedError,
     InvalidDeltaError,
     NegativeCountError,
     NonMonotoneDeltaError,
     NotMaintainableError,
+    StateDirectoryError,
     VersionGapError,
 )
-from faq.incremental.rules import aggregate_rules, atom_frame, rule_plan, seed_frame, sum_contributions
-from faq.incremental.state import RelationState, release
-from faq.incremental.store import Store
+from faq.incremental.index import KeyedRows, merge_rows
+from faq.incremental.rules import (
+    DRIVER,
+    DeltaQuery,
+    MaintenancePlan,
+    RelationPlan,
+    Term,
+    budget_bytes,
+    choose_placement,
+    estimated_bytes,
+    plan_rules,
+    views_needed,
+)
+from faq.incremental.state import ResidentState, to_arrow, value_ops
 from faq.insideout.executor import StepEvent
-from faq.joins.frame import VALUE_COLUMN
 from faq.query import FAQ, Atom, parse_query
 from faq.semirings import INTEGER, Semiring, get_semiring
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame
 
 Progress = Callable[[StepEvent], None]
 
-VERSION = "version"
-DIFF = "diff"
 ANSWER = "__answer"
+VERSION, DIFF = "version", "diff"
 
 # How a semiring's deltas are taken (see the module notes).
 SIGNED, MONOTONE, RECOMPUTE = "signed", "monotone", "recompute"
+
+DeltaLike = Union[Factor, "DataFrame", "pa.Table", Any]
 
 
 def maintain(
@@ -90,9 +127,27 @@ def maintain(
     semiring: Union[str, Semiring, None] = None,
     path: Optional[str] = None,
     progress: Optional[Progress] = None,
+    placement: str = "auto",
+    budget: Optional[Union[int, str]] = None,
 ) -> "MaintainedQuery":
     """Answer ``query`` over ``factors`` and keep the answer current (see :class:`MaintainedQuery`)."""
-    return MaintainedQuery(query, factors, semiring=semiring, path=path, progress=progress)
+    return MaintainedQuery(query, factors, semiring=semiring, path=path, progress=progress, placement=placement,
+                           budget=budget)
+
+
+def delta_mode(query: FAQ, ring: Semiring) -> tuple[str, str]:
+    """(mode, why not maintainable) for a query over ``ring`` (see the module notes)."""
+    mixed = any(get_semiring(s).name != ring.name for _, s in query.aggregates)
+    if mixed:
+        return RECOMPUTE, "its aggregates mix several ⊕ (they do not commute with deltas)"
+    state = INTEGER if ring.name == "counting" else ring
+    if value_ops(state) is None:
+        return RECOMPUTE, f"semiring {ring.name!r} has no numpy form for the resident indexes"
+    if ring.is_ring or ring.name == "counting":
+        return SIGNED, ""
+    if ring.idempotent:
+        return MONOTONE, ""
+    return RECOMPUTE, f"semiring {ring.name!r} has neither inverses nor an idempotent ⊕"
 
 
 class MaintainedQuery:
@@ -109,7 +164,15 @@ class MaintainedQuery:
         A directory to keep the state in (created; must not hold a state
         already: reopen that with :meth:`open`).
     progress : callable, optional
-        Receives a :class:`~faq.insideout.executor.StepEvent` per delta rule.
+        Receives a :class:`~faq.insideout.executor.StepEvent` when a batch's
+        rules start and end.
+    placement : {"auto", "driver", "executors"}
+        Where the indexes live; ``auto`` keeps them on the driver while they
+        fit ``budget``.  Only the driver placement runs batches so far: a
+        state above the budget raises :class:`NotMaintainableError` saying so.
+    budget : int or str, optional
+        The driver's index budget (bytes, or ``'512m'``, ``'4g'``); default
+        ``$FAQ_INDEX_BUDGET`` or 2 GiB.
 
     Raises
     ------
@@ -125,103 +188,154 @@ class MaintainedQuery:
         semiring: Union[str, Semiring, None] = None,
         path: Optional[str] = None,
         progress: Optional[Progress] = None,
-        _restored: Optional[tuple[dict[str, Any], dict[str, RelationState], Store]] = None,
+        placement: str = "auto",
+        budget: Optional[Union[int, str]] = None,
+        _restored: Optional[tuple[ResidentState, dict]] = None,
     ) -> None:
-        from faq.insideout.executor import bind, evaluate, query_semiring
+        from faq.insideout.executor import bind, query_semiring
 
         self.query: FAQ = parse_query(query) if isinstance(query, str) else query
         self.progress = progress
-        self._change_frames: list = []  # the last change returned, kept until the next apply
+        self.last_rules: list[RuleRun] = []
         if _restored is not None:
-            meta, states, store = _restored
+            self.state, meta = _restored
             self.semiring = get_semiring(meta["semiring"])
-            self._setup()
-            self.version = int(meta["version"])
             self._meta = meta["factors"]
-            self.answer_state = states.pop(ANSWER)
-            self.states = states
-            self.store: Optional[Store] = store
+            self._setup(meta.get("placement", "auto"), meta.get("budget"))
+            self._register_views()
+            self._plan = self._make_plan(measured=True)
             return
         self.semiring = query_semiring(self.query, factors, semiring)
         bind(self.query, factors, self.semiring)  # every check before any work
-        self._setup()
-        self.version = 0
         self._meta = {name: {"variables": list(factors[name].variables), "value": factors[name].value,
                              "semiring": factors[name].semiring.name} for name in self.query.factor_names}
-        self.states = {name: RelationState.of(factors[name].df, factors[name].variables, factors[name].value,
-                                              self.state_semiring)
-                       for name in self.query.factor_names}
-        with evaluate(self.query, {n: self.factor(n) for n in self.states}, semiring=self.semiring) as result:
-            self.answer_state = RelationState.of(result.factor.df, self.query.free, result.factor.value,
-                                                 self.state_semiring)
-        self.store = None
+        self._setup(placement, budget)
+        if self.ops is None:
+            raise NotMaintainableError(reason=self.why)
+        rows = {name: factors[name].count() for name in self.query.factor_names}
+        self._plan = self._make_plan(rows=rows)
+        if self._plan.placement != DRIVER:
+            raise NotMaintainableError(reason=f"{self._plan.reason}; only indexes on the driver are supported "
+                                              "so far: raise the budget (budget=, $FAQ_INDEX_BUDGET)")
+        self.state = ResidentState(self.state_semiring)
+        for name in self.query.factor_names:
+            f = factors[name]
+            table = _factor_table(f, self.state_semiring.value_type)
+            self.state.add(name, tuple(f.variables), table, VALUE, key_types=_key_types(f))
+        self._register_views()
+        self._set_answer(self._evaluate(factors))
+        self._plan = self._make_plan(measured=True)
         if path is not None:
-            store = Store(path)
-            if store.exists():
-                from faq.incremental.errors import StateDirectoryError
+            self.state.attach(path, self._manifest())
 
-                raise StateDirectoryError(store.path, "a saved state is here already; reopen it with "
-                                                      "MaintainedQuery.open or choose another directory")
-            store.save(0, self._manifest(), self._all_states())
-            self.store = store
-
-    def _setup(self) -> None:
-        """Decide how deltas are taken, and whether rules use the worst-case optimal join."""
-        from faq.hypergraph.acyclic import is_acyclic
-
-        ring = self.semiring
-        mixed = any(get_semiring(s).name != ring.name for _, s in self.query.aggregates)
-        if mixed:
-            self.mode, self.why = RECOMPUTE, "its aggregates mix several ⊕ (they do not commute with deltas)"
-        elif ring.is_ring or ring.name == "counting":
-            self.mode, self.why = SIGNED, ""
-        elif ring.idempotent:
-            self.mode, self.why = MONOTONE, ""
-        else:
-            self.mode, self.why = RECOMPUTE, f"semiring {ring.name!r} has neither inverses nor an idempotent ⊕"
+    def _setup(self, placement: str, budget: Optional[Union[int, str]]) -> None:
+        """Decide how deltas are taken, plan the rules and the views they read."""
+        self.mode, self.why = delta_mode(self.query, self.semiring)
         # counting (ℕ) is maintained inside ℤ, which has the same + and ×
-        self.state_semiring = INTEGER if ring.name == "counting" else ring
-        self.cyclic = not is_acyclic([a.variables for a in self.query.atoms])
+        self.state_semiring = INTEGER if self.semiring.name == "counting" else self.semiring
+        self.ops = value_ops(self.state_semiring)  # None only for semirings without a numpy form
+        self.placement = placement
+        self.budget = budget_bytes(budget)
+        columns = {name: tuple(m["variables"]) for name, m in self._meta.items()}
+        self.delta_query = DeltaQuery(tuple(Term(a.factor, a.variables) for a in self.query.atoms),
+                                      self.query.free, columns=columns)
+        self.rules = plan_rules(self.delta_query) if self.mode != RECOMPUTE else ()
+
+    def _register_views(self) -> None:
+        for name, views in views_needed(self.rules).items():
+            for view in views:
+                self.state.relations[name].register(view)
+
+    def _make_plan(self, rows: Optional[Mapping[str, int]] = None, measured: bool = False) -> MaintenancePlan:
+        views = views_needed(self.rules)
+        relations = []
+        for name in self.query.factor_names:
+            columns = tuple(self._meta[name]["variables"])
+            mine = views.get(name, [])
+            overlay = 0
+            if measured:
+                relation = self.state.relations[name]
+                n, overlay, size = relation.base_rows, relation.overlay_rows, relation.nbytes
+            else:
+                n = int(rows[name])
+                size = estimated_bytes(n, len(columns), max(len(mine), 1))
+            relations.append(RelationPlan(name, columns, n, tuple(v.describe(columns) for v in mine), size, measured,
+                                          overlay))
+        total = sum(r.bytes for r in relations)
+        where, reason = choose_placement(total, self.budget, self.placement)
+        mode = self.mode + (" (kept in integer)" if self.semiring.name == "counting" and self.mode == SIGNED else "")
+        return MaintenancePlan(str(self.query), self.semiring.name, mode, where, reason, self.budget,
+                               tuple(relations), tuple(r.describe(self.delta_query) for r in self.rules), self.why)
+
+    def explain(self) -> MaintenancePlan:
+        """Where the indexes live and why, their views and sizes, and every delta rule's order."""
+        return self._make_plan(measured=True)
+
+    @property
+    def version(self) -> int:
+        return self.state.version
+
+    @property
+    def store(self):
+        return self.state.store
 
     # -- reading ------------------------------------------------------------------
 
     def factor(self, name: str) -> Factor:
-        """The current value of factor ``name`` (merged per key: an aggregation, lazily)."""
+        """The current value of factor ``name`` (a Spark DataFrame of its current rows)."""
+        from faq.spark import get_session
+
         meta = self._meta[name]
-        df = self.states[name].merged()
-        columns = [*meta["variables"]]
-        df = df.select(*columns, df[VALUE_COLUMN].cast(self.semiring.value_type).alias(meta["value"]))
-        return Factor(df=df, variables=tuple(columns), semiring=get_semiring(meta["semiring"]),
+        table = self.state.table(name, value=meta["value"])
+        schema = self.state.spark_schema(name, value=meta["value"])
+        df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
+        return Factor(df=df, variables=tuple(meta["variables"]), semiring=get_semiring(meta["semiring"]),
                       value=meta["value"], name=name)
 
     def answer(self) -> Factor:
-        """The current answer: the free variables and a ``value`` column."""
+        """The current answer: the free variables and a ``value`` column (a Spark DataFrame)."""
+        from faq.spark import get_session
+
         value = VALUE if VALUE not in self.query.free else "__value"
-        df = self.answer_state.merged()
-        df = df.select(*self.query.free, df[VALUE_COLUMN].cast(self.semiring.value_type).alias(value))
+        table = self.state.table(ANSWER, value=value)
+        types = self.state.key_types.get(ANSWER, {})
+        schema = ", ".join([*(f"`{v}` {types.get(v, 'bigint')}" for v in self.query.free),
+                            f"`{value}` {self.semiring.value_type}"])
+        df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
         return Factor(df=df, variables=self.query.free, semiring=self.semiring, value=value, name="answer")
 
     def scalar(self) -> Any:
-        """The current value of a query without free variables."""
-        return self.answer().scalar()
+        """The current value of a query without free variables (from the driver: no Spark job)."""
+        answer = self.state.relations[ANSWER]
+        if answer.arity:
+            from faq.errors import FAQValueError
+
+            raise FAQValueError(f"the query has free variables {list(self.query.free)}; use answer()",
+                                argument="scalar")
+        current = answer.current()
+        value = current.values_or_ones(answer.ops)[0] if len(current) else self.semiring.zero
+        return self.semiring.python_value(value)
 
     # -- changing -----------------------------------------------------------------
 
     def apply(
         self,
-        deltas: Mapping[str, Union[Factor, "DataFrame"]],
+        deltas: Optional[Mapping[str, DeltaLike]] = None,
         *,
         version: Optional[int] = None,
         recompute: bool = False,
-    ) -> "DataFrame":
+        label: Optional[str] = None,
+        **named: DeltaLike,
+    ) -> Change:
         """Apply one batch of delta factors; return the change of the answer.
 
         Parameters
         ----------
-        deltas : mapping factor name -> Factor or DataFrame
-            A DataFrame has the factor's variable columns and its value
-            column (a missing value column means "one" per row); a Factor
-            of the same arity is taken column by column.
+        deltas : mapping factor name -> delta
+            A delta is a Factor, a Spark DataFrame (the factor's variable
+            columns and its value column; a missing value column means "one"
+            per row), pandas, an Arrow table, or tuples ``(keys..., value)``.
+            Factors can also be given as keywords: ``apply(edge=rows)``.
         version : int, optional
             The version this batch makes (``self.version + 1``); a batch for
             a version reached already is refused, not counted twice.
@@ -229,13 +343,15 @@ class MaintainedQuery:
             Recompute the answer from the new factors instead of by delta
             rules: the way to take deletions and worsening updates in a
             semiring without inverses (a delta row then *sets* the value).
+        label : str, optional
+            A name for the batch (e.g. its file), kept with the state.
 
         Returns
         -------
-        DataFrame
+        Change
             The free variables, ``version`` and ``diff``, one row per output
             key that changed (the signed change in a ring, the new value
-            otherwise).  It stays cached until the next apply.
+            otherwise).
 
         Raises
         ------
@@ -243,6 +359,8 @@ class MaintainedQuery:
         NegativeCountError, NonMonotoneDeltaError, NotMaintainableError
             Before anything changes: the state stays at its version.
         """
+        started = time.perf_counter()
+        deltas = {**(deltas or {}), **named}
         target = self.version + 1
         if version is not None and version != target:
             if version <= self.version:
@@ -250,212 +368,205 @@ class MaintainedQuery:
             raise VersionGapError(version=version, current=self.version)
         if self.mode == RECOMPUTE and not recompute:
             raise NotMaintainableError(reason=f"{self.why}; pass recompute=True")
-        made: list[RelationState] = []
-        scratch: list = []  # caches of this apply, released at its end
-        try:
-            # name -> (materialised rows, their number)
-            normalised = {name: self._normalised(name, delta) for name, delta in deltas.items()}
-            scratch.extend(d for d, _ in normalised.values())
-            if recompute:
-                new_states = {name: self.states[name].assigned(d) if self.mode != SIGNED
-                              else self.states[name].with_delta(d, n) for name, (d, n) in normalised.items()}
-            else:
-                normalised = {name: self._checked(name, *d) for name, d in normalised.items()}
-                scratch.extend(d for d, _ in normalised.values())
-                new_states = {name: self.states[name].with_delta(d, n) for name, (d, n) in normalised.items()}
-            made.extend(new_states.values())
-            states = {**self.states, **new_states}
-            # sources: what the change reads, kept until the next apply
-            if recompute:
-                change, answer, sources = self._recomputed(states, target)
-            else:
-                change, answer, sources = self._by_rules(normalised, states, target, scratch)
-            made.append(answer)
-            if self.store is not None:
-                self.store.save(target, self._manifest(), {**states, ANSWER: answer})
-        except BaseException:
-            release(made, [*self.states.values(), self.answer_state])
-            _release_all(scratch)  # nothing of this apply is kept
-            raise
-        old = [*self.states.values(), self.answer_state]
-        self.states, self.answer_state, self.version = states, answer, target
-        kept = [*self.states.values(), self.answer_state]
-        release(old, kept)
-        owned = [f for state in kept for f in state.frames()]
-        _release_all([d for d in scratch if not any(d is f for f in owned)])
-        # The previous change is released now; so is what it read, unless a state keeps it.
-        _release_all([d for d in self._change_frames if not any(d is f for f in owned)])
-        self._change_frames = [change, *sources]
-        return change
+        batches = {name: self._batch(name, delta) for name, delta in deltas.items()}
+        if recompute:
+            return self._recomputed(batches, target, label, started)
+        batches = {name: self._checked(name, batch) for name, batch in batches.items()}
+        batches = {name: b for name, b in batches.items() if len(b)}
+        description = f"{sum(len(b) for b in batches.values())} changed row(s) through " \
+                      f"{sum(1 for r in self.rules if r.relation in batches)} delta rule(s)"
+        if self.progress:
+            self.progress(StepEvent("start", 1, 1, description))
+        stats: list[RuleRun] = []
+        keys, values = run_rules(self.rules, self.state.relations, batches, self.ops, len(self.state.domain), stats)
+        self.last_rules = stats
+        answer = self.state.relations[ANSWER]
+        if self.mode == MONOTONE and len(values):
+            present, before = answer.lookup(keys)
+            after = np.where(present, self.ops.add(before, values), values)
+            changed = ~present | (after != before)
+            keys, values = [k[changed] for k in keys], after[changed]
+        answer_batch = KeyedRows(tuple(keys), values)
+        # Durable first (the commit point), then in memory: a failure before leaves both as they were.
+        self.state.save(target, self._manifest(), {**batches, ANSWER: answer_batch},
+                        [*self.state.labels, label or f"batch {target}"])
+        for name, batch in batches.items():
+            self.state.relations[name].commit(batch)
+        answer.commit(answer_batch)
+        self.state.version = target
+        self.state.labels.append(label or f"batch {target}")
+        seconds = time.perf_counter() - started
+        if self.progress:
+            self.progress(StepEvent("done", 1, 1, description, len(values), seconds))
+        return self._change(keys, values, target, seconds, batches, stats)
 
-    def _normalised(self, name: str, delta: Union[Factor, "DataFrame"]) -> tuple["DataFrame", int]:
-        """The delta as materialised rows of the state's columns, merged per key, and their number."""
-        from pyspark.sql import functions as F
+    def _change(self, keys, values, target: int, seconds: float, batches, stats) -> Change:
+        decoded = tuple(self.state.domain.decode(k) for k in keys)
+        diff = np.asarray(values)
+        if self.semiring.name == "counting":
+            diff = diff.astype(np.int64)
+        types = {**self.state.key_types.get(ANSWER, {}), DIFF: self.semiring.value_type
+                 if self.mode != SIGNED or self.semiring.name != "counting" else "bigint"}
+        info = {"rows": sum(len(b) for b in batches.values()), "rules": len(stats),
+                "bindings": sum(s.bindings for s in stats)}
+        return Change(tuple(self.query.free), decoded, diff, target, seconds, info=info, types=types)
 
-        if name not in self.states:
-            raise InvalidDeltaError(name, f"the query has no factor {name!r} (it has {', '.join(self.states)})",
-                                    known=list(self.states))
+    def _batch(self, name: str, delta: DeltaLike) -> KeyedRows:
+        """A delta as rows of codes, merged per key (zeros kept where a zero means "delete")."""
+        if name not in self.state.relations or name == ANSWER:
+            known = [n for n in self.state.relations if n != ANSWER]
+            raise InvalidDeltaError(name, f"the query has no factor {name!r} (it has {', '.join(known)})",
+                                    known=known)
         meta = self._meta[name]
         columns = list(meta["variables"])
         if isinstance(delta, Factor):
             if len(delta.variables) != len(columns):
                 raise InvalidDeltaError(name, f"it has {len(delta.variables)} variables, the factor "
                                               f"{len(columns)}", expected=len(columns), found=len(delta.variables))
-            df = delta.df.select(*[F.col(v).alias(c) for v, c in zip(delta.variables, columns)],
-                                 F.col(delta.value).alias(VALUE_COLUMN))
+            df = delta.df.select(*[delta.df[v].alias(c) for v, c in zip(delta.variables, columns)],
+                                 delta.df[delta.value].alias(VALUE))
+            table = to_arrow(df, columns, what=f"the delta of {name!r}")
         else:
+            table = to_arrow(delta, columns, what=f"the delta of {name!r}")
             for c in columns:
-                if c not in delta.columns:
-                    raise MissingColumnError(column=c, available=delta.columns, source=f"the delta of {name!r}")
-            value = meta["value"] if meta["value"] in delta.columns else VALUE if VALUE in delta.columns else None
-            one = self.state_semiring.one_col()
-            df = delta.select(*columns, (F.col(value) if value else one).alias(VALUE_COLUMN))
-        return self.states[name].normalise(df, VALUE_COLUMN, keep_zeros=self.mode != SIGNED)
+                if c not in table.column_names:
+                    from faq.errors import MissingColumnError
 
-    def _checked(self, name: str, delta: "DataFrame", rows: int) -> tuple["DataFrame", int]:
-        """Refuse what the mode cannot take; in monotone mode drop rows that change nothing.
+                    raise MissingColumnError(column=c, available=table.column_names, source=f"the delta of {name!r}")
+            value = meta["value"] if meta["value"] in table.column_names else VALUE
+            if value != VALUE and value in table.column_names:
+                table = table.rename_columns([VALUE if c == value else c for c in table.column_names])
+        if VALUE in table.column_names:
+            table = _cast_arrow_values(table, self.state.semiring.value_type)
+        return self.state.rows(name, table, VALUE, columns, keep_zeros=self.mode != SIGNED)
 
-        The delta is joined with the current values at its keys and each row
-        flagged by Column expressions of the semiring; one aggregate counts
-        the flags (an example row is fetched only for an error).
-        """
-        from pyspark.sql import functions as F
-
-        from faq.spark import materialise_small
-
-        state = self.states[name]
-        ring = self.semiring
-        if self.mode == SIGNED and ring.name != "counting":
-            return delta, rows
-        keys = list(state.variables)
-        new_value, old_value = F.col(VALUE_COLUMN), F.col("__old")
-        if self.mode == SIGNED:  # counting: multiplicities stay >= 0; only deletions can break that
-            delta_all, delta = delta, delta.where(new_value < 0)
-            if not delta.limit(1).collect():  # a small delta is a local relation: no Spark job
-                return delta_all, rows
-        old = state.lookup(delta).withColumnRenamed(VALUE_COLUMN, "__old")
+    def _checked(self, name: str, batch: KeyedRows) -> KeyedRows:
+        """Refuse what the mode cannot take; in monotone mode drop rows that change nothing."""
+        ops = self.ops
+        relation = self.state.relations[name]
         if self.mode == SIGNED:
-            flags = {"negative": F.coalesce(old_value, F.lit(0)) + new_value < 0}
-        else:
-            flags = {"deletion": ring.is_zero(new_value),
-                     "worsening": old_value.isNotNull() & (ring.add(old_value, new_value) != new_value),
-                     "changes": old_value.isNull() | (new_value != old_value)}
-        both = delta.join(old, keys, "left").select(*keys, VALUE_COLUMN, *[c.alias(f"__{n}") for n, c in
-                                                                              flags.items()])
-        both = both.persist()  # read by the tally, an example and the kept rows
-        try:
-            tally = both.agg(*[F.sum(F.col(f"__{n}").cast("int")).alias(n) for n in flags]).first()
-            for kind in ("negative", "deletion", "worsening"):
-                if kind in flags and tally[kind]:
-                    first = both.where(F.col(f"__{kind}")).select(*keys).first()
-                    example = tuple(first) if first is not None else None
-                    if kind == "negative":
-                        raise NegativeCountError(factor=name, count=tally[kind], example=example)
-                    raise NonMonotoneDeltaError(factor=name, kind=kind, count=tally[kind], example=example,
-                                                semiring=ring.name)
+            if self.semiring.name != "counting" or not len(batch):
+                return batch
+            negative = np.flatnonzero(batch.values_or_ones(ops) < 0)
+            if len(negative) == 0:
+                return batch
+            keys = [k[negative] for k in batch.keys]
+            _, before = relation.lookup(keys)
+            bad = np.flatnonzero(before + batch.values[negative] < 0)
+            if len(bad):
+                raise NegativeCountError(factor=name, count=len(bad), example=self._example(keys, bad[0]))
+            return batch
+        present, before = relation.lookup(batch.keys)
+        new = batch.values_or_ones(ops)
+        deletion = np.flatnonzero(new == ops.zero)
+        if len(deletion):
+            raise NonMonotoneDeltaError(factor=name, kind="deletion", count=len(deletion),
+                                        example=self._example(batch.keys, deletion[0]), semiring=self.semiring.name)
+        worse = np.flatnonzero(present & (ops.add(before, new) != new))
+        if len(worse):
+            raise NonMonotoneDeltaError(factor=name, kind="worsening", count=len(worse),
+                                        example=self._example(batch.keys, worse[0]), semiring=self.semiring.name)
+        changes = ~present | (new != before)
+        return batch if changes.all() else batch.take(np.flatnonzero(changes))
+
+    def _example(self, keys, row: int) -> tuple:
+        return tuple(_python(self.state.domain.decode(k[row:row + 1])[0]) for k in keys)
+
+    def _recomputed(self, batches: Mapping[str, KeyedRows], target: int, label: Optional[str],
+                    started: float) -> Change:
+        """The answer from the new factors (evaluated by Spark), and its difference to the current one."""
+        new_rows = {}
+        for name, batch in batches.items():
+            relation = self.state.relations[name]
             if self.mode == SIGNED:
-                return delta_all, rows
-            return materialise_small(both.where(F.col("__changes")).select(*keys, VALUE_COLUMN))
-        finally:
-            both.unpersist()
+                new_rows[name] = relation.after(batch)
+            else:  # a delta row sets the value
+                new_rows[name] = _assigned(relation, batch)
+        factors = {name: self._factor_of(name, new_rows.get(name)) for name in self.query.factor_names}
+        answer_table = self._evaluate(factors)
+        ops = self.state.ops
+        new_answer = self.state.rows(ANSWER, answer_table, VALUE, self.query.free) if self.query.free else \
+            merge_rows((), _arrow_values(answer_table, ops), ops)
+        old = self.state.relations[ANSWER].current()
+        keys, diff = _difference(old, new_answer, ops, signed=self.mode == SIGNED)
+        self._commit_replaced(new_rows, new_answer, target, label)
+        return self._change(keys, diff, target, time.perf_counter() - started, batches, [])
 
-    def _by_rules(self, deltas: Mapping[str, tuple["DataFrame", int]], states: Mapping[str, RelationState], target: int,
-                  scratch: list) -> tuple["DataFrame", RelationState, list]:
-        from pyspark.sql import functions as F
+    def _commit_replaced(self, rows: Mapping[str, KeyedRows], answer: KeyedRows, target: int,
+                         label: Optional[str]) -> None:
+        """Replace relations' rows (a recomputation): durable first, then in memory."""
+        relations = self.state.relations
+        saved = {n: relations[n].base for n in (*rows, ANSWER)}
+        saved_overlays = {n: relations[n].overlay for n in (*rows, ANSWER)}
+        for name, new in {**rows, ANSWER: answer}.items():
+            relations[name].replace(new)
+        try:
+            self.state.save(target, self._manifest(), {n: None for n in (*rows, ANSWER)},
+                            [*self.state.labels, label or f"batch {target}"])
+        except BaseException:
+            for name in saved:
+                relations[name].replace(saved[name])
+                if len(saved_overlays[name]):
+                    relations[name].commit(saved_overlays[name])
+            raise
+        self.state.version = target
+        self.state.labels.append(label or f"batch {target}")
 
-        from faq.spark import materialise_small
+    def _factor_of(self, name: str, rows: Optional[KeyedRows]) -> Factor:
+        from faq.spark import get_session
 
-        atoms = self.query.atoms
-        changed = [a.factor in deltas and deltas[a.factor][1] > 0 for a in atoms]
-        ring = self.state_semiring
-        rules = rule_plan(changed)
-        started = time.perf_counter()
-        description = f"{len(rules)} delta rule(s): " + "; ".join(str(r) for r in rules)
-        if self.progress:
-            self.progress(StepEvent("start", 1, 1, description))
-        pairs = []
-        for rule in rules:
-            columns = self._meta[atoms[rule.seed].factor]["variables"]
-            seed = seed_frame(deltas[atoms[rule.seed].factor][0], columns, atoms[rule.seed].variables)
-            others = [self._frame(atoms[j], states if j in rule.new else self.states) for j in rule.new + rule.old]
-            pairs.append((seed, others))
-        parts = aggregate_rules(self.query, pairs, ring, self.cyclic, scratch)
-        if self.progress:
-            self.progress(StepEvent("done", 1, 1, description, None, time.perf_counter() - started))
-        free = list(self.query.free)
-        if not parts:
-            spark = self.answer_state.base.sparkSession
-            empty = spark.createDataFrame([], self.answer_state.base.schema)
-            change = empty.select(*free, F.lit(target).alias(VERSION), F.col(VALUE_COLUMN).alias(DIFF))
-            return change, self.answer_state, []
-        summed = sum_contributions(parts, free, ring)
-        if self.mode == MONOTONE:
-            old = self.answer_state.lookup(summed) if free else self.answer_state.merged()
-            old = old.withColumnRenamed(VALUE_COLUMN, "__old")
-            joined = summed.join(old, free, "left") if free else _scalar_join(summed, old)
-            value, before = F.col(VALUE_COLUMN), F.col("__old")
-            after = F.when(before.isNull(), value).otherwise(ring.add(before, value))
-            summed = joined.where(before.isNull() | (after != before)).select(*free, after.alias(VALUE_COLUMN))
-        delta_q, rows = materialise_small(summed)
-        answer = self.answer_state.with_delta(delta_q, rows)
-        change = delta_q.select(*free, F.lit(target).alias(VERSION), F.col(VALUE_COLUMN).alias(DIFF))
-        return change, answer, [delta_q]
+        meta = self._meta[name]
+        table = self.state.table(name, rows, value=meta["value"])
+        schema = ", ".join([*(f"`{c}` {self.state.key_types[name].get(c, 'bigint')}" for c in meta["variables"]),
+                            f"`{meta['value']}` {self.semiring.value_type}"])
+        df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
+        return Factor(df=df, variables=tuple(meta["variables"]), semiring=self.semiring, value=meta["value"],
+                      name=name)
 
-    def _frame(self, atom: Atom, states: Mapping[str, RelationState]):
-        return atom_frame(states[atom.factor].rows(), self._meta[atom.factor]["variables"], atom.variables)
-
-    def _recomputed(self, states: Mapping[str, RelationState],
-                    target: int) -> tuple["DataFrame", RelationState, list]:
-        """The answer from the new factors, and its difference to the current one."""
+    def _evaluate(self, factors: Mapping[str, Factor]) -> "pa.Table":
+        """The answer over ``factors`` computed by Spark (InsideOut), as an Arrow table (keys, ``value``)."""
         from pyspark.sql import functions as F
 
         from faq.insideout.executor import evaluate
-        from faq.spark import checkpoint
 
-        factors = {}
-        for name, state in states.items():
-            meta = self._meta[name]
-            df = state.merged().select(*meta["variables"], F.col(VALUE_COLUMN).alias(meta["value"]))
-            factors[name] = Factor(df=df, variables=tuple(meta["variables"]),
-                                   semiring=self.semiring, value=meta["value"], name=name)
         with evaluate(self.query, factors, semiring=self.semiring) as result:
-            answer = RelationState.of(result.factor.df, self.query.free, result.factor.value, self.state_semiring)
-        free = list(self.query.free)
-        ring = self.state_semiring
-        new = answer.base.withColumnRenamed(VALUE_COLUMN, "__new")
-        old = self.answer_state.merged().withColumnRenamed(VALUE_COLUMN, "__old")
-        joined = new.join(old, free, "full_outer") if free else _scalar_join(new, old, outer=True)
-        before = F.coalesce(F.col("__old"), ring.zero_col())
-        after = F.coalesce(F.col("__new"), ring.zero_col())
-        diff = after - before if self.mode == SIGNED else after
-        change = checkpoint(joined.where(after != before).select(*free, F.lit(target).alias(VERSION),
-                                                                 diff.alias(DIFF)))
-        return change, answer, []
+            f = result.factor
+            df = f.df.select(*f.variables, F.col(f.value).cast(self.state.semiring.value_type).alias(VALUE))
+            table = df.toArrow()
+        return table
+
+    def _set_answer(self, table: "pa.Table") -> None:
+        free = self.query.free
+        if free:
+            self.state.add(ANSWER, free, table, VALUE)
+        else:
+            from faq.incremental.index import ResidentRelation
+
+            values = _arrow_values(table, self.state.ops)
+            self.state.relations[ANSWER] = ResidentRelation(ANSWER, (), merge_rows((), values, self.state.ops),
+                                                            self.state.ops)
+            self.state.key_types[ANSWER] = {}
 
     # -- saving -------------------------------------------------------------------
 
     @classmethod
     def open(cls, path: str, *, progress: Optional[Progress] = None) -> "MaintainedQuery":
-        """Reopen a state saved with ``path=`` at its last committed version."""
-        store = Store(path)
-        meta = store.manifest()
-        if meta.get("kind") != "query":
-            from faq.incremental.errors import StateDirectoryError
+        """Reopen a state saved with ``path=`` at its last committed version (no Spark needed)."""
+        from faq.incremental.store import Store
 
-            raise StateDirectoryError(store.path, f"it holds a {meta.get('kind')!r} state, not a maintained query")
-        semiring = get_semiring(meta["semiring"])
-        inner = INTEGER if semiring.name == "counting" else semiring
-        _, states = store.load({name: inner for name in meta["relations"]})
+        meta = Store(path).manifest()
+        if meta.get("kind") != "query":
+            raise StateDirectoryError(Store(path).path, f"it holds a {meta.get('kind')!r} state, not a maintained "
+                                                        "query")
+        state, meta = ResidentState.load(path, get_semiring(meta["semiring_state"]))
         q = meta["query"]
         query = FAQ(tuple(Atom(f, tuple(vs)) for f, vs in q["atoms"]), tuple(q["free"]), q["name"],
                     q["semiring"], tuple(tuple(a) for a in q["aggregates"]))
-        return cls(query, {}, progress=progress, _restored=(meta, states, store))
+        return cls(query, {}, progress=progress, _restored=(state, meta))
 
     def save(self, path: str) -> None:
         """Start keeping the state in ``path`` (an empty directory) from the current version on."""
-        store = Store(path)
-        store.save(self.version, self._manifest(), self._all_states())
-        self.store = store
+        self.state.attach(path, self._manifest())
 
     def _manifest(self) -> dict[str, Any]:
         q = self.query
@@ -466,17 +577,15 @@ class MaintainedQuery:
                       "name": q.name, "semiring": q.semiring, "aggregates": [list(a) for a in q.aggregates],
                       "text": str(q)},
             "factors": self._meta,
+            "placement": self.placement,
+            "budget": self.budget,
         }
-
-    def _all_states(self) -> dict[str, RelationState]:
-        return {**self.states, ANSWER: self.answer_state}
 
     # -- releasing ----------------------------------------------------------------
 
     def close(self) -> None:
-        """Release every cache the maintained query holds (its saved state, if any, stays)."""
-        release([*self.states.values(), self.answer_state], [])
-        _release_all(self._change_frames)
+        """Drop the resident indexes (a saved state, if any, stays on disk)."""
+        self.state.relations = {n: r for n, r in self.state.relations.items() if n == ANSWER}
 
     def __enter__(self) -> "MaintainedQuery":
         return self
@@ -488,18 +597,88 @@ class MaintainedQuery:
         return f"MaintainedQuery({str(self.query)!r}, semiring={self.semiring.name!r}, version={self.version})"
 
 
-def _scalar_join(left: "DataFrame", right: "DataFrame", outer: bool = False) -> "DataFrame":
-    """Join two DataFrames of at most one row each (no key): a cross join that keeps a lone side."""
+# --- helpers ---------------------------------------------------------------------------
+
+
+def _python(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _key_types(f: Factor) -> dict[str, str]:
+    schema = f.df.schema
+    return {v: schema[v].dataType.simpleString() for v in f.variables}
+
+
+def _factor_table(f: Factor, value_type: str) -> "pa.Table":
+    """A factor's rows with a non-null key, values cast to ``value_type`` (one Spark job)."""
     from pyspark.sql import functions as F
 
-    key = "__one"
-    how = "full_outer" if outer else "left"
-    return left.withColumn(key, F.lit(1)).join(right.withColumn(key, F.lit(1)), key, how).drop(key)
+    condition = F.lit(True)
+    for v in f.variables:
+        condition = condition & F.col(v).isNotNull()
+    df = f.df.where(condition).select(*f.variables, F.col(f.value).cast(value_type).alias(VALUE))
+    return df.toArrow()
 
 
-def _release_all(frames: list) -> None:
-    from faq.spark import release as release_frame
+def _arrow_values(table: "pa.Table", ops) -> np.ndarray:
+    if table.num_rows == 0:
+        return np.zeros(0, dtype=ops.dtype)
+    column = table.column(VALUE).combine_chunks()
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=ops.dtype)
 
-    for df in frames:
-        release_frame(df)
-    frames.clear()
+
+def _cast_arrow_values(table: "pa.Table", value_type: str) -> "pa.Table":
+    import pyarrow as pa
+
+    target = {"bigint": pa.int64(), "double": pa.float64(), "boolean": pa.bool_()}[value_type]
+    index = table.column_names.index(VALUE)
+    column = table.column(VALUE)
+    if column.type == target:
+        return table
+    if pa.types.is_boolean(target) or pa.types.is_boolean(column.type) or pa.types.is_floating(target):
+        column = column.cast(target)
+    else:
+        column = column.cast(target, safe=False)
+    return table.set_column(index, VALUE, column)
+
+
+def _assigned(relation, batch: KeyedRows) -> KeyedRows:
+    """``relation``'s current rows where ``batch``'s keys take its values (the zero removes the key)."""
+    import copy
+
+    scratch = copy.copy(relation)
+    scratch.views = list(relation.views[:1])
+    scratch._base_runs, scratch._overlay_runs = {}, {}
+    scratch.assign(batch)
+    return scratch.base
+
+
+def _difference(old: KeyedRows, new: KeyedRows, ops, signed: bool) -> tuple[list[np.ndarray], np.ndarray]:
+    """Keys whose value differs between ``old`` and ``new``: new − old (signed), else the new value
+    (the zero where a key went away)."""
+    from faq.incremental.index import lookup_runs
+    from faq.incremental.domain import SPAN
+    from faq.joins.csr import build_trie
+
+    if not (old.keys or new.keys):  # scalars
+        before = old.values_or_ones(ops)[0] if len(old) else ops.zero
+        after = new.values_or_ones(ops)[0] if len(new) else ops.zero
+        if after == before:
+            return [], np.zeros(0, dtype=ops.dtype)
+        return [], np.array([after - before if signed else after], dtype=ops.dtype)
+
+    def index(rows: KeyedRows):
+        return build_trie(list(rows.keys), SPAN, rows.values_or_ones(ops), hashable=False)
+
+    _, before = lookup_runs([index(old)], list(new.keys), ops)   # old value at each new key
+    after = new.values_or_ones(ops)
+    changed = np.flatnonzero(after != before)
+    kept, _ = lookup_runs([index(new)], list(old.keys), ops)     # old keys still there
+    gone = np.flatnonzero(~kept)
+    keys = [np.concatenate([n[changed], o[gone]]) for n, o in zip(new.keys, old.keys)]
+    old_values = old.values_or_ones(ops)
+    if signed:
+        values = np.concatenate([after[changed] - before[changed], -old_values[gone]])
+    else:
+        values = np.concatenate([after[changed], np.full(len(gone), ops.zero, dtype=ops.dtype)])
+    return keys, values

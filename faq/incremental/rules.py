@@ -1,156 +1,299 @@
-"""Exactly-once delta rules: ΔQ = Σ_i Q(R_1′ … R_{i−1}′, ΔR_i, R_{i+1} … R_n).
+"""Exactly-once delta rules, planned as values: ΔQ = Σ_i Q(R_1′ … R_{i−1}′, ΔR_i, R_{i+1} … R_n).
 
-Number the atoms of a query 1..n (a factor used three times, as ``edge`` in
-a triangle, is three atoms).  When several change at once, the change of the
-answer is a sum of one *rule* per changed atom: atom ``i`` takes its delta,
-the atoms before it their **new** state and the atoms after it their **old**
-state.  Expanding ``Π_j (R_j ⊕ ΔR_j)`` by distributivity and grouping the
-terms by the last atom that takes its delta gives exactly these rules, each
-term once, so updates of one batch that together form a new triangle
-produce it once, not three times.  The identity holds per binding, in any
-semiring: in a ring ``R′ = R + ΔR`` and the sum is the signed change; in an
-idempotent semiring (min, max, ∨) ``R′ = R ⊕ ΔR`` for improving updates and
-the new answer is ``old ⊕ ΔQ``.
+Number the terms of a query 1..n (a relation used three times, as ``edge``
+in a triangle, is three terms).  When several change at once, the change of
+the answer is a sum of one *rule* per changed term: term ``i`` takes its
+batch, the terms before it their **new** state and the terms after it their
+**old** state.  Expanding ``Π_j (R_j ⊕ ΔR_j)`` by distributivity and grouping
+the terms by the last one that takes its batch gives exactly these rules,
+each term of the expansion once, so updates of one batch that together form
+a new triangle produce it once, not three times.  The identity holds per
+binding, in any semiring: in a ring ``R′ = R + ΔR`` and the sum is the signed
+change; in an idempotent semiring (min, max, ∨) ``R′ = R ⊕ ΔR`` for improving
+updates and the new answer is ``old ⊕ ΔQ``.  A negated term (a motif's
+missing edge) is the factor ``1 − E``, whose batch is ``−ΔE``.
 
-Each rule is a join *seeded* by its delta: :func:`faq.joins.seeded.seeded_join`
-(the worst-case optimal join, attribute at a time) when the query's
-hypergraph is cyclic, InsideOut with binary joins when it is acyclic (where
-they are optimal and aggregate early).  Nothing but the input factors is
-kept between batches.
+A query here is a :class:`DeltaQuery`: terms (a relation read with some
+variables, maybe negated), free variables, and pairs of variables that must
+differ.  :func:`plan_rules` fixes, once and without data, per term: the
+attribute order of its rule (the seed's variables first, then each next
+variable sharing the most terms with those bound) and, for every other term,
+the :class:`~faq.incremental.index.View` (column order) its index must have
+and the state it reads.  :func:`plan_maintenance` adds where the indexes live
+and how big they are: the :class:`MaintenancePlan` that ``explain`` prints.
+The rules run in :mod:`faq.incremental.engine`.
 
 Examples
 --------
->>> from faq.incremental.rules import rule_plan
->>> for rule in rule_plan([False, True, True]):   # atoms 2 and 3 changed
-...     print(rule)
-Δ#2 with new: [1] old: [3]
-Δ#3 with new: [1, 2] old: []
+>>> from faq.incremental.rules import DeltaQuery, Term, plan_rules
+>>> q = DeltaQuery((Term("edge", ("a", "b")), Term("edge", ("b", "c")), Term("edge", ("a", "c"))), (),
+...                columns={"edge": ("src", "dst")})
+>>> for rule in plan_rules(q):
+...     print(rule.describe(q))
+Δedge(a, b); order a, b, c; edge(b, c) old by (src, dst); edge(a, c) old by (src, dst)
+Δedge(b, c); order b, c, a; edge(a, b) new by (dst, src); edge(a, c) old by (dst, src)
+Δedge(a, c); order a, c, b; edge(a, b) new by (src, dst); edge(b, c) new by (dst, src)
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from functools import reduce
-from typing import TYPE_CHECKING, Optional, Sequence
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
 
-from faq.joins.frame import VALUE_COLUMN, Frame
+from faq.incremental.index import View
 
-if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
-    from faq.query import FAQ
-    from faq.semirings import Semiring
+OLD, NEW = "old", "new"
+DRIVER, EXECUTORS = "driver", "executors"
+PLACEMENTS = ("auto", DRIVER, EXECUTORS)
+# Indexes up to this many bytes live in the driver process (override: budget=, $FAQ_INDEX_BUDGET).
+DEFAULT_BUDGET_BYTES = 2 << 30
+BUDGET_ENV = "FAQ_INDEX_BUDGET"
 
 
 @dataclass(frozen=True)
-class Rule:
-    """One delta rule: atom ``seed`` (0-based) takes its delta; ``new``/``old`` list the others' states."""
+class Term:
+    """A relation read with ``variables`` (repeats allowed: the diagonal); ``negated``: ``1 − relation``."""
+
+    relation: str
+    variables: tuple[str, ...]
+    negated: bool = False
+
+    def describe(self) -> str:
+        return f"{'!' if self.negated else ''}{self.relation}({', '.join(self.variables)})"
+
+
+@dataclass(frozen=True)
+class DeltaQuery:
+    """Terms, free variables and pairs of variables that must differ.
+
+    ``columns`` names each relation's columns (for views and ``explain``).
+    """
+
+    terms: tuple[Term, ...]
+    free: tuple[str, ...]
+    distinct: tuple[tuple[str, str], ...] = ()
+    columns: Mapping[str, tuple[str, ...]] = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Read:
+    """How a rule reads term ``term``: through ``view`` of its relation, in state ``state``.
+
+    ``attributes`` are the rule positions of the view's columns, in order.
+    """
+
+    term: int
+    relation: str
+    view: View
+    attributes: tuple[int, ...]
+    state: str
+    negated: bool
+
+
+@dataclass(frozen=True)
+class DeltaRule:
+    """The rule of term ``seed``: its batch (through ``seed_view``) extended along ``order``."""
 
     seed: int
-    new: tuple[int, ...]
-    old: tuple[int, ...]
+    relation: str
+    negated: bool
+    seed_view: View
+    order: tuple[str, ...]
+    reads: tuple[Read, ...]
+    distinct: tuple[tuple[int, int], ...]
+    outputs: tuple[int, ...]
 
-    def __str__(self) -> str:
-        return (f"Δ#{self.seed + 1} with new: {[i + 1 for i in self.new]} "
-                f"old: {[i + 1 for i in self.old]}")
+    @property
+    def seed_width(self) -> int:
+        return len(self.seed_view.order)
+
+    def describe(self, query: DeltaQuery) -> str:
+        columns = query.columns
+        parts = [f"Δ{query.terms[self.seed].describe()}", "order " + ", ".join(self.order)]
+        for read in self.reads:
+            names = columns.get(read.relation) or tuple(f"#{i}" for i in range(max(read.view.order, default=-1) + 1))
+            parts.append(f"{query.terms[read.term].describe()} {read.state} by {read.view.describe(names)}")
+        return "; ".join(parts)
 
 
-def rule_plan(changed: Sequence[bool]) -> list[Rule]:
-    """The rules for atoms whose ``changed`` flag is set: earlier atoms new, later old."""
-    n = len(changed)
+def _distinct_variables(term: Term) -> tuple[list[str], list[int], tuple[tuple[int, ...], ...]]:
+    """A term's distinct variables, the column of each (first occurrence), and its equal groups."""
+    first: dict[str, int] = {}
+    groups: dict[str, list[int]] = {}
+    for i, v in enumerate(term.variables):
+        first.setdefault(v, i)
+        groups.setdefault(v, []).append(i)
+    equal = tuple(tuple(g) for g in groups.values() if len(g) > 1)
+    return list(first), list(first.values()), equal
+
+
+def plan_rules(query: DeltaQuery) -> tuple[DeltaRule, ...]:
+    """One rule per term (pure Python: no data, no Spark); see the module notes."""
+    from faq.hypergraph.acyclic import attribute_order
+
     rules = []
-    for i in range(n):
-        if changed[i]:
-            rules.append(Rule(i, tuple(range(i)), tuple(range(i + 1, n))))
-    return rules
+    positive_edges = [t.variables for t in query.terms if not t.negated and t.variables]
+    for i, seed in enumerate(query.terms):
+        seed_vars, seed_columns, seed_equal = _distinct_variables(seed)
+        edges = [tuple(seed_vars), *positive_edges] if seed_vars else positive_edges
+        order = tuple(attribute_order(edges, first=seed_vars)) if edges else ()
+        missing = [v for t in query.terms for v in t.variables if v not in order]
+        order = order + tuple(dict.fromkeys(missing))
+        position = {v: p for p, v in enumerate(order)}
+        reads = []
+        for j, term in enumerate(query.terms):
+            if j == i:
+                continue
+            names, columns, equal = _distinct_variables(term)
+            ranked = sorted(zip(names, columns), key=lambda nc: position[nc[0]])
+            view = View(tuple(c for _, c in ranked), equal)
+            reads.append(Read(j, term.relation, view, tuple(position[n] for n, _ in ranked),
+                              NEW if j < i else OLD, term.negated))
+        distinct = tuple(sorted((min(position[a], position[b]), max(position[a], position[b]))
+                                for a, b in query.distinct))
+        rules.append(DeltaRule(i, seed.relation, seed.negated, View(tuple(seed_columns), seed_equal), order,
+                               tuple(reads), distinct, tuple(position[v] for v in query.free)))
+    return tuple(rules)
 
 
-def atom_frame(rows: "DataFrame", columns: Sequence[str], atom_variables: Sequence[str]) -> Frame:
-    """A factor's rows (``columns`` + :data:`VALUE_COLUMN`) as an atom's :class:`Frame`.
-
-    Columns are renamed to the atom's variables; a repeated variable
-    (``f(x, x)``) keeps the diagonal.
-    """
-    from pyspark.sql import functions as F
-
-    first: dict[str, str] = {}
-    condition = None
-    for column, var in zip(columns, atom_variables):
-        if var in first:
-            same = F.col(first[var]) == F.col(column)
-            condition = same if condition is None else condition & same
-        else:
-            first[var] = column
-    df = rows if condition is None else rows.where(condition)
-    return Frame(df.select(*[F.col(c).alias(v) for v, c in first.items()], VALUE_COLUMN), tuple(first))
-
-
-def aggregate_rules(
-    query: "FAQ",
-    rules: Sequence[tuple[Frame, Sequence[Frame]]],
-    semiring: "Semiring",
-    cyclic: bool,
-    keep: list,
-) -> list["DataFrame"]:
-    """Each (seed, others) rule's contribution to ΔQ: free-variable columns and :data:`VALUE_COLUMN`.
-
-    Cyclic rules run through the seeded worst-case optimal join and share
-    their Spark jobs; acyclic ones through InsideOut (:func:`_insideout_rule`).
-    ``keep`` receives every cache made, for the caller to release once the
-    contributions have been consumed.
-    """
-    from pyspark.sql import functions as F
-
-    if not cyclic:
-        return [_insideout_rule(query, seed, others, semiring, keep) for seed, others in rules]
-    from faq.joins.seeded import seeded_joins
-
-    out = []
-    for joined in seeded_joins(rules, semiring, keep):
-        grouped = joined.df.groupBy(*query.free) if query.free else joined.df.groupBy()
-        out.append(grouped.agg(semiring.sum(F.col(VALUE_COLUMN)).alias(VALUE_COLUMN)))
+def views_needed(rules: Sequence[DeltaRule]) -> dict[str, list[View]]:
+    """Per relation, the views the rules read (the indexes to keep resident)."""
+    out: dict[str, list[View]] = {}
+    for rule in rules:
+        for read in rule.reads:
+            views = out.setdefault(read.relation, [])
+            if read.view not in views:
+                views.append(read.view)
     return out
 
 
-def _insideout_rule(query: "FAQ", seed: Frame, others: Sequence[Frame], semiring: "Semiring",
-                    keep: list) -> "DataFrame":
-    """One acyclic rule answered by InsideOut (binary joins, early aggregation)."""
-    from pyspark.sql import functions as F
-
-    from faq.factor import Factor
-    from faq.insideout.executor import evaluate
-    from faq.query import FAQ, Atom
-
-    frames = [seed, *others]
-    factors = {
-        f"rule{k}": Factor(df=f.df, variables=f.variables, semiring=semiring, value=VALUE_COLUMN, name=f"rule{k}")
-        for k, f in enumerate(frames)
-    }
-    rule = FAQ(tuple(Atom(f"rule{k}", f.variables) for k, f in enumerate(frames)), query.free, query.name,
-               semiring.name)
-    result = evaluate(rule, factors, semiring=semiring)
-    keep.extend(result._cached)
-    return result.factor.df.select(*query.free, F.col(result.factor.value).alias(VALUE_COLUMN))
+# --- where the indexes live ------------------------------------------------------------
 
 
-def sum_contributions(parts: Sequence["DataFrame"], free: Sequence[str], semiring: "Semiring") -> "DataFrame":
-    """⊕ of the rules' contributions per free-variable key, zeros dropped."""
-    from pyspark.sql import functions as F
-
-    union = reduce(lambda a, b: a.unionByName(b), parts)
-    value = F.col(VALUE_COLUMN)
-    grouped = union.groupBy(*free) if free else union.groupBy()
-    summed = grouped.agg(semiring.sum(value).alias(VALUE_COLUMN))
-    return summed.where(value.isNotNull() & ~semiring.is_zero(value))
+def estimated_bytes(rows: int, arity: int, views: int) -> int:
+    """Memory of a relation's resident rows and ``views`` tries (8-byte keys, values and offsets)."""
+    stored = rows * 8 * (arity + 1)
+    tries = views * rows * 8 * (2 * max(arity, 1) + 1)
+    dictionary = rows * max(arity, 1) * 24
+    return stored + tries + dictionary
 
 
-def seed_frame(delta: "DataFrame", columns: Sequence[str], atom_variables: Sequence[str],
-               negate: Optional["Semiring"] = None) -> Frame:
-    """The seed of a rule: the delta's rows as the atom's frame (values negated when ``negate`` is a ring)."""
-    from pyspark.sql import functions as F
+def budget_bytes(budget: Optional[int | str] = None) -> int:
+    """The driver's index budget: ``budget`` (bytes or text like ``'512m'``), ``$FAQ_INDEX_BUDGET``, or 2 GiB."""
+    from faq.errors import FAQValueError
 
-    frame = atom_frame(delta, columns, atom_variables)
-    if negate is None:
-        return frame
-    return Frame(frame.df.select(*frame.variables, negate.neg(F.col(VALUE_COLUMN)).alias(VALUE_COLUMN)),
-                 frame.variables)
+    value = budget if budget is not None else os.environ.get(BUDGET_ENV) or DEFAULT_BUDGET_BYTES
+    if isinstance(value, int):
+        return value
+    text = str(value).strip().lower()
+    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    try:
+        if text and text[-1] in scale:
+            return int(float(text[:-1]) * scale[text[-1]])
+        return int(float(text))
+    except ValueError:
+        raise FAQValueError(f"index budget {value!r} is not a size; use bytes or e.g. '512m', '4g'",
+                            argument="budget") from None
+
+
+def _size(n: Optional[int]) -> str:
+    if n is None:
+        return "?"
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} B"
+
+
+@dataclass(frozen=True)
+class RelationPlan:
+    """One resident relation: its rows, and per view the index bytes (estimated, then measured)."""
+
+    name: str
+    columns: tuple[str, ...]
+    rows: int
+    views: tuple[str, ...]
+    bytes: int
+    measured: bool = False
+    overlay: int = 0
+
+
+@dataclass(frozen=True)
+class MaintenancePlan:
+    """How a maintained query keeps its answer: what ``MaintainedQuery.explain()`` prints.
+
+    Attributes
+    ----------
+    query : str
+    semiring : str
+    mode : str
+        ``signed`` (a ring: batches add), ``monotone`` (idempotent:
+        batches improve) or ``recompute`` (only recomputation; ``why`` says why).
+    placement : str
+        ``driver`` or ``executors``: where the indexes live.
+    reason : str
+        Why that placement (sizes against the budget).
+    budget : int
+        The driver's index budget in bytes.
+    relations : tuple of RelationPlan
+    rules : tuple of str
+        One line per delta rule (its attribute order and what each term reads).
+    """
+
+    query: str
+    semiring: str
+    mode: str
+    placement: str
+    reason: str
+    budget: int
+    relations: tuple[RelationPlan, ...]
+    rules: tuple[str, ...]
+    why: str = ""
+
+    @property
+    def bytes(self) -> int:
+        return sum(r.bytes for r in self.relations)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query, "semiring": self.semiring, "mode": self.mode, "why": self.why,
+            "placement": self.placement, "reason": self.reason, "budget_bytes": self.budget,
+            "index_bytes": self.bytes,
+            "relations": [{"name": r.name, "columns": list(r.columns), "rows": r.rows, "overlay_rows": r.overlay,
+                           "views": list(r.views),
+                           "bytes": r.bytes, "measured": r.measured} for r in self.relations],
+            "rules": list(self.rules),
+        }
+
+    def __str__(self) -> str:
+        lines = [f"maintained {self.query}",
+                 f"  semiring {self.semiring}; deltas {self.mode}" + (f" ({self.why})" if self.why else ""),
+                 f"  indexes on the {self.placement}: {self.reason}"]
+        for r in self.relations:
+            kind = "" if r.measured else "~"
+            overlay = f" + {r.overlay:,} in the overlay" if r.overlay else ""
+            lines.append(f"  relation {r.name}({', '.join(r.columns)}): {r.rows:,} rows{overlay}; views "
+                         f"{', '.join(r.views) or '-'}; {kind}{_size(r.bytes)}")
+        for k, rule in enumerate(self.rules, start=1):
+            lines.append(f"  rule {k}: {rule}")
+        return "\n".join(lines)
+
+    def _repr_markdown_(self) -> str:
+        return "```\n" + str(self) + "\n```"
+
+
+def choose_placement(index_bytes: int, budget: int, requested: str = "auto") -> tuple[str, str]:
+    """(placement, reason): the driver while the indexes fit the budget, else the executors."""
+    from faq.errors import FAQValueError
+
+    if requested not in PLACEMENTS:
+        raise FAQValueError(f"placement {requested!r} is not one of {', '.join(PLACEMENTS)}", argument="placement")
+    fits = index_bytes <= budget
+    if requested == DRIVER:
+        return DRIVER, f"requested; indexes {_size(index_bytes)}, budget {_size(budget)}"
+    if requested == EXECUTORS:
+        return EXECUTORS, f"requested; indexes {_size(index_bytes)}"
+    if fits:
+        return DRIVER, f"indexes {_size(index_bytes)} within the driver budget of {_size(budget)}"
+    return EXECUTORS, f"indexes {_size(index_bytes)} exceed the driver budget of {_size(budget)}"

@@ -1,198 +1,255 @@
-"""A factor that changes: a cached base plus a short log of cached deltas.
+"""The resident state of anything maintained: relations, their key domain, version, durable store.
 
-A maintained query keeps each input factor as a :class:`RelationState`:
-the rows of the base (materialised once) and the rows of the deltas applied
-since (each small, materialised when it arrives).  The factor's value at a
-key is the ⊕ of its rows there, so a join over ``base ∪ log`` gives exactly
-what a join over the merged factor gives (⊗ distributes over ⊕): nothing is
-rewritten per batch.  Every few batches the log is merged into one delta
-(:data:`LOG_MERGE_AT`), and once the log holds a fraction of the base
-(:data:`COMPACT_FRACTION`) it is folded into a new base: memory stays linear
-in the factor, lineage short, and old caches are released.
+A maintained query, a tracked motif and a maintained fixpoint all keep the
+same kind of state: a few relations as resident indexes
+(:class:`~faq.incremental.index.ResidentRelation`) whose keys share one
+:class:`~faq.incremental.domain.KeyDomain`, a version, the labels of the
+batches applied (so a resumed run can skip them), and optionally a
+:class:`~faq.incremental.store.Store` on disk.  :class:`ResidentState`
+holds them and converts between the outside (Spark DataFrames, pandas,
+Arrow tables, lists of tuples — raw key values) and the inside (codes).
 
-States are values: :meth:`RelationState.with_delta` returns a new state and
-leaves the old one usable (delta rules read both at once).  Which caches
-may be released is decided by the owner through :meth:`RelationState.frames`.
+Saving writes, per changed relation, only its merged batch as a delta file
+(or a new base when the store asks for one), then commits the manifest;
+opening reads the files with pyarrow and rebuilds the indexes.  Neither
+needs Spark.
 
 Examples
 --------
->>> from faq.factor import factor_of
->>> from faq.incremental.state import RelationState
+>>> import pyarrow as pa
+>>> from faq.incremental.state import ResidentState
 >>> from faq.semirings import INTEGER
->>> edge = factor_of([(1, 2, 1), (2, 3, 1)], ["src", "dst"], "integer")
->>> old = RelationState.of(edge.df, ("src", "dst"), "value", INTEGER)
->>> delta = factor_of([(2, 3, -1), (3, 1, 1)], ["src", "dst"], "integer").df
->>> new = old.with_delta(*old.normalise(delta, "value"))
->>> sorted(map(tuple, new.merged().collect()))
-[(1, 2, 1), (3, 1, 1)]
->>> old.rows_in_log, new.rows_in_log
-(0, 2)
+>>> state = ResidentState(INTEGER)
+>>> edge = state.add("edge", ("src", "dst"), pa.table({"src": [10, 20], "dst": [20, 30], "v": [1, 1]}), "v")
+>>> batch = state.rows("edge", pa.table({"src": [30], "dst": [10], "v": [1]}), "v")
+>>> edge.commit(batch)
+>>> state.table("edge").to_pylist()
+[{'src': 10, 'dst': 20, 'value': 1}, {'src': 20, 'dst': 30, 'value': 1}, {'src': 30, 'dst': 10, 'value': 1}]
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import reduce
-from typing import TYPE_CHECKING, Optional, Sequence
+import os
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
-from faq.joins.frame import VALUE_COLUMN
-from faq.spark import release as release_frame
+import numpy as np
+
+from faq.incremental.domain import KeyDomain
+from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
+from faq.joins.partial import NumpyOps, numpy_ops
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    import pyarrow as pa
 
     from faq.semirings import Semiring
 
-# Merge the log into one delta once it holds this many deltas.
-LOG_MERGE_AT = 8
-# Fold the log into the base once it holds this fraction of the base's rows.
-COMPACT_FRACTION = 0.10
+VALUE = "value"  # the value column of saved tables and outputs
+NUMPY_TYPES = {"bigint": np.int64, "double": np.float64, "boolean": np.bool_}
 
 
-@dataclass(frozen=True)
-class RelationState:
-    """A factor as ``base ∪ log``: variables columns plus :data:`VALUE_COLUMN`.
+def value_ops(semiring: "Semiring") -> Optional[NumpyOps]:
+    """⊗/⊕/zero of ``semiring`` in numpy (None when it has no numpy form: user-defined semirings)."""
+    return numpy_ops(semiring, semiring)
 
-    Attributes
+
+class ResidentState:
+    """Relations kept as resident indexes over one key domain (see the module notes).
+
+    Parameters
     ----------
-    variables : tuple of str
-        The factor's key columns.
     semiring : Semiring
-        How rows of one key combine (⊕); a ring for signed deltas.
-    base : DataFrame
-        Materialised rows (one per key after compaction).
-    base_rows : int
-        Rows in ``base``.
-    log : tuple of DataFrame
-        Materialised deltas applied since, oldest first.
-    log_rows : tuple of int
-        Rows of each log entry.
+        The semiring the relations' values combine in (a ring for signed
+        changes: counting is kept in ``integer``).
     """
 
-    variables: tuple[str, ...]
-    semiring: "Semiring"
-    base: "DataFrame"
-    base_rows: int
-    log: tuple = ()
-    log_rows: tuple = ()
-    # DataFrames this state made and may release (not the caller's input).
-    owned: tuple = field(default=(), compare=False)
+    def __init__(self, semiring: "Semiring") -> None:
+        ops = value_ops(semiring)
+        if ops is None:  # callers check first; see faq.incremental.maintained
+            raise ValueError(f"semiring {semiring.name!r} has no numpy form")
+        self.semiring = semiring
+        self.ops: NumpyOps = ops
+        self.domain = KeyDomain(np.zeros(0, dtype=np.int64))
+        self.relations: dict[str, ResidentRelation] = {}
+        self.key_types: dict[str, dict[str, str]] = {}
+        self.version = 0
+        self.labels: list[str] = []
+        self.store = None
 
-    @classmethod
-    def of(cls, df: "DataFrame", variables: Sequence[str], value: str, semiring: "Semiring",
-           *, materialise: bool = True) -> "RelationState":
-        """The state of a factor's rows (merged per key and materialised unless told otherwise)."""
-        from pyspark.sql import functions as F
+    # -- relations ------------------------------------------------------------------
 
-        variables = tuple(variables)
-        rows = df.select(*variables, F.col(value).cast(semiring.value_type).alias(VALUE_COLUMN))
-        if not materialise:
-            return cls(variables, semiring, rows, -1)
-        base = _materialise(_merge(rows, variables, semiring))
-        return cls(variables, semiring, base, base.count(), owned=(base,))
+    def add(self, name: str, columns: Sequence[str], table: "pa.Table", value: Optional[str],
+            key_types: Optional[Mapping[str, str]] = None) -> ResidentRelation:
+        """A relation from a table of raw keys (columns ``columns``) and ``value`` (None: all one)."""
+        self.key_types[name] = dict(key_types or _arrow_types(table, columns))
+        relation = ResidentRelation.build(name, columns, self.rows(name, table, value, columns), self.ops)
+        self.relations[name] = relation
+        return relation
 
-    # -- reading ------------------------------------------------------------------
+    def rows(self, name: str, table: "pa.Table", value: Optional[str] = VALUE,
+             columns: Optional[Sequence[str]] = None, merge: bool = True, keep_zeros: bool = False) -> KeyedRows:
+        """A table's rows as codes of the domain (new key values get new codes), merged per key.
 
-    def rows(self) -> "DataFrame":
-        """``base ∪ log``: several rows per key possible; their ⊕ is the value."""
-        return reduce(lambda a, b: a.unionByName(b), self.log, self.base)
+        Rows with a null key are left out (a null never joins).  ``keep_zeros``
+        keeps keys whose merged value is the zero (a deletion in an idempotent
+        semiring).
+        """
+        columns = list(columns if columns is not None else self.relations[name].columns)
+        table = _without_null_keys(table, columns)
+        keys = [self.domain.encode(_column(table, c)) for c in columns]
+        values = None
+        if value is not None and value in table.column_names:
+            values = _column(table, value).astype(self.ops.dtype, copy=False)
+        if not merge:
+            return KeyedRows(tuple(keys), values)
+        return merge_rows(keys, values, self.ops, drop_zeros=not keep_zeros)
 
-    def merged(self) -> "DataFrame":
-        """One row per key with a non-zero value (an aggregation: use for output, not in rules)."""
-        return _merge(self.rows(), self.variables, self.semiring) if self.log else self.base
+    def table(self, name: str, rows: Optional[KeyedRows] = None, value: str = VALUE) -> "pa.Table":
+        """``rows`` (default: the current rows of ``name``) as an Arrow table of raw keys and ``value``."""
+        import pyarrow as pa
 
-    def lookup(self, keys: "DataFrame") -> "DataFrame":
-        """The merged values at ``keys`` (a small DataFrame of key columns); absent keys left out."""
-        from pyspark.sql import functions as F
+        relation = self.relations[name]
+        rows = relation.current() if rows is None else rows
+        data = {c: self.domain.decode(k) for c, k in zip(relation.columns, rows.keys)}
+        data[value] = rows.values_or_ones(self.ops)
+        return pa.table(data)
 
-        hit = self.rows().join(F.broadcast(keys.select(*self.variables).distinct()), list(self.variables),
-                               "left_semi")
-        return _merge(hit, self.variables, self.semiring)
+    def spark_schema(self, name: str, value: str = VALUE) -> str:
+        """DDL of ``name``'s rows as :meth:`table` gives them (key types as they came in)."""
+        types = self.key_types.get(name, {})
+        columns = [f"`{c}` {types.get(c, 'bigint')}" for c in self.relations[name].columns]
+        return ", ".join([*columns, f"`{value}` {self.semiring.value_type}"])
 
     @property
-    def rows_in_log(self) -> int:
-        return sum(self.log_rows)
+    def nbytes(self) -> int:
+        return sum(r.nbytes for r in self.relations.values()) + self.domain.nbytes
 
-    def frames(self) -> tuple:
-        """Every cached DataFrame this state reads (for the owner to release what a newer state dropped)."""
-        return self.owned
+    # -- durability -----------------------------------------------------------------
 
-    # -- changing ---------------------------------------------------------------
+    def attach(self, path: str | os.PathLike, meta: Mapping[str, Any]) -> None:
+        """Start keeping the state in ``path`` (must not hold a state): saves the current version."""
+        from faq.incremental.errors import StateDirectoryError
+        from faq.incremental.store import Store
 
-    def normalise(self, delta: "DataFrame", value: str, keep_zeros: bool = False) -> tuple["DataFrame", int]:
-        """A delta's rows merged per key (⊕), materialised (lineage cut), and their number.
+        store = Store(path)
+        if store.exists():
+            raise StateDirectoryError(store.path, "a saved state is here already; reopen it or choose another "
+                                                  "directory")
+        store.save(self.version, self._meta(meta), {n: ("base", self.table(n)) for n in self.relations})
+        self.store = store
 
-        Zero sums are dropped unless ``keep_zeros`` (where a zero means "delete", not "no change").
-        A small delta comes back as a local relation (:func:`faq.spark.materialise_small`).
+    def save(self, version: int, meta: Mapping[str, Any], batches: Mapping[str, Optional[KeyedRows]],
+             labels: Sequence[str]) -> None:
+        """Commit ``version`` with each changed relation's batch (None: its rows were replaced).
+
+        Called *before* the batch is merged in memory; the store decides per
+        relation between a delta file and a new base (written from the rows
+        after the batch).
         """
-        from pyspark.sql import functions as F
+        if self.store is None:
+            return
+        writes = {}
+        for name, batch in batches.items():
+            if batch is not None and not self.store.wants_rebase(name, len(batch)):
+                if len(batch):
+                    writes[name] = ("delta", self.table(name, batch))
+                continue
+            relation = self.relations[name]
+            after = relation.current() if batch is None else relation.after(batch)
+            writes[name] = ("base", self.table(name, after))
+        self.store.save(version, self._meta(meta, labels), writes)
 
-        from faq.spark import materialise_small
+    def _meta(self, meta: Mapping[str, Any], labels: Optional[Sequence[str]] = None) -> dict[str, Any]:
+        return {**meta, "semiring_state": self.semiring.name, "labels": list(self.labels if labels is None else labels),
+                "columns": {n: list(r.columns) for n, r in self.relations.items()},
+                "key_types": self.key_types}
 
-        rows = delta.select(*self.variables, F.col(value).cast(self.semiring.value_type).alias(VALUE_COLUMN))
-        return materialise_small(_merge(rows, self.variables, self.semiring, keep_zeros))
+    @classmethod
+    def load(cls, path: str | os.PathLike, semiring: "Semiring") -> tuple["ResidentState", dict[str, Any]]:
+        """The state saved in ``path`` at its committed version, and its manifest."""
+        import pyarrow as pa
 
-    def with_delta(self, delta: "DataFrame", rows: Optional[int] = None) -> "RelationState":
-        """The state after ``delta`` (materialised rows as :meth:`normalise` returns them)."""
-        n = delta.count() if rows is None else rows
-        if n == 0:
-            return self
-        state = RelationState(self.variables, self.semiring, self.base, self.base_rows,
-                              (*self.log, delta), (*self.log_rows, n), (*self.owned, delta))
-        return state._tidied()
+        from faq.incremental.store import Store
 
-    def assigned(self, delta: "DataFrame") -> "RelationState":
-        """The state where ``delta``'s keys take its values (zero: the key goes), compacted.
-
-        For recomputation in a semiring without inverses, where a delta row
-        sets a value rather than adding to it.
-        """
-        from pyspark.sql import functions as F
-
-        kept = self.merged().join(F.broadcast(delta.select(*self.variables)), list(self.variables), "left_anti")
-        value = F.col(VALUE_COLUMN)
-        rows = kept.unionByName(delta.where(~self.semiring.is_zero(value)))
-        base = _materialise(rows)
-        return RelationState(self.variables, self.semiring, base, base.count(), owned=(base,))
-
-    def _tidied(self) -> "RelationState":
-        if self.base_rows >= 0 and self.rows_in_log > max(COMPACT_FRACTION * self.base_rows, 1000):
-            return self.compacted()
-        if len(self.log) >= LOG_MERGE_AT:
-            merged = _materialise(_merge(reduce(lambda a, b: a.unionByName(b), self.log), self.variables,
-                                         self.semiring).coalesce(1))
-            n = merged.count()
-            kept = tuple(d for d in self.owned if not any(d is x for x in self.log))
-            return RelationState(self.variables, self.semiring, self.base, self.base_rows,
-                                 (merged,) if n else (), (n,) if n else (), (*kept, merged))
-        return self
-
-    def compacted(self) -> "RelationState":
-        """The log folded into a new base (one row per key); the old caches become unowned."""
-        base = _materialise(_merge(self.rows(), self.variables, self.semiring))
-        return RelationState(self.variables, self.semiring, base, base.count(), owned=(base,))
+        store = Store(path)
+        meta, tables = store.load()
+        state = cls(semiring)
+        for name, parts in tables.items():
+            columns = meta["columns"][name]
+            state.key_types[name] = dict(meta["key_types"].get(name, {}))
+            base = parts[0]
+            relation = ResidentRelation(name, columns, state.rows(name, base, VALUE, columns), state.ops)
+            if len(parts) > 1:  # the deltas since, merged as they were when applied
+                relation.commit(state.rows(name, pa.concat_tables(parts[1:]), VALUE, columns, keep_zeros=True))
+            state.relations[name] = relation
+        state.version = int(meta["version"])
+        state.labels = list(meta.get("labels", []))
+        state.store = store
+        return state, meta
 
 
-def release(old: Sequence[RelationState], kept: Sequence[RelationState]) -> None:
-    """Unpersist the caches of ``old`` states that no state in ``kept`` reads any more."""
-    alive = [d for s in kept for d in s.frames()]
-    for s in old:
-        for d in s.frames():
-            if not any(d is a for a in alive):
-                release_frame(d)
+# --- conversions ---------------------------------------------------------------------
 
 
-def _merge(rows: "DataFrame", variables: Sequence[str], semiring: "Semiring",
-           keep_zeros: bool = False) -> "DataFrame":
-    from pyspark.sql import functions as F
+def _column(table: "pa.Table", name: str) -> np.ndarray:
+    column = table.column(name)
+    array = column.to_numpy() if column.num_chunks <= 1 else column.combine_chunks().to_numpy(zero_copy_only=False)
+    if array.dtype.kind in "iu" and array.dtype != np.int64:
+        array = array.astype(np.int64)
+    return array
 
-    value = F.col(VALUE_COLUMN)
-    merged = rows.groupBy(*variables).agg(semiring.sum(value).alias(VALUE_COLUMN))
-    return merged.where(value.isNotNull() if keep_zeros else value.isNotNull() & ~semiring.is_zero(value))
+
+def _without_null_keys(table: "pa.Table", columns: Sequence[str]) -> "pa.Table":
+    import pyarrow.compute as pc
+
+    if all(table.column(c).null_count == 0 for c in columns):
+        return table
+    mask = None
+    for c in columns:
+        valid = pc.is_valid(table.column(c))
+        mask = valid if mask is None else pc.and_(mask, valid)
+    return table.filter(mask)
 
 
-def _materialise(df: "DataFrame") -> "DataFrame":
-    """Cut the lineage (a local checkpoint without nested constraints) and keep the rows cached."""
-    from faq.spark import checkpoint
+_ARROW_TO_SPARK = {"int64": "bigint", "int32": "int", "int16": "smallint", "int8": "tinyint", "string": "string",
+                   "large_string": "string", "double": "double", "bool": "boolean"}
 
-    return checkpoint(df)
+
+def _arrow_types(table: "pa.Table", columns: Sequence[str]) -> dict[str, str]:
+    return {c: _ARROW_TO_SPARK.get(str(table.schema.field(c).type), "bigint") for c in columns}
+
+
+def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data") -> "pa.Table":
+    """Rows given as a Spark DataFrame, a Factor, pandas, an Arrow table or tuples, as an Arrow table.
+
+    Tuples are taken by position: ``columns``, then an optional value.  A
+    Spark DataFrame is collected (one Spark job): batches are meant to be
+    small; pass pandas or tuples to keep Spark out of a batch entirely.
+    """
+    import pyarrow as pa
+
+    from faq.errors import FAQTypeError
+
+    if isinstance(data, pa.Table):
+        return data
+    if hasattr(data, "df") and hasattr(data, "variables"):  # a Factor
+        data = data.df
+    if hasattr(data, "sparkSession") and hasattr(data, "toArrow"):
+        return data.toArrow()
+    if hasattr(data, "to_numpy") and hasattr(data, "columns"):  # pandas
+        return pa.Table.from_pandas(data, preserve_index=False)
+    try:
+        rows = [tuple(r) for r in data]
+    except TypeError:
+        raise FAQTypeError(f"{what} must be a DataFrame, a Factor, pandas, an Arrow table or tuples, "
+                           f"not {type(data).__name__}", argument=what) from None
+    width = len(columns)
+    if not rows:
+        return pa.table({c: pa.array([], pa.int64()) for c in columns})
+    lengths = {len(r) for r in rows}
+    if not lengths <= {width, width + 1}:
+        raise FAQTypeError(f"{what}: rows must have {width} key(s) and an optional value, got lengths "
+                           f"{sorted(lengths)}", argument=what)
+    data = {c: [r[i] for r in rows] for i, c in enumerate(columns)}
+    if lengths == {width + 1}:
+        data[VALUE] = [r[width] for r in rows]
+    return pa.table(data)

@@ -1,29 +1,33 @@
-"""Durable state of a maintained query: Parquet files and a versioned manifest.
+"""Durable state of a maintained query, motif or fixpoint: Parquet files and a manifest.
 
 A state directory holds ``manifest.json`` and ``data/``.  The manifest names
 the version, what the state is (its ``kind`` and description) and, for each
-relation, the Parquet files whose rows make it up (a base and the deltas
-since, as in :mod:`faq.incremental.state`).  Saving version ``v`` writes only
-the files that are new since the last save (normally the batch's small
-deltas), then replaces the manifest atomically (write a temporary file,
-``os.replace``).  The manifest is the commit point: a save that fails or is
-interrupted before it leaves the previous version in force, and the files it
-wrote are swept away when the state is next opened or saved.
+relation, the Parquet files whose rows make it up: a *base* and the *deltas*
+since (each batch's merged rows), whose values ⊕-combine per key exactly as
+the resident index's overlay does (:mod:`faq.incremental.index`).  Saving
+version ``v`` writes only the new files (normally each changed relation's
+small delta), flushed to disk, then replaces the manifest atomically
+(temporary file, ``fsync``, ``os.replace``, ``fsync`` of the directory).
+The manifest is the commit point: a process killed at any moment of a save
+leaves the previous version in force, and the files it wrote are swept
+away when the state is next opened or saved.  Files are written with
+pyarrow on the driver: a batch's write needs no Spark job.
+
+A relation's deltas are folded into a new base file once they are many
+(:data:`MAX_DELTA_FILES`) or hold a fraction of the base
+(:data:`REBASE_FRACTION`), so reopening reads a bounded number of files.
 
 Examples
 --------
 >>> import tempfile
->>> from faq.factor import factor_of
->>> from faq.incremental.state import RelationState
+>>> import pyarrow as pa
 >>> from faq.incremental.store import Store
->>> from faq.semirings import INTEGER
->>> edge = factor_of([(1, 2, 1), (2, 3, 1)], ["src", "dst"], "integer")
->>> state = RelationState.of(edge.df, ("src", "dst"), "value", INTEGER)
 >>> store = Store(tempfile.mkdtemp() + "/state")
->>> store.save(0, {"kind": "example"}, {"edge": state})
->>> meta, states = Store(store.path).load({"edge": INTEGER})
->>> meta["version"], sorted(map(tuple, states["edge"].merged().collect()))
-(0, [(1, 2, 1), (2, 3, 1)])
+>>> store.save(0, {"kind": "example"}, {"edge": ("base", pa.table({"src": [1, 2], "dst": [2, 3]}))})
+>>> store.save(1, {"kind": "example"}, {"edge": ("delta", pa.table({"src": [3], "dst": [1]}))})
+>>> meta, tables = Store(store.path).load()
+>>> meta["version"], [t.num_rows for t in tables["edge"]]
+(1, [2, 1])
 """
 
 from __future__ import annotations
@@ -35,21 +39,24 @@ import uuid
 from typing import TYPE_CHECKING, Any, Mapping
 
 from faq.incremental.errors import StateDirectoryError
-from faq.incremental.state import RelationState
 
 if TYPE_CHECKING:
-    from faq.semirings import Semiring
+    import pyarrow as pa
 
-FORMAT = "faq-maintained/1"
+FORMAT = "faq-maintained/2"
 MANIFEST = "manifest.json"
+# A relation's deltas are folded into a new base file beyond this many files ...
+MAX_DELTA_FILES = 32
+# ... or once their rows reach this fraction of the base's.
+REBASE_FRACTION = 0.10
 
 
 class Store:
-    """A state directory (see the module notes); remembers which DataFrames it has written."""
+    """A state directory (see the module notes)."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.path.abspath(os.fspath(path))
-        self._written: list[tuple[Any, str]] = []  # (DataFrame, file name): identity, not equality
+        self._manifest: dict[str, Any] | None = None
 
     # -- reading ------------------------------------------------------------------
 
@@ -58,7 +65,7 @@ class Store:
         return os.path.isfile(os.path.join(self.path, MANIFEST))
 
     def manifest(self) -> dict[str, Any]:
-        """The manifest of the saved version (raises :class:`StateDirectoryError` when there is none)."""
+        """The manifest of the committed version (raises :class:`StateDirectoryError` when there is none)."""
         file = os.path.join(self.path, MANIFEST)
         if not os.path.isfile(file):
             raise StateDirectoryError(self.path, "no saved state here (manifest.json is missing)")
@@ -68,53 +75,69 @@ class Store:
         except (OSError, ValueError) as exc:
             raise StateDirectoryError(self.path, f"manifest.json cannot be read: {exc}") from exc
         if meta.get("format") != FORMAT:
-            raise StateDirectoryError(self.path, f"format {meta.get('format')!r} is not {FORMAT!r}")
+            raise StateDirectoryError(self.path, f"format {meta.get('format')!r} is not {FORMAT!r}; "
+                                                 "it was saved by another version of faq")
         return meta
 
-    def load(self, semirings: Mapping[str, "Semiring"]) -> tuple[dict[str, Any], dict[str, RelationState]]:
-        """The manifest and every relation of the saved version, read and materialised.
+    def load(self) -> tuple[dict[str, Any], dict[str, list["pa.Table"]]]:
+        """The manifest and, per relation, its tables (base first, then deltas in order).
 
-        ``semirings`` maps each relation name to the semiring its rows combine in.
         Files no manifest names (left by an interrupted save) are deleted.
         """
-        from faq.spark import checkpoint, get_session
+        import pyarrow.parquet as pq
 
         meta = self.manifest()
-        spark = get_session()
-        states: dict[str, RelationState] = {}
+        tables: dict[str, list] = {}
         for name, entry in meta["relations"].items():
-            frames = []
+            tables[name] = []
             for file in entry["files"]:
                 full = os.path.join(self.path, "data", file)
-                if not os.path.isdir(full):
+                if not os.path.isfile(full):
                     raise StateDirectoryError(self.path, f"data file {file} named by the manifest is missing")
-                df = checkpoint(spark.read.parquet(full))
-                frames.append(df)
-                self._written.append((df, file))
-            base, log = frames[0], tuple(frames[1:])
-            states[name] = RelationState(tuple(entry["variables"]), semirings[name], base, entry["rows"][0], log,
-                                         tuple(entry["rows"][1:]), tuple(frames))
+                try:
+                    tables[name].append(pq.read_table(full))
+                except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
+                    raise StateDirectoryError(self.path, f"data file {file} cannot be read: {exc}") from exc
+        self._manifest = meta
         self._sweep(meta)
-        return meta, states
+        return meta, tables
+
+    def delta_rows(self, name: str) -> tuple[int, int, int]:
+        """(base rows, delta rows, delta files) of relation ``name`` in the committed manifest."""
+        entry = (self._manifest or {}).get("relations", {}).get(name)
+        if entry is None:
+            return 0, 0, 0
+        rows = entry["rows"]
+        return rows[0], sum(rows[1:]), len(rows) - 1
+
+    def wants_rebase(self, name: str, added: int) -> bool:
+        """True when relation ``name`` should get a new base file instead of one more delta of ``added`` rows."""
+        base, deltas, files = self.delta_rows(name)
+        return files + 1 > MAX_DELTA_FILES or deltas + added > max(REBASE_FRACTION * base, 1024)
 
     # -- writing ------------------------------------------------------------------
 
-    def save(self, version: int, meta: Mapping[str, Any], relations: Mapping[str, RelationState]) -> None:
-        """Write what is new in ``relations`` and commit ``version`` (atomically, by the manifest)."""
-        os.makedirs(os.path.join(self.path, "data"), exist_ok=True)
-        entries = {}
-        written = []
-        for name, state in relations.items():
-            files = []
-            for df in (state.base, *state.log):
-                file = self._file_of(df)
-                if file is None:
-                    file = f"{name}-v{version}-{uuid.uuid4().hex[:8]}.parquet"
-                    df.write.parquet(os.path.join(self.path, "data", file))
-                    written.append((df, file))
-                files.append(file)
-            entries[name] = {"variables": list(state.variables), "files": files,
-                             "rows": [state.base_rows, *state.log_rows]}
+    def save(self, version: int, meta: Mapping[str, Any], writes: Mapping[str, tuple[str, "pa.Table"]]) -> None:
+        """Commit ``version``: ``writes`` maps a relation to ``("base", rows)`` or ``("delta", rows)``.
+
+        Relations not in ``writes`` keep their files.  Atomic (see the module notes).
+        """
+        import pyarrow.parquet as pq
+
+        data = os.path.join(self.path, "data")
+        os.makedirs(data, exist_ok=True)
+        previous = (self._manifest or {}).get("relations", {})
+        entries = {name: {"files": list(e["files"]), "rows": list(e["rows"])} for name, e in previous.items()}
+        for name, (kind, table) in writes.items():
+            file = f"{name}-v{version}-{kind}-{uuid.uuid4().hex[:8]}.parquet"
+            full = os.path.join(data, file)
+            pq.write_table(table, full)
+            _fsync(full)
+            if kind == "base" or name not in entries:
+                entries[name] = {"files": [file], "rows": [table.num_rows]}
+            else:
+                entries[name]["files"].append(file)
+                entries[name]["rows"].append(table.num_rows)
         manifest = {"format": FORMAT, **meta, "version": version, "relations": entries}
         temporary = os.path.join(self.path, f".{MANIFEST}.{uuid.uuid4().hex[:8]}")
         with open(temporary, "w", encoding="utf-8") as f:
@@ -122,16 +145,9 @@ class Store:
             f.flush()
             os.fsync(f.fileno())
         os.replace(temporary, os.path.join(self.path, MANIFEST))  # the commit point
-        self._written.extend(written)
-        kept = {file for entry in entries.values() for file in entry["files"]}
-        self._written = [(df, file) for df, file in self._written if file in kept]
+        _fsync(self.path)
+        self._manifest = manifest
         self._sweep(manifest)  # files of versions before are no longer needed
-
-    def _file_of(self, df: Any) -> str | None:
-        for known, file in self._written:
-            if known is df:
-                return file
-        return None
 
     def _sweep(self, meta: Mapping[str, Any]) -> None:
         """Delete data files and temporary manifests the committed manifest does not name."""
@@ -139,7 +155,25 @@ class Store:
         data = os.path.join(self.path, "data")
         for file in os.listdir(data) if os.path.isdir(data) else ():
             if file not in named:
-                shutil.rmtree(os.path.join(data, file), ignore_errors=True)
+                full = os.path.join(data, file)
+                if os.path.isdir(full):
+                    shutil.rmtree(full, ignore_errors=True)
+                else:
+                    os.remove(full)
         for file in os.listdir(self.path):
             if file.startswith(f".{MANIFEST}."):
                 os.remove(os.path.join(self.path, file))
+
+
+def _fsync(path: str) -> None:
+    """Flush a file (or a directory entry) to disk; best effort where the platform refuses."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - e.g. directories on some file systems
+        pass
+    finally:
+        os.close(fd)

@@ -2,9 +2,9 @@
 
 :func:`track` keeps a motif (:mod:`faq.graphs.motifs` patterns: directed and
 undirected edges, negations, distinct vertices) over a changing graph.  Each
-batch of edge inserts and deletes (:meth:`MotifTracker.apply`) returns the
-bindings that appeared (``diff`` +1) and disappeared (−1), and the running
-count.
+batch of edge inserts and deletes (:meth:`MotifTracker.apply`) returns a
+:class:`~faq.incremental.change.Change`: the bindings that appeared (``diff``
++1) and disappeared (−1), and the running count.
 
 How it runs
 -----------
@@ -13,15 +13,22 @@ of a present edge or a delete of a missing one changes nothing); within a
 batch the last operation on an edge wins.  A binding's indicator is a
 product over the pattern's edge terms: ``E(u, v)`` for a positive term,
 ``1 − E(u, v)`` for a negated one (``E`` the simple digraph, or its symmetric
-closure for an undirected term).  The exactly-once delta rules of
-:mod:`faq.incremental.rules` hold for any product, per binding: for each term
-``i`` whose relation changed, a rule seeds the join with ``ΔE`` (``−ΔE`` for a
-negated term), binds the other vertices through the positive terms
-(:func:`~faq.joins.seeded.seeded_join`, the worst-case optimal join), terms
-before ``i`` reading the new graph and after ``i`` the old one, multiplies by
-the negated terms (anti-joins) and filters distinctness.  Summing the rules
-per binding gives +1, −1 or 0: each instance that changed is reported once,
-however many of its edges the batch touched.
+closure for an undirected term), times "u ≠ v" for distinct vertices.  The
+exactly-once delta rules of :mod:`faq.incremental.rules` hold for any such
+product, per binding: for each term whose relation changed, a rule seeds the
+generic join with ``ΔE`` (``−ΔE`` for a negated term) and binds the other
+vertices through the positive terms, terms before it reading the new graph
+and after it the old one; negations and distinctness are validate-only
+filters (:mod:`faq.incremental.engine`).  Summing the rules per binding
+gives +1, −1 or 0: each instance that changed is reported once, however
+many of its edges the batch touched.  The graph (and its symmetric closure,
+when the pattern has an undirected edge) are resident indexes on the driver
+(:mod:`faq.incremental.index`): a batch costs its edges times the degrees
+they reach, and runs no Spark job.  Counting the pattern at the start is a
+Spark job (:func:`~faq.graphs.motifs.count_motifs`).
+
+With ``path=`` the state is durable as for maintained queries
+(:mod:`faq.incremental.store`); :meth:`MotifTracker.open` reopens it.
 
 Examples
 --------
@@ -32,8 +39,8 @@ Examples
 >>> tracker = track(graph, "(a)->(b); (b)->(c); !(a)->(c)")   # induced 2-paths
 >>> tracker.count
 1
->>> change = tracker.apply(spark.createDataFrame([(1, 3, 1), (3, 4, 1)], ["src", "dst", "diff"]))
->>> sorted(map(tuple, change.bindings.collect()))   # 1->2->3 closed; 1->3->4 and 2->3->4 new
+>>> change = tracker.apply([(1, 3, 1), (3, 4, 1)])             # (src, dst, diff) rows
+>>> sorted(change.rows())   # 1->2->3 closed; 1->3->4 and 2->3->4 new
 [(1, 2, 3, 1, -1), (1, 3, 4, 1, 1), (2, 3, 4, 1, 1)]
 >>> change.delta, change.count, tracker.version
 (1, 2, 1)
@@ -44,50 +51,37 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
-from functools import reduce
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+
+import numpy as np
 
 from faq.factor import Factor
 from faq.graphs.motifs import Pattern, count_motifs, parse_pattern
-from faq.incremental.rules import atom_frame
-from faq.incremental.state import RelationState, release
-from faq.joins.frame import VALUE_COLUMN, Frame
+from faq.incremental.change import Change
+from faq.incremental.engine import RuleRun, run_rules
+from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
+from faq.incremental.rules import DeltaQuery, Term, plan_rules, views_needed
+from faq.incremental.state import ResidentState, to_arrow
 from faq.semirings import INTEGER
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-SRC, DST, DIFF, VERSION = "src", "dst", "diff", "version"
+SRC, DST, DIFF, SEQ = "src", "dst", "diff", "seq"
 EDGE, SYM = "edge", "sym"
+COUNT = "__count"
+
+MotifChange = Change  # what MotifTracker.apply returns (the one change type)
 
 
-@dataclass
-class MotifChange:
-    """What one batch did: the bindings that changed, and the counts.
-
-    ``bindings`` has one column per pattern vertex, ``version`` and ``diff``
-    (+1 appeared, −1 disappeared); it is cached until the tracker's next
-    batch.
-    """
-
-    bindings: "DataFrame"
-    delta: int
-    count: int
-    version: int
-    seconds: float
-    edges_changed: int
-    rules: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "delta": self.delta, "count": self.count,
-                "seconds": round(self.seconds, 3), "edges_changed": self.edges_changed, "rules": self.rules}
+def _python(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
 
 
 def track(edges: Union[Factor, "DataFrame", str, os.PathLike], pattern: Union[str, Pattern], *,
-          progress: Optional[Callable[[str], None]] = None) -> "MotifTracker":
+          progress: Optional[Callable[[str], None]] = None, path: Optional[str] = None) -> "MotifTracker":
     """Count ``pattern`` in the graph and keep following it (see :class:`MotifTracker`)."""
-    return MotifTracker(edges, pattern, progress=progress)
+    return MotifTracker(edges, pattern, progress=progress, path=path)
 
 
 class MotifTracker:
@@ -99,211 +93,186 @@ class MotifTracker:
         The initial graph.
     pattern : str or Pattern
     progress : callable, optional
-        Receives one line of text per delta rule.
+        Receives one line of text per batch.
+    path : str, optional
+        Keep the state durable in this directory (see the module notes).
     """
 
-    def __init__(self, edges, pattern: Union[str, Pattern], *, progress: Optional[Callable[[str], None]] = None):
-        from pyspark.sql import functions as F
-
-        from faq.graphs.motifs import _edge_factor
-        from faq.graphs.triangles import simple_directed
-
+    def __init__(self, edges, pattern: Union[str, Pattern], *, progress: Optional[Callable[[str], None]] = None,
+                 path: Optional[str] = None, _restored: Optional[tuple[ResidentState, dict]] = None) -> None:
         self.pattern = parse_pattern(pattern)
         self.progress = progress
-        graph = simple_directed(_edge_factor(edges, None))
-        self.edge = RelationState.of(
-            graph.df.select(F.col(graph.variables[0]).alias(SRC), F.col(graph.variables[1]).alias(DST),
-                            F.lit(1).cast("bigint").alias("value")), (SRC, DST), "value", INTEGER)
         self.undirected = any(not e.directed for e in self.pattern.edges)
-        self.sym = RelationState.of(_symmetric(self.edge.base), (SRC, DST), VALUE_COLUMN, INTEGER) \
-            if self.undirected else None
-        current = Factor(df=self.edge.base, variables=(SRC, DST), semiring=_counting(), value=VALUE_COLUMN,
-                         name=EDGE)
-        self.count = count_motifs(current, self.pattern).count
-        self.version = 0
-        self._change: Optional["DataFrame"] = None
+        self.last_rules: list[RuleRun] = []
+        terms = tuple(Term(EDGE if e.directed else SYM, (e.src, e.dst), e.negated) for e in self.pattern.edges)
+        columns = {EDGE: (SRC, DST), SYM: (SRC, DST)}
+        self.delta_query = DeltaQuery(terms, self.pattern.vertices, self.pattern.distinct_pairs, columns)
+        self.rules = plan_rules(self.delta_query)
+        if _restored is not None:
+            self.state, meta = _restored
+            self.count = int(meta["count"])
+        else:
+            from pyspark.sql import functions as F
+
+            from faq.graphs.motifs import _edge_factor
+            from faq.graphs.triangles import simple_directed
+
+            graph = simple_directed(_edge_factor(edges, None))
+            s, d = graph.variables
+            table = graph.df.select(F.col(s).cast("bigint").alias(SRC), F.col(d).cast("bigint").alias(DST)).toArrow()
+            self.state = ResidentState(INTEGER)
+            edge = self.state.add(EDGE, (SRC, DST), table, None)
+            if self.undirected:
+                self._add_symmetric(edge)
+            self.count = count_motifs(graph, self.pattern).count
+        for name, views in views_needed(self.rules).items():
+            for view in views:
+                self.state.relations[name].register(view)
+        if path is not None and _restored is None:
+            self.state.attach(path, self._manifest())
+
+    def _add_symmetric(self, edge: ResidentRelation) -> None:
+        rows = edge.current()
+        keys = [np.concatenate([rows.keys[0], rows.keys[1]]), np.concatenate([rows.keys[1], rows.keys[0]])]
+        both = merge_rows(keys, np.ones(len(keys[0]), dtype=np.int64), self.state.ops)
+        ones = KeyedRows(both.keys, None)  # a pair listed both ways merges to 2: the closure is 0/1
+        self.state.relations[SYM] = ResidentRelation(SYM, (SRC, DST), ones, self.state.ops)
+        self.state.key_types[SYM] = dict(self.state.key_types[EDGE])
+
+    @property
+    def version(self) -> int:
+        return self.state.version
 
     # -- one batch ------------------------------------------------------------------
 
-    def apply(self, changes: "DataFrame") -> MotifChange:
+    def apply(self, changes: Any, *, version: Optional[int] = None, label: Optional[str] = None) -> Change:
         """Apply a batch of edge changes: ``src``, ``dst``, ``diff`` (+1 insert, −1 delete).
 
-        An optional ``seq`` column orders operations on one edge (the last
-        wins); without it, an edge both inserted and deleted in one batch is
-        refused as ambiguous.
+        ``changes`` is a Spark DataFrame, pandas, an Arrow table or tuples
+        ``(src, dst, diff[, seq])``.  An optional ``seq`` column orders
+        operations on one edge (the last wins); without it, an edge both
+        inserted and deleted in one batch is refused as ambiguous.
+        ``version`` and ``label`` as for
+        :meth:`~faq.incremental.maintained.MaintainedQuery.apply`.
         """
-        from pyspark.sql import functions as F
-
-        from faq.spark import checkpoint, release as release_frame
+        from faq.incremental.errors import BatchAlreadyAppliedError, VersionGapError
 
         started = time.perf_counter()
         target = self.version + 1
-        scratch: list = []
-        made: list[RelationState] = []
-        inputs: list = []
-        try:
-            delta = checkpoint(self._effective(changes))
-            inputs.append(delta)  # becomes part of the new states' logs (released with them)
-            n_changed = delta.count()
-            new_edge = self.edge.with_delta(delta, n_changed)
-            made.append(new_edge)
-            deltas = {EDGE: delta if n_changed else None}
-            new_sym = self.sym
-            if self.sym is not None and n_changed:
-                sym_delta = checkpoint(self._sym_delta(delta, new_edge))
-                inputs.append(sym_delta)
-                new_sym = self.sym.with_delta(sym_delta)
-                made.append(new_sym)
-                deltas[SYM] = sym_delta if new_sym is not self.sym else None
-            old = {EDGE: self.edge, SYM: self.sym}
-            new = {EDGE: new_edge, SYM: new_sym}
-            parts = self._rules(deltas, old, new, scratch)
-            columns = list(self.pattern.vertices)
-            if parts:
-                union = reduce(lambda a, b: a.unionByName(b), parts)
-                summed = union.groupBy(*columns).agg(F.sum(VALUE_COLUMN).alias(DIFF)).where(F.col(DIFF) != 0)
-            else:
-                spark = self.edge.base.sparkSession
-                summed = spark.createDataFrame([], ", ".join(f"{c} bigint" for c in columns) + f", {DIFF} bigint")
-            bindings = checkpoint(summed.select(*columns, F.lit(target).alias(VERSION), DIFF))
-            row = bindings.agg(F.sum(DIFF).alias("d")).first()
-            delta_count = int(row["d"] or 0)
-        except BaseException:
-            release(made, [self.edge] + ([self.sym] if self.sym else []))
-            for df in scratch + inputs:
-                release_frame(df)
-            raise
-        kept = [new_edge] + ([new_sym] if new_sym else [])
-        release([self.edge] + ([self.sym] if self.sym else []), kept)
-        owned = [f for state in kept for f in state.frames()]
-        for df in scratch + [d for d in inputs if not any(d is f for f in owned)]:
-            release_frame(df)
-        if self._change is not None:
-            release_frame(self._change)
-        self._change = bindings
-        self.edge, self.sym, self.version = new_edge, new_sym, target
-        self.count += delta_count
-        return MotifChange(bindings, delta_count, self.count, target, time.perf_counter() - started, n_changed,
-                           len(parts))
+        if version is not None and version != target:
+            if version <= self.version:
+                raise BatchAlreadyAppliedError(version=version, current=self.version)
+            raise VersionGapError(version=version, current=self.version)
+        edge_batch = self._effective(changes)
+        batches = {EDGE: edge_batch}
+        if self.undirected:
+            batches[SYM] = self._symmetric_batch(edge_batch)
+        stats: list[RuleRun] = []
+        keys, values = run_rules(self.rules, self.state.relations, batches, self.state.ops, len(self.state.domain),
+                                 stats)
+        self.last_rules = stats
+        delta = int(values.sum()) if len(values) else 0
+        labels = [*self.state.labels, label or f"batch {target}"]
+        self.state.save(target, self._manifest(self.count + delta), batches, labels)
+        for name, batch in batches.items():
+            self.state.relations[name].commit(batch)
+        self.state.version = target
+        self.state.labels = labels
+        self.count += delta
+        seconds = time.perf_counter() - started
+        if self.progress:
+            self.progress(f"batch {target}: {len(edge_batch)} edge change(s), {len(stats)} delta rule(s), "
+                          f"{sum(s.bindings for s in stats)} binding(s) reached in {seconds:.3f} s")
+        decoded = tuple(self.state.domain.decode(k) for k in keys)
+        info = {"delta": delta, "edges_changed": len(edge_batch), "rules": len(stats),
+                "bindings": sum(s.bindings for s in stats)}
+        return Change(self.pattern.vertices, decoded, values.astype(np.int64), target, seconds, count=self.count,
+                      info=info, types={v: "bigint" for v in self.pattern.vertices} | {DIFF: "bigint"})
 
-    def _effective(self, changes: "DataFrame") -> "DataFrame":
-        """The batch as ±1 rows that really change the simple digraph (one per edge)."""
-        from pyspark.sql import Window
-        from pyspark.sql import functions as F
-
+    def _effective(self, changes: Any) -> KeyedRows:
+        """The batch as ±1 rows (codes) that really change the simple digraph, one per edge."""
         from faq.errors import MissingColumnError
         from faq.incremental.errors import InvalidDeltaError
 
+        table = to_arrow(changes, (SRC, DST, DIFF), what="the edge changes")
+        if isinstance(changes, (list, tuple)) and "value" in table.column_names:  # tuples (src, dst, diff, seq)
+            table = table.rename_columns([SEQ if c == "value" else c for c in table.column_names])
         for c in (SRC, DST, DIFF):
-            if c not in changes.columns:
-                raise MissingColumnError(column=c, available=changes.columns, source="the edge changes")
-        rows = changes.where((F.col(SRC) != F.col(DST)) & F.col(DIFF).isin(1, -1))
-        rows = rows.select(F.col(SRC).cast("bigint").alias(SRC), F.col(DST).cast("bigint").alias(DST),
-                           F.col(DIFF).cast("bigint").alias(DIFF),
-                           *([F.col("seq")] if "seq" in changes.columns else []))
-        if "seq" in changes.columns:
-            last = Window.partitionBy(SRC, DST).orderBy(F.col("seq").desc())
-            wanted = rows.withColumn("__rank", F.row_number().over(last)).where(F.col("__rank") == 1)
-        else:
-            wanted = rows.groupBy(SRC, DST).agg(F.max(DIFF).alias(DIFF), F.min(DIFF).alias("__low"))
-            clash = wanted.where(F.col(DIFF) != F.col("__low")).select(SRC, DST).first()
-            if clash is not None:
-                raise InvalidDeltaError(EDGE, f"edge {clash[0]} -> {clash[1]} is both inserted and deleted; "
-                                              "add a seq column to order the operations", edge=tuple(clash))
-        present = self.edge.lookup(wanted.select(SRC, DST)).select(SRC, DST, F.lit(1).alias("__present"))
-        joined = wanted.join(present, [SRC, DST], "left")
-        now = F.coalesce(F.col("__present"), F.lit(0))
-        after = F.when(F.col(DIFF) > 0, 1).otherwise(0)
-        return joined.where(after != now).select(SRC, DST, (after - now).cast("bigint").alias(VALUE_COLUMN))
+            if c not in table.column_names:
+                raise MissingColumnError(column=c, available=table.column_names, source="the edge changes")
+        src = np.asarray(table.column(SRC).to_numpy(zero_copy_only=False))
+        dst = np.asarray(table.column(DST).to_numpy(zero_copy_only=False))
+        diff = np.asarray(table.column(DIFF).to_numpy(zero_copy_only=False))
+        keep = (src != dst) & np.isin(diff, (1, -1))
+        seq = np.asarray(table.column(SEQ).to_numpy(zero_copy_only=False))[keep] if SEQ in table.column_names \
+            else None
+        src, dst, diff = src[keep].astype(np.int64), dst[keep].astype(np.int64), diff[keep].astype(np.int64)
+        ops = self.state.ops
+        domain = self.state.domain
+        s, d = domain.encode(src), domain.encode(dst)
+        if len(s) == 0:
+            return KeyedRows((s, d), np.zeros(0, dtype=np.int64))
+        # the last operation on an edge wins (by seq), or every operation on it must agree
+        order = np.lexsort((seq, d, s)) if seq is not None else np.lexsort((diff, d, s))
+        s, d, diff = s[order], d[order], diff[order]
+        last = np.ones(len(s), dtype=bool)
+        last[:-1] = (s[1:] != s[:-1]) | (d[1:] != d[:-1])
+        if seq is None:  # sorted by diff within an edge: its first and last operations differ on a clash
+            first = np.ones(len(s), dtype=bool)
+            first[1:] = last[:-1]
+            clash = np.flatnonzero(diff[np.flatnonzero(first)] != diff[np.flatnonzero(last)])
+            if len(clash):
+                at = np.flatnonzero(first)[clash[:1]]
+                edge = (_python(domain.decode(s[at])[0]), _python(domain.decode(d[at])[0]))
+                raise InvalidDeltaError(EDGE, f"edge {edge[0]} -> {edge[1]} is both inserted and deleted; "
+                                              "add a seq column to order the operations", edge=edge)
+        s, d, diff = s[last], d[last], diff[last]
+        present, _ = self.state.relations[EDGE].lookup((s, d))
+        after = (diff > 0).astype(np.int64)
+        change = after - present.astype(np.int64)
+        live = np.flatnonzero(change != 0)
+        return merge_rows([s[live], d[live]], change[live], ops)
 
-    def _sym_delta(self, delta: "DataFrame", new_edge: RelationState) -> "DataFrame":
-        """Δ of the symmetric closure for the pairs the edge delta touched."""
-        from pyspark.sql import functions as F
+    def _symmetric_batch(self, edge_batch: KeyedRows) -> KeyedRows:
+        """Δ of the symmetric closure for the pairs the edge batch touched."""
+        ops = self.state.ops
+        s, d = edge_batch.keys
+        a = np.concatenate([s, d])
+        b = np.concatenate([d, s])
+        pairs = merge_rows([a, b], None, ops)
+        a, b = pairs.keys
+        edge = self.state.relations[EDGE]
+        old = edge.lookup((a, b))[0] | edge.lookup((b, a))[0]
+        new = edge.lookup((a, b), edge_batch)[0] | edge.lookup((b, a), edge_batch)[0]
+        change = new.astype(np.int64) - old.astype(np.int64)
+        live = np.flatnonzero(change != 0)
+        return KeyedRows((a[live], b[live]), change[live])
 
-        pairs = delta.select(SRC, DST).unionByName(delta.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST)))
-        pairs = pairs.distinct()
-        both = pairs.unionByName(pairs.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST)))
+    # -- saving -------------------------------------------------------------------
 
-        def present(state: RelationState, name: str) -> "DataFrame":
-            hit = state.lookup(both).where(F.col(VALUE_COLUMN) > 0)
-            either = hit.select(SRC, DST).unionByName(hit.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST)))
-            return either.distinct().withColumn(name, F.lit(1))
+    def _manifest(self, count: Optional[int] = None) -> dict[str, Any]:
+        return {"kind": "motif", "pattern": str(self.pattern), "count": self.count if count is None else count}
 
-        joined = pairs.join(present(self.edge, "__old"), [SRC, DST], "left").join(
-            present(new_edge, "__new"), [SRC, DST], "left")
-        d = F.coalesce(F.col("__new"), F.lit(0)) - F.coalesce(F.col("__old"), F.lit(0))
-        return joined.where(d != 0).select(SRC, DST, d.cast("bigint").alias(VALUE_COLUMN)).coalesce(1)
+    @classmethod
+    def open(cls, path: str, *, progress: Optional[Callable[[str], None]] = None) -> "MotifTracker":
+        """Reopen a tracker saved with ``path=`` at its last committed version (no Spark needed)."""
+        from faq.incremental.errors import StateDirectoryError
+        from faq.incremental.store import Store
 
-    def _rules(self, deltas, old, new, scratch: list) -> list["DataFrame"]:
-        """One DataFrame of (vertices, ±value) per delta rule (see the module notes)."""
-        from pyspark.sql import functions as F
-
-        from faq.joins.seeded import seeded_join
-        from faq.spark import checkpoint
-
-        terms = list(self.pattern.edges)
-        parts = []
-        for i, term in enumerate(terms):
-            rel = EDGE if term.directed else SYM
-            seed_rows = deltas.get(rel)
-            if seed_rows is None:
-                continue
-            started = time.perf_counter()
-
-            def state_of(j: int):
-                states = new if j < i else old
-                return states[EDGE if terms[j].directed else SYM]
-
-            seed = atom_frame(seed_rows, (SRC, DST), (term.src, term.dst))
-            if term.negated:  # Δ(1 − E) = −ΔE
-                seed = Frame(seed.df.select(*seed.variables, (-F.col(VALUE_COLUMN)).alias(VALUE_COLUMN)),
-                             seed.variables)
-            positives = [atom_frame(state_of(j).rows(), (SRC, DST), (t.src, t.dst))
-                         for j, t in enumerate(terms) if j != i and not t.negated]
-            joined = seeded_join(seed, positives, INTEGER, keep=scratch).df
-            for u, v in self.pattern.distinct_pairs:
-                joined = joined.where(F.col(u) != F.col(v))
-            if any(t.negated for j, t in enumerate(terms) if j != i):
-                joined = checkpoint(joined, eager=False)  # read twice per negation: cut the plan
-                scratch.append(joined)
-            for j, t in enumerate(terms):
-                if j != i and t.negated:
-                    present = state_of(j).lookup(
-                        joined.select(F.col(t.src).alias(SRC), F.col(t.dst).alias(DST))
-                    ).where(F.col(VALUE_COLUMN) > 0)
-                    joined = joined.join(present.select(F.col(SRC).alias(t.src), F.col(DST).alias(t.dst)),
-                                         [t.src, t.dst], "left_anti")
-            parts.append(joined.select(*self.pattern.vertices, VALUE_COLUMN))
-            if self.progress:
-                self.progress(f"delta rule for term {i + 1} ({term}) planned in {time.perf_counter() - started:.2f} s")
-        return parts
+        meta = Store(path).manifest()
+        if meta.get("kind") != "motif":
+            raise StateDirectoryError(Store(path).path, f"it holds a {meta.get('kind')!r} state, not a tracked motif")
+        state, meta = ResidentState.load(path, INTEGER)
+        return cls(None, meta["pattern"], progress=progress, _restored=(state, meta))
 
     # -- releasing ------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release every cache the tracker holds."""
-        from faq.spark import release as release_frame
-
-        release([self.edge] + ([self.sym] if self.sym else []), [])
-        if self._change is not None:
-            release_frame(self._change)
-            self._change = None
+        """Drop the resident indexes (a saved state, if any, stays on disk)."""
+        self.state.relations = {}
 
     def __enter__(self) -> "MotifTracker":
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
-
-
-def _symmetric(df: "DataFrame") -> "DataFrame":
-    from pyspark.sql import functions as F
-
-    both = df.select(SRC, DST).unionByName(df.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST)))
-    return both.distinct().withColumn(VALUE_COLUMN, F.lit(1).cast("bigint"))
-
-
-def _counting():
-    from faq.semirings import get_semiring
-
-    return get_semiring("counting")

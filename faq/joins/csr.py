@@ -208,6 +208,9 @@ class TrieLevel:
     comp: np.ndarray
     offsets: np.ndarray
     duplicates: bool = False
+    # False: always binary search (resident indexes answer a few keys per batch; a table would be
+    # a one-time spike of build time and memory for no gain).
+    hashable: bool = True
     _lookups: list = field(default_factory=lambda: [0], repr=False)
 
     @property
@@ -231,7 +234,7 @@ class TrieLevel:
         if len(keys) == 0 or len(comp) == 0:
             return np.zeros(0, dtype=np.int64), (np.zeros(0, dtype=np.int64) if positions else None)
         index = _HASHES.get(self)
-        if index is None:
+        if index is None and self.hashable:
             self._lookups[0] += len(keys)
             if self._lookups[0] > len(comp) and HASH_SLOTS_PER_ENTRY * len(comp) <= HASH_MAX_SLOTS:
                 index = _HASHES[self] = HashIndex(comp)
@@ -263,10 +266,12 @@ class Trie:
     nbytes: int = field(default=0, compare=False)
 
 
-def build_trie(columns: Sequence[np.ndarray], span: int, values: Optional[np.ndarray] = None) -> Trie:
+def build_trie(columns: Sequence[np.ndarray], span: int, values: Optional[np.ndarray] = None,
+               hashable: bool = True) -> Trie:
     """Sort ``columns`` (encoded keys, first attribute first) and build the trie levels.
 
-    ``values`` (aligned with the rows) are reordered along.
+    ``values`` (aligned with the rows) are reordered along; ``hashable`` is
+    passed to every :class:`TrieLevel`.
     """
     k = len(columns)
     if k == 0:
@@ -300,7 +305,7 @@ def build_trie(columns: Sequence[np.ndarray], span: int, values: Optional[np.nda
             duplicates = bool(n) and not bool(new.all())
         offsets = np.zeros(n_parents + 1, dtype=np.int64)
         np.cumsum(np.bincount(parents, minlength=n_parents), out=offsets[1:])
-        levels.append(TrieLevel(comp, offsets, duplicates))
+        levels.append(TrieLevel(comp, offsets, duplicates, hashable))
         parent_of_row = ids
         n_parents = len(comp)
     sorted_values = None if values is None else np.ascontiguousarray(np.asarray(values)[order])

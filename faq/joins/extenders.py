@@ -14,10 +14,17 @@ prefix is its smallest proposal (Ngo et al.'s generic join; BiGJoin's
 count/propose/intersect dataflow).  It only speaks to extenders and to a
 *backend* that knows how prefixes are held; two are here:
 
-* :class:`ArrayBackend` / :class:`TrieExtender`: prefixes are numpy arrays
-  (a :class:`Chunk`), relations are :class:`~faq.joins.csr.Trie` levels; used
-  per partition by the broadcast strategy.  Work is split so no piece
-  proposes more than ``max_rows`` candidates, which bounds memory.
+* :class:`ArrayBackend`: prefixes are numpy arrays (a :class:`Chunk`).  Its
+  extenders are :class:`TrieExtender` (a relation as one
+  :class:`~faq.joins.csr.Trie`: the broadcast strategy's static join, per
+  partition), :class:`RunsExtender` (a relation as several sorted runs, LSM
+  style: the resident indexes of maintained queries, whose base, overlay and
+  batch are runs of one relation) and :class:`FilterExtender` (a predicate
+  that only validates: negated edges, distinct vertices).  Work is split so
+  no piece proposes more than ``max_rows`` candidates, which bounds memory;
+  :func:`complete` drives prefixes through every remaining attribute, depth
+  first.  A delta rule is this same join started from the delta's rows
+  instead of the first attribute's values.
 * :class:`FrameBackend` / :class:`FrameExtender`: prefixes are a DataFrame;
   count is a join with a per-key degree table, the choice of proposer is a
   Column expression (``least``/``when``), propose is a join and validate a
@@ -194,6 +201,157 @@ class TrieExtender:
         kept = chunk.take(np.repeat(np.arange(chunk.rows, dtype=np.int64), lengths))
         kept.columns[self.node_key] = _positions(low, lengths, kept.rows)
         return kept
+
+
+class RunsExtender:
+    """Relation ``slot`` stored as several sorted runs (tries over the same attributes), at one depth.
+
+    The relation is the multiset union of its runs: a key may have a row in
+    several runs, and its value is the ⊕ of them (a resident index's base,
+    overlay and batch: :mod:`faq.incremental.index`).  Each prefix row stays
+    in one run once the relation's first attribute is bound (column
+    ``("r", slot)``), so every row of every run is reached exactly once and a
+    ⊕ over the bindings gives the join of the merged relation (⊗ distributes
+    over ⊕).  At ``depth`` 0 nothing of the relation is bound yet: a value
+    present in two runs gives two prefix rows, one per run.  Runs must not
+    hold a key twice (they are merged per key).
+
+    Parameters
+    ----------
+    slot : int
+        Identifies the relation's columns in a :class:`Chunk`.
+    levels : sequence of TrieLevel
+        Per run, its trie's level at ``depth``.
+    span : int
+        Composite span of the tries (``parent * span + code``).
+    attribute : int
+        Position of the attribute being bound.
+    depth : int
+        Index of that attribute among the relation's.
+    """
+
+    def __init__(self, slot: int, levels: Sequence[TrieLevel], span: int, attribute: int, depth: int) -> None:
+        self.slot = slot
+        self.levels = list(levels)
+        self.span = np.int64(span)
+        self.node_key = ("n", slot)
+        self.run_key = ("r", slot)
+        self.value_key = ("a", attribute)
+        self.depth = depth
+
+    def _groups(self, chunk: Chunk, rows: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+        """(run, rows of that run, their nodes) for the given prefix rows (depth > 0)."""
+        nodes = chunk.get(self.node_key)[rows]
+        runs = chunk.get(self.run_key)[rows]
+        for r in range(len(self.levels)):
+            mine = np.flatnonzero(runs == r)
+            if len(mine):
+                yield r, rows[mine], nodes[mine]
+
+    def count(self, chunk: Chunk) -> np.ndarray:
+        if self.depth == 0:
+            total = sum(int(level.offsets[1] - level.offsets[0]) for level in self.levels)
+            return np.full(chunk.rows, total, dtype=np.int64)
+        counts = np.zeros(chunk.rows, dtype=np.int64)
+        for r, rows, nodes in self._groups(chunk, np.arange(chunk.rows, dtype=np.int64)):
+            offsets = self.levels[r].offsets
+            counts[rows] = offsets[nodes + 1] - offsets[nodes]
+        return counts
+
+    def propose(self, chunk: Chunk, rows: Optional[np.ndarray] = None) -> Chunk:
+        """Rows ``rows`` (default all) of ``chunk`` extended by every run's values."""
+        if rows is None:
+            rows = np.arange(chunk.rows, dtype=np.int64)
+        if self.depth == 0:
+            groups = [(r, rows, np.zeros(len(rows), dtype=np.int64)) for r in range(len(self.levels))]
+        else:
+            groups = list(self._groups(chunk, rows))
+        values, positions, runs, parents = [], [], [], []
+        for r, mine, nodes in groups:
+            level = self.levels[r]
+            starts = level.offsets[nodes]
+            lengths = level.offsets[nodes + 1] - starts
+            total = int(lengths.sum())
+            at = _positions(starts, lengths, total)
+            values.append(level.comp[at] - np.repeat(nodes * self.span, lengths))
+            positions.append(at)
+            runs.append(np.full(total, r, dtype=np.int8))
+            parents.append(np.repeat(mine, lengths))
+        columns = {self.value_key: _concat(values), self.node_key: _concat(positions), self.run_key: _concat(runs, np.int8)}
+        parent = _concat(parents)
+        return Chunk(columns, len(parent), parent, chunk)
+
+    def validate(self, chunk: Chunk) -> Chunk:
+        if chunk.rows == 0:
+            return chunk
+        keys = chunk.get(self.value_key)
+        everything = np.arange(chunk.rows, dtype=np.int64)
+        if self.depth == 0:
+            groups = [(r, everything, np.zeros(chunk.rows, dtype=np.int64)) for r in range(len(self.levels))]
+        else:
+            groups = list(self._groups(chunk, everything))
+        kept, entries, runs = [], [], []
+        for r, mine, nodes in groups:
+            level = self.levels[r]
+            if level.size == 0:
+                continue
+            found, at = level.find(nodes * self.span + keys[mine], positions=True)
+            kept.append(mine[found])
+            entries.append(at)
+            runs.append(np.full(len(found), r, dtype=np.int8))
+        out = chunk.take(_concat(kept))
+        out.columns[self.node_key] = _concat(entries)
+        out.columns[self.run_key] = _concat(runs, np.int8)
+        return out
+
+
+def _concat(parts: Sequence[np.ndarray], dtype=np.int64) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, dtype=dtype)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+# Count reported by extenders that never propose (larger than any real count).
+NEVER_PROPOSES = np.iinfo(np.int64).max
+
+
+class FilterExtender:
+    """A predicate on bound attributes that only validates: it never proposes.
+
+    ``keep(chunk)`` returns a boolean mask over the chunk's rows (rows it
+    keeps).  Used for what is not a semiring product of listed relations:
+    a negated edge (no such edge in the graph) and distinct pattern vertices.
+    """
+
+    def __init__(self, keep, name: str = "filter") -> None:
+        self.keep = keep
+        self.name = name
+
+    def count(self, chunk: Chunk) -> np.ndarray:
+        return np.full(chunk.rows, NEVER_PROPOSES, dtype=np.int64)
+
+    def propose(self, chunk: Chunk, rows: Optional[np.ndarray] = None) -> Chunk:  # pragma: no cover - guarded
+        raise AssertionError(f"{self.name} only validates; an attribute needs a relation to propose it")
+
+    def validate(self, chunk: Chunk) -> Chunk:
+        if chunk.rows == 0:
+            return chunk
+        mask = self.keep(chunk)
+        return chunk if mask.all() else chunk.take(np.flatnonzero(mask))
+
+
+def complete(chunk: Chunk, level: int, extenders: Sequence[Sequence[Any]], backend: "ArrayBackend") -> Iterator[Chunk]:
+    """Extend ``chunk`` through the attributes ``level ..`` (one list of extenders each), depth first.
+
+    Yields full bindings piece by piece, so memory stays bounded by the
+    backend's ``max_rows`` per level whatever the output size.
+    """
+    if level == len(extenders):
+        yield chunk
+        return
+    for extended in extend(chunk, extenders[level], backend):
+        if extended.rows:
+            yield from complete(extended, level + 1, extenders, backend)
 
 
 class ArrayBackend:

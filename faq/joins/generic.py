@@ -84,7 +84,7 @@ import numpy as np
 
 from faq.errors import PlanError
 from faq.joins.csr import Encoding, Trie, build_encoding, build_trie
-from faq.joins.extenders import ArrayBackend, Chunk, FrameBackend, FrameExtender, TrieExtender, extend
+from faq.joins.extenders import ArrayBackend, Chunk, FrameBackend, FrameExtender, TrieExtender, complete, extend
 from faq.joins.frame import VALUE_COLUMN, Aggregation, Frame
 from faq.joins import partial as partial_aggregates
 from faq.joins.partial import INT_LIMIT, NumpyOps, PartialAggregate, numpy_ops, value_bound
@@ -590,16 +590,6 @@ def _broadcast_join(
     return df.select(*out, product.alias(VALUE_COLUMN)), out, note
 
 
-def _complete(chunk: Chunk, level: int, extenders: list[list[TrieExtender]], backend: ArrayBackend) -> Iterator[Chunk]:
-    """Extend ``chunk`` through every remaining attribute, depth first (bounded memory)."""
-    if level == len(extenders):
-        yield chunk
-        return
-    for extended in extend(chunk, extenders[level], backend):
-        if extended.rows:
-            yield from _complete(extended, level + 1, extenders, backend)
-
-
 def _expand_partition(batches: Iterator[Any], broadcast: Any) -> Iterator[Any]:
     """mapInArrow body: seed ids in; full bindings, or partial aggregates (``kernel.ops``), out."""
     yield from run_kernel(batches, broadcast.value)
@@ -617,7 +607,7 @@ def run_kernel(batches: Iterator[Any], kernel: "_Kernel") -> Iterator[Any]:
     buffered: list[list[np.ndarray]] = []
     rows = 0
     for seeds in _seed_chunks(batches, kernel):
-        for leaf in _complete(seeds, 0, kernel.extenders, backend):
+        for leaf in complete(seeds, 0, kernel.extenders, backend):
             buffered.append(_output_columns(leaf, kernel))
             rows += leaf.rows
             if rows >= kernel.batch_rows:
@@ -641,7 +631,7 @@ def _aggregate_partition(batches: Iterator[Any], kernel: _Kernel) -> Iterator[An
     partial = PartialAggregate(ops, len(kernel.outputs), kernel.encoding.span, kernel.bound, kernel.flush_rows)
     step = partial.safe_rows()
     for seeds in _seed_chunks(batches, kernel):
-        for leaf in _complete(seeds, 0, kernel.extenders, backend):
+        for leaf in complete(seeds, 0, kernel.extenders, backend):
             keys = [leaf.get(("a", p)) for p in kernel.outputs]
             values = None
             for i, gathered in kernel.values:

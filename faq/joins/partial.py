@@ -108,6 +108,7 @@ class NumpyOps:
     dtype: Any
     one: Any
     counts: bool
+    zero: Any = None
 
     @property
     def integral(self) -> bool:
@@ -135,6 +136,7 @@ def numpy_ops(semiring: "Semiring", aggregate: "Semiring") -> Optional[NumpyOps]
         dtype=dtype,
         one=np.asarray(semiring.one, dtype=dtype)[()],
         counts=_SUMS[aggregate.name] is np.add,
+        zero=np.asarray(aggregate.zero, dtype=dtype)[()],
     )
 
 

@@ -1,0 +1,171 @@
+"""The change a batch made: one row per output key that changed, with the version and the diff.
+
+Every maintained thing — a maintained query, a tracked motif, a maintained
+fixpoint — answers a batch with a :class:`Change`: the output keys that
+changed (free variables, pattern vertices, nodes), the ``version`` the batch
+made and the ``diff`` (the signed change in a ring; the new value in an
+idempotent semiring; +1 / −1 for a binding that appeared / disappeared).
+
+A change is held on the driver as numpy columns (a batch's change is small
+and the resident engine computes it there); :attr:`Change.df` makes a Spark
+DataFrame of it on first use, :meth:`Change.to_pandas` a pandas one, and
+:meth:`Change.collect` returns Spark ``Row`` s as ``df.collect()`` would,
+without a Spark job.
+
+Examples
+--------
+>>> import numpy as np
+>>> from faq.incremental.change import Change
+>>> c = Change(("x",), (np.array([3, 1]),), np.array([2, -1]), version=4)
+>>> c.collect()
+[Row(x=3, version=4, diff=2), Row(x=1, version=4, diff=-1)]
+>>> len(c), c.total
+(2, 1)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Optional
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+VERSION = "version"
+DIFF = "diff"
+
+
+@dataclass
+class Change:
+    """What one batch changed (see the module notes).
+
+    Attributes
+    ----------
+    columns : tuple of str
+        The key columns.
+    keys : tuple of np.ndarray
+        One array per key column (decoded values).
+    diff : np.ndarray
+    version : int
+    seconds : float
+        Time the batch took.
+    extra : dict of str -> np.ndarray
+        More columns per row, shown after the keys (e.g. a fixpoint's ``old`` value).
+    count : optional
+        A running total after the batch (a motif's number of bindings).
+    info : dict
+        Per-batch facts for reports (rows of the batch, rules run, ...).
+    types : dict of str -> str
+        Spark SQL types of the columns (for :attr:`df`); guessed from numpy when missing.
+    """
+
+    columns: tuple[str, ...]
+    keys: tuple[np.ndarray, ...]
+    diff: np.ndarray
+    version: int
+    seconds: float = 0.0
+    extra: dict = field(default_factory=dict)
+    count: Optional[Any] = None
+    info: dict = field(default_factory=dict)
+    types: Mapping[str, str] = field(default_factory=dict)
+    _df: Optional["DataFrame"] = field(default=None, repr=False)
+
+    def __len__(self) -> int:
+        return len(self.diff)
+
+    @property
+    def names(self) -> list[str]:
+        """All column names, in table order."""
+        return [*self.columns, *self.extra, VERSION, DIFF]
+
+    @property
+    def total(self) -> Any:
+        """Σ diff (a motif's change in the number of bindings; a scalar query's change)."""
+        return self.diff.sum().item() if len(self.diff) else 0
+
+    delta = total  # a tracked motif's name for it
+
+    def sorted_rows(self, limit: Optional[int] = None) -> list[dict]:
+        """Rows as dicts, ordered by diff then keys (disappeared first), at most ``limit``."""
+        table = self.to_pandas().sort_values([DIFF, *self.columns], kind="stable")
+        if limit is not None:
+            table = table.head(limit)
+        return [{k: _scalar(v) for k, v in row.items()} for row in table.to_dict("records")]
+
+    def to_pandas(self):
+        """The rows as a pandas DataFrame."""
+        import pandas as pd
+
+        data = {c: k for c, k in zip(self.columns, self.keys)}
+        data.update(self.extra)
+        data[VERSION] = np.full(len(self.diff), self.version, dtype=np.int64)
+        data[DIFF] = self.diff
+        return pd.DataFrame(data, columns=self.names)
+
+    def rows(self) -> list[tuple]:
+        """The rows as plain tuples (Python scalars)."""
+        columns = [*self.keys, *self.extra.values(), np.full(len(self.diff), self.version), self.diff]
+        return list(zip(*[_python(c) for c in columns])) if len(self.diff) else []
+
+    def collect(self) -> list:
+        """The rows as Spark ``Row`` s (no Spark job: the change is on the driver)."""
+        from pyspark.sql import Row
+
+        names = self.names
+        return [Row(**dict(zip(names, r))) for r in self.rows()]
+
+    @property
+    def df(self) -> "DataFrame":
+        """The rows as a Spark DataFrame (made on first use; a local relation, nothing cached)."""
+        if self._df is None:
+            from faq.spark import get_session
+
+            spark = get_session()
+            schema = ", ".join(f"`{n}` {self._type(n)}" for n in self.names)
+            self._df = spark.createDataFrame(self.rows(), schema)
+        return self._df
+
+    bindings = df  # a tracked motif's name for the same rows
+
+    def show(self, n: int = 20) -> None:
+        """Print the rows as Spark's ``show`` does."""
+        self.df.show(n)
+
+    def to_dict(self) -> dict:
+        """Version, rows, seconds and the batch facts (for JSON reports)."""
+        out = {"version": self.version, "changed": len(self), "seconds": round(self.seconds, 3)}
+        if self.count is not None:
+            out["count"] = self.count
+        out.update(self.info)
+        return out
+
+    def _type(self, name: str) -> str:
+        if name in self.types:
+            return self.types[name]
+        if name == VERSION:
+            return "bigint"
+        column = self.diff if name == DIFF else (self.extra[name] if name in self.extra
+                                                 else self.keys[self.columns.index(name)])
+        kind = np.asarray(column).dtype.kind
+        return {"i": "bigint", "u": "bigint", "f": "double", "b": "boolean"}.get(kind, "string")
+
+    # Context-manager and release methods: nothing to free (kept for callers that close changes).
+    def unpersist(self) -> None:
+        self._df = None
+
+    def __enter__(self) -> "Change":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.unpersist()
+
+
+def _scalar(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
+
+
+def _python(column: np.ndarray) -> list:
+    """A numpy column as Python scalars (None for NaN-free object columns passes through)."""
+    return np.asarray(column).tolist()

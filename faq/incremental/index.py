@@ -1,0 +1,355 @@
+"""Resident indexes: a relation kept current as a sorted base plus a small sorted overlay.
+
+A delta rule seeded by |Δ| rows costs |Δ| times the degrees it touches only
+if the relations it reads are *already indexed* in its attribute orders
+(DESIGN.md §7).  :class:`ResidentRelation` keeps one relation that way,
+between batches, in the process that runs the rules:
+
+* the **base**: one row per key (codes of a :class:`~faq.incremental.domain.KeyDomain`
+  and the value), immutable, indexed once per :class:`View` (a column order,
+  e.g. forward ``(src, dst)`` and reverse ``(dst, src)`` of a graph) as a
+  CSR :class:`~faq.joins.csr.Trie`;
+* the **overlay**: the changes merged in since, one row per key (the signed
+  change in a ring, the improved value in an idempotent semiring), sorted
+  and indexed per view the same way;
+* a batch, before it is merged, is a third run of the same shape.
+
+A key's value is the ⊕ of its rows in the runs; joins read the runs as one
+relation (:class:`~faq.joins.extenders.RunsExtender`), so the *old* view of
+a relation (before the batch) is ``[base, overlay]`` and the *new* one
+``[base, overlay, batch]``: the exactly-once delta rules need both, and
+neither is a copy.  :meth:`ResidentRelation.commit` merges a batch into the
+overlay (work proportional to the overlay, which stays a fraction of the
+base); once the overlay holds :data:`COMPACT_FRACTION` of the base (or
+:data:`OVERLAY_MAX_ROWS` rows) it is folded into a new base and every view
+is rebuilt: LSM style, with the cost amortised over many batches.
+
+Examples
+--------
+>>> import numpy as np
+>>> from faq.incremental.index import KeyedRows, ResidentRelation, View
+>>> from faq.joins.partial import numpy_ops
+>>> from faq.semirings import INTEGER
+>>> ops = numpy_ops(INTEGER, INTEGER)
+>>> edges = ResidentRelation.build("edge", ("src", "dst"),
+...     KeyedRows((np.array([0, 1, 0]), np.array([1, 2, 2])), None), ops)
+>>> reverse = View((1, 0))
+>>> edges.register(reverse)
+>>> edges.commit(KeyedRows((np.array([1, 2]), np.array([2, 0])), np.array([-1, 1])))   # delete 1->2, add 2->0
+>>> present, values = edges.lookup((np.array([1, 2, 0]), np.array([2, 0, 1])))
+>>> present.tolist(), values.tolist()
+([False, True, True], [0, 1, 1])
+>>> [run.rows for run in edges.runs(reverse)]     # base and overlay, as the rules read them
+[3, 2]
+>>> sorted(zip(*[c.tolist() for c in edges.current().keys]))
+[(0, 1), (0, 2), (2, 0)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from faq.incremental.domain import SPAN
+from faq.joins.csr import Trie, build_trie
+from faq.joins.partial import NumpyOps
+
+# The overlay is folded into the base once it holds this fraction of the base's rows ...
+COMPACT_FRACTION = 0.10
+# ... or this many rows (the overlay's per-batch upkeep is proportional to its size) ...
+OVERLAY_MAX_ROWS = 1 << 16
+# ... but never below this many (a tiny base would otherwise compact on every batch).
+OVERLAY_MIN_ROWS = 1024
+
+
+@dataclass(frozen=True)
+class View:
+    """How an index holds a relation: the relation's columns ``order`` (positions), in trie order.
+
+    ``equal`` lists groups of columns that must hold the same value (an atom
+    with a repeated variable, ``f(x, x)``, reads only the diagonal); the
+    first column of a group is the one ``order`` names.
+    """
+
+    order: tuple[int, ...]
+    equal: tuple[tuple[int, ...], ...] = ()
+
+    def describe(self, columns: Sequence[str]) -> str:
+        """The view in the relation's column names, e.g. ``(dst, src)``."""
+        text = "(" + ", ".join(columns[i] for i in self.order) + ")"
+        if self.equal:
+            text += " where " + ", ".join(" = ".join(columns[i] for i in g) for g in self.equal)
+        return text
+
+
+@dataclass(frozen=True)
+class KeyedRows:
+    """Rows of a relation: one code array per column (relation order) and their values (None: all one)."""
+
+    keys: tuple[np.ndarray, ...]
+    values: Optional[np.ndarray]
+
+    def __len__(self) -> int:
+        if self.keys:
+            return len(self.keys[0])
+        return 0 if self.values is None else len(self.values)
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(k.nbytes for k in self.keys) + (0 if self.values is None else self.values.nbytes))
+
+    def values_or_ones(self, ops: NumpyOps) -> np.ndarray:
+        if self.values is not None:
+            return self.values
+        return np.full(len(self), ops.one, dtype=ops.dtype)
+
+    def take(self, rows: np.ndarray) -> "KeyedRows":
+        return KeyedRows(tuple(k[rows] for k in self.keys), None if self.values is None else self.values[rows])
+
+    def project(self, view: View) -> tuple[list[np.ndarray], Optional[np.ndarray]]:
+        """The rows of ``view``: its columns (equal groups enforced) and their values."""
+        rows = self
+        if view.equal:
+            mask = np.ones(len(self), dtype=bool)
+            for group in view.equal:
+                for other in group[1:]:
+                    mask &= self.keys[group[0]] == self.keys[other]
+            rows = self.take(np.flatnonzero(mask))
+        return [rows.keys[i] for i in view.order], rows.values
+
+
+def empty_rows(arity: int, ops: NumpyOps) -> KeyedRows:
+    return KeyedRows(tuple(np.zeros(0, dtype=np.int64) for _ in range(arity)), np.zeros(0, dtype=ops.dtype))
+
+
+def merge_rows(keys: Sequence[np.ndarray], values: Optional[np.ndarray], ops: NumpyOps,
+               drop_zeros: bool = True) -> KeyedRows:
+    """One row per key (sorted), values ⊕-combined; rows whose value is the zero dropped unless told."""
+    keys = [np.asarray(k, dtype=np.int64) for k in keys]
+    n = len(keys[0]) if keys else (0 if values is None else len(values))
+    if not keys:  # a scalar relation: at most one row
+        total = ops.add.reduce(values) if values is not None and len(values) else None
+        if total is None or (drop_zeros and total == ops.zero):
+            return KeyedRows((), np.zeros(0, dtype=ops.dtype))
+        return KeyedRows((), np.array([total], dtype=ops.dtype))
+    if n == 0:
+        return KeyedRows(tuple(keys), None if values is None else np.asarray(values, dtype=ops.dtype))
+    order = np.lexsort(tuple(keys[::-1]))
+    sorted_keys = [k[order] for k in keys]
+    new = np.zeros(n, dtype=bool)
+    new[0] = True
+    for k in sorted_keys:
+        new[1:] |= k[1:] != k[:-1]
+    starts = np.flatnonzero(new)
+    out_keys = tuple(k[starts] for k in sorted_keys)
+    if values is None:
+        if len(starts) == n:
+            return KeyedRows(out_keys, None)
+        values = np.full(n, ops.one, dtype=ops.dtype)
+    merged = ops.add.reduceat(np.asarray(values, dtype=ops.dtype)[order], starts)
+    rows = KeyedRows(out_keys, merged)
+    if drop_zeros:
+        live = merged != ops.zero
+        if not live.all():
+            rows = rows.take(np.flatnonzero(live))
+    return rows
+
+
+def build_run(rows: KeyedRows, view: View, ops: NumpyOps) -> Trie:
+    """The trie of ``rows`` in ``view`` (values aligned; None when every value is one)."""
+    columns, values = rows.project(view)
+    if values is not None and len(values) and np.all(values == ops.one):
+        values = None
+    return build_trie(columns, SPAN, values, hashable=False)
+
+
+def find_rows(trie: Trie, columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the keys ``columns`` (trie order) present in ``trie``, and their last-level entries."""
+    n = len(columns[0])
+    rows = np.arange(n, dtype=np.int64)
+    nodes = np.zeros(n, dtype=np.int64)
+    for level, column in zip(trie.levels, columns):
+        if len(rows) == 0 or level.size == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        found, entries = level.find(nodes * np.int64(SPAN) + column[rows], positions=True)
+        rows, nodes = rows[found], entries
+    return rows, nodes
+
+
+def lookup_runs(runs: Sequence[Trie], columns: Sequence[np.ndarray], ops: NumpyOps) -> tuple[np.ndarray, np.ndarray]:
+    """The merged value (⊕ over the runs) at each key of ``columns``; present = not the zero."""
+    n = len(columns[0]) if columns else 0
+    merged = np.full(n, ops.zero, dtype=ops.dtype)
+    for trie in runs:
+        if trie.rows == 0 or n == 0:
+            continue
+        rows, entries = find_rows(trie, columns)
+        values = np.full(len(rows), ops.one, dtype=ops.dtype) if trie.values is None else trie.values[entries]
+        merged[rows] = ops.add(merged[rows], values)
+    return merged != ops.zero, merged
+
+
+class ResidentRelation:
+    """One relation as a sorted base plus a sorted overlay, indexed per registered view (module notes).
+
+    Parameters
+    ----------
+    name : str
+    columns : tuple of str
+        Column names, for messages and ``explain``.
+    base : KeyedRows
+        One row per key, sorted (:func:`merge_rows` makes it so).
+    ops : NumpyOps
+        ⊕ (merging rows of one key), ⊗'s one and the zero, in numpy.
+    """
+
+    def __init__(self, name: str, columns: Sequence[str], base: KeyedRows, ops: NumpyOps) -> None:
+        self.name = name
+        self.columns = tuple(columns)
+        self.arity = len(self.columns)
+        self.ops = ops
+        self.base = base
+        self.overlay = empty_rows(self.arity, ops)
+        self.views: list[View] = [View(tuple(range(self.arity)))] if self.arity else []
+        self._base_runs: dict[View, Trie] = {}
+        self._overlay_runs: dict[View, Trie] = {}
+        self.compactions = 0
+
+    @classmethod
+    def build(cls, name: str, columns: Sequence[str], rows: KeyedRows, ops: NumpyOps) -> "ResidentRelation":
+        """A relation from any rows (merged per key, zeros dropped)."""
+        return cls(name, columns, merge_rows(rows.keys, rows.values, ops), ops)
+
+    # -- views ----------------------------------------------------------------------
+
+    def register(self, view: View) -> None:
+        """Keep an index in ``view`` (built now, rebuilt at every compaction)."""
+        if view not in self.views:
+            self.views.append(view)
+        self.run(view, "base")
+
+    def run(self, view: View, part: str) -> Trie:
+        """The trie of the base or the overlay in ``view`` (built on first use after a change)."""
+        cache = self._base_runs if part == "base" else self._overlay_runs
+        trie = cache.get(view)
+        if trie is None:
+            trie = cache[view] = build_run(self.base if part == "base" else self.overlay, view, self.ops)
+        return trie
+
+    def runs(self, view: View, batch: Optional[Trie] = None) -> list[Trie]:
+        """What a rule reads: base and overlay (the old state), plus ``batch`` (the new one)."""
+        out = [self.run(view, "base")]
+        if len(self.overlay):
+            out.append(self.run(view, "overlay"))
+        if batch is not None and batch.rows:
+            out.append(batch)
+        return out
+
+    # -- reading --------------------------------------------------------------------
+
+    @property
+    def base_rows(self) -> int:
+        return len(self.base)
+
+    @property
+    def overlay_rows(self) -> int:
+        return len(self.overlay)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the rows and of every built trie."""
+        tries = [*self._base_runs.values(), *self._overlay_runs.values()]
+        return self.base.nbytes + self.overlay.nbytes + sum(t.nbytes for t in tries)
+
+    def lookup(self, keys: Sequence[np.ndarray], batch: Optional[KeyedRows] = None) -> tuple[np.ndarray, np.ndarray]:
+        """Current (merged) values at ``keys`` (relation column order): (present mask, values).
+
+        With ``batch``, the value after it is merged in.
+        """
+        if self.arity == 0:
+            rows = [self.base, self.overlay] + ([batch] if batch is not None else [])
+            values = [r.values_or_ones(self.ops) for r in rows if len(r)]
+            total = self.ops.add.reduce(np.concatenate(values)) if values else self.ops.zero
+            return np.array([total != self.ops.zero]), np.array([total], dtype=self.ops.dtype)
+        identity = self.views[0]
+        extra = None if batch is None or not len(batch) else build_run(batch, identity, self.ops)
+        return lookup_runs(self.runs(identity, extra), list(keys), self.ops)
+
+    def current(self) -> KeyedRows:
+        """Every row with a non-zero value, one per key (an O(base) merge: for output and saving)."""
+        if not len(self.overlay):
+            return self.base
+        return self._merged(self.overlay)
+
+    def after(self, batch: KeyedRows) -> KeyedRows:
+        """The current rows with ``batch`` merged in (one row per key; nothing changes here)."""
+        current = self.current()
+        if not len(batch):
+            return current
+        keys = [np.concatenate([c, b]) for c, b in zip(current.keys, batch.keys)]
+        values = np.concatenate([current.values_or_ones(self.ops), batch.values_or_ones(self.ops)])
+        return merge_rows(keys, values, self.ops)
+
+    def _merged(self, extra: KeyedRows) -> KeyedRows:
+        keys = [np.concatenate([b, o]) for b, o in zip(self.base.keys, extra.keys)]
+        values = np.concatenate([self.base.values_or_ones(self.ops), extra.values_or_ones(self.ops)])
+        return merge_rows(keys, values, self.ops)
+
+    # -- changing -------------------------------------------------------------------
+
+    def commit(self, batch: KeyedRows) -> None:
+        """Merge a batch (one row per key, as :func:`merge_rows` gives) into the overlay."""
+        if not len(batch):
+            return
+        if self.arity == 0:
+            self.overlay = merge_rows((), np.concatenate([self.overlay.values_or_ones(self.ops),
+                                                          batch.values_or_ones(self.ops)]), self.ops,
+                                      drop_zeros=False)
+            return
+        keys = [np.concatenate([o, b]) for o, b in zip(self.overlay.keys, batch.keys)]
+        values = np.concatenate([self.overlay.values_or_ones(self.ops), batch.values_or_ones(self.ops)])
+        # A ring's overlay keeps no zero rows (they change nothing); an idempotent one keeps none either.
+        self.overlay = merge_rows(keys, values, self.ops)
+        self._overlay_runs = {}
+        if self.needs_compaction():
+            self.compact()
+
+    def needs_compaction(self) -> bool:
+        limit = min(max(COMPACT_FRACTION * len(self.base), OVERLAY_MIN_ROWS), OVERLAY_MAX_ROWS)
+        return len(self.overlay) > limit
+
+    def compact(self) -> None:
+        """Fold the overlay into a new base and rebuild every registered view."""
+        self.replace(self.current())
+
+    def replace(self, rows: KeyedRows) -> None:
+        """Make ``rows`` (one row per key) the base, with an empty overlay; views rebuilt."""
+        self.base = rows
+        self.overlay = empty_rows(self.arity, self.ops)
+        self._base_runs, self._overlay_runs = {}, {}
+        self.compactions += 1
+        for view in self.views:
+            self.run(view, "base")
+
+    def assign(self, batch: KeyedRows) -> None:
+        """Set the keys of ``batch`` to its values (the zero removes a key): for recomputation."""
+        current = self.current()
+        if self.arity == 0:
+            value = batch.values_or_ones(self.ops)[-1:] if len(batch) else current.values
+            self.replace(merge_rows((), value, self.ops))
+            return
+        _, _, kept = _split(current, batch)
+        keys = [np.concatenate([k, b]) for k, b in zip(kept.keys, batch.keys)]
+        values = np.concatenate([kept.values_or_ones(self.ops), batch.values_or_ones(self.ops)])
+        self.replace(merge_rows(keys, values, self.ops))
+
+
+def _split(rows: KeyedRows, batch: KeyedRows) -> tuple[np.ndarray, np.ndarray, KeyedRows]:
+    """Rows of ``rows`` whose key is in ``batch`` (positions), and the rows that are not."""
+    trie = build_trie(list(batch.keys), SPAN, None, hashable=False)
+    hit, _ = find_rows(trie, list(rows.keys))
+    mask = np.ones(len(rows), dtype=bool)
+    mask[hit] = False
+    return hit, np.flatnonzero(mask), rows.take(np.flatnonzero(mask))
