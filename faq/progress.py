@@ -4,7 +4,9 @@ Two sources, one output stream:
 
 * :class:`StepPrinter` turns the executor's :class:`~faq.insideout.executor.StepEvent`
   s into lines such as ``[faq] step 1/3: eliminate a (...) ...`` and
-  ``[faq] step 1/3 done: 10806 rows in 2.1 s``.
+  ``[faq] step 1/3 done: 10806 rows in 2.1 s``, and the
+  :class:`~faq.incremental.change.BatchEvent` s of maintained answers into
+  ``[faq] batch 4 (004.txt) done: 12 changed row(s) in 0.012 s``.
 * :class:`StageMonitor` is a background thread that polls Spark's
   ``statusTracker()`` for the running stages and reports how many of their
   tasks are done.  On a terminal it redraws one line (``\\r``) twice a second;
@@ -78,6 +80,14 @@ class StepPrinter:
             self.stream.flush()
 
     def __call__(self, event: Any) -> None:
+        if hasattr(event, "version"):  # a BatchEvent of a maintained query, motif or fixpoint
+            name = f" ({event.label})" if event.label else ""
+            if event.kind == "start":
+                self.write_line(f"batch {event.version}{name}: {event.description} ...")
+            else:
+                secs = "" if event.seconds is None else f" in {event.seconds:.3f} s"
+                self.write_line(f"batch {event.version}{name} done: {event.rows} changed row(s){secs}")
+            return
         where = f"step {event.step}/{event.total}"
         if event.kind == "start":
             self.write_line(f"{where}: {event.description} ...")

@@ -12,16 +12,18 @@ from faq.incremental.errors import (
     InvalidDeltaError,
     NegativeCountError,
     NonMonotoneDeltaError,
+    NonMonotoneUpdateError,
     NotMaintainableError,
     StateDirectoryError,
     VersionGapError,
 )
-from faq.incremental.change import Change
+from faq.incremental.change import BatchEvent, Change
 from faq.incremental.maintained import MaintainedQuery, maintain
 from faq.incremental.track import MotifChange, MotifTracker, track
 
 __all__ = [
     "BatchAlreadyAppliedError",
+    "BatchEvent",
     "Change",
     "InvalidDeltaError",
     "MaintainedQuery",
@@ -29,6 +31,7 @@ __all__ = [
     "MotifTracker",
     "NegativeCountError",
     "NonMonotoneDeltaError",
+    "NonMonotoneUpdateError",
     "NotMaintainableError",
     "StateDirectoryError",
     "VersionGapError",

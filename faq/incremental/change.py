@@ -37,6 +37,24 @@ VERSION = "version"
 DIFF = "diff"
 
 
+@dataclass(frozen=True)
+class BatchEvent:
+    """Progress of one batch of anything maintained: ``kind`` is ``"start"`` or ``"done"``.
+
+    ``version`` is the version the batch makes, ``label`` its name (a file),
+    ``description`` what runs; a ``"done"`` event has the number of output
+    ``rows`` that changed and the ``seconds`` the batch took.
+    :class:`faq.progress.Reporter` prints these.
+    """
+
+    kind: str
+    version: int
+    description: str
+    rows: Optional[int] = None
+    seconds: Optional[float] = None
+    label: str = ""
+
+
 @dataclass
 class Change:
     """What one batch changed (see the module notes).

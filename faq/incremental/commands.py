@@ -71,7 +71,7 @@ def add_commands(commands: Any, add_common: Any) -> None:
 def check_track(args: argparse.Namespace) -> None:
     """Checks that need no Spark: the inputs exist and every batch file parses."""
     from faq.io import InputNotFoundError
-    from faq.recursive.maintained import update_files
+    from faq.incremental.updates import update_files
 
     if not os.path.exists(args.path):
         raise InputNotFoundError(path=args.path)
@@ -86,7 +86,7 @@ def run_track(args: argparse.Namespace, spark, reporter) -> int:
     """Handler of ``faq track``."""
     from faq.incremental.track import track
     from faq.io import read_edge_list
-    from faq.recursive.maintained import read_updates
+    from faq.incremental.updates import read_updates
 
     check_track(args)
     batches = read_updates(args.updates)  # every file parsed before any Spark work
@@ -94,7 +94,7 @@ def run_track(args: argparse.Namespace, spark, reporter) -> int:
     reporter.note(f"reading {args.path}")
     edges = read_edge_list(args.path, spark=spark)
     reporter.note(f"counting {args.pattern}")
-    with track(edges, args.pattern, progress=reporter.note) as tracker:
+    with track(edges, args.pattern, progress=reporter) as tracker:
         first = {"batch": None, "version": 0, "count": tracker.count,
                  "seconds": round(time.perf_counter() - started, 3)}
         if args.json:

@@ -1,10 +1,10 @@
-"""Errors of maintained queries: bad deltas, versions, saved state.
+"""Errors of maintained queries, tracked motifs and maintained fixpoints: bad deltas, versions, saved state.
 
 Each class keeps what went wrong in :attr:`~faq.errors.FAQError.parameters`.
 
 Examples
 --------
->>> err = NonMonotoneDeltaError(factor="dist", kind="worsening", count=1, example=(3, 4), semiring="min_plus")
+>>> err = NonMonotoneUpdateError(factor="dist", kind="worsening", count=1, example=(3, 4), semiring="min_plus")
 >>> err.parameters["kind"], isinstance(err, ValueError)
 ('worsening', True)
 >>> print(BatchAlreadyAppliedError(version=3, current=5))
@@ -18,26 +18,54 @@ from typing import Any, Optional
 from faq.errors import FAQRuntimeError, FAQTypeError, FAQValueError
 
 
-class NonMonotoneDeltaError(FAQValueError):
-    """A delta a semiring without inverses cannot take: a deletion or a worsening update.
+class NonMonotoneUpdateError(FAQValueError):
+    """An update that an insert-only (monotone) maintained answer cannot take.
 
-    In an idempotent semiring (min, max, ∨) a delta row sets a key's value and
-    must improve it (``new ⊕ old = new``).  ``kind`` is ``"deletion"`` (the
-    value is the semiring's zero: the row goes away) or ``"worsening"``.
-    Pass ``recompute=True`` to recompute from scratch instead.
+    In an idempotent semiring (min, max, ∨) an update sets a key's value
+    and must improve it (``new ⊕ old = new``): an insertion, a shorter
+    weight, a wider capacity.  ``kind`` is ``"deletion"`` (the key or edge
+    goes away) or ``"worsening"``.  Maintained queries, tracked motifs and
+    maintained fixpoints all raise this one class; pass ``recompute=True``
+    to recompute from scratch instead.
+
+    Parameters
+    ----------
+    kind : {"deletion", "worsening"}
+    count : int
+        How many updates of that kind the batch holds.
+    example : tuple, optional
+        One of them: a key, an edge ``(src, dst)``, or ``(src, dst, old, new)``.
+    semiring : str
+    factor : str
+        The factor (or graph) updated.
+    where : str
+        The batch file and line, when the batch came from a file.
     """
 
-    error_class = "NON_MONOTONE_DELTA"
+    error_class = "NON_MONOTONE_UPDATE"
 
-    def __init__(self, factor: str, kind: str, count: int, example: Optional[tuple] = None,
-                 semiring: str = "") -> None:
+    def __init__(self, kind: str, count: int, example: Optional[tuple] = None, semiring: str = "",
+                 factor: str = "", where: str = "") -> None:
+        shown = ""
+        if example is not None:
+            if kind == "worsening" and len(example) >= 4:
+                shown = f" (e.g. edge {example[0]} -> {example[1]}: {example[2]} to {example[3]})"
+            elif factor:
+                shown = f" (e.g. key {example})"
+            else:
+                shown = f" (e.g. edge {example[0]} -> {example[1]})"
         what = "deletion(s)" if kind == "deletion" else "update(s) that make a value worse"
-        shown = f" (e.g. key {example})" if example is not None else ""
+        place = f"{where}: " if where else ""
+        of = f"factor {factor!r}: " if factor else ""
         super().__init__(
-            f"factor {factor!r}: {count} {what}{shown}; a maintained query over {semiring!r} only takes "
-            "insertions and improvements; pass recompute=True to recompute from scratch",
-            factor=factor, kind=kind, count=count, example=example, semiring=semiring,
+            f"{place}{of}{count} {what}{shown}; a maintained {semiring or 'answer'} answer only takes "
+            "insertions and improvements; recompute from scratch (recompute=True) instead",
+            kind=kind, count=count, example=example, semiring=semiring, factor=factor, where=where,
         )
+
+
+# The name maintained queries used before the classes were merged.
+NonMonotoneDeltaError = NonMonotoneUpdateError
 
 
 class NegativeCountError(FAQValueError):

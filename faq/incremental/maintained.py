@@ -16,7 +16,7 @@ idempotent semirings (``min_plus``, ``max_plus``, ``boolean``, ``max_min``, …)
     A delta row sets the value at its key and must *improve* it
     (``new ⊕ old = new``): inserts, shorter distances, wider capacities.
     A deletion (the value zero) or a worsening raises
-    :class:`~faq.incremental.errors.NonMonotoneDeltaError` unless
+    :class:`~faq.incremental.errors.NonMonotoneUpdateError` unless
     ``recompute=True``.  The ``diff`` of an answer row is its new value.
 anything else, or mixed aggregates
     Only ``recompute=True`` (the answer is recomputed from the new factors).
@@ -76,13 +76,13 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 import numpy as np
 
 from faq.factor import VALUE, Factor
-from faq.incremental.change import Change
+from faq.incremental.change import BatchEvent, Change
 from faq.incremental.engine import RuleRun, run_rules
 from faq.incremental.errors import (
     BatchAlreadyAppliedError,
     InvalidDeltaError,
     NegativeCountError,
-    NonMonotoneDeltaError,
+    NonMonotoneUpdateError,
     NotMaintainableError,
     StateDirectoryError,
     VersionGapError,
@@ -101,7 +101,6 @@ from faq.incremental.rules import (
     views_needed,
 )
 from faq.incremental.state import ResidentState, to_arrow, value_ops
-from faq.insideout.executor import StepEvent
 from faq.query import FAQ, Atom, parse_query
 from faq.semirings import INTEGER, Semiring, get_semiring
 
@@ -109,7 +108,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-Progress = Callable[[StepEvent], None]
+Progress = Callable[[BatchEvent], None]
 
 ANSWER = "__answer"
 VERSION, DIFF = "version", "diff"
@@ -164,8 +163,8 @@ class MaintainedQuery:
         A directory to keep the state in (created; must not hold a state
         already: reopen that with :meth:`open`).
     progress : callable, optional
-        Receives a :class:`~faq.insideout.executor.StepEvent` when a batch's
-        rules start and end.
+        Receives a :class:`~faq.incremental.change.BatchEvent` when a batch
+        starts and ends.
     placement : {"auto", "driver", "executors"}
         Where the indexes live; ``auto`` keeps them on the driver while they
         fit ``budget``.  Only the driver placement runs batches so far: a
@@ -356,7 +355,7 @@ class MaintainedQuery:
         Raises
         ------
         BatchAlreadyAppliedError, VersionGapError, InvalidDeltaError,
-        NegativeCountError, NonMonotoneDeltaError, NotMaintainableError
+        NegativeCountError, NonMonotoneUpdateError, NotMaintainableError
             Before anything changes: the state stays at its version.
         """
         started = time.perf_counter()
@@ -376,7 +375,7 @@ class MaintainedQuery:
         description = f"{sum(len(b) for b in batches.values())} changed row(s) through " \
                       f"{sum(1 for r in self.rules if r.relation in batches)} delta rule(s)"
         if self.progress:
-            self.progress(StepEvent("start", 1, 1, description))
+            self.progress(BatchEvent("start", target, description, label=label or ""))
         stats: list[RuleRun] = []
         keys, values = run_rules(self.rules, self.state.relations, batches, self.ops, len(self.state.domain), stats)
         self.last_rules = stats
@@ -397,7 +396,7 @@ class MaintainedQuery:
         self.state.labels.append(label or f"batch {target}")
         seconds = time.perf_counter() - started
         if self.progress:
-            self.progress(StepEvent("done", 1, 1, description, len(values), seconds))
+            self.progress(BatchEvent("done", target, description, len(values), seconds, label or ""))
         return self._change(keys, values, target, seconds, batches, stats)
 
     def _change(self, keys, values, target: int, seconds: float, batches, stats) -> Change:
@@ -460,11 +459,11 @@ class MaintainedQuery:
         new = batch.values_or_ones(ops)
         deletion = np.flatnonzero(new == ops.zero)
         if len(deletion):
-            raise NonMonotoneDeltaError(factor=name, kind="deletion", count=len(deletion),
+            raise NonMonotoneUpdateError(factor=name, kind="deletion", count=len(deletion),
                                         example=self._example(batch.keys, deletion[0]), semiring=self.semiring.name)
         worse = np.flatnonzero(present & (ops.add(before, new) != new))
         if len(worse):
-            raise NonMonotoneDeltaError(factor=name, kind="worsening", count=len(worse),
+            raise NonMonotoneUpdateError(factor=name, kind="worsening", count=len(worse),
                                         example=self._example(batch.keys, worse[0]), semiring=self.semiring.name)
         changes = ~present | (new != before)
         return batch if changes.all() else batch.take(np.flatnonzero(changes))

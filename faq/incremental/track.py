@@ -57,7 +57,7 @@ import numpy as np
 
 from faq.factor import Factor
 from faq.graphs.motifs import Pattern, count_motifs, parse_pattern
-from faq.incremental.change import Change
+from faq.incremental.change import BatchEvent, Change
 from faq.incremental.engine import RuleRun, run_rules
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
 from faq.incremental.rules import DeltaQuery, Term, plan_rules, views_needed
@@ -79,7 +79,7 @@ def _python(value: Any) -> Any:
 
 
 def track(edges: Union[Factor, "DataFrame", str, os.PathLike], pattern: Union[str, Pattern], *,
-          progress: Optional[Callable[[str], None]] = None, path: Optional[str] = None) -> "MotifTracker":
+          progress: Optional[Callable[[BatchEvent], None]] = None, path: Optional[str] = None) -> "MotifTracker":
     """Count ``pattern`` in the graph and keep following it (see :class:`MotifTracker`)."""
     return MotifTracker(edges, pattern, progress=progress, path=path)
 
@@ -93,12 +93,12 @@ class MotifTracker:
         The initial graph.
     pattern : str or Pattern
     progress : callable, optional
-        Receives one line of text per batch.
+        Receives a :class:`~faq.incremental.change.BatchEvent` per batch.
     path : str, optional
         Keep the state durable in this directory (see the module notes).
     """
 
-    def __init__(self, edges, pattern: Union[str, Pattern], *, progress: Optional[Callable[[str], None]] = None,
+    def __init__(self, edges, pattern: Union[str, Pattern], *, progress: Optional[Callable[[BatchEvent], None]] = None,
                  path: Optional[str] = None, _restored: Optional[tuple[ResidentState, dict]] = None) -> None:
         self.pattern = parse_pattern(pattern)
         self.progress = progress
@@ -181,8 +181,9 @@ class MotifTracker:
         self.count += delta
         seconds = time.perf_counter() - started
         if self.progress:
-            self.progress(f"batch {target}: {len(edge_batch)} edge change(s), {len(stats)} delta rule(s), "
-                          f"{sum(s.bindings for s in stats)} binding(s) reached in {seconds:.3f} s")
+            self.progress(BatchEvent("done", target, f"{len(edge_batch)} edge change(s) through {len(stats)} delta "
+                                     f"rule(s), {sum(s.bindings for s in stats)} binding(s) reached", len(values),
+                                     seconds, label or ""))
         decoded = tuple(self.state.domain.decode(k) for k in keys)
         info = {"delta": delta, "edges_changed": len(edge_batch), "rules": len(stats),
                 "bindings": sum(s.bindings for s in stats)}
@@ -254,7 +255,7 @@ class MotifTracker:
         return {"kind": "motif", "pattern": str(self.pattern), "count": self.count if count is None else count}
 
     @classmethod
-    def open(cls, path: str, *, progress: Optional[Callable[[str], None]] = None) -> "MotifTracker":
+    def open(cls, path: str, *, progress: Optional[Callable[[BatchEvent], None]] = None) -> "MotifTracker":
         """Reopen a tracker saved with ``path=`` at its last committed version (no Spark needed)."""
         from faq.incremental.errors import StateDirectoryError
         from faq.incremental.store import Store

@@ -159,7 +159,7 @@ def _check_updates(updates: Optional[str], semiring: str) -> None:
     the handler checks when it reads the batches again.
     """
     if updates:
-        from faq.recursive.maintained import read_updates
+        from faq.incremental.updates import read_updates
 
         _refuse_deletions(read_updates(updates, weighted=False), semiring)
 
@@ -247,7 +247,7 @@ def _read_batches(args: argparse.Namespace, weighted: bool, semiring: str) -> li
     """Every batch file, read before any Spark work; deletions are refused here (no recomputation in the CLI)."""
     if not args.updates:
         return []
-    from faq.recursive.maintained import read_updates
+    from faq.incremental.updates import read_updates
 
     batches = read_updates(args.updates, weighted=weighted)
     _refuse_deletions(batches, semiring)

@@ -13,9 +13,10 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 from faq.errors import FAQRuntimeError, FAQTypeError, FAQValueError
+from faq.incremental.errors import NonMonotoneUpdateError  # noqa: F401 - one class for everything maintained
 
 
 class NotIdempotentError(FAQTypeError):
@@ -68,44 +69,6 @@ class NegativeCycleError(FAQValueError):
             nodes=nodes,
             frontier=frontier,
             example=example,
-        )
-
-
-class NonMonotoneUpdateError(FAQValueError):
-    """An update to a maintained fixpoint could make values worse.
-
-    ``kind`` is ``"deletion"`` (an edge is removed) or ``"worsening"`` (an
-    existing edge gets a longer weight in min_plus, a narrower capacity in
-    max_min).  Insert-only maintenance cannot take either; pass
-    ``recompute=True`` to recompute from scratch instead.
-    """
-
-    error_class = "NON_MONOTONE_UPDATE"
-
-    def __init__(
-        self,
-        kind: str,
-        count: int,
-        example: Optional[tuple] = None,
-        semiring: str = "",
-        where: str = "",
-    ) -> None:
-        shown = ""
-        if example is not None:
-            if kind == "worsening" and len(example) >= 4:
-                shown = f" (e.g. edge {example[0]} -> {example[1]}: {example[2]} to {example[3]})"
-            else:
-                shown = f" (e.g. edge {example[0]} -> {example[1]})"
-        what = "deletion(s)" if kind == "deletion" else "update(s) that make an existing edge worse"
-        place = f"{where}: " if where else ""
-        super().__init__(
-            f"{place}{count} {what}{shown}; a maintained {semiring or 'fixpoint'} answer only takes "
-            "insertions and improvements; recompute from scratch (recompute=True) instead",
-            kind=kind,
-            count=count,
-            example=example,
-            semiring=semiring,
-            where=where,
         )
 
 
