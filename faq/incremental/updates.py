@@ -14,7 +14,7 @@ Examples
 >>> from faq.incremental.updates import read_batch
 >>> path = os.path.join(tempfile.mkdtemp(), "001.txt")
 >>> with open(path, "w") as f:
-...     _ = f.write("# one batch\n+ 1 2\n+ 2 3 0.5\n- 4 5\n")
+...     _ = f.write("# one batch\\n+ 1 2\\n+ 2 3 0.5\\n- 4 5\\n")
 >>> batch = read_batch(path)
 >>> batch.inserts, batch.deletes, batch.insert_lines
 (((1, 2, None), (2, 3, 0.5)), ((4, 5),), (2, 3))
