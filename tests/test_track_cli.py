@@ -60,3 +60,43 @@ def test_track_reports_a_bad_batch_line_before_spark_work(capsys, tmp_path):
     assert code == 2
     assert "003.txt" in err and "line 1" in err
     assert out == ""
+
+
+def test_track_resumes_from_its_state_and_never_applies_a_batch_twice(capsys, tmp_path):
+    """An interrupted run (here: a first run that saw only the first batch file) resumes from --state."""
+    import shutil
+
+    graph, updates = write_case(tmp_path)
+    first_only = tmp_path / "first"
+    first_only.mkdir()
+    shutil.copy(updates / "001.txt", first_only / "001.txt")
+    state = tmp_path / "state"
+    pattern = "(a)->(b); (a)->(c); (b)->(c)"
+    code, out, err = run(capsys, "track", pattern, graph, first_only, "--state", state, "--json", "--count-only")
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [(x["batch"], x["count"]) for x in lines] == [(None, 0), ("001.txt", 2)]
+    assert lines[0]["resumed"] is False
+
+    code, out, err = run(capsys, "track", pattern, graph, updates, "--state", state, "--json", "--count-only")
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert lines[0]["resumed"] is True and lines[0]["skipped"] == 1 and lines[0]["count"] == 2
+    assert [(x["batch"], x["version"], x["delta"], x["count"]) for x in lines[1:]] == [("002.txt", 2, -2, 0)]
+    final = {(1, 2), (3, 4), (1, 3), (2, 4)}
+    assert lines[-1]["count"] == len(bindings(final, pattern))
+
+    # Everything applied: a third run skips both files and changes nothing.
+    code, out, err = run(capsys, "track", pattern, graph, updates, "--state", state, "--json")
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert len(lines) == 1 and lines[0]["skipped"] == 2 and lines[0]["version"] == 2
+
+    # Another pattern, or a directory whose first files are not the ones applied, is refused (exit 2).
+    code, out, err = run(capsys, "track", "(a)->(b)", graph, updates, "--state", state)
+    assert code == 2 and "STATE_DIRECTORY" in err
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "000.txt").write_text("+ 7 8\n")
+    code, out, err = run(capsys, "track", pattern, graph, other, "--state", state)
+    assert code == 2 and "not the first" in err

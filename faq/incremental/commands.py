@@ -2,7 +2,7 @@
 
 ::
 
-    faq track 'PATTERN' INITIAL_EDGES UPDATES_DIR [--count-only] [--show N] [--json]
+    faq track 'PATTERN' INITIAL_EDGES UPDATES_DIR [--state DIR] [--count-only] [--show N] [--json]
 
 ``UPDATES_DIR`` holds batch files of ``+ src dst`` / ``- src dst`` lines
 (blank lines and ``#`` comments skipped), applied in file-name order; within
@@ -12,6 +12,13 @@ the first ``--show`` bindings that appeared (``+``) and disappeared (``-``).
 With ``--json``: JSON lines, first the initial count (``"batch": null``),
 then one object per batch with ``batch``, ``version``, ``delta``, ``count``,
 ``seconds``, ``appeared``, ``disappeared`` and ``edges_changed``.
+
+With ``--state DIR`` the tracker's state is durable in DIR (Parquet files and
+a manifest committed per batch, :mod:`faq.incremental.store`).  Run again
+with the same DIR after an interruption, it reopens the state instead of
+recounting, skips the batch files already applied (they are recorded by
+name and must be the directory's first files in name order: a batch never
+counts twice) and goes on with the rest.
 
 Examples
 --------
@@ -62,6 +69,9 @@ def add_commands(commands: Any, add_common: Any) -> None:
     sub.add_argument("pattern", metavar="PATTERN", type=_pattern, help="the motif, e.g. '(a)->(b); (b)->(c)'")
     sub.add_argument("path", metavar="INITIAL_EDGES", help="edge list file of the initial graph")
     sub.add_argument("updates", metavar="UPDATES_DIR", help="directory of batch files, applied in name order")
+    sub.add_argument("--state", metavar="STATE_DIR",
+                     help="keep the state in STATE_DIR; run again with it to resume after an interruption "
+                          "(batch files already applied are skipped)")
     sub.add_argument("--count-only", action="store_true", help="print only the counts, not the bindings")
     sub.add_argument("--show", type=int, default=PREVIEW_ROWS, metavar="N",
                      help="bindings shown per batch (appeared and disappeared; default %(default)s)")
@@ -84,46 +94,79 @@ def check_track(args: argparse.Namespace) -> None:
 
 def run_track(args: argparse.Namespace, spark, reporter) -> int:
     """Handler of ``faq track``."""
-    from faq.incremental.track import track
-    from faq.io import read_edge_list
-    from faq.incremental.updates import read_updates
+    from faq.incremental.updates import pending, read_batch, update_files
 
     check_track(args)
-    batches = read_updates(args.updates)  # every file parsed before any Spark work
+    files = update_files(args.updates)
+    parsed = {f: read_batch(f) for f in files}  # every file parsed before any work
     started = time.perf_counter()
-    reporter.note(f"reading {args.path}")
-    edges = read_edge_list(args.path, spark=spark)
-    reporter.note(f"counting {args.pattern}")
-    with track(edges, args.pattern, progress=reporter) as tracker:
-        first = {"batch": None, "version": 0, "count": tracker.count,
+    tracker, resumed = _tracker(args, spark, reporter)
+    with tracker:
+        todo = pending(files, tracker.state.labels, args.state or "") if resumed else \
+            [(k, f) for k, f in enumerate(files, start=1)]
+        skipped = len(files) - len(todo)
+        first = {"batch": None, "version": tracker.version, "count": tracker.count,
                  "seconds": round(time.perf_counter() - started, 3)}
+        if args.state:
+            first.update(resumed=resumed, skipped=skipped)
         if args.json:
             _print_json(first)
+        elif resumed:
+            print(f"{args.state}: resumed at version {tracker.version}, {tracker.count} "
+                  f"binding{'s' if tracker.count != 1 else ''} of {args.pattern}; {skipped} batch file(s) "
+                  f"applied already, {len(todo)} to go", flush=True)
         else:
             print(f"{args.path}: {tracker.count} binding{'s' if tracker.count != 1 else ''} of {args.pattern} "
                   f"({first['seconds']:.1f} s)", flush=True)
-        for k, batch in enumerate(batches, start=1):
-            reporter.note(f"batch {k}/{len(batches)} {batch.name}: {len(batch.inserts)} insert(s), "
+        for k, (version, file) in enumerate(todo, start=1):
+            batch = parsed[file]
+            reporter.note(f"batch {k}/{len(todo)} {batch.name}: {len(batch.inserts)} insert(s), "
                           f"{len(batch.deletes)} delete(s)")
             rows = [(s, d, 1, line) for (s, d, _), line in zip(batch.inserts, batch.insert_lines)]
             rows += [(s, d, -1, line) for (s, d), line in zip(batch.deletes, batch.delete_lines)]
-            change = tracker.apply(rows)  # (src, dst, diff, seq): the batch never goes through Spark
-            shown = [] if args.count_only or args.show == 0 else change.sorted_rows(args.show)
-            appeared = (change.delta + len(change)) // 2
-            out = {"batch": batch.name, **change.to_dict(), "appeared": appeared,
-                   "disappeared": appeared - change.delta}
-            if args.json:
-                if shown:
-                    out["bindings"] = shown
-                _print_json(out)
-            else:
-                sign = "+" if change.delta >= 0 else ""
-                print(f"batch {batch.name}: {sign}{change.delta} (+{out['appeared']} -{out['disappeared']}), "
-                      f"count {change.count}, {change.seconds:.2f} s", flush=True)
-                for b in shown:
-                    print(f"  {'+' if b['diff'] > 0 else '-'} " +
-                          " ".join(f"{v}={b[v]}" for v in args.pattern.vertices), flush=True)
+            # (src, dst, diff, seq): the batch never goes through Spark
+            change = tracker.apply(rows, version=version, label=batch.name)
+            _report_batch(args, batch.name, change)
     return 0
+
+
+def _tracker(args: argparse.Namespace, spark, reporter):
+    """The tracker: reopened from ``--state`` when it holds one, else counted from the graph."""
+    from faq.incremental.store import Store
+    from faq.incremental.track import MotifTracker, track
+    from faq.io import read_edge_list
+
+    if args.state and Store(args.state).exists():
+        reporter.note(f"reopening the state in {args.state}")
+        tracker = MotifTracker.open(args.state, progress=reporter)
+        if str(tracker.pattern) != str(args.pattern):
+            from faq.incremental.errors import StateDirectoryError
+
+            tracker.close()
+            raise StateDirectoryError(Store(args.state).path, f"it tracks '{tracker.pattern}', not "
+                                                              f"'{args.pattern}'; use another --state directory")
+        return tracker, True
+    reporter.note(f"reading {args.path}")
+    edges = read_edge_list(args.path, spark=spark)
+    reporter.note(f"counting {args.pattern}")
+    return track(edges, args.pattern, progress=reporter, path=args.state), False
+
+
+def _report_batch(args: argparse.Namespace, name: str, change) -> None:
+    shown = [] if args.count_only or args.show == 0 else change.sorted_rows(args.show)
+    appeared = (change.delta + len(change)) // 2
+    out = {"batch": name, **change.to_dict(), "appeared": appeared, "disappeared": appeared - change.delta}
+    if args.json:
+        if shown:
+            out["bindings"] = shown
+        _print_json(out)
+        return
+    sign = "+" if change.delta >= 0 else ""
+    print(f"batch {name}: {sign}{change.delta} (+{out['appeared']} -{out['disappeared']}), "
+          f"count {change.count}, {change.seconds:.2f} s", flush=True)
+    for b in shown:
+        print(f"  {'+' if b['diff'] > 0 else '-'} " + " ".join(f"{v}={b[v]}" for v in args.pattern.vertices),
+              flush=True)
 
 
 def _print_json(obj: dict) -> None:
