@@ -5,7 +5,7 @@
     faq triangles PATH [--directed | --undirected] [--json]
     faq matrix-chain A.mtx B.mtx [C.mtx ...] --out OUT.mtx [--semiring real|boolean|min_plus ...]
     faq query 'TEXT' --factor NAME=PATH ... [--semiring NAME] [--out PATH.csv|.parquet] [--json]
-    faq explain 'TEXT' --factor NAME=PATH ... [--json]
+    faq explain 'TEXT' --factor NAME=PATH ... [--maintained [--budget SIZE]] [--json]
 
 More subcommands come from the modules in :data:`PLUGIN_COMMANDS` (``motif``,
 ``paths``, ``components``, ``track``).  Every command takes ``--master URL`` (default ``local[*]``) and ``--quiet``.
@@ -180,6 +180,16 @@ def build_parser() -> argparse.ArgumentParser:
             sub.add_argument(
                 "--out", metavar="PATH", help="write the result to PATH (.csv or .parquet) instead of printing it"
             )
+        else:
+            sub.add_argument(
+                "--maintained", action="store_true",
+                help="show how a maintained query would keep the answer current: where its indexes live "
+                "(driver or executors, against the budget), their views and estimated sizes, and the "
+                "attribute order of every delta rule",
+            )
+            sub.add_argument("--budget", metavar="SIZE",
+                             help="the driver's index budget for --maintained (e.g. 512m, 4g; default "
+                                  "$FAQ_INDEX_BUDGET or 2g)")
         sub.set_defaults(run=run, check_early=_check_query)
     for module_name in PLUGIN_COMMANDS:
         _add_plugin_commands(module_name, commands, common)
@@ -547,6 +557,16 @@ def _cmd_explain(args: argparse.Namespace, spark, reporter: Reporter) -> int:
 
     query = parse_query(args.text)
     factors = _read_factors(args, spark, reporter)
+    if args.maintained:  # how `maintain` would keep the answer: placement, index views and sizes, delta rules
+        from faq.incremental.maintained import MaintainedQuery
+
+        reporter.note("counting the factors' rows (index sizes are estimated from them)")
+        maintenance = MaintainedQuery.plan_for(query, factors, semiring=args.semiring, budget=args.budget)
+        if args.json:
+            _print_json(maintenance.to_dict())
+        else:
+            print(maintenance)
+        return EXIT_OK
     semiring = query_semiring(query, factors, args.semiring)
     bind(query, factors, semiring)  # the same checks a run would make (no Spark job)
     reporter.note("gathering factor statistics (rows, distinct values and largest degree per column)")

@@ -314,3 +314,20 @@ def test_console_entry_subprocess(tmp_path):
     for noise in ("WARN", "INFO", "Traceback", "Exception"):
         assert noise not in proc.stderr, proc.stderr
     assert all(line.startswith("[faq]") for line in proc.stderr.splitlines()), proc.stderr
+
+
+def test_explain_maintained_shows_placement_views_and_rules(capsys):
+    query = "count() := edge(a,b), edge(a,c), edge(b,c)"
+    code, out, err = run(capsys, "explain", query, "-f", f"edge={EMAIL}", "--maintained", "--json", "-q")
+    assert code == 0, err
+    plan = json.loads(out)
+    assert plan["placement"] == "driver" and plan["mode"].startswith("signed")
+    (edge,) = plan["relations"]
+    assert edge["views"] == ["(src, dst)", "(dst, src)"] and edge["rows"] > 20_000
+    assert len(plan["rules"]) == 3 and all(r.startswith("Δedge") for r in plan["rules"])
+    # a budget below the index size moves the indexes to the executors (and says why)
+    code, out, err = run(capsys, "explain", query, "-f", f"edge={EMAIL}", "--maintained", "--budget", "64k", "-q")
+    assert code == 0, err
+    assert "indexes on the executors" in out and "exceed the driver budget of 64.0 KB" in out
+    code, out, err = run(capsys, "explain", query, "-f", f"edge={EMAIL}", "--maintained", "--budget", "lots", "-q")
+    assert code == 2 and "budget" in err

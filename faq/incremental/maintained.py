@@ -270,6 +270,32 @@ class MaintainedQuery:
         """Where the indexes live and why, their views and sizes, and every delta rule's order."""
         return self._make_plan(measured=True)
 
+    @classmethod
+    def plan_for(
+        cls,
+        query: Union[FAQ, str],
+        factors: Mapping[str, Factor],
+        *,
+        semiring: Union[str, Semiring, None] = None,
+        placement: str = "auto",
+        budget: Optional[Union[int, str]] = None,
+    ) -> MaintenancePlan:
+        """The plan :func:`maintain` would follow, without building anything (one count job per factor).
+
+        Index sizes are estimated from the factors' row counts (``~`` in the
+        printout); :meth:`explain` of a built maintained query measures them.
+        """
+        from faq.insideout.executor import bind, query_semiring
+
+        self = cls.__new__(cls)  # the planning half of __init__ only: no indexes, no answer
+        self.query = parse_query(query) if isinstance(query, str) else query
+        self.semiring = query_semiring(self.query, factors, semiring)
+        bind(self.query, factors, self.semiring)
+        self._meta = {name: {"variables": list(factors[name].variables), "value": factors[name].value,
+                             "semiring": factors[name].semiring.name} for name in self.query.factor_names}
+        self._setup(placement, budget)
+        return self._make_plan(rows={name: factors[name].count() for name in self.query.factor_names})
+
     @property
     def version(self) -> int:
         return self.state.version
