@@ -317,8 +317,20 @@ def change_set(before, after):
     return {(n, before.get(n), after[n]) for n in after if before.get(n) != after[n]}
 
 
-def changes_of(changes):
-    return {(int(r[0]), r[1], r[2]) for r in changes.df.collect()}
+def missing(value):
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def changes_of(change):
+    """(node, old, new) of a Change (columns node, old, version, diff); a missing old (NaN / None) is None."""
+    assert change.names == ["node", "old", "version", "diff"]
+    return {(node, None if missing(old) else old, new) for node, old, version, new in change.rows()}
+
+
+def values_of(m):
+    """The maintained answer ``{node: value}``, read on the driver."""
+    table = m.table()
+    return dict(zip(table.column("node").to_pylist(), table.column("value").to_pylist()))
 
 
 def test_maintained_shortest_paths_equal_recomputation(spark):
@@ -336,24 +348,28 @@ def test_maintained_shortest_paths_equal_recomputation(spark):
     ]
     current = list(rows)
     with MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), source) as m:
+        assert m.placement == "driver" and m.version == 0
         before = floats(nx.single_source_dijkstra_path_length(nx_of(current), source))
-        assert answer(m.state) == before
-        for batch in batches:
+        assert answer(m.state) == before  # the Spark factor of the answer
+        for version, batch in enumerate(batches, start=1):
             current += batch
             after = floats(nx.single_source_dijkstra_path_length(nx_of(current), source))
             with m.insert(batch) as changes:
                 assert changes_of(changes) == change_set(before, after)
-                assert changes.count == len(change_set(before, after))
-            assert answer(m.state) == after
+                assert len(changes) == len(change_set(before, after))
+                assert changes.version == version == m.version and changes.count == len(after)
+                assert changes.to_dict()["changed"] == len(changes) and not changes.info["recomputed"]
+            assert values_of(m) == after and answer(m.state) == after
             before = after
-        with m.recompute() as changes:  # from scratch on Spark: nothing differs
-            assert changes.count == 0 and changes.recomputed
+        assert m.edges.df.count() == m.edge_rows == len({(u, v) for u, v, _ in current})
+        changes = m.recompute()  # from scratch on the driver: nothing differs, and no new version
+        assert len(changes) == 0 and changes.info["recomputed"] and m.version == len(batches)
 
 
 def test_maintained_refuses_deletions_and_worsening(spark, tmp_path):
     rows = [(0, 1, 2.0), (1, 2, 2.0), (0, 2, 9.0), (2, 3, 1.0)]
     with MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), 0) as m:
-        state = answer(m.state)
+        state = values_of(m)
         with pytest.raises(NonMonotoneUpdateError) as info:
             m.insert([(1, 2, 5.0)])  # longer than 2.0
         assert info.value.parameters["kind"] == "worsening"
@@ -366,23 +382,48 @@ def test_maintained_refuses_deletions_and_worsening(spark, tmp_path):
         with pytest.raises(NonMonotoneUpdateError) as info:
             m.apply(read_batch(batch_file))
         assert info.value.parameters["where"] == f"{batch_file}, line 4"
-        assert answer(m.state) == state  # nothing was applied
+        worse_file = tmp_path / "002.txt"
+        worse_file.write_text("+ 3 4 1\n+ 0 2 10\n")
+        with pytest.raises(NonMonotoneUpdateError) as info:
+            m.apply(read_batch(worse_file))
+        assert info.value.parameters["where"] == f"{worse_file}, line 2"
+        assert info.value.parameters["example"] == (0, 2, 9.0, 10.0)
+        assert values_of(m) == state and m.version == 0  # nothing was applied
         # Asked for explicitly: recompute from scratch (deletions first, then insertions).
         with m.apply(read_batch(batch_file), recompute=True) as changes:
-            assert changes.recomputed and changes.deleted == 1
+            assert changes.info["recomputed"] and changes.info["deleted"] == 1
+            # node 1 is no longer reached: its diff is the zero (inf); 4 is new
+            assert changes_of(changes) == {(1, 2.0, math.inf), (2, 4.0, 9.0), (3, 5.0, 10.0), (4, None, 11.0)}
         expected = floats(nx.single_source_dijkstra_path_length(nx_of([(1, 2, 2.0), (0, 2, 9.0), (2, 3, 1.0), (3, 4, 1.0)]), 0))
-        assert answer(m.state) == expected
+        assert values_of(m) == expected and m.version == 1 and m.labels == ["001.txt"]
         with m.insert([(0, 2, 12.0)], recompute=True) as changes:  # worse weight, replaced
-            assert changes.recomputed
-        assert answer(m.state) == {0: 0.0, 2: 12.0, 3: 13.0, 4: 14.0}
+            assert changes.info["recomputed"]
+        assert values_of(m) == {0: 0.0, 2: 12.0, 3: 13.0, 4: 14.0}
+        # the edges the recomputation left are the index now: an improvement is incremental again
+        with m.insert([(0, 3, 1.0)]) as changes:
+            assert not changes.info["recomputed"] and changes_of(changes) == {(3, 13.0, 1.0), (4, 14.0, 2.0)}
 
 
 def test_maintained_negative_cycle_leaves_answer_unchanged(spark):
     rows = [(0, 1, 1.0), (1, 2, 1.0), (2, 3, 1.0)]
     with MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), 0) as m:
-        with pytest.raises(NegativeCycleError):
+        with pytest.raises(NegativeCycleError) as info:
             m.insert([(2, 1, -5.0)])
-        assert answer(m.state) == {0: 0.0, 1: 1.0, 2: 2.0, 3: 3.0}
+        assert info.value.parameters["semiring"] == "min_plus" and info.value.parameters["example"] in (1, 2, 3)
+        assert values_of(m) == {0: 0.0, 1: 1.0, 2: 2.0, 3: 3.0} and m.version == 0
+        # the edge was not added either: a harmless negative edge now works
+        with m.insert([(0, 3, -1.0)]) as changes:
+            assert changes_of(changes) == {(3, 3.0, -1.0)}
+
+
+def test_maintained_iteration_cap_leaves_answer_unchanged():
+    """No Spark at all: edges given as tuples."""
+    m = MaintainedFixpoint.paths([(0, 1, 1.0), (1, 2, 1.0)], 0, max_iterations=3)
+    with pytest.raises(FixpointNotConvergedError) as info:
+        m.insert([(2, 3, 1.0), (3, 4, 1.0), (4, 5, 1.0)])
+    assert info.value.parameters == {"iterations": 3, "frontier": 1, "max_iterations": 3}
+    assert values_of(m) == {0: 0.0, 1: 1.0, 2: 2.0} and m.version == 0 and m.edge_rows == 2
+    assert changes_of(m.insert([(2, 3, 1.0)])) == {(3, None, 3.0)}
 
 
 def test_maintained_widest_paths(spark):
@@ -391,13 +432,13 @@ def test_maintained_widest_paths(spark):
     current = list(rows)
     with MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "max_min", spark=spark), source, "max_min") as m:
         before = widest_oracle(nx_of(current, max), source)
-        assert answer(m.state) == before
+        assert values_of(m) == before
         batch = [(rows[1][0], rows[1][1], 50.0), (source, 300, 4.0), (300, rows[3][1], 8.0)]  # wider, new
         current += batch
         after = widest_oracle(nx_of(current, max), source)
         with m.insert(batch) as changes:
             assert changes_of(changes) == change_set(before, after)
-        assert answer(m.state) == after
+        assert values_of(m) == after
         with pytest.raises(NonMonotoneUpdateError) as info:
             m.insert([(rows[1][0], rows[1][1], 1.0)])  # narrower than 50
         assert info.value.parameters["kind"] == "worsening"
@@ -410,21 +451,219 @@ def test_maintained_components(spark):
         g = nx_of([(u, v, 1.0) for u, v in current], nodes=[30])
         before = components_oracle(g)
         assert answer(m.state) == before
-        for batch in ([(22, 11), (40, 41)], [(11, 3), (30, 41), (2, 1)]):
+        for batch in ([(22, 11), (40, 41)], [(11, 3), (30, 41), (2, 1)], [(50, 50)]):  # 50: a loop-only node
             current += batch
-            after = components_oracle(nx_of([(u, v, 1.0) for u, v in current], nodes=[30]))
+            after = components_oracle(nx_of([(u, v, 1.0) for u, v in current], nodes=[30, *(u for u, _ in current)]))
             with m.insert(batch) as changes:
                 assert changes_of(changes) == change_set(before, after)
-            assert answer(m.state) == after
+            assert values_of(m) == after
             before = after
 
 
 def test_maintained_reachability(spark):
     rows = [(0, 1, 1.0), (1, 2, 1.0), (5, 6, 1.0)]
     with MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "counting", spark=spark), 0, "boolean") as m:
-        assert answer(m.state) == {0: True, 1: True, 2: True}
+        assert values_of(m) == {0: True, 1: True, 2: True}
         with m.insert([(2, 5), (0, 1)]) as changes:  # (0, 1) exists: no change
             assert changes_of(changes) == {(5, None, True), (6, None, True)}
+            assert changes.info["inserted"] == 1
+
+
+@st.composite
+def graph_and_batches(draw):
+    """A small weighted digraph (loops, parallel edges, zero weights) and 3 insert batches over more nodes."""
+    n = draw(st.integers(1, 8))
+    edge = st.tuples(st.integers(0, n - 1), st.integers(0, n - 1), st.integers(0, 6))
+    edges = draw(st.lists(edge, max_size=16))
+    wider = st.tuples(st.integers(0, n + 2), st.integers(0, n + 2), st.integers(0, 6))
+    batches = draw(st.lists(st.lists(wider, max_size=6), min_size=3, max_size=3))
+    return n, [(u, v, float(w)) for u, v, w in edges], [[(u, v, float(w)) for u, v, w in b] for b in batches]
+
+
+def path_oracle(semiring, rows, source):
+    if semiring == "boolean":
+        g = nx_of(rows)
+        g.add_node(source)
+        return {n: True for n in nx.descendants(g, source) | {source}}
+    if semiring == "min_plus":
+        g = nx_of(rows)
+        g.add_node(source)
+        return floats(nx.single_source_dijkstra_path_length(g, source))
+    g = nx_of(rows, max)
+    g.add_node(source)
+    return widest_oracle(g, source)
+
+
+def worse_pairs(semiring, current, batch):
+    """Pairs whose batch value (⊕ of the batch's rows) is worse than the current one (the oracle's view)."""
+    if semiring == "boolean":
+        return set()
+    better = min if semiring == "min_plus" else max
+    merged, now = {}, {}
+    for u, v, w in batch:
+        merged[(u, v)] = better(w, merged.get((u, v), w))
+    for u, v, w in current:
+        now[(u, v)] = better(w, now.get((u, v), w))
+    return {p for p, w in merged.items() if p in now and better(w, now[p]) != w}
+
+
+# Maintained fixpoints built from tuples run on the driver only (no Spark): more examples are cheap.
+DRIVER_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+
+
+@pytest.mark.parametrize("semiring", ["boolean", "min_plus", "max_min"])
+@DRIVER_SETTINGS
+@given(case=graph_and_batches())
+def test_random_maintained_paths_match_networkx_after_every_batch(semiring, case):
+    """Driver only (tuples in, no Spark); a batch with a worsening pair is refused whole, then applied without it."""
+    n, rows, batches = case
+    m = MaintainedFixpoint.paths(rows, 0, semiring)
+    current = list(rows)
+    assert values_of(m) == path_oracle(semiring, current, 0)
+    for batch in batches:
+        worse = worse_pairs(semiring, current, batch)
+        if worse:
+            before = values_of(m)
+            with pytest.raises(NonMonotoneUpdateError):
+                m.insert(batch)
+            assert values_of(m) == before
+            batch = [r for r in batch if r[:2] not in worse]
+        expected_before = values_of(m)
+        change = m.insert(batch)
+        current += batch
+        expected = path_oracle(semiring, current, 0)
+        assert values_of(m) == expected
+        assert changes_of(change) == change_set(expected_before, expected)
+
+
+@DRIVER_SETTINGS
+@given(case=graph_and_batches())
+def test_random_maintained_components_match_networkx_after_every_batch(case):
+    n, rows, batches = case
+    nodes = list(range(n))
+    m = MaintainedFixpoint.components(rows, nodes=nodes)
+    current = list(rows)
+    ends = set(nodes)
+    assert values_of(m) == components_oracle(nx_of(current, nodes=ends))
+    for batch in batches:
+        before = values_of(m)
+        change = m.insert(batch)
+        current += batch
+        ends |= {u for u, _, _ in batch} | {v for _, v, _ in batch}
+        expected = components_oracle(nx_of(current, nodes=ends))
+        assert values_of(m) == expected
+        assert changes_of(change) == change_set(before, expected)
+
+
+def test_maintained_on_real_graphs_match_networkx(spark, bitcoin_nx):
+    """wiki-Vote: reachability and components; soc-sign-bitcoinotc: shortest paths (|rating|), batch after batch."""
+    rng = random.Random(7)
+    graph = load_nx(WIKI)
+    nodes = sorted(graph.nodes)
+    edges = read_edge_list(WIKI)
+    with MaintainedFixpoint.paths(edges, WIKI_SOURCE, "boolean") as reach, MaintainedFixpoint.components(edges) as comps:
+        assert len(values_of(reach)) == 2320 and values_of(comps) == components_oracle(graph)
+        for _ in range(2):
+            batch = [(rng.choice(nodes), rng.choice(nodes)) for _ in range(20)] + [(rng.choice(nodes), 10**6 + rng.randrange(5))]
+            reach.insert(batch)
+            comps.insert(batch)
+            graph.add_edges_from((u, v) for u, v in batch if u != v)
+            assert set(values_of(reach)) == nx.descendants(graph, WIKI_SOURCE) | {WIKI_SOURCE}
+            assert values_of(comps) == components_oracle(graph)
+    shortest, _ = bitcoin_nx
+    shortest = shortest.copy()
+    edges = abs_weights(read_edge_list(BITCOIN, semiring="min_plus", weight_column=3, duplicates="keep"))
+    targets = sorted(shortest.nodes)
+    with MaintainedFixpoint.paths(edges, BITCOIN_SOURCE) as m:
+        for _ in range(2):
+            batch = []
+            for _ in range(15):  # new pairs only (an existing pair might get a worse weight)
+                u, v = rng.choice(targets), rng.choice(targets)
+                if u != v and not shortest.has_edge(u, v):
+                    batch.append((u, v, float(rng.randint(1, 10))))
+            m.insert(batch)
+            shortest.add_weighted_edges_from(batch)
+            got, expected = values_of(m), floats(nx.single_source_dijkstra_path_length(shortest, BITCOIN_SOURCE))
+            assert got.keys() == expected.keys() and all(math.isclose(got[n], expected[n]) for n in expected)
+
+
+def test_maintained_batches_run_no_spark_job(spark, monkeypatch, tmp_path):
+    """Once built, batches and reads of the answer on the driver never touch Spark."""
+    from pyspark.sql import DataFrame, SparkSession
+
+    rows = random_rows(3, 40, 80)
+    m = MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), rows[0][0])
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a Spark call during a batch")
+
+    for name in ("collect", "count", "toArrow", "toPandas", "first", "take"):
+        monkeypatch.setattr(DataFrame, name, refuse)
+    monkeypatch.setattr(SparkSession, "createDataFrame", refuse)
+    (tmp_path / "b.txt").write_text("+ 1 2 0.5\n+ 2 41 1\n")
+    m.insert([(1, 3, 1.0), (3, 40, 2.0)])
+    m.apply(read_batch(tmp_path / "b.txt"))
+    m.delete([(1, 3)], recompute=True)
+    assert m.version == 3 and m.size == len(values_of(m))
+
+
+def test_maintained_durable_reopen_and_versions(tmp_path):
+    from faq.incremental.errors import BatchAlreadyAppliedError, StateDirectoryError, VersionGapError
+
+    rows = random_rows(4, 25, 50)
+    source = rows[0][0]
+    folder = tmp_path / "state"
+    m = MaintainedFixpoint.paths(rows, source, path=str(folder))
+    m.insert([(source, 90, 1.0), (90, 91, 1.0)], version=1, label="001.txt")
+    m.insert([(91, 3, 0.5)], version=2, label="002.txt")
+    expected, edge_rows = values_of(m), m.edge_rows
+    m.close()
+    events = []
+    again = MaintainedFixpoint.open(folder, progress=events.append)
+    assert values_of(again) == expected and again.version == 2 and again.labels == ["001.txt", "002.txt"]
+    assert again.source == source and again.semiring.name == "min_plus" and again.edge_rows == edge_rows
+    with pytest.raises(BatchAlreadyAppliedError) as info:
+        again.insert([(91, 4, 0.1)], version=2)
+    assert info.value.parameters == {"version": 2, "current": 2}
+    with pytest.raises(VersionGapError):
+        again.insert([(91, 4, 0.1)], version=4)
+    change = again.insert([(91, 4, 0.1)], version=3, label="003.txt")
+    assert [(e.kind, e.version, e.label) for e in events] == [("start", 3, "003.txt"), ("done", 3, "003.txt")]
+    assert events[-1].rows == len(change) > 0 and events[-1].seconds >= 0
+    again.delete([(source, 90)], recompute=True, version=4, label="004.txt")  # a recomputation: new bases
+    current = rows + [(source, 90, 1.0), (90, 91, 1.0), (91, 3, 0.5), (91, 4, 0.1)]
+    current = [r for r in current if r[:2] != (source, 90)]
+    graph = nx_of(current)
+    graph.add_node(source)
+    oracle = floats(nx.single_source_dijkstra_path_length(graph, source))
+    assert values_of(again) == oracle
+    third = MaintainedFixpoint.open(folder)
+    assert values_of(third) == oracle and third.version == 4 and third.labels[-1] == "004.txt"
+    # components keep their labels through a reopen too
+    comps = MaintainedFixpoint.components([(5, 6), (7, 8)], path=str(tmp_path / "comps"))
+    comps.insert([(6, 7)])
+    assert values_of(MaintainedFixpoint.open(tmp_path / "comps")) == {5: 5, 6: 5, 7: 5, 8: 5}
+    with pytest.raises(StateDirectoryError):
+        MaintainedFixpoint.open(tmp_path / "nothing")
+    with pytest.raises(StateDirectoryError):  # a state is there already
+        MaintainedFixpoint.paths(rows, source, path=str(folder))
+
+
+def test_maintained_above_budget_keeps_the_spark_path(spark):
+    """A budget below the index size: edges and answer stay on Spark; same changes, same Change type."""
+    rows = [(0, 1, 2.0), (1, 2, 2.0), (0, 2, 9.0), (2, 3, 1.0)]
+    edges = factor_of(rows, ["src", "dst"], "min_plus", spark=spark)
+    with MaintainedFixpoint.paths(edges, 0, budget=64) as m:
+        assert m.placement == "executors" and "exceed the driver budget" in m.placement_reason
+        assert values_of(m) == {0: 0.0, 1: 2.0, 2: 4.0, 3: 5.0}
+        change = m.insert([(0, 3, 1.0), (3, 7, 1.0)], version=1)
+        assert changes_of(change) == {(3, 5.0, 1.0), (7, None, 2.0)} and change.version == m.version == 1
+        with pytest.raises(NonMonotoneUpdateError):
+            m.insert([(1, 2, 5.0)])
+        change = m.delete([(0, 3)], recompute=True)
+        assert change.info["recomputed"] and changes_of(change) == {(3, 1.0, 5.0), (7, 2.0, 6.0)}
+    with pytest.raises(FAQError):
+        MaintainedFixpoint.paths(edges, 0, budget=64, path="/tmp/never-made")
 
 
 # --- update files (no Spark) -----------------------------------------------------------

@@ -189,3 +189,95 @@ def test_unknown_source_and_bad_options(capsys, spark, weighted, tmp_path):
     assert code == 2 and "[INPUT_NOT_FOUND]" in error_lines(err)[0]
     code, _, err = run(capsys, spark, "paths", weighted, "--source", 0, "--weight-column", 2, "-q")
     assert code == 2 and "--weight-column" in error_lines(err)[0]
+
+
+# --- --state: durable, resumable runs ---------------------------------------------------
+
+
+def _paths_oracle(rows, source):
+    """Shortest paths by networkx over (src, dst, weight) rows (parallel edges: the shortest)."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    for u, v, w in rows:
+        if u != v:
+            graph.add_edge(u, v, weight=min(w, graph[u][v]["weight"]) if graph.has_edge(u, v) else w)
+    return {n: float(d) for n, d in nx.single_source_dijkstra_path_length(graph, source).items()}
+
+
+def test_paths_state_resumes_after_an_interruption(capsys, spark, weighted, tmp_path):
+    """A run stops at a bad batch file (after two good ones); the rerun skips those, never applies one twice."""
+    folder = tmp_path / "batches"
+    folder.mkdir()
+    (folder / "001.txt").write_text("+ 0 2 1\n")
+    (folder / "002.txt").write_text("+ 3 9 1\n")
+    (folder / "003.txt").write_text("+ 9 10 1\n+ 0 1 5\n")  # 0 -> 1 has weight 2: a worsening update
+    state = tmp_path / "state"
+    out_csv = tmp_path / "dist.csv"
+    argv = ["paths", weighted, "--source", 0, "--updates", folder, "--state", state, "--out", out_csv, "--json"]
+    code, out, err = run(capsys, spark, *argv)
+    assert code == 2 and "[NON_MONOTONE_UPDATE]" in error_lines(err)[0] and "003.txt, line 2" in error_lines(err)[0]
+    first, one, two = json_lines(out)  # the run got through two batches before the error
+    assert first["batch"] is None and first["resumed"] is False and first["skipped"] == 0 and first["version"] == 0
+    assert first["placement"] == "driver"
+    assert (one["batch"], one["version"], two["batch"], two["version"]) == ("001.txt", 1, "002.txt", 2)
+    assert not out_csv.exists()
+
+    (folder / "003.txt").write_text("+ 9 10 1\n+ 0 1 1.5\n")  # fixed: now an improvement
+    code, out, err = run(capsys, spark, *argv)
+    assert code == 0, err
+    first, three, written = json_lines(out)
+    assert first["resumed"] is True and first["skipped"] == 2 and first["version"] == 2 and first["rows"] == 6
+    assert three["batch"] == "003.txt" and three["version"] == 3 and three["changed"] == 2  # node 1 and the new 10
+    assert not any(line.startswith("[faq] reading") for line in err.splitlines())  # the graph was not read again
+    rows = [(0, 1, 2.0), (1, 2, 2.0), (2, 3, 2.0), (0, 3, 9.0), (9, 8, 1.0), (0, 2, 1.0), (3, 9, 1.0), (9, 10, 1.0),
+            (0, 1, 1.5)]
+    expected = _paths_oracle(rows, 0)
+    _, values = read_out(out_csv)
+    assert {k: float(v) for k, v in values.items()} == expected and written["rows"] == len(expected)
+
+    # everything applied: a third run skips all three and changes nothing
+    code, out, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "--state", state, "-q")
+    assert code == 0, err
+    assert out.splitlines()[0].endswith("3 batch file(s) applied already, 0 to go")
+    assert "resumed at version 3, 7 node(s) reached from 0 (min_plus)" in out.splitlines()[0]
+
+    # the state holds paths from 0: another source (or a renamed batch file) is refused, not guessed
+    code, _, err = run(capsys, spark, "paths", weighted, "--source", 1, "--updates", folder, "--state", state, "-q")
+    assert code == 2 and "[STATE_DIRECTORY]" in error_lines(err)[0] and "paths from 0" in error_lines(err)[0]
+    (folder / "001.txt").rename(folder / "000.txt")
+    code, _, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "--state", state, "-q")
+    assert code == 2 and "[STATE_DIRECTORY]" in error_lines(err)[0]
+
+
+def test_components_state_resumes_with_fewer_files_first(capsys, spark, tmp_path):
+    """First run over a copy holding only the first batch file (as if interrupted), then the full directory."""
+    import networkx as nx
+
+    graph = tmp_path / "g.txt"
+    graph.write_text("1 2\n3 4\n4 5\n7 7\n")
+    full, partial = tmp_path / "full", tmp_path / "partial"
+    full.mkdir()
+    partial.mkdir()
+    batches = {"a.txt": "+ 2 5\n+ 10 11\n", "b.txt": "+ 11 7\n", "c.txt": "+ 12 12\n+ 5 13\n"}
+    for name, text in batches.items():
+        (full / name).write_text(text)
+    (partial / "a.txt").write_text(batches["a.txt"])
+    state = tmp_path / "state"
+    code, out, err = run(capsys, spark, "components", graph, "--updates", partial, "--state", state, "--json", "-q")
+    assert code == 0, err
+    first, a = json_lines(out)
+    assert first["components"] == 3 and first["resumed"] is False and a["batch"] == "a.txt" and a["version"] == 1
+    out_csv = tmp_path / "labels.csv"
+    code, out, err = run(capsys, spark, "components", graph, "--updates", full, "--state", state, "--out", out_csv,
+                         "--json", "-q")
+    assert code == 0, err
+    first, b, c, written = json_lines(out)
+    assert first["resumed"] is True and first["skipped"] == 1 and first["nodes"] == 8 and first["components"] == 3
+    assert [b["batch"], b["version"], c["batch"], c["version"]] == ["b.txt", 2, "c.txt", 3]
+    expected = nx.Graph()
+    expected.add_nodes_from([7, 12])
+    expected.add_edges_from([(1, 2), (3, 4), (4, 5), (2, 5), (10, 11), (11, 7), (5, 13)])
+    labels = {n: min(c) for c in nx.connected_components(expected) for n in c}
+    _, values = read_out(out_csv)
+    assert {k: int(v) for k, v in values.items()} == labels and written["rows"] == len(labels)

@@ -6,7 +6,11 @@
   (single source; boolean, min_plus, max_min) and :func:`connected_components`;
 * :class:`MaintainedFixpoint` -- such an answer kept current as batches of edges
   arrive (insert-only; deletions and worsening updates raise
-  :class:`NonMonotoneUpdateError` unless recomputation is asked for);
+  :class:`NonMonotoneUpdateError` unless recomputation is asked for): edges and
+  answer are a resident index on the driver, so a batch runs no Spark job
+  (:mod:`faq.recursive.propagate`), optionally durable and resumable (``path=``,
+  :meth:`MaintainedFixpoint.open`); each batch returns a
+  :class:`~faq.incremental.change.Change`;
 * :func:`read_batch` / :func:`read_updates` -- ``+ src dst [weight]`` update files.
 
 See DESIGN.md §3 ("Monoid fixpoints").

@@ -3,8 +3,8 @@
 ::
 
     faq paths GRAPH --source S [--semiring boolean|min_plus|max_min] [--weight-column N]
-              [--updates DIR] [--out PATH] [--json]
-    faq components GRAPH [--updates DIR] [--out PATH] [--json]
+              [--updates DIR [--state STATE_DIR]] [--out PATH] [--json]
+    faq components GRAPH [--updates DIR [--state STATE_DIR]] [--out PATH] [--json]
 
 ``faq.cli.build_parser`` adds them with :func:`add_commands`.  Each handler
 is ``(args, spark, reporter) -> exit code``, as the other commands of
@@ -16,6 +16,15 @@ update batch (values changed, seconds), and a preview of the answer (or where
 (``"batch": null``), then one object per batch (``batch``, ``changed``,
 ``seconds``, ``iterations``, ``inserted``), then, with ``--out``, one object
 ``{"out": PATH, "rows": N}``.
+
+The answer is kept current by :class:`~faq.recursive.maintained.MaintainedFixpoint`:
+edges and answer on the driver, so a batch runs no Spark job.  With
+``--state DIR`` (as ``faq track --state``) the state is durable in DIR,
+committed after every batch: a run that finds a state in DIR reopens it
+instead of solving again, skips the batch files already applied (recorded
+by name; they must be the first files of ``--updates`` in name order:
+:func:`faq.incremental.updates.pending`), never applies one twice, and goes
+on with the rest; its first output line says how many were skipped.
 
 Examples
 --------
@@ -71,6 +80,10 @@ def add_commands(commands: "argparse._SubParsersAction", add_common: Common) -> 
         "lines '+ src dst [weight]' insert an edge or improve its weight (blank lines and '#' comments "
         "are skipped); a deletion ('- src dst') or a worse weight is an error (insert-only maintenance)"
     )
+    state_help = (
+        "keep the maintained state (edges and answer) in STATE_DIR, committed after every batch; run again "
+        "with it to resume after an interruption (batch files already applied are skipped, never applied twice)"
+    )
     paths = new_parser(
         "paths",
         help="reachability, shortest or widest paths from a source (a semiring fixpoint)",
@@ -78,7 +91,8 @@ def add_commands(commands: "argparse._SubParsersAction", add_common: Common) -> 
             "Single-source paths over an edge list (SNAP format: 'src dst [weight ...]' per line, '#' comments, "
             "tabs/spaces/commas, .gz ok), by semi-naive evaluation on Spark: boolean = reachable nodes, "
             "min_plus = shortest-path lengths, max_min = widest-path (bottleneck) capacities. "
-            "Progress per iteration goes to stderr."
+            "Update batches are applied on a resident index on the driver (no Spark job per batch). "
+            "Progress per iteration and per batch goes to stderr."
         ),
         epilog=(
             "Without --json: a summary, one line per update batch and a preview of the answer. With --json: "
@@ -105,6 +119,7 @@ def add_commands(commands: "argparse._SubParsersAction", add_common: Common) -> 
         ),
     )
     paths.add_argument("--updates", metavar="DIR", help=updates_help)
+    paths.add_argument("--state", metavar="STATE_DIR", help=state_help)
     paths.add_argument(
         "--out", metavar="PATH", help="write the answer as CSV with the header 'node,value' (reachable nodes only)"
     )
@@ -126,6 +141,7 @@ def add_commands(commands: "argparse._SubParsersAction", add_common: Common) -> 
     )
     comps.add_argument("graph", metavar="GRAPH", help="edge list file (.txt, .csv, .gz, ...)")
     comps.add_argument("--updates", metavar="DIR", help=updates_help.replace(" [weight]", ""))
+    comps.add_argument("--state", metavar="STATE_DIR", help=state_help)
     comps.add_argument(
         "--out", metavar="PATH", help="write CSV with the header 'node,value' (value: smallest node id of the component)"
     )
@@ -254,6 +270,54 @@ def _read_batches(args: argparse.Namespace, weighted: bool, semiring: str) -> li
     return batches
 
 
+def _reopen(args: argparse.Namespace, reporter, problem: str, semiring: str, source: Optional[int]):
+    """The state in ``--state`` when it holds one (checked against the command), else None."""
+    if not args.state:
+        return None
+    from faq.incremental.errors import StateDirectoryError
+    from faq.incremental.store import Store
+    from faq.recursive.maintained import MaintainedFixpoint
+
+    store = Store(args.state)
+    if not store.exists():
+        return None
+    reporter.note(f"reopening the state in {args.state}")
+    maintained = MaintainedFixpoint.open(args.state, progress=reporter)
+    held = "components" if maintained.components else \
+        f"paths from {maintained.source} ({maintained.semiring.name})"
+    wanted = "components" if problem == "components" else f"paths from {source} ({semiring})"
+    if held != wanted:
+        maintained.close()
+        raise StateDirectoryError(store.path, f"it holds {held}, not {wanted}; use another --state directory")
+    return maintained
+
+
+def _todo(maintained, batches: Sequence, resumed: bool, state: Optional[str]) -> list:
+    """(version, batch) still to apply: all of them, or after a resume those the state has not applied."""
+    if not resumed:
+        return [(k, b) for k, b in enumerate(batches, start=1)]
+    from faq.incremental.updates import pending
+
+    by_file = {b.path: b for b in batches}
+    return [(v, by_file[f]) for v, f in pending([b.path for b in batches], maintained.labels, state or "")]
+
+
+def _first_line(maintained, args: argparse.Namespace, first: dict, resumed: bool, skipped: int, todo: int,
+                summary: str) -> None:
+    """The initial solve (or the reopened state): JSON, or one line of text."""
+    first["version"] = maintained.version
+    if args.state:
+        first.update(state=args.state, resumed=resumed, skipped=skipped)
+    if args.json:
+        _print_json(first)
+    elif resumed:
+        print(f"{args.state}: resumed at version {maintained.version}, {summary}; {skipped} batch file(s) "
+              f"applied already, {todo} to go", flush=True)
+    else:
+        print(f"{args.graph}: {summary}; {maintained.initial_iterations} iteration(s); "
+              f"{maintained.initial_seconds:.1f} s", flush=True)
+
+
 def _jsonable(value: Any) -> Any:
     if hasattr(value, "item") and not isinstance(value, (str, bytes)):
         value = value.item()
@@ -266,9 +330,8 @@ def _print_json(obj: dict) -> None:
     print(json.dumps({k: _jsonable(v) for k, v in obj.items()}, default=str, ensure_ascii=False), flush=True)
 
 
-def _preview(factor) -> list:
-    rows = factor.df.select(NODE, VALUE).orderBy(NODE).limit(PREVIEW_ROWS).collect()  # at most PREVIEW_ROWS
-    return [{NODE: r[0], VALUE: _jsonable(r[1])} for r in rows]
+def _preview(maintained) -> list:
+    return [{NODE: n, VALUE: _jsonable(v)} for n, v in maintained.head(PREVIEW_ROWS)]
 
 
 def _print_preview(rows: list, total: int) -> None:
@@ -281,29 +344,29 @@ def _print_preview(rows: list, total: int) -> None:
     print(f"({total} rows{more})")
 
 
-def _run_batches(maintained, batches: Sequence, args: argparse.Namespace, reporter) -> None:
-    for batch in batches:
-        reporter.note(f"batch {batch.name}: {len(batch.inserts)} insertion(s)")
-        with maintained.apply(batch) as changes:
-            if args.json:
-                _print_json(changes.to_dict())
-            else:
-                print(
-                    f"batch {batch.name}: {changes.count} value(s) changed in {changes.seconds:.2f} s "
-                    f"({changes.iterations} iteration(s), {changes.inserted} effective insertion(s))",
-                    flush=True,
-                )
+def _run_batches(maintained, todo: Sequence, args: argparse.Namespace, reporter) -> None:
+    for k, (version, batch) in enumerate(todo, start=1):
+        reporter.note(f"batch {k}/{len(todo)} {batch.name}: {len(batch.inserts)} insertion(s)")
+        change = maintained.apply(batch, version=version, label=batch.name)
+        info = change.info
+        if args.json:
+            _print_json({"batch": batch.name, **change.to_dict()})
+        else:
+            print(
+                f"batch {batch.name}: {len(change)} value(s) changed in {change.seconds:.2f} s "
+                f"({info['iterations']} iteration(s), {info['inserted']} effective insertion(s)), "
+                f"version {change.version}",
+                flush=True,
+            )
 
 
-def _finish(maintained, args: argparse.Namespace, reporter, rows: int, show_preview: bool) -> None:
-    from faq.factor import Factor
-
-    state = maintained.state
+def _finish(maintained, args: argparse.Namespace, reporter, show_preview: bool) -> None:
+    rows = maintained.size
     if args.out:
+        from faq.factor import Factor
         from faq.io import write_table
 
-        if maintained.batches:
-            rows = state.df.count()
+        state = maintained.state
         reporter.note(f"writing {args.out}")
         write_table(Factor(df=state.df.orderBy(NODE), variables=(NODE,), semiring=state.semiring, value=VALUE,
                            name=state.name), args.out)
@@ -312,16 +375,14 @@ def _finish(maintained, args: argparse.Namespace, reporter, rows: int, show_prev
         else:
             print(f"wrote {rows} rows to {args.out}")
     elif show_preview and not args.json:
-        if maintained.batches:
-            rows = state.df.count()
-        _print_preview(_preview(state), rows)
+        _print_preview(_preview(maintained), rows)
 
 
 # --- handlers -----------------------------------------------------------------------
 
 
 def run_paths(args: argparse.Namespace, spark, reporter) -> int:
-    """``faq paths``: single-source paths, then the update batches."""
+    """``faq paths``: single-source paths, then the update batches (resumed from ``--state`` if it holds one)."""
     from pyspark.sql import functions as F
 
     from faq.io import read_edge_list
@@ -332,27 +393,33 @@ def run_paths(args: argparse.Namespace, spark, reporter) -> int:
     semiring = get_semiring(args.semiring)
     weight_column = _weight_column(args, spark, reporter)
     batches = _read_batches(args, weighted=weight_column is not None, semiring=semiring.name)
-    reporter.note(f"reading {args.graph}")
-    edges = read_edge_list(
-        args.graph,
-        spark=spark,
-        semiring=semiring if weight_column is not None else "counting",
-        weight_column=weight_column,
-        self_loops="keep",  # harmless, and a negative loop is a negative cycle
-        duplicates="keep",  # parallel edges: every iteration ⊕-merges them
-    )
+    started = time.perf_counter()
+    maintained = _reopen(args, reporter, "paths", semiring.name, args.source)
+    resumed = maintained is not None
     source = args.source
-    in_batches = any(source in (s, d) for b in batches for (s, d, _) in b.inserts)
-    if not in_batches:
-        u, v = edges.variables
-        found = edges.df.where((F.col(u) == source) | (F.col(v) == source)).limit(1).count()  # at most 1
-        if not found:
-            raise UnknownNodeError(node=source, graph=args.graph)
-    what = {"boolean": "reachable", "min_plus": "shortest paths", "max_min": "widest paths"}[semiring.name]
-    reporter.note(f"{what} from {source} ({semiring.name})")
-    with MaintainedFixpoint.paths(edges, source, semiring, progress=reporter.note) as maintained:
-        rows = maintained.state.df.count()
-        initial = {
+    if not resumed:
+        reporter.note(f"reading {args.graph}")
+        edges = read_edge_list(
+            args.graph,
+            spark=spark,
+            semiring=semiring if weight_column is not None else "counting",
+            weight_column=weight_column,
+            self_loops="keep",  # harmless, and a negative loop is a negative cycle
+            duplicates="keep",  # parallel edges: ⊕-merged in the index
+        )
+        in_batches = any(source in (s, d) for b in batches for (s, d, _) in b.inserts)
+        if not in_batches:
+            u, v = edges.variables
+            found = edges.df.where((F.col(u) == source) | (F.col(v) == source)).limit(1).count()  # at most 1
+            if not found:
+                raise UnknownNodeError(node=source, graph=args.graph)
+        what = {"boolean": "reachable", "min_plus": "shortest paths", "max_min": "widest paths"}[semiring.name]
+        reporter.note(f"{what} from {source} ({semiring.name})")
+        maintained = MaintainedFixpoint.paths(edges, source, semiring, progress=reporter, path=args.state)
+    with maintained:
+        todo = _todo(maintained, batches, resumed, args.state)
+        rows = maintained.size
+        first = {
             "batch": None,
             "graph": args.graph,
             "semiring": semiring.name,
@@ -360,57 +427,61 @@ def run_paths(args: argparse.Namespace, spark, reporter) -> int:
             "weight_column": weight_column,
             "rows": rows,
             "iterations": maintained.initial_iterations,
-            "seconds": round(maintained.initial_seconds, 3),
+            "seconds": round(maintained.initial_seconds if not resumed else time.perf_counter() - started, 3),
+            "placement": maintained.placement,
         }
-        if args.json:
-            if not batches and not args.out:
-                initial["preview"] = _preview(maintained.state)
-            _print_json(initial)
-        else:
-            noun = "node(s) reachable" if semiring.name == "boolean" else "node(s) reached"
-            print(
-                f"{args.graph}: {rows} {noun} from {source} ({semiring.name}); "
-                f"{maintained.initial_iterations} iteration(s); {maintained.initial_seconds:.1f} s",
-                flush=True,
-            )
-        _run_batches(maintained, batches, args, reporter)
-        _finish(maintained, args, reporter, rows, show_preview=True)
+        if args.json and not todo and not args.out:
+            first["preview"] = _preview(maintained)
+        noun = "node(s) reachable" if semiring.name == "boolean" else "node(s) reached"
+        _first_line(maintained, args, first, resumed, len(batches) - len(todo), len(todo),
+                    f"{rows} {noun} from {source} ({semiring.name})")
+        _run_batches(maintained, todo, args, reporter)
+        _finish(maintained, args, reporter, show_preview=True)
     return 0
 
 
 def run_components(args: argparse.Namespace, spark, reporter) -> int:
-    """``faq components``: connected components, then the update batches."""
-    from pyspark.sql import functions as F
-
+    """``faq components``: connected components, then the update batches (resumed from ``--state``)."""
     from faq.io import read_edge_list
     from faq.recursive.maintained import MaintainedFixpoint
 
     check_components(args)
     batches = _read_batches(args, weighted=False, semiring="components")
-    reporter.note(f"reading {args.graph}")
-    edges = read_edge_list(args.graph, spark=spark, self_loops="keep")  # a loop-only node is a component
-    reporter.note("connected components (min label propagation)")
-    with MaintainedFixpoint.components(edges, progress=reporter.note) as maintained:
-        counts = maintained.state.df.agg(F.count("*").alias("n"), F.count_distinct(F.col(VALUE)).alias("k")).first()
-        rows, components = int(counts["n"]), int(counts["k"])
-        initial = {
+    started = time.perf_counter()
+    maintained = _reopen(args, reporter, "components", "min_label", None)
+    resumed = maintained is not None
+    if not resumed:
+        reporter.note(f"reading {args.graph}")
+        edges = read_edge_list(args.graph, spark=spark, self_loops="keep")  # a loop-only node is a component
+        reporter.note("connected components (min label propagation)")
+        maintained = MaintainedFixpoint.components(edges, progress=reporter, path=args.state)
+    with maintained:
+        todo = _todo(maintained, batches, resumed, args.state)
+        rows, components = maintained.size, _component_count(maintained)
+        first = {
             "batch": None,
             "graph": args.graph,
             "nodes": rows,
             "components": components,
             "iterations": maintained.initial_iterations,
-            "seconds": round(maintained.initial_seconds, 3),
+            "seconds": round(maintained.initial_seconds if not resumed else time.perf_counter() - started, 3),
+            "placement": maintained.placement,
         }
-        if args.json:
-            if not batches and not args.out:
-                initial["preview"] = _preview(maintained.state)
-            _print_json(initial)
-        else:
-            print(
-                f"{args.graph}: {rows} node(s) in {components} connected component(s); "
-                f"{maintained.initial_iterations} iteration(s); {maintained.initial_seconds:.1f} s",
-                flush=True,
-            )
-        _run_batches(maintained, batches, args, reporter)
-        _finish(maintained, args, reporter, rows, show_preview=True)
+        if args.json and not todo and not args.out:
+            first["preview"] = _preview(maintained)
+        _first_line(maintained, args, first, resumed, len(batches) - len(todo), len(todo),
+                    f"{rows} node(s) in {components} connected component(s)")
+        _run_batches(maintained, todo, args, reporter)
+        _finish(maintained, args, reporter, show_preview=True)
     return 0
+
+
+def _component_count(maintained) -> int:
+    """Distinct labels: on the driver, or one aggregate when the answer lives on Spark."""
+    if maintained.placement == "driver":
+        import numpy as np
+
+        return int(len(np.unique(maintained.table().column(VALUE).to_numpy())))
+    from pyspark.sql import functions as F
+
+    return int(maintained.state.df.agg(F.count_distinct(F.col(VALUE))).first()[0])

@@ -1,0 +1,251 @@
+"""Semi-naive propagation on the driver: node values in a numpy array, edges in resident CSR tries.
+
+The fixpoint ``value(y) = seed(y) ⊕ ⊕_x value(x) ⊗ edge(x, y)`` over an
+idempotent ⊕ (DESIGN.md §3, "Monoid fixpoints") in numpy, the same rounds
+:mod:`faq.recursive.seminaive` runs on Spark:
+
+1. the *frontier* (nodes whose value improved in the last round) reads its
+   out-edges from every run of the edge index (:func:`out_edges`: base,
+   overlay and the batch of a :class:`~faq.incremental.index.ResidentRelation`,
+   view ``(src, dst)``; parallel edges across runs need no merge, since ⊕
+   is idempotent);
+2. each out-edge proposes ``value(x) ⊗ weight`` to its target, and the
+   proposals are ⊕-ed into the value array in place (``ufunc.at``);
+3. the targets whose value changed -- strictly improved, ⊕ being
+   idempotent -- are the next frontier.
+
+Values are dense over the codes of a :class:`~faq.incremental.domain.KeyDomain`;
+a node without a value holds the semiring's zero.  :func:`propagate`
+*records* the value every improved node had before (so a caller can report
+``old`` and undo the rounds): an exception in any round -- a
+:class:`~faq.recursive.errors.NegativeCycleError` past the Bellman-Ford bound,
+:class:`~faq.recursive.errors.FixpointNotConvergedError` past
+``max_iterations``, an interrupt -- restores the array as it was.
+
+Rounds are counted as on Spark: a round processes a non-empty frontier (the
+first one may instead follow given edges only: an insert batch's effective
+edges, from their sources' current values), the last one improves nothing.
+
+Examples
+--------
+>>> import numpy as np
+>>> from faq.incremental.index import KeyedRows, View, build_run
+>>> from faq.semirings import MIN_PLUS
+>>> ops = fixpoint_ops(MIN_PLUS)
+>>> edges = KeyedRows((np.array([0, 1, 0]), np.array([1, 2, 2])), np.array([1.0, 1.0, 5.0]))
+>>> run = build_run(edges, View((0, 1)), ops)
+>>> values = np.full(3, np.inf)
+>>> values[0] = 0.0                                      # the source
+>>> result = propagate(values, [run], ops, frontier=np.array([0]))
+>>> values.tolist(), result.iterations
+([0.0, 1.0, 2.0], 3)
+>>> result.nodes.tolist(), result.old.tolist()           # improved nodes and their values before
+([1, 2], [inf, inf])
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from faq.incremental.domain import SPAN
+from faq.joins.csr import Trie
+from faq.joins.partial import NumpyOps, numpy_ops
+from faq.recursive.errors import FixpointNotConvergedError, NegativeCycleError
+from faq.recursive.seminaive import INT64_MAX, MIN_LABEL
+
+#: Component labels in numpy: ⊕ = min, ⊗ = + on int64 (edges carry 0, so a label crosses unchanged).
+LABEL_OPS = NumpyOps(name="min_label/min_label", mul=np.add, add=np.minimum, dtype=np.int64, one=np.int64(0),
+                     counts=False, zero=np.int64(INT64_MAX))
+
+_CODE_MASK = np.int64(SPAN - 1)  # a trie level's comp is ``parent * SPAN + code``, SPAN a power of two
+_EMPTY = np.zeros(0, dtype=np.int64)
+
+
+def fixpoint_ops(semiring: Any) -> Optional[NumpyOps]:
+    """⊗, ⊕, one and zero of an idempotent semiring in numpy (None when it has no numpy form)."""
+    if semiring is MIN_LABEL or getattr(semiring, "name", None) == MIN_LABEL.name:
+        return LABEL_OPS
+    ops = numpy_ops(semiring, semiring)
+    if ops is None or ops.counts:  # user-defined, or ⊕ is + (not idempotent)
+        return None
+    return ops
+
+
+def better_than_one(weights: np.ndarray, ops: NumpyOps) -> np.ndarray:
+    """Which weights are better than ``one`` (``w ⊕ 1 != 1``): only such edges let a cycle improve values."""
+    return ops.add(weights, ops.one) != ops.one
+
+
+def out_edges(runs: Sequence[Trie], frontier: np.ndarray, ops: NumpyOps) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every out-edge of the ``frontier`` nodes (codes, distinct) in ``runs``.
+
+    Returns ``(at, dst, weight)``: per edge, the frontier position of its
+    source, its target code and its weight (``one`` for a run without values).
+    A run is the trie of a view ``(src, dst)``: level 0 holds the sources
+    (``comp`` = code), level 1 their targets in CSR segments.
+    """
+    ats, dsts, weights = [], [], []
+    for trie in runs:
+        if trie.rows == 0 or len(frontier) == 0:
+            continue
+        sources, targets = trie.levels
+        at = np.searchsorted(sources.comp, frontier)
+        np.minimum(at, len(sources.comp) - 1, out=at)
+        hit = np.flatnonzero(sources.comp[at] == frontier)
+        if len(hit) == 0:
+            continue
+        entries = at[hit]
+        starts = targets.offsets[entries]
+        counts = targets.offsets[entries + 1] - starts
+        total = int(counts.sum())
+        if total == 0:
+            continue
+        # the CSR segments of the hit sources, concatenated: segment k repeats hit[k]
+        owner = np.repeat(np.arange(len(hit), dtype=np.int64), counts)
+        ends = np.cumsum(counts)
+        index = np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - counts), counts)
+        ats.append(hit[owner])
+        dsts.append(targets.comp[index] & _CODE_MASK)
+        weights.append(np.full(total, ops.one, dtype=ops.dtype) if trie.values is None else trie.values[index])
+    if not ats:
+        return _EMPTY, _EMPTY, np.zeros(0, dtype=ops.dtype)
+    if len(ats) == 1:
+        return ats[0], dsts[0], weights[0]
+    return np.concatenate(ats), np.concatenate(dsts), np.concatenate(weights)
+
+
+@dataclass
+class Propagation:
+    """What :func:`propagate` changed: the improved ``nodes`` (sorted codes) and their ``old`` values."""
+
+    nodes: np.ndarray
+    old: np.ndarray
+    iterations: int
+    seconds: float = 0.0
+
+
+class _Log:
+    """The (node, value before) pairs of every round, to report ``old`` and to undo."""
+
+    def __init__(self, record: bool) -> None:
+        self.record = record
+        self.nodes: list[np.ndarray] = []
+        self.old: list[np.ndarray] = []
+
+    def add(self, nodes: np.ndarray, old: np.ndarray) -> None:
+        if self.record:
+            self.nodes.append(nodes)
+            self.old.append(old)
+
+    def undo(self, values: np.ndarray) -> None:
+        for nodes, old in zip(reversed(self.nodes), reversed(self.old)):
+            values[nodes] = old
+
+    def result(self, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+        if not self.nodes:
+            return _EMPTY, np.zeros(0, dtype=dtype)
+        nodes = np.concatenate(self.nodes)
+        old = np.concatenate(self.old)
+        # a node's value before the batch is the one logged the first time it improved
+        first_nodes, first = np.unique(nodes, return_index=True)
+        return first_nodes, old[first]
+
+
+def relax(values: np.ndarray, targets: np.ndarray, proposals: np.ndarray, ops: NumpyOps,
+          log: Optional[_Log] = None) -> np.ndarray:
+    """⊕ ``proposals`` into ``values[targets]`` in place; the targets that improved (sorted, distinct)."""
+    if len(targets) == 0:
+        return _EMPTY
+    before = values[targets]
+    ops.add.at(values, targets, proposals)
+    moved = np.flatnonzero(values[targets] != before)
+    if len(moved) == 0:
+        return _EMPTY
+    nodes, first = np.unique(targets[moved], return_index=True)
+    if log is not None:
+        log.add(nodes, before[moved][first])
+    return nodes
+
+
+def propagate(
+    values: np.ndarray,
+    runs: Sequence[Trie],
+    ops: NumpyOps,
+    *,
+    frontier: Optional[np.ndarray] = None,
+    first: Optional[tuple[np.ndarray, np.ndarray, np.ndarray]] = None,
+    max_iterations: int = 10_000,
+    nodes: Optional[int] = None,
+    semiring: str = "",
+    record: bool = True,
+    example: Callable[[int], Any] = int,
+    progress: Optional[Callable[[str], None]] = None,
+) -> Propagation:
+    """Semi-naive rounds until nothing improves; ``values`` is updated in place (see the module notes).
+
+    Parameters
+    ----------
+    values : np.ndarray
+        Dense values over node codes (the zero: no value).
+    runs : sequence of Trie
+        The edges, view ``(src, dst)``, as several runs.
+    frontier : np.ndarray, optional
+        Codes whose values are new (round 1 follows all their out-edges).
+    first : (src, dst, weight) arrays, optional
+        Instead of ``frontier``: round 1 follows these edges only (an insert
+        batch's effective edges; older edges have propagated their sources'
+        values already).
+    max_iterations : int
+        :class:`FixpointNotConvergedError` before a round beyond it.
+    nodes : int, optional
+        The Bellman-Ford bound: values still improving in round ``nodes``
+        raise :class:`NegativeCycleError` (None: no cycle can improve values).
+    record : bool
+        Log the old values (needed for :attr:`Propagation.old` and to undo
+        on an error); a from-scratch solve on a fresh array does without.
+    example : callable
+        Code -> node id, for the error's example.
+    progress : callable, optional
+        Gets ``"iteration k: n value(s) improved (s)"`` per round.
+    """
+    started = time.perf_counter()
+    log = _Log(record)
+    iterations = 0
+    current = _EMPTY if frontier is None else np.asarray(frontier, dtype=np.int64)
+    try:
+        if first is not None:
+            src, dst, weight = first
+            if len(src):
+                valued = np.flatnonzero(values[src] != ops.zero)
+                proposals = ops.mul(values[src[valued]], weight[valued])
+                current = relax(values, dst[valued], proposals, ops, log)
+                iterations = 1
+                _after_round(iterations, current, nodes, semiring, example, progress, started)
+        while len(current):
+            if iterations >= max_iterations:
+                raise FixpointNotConvergedError(iterations=iterations, frontier=len(current),
+                                                max_iterations=max_iterations)
+            round_started = time.perf_counter()
+            at, dst, weight = out_edges(runs, current, ops)
+            proposals = ops.mul(values[current][at], weight)
+            current = relax(values, dst, proposals, ops, log)
+            iterations += 1
+            _after_round(iterations, current, nodes, semiring, example, progress, round_started)
+    except BaseException:
+        log.undo(values)  # nothing is committed until the batch completes
+        raise
+    changed, old = log.result(values.dtype)
+    return Propagation(changed, old, iterations, time.perf_counter() - started)
+
+
+def _after_round(iterations: int, improved: np.ndarray, nodes: Optional[int], semiring: str,
+                 example: Callable[[int], Any], progress: Optional[Callable[[str], None]], started: float) -> None:
+    if progress is not None:
+        progress(f"iteration {iterations}: {len(improved)} value(s) improved ({time.perf_counter() - started:.2f} s)")
+    if len(improved) and nodes is not None and iterations >= nodes:
+        raise NegativeCycleError(semiring=semiring, iterations=iterations, nodes=nodes, frontier=len(improved),
+                                 example=example(int(improved[0])))

@@ -1,0 +1,678 @@
+"""Maintained fixpoints on Spark: the placement above the driver's index budget.
+
+:class:`~faq.recursive.maintained.MaintainedFixpoint` keeps its edges and its
+answer on the driver while they fit the index budget
+(:func:`faq.incremental.rules.budget_bytes`); above it, it delegates to
+:class:`SparkFixpoint`, which keeps both on the executors and runs every batch
+as Spark jobs.  With an idempotent ⊕ an inserted edge -- or a shorter weight in
+min_plus, a wider capacity in max_min -- can only *improve* values (DESIGN.md
+§3, "Monoid fixpoints").  So a batch of insertions restarts the semi-naive
+iteration from the delta alone:
+
+1. the batch is ⊕-merged per pair and compared with the edges already there:
+   a pair whose new value is *worse* than the current one (a longer weight, a
+   narrower capacity) is a *worsening update*, and any edge in a ``-`` line
+   is a *deletion*; both raise
+   :class:`~faq.recursive.errors.NonMonotoneUpdateError` unless
+   ``recompute=True`` is given, which recomputes from scratch (the batch's
+   deletions apply first, then its insertions; an insertion of an existing
+   pair replaces its value);
+2. the *effective* edges (new pairs and strict improvements) seed the
+   frontier: the current values of their sources, propagated through these
+   edges only (older edges have propagated those values already);
+3. semi-naive iterations over all edges follow, from the values that improved;
+4. the changed rows ``(node, old, new)`` are returned (``old`` is null for a
+   node that had no value).
+
+Nothing is committed until a batch has been processed completely: an error
+(a non-monotone update, a negative cycle, the iteration cap) leaves the
+maintained answer as it was.
+
+The edge set is kept as cached parts: the *base* (the initial edges,
+partitioned by source) and the *added* edges (one small checkpoint per batch,
+merged into one every few batches), so a batch never rewrites the base.
+Parallel edges across parts are fine: every join ⊕-merges them.  Each
+Spark action of a batch (the comparison with the existing edges, each
+iteration, the changed rows) is a local checkpoint that counts what it needs
+on the way (``DataFrame.observe``): about 17 Spark jobs per batch.
+
+Examples
+--------
+>>> from faq.factor import factor_of
+>>> edges = factor_of([(1, 2, 5.0), (2, 3, 1.0)], ["src", "dst"], "min_plus")
+>>> with SparkFixpoint(edges, "min_plus", source=1) as m:
+...     changes = m.insert([(1, 3, 2.0), (3, 4, 1.0)])
+...     sorted(map(tuple, changes.df.collect()))
+[(3, 6.0, 2.0), (4, None, 3.0)]
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
+
+from faq.errors import FAQValueError
+from faq.factor import Factor
+from faq.incremental.updates import UpdateBatch
+from faq.recursive.errors import NonMonotoneUpdateError
+from faq.recursive.seminaive import (
+    DEFAULT_MAX_ITERATIONS,
+    DST,
+    MIN_LABEL,
+    NODE,
+    SRC,
+    VALUE,
+    WEIGHT,
+    _check_binary,
+    _check_iterations,
+    _check_semiring,
+    _count_nodes,
+    _edge_stats,
+    _OLD,
+    _improves,
+    _iterate,
+    _prepare_edges,
+    _release,
+    _reporter,
+    _solve,
+    _source_seed,
+    _storage,
+    checkpoint,
+    edge_frame,
+    node_frame,
+    symmetric_edges,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+OLD = "old"
+NEW = "new"
+_OLD_WEIGHT = "_old_weight"
+_NEW_WEIGHT = "_new_weight"
+MAX_LITERAL_SOURCES = 10_000  # a driver-side batch with at most this many sources is looked up by 'src IN'.
+_WORSE = "_worse"
+MAX_ADDED_PARTS = 8  # per-batch parts of added edges kept apart before they are merged
+_BETTER = "_better"
+
+EdgesLike = Union[Factor, "DataFrame", Iterable[tuple]]
+
+
+# --- what a batch changed ------------------------------------------------------------
+
+
+@dataclass
+class SparkChanges:
+    """The rows a batch changed: ``df`` has ``(node, old, new)``; ``old`` is null for a new value.
+
+    ``df`` is cached: :meth:`unpersist` it (or use ``with``) when done.
+    """
+
+    df: "DataFrame"
+    count: int
+    seconds: float
+    iterations: int
+    inserted: int = 0
+    deleted: int = 0
+    recomputed: bool = False
+    batch: str = ""
+    _cached: list = field(default_factory=list, repr=False)
+
+    def unpersist(self) -> None:
+        for df in self._cached:
+            _release(df)
+        self._cached.clear()
+
+    def to_dict(self) -> dict:
+        return {
+            "batch": self.batch,
+            "changed": self.count,
+            "seconds": round(self.seconds, 3),
+            "iterations": self.iterations,
+            "inserted": self.inserted,
+            "deleted": self.deleted,
+            "recomputed": self.recomputed,
+        }
+
+    def __enter__(self) -> "SparkChanges":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.unpersist()
+
+
+# --- the maintained fixpoint -----------------------------------------------------------
+
+
+class SparkFixpoint:
+    """A fixpoint answer (paths from a source, or connected components) kept current.
+
+    Build one with :meth:`paths` or :meth:`components`; feed it batches with
+    :meth:`insert` or :meth:`apply`; read the answer from :attr:`state`.
+    Call :meth:`close` (or use ``with``) to release its caches.
+
+    Parameters
+    ----------
+    edges : Factor
+        The initial edges (two variables).
+    semiring : str or Semiring
+        Idempotent; ``boolean``, ``min_plus`` or ``max_min`` for paths.
+    source : int, optional
+        Paths from this node (``None`` with ``components=True``).
+    components : bool
+        Connected components (min labels on the symmetric graph).
+    nodes : iterable of int or DataFrame, optional
+        Extra (isolated) nodes, for components.
+    default_weight : float, optional
+        Value of an inserted edge given without one (default: 1.0 -- the hop
+        count an unweighted edge list gives -- for min_plus and max_min; the
+        value is ignored for boolean and components).
+    max_iterations, progress
+        As for :func:`~faq.recursive.seminaive.fixpoint`.
+    """
+
+    def __init__(
+        self,
+        edges: Factor,
+        semiring: Any = "min_plus",
+        *,
+        source: Optional[int] = None,
+        components: bool = False,
+        nodes: Any = None,
+        default_weight: Optional[float] = None,
+        max_iterations: int = DEFAULT_MAX_ITERATIONS,
+        progress: Any = None,
+    ) -> None:
+        from pyspark.sql import functions as F
+
+        _check_binary(edges)
+        _check_iterations(max_iterations)
+        if components == (source is not None):
+            raise FAQValueError("give either a source (paths) or components=True", argument="source")
+        self.semiring = MIN_LABEL if components else _check_semiring(semiring)
+        self.source = None if components else int(source)  # type: ignore[arg-type]
+        self.components = components
+        self.max_iterations = max_iterations
+        self._progress = _reporter(progress)
+        self._spark = edges.df.sparkSession
+        self.name = edges.name
+        if components:
+            self.default_weight: Any = MIN_LABEL.one
+        elif self.semiring.value_type == "boolean":
+            self.default_weight = True
+        else:
+            self.default_weight = 1.0 if default_weight is None else float(default_weight)
+        self._known_sources: Optional[list] = None
+        self._insert_sources: Optional[list] = None  # sources of the last insert frame, if on the driver
+        self._added_parts: list = []  # (checkpoint to release, (src, dst, weight) frame) per batch
+        self._state_owned: list = []
+        self.batches = 0
+        started = time.perf_counter()
+        frame = symmetric_edges(edges) if components else edge_frame(edges, self.semiring)
+        self._base = _prepare_edges(frame, self._spark, sort=True)
+        try:
+            rows, improving = _edge_stats(self._base, self.semiring)
+            self._may_cycle = improving > 0  # some edge better than one: a cycle could improve values
+            self._progress(f"{rows} edge(s) cached")
+            if components:
+                seeds = node_frame(edges, nodes).select(F.col(NODE), F.col(NODE).alias(VALUE))
+            else:
+                seeds = _source_seed(self._spark, self.source, self.semiring)
+            run = _solve(
+                self._spark,
+                [self._base],
+                seeds,
+                self.semiring,
+                max_iterations=max_iterations,
+                progress=self._progress,
+                may_cycle=self._may_cycle,
+            )
+        except BaseException:
+            _release(self._base)
+            raise
+        self._state = run.state
+        self._state_owned = list(run.owned)
+        self.initial_iterations = run.iterations
+        self.initial_seconds = time.perf_counter() - started
+        self.edge_rows = rows
+
+    # -- constructors ---------------------------------------------------------------
+
+    @classmethod
+    def paths(cls, edges: Factor, source: int, semiring: Any = "min_plus", **kw: Any) -> "SparkFixpoint":
+        """Maintained reachability / shortest / widest paths from ``source``."""
+        return cls(edges, semiring, source=source, **kw)
+
+    @classmethod
+    def components(cls, edges: Factor, nodes: Any = None, **kw: Any) -> "SparkFixpoint":
+        """Maintained connected components (value = smallest node id of the component)."""
+        return cls(edges, MIN_LABEL, components=True, nodes=nodes, **kw)
+
+    # -- reading ------------------------------------------------------------------------
+
+    @property
+    def state(self) -> Factor:
+        """The current answer: a factor ``(node) -> value`` (cached; do not unpersist it)."""
+        return Factor(df=self._state, variables=(NODE,), semiring=self.semiring, value=VALUE, name=f"{self.name}*")
+
+    @property
+    def edges(self) -> Factor:
+        """The current edge set ``(src, dst) -> weight`` (for components: both directions)."""
+        return Factor(df=self._edges_union(), variables=(SRC, DST), semiring=self.semiring, value=WEIGHT, name=self.name)
+
+    def _added_union(self) -> Optional["DataFrame"]:
+        out = None
+        for _, frame in self._added_parts:
+            out = frame if out is None else out.unionByName(frame)
+        return out
+
+    def _parts(self) -> list:
+        added = self._added_union()
+        return [self._base] + ([added] if added is not None else [])
+
+    def _edges_union(self) -> "DataFrame":
+        parts = self._parts()
+        out = parts[0]
+        for p in parts[1:]:
+            out = out.unionByName(p)
+        return out
+
+    # -- updates ------------------------------------------------------------------------
+
+    def insert(self, edges: EdgesLike, *, recompute: bool = False, name: str = "") -> SparkChanges:
+        """Insert edges (new pairs, shorter weights, wider capacities); return the changed rows.
+
+        Raises :class:`NonMonotoneUpdateError` (kind ``"worsening"``) when an
+        existing edge would get a worse value, unless ``recompute=True``.
+        """
+        return self._apply(self._insert_frame(edges), None, recompute=recompute, name=name)
+
+    def delete(self, edges: EdgesLike, *, recompute: bool = False, name: str = "") -> SparkChanges:
+        """Delete edges: raises :class:`NonMonotoneUpdateError` unless ``recompute=True``."""
+        return self._apply(None, self._delete_frame(edges), recompute=recompute, name=name)
+
+    def apply(self, batch: UpdateBatch, *, recompute: bool = False) -> SparkChanges:
+        """Apply an :class:`UpdateBatch` (e.g. from :func:`read_batch`).
+
+        A batch with deletions raises :class:`NonMonotoneUpdateError` naming
+        its file and line, before any work, unless ``recompute=True``.
+        """
+        if batch.deletes and not recompute:
+            raise NonMonotoneUpdateError(
+                kind="deletion",
+                count=len(batch.deletes),
+                example=batch.deletes[0],
+                semiring=self.semiring.name,
+                where=batch.where("deletion"),
+            )
+        ins = self._insert_frame(batch.inserts) if batch.inserts else None
+        dels = self._delete_frame(batch.deletes) if batch.deletes else None
+        return self._apply(ins, dels, recompute=recompute, name=batch.name, batch=batch)
+
+    def recompute(self) -> SparkChanges:
+        """Recompute the answer from scratch on the current edges (returns what differs: nothing)."""
+        return self._recompute(None, None, name="recompute", started=time.perf_counter())
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _frame(self, edges: EdgesLike, with_weight: bool) -> "DataFrame":
+        """Any edges-like input as ``(src, dst, weight)`` in the semiring (weight null if absent)."""
+        from pyspark.sql import functions as F
+
+        self._known_sources = None
+        if isinstance(edges, Factor):
+            _check_binary(edges)
+            if self.components:
+                return edges.df.select(
+                    F.col(edges.variables[0]).cast("bigint").alias(SRC),
+                    F.col(edges.variables[1]).cast("bigint").alias(DST),
+                    self.semiring.one_col().alias(WEIGHT),
+                )
+            return edge_frame(edges, self.semiring)
+        if hasattr(edges, "sparkSession"):  # a DataFrame
+            cols = edges.columns
+            for c in (SRC, DST):
+                if c not in cols:
+                    from faq.errors import MissingColumnError
+
+                    raise MissingColumnError(column=c, available=cols, source="edge updates")
+            wcol = WEIGHT if WEIGHT in cols else (VALUE if VALUE in cols else None)
+            weight = F.col(wcol).cast(self.semiring.value_type) if wcol else F.lit(None).cast(self.semiring.value_type)
+            return edges.select(
+                F.col(SRC).cast("bigint").alias(SRC), F.col(DST).cast("bigint").alias(DST), weight.alias(WEIGHT)
+            )
+        rows = []
+        for row in edges:
+            row = tuple(row)
+            if len(row) not in (2, 3):
+                raise FAQValueError(f"an edge is (src, dst) or (src, dst, weight), not {row!r}", argument="edges")
+            weight = row[2] if len(row) == 3 else None
+            rows.append((int(row[0]), int(row[1]), None if weight is None else float(weight)))
+        ends = {r[0] for r in rows} | ({r[1] for r in rows} if self.components else set())
+        self._known_sources = sorted(ends)  # the batch is on the driver: its sources can filter the lookup
+        return self._spark.createDataFrame(rows, f"{SRC} bigint, {DST} bigint, {WEIGHT} double").select(
+            SRC, DST, F.col(WEIGHT).cast(self.semiring.value_type).alias(WEIGHT)
+        )
+
+    def _insert_frame(self, edges: EdgesLike) -> "DataFrame":
+        """Inserted edges: default weights filled in, zeros dropped (symmetric for components).
+
+        Not ⊕-merged here: the comparison with the existing edges merges them.
+        """
+        from pyspark.sql import functions as F
+
+        df = self._frame(edges, with_weight=True)
+        self._insert_sources = self._known_sources
+        s = self.semiring
+        if self.components or s.value_type == "boolean":
+            weight = s.one_col()
+        else:
+            weight = F.coalesce(F.col(WEIGHT), F.lit(self.default_weight).cast(s.value_type))
+        df = df.select(SRC, DST, weight.alias(WEIGHT))
+        if self.components:
+            df = df.unionByName(df.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST), F.col(WEIGHT)))
+            df = df.where(F.col(SRC) != F.col(DST))
+        return df.where(F.col(SRC).isNotNull() & F.col(DST).isNotNull() & ~s.is_zero(F.col(WEIGHT)))
+
+    def _delete_frame(self, edges: EdgesLike) -> "DataFrame":
+        from pyspark.sql import functions as F
+
+        df = self._frame(edges, with_weight=False).select(SRC, DST)
+        if self.components:
+            df = df.unionByName(df.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST)))
+        return df.where(F.col(SRC).isNotNull() & F.col(DST).isNotNull()).distinct()
+
+    def _apply(
+        self,
+        ins: Optional["DataFrame"],
+        dels: Optional["DataFrame"],
+        *,
+        recompute: bool,
+        name: str,
+        batch: Optional[UpdateBatch] = None,
+    ) -> SparkChanges:
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        started = time.perf_counter()
+        name = name or f"batch {self.batches + 1}"
+        if dels is not None and not recompute:
+            deleted = dels.count()
+            if deleted:
+                first = dels.first()
+                raise NonMonotoneUpdateError(
+                    kind="deletion", count=deleted, example=(first[SRC], first[DST]), semiring=self.semiring.name
+                )
+        if dels is not None:
+            return self._recompute(ins, dels, name=name, started=started)
+        if ins is None:
+            return self._no_change(name, started)
+
+        s = self.semiring
+        known = self._insert_sources
+        # Each inserted pair: its new value (the batch's ⊕) and its current one (the ⊕ of its
+        # parallel edges in every part), in one aggregate.  When the batch came from the driver,
+        # the existing edges are found with a filter 'src IN (...)', which skips most cached
+        # batches of the (sorted) base, and everything runs in one task without a shuffle.
+        null = F.lit(None).cast(s.value_type)
+        rows = ins.select(SRC, DST, F.col(WEIGHT).alias(_NEW_WEIGHT), null.alias(_OLD_WEIGHT))
+        for part in self._parts():
+            if known is not None and len(known) <= MAX_LITERAL_SOURCES:
+                found = part.where(F.col(SRC).isin(known))
+            else:
+                found = part.join(F.broadcast(ins.select(SRC, DST).distinct()), [SRC, DST], "left_semi")
+            rows = rows.unionByName(found.select(SRC, DST, null.alias(_NEW_WEIGHT), F.col(WEIGHT).alias(_OLD_WEIGHT)))
+        if known is not None and len(known) <= MAX_LITERAL_SOURCES:
+            rows = rows.coalesce(1)  # a few rows: one partition, so the aggregate needs no shuffle
+        merged = rows.groupBy(SRC, DST).agg(
+            s.sum(F.col(_NEW_WEIGHT)).alias(WEIGHT), s.sum(F.col(_OLD_WEIGHT)).alias(_OLD_WEIGHT)
+        )
+        new, old = F.col(WEIGHT), F.col(_OLD_WEIGHT)
+        cmp = merged.where(new.isNotNull()).select(
+            SRC,
+            DST,
+            WEIGHT,
+            _OLD_WEIGHT,
+            F.coalesce(old.isNotNull() & (s.add(new, old) != new), F.lit(False)).alias(_WORSE),
+            F.coalesce(_improves(s, new, old), F.lit(False)).alias(_BETTER),
+        )
+        # One action: the comparison is checkpointed (the effective edges become a part of the
+        # edge set from it) and counted on the way.
+        observation = Observation()
+        cmp = checkpoint(
+            cmp.observe(
+                observation,
+                F.count(F.when(F.col(_WORSE), 1)).alias("worse"),
+                F.count(F.when(F.col(_BETTER), 1)).alias("better"),
+                F.count(F.when(F.col(_BETTER) & (s.add(new, s.one_col()) != s.one_col()), 1)).alias("improving"),
+            )
+        )
+        keep = False
+        try:
+            counts = observation.get
+            worse, better = int(counts["worse"]), int(counts["better"])
+            may_cycle = self._may_cycle or int(counts["improving"]) > 0
+            if worse:
+                if not recompute:
+                    row = cmp.where(F.col(_WORSE)).first()
+                    example = (row[SRC], row[DST], row[_OLD_WEIGHT], row[WEIGHT])
+                    raise NonMonotoneUpdateError(
+                        kind="worsening",
+                        count=worse,
+                        example=example,
+                        semiring=s.name,
+                        where=batch.where("insertion", example) if batch is not None else "",
+                    )
+                return self._recompute(ins, None, name=name, started=started)
+            if not better:
+                return self._no_change(name, started)
+            effective = cmp.where(F.col(_BETTER)).select(SRC, DST, WEIGHT)
+            changes = self._incremental(effective, better, name=name, started=started, may_cycle=may_cycle)
+            self._added_parts.append((cmp, effective))  # the checkpoint now backs a part of the edges
+            keep = True
+            self._compact_added()
+            return changes
+        finally:
+            if not keep:
+                _release(cmp)
+
+    def _compact_added(self) -> None:
+        """Merge the per-batch added parts into one when they become many (fewer joins per iteration)."""
+        if len(self._added_parts) < MAX_ADDED_PARTS:
+            return
+        merged = checkpoint(self._added_union().coalesce(1))
+        for backing, _ in self._added_parts:
+            _release(backing)
+        self._added_parts = [(merged, merged)]
+
+    def _no_change(self, name: str, started: float) -> SparkChanges:
+        empty = self._spark.createDataFrame([], f"{NODE} bigint, {OLD} {self.semiring.value_type}, {NEW} {self.semiring.value_type}")
+        self.batches += 1
+        return SparkChanges(df=empty, count=0, seconds=time.perf_counter() - started, iterations=0, batch=name)
+
+    def _incremental(
+        self, effective: "DataFrame", inserted: int, *, name: str, started: float, may_cycle: bool
+    ) -> SparkChanges:
+        from pyspark.sql import Observation
+        from pyspark.sql import functions as F
+
+        s = self.semiring
+        state0 = self._state
+        cached: list = []  # released at the end, whatever happens
+        try:
+            new_nodes = None
+            state1 = state0
+            if self.components:  # endpoints never seen: a node of their own, labelled with their id
+                new_nodes = (
+                    effective.select(F.col(SRC).alias(NODE))
+                    .distinct()
+                    .join(state0, NODE, "left_anti")
+                    .select(F.col(NODE), F.col(NODE).alias(VALUE))
+                    .persist(_storage())
+                )
+                cached.append(new_nodes)
+                state1 = state0.unionByName(new_nodes)
+            sources = effective.select(F.col(SRC).alias(NODE)).distinct()
+            frontier0 = state1.join(sources, NODE, "left_semi")
+            parts = self._parts() + [effective]
+            run = _iterate(
+                state1,
+                frontier0,
+                None,
+                parts,
+                s,
+                first_parts=[effective],
+                max_iterations=self.max_iterations,
+                node_count=(lambda: _count_nodes(parts, state1)) if may_cycle else None,
+                progress=self._progress,
+                keep_frontiers=True,
+            )
+            cached.extend(run.kept)
+            try:
+                # Values only improve, so a node's new value is the ⊕ of its frontier values and
+                # its old value the ``_old`` of the first frontier it appears in.
+                touched = [
+                    f.select(NODE, F.col(VALUE), F.col(_OLD), F.lit(i).alias("_iteration"))
+                    for i, f in enumerate(run.frontiers, start=1)
+                ]
+                if new_nodes is not None:
+                    touched.append(
+                        new_nodes.select(
+                            NODE, F.col(VALUE), F.lit(None).cast(s.value_type).alias(_OLD), F.lit(0).alias("_iteration")
+                        )
+                    )
+                changed = touched[0]
+                for t in touched[1:]:
+                    changed = changed.unionByName(t)
+                observation = Observation()
+                changes = checkpoint(
+                    changed.groupBy(NODE)
+                    .agg(
+                        F.min_by(F.col(_OLD), F.col("_iteration")).alias(OLD),
+                        s.sum(F.col(VALUE)).alias(NEW),
+                    )
+                    .observe(observation, F.count(F.lit(1)).alias("rows"))
+                )
+                count = int(observation.get["rows"])
+            except BaseException:
+                for df in run.owned:
+                    _release(df)
+                raise
+        except BaseException:
+            for df in cached:
+                _release(df)
+            raise
+        # Commit (the caller adds the effective edges to the edge set).
+        old_owned = self._state_owned
+        self._state, self._state_owned = run.state, list(run.owned)
+        self._may_cycle = may_cycle
+        for df in old_owned + cached:
+            _release(df)
+        self.batches += 1
+        return SparkChanges(
+            df=changes,
+            count=count,
+            seconds=time.perf_counter() - started,
+            iterations=run.iterations,
+            inserted=inserted,
+            batch=name,
+            _cached=[changes],
+        )
+
+    def _recompute(self, ins: Optional["DataFrame"], dels: Optional["DataFrame"], *, name: str, started: float) -> SparkChanges:
+        """Apply deletions, then insertions (replacing existing pairs), and solve from scratch."""
+        from pyspark.sql import functions as F
+
+        s = self.semiring
+        edges = self._edges_union()
+        deleted = 0
+        if dels is not None:
+            deleted = dels.count()
+            edges = edges.join(F.broadcast(dels), [SRC, DST], "left_anti")
+        inserted = 0
+        if ins is not None:
+            edges = edges.join(F.broadcast(ins.select(SRC, DST)), [SRC, DST], "left_anti").unionByName(ins)
+        base = _prepare_edges(edges, self._spark, sort=True)
+        try:
+            rows, improving = _edge_stats(base, s)
+            if ins is not None:
+                inserted = ins.count()
+            self._progress(f"recomputing from scratch on {rows} edge(s)")
+            if self.components:
+                nodes = self._state.select(NODE)
+                if ins is not None:
+                    nodes = nodes.unionByName(ins.select(F.col(SRC).alias(NODE)))
+                seeds = nodes.distinct().select(F.col(NODE), F.col(NODE).alias(VALUE))
+            else:
+                seeds = _source_seed(self._spark, self.source, s)
+            run = _solve(
+                self._spark,
+                [base],
+                seeds,
+                s,
+                max_iterations=self.max_iterations,
+                progress=self._progress,
+                may_cycle=improving > 0,
+            )
+        except BaseException:
+            _release(base)
+            raise
+        try:
+            old_s = self._state.select(NODE, F.col(VALUE).alias(OLD))
+            new_s = run.state.select(NODE, F.col(VALUE).alias(NEW))
+            changes = (
+                old_s.join(new_s, NODE, "full")
+                .where(~F.col(OLD).eqNullSafe(F.col(NEW)))
+                .select(NODE, OLD, NEW)
+                .persist(_storage())
+            )
+            count = changes.count()
+        except BaseException:
+            _release(base)
+            for df in run.owned:
+                _release(df)
+            raise
+        old_owned, old_base, old_added = self._state_owned, self._base, self._added_parts
+        self._state, self._state_owned = run.state, list(run.owned)
+        self._base, self._added_parts = base, []
+        self._may_cycle = improving > 0
+        for df in old_owned:
+            _release(df)
+        _release(old_base)
+        for backing, _ in old_added:
+            _release(backing)
+        self.batches += 1
+        return SparkChanges(
+            df=changes,
+            count=count,
+            seconds=time.perf_counter() - started,
+            iterations=run.iterations,
+            inserted=inserted,
+            deleted=deleted,
+            recomputed=True,
+            batch=name,
+            _cached=[changes],
+        )
+
+    # -- lifetime -----------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Release every cache (the maintained answer cannot be used afterwards)."""
+        for df in self._state_owned:
+            _release(df)
+        self._state_owned = []
+        _release(self._base)
+        for backing, _ in self._added_parts:
+            _release(backing)
+        self._added_parts = []
+
+    def __enter__(self) -> "SparkFixpoint":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        what = "components" if self.components else f"paths from {self.source} ({self.semiring.name})"
+        return f"SparkFixpoint({self.name!r}, {what}, batches={self.batches})"
