@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from faq.factor import factor_of
@@ -30,6 +30,8 @@ STREAM = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     derandomize=True,
+    # No shrinking: each example starts Spark jobs, and shrinking one failure takes minutes.
+    phases=[Phase.explicit, Phase.generate],
 )
 
 # Non-zero values a ring delta may carry (zero rows would change nothing).
@@ -81,8 +83,12 @@ def ring_batches(draw, data, semiring, n_batches=3):
     return batches
 
 
+PLACEMENTS = ["driver", "executors"]
+
+
+@pytest.mark.parametrize("placement", PLACEMENTS)
 @pytest.mark.parametrize("semiring", ["integer", "real"])
-def test_random_update_streams_in_rings(semiring):
+def test_random_update_streams_in_rings(semiring, placement):
     @STREAM
     @given(random_faq(semiring), st.data())
     def check(case, stream):
@@ -92,7 +98,7 @@ def test_random_update_streams_in_rings(semiring):
                     for n, rows in data.items()}
         data = {n: list(rows) for n, rows in data.items()}
         query = make_query(atoms, free, semiring=semiring)
-        with maintain(query, factors_of(atoms, data, semiring)) as mq:
+        with maintain(query, factors_of(atoms, data, semiring), placement=placement) as mq:
             before = first = check_answer(mq, atoms, data, free, semiring)
             total: dict = {}
             for batch in stream.draw(ring_batches(data, semiring)):
@@ -149,8 +155,9 @@ def improving_batches(draw, data, semiring, n_batches=3):
     return batches
 
 
+@pytest.mark.parametrize("placement", PLACEMENTS)
 @pytest.mark.parametrize("semiring", ["min_plus", "boolean"])
-def test_random_insert_only_streams_in_idempotent_semirings(semiring):
+def test_random_insert_only_streams_in_idempotent_semirings(semiring, placement):
     @STREAM
     @given(random_faq(semiring), st.data())
     def check(case, stream):
@@ -159,7 +166,7 @@ def test_random_insert_only_streams_in_idempotent_semirings(semiring):
         data = {n: list(rows) or [(*(0,) * len(next(vs for f, vs in atoms if f == n)), one)]
                 for n, rows in data.items()}
         query = make_query(atoms, free, semiring=semiring)
-        with maintain(query, factors_of(atoms, data, semiring)) as mq:
+        with maintain(query, factors_of(atoms, data, semiring), placement=placement) as mq:
             before = check_answer(mq, atoms, data, free, semiring)
             for batch in stream.draw(improving_batches(data, semiring)):
                 arity = {n: len(rows[0]) - 1 for n, rows in data.items()}
@@ -199,18 +206,20 @@ def test_updates_that_form_a_triangle_together_count_once():
         assert mq.scalar() == 0
 
 
-def test_counting_refuses_deleting_a_missing_row_and_keeps_its_version():
-    with maintain(TRIANGLE, {"edge": edges([(1, 2, 1), (2, 3, 1), (1, 3, 1)])}) as mq:
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_counting_refuses_deleting_a_missing_row_and_keeps_its_version(placement):
+    with maintain(TRIANGLE, {"edge": edges([(1, 2, 1), (2, 3, 1), (1, 3, 1)])}, placement=placement) as mq:
         with pytest.raises(NegativeCountError) as err:
             mq.apply({"edge": edges([(5, 6, -1)], "integer")})
         assert err.value.parameters["count"] == 1 and err.value.parameters["example"] == (5, 6)
         assert mq.version == 0 and mq.scalar() == 1
 
 
-def test_min_plus_refuses_deletions_and_worsening_unless_recomputing():
+@pytest.mark.parametrize("placement", PLACEMENTS)
+def test_min_plus_refuses_deletions_and_worsening_unless_recomputing(placement):
     dist = factor_of([(1, 2, 5.0), (2, 3, 1.0)], ["s", "t"], "min_plus")
     query = "d(x, z) := w(x, y), w(y, z)"
-    with maintain(query, {"w": dist}) as mq:
+    with maintain(query, {"w": dist}, placement=placement) as mq:
         assert answer_dict(mq) == {(1, 3): 6.0}
         with pytest.raises(NonMonotoneDeltaError) as err:
             mq.apply({"w": factor_of([(1, 2, 7.0)], ["s", "t"], "min_plus")})

@@ -68,6 +68,7 @@ def run_rules(
     ops: NumpyOps,
     key_span: int,
     stats: Optional[list[RuleRun]] = None,
+    part: tuple[int, int] = (0, 1),
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """⊕ over the rules of every changed relation: (free-variable key codes, values), one row per key.
 
@@ -86,6 +87,9 @@ def run_rules(
         Codes of output keys lie below this (for grouping).
     stats : list, optional
         Receives a :class:`RuleRun` per rule run.
+    part : (int, int)
+        ``(k, n)``: seed only the batch rows whose position is ``k`` modulo
+        ``n`` (task ``k`` of ``n`` runs its share; the parts' results add up).
     """
     import time
 
@@ -114,6 +118,8 @@ def run_rules(
         if batch is None or not len(batch):
             continue
         started = time.perf_counter()
+        if part[1] > 1:
+            batch = batch.take(np.arange(part[0], len(batch), part[1]))
         seeds, reached = _run_rule(rule, batch, runs_of, scalar_of, ops, total)
         if stats is not None:
             stats.append(RuleRun(k, seeds, reached, time.perf_counter() - started))

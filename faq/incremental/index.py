@@ -48,7 +48,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -222,6 +222,31 @@ class ResidentRelation:
         """A relation from any rows (merged per key, zeros dropped)."""
         return cls(name, columns, merge_rows(rows.keys, rows.values, ops), ops)
 
+    @classmethod
+    def of_runs(cls, name: str, columns: Sequence[str], base: Mapping[View, Trie], overlay: KeyedRows,
+                ops: NumpyOps) -> "ResidentRelation":
+        """A relation read through base tries built elsewhere (an executor's copy) and an overlay.
+
+        It answers :meth:`runs` and :meth:`lookup` for the views in ``base``
+        (the first must be the identity view); it holds no base rows, so it
+        is not committed to or compacted (the driver does that).
+        """
+        relation = cls(name, columns, empty_rows(len(columns), ops), ops)
+        relation.views = list(base)
+        relation._base_runs = dict(base)
+        relation.overlay = overlay
+        return relation
+
+    def base_tries(self) -> dict[View, Trie]:
+        """The base's trie of every registered view (built if needed): what an executor receives."""
+        return {view: self.run(view, "base") for view in self.views}
+
+    def release_base(self, rows: int) -> None:
+        """Drop the base's rows and tries from this process (another holds them); remember their number."""
+        self.base = empty_rows(self.arity, self.ops)
+        self._base_runs = {}
+        self._released_rows = rows
+
     # -- views ----------------------------------------------------------------------
 
     def register(self, view: View) -> None:
@@ -251,7 +276,7 @@ class ResidentRelation:
 
     @property
     def base_rows(self) -> int:
-        return len(self.base)
+        return getattr(self, "_released_rows", None) or len(self.base)
 
     @property
     def overlay_rows(self) -> int:
@@ -299,8 +324,17 @@ class ResidentRelation:
 
     # -- changing -------------------------------------------------------------------
 
-    def commit(self, batch: KeyedRows) -> None:
-        """Merge a batch (one row per key, as :func:`merge_rows` gives) into the overlay."""
+    @property
+    def released(self) -> bool:
+        """True when the base lives in another process (executors): this one holds only the overlay."""
+        return getattr(self, "_released_rows", None) is not None
+
+    def commit(self, batch: KeyedRows, compact: bool = True) -> None:
+        """Merge a batch (one row per key, as :func:`merge_rows` gives) into the overlay.
+
+        The overlay is then folded into the base if it outgrew its limit,
+        unless ``compact`` is False (the owner of a released base does it).
+        """
         if not len(batch):
             return
         if self.arity == 0:
@@ -313,11 +347,11 @@ class ResidentRelation:
         # A ring's overlay keeps no zero rows (they change nothing); an idempotent one keeps none either.
         self.overlay = merge_rows(keys, values, self.ops)
         self._overlay_runs = {}
-        if self.needs_compaction():
+        if compact and not self.released and self.needs_compaction():
             self.compact()
 
     def needs_compaction(self) -> bool:
-        limit = min(max(COMPACT_FRACTION * len(self.base), OVERLAY_MIN_ROWS), OVERLAY_MAX_ROWS)
+        limit = min(max(COMPACT_FRACTION * self.base_rows, OVERLAY_MIN_ROWS), OVERLAY_MAX_ROWS)
         return len(self.overlay) > limit
 
     def compact(self) -> None:
@@ -326,6 +360,7 @@ class ResidentRelation:
 
     def replace(self, rows: KeyedRows) -> None:
         """Make ``rows`` (one row per key) the base, with an empty overlay; views rebuilt."""
+        self._released_rows = None
         self.base = rows
         self.overlay = empty_rows(self.arity, self.ops)
         self._base_runs, self._overlay_runs = {}, {}
@@ -335,21 +370,21 @@ class ResidentRelation:
 
     def assign(self, batch: KeyedRows) -> None:
         """Set the keys of ``batch`` to its values (the zero removes a key): for recomputation."""
-        current = self.current()
-        if self.arity == 0:
-            value = batch.values_or_ones(self.ops)[-1:] if len(batch) else current.values
-            self.replace(merge_rows((), value, self.ops))
-            return
-        _, _, kept = _split(current, batch)
-        keys = [np.concatenate([k, b]) for k, b in zip(kept.keys, batch.keys)]
-        values = np.concatenate([kept.values_or_ones(self.ops), batch.values_or_ones(self.ops)])
-        self.replace(merge_rows(keys, values, self.ops))
+        self.replace(assigned(self.current(), batch, self.ops))
 
 
-def _split(rows: KeyedRows, batch: KeyedRows) -> tuple[np.ndarray, np.ndarray, KeyedRows]:
-    """Rows of ``rows`` whose key is in ``batch`` (positions), and the rows that are not."""
+def assigned(rows: KeyedRows, batch: KeyedRows, ops: NumpyOps) -> KeyedRows:
+    """``rows`` where ``batch``'s keys take its values (the zero removes a key); one row per key."""
+    if not rows.keys and not batch.keys:  # a scalar
+        value = batch.values_or_ones(ops)[-1:] if len(batch) else rows.values_or_ones(ops)
+        return merge_rows((), value, ops)
+    if len(batch) == 0:
+        return rows
     trie = build_trie(list(batch.keys), SPAN, None, hashable=False)
     hit, _ = find_rows(trie, list(rows.keys))
     mask = np.ones(len(rows), dtype=bool)
     mask[hit] = False
-    return hit, np.flatnonzero(mask), rows.take(np.flatnonzero(mask))
+    kept = rows.take(np.flatnonzero(mask))
+    keys = [np.concatenate([k, b]) for k, b in zip(kept.keys, batch.keys)]
+    values = np.concatenate([kept.values_or_ones(ops), batch.values_or_ones(ops)])
+    return merge_rows(keys, values, ops)

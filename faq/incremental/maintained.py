@@ -89,7 +89,7 @@ from faq.incremental.errors import (
 )
 from faq.incremental.index import KeyedRows, merge_rows
 from faq.incremental.rules import (
-    DRIVER,
+    EXECUTORS,
     DeltaQuery,
     MaintenancePlan,
     RelationPlan,
@@ -167,8 +167,9 @@ class MaintainedQuery:
         starts and ends.
     placement : {"auto", "driver", "executors"}
         Where the indexes live; ``auto`` keeps them on the driver while they
-        fit ``budget``.  Only the driver placement runs batches so far: a
-        state above the budget raises :class:`NotMaintainableError` saying so.
+        fit ``budget``, else ships them to the executors
+        (:mod:`faq.incremental.executors`: one Spark job per batch, classic
+        Spark only).
     budget : int or str, optional
         The driver's index budget (bytes, or ``'512m'``, ``'4g'``); default
         ``$FAQ_INDEX_BUDGET`` or 2 GiB.
@@ -196,13 +197,14 @@ class MaintainedQuery:
         self.query: FAQ = parse_query(query) if isinstance(query, str) else query
         self.progress = progress
         self.last_rules: list[RuleRun] = []
+        self.remote = None
         if _restored is not None:
             self.state, meta = _restored
             self.semiring = get_semiring(meta["semiring"])
             self._meta = meta["factors"]
             self._setup(meta.get("placement", "auto"), meta.get("budget"))
             self._register_views()
-            self._plan = self._make_plan(measured=True)
+            self._place(self._make_plan(measured=True))
             return
         self.semiring = query_semiring(self.query, factors, semiring)
         bind(self.query, factors, self.semiring)  # every check before any work
@@ -212,10 +214,7 @@ class MaintainedQuery:
         if self.ops is None:
             raise NotMaintainableError(reason=self.why)
         rows = {name: factors[name].count() for name in self.query.factor_names}
-        self._plan = self._make_plan(rows=rows)
-        if self._plan.placement != DRIVER:
-            raise NotMaintainableError(reason=f"{self._plan.reason}; only indexes on the driver are supported "
-                                              "so far: raise the budget (budget=, $FAQ_INDEX_BUDGET)")
+        planned = self._make_plan(rows=rows)
         self.state = ResidentState(self.state_semiring)
         for name in self.query.factor_names:
             f = factors[name]
@@ -223,9 +222,19 @@ class MaintainedQuery:
             self.state.add(name, tuple(f.variables), table, VALUE, key_types=_key_types(f))
         self._register_views()
         self._set_answer(self._evaluate(factors))
-        self._plan = self._make_plan(measured=True)
+        self._place(planned)
         if path is not None:
             self.state.attach(path, self._manifest())
+
+    def _place(self, plan: MaintenancePlan) -> None:
+        """Keep the indexes where ``plan`` says: on the driver, or shipped to the executors."""
+        self.where, self.where_reason = plan.placement, plan.reason
+        if plan.placement == EXECUTORS and self.mode != RECOMPUTE:
+            from faq.incremental.executors import ExecutorIndexes
+            from faq.spark import get_session
+
+            self.remote = ExecutorIndexes(get_session(), self.state, list(self.query.factor_names))
+            self.state.remote = self.remote
 
     def _setup(self, placement: str, budget: Optional[Union[int, str]]) -> None:
         """Decide how deltas are taken, plan the rules and the views they read."""
@@ -255,13 +264,18 @@ class MaintainedQuery:
             if measured:
                 relation = self.state.relations[name]
                 n, overlay, size = relation.base_rows, relation.overlay_rows, relation.nbytes
+                if self.remote is not None:
+                    size += self.remote.bytes.get(name, 0)
             else:
                 n = int(rows[name])
                 size = estimated_bytes(n, len(columns), max(len(mine), 1))
             relations.append(RelationPlan(name, columns, n, tuple(v.describe(columns) for v in mine), size, measured,
                                           overlay))
         total = sum(r.bytes for r in relations)
-        where, reason = choose_placement(total, self.budget, self.placement)
+        if getattr(self, "where", None) is not None:  # decided when the indexes were built
+            where, reason = self.where, self.where_reason
+        else:
+            where, reason = choose_placement(total, self.budget, self.placement)
         mode = self.mode + (" (kept in integer)" if self.semiring.name == "counting" and self.mode == SIGNED else "")
         return MaintenancePlan(str(self.query), self.semiring.name, mode, where, reason, self.budget,
                                tuple(relations), tuple(r.describe(self.delta_query) for r in self.rules), self.why)
@@ -396,14 +410,26 @@ class MaintainedQuery:
         batches = {name: self._batch(name, delta) for name, delta in deltas.items()}
         if recompute:
             return self._recomputed(batches, target, label, started)
-        batches = {name: self._checked(name, batch) for name, batch in batches.items()}
         batches = {name: b for name, b in batches.items() if len(b)}
+        if self.mode == MONOTONE:
+            for name, batch in batches.items():
+                self._refuse_deletions(name, batch)
         description = f"{sum(len(b) for b in batches.values())} changed row(s) through " \
-                      f"{sum(1 for r in self.rules if r.relation in batches)} delta rule(s)"
+                      f"{sum(1 for r in self.rules if r.relation in batches)} delta rule(s)" + \
+                      (" on the executors" if self.remote is not None else "")
         if self.progress:
             self.progress(BatchEvent("start", target, description, label=label or ""))
         stats: list[RuleRun] = []
-        keys, values = run_rules(self.rules, self.state.relations, batches, self.ops, len(self.state.domain), stats)
+        if self.remote is None:
+            looked = {name: self.state.relations[name].lookup(b.keys) if self._looks_up else None
+                      for name, b in batches.items()}
+            batches = {name: self._checked(name, b, looked[name]) for name, b in batches.items()}
+            keys, values = run_rules(self.rules, self.state.relations, batches, self.ops, len(self.state.domain),
+                                     stats)
+        else:  # one Spark job: the tasks look the batch up and run the rules; checked here before any commit
+            keys, values, looked = self.remote.run(self.rules, batches, self.mode == MONOTONE, len(self.query.free))
+            batches = {name: self._checked(name, b, looked[name] if self._looks_up else None)
+                       for name, b in batches.items()}
         self.last_rules = stats
         answer = self.state.relations[ANSWER]
         if self.mode == MONOTONE and len(values):
@@ -416,7 +442,7 @@ class MaintainedQuery:
         self.state.save(target, self._manifest(), {**batches, ANSWER: answer_batch},
                         [*self.state.labels, label or f"batch {target}"])
         for name, batch in batches.items():
-            self.state.relations[name].commit(batch)
+            self.state.commit(name, batch)
         answer.commit(answer_batch)
         self.state.version = target
         self.state.labels.append(label or f"batch {target}")
@@ -465,32 +491,37 @@ class MaintainedQuery:
             table = _cast_arrow_values(table, self.state.semiring.value_type)
         return self.state.rows(name, table, VALUE, columns, keep_zeros=self.mode != SIGNED)
 
-    def _checked(self, name: str, batch: KeyedRows) -> KeyedRows:
-        """Refuse what the mode cannot take; in monotone mode drop rows that change nothing."""
-        ops = self.ops
-        relation = self.state.relations[name]
-        if self.mode == SIGNED:
-            if self.semiring.name != "counting" or not len(batch):
-                return batch
-            negative = np.flatnonzero(batch.values_or_ones(ops) < 0)
-            if len(negative) == 0:
-                return batch
-            keys = [k[negative] for k in batch.keys]
-            _, before = relation.lookup(keys)
-            bad = np.flatnonzero(before + batch.values[negative] < 0)
-            if len(bad):
-                raise NegativeCountError(factor=name, count=len(bad), example=self._example(keys, bad[0]))
-            return batch
-        present, before = relation.lookup(batch.keys)
-        new = batch.values_or_ones(ops)
-        deletion = np.flatnonzero(new == ops.zero)
+    @property
+    def _looks_up(self) -> bool:
+        """Whether a batch must be compared with the current values (counting: deletions; idempotent: all)."""
+        return self.mode == MONOTONE or self.semiring.name == "counting"
+
+    def _refuse_deletions(self, name: str, batch: KeyedRows) -> None:
+        """In an idempotent semiring a row whose value is the zero deletes its key: refused (no lookup needed)."""
+        deletion = np.flatnonzero(batch.values_or_ones(self.ops) == self.ops.zero)
         if len(deletion):
             raise NonMonotoneUpdateError(factor=name, kind="deletion", count=len(deletion),
-                                        example=self._example(batch.keys, deletion[0]), semiring=self.semiring.name)
-        worse = np.flatnonzero(present & (ops.add(before, new) != new))
+                                         example=self._example(batch.keys, deletion[0]), semiring=self.semiring.name)
+
+    def _checked(self, name: str, batch: KeyedRows, looked: Optional[tuple[np.ndarray, np.ndarray]]) -> KeyedRows:
+        """Refuse what the mode cannot take; in monotone mode keep only rows that change a value.
+
+        ``looked`` is (present, current value) per batch row, or None when the
+        mode needs no comparison (a ring other than counting).
+        """
+        if looked is None or not len(batch):
+            return batch
+        present, before = looked
+        new = batch.values_or_ones(self.ops)
+        if self.mode == SIGNED:  # counting: multiplicities stay >= 0
+            bad = np.flatnonzero(before + new < 0)
+            if len(bad):
+                raise NegativeCountError(factor=name, count=len(bad), example=self._example(batch.keys, bad[0]))
+            return batch
+        worse = np.flatnonzero(present & (self.ops.add(before, new) != new))
         if len(worse):
             raise NonMonotoneUpdateError(factor=name, kind="worsening", count=len(worse),
-                                        example=self._example(batch.keys, worse[0]), semiring=self.semiring.name)
+                                         example=self._example(batch.keys, worse[0]), semiring=self.semiring.name)
         changes = ~present | (new != before)
         return batch if changes.all() else batch.take(np.flatnonzero(changes))
 
@@ -500,19 +531,20 @@ class MaintainedQuery:
     def _recomputed(self, batches: Mapping[str, KeyedRows], target: int, label: Optional[str],
                     started: float) -> Change:
         """The answer from the new factors (evaluated by Spark), and its difference to the current one."""
+        from faq.incremental.index import assigned
+
         new_rows = {}
         for name, batch in batches.items():
-            relation = self.state.relations[name]
             if self.mode == SIGNED:
-                new_rows[name] = relation.after(batch)
+                new_rows[name] = self.state.after(name, batch)
             else:  # a delta row sets the value
-                new_rows[name] = _assigned(relation, batch)
+                new_rows[name] = assigned(self.state.current(name), batch, self.state.ops)
         factors = {name: self._factor_of(name, new_rows.get(name)) for name in self.query.factor_names}
         answer_table = self._evaluate(factors)
         ops = self.state.ops
         new_answer = self.state.rows(ANSWER, answer_table, VALUE, self.query.free) if self.query.free else \
             merge_rows((), _arrow_values(answer_table, ops), ops)
-        old = self.state.relations[ANSWER].current()
+        old = self.state.current(ANSWER)
         keys, diff = _difference(old, new_answer, ops, signed=self.mode == SIGNED)
         self._commit_replaced(new_rows, new_answer, target, label)
         return self._change(keys, diff, target, time.perf_counter() - started, batches, [])
@@ -520,22 +552,13 @@ class MaintainedQuery:
     def _commit_replaced(self, rows: Mapping[str, KeyedRows], answer: KeyedRows, target: int,
                          label: Optional[str]) -> None:
         """Replace relations' rows (a recomputation): durable first, then in memory."""
-        relations = self.state.relations
-        saved = {n: relations[n].base for n in (*rows, ANSWER)}
-        saved_overlays = {n: relations[n].overlay for n in (*rows, ANSWER)}
-        for name, new in {**rows, ANSWER: answer}.items():
-            relations[name].replace(new)
-        try:
-            self.state.save(target, self._manifest(), {n: None for n in (*rows, ANSWER)},
-                            [*self.state.labels, label or f"batch {target}"])
-        except BaseException:
-            for name in saved:
-                relations[name].replace(saved[name])
-                if len(saved_overlays[name]):
-                    relations[name].commit(saved_overlays[name])
-            raise
+        labels = [*self.state.labels, label or f"batch {target}"]
+        replaced = {**rows, ANSWER: answer}
+        self.state.save(target, self._manifest(), {}, labels, replaced=replaced)
+        for name, new in replaced.items():
+            self.state.replace(name, new)
         self.state.version = target
-        self.state.labels.append(label or f"batch {target}")
+        self.state.labels = labels
 
     def _factor_of(self, name: str, rows: Optional[KeyedRows]) -> Factor:
         from faq.spark import get_session
@@ -609,7 +632,10 @@ class MaintainedQuery:
     # -- releasing ----------------------------------------------------------------
 
     def close(self) -> None:
-        """Drop the resident indexes (a saved state, if any, stays on disk)."""
+        """Drop the resident indexes, on the driver or the executors (a saved state, if any, stays on disk)."""
+        if self.remote is not None:
+            self.remote.close()
+            self.remote = self.state.remote = None
         self.state.relations = {n: r for n, r in self.state.relations.items() if n == ANSWER}
 
     def __enter__(self) -> "MaintainedQuery":
@@ -665,17 +691,6 @@ def _cast_arrow_values(table: "pa.Table", value_type: str) -> "pa.Table":
     else:
         column = column.cast(target, safe=False)
     return table.set_column(index, VALUE, column)
-
-
-def _assigned(relation, batch: KeyedRows) -> KeyedRows:
-    """``relation``'s current rows where ``batch``'s keys take its values (the zero removes the key)."""
-    import copy
-
-    scratch = copy.copy(relation)
-    scratch.views = list(relation.views[:1])
-    scratch._base_runs, scratch._overlay_runs = {}, {}
-    scratch.assign(batch)
-    return scratch.base
 
 
 def _difference(old: KeyedRows, new: KeyedRows, ops, signed: bool) -> tuple[list[np.ndarray], np.ndarray]:

@@ -74,6 +74,7 @@ class ResidentState:
         self.version = 0
         self.labels: list[str] = []
         self.store = None
+        self.remote = None  # an ExecutorIndexes holding the released bases (faq.incremental.executors)
 
     # -- relations ------------------------------------------------------------------
 
@@ -103,12 +104,41 @@ class ResidentState:
             return KeyedRows(tuple(keys), values)
         return merge_rows(keys, values, self.ops, drop_zeros=not keep_zeros)
 
+    def current(self, name: str) -> KeyedRows:
+        """The current rows of ``name`` (read back from the executors when its base lives there)."""
+        relation = self.relations[name]
+        return self.remote.current(name) if relation.released else relation.current()
+
+    def after(self, name: str, batch: KeyedRows) -> KeyedRows:
+        """The rows of ``name`` once ``batch`` is merged in (nothing changes here)."""
+        relation = self.relations[name]
+        if not relation.released:
+            return relation.after(batch)
+        current = self.current(name)
+        keys = [np.concatenate([c, b]) for c, b in zip(current.keys, batch.keys)]
+        values = np.concatenate([current.values_or_ones(self.ops), batch.values_or_ones(self.ops)])
+        return merge_rows(keys, values, self.ops)
+
+    def commit(self, name: str, batch: KeyedRows) -> None:
+        """Merge ``batch`` into ``name``; a released base is compacted (and shipped) by the executors' owner."""
+        relation = self.relations[name]
+        relation.commit(batch, compact=not relation.released)
+        if relation.released and relation.needs_compaction():
+            self.remote.compact(name)
+
+    def replace(self, name: str, rows: KeyedRows) -> None:
+        """Make ``rows`` the base of ``name`` (empty overlay), shipping it again if it lives on the executors."""
+        released = self.relations[name].released
+        self.relations[name].replace(rows)
+        if released:
+            self.remote.ship([name])
+
     def table(self, name: str, rows: Optional[KeyedRows] = None, value: str = VALUE) -> "pa.Table":
         """``rows`` (default: the current rows of ``name``) as an Arrow table of raw keys and ``value``."""
         import pyarrow as pa
 
         relation = self.relations[name]
-        rows = relation.current() if rows is None else rows
+        rows = self.current(name) if rows is None else rows
         data = {c: self.domain.decode(k) for c, k in zip(relation.columns, rows.keys)}
         data[value] = rows.values_or_ones(self.ops)
         return pa.table(data)
@@ -137,25 +167,24 @@ class ResidentState:
         store.save(self.version, self._meta(meta), {n: ("base", self.table(n)) for n in self.relations})
         self.store = store
 
-    def save(self, version: int, meta: Mapping[str, Any], batches: Mapping[str, Optional[KeyedRows]],
-             labels: Sequence[str]) -> None:
-        """Commit ``version`` with each changed relation's batch (None: its rows were replaced).
+    def save(self, version: int, meta: Mapping[str, Any], batches: Mapping[str, KeyedRows],
+             labels: Sequence[str], replaced: Optional[Mapping[str, KeyedRows]] = None) -> None:
+        """Commit ``version`` with each changed relation's batch, and ``replaced`` relations' new rows.
 
-        Called *before* the batch is merged in memory; the store decides per
-        relation between a delta file and a new base (written from the rows
-        after the batch).
+        Called *before* the batch is merged in memory (the manifest is the
+        commit point); the store decides per relation between a delta file
+        and a new base (written from the rows after the batch).
         """
         if self.store is None:
             return
-        writes = {}
+        writes = {name: ("base", self.table(name, rows)) for name, rows in (replaced or {}).items()}
         for name, batch in batches.items():
-            if batch is not None and not self.store.wants_rebase(name, len(batch)):
-                if len(batch):
-                    writes[name] = ("delta", self.table(name, batch))
+            if not len(batch):
                 continue
-            relation = self.relations[name]
-            after = relation.current() if batch is None else relation.after(batch)
-            writes[name] = ("base", self.table(name, after))
+            if self.store.wants_rebase(name, len(batch)):
+                writes[name] = ("base", self.table(name, self.after(name, batch)))
+            else:
+                writes[name] = ("delta", self.table(name, batch))
         self.store.save(version, self._meta(meta, labels), writes)
 
     def _meta(self, meta: Mapping[str, Any], labels: Optional[Sequence[str]] = None) -> dict[str, Any]:

@@ -282,8 +282,7 @@ class RunsExtender:
         return Chunk(columns, len(parent), parent, chunk)
 
     def validate(self, chunk: Chunk) -> Chunk:
-        if chunk.rows == 0:
-            return chunk
+        # No early return for an empty chunk: later levels and the leaf read its run columns.
         keys = chunk.get(self.value_key)
         everything = np.arange(chunk.rows, dtype=np.int64)
         if self.depth == 0:
