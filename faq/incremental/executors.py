@@ -133,11 +133,11 @@ class ExecutorIndexes:
     def current(self, name: str) -> KeyedRows:
         """Current rows of ``name`` (base from the executors ⊕ the driver's overlay)."""
         relation = self.state.relations[name]
-        base = self.base_rows(name)
-        if not len(relation.overlay):
+        base, overlay = self.base_rows(name), relation.overlay
+        if not len(overlay):
             return base
-        keys = [np.concatenate([b, o]) for b, o in zip(base.keys, relation.overlay.keys)]
-        values = np.concatenate([base.values_or_ones(relation.ops), relation.overlay.values_or_ones(relation.ops)])
+        keys = [np.concatenate([b, o]) for b, o in zip(base.keys, overlay.keys)]
+        values = np.concatenate([base.values_or_ones(relation.ops), overlay.values_or_ones(relation.ops)])
         return merge_rows(keys, values, relation.ops)
 
     def compact(self, name: str) -> None:

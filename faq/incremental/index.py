@@ -11,7 +11,9 @@ between batches, in the process that runs the rules:
   CSR :class:`~faq.joins.csr.Trie`;
 * the **overlay**: the changes merged in since, one row per key (the signed
   change in a ring, the improved value in an idempotent semiring), sorted
-  and indexed per view the same way;
+  and indexed per view the same way, in two levels: the *older* changes and
+  the *recent* ones (at most :data:`RECENT_MAX_ROWS`), so that merging a
+  batch in costs the recent level's size, not the whole overlay's;
 * a batch, before it is merged, is a third run of the same shape.
 
 A key's value is the ⊕ of its rows in the runs; joins read the runs as one
@@ -19,10 +21,11 @@ relation (:class:`~faq.joins.extenders.RunsExtender`), so the *old* view of
 a relation (before the batch) is ``[base, overlay]`` and the *new* one
 ``[base, overlay, batch]``: the exactly-once delta rules need both, and
 neither is a copy.  :meth:`ResidentRelation.commit` merges a batch into the
-overlay (work proportional to the overlay, which stays a fraction of the
-base); once the overlay holds :data:`COMPACT_FRACTION` of the base (or
-:data:`OVERLAY_MAX_ROWS` rows) it is folded into a new base and every view
-is rebuilt: LSM style, with the cost amortised over many batches.
+recent level; when that outgrows :data:`RECENT_MAX_ROWS` it is merged into
+the older level, and once the overlay holds :data:`COMPACT_FRACTION` of the
+base (or :data:`OVERLAY_MAX_ROWS` rows) it is folded into a new base and
+every view is rebuilt: LSM style, each merge's cost amortised over the
+batches that filled its level.
 
 Examples
 --------
@@ -41,6 +44,8 @@ Examples
 ([False, True, True], [0, 1, 1])
 >>> [run.rows for run in edges.runs(reverse)]     # base and overlay, as the rules read them
 [3, 2]
+>>> edges.overlay_rows, edges.overlay.keys[0].tolist()      # one overlay: older and recent changes merged
+(2, [1, 2])
 >>> sorted(zip(*[c.tolist() for c in edges.current().keys]))
 [(0, 1), (0, 2), (2, 0)]
 """
@@ -62,6 +67,9 @@ COMPACT_FRACTION = 0.10
 OVERLAY_MAX_ROWS = 1 << 16
 # ... but never below this many (a tiny base would otherwise compact on every batch).
 OVERLAY_MIN_ROWS = 1024
+# The recent level holds at most this many rows before it is merged into the older one: a batch's
+# merge then costs at most this, and the older level's merge happens once per this many changed keys.
+RECENT_MAX_ROWS = 1024
 
 
 @dataclass(frozen=True)
@@ -211,10 +219,10 @@ class ResidentRelation:
         self.arity = len(self.columns)
         self.ops = ops
         self.base = base
-        self.overlay = empty_rows(self.arity, ops)
+        self.older = empty_rows(self.arity, ops)   # the overlay's two levels (module notes)
+        self.recent = empty_rows(self.arity, ops)
         self.views: list[View] = [View(tuple(range(self.arity)))] if self.arity else []
-        self._base_runs: dict[View, Trie] = {}
-        self._overlay_runs: dict[View, Trie] = {}
+        self._runs: dict[str, dict[View, Trie]] = {"base": {}, "older": {}, "recent": {}}
         self.compactions = 0
 
     @classmethod
@@ -233,8 +241,8 @@ class ResidentRelation:
         """
         relation = cls(name, columns, empty_rows(len(columns), ops), ops)
         relation.views = list(base)
-        relation._base_runs = dict(base)
-        relation.overlay = overlay
+        relation._runs["base"] = dict(base)
+        relation.older = overlay
         return relation
 
     def base_tries(self) -> dict[View, Trie]:
@@ -244,7 +252,7 @@ class ResidentRelation:
     def release_base(self, rows: int) -> None:
         """Drop the base's rows and tries from this process (another holds them); remember their number."""
         self.base = empty_rows(self.arity, self.ops)
-        self._base_runs = {}
+        self._runs["base"] = {}
         self._released_rows = rows
 
     # -- views ----------------------------------------------------------------------
@@ -256,18 +264,17 @@ class ResidentRelation:
         self.run(view, "base")
 
     def run(self, view: View, part: str) -> Trie:
-        """The trie of the base or the overlay in ``view`` (built on first use after a change)."""
-        cache = self._base_runs if part == "base" else self._overlay_runs
+        """The trie of a part (``"base"``, ``"older"``, ``"recent"``) in ``view``, built on first use."""
+        cache = self._runs[part]
         trie = cache.get(view)
         if trie is None:
-            trie = cache[view] = build_run(self.base if part == "base" else self.overlay, view, self.ops)
+            trie = cache[view] = build_run(getattr(self, part), view, self.ops)
         return trie
 
     def runs(self, view: View, batch: Optional[Trie] = None) -> list[Trie]:
         """What a rule reads: base and overlay (the old state), plus ``batch`` (the new one)."""
         out = [self.run(view, "base")]
-        if len(self.overlay):
-            out.append(self.run(view, "overlay"))
+        out += [self.run(view, part) for part in ("older", "recent") if len(getattr(self, part))]
         if batch is not None and batch.rows:
             out.append(batch)
         return out
@@ -279,14 +286,24 @@ class ResidentRelation:
         return getattr(self, "_released_rows", None) or len(self.base)
 
     @property
+    def overlay(self) -> KeyedRows:
+        """The changes since the base, one row per key (both levels merged: O(overlay), for saving)."""
+        if not len(self.recent):
+            return self.older
+        if not len(self.older):
+            return self.recent
+        return self._combined(self.older, self.recent)
+
+    @property
     def overlay_rows(self) -> int:
-        return len(self.overlay)
+        """Rows in the overlay's levels (a key changed in both counts twice)."""
+        return len(self.older) + len(self.recent)
 
     @property
     def nbytes(self) -> int:
         """Bytes of the rows and of every built trie."""
-        tries = [*self._base_runs.values(), *self._overlay_runs.values()]
-        return self.base.nbytes + self.overlay.nbytes + sum(t.nbytes for t in tries)
+        tries = [t for cache in self._runs.values() for t in cache.values()]
+        return self.base.nbytes + self.older.nbytes + self.recent.nbytes + sum(t.nbytes for t in tries)
 
     def lookup(self, keys: Sequence[np.ndarray], batch: Optional[KeyedRows] = None) -> tuple[np.ndarray, np.ndarray]:
         """Current (merged) values at ``keys`` (relation column order): (present mask, values).
@@ -294,7 +311,7 @@ class ResidentRelation:
         With ``batch``, the value after it is merged in.
         """
         if self.arity == 0:
-            rows = [self.base, self.overlay] + ([batch] if batch is not None else [])
+            rows = [self.base, self.older, self.recent] + ([batch] if batch is not None else [])
             values = [r.values_or_ones(self.ops) for r in rows if len(r)]
             total = self.ops.add.reduce(np.concatenate(values)) if values else self.ops.zero
             return np.array([total != self.ops.zero]), np.array([total], dtype=self.ops.dtype)
@@ -304,9 +321,9 @@ class ResidentRelation:
 
     def current(self) -> KeyedRows:
         """Every row with a non-zero value, one per key (an O(base) merge: for output and saving)."""
-        if not len(self.overlay):
+        if not self.overlay_rows:
             return self.base
-        return self._merged(self.overlay)
+        return self._combined(self.base, self.overlay)
 
     def after(self, batch: KeyedRows) -> KeyedRows:
         """The current rows with ``batch`` merged in (one row per key; nothing changes here)."""
@@ -317,9 +334,10 @@ class ResidentRelation:
         values = np.concatenate([current.values_or_ones(self.ops), batch.values_or_ones(self.ops)])
         return merge_rows(keys, values, self.ops)
 
-    def _merged(self, extra: KeyedRows) -> KeyedRows:
-        keys = [np.concatenate([b, o]) for b, o in zip(self.base.keys, extra.keys)]
-        values = np.concatenate([self.base.values_or_ones(self.ops), extra.values_or_ones(self.ops)])
+    def _combined(self, first: KeyedRows, second: KeyedRows) -> KeyedRows:
+        """Two runs as one: one row per key, values ⊕-combined, zeros dropped."""
+        keys = [np.concatenate([a, b]) for a, b in zip(first.keys, second.keys)]
+        values = np.concatenate([first.values_or_ones(self.ops), second.values_or_ones(self.ops)])
         return merge_rows(keys, values, self.ops)
 
     # -- changing -------------------------------------------------------------------
@@ -338,21 +356,22 @@ class ResidentRelation:
         if not len(batch):
             return
         if self.arity == 0:
-            self.overlay = merge_rows((), np.concatenate([self.overlay.values_or_ones(self.ops),
-                                                          batch.values_or_ones(self.ops)]), self.ops,
-                                      drop_zeros=False)
+            self.older = merge_rows((), np.concatenate([self.older.values_or_ones(self.ops),
+                                                        batch.values_or_ones(self.ops)]), self.ops,
+                                    drop_zeros=False)
             return
-        keys = [np.concatenate([o, b]) for o, b in zip(self.overlay.keys, batch.keys)]
-        values = np.concatenate([self.overlay.values_or_ones(self.ops), batch.values_or_ones(self.ops)])
         # A ring's overlay keeps no zero rows (they change nothing); an idempotent one keeps none either.
-        self.overlay = merge_rows(keys, values, self.ops)
-        self._overlay_runs = {}
+        self.recent = self._combined(self.recent, batch)
+        self._runs["recent"] = {}
+        if len(self.recent) > RECENT_MAX_ROWS:
+            self.older, self.recent = self._combined(self.older, self.recent), empty_rows(self.arity, self.ops)
+            self._runs["older"], self._runs["recent"] = {}, {}
         if compact and not self.released and self.needs_compaction():
             self.compact()
 
     def needs_compaction(self) -> bool:
         limit = min(max(COMPACT_FRACTION * self.base_rows, OVERLAY_MIN_ROWS), OVERLAY_MAX_ROWS)
-        return len(self.overlay) > limit
+        return self.overlay_rows > limit
 
     def compact(self) -> None:
         """Fold the overlay into a new base and rebuild every registered view."""
@@ -362,8 +381,8 @@ class ResidentRelation:
         """Make ``rows`` (one row per key) the base, with an empty overlay; views rebuilt."""
         self._released_rows = None
         self.base = rows
-        self.overlay = empty_rows(self.arity, self.ops)
-        self._base_runs, self._overlay_runs = {}, {}
+        self.older = self.recent = empty_rows(self.arity, self.ops)
+        self._runs = {"base": {}, "older": {}, "recent": {}}
         self.compactions += 1
         for view in self.views:
             self.run(view, "base")
