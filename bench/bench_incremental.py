@@ -1,33 +1,40 @@
 #!/usr/bin/env python3
-"""Maintained feed-forward triangle count under edge changes vs recomputation, in one Spark session.
+"""Maintained feed-forward triangle count under edge changes, against recounting, in one run.
 
 Run from the project root::
 
-    .venv/bin/python bench/bench_incremental.py                    # scale 17, the issue's run
-    .venv/bin/python bench/bench_incremental.py --scale 12 --long-batches 50   # a quick check
+    .venv/bin/python bench/bench_incremental.py                  # the issue's run (scales 15, 17, 19)
+    .venv/bin/python bench/bench_incremental.py --quick          # scales 10-12, a few minutes' check
 
-Graph: ``tools/gen_rmat.py SCALE 16 OUT --seed 1`` (cached in bench/out), as its
-simple digraph.  Query: ``count() := edge(a,b), edge(a,c), edge(b,c)`` in the
-counting semiring, maintained by :func:`faq.incremental.maintain` (delta rules
-through the seeded worst-case optimal join; the state is the edge relation).
+Graphs: ``tools/gen_rmat.py SCALE 16 OUT --seed 1`` (cached in bench/out), as
+their simple digraph.  Query: ``count() := edge(a,b), edge(a,c), edge(b,c)`` in
+the counting semiring, maintained by :func:`faq.incremental.maintain`.  Batches
+are given as Python tuples (the engine's cost) and, for a second set of
+batches, as Spark DataFrames (what a pipeline reading changes from Spark pays:
+one collect job per batch on top).
 
-Measured, in order:
+Measured, in order, on ``local[2]``:
 
-1. the static job (:func:`faq.graphs.triangles.count_triangles`, directed) on
-   the initial graph: time and peak memory (driver JVM + Python workers +
-   this process, VmHWM reset before);
-2. building the maintained query (its initial count is checked against 1.);
-3. ``--batches`` batches of ``--batch-size`` random insertions of absent
-   edges, then as many batches of deletions of present edges: latency of
-   each ``apply`` (to the new count on the driver); after the last insertion
-   batch and the last deletion batch the static job recomputes the count on
-   the current graph (timed: the ratio's baseline) and must agree; the peak
-   memory during the batches (recomputations excluded; VmHWM reset before
-   each phase) is reported against the static job's;
-4. ``--long-batches`` batches of ``--long-size`` changes (half insertions,
-   half deletions): medians of the first and last hundred latencies.
+1. **scale 17** -- the static job (:func:`faq.graphs.triangles.count_triangles`,
+   directed) on the initial graph: time and peak memory of every process
+   (driver JVM, Python workers, this process; VmHWM reset before);
+   building the maintained query (driver placement; checked against the
+   static count); ``--batches`` batches of ``--batch-size`` inserted absent
+   edges, then as many batches deleting present edges, each ``apply`` timed to
+   the new count on the driver; after each phase the static job recounts the
+   current graph (timed: the ratio's baseline) and must agree;
+2. the same batch sizes given as Spark DataFrames (five inserts, five
+   deletes), timed the same way;
+3. ``--long-batches`` batches of ``--long-size`` changes (half insertions, half
+   deletions): medians of the first and last hundred latencies, peak memory of
+   all processes against the static job's, and a final recount that must agree;
+4. **scales 15 and 19** -- ``--small-batches`` batches of ``--long-size``
+   changes each (driver placement): median latency ratio (work independent of
+   ``|E|`` means a ratio near 1);
+5. **executors placement** -- a child process on ``local-cluster[2,1,2048]``
+   (two executor JVMs) runs step 1's batches with ``placement="executors"``.
 
-Results: a table on stdout and JSON in ``--out``.
+Results: JSON in ``--out`` (with the command) and a summary table on stdout.
 """
 
 from __future__ import annotations
@@ -38,7 +45,9 @@ import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -50,163 +59,355 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 from bench_wcoj import Memory, graph_path  # noqa: E402
 
 QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
-# Pathway on the same stream, 2 cores, as quoted in issue 4 (not measured here).
-QUOTED_PATHWAY_SECONDS = 1.7
+TARGETS = {"median_batch_seconds": 0.1, "speedup_vs_recount": 60, "executors_median_seconds": 1.0,
+           "scale_ratio": 2.0, "long_drift": 1.1, "memory_ratio": 2.0}
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=int, default=17)
+    p.add_argument("--small-scales", default="15,19", help="scales whose 10-edge batch latencies are compared")
     p.add_argument("--batches", type=int, default=10, help="insertion batches, then as many deletion batches")
     p.add_argument("--batch-size", type=int, default=100)
     p.add_argument("--long-batches", type=int, default=1000)
     p.add_argument("--long-size", type=int, default=10)
+    p.add_argument("--small-batches", type=int, default=100)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--master", default="local[2]")
-    p.add_argument("--out", default=str(ROOT / "bench" / "results" / "incremental.json"))
-    return p.parse_args(argv)
+    p.add_argument("--cluster", default="local-cluster[2,1,2048]", help="master of the executors run ('' skips)")
+    p.add_argument("--quick", action="store_true", help="scales 12 (10, 11 compared), fewer batches")
+    p.add_argument("--part", choices=["all", "executors"], default="all", help=argparse.SUPPRESS)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    if args.quick:
+        args.scale, args.small_scales, args.long_batches, args.small_batches = 12, "10,11", 200, 30
+        args.cluster = args.cluster and "local-cluster[2,1,1024]"
+    if args.out is None:
+        name = "incremental_quick.json" if args.quick else "incremental.json"
+        args.out = str(ROOT / "bench" / "results" / name)
+    return args
 
 
-def main(argv=None) -> None:
-    args = parse_args(argv)
-    from pyspark.sql import functions as F
+def log(message: str) -> None:
+    print(message, flush=True)
 
-    from faq.factor import Factor
-    from faq.graphs.triangles import count_triangles, simple_directed
-    from faq.incremental import maintain
-    from faq.io import read_edge_list
-    from faq.spark import get_session
 
-    spark = get_session(master=args.master, config={"spark.sql.shuffle.partitions": "4",
-                                                    "spark.driver.memory": "8g"})
-    memory = Memory(spark)
-    rng = random.Random(args.seed)
-    path = graph_path(f"rmat{args.scale}")
-    graph = simple_directed(read_edge_list(str(path), spark=spark))
-    edges_df = graph.df.select(F.col(graph.variables[0]).alias("src"), F.col(graph.variables[1]).alias("dst")).cache()
-    n_edges = edges_df.count()
-    n_ids = 1 << args.scale
-    print(f"rmat{args.scale}: {n_edges} edges (simple digraph)", flush=True)
+class Stream:
+    """Random changes to a graph: absent edges to insert, present edges to delete (never twice)."""
 
-    def static(df) -> tuple[int, float]:
-        t0 = time.perf_counter()
-        result = count_triangles(Factor.from_dataframe(df, ["src", "dst"], "counting", value=None, name="edge"),
-                                 directed=True)
-        return int(result.count), time.perf_counter() - t0
+    def __init__(self, spark, edges_df, n_ids: int, seed: int, wanted_deletes: int) -> None:
+        self.rng = random.Random(seed)
+        self.n_ids = n_ids
+        n_edges = edges_df.count()
+        fraction = min(1.0, 2.0 * wanted_deletes / max(n_edges, 1))
+        # At most ``wanted_deletes`` rows reach the driver: the edges this run will delete.
+        self.present = [tuple(r) for r in edges_df.sample(fraction=fraction, seed=seed).limit(wanted_deletes).collect()]
+        self.rng.shuffle(self.present)
+        self.taken = 0
+        self.inserted: set = set()
+        self.spark, self.edges_df = spark, edges_df
 
-    memory.reset()
-    static_count, static_seconds = static(edges_df)
-    static_memory = memory.peaks()
-    print(f"static job: {static_count} feed-forward triangles in {static_seconds:.1f} s; memory {static_memory}",
-          flush=True)
-
-    memory.reset()
-    t0 = time.perf_counter()
-    factor = Factor.from_dataframe(edges_df, ["src", "dst"], "counting", value=None, name="edge")
-    mq = maintain(QUERY, {"edge": factor})
-    build_seconds = time.perf_counter() - t0
-    assert mq.scalar() == static_count, (mq.scalar(), static_count)
-    print(f"maintained query built in {build_seconds:.1f} s", flush=True)
-
-    # The driver keeps a sample of present edges to delete, and what it inserted (for deletion later).
-    present = [tuple(r) for r in edges_df.sample(fraction=min(1.0, 20000 / max(n_edges, 1)), seed=args.seed)
-               .limit(20000).collect()]  # at most 20,000 rows
-    rng.shuffle(present)
-    inserted: set = set()
-
-    def new_edges(k: int) -> list[tuple[int, int]]:
-        out = []
+    def inserts(self, k: int) -> list[tuple[int, int]]:
+        """``k`` random edges that are not in the graph (checked against it with one anti-join)."""
+        out: list[tuple[int, int]] = []
         while len(out) < k:
-            e = (rng.randrange(n_ids), rng.randrange(n_ids))
-            if e[0] != e[1] and e not in inserted and e not in present_set:
-                out.append(e)
-                inserted.add(e)
+            want = (k - len(out)) * 2
+            pairs = set()
+            while len(pairs) < want:
+                e = (self.rng.randrange(self.n_ids), self.rng.randrange(self.n_ids))
+                if e[0] != e[1] and e not in self.inserted:
+                    pairs.add(e)
+            candidates = self.spark.createDataFrame(sorted(pairs), "src bigint, dst bigint")
+            fresh = [tuple(r) for r in candidates.join(self.edges_df, ["src", "dst"], "left_anti").collect()]
+            out.extend(fresh[: k - len(out)])
+        self.inserted.update(out)
         return out
 
-    present_set = set(present)
-    absent_check = spark.createDataFrame(list(new_edges(args.batch_size * args.batches)), "src bigint, dst bigint")
-    collisions = absent_check.join(edges_df, ["src", "dst"]).count()  # random pairs that happen to be edges
-    pool = [tuple(r) for r in absent_check.join(edges_df, ["src", "dst"], "left_anti").collect()]
-    print(f"{len(pool)} fresh edges to insert ({collisions} random pairs were edges already, dropped)", flush=True)
+    def deletes(self, k: int) -> list[tuple[int, int]]:
+        if self.taken + k > len(self.present):
+            raise RuntimeError(f"the stream sampled {len(self.present)} edges to delete; {self.taken + k} wanted")
+        out = self.present[self.taken:self.taken + k]
+        self.taken += k
+        return out
 
-    def apply(rows: list[tuple[int, int, int]]) -> float:
-        t0 = time.perf_counter()
-        mq.apply({"edge": spark.createDataFrame(rows, "src bigint, dst bigint, value bigint")})
-        mq.scalar()  # the new count on the driver
-        return time.perf_counter() - t0
+    def current(self):
+        """The graph after the stream's changes, as a DataFrame (for the recount)."""
+        added = self.spark.createDataFrame(sorted(self.inserted) or [(0, 0)], "src bigint, dst bigint")
+        if not self.inserted:
+            added = added.limit(0)
+        gone = self.spark.createDataFrame(self.present[: self.taken] or [(0, 0)], "src bigint, dst bigint")
+        if not self.taken:
+            gone = gone.limit(0)
+        return self.edges_df.unionByName(added).join(gone, ["src", "dst"], "left_anti")
 
-    latencies = {"insert": [], "delete": []}
-    memory.reset()  # the maintained run's peak: batches only, recomputations excluded
-    for b in range(args.batches):
-        rows = [(s, d, 1) for s, d in pool[b * args.batch_size:(b + 1) * args.batch_size]]
-        latencies["insert"].append(apply(rows))
-        print(f"insert batch {b + 1}: {latencies['insert'][-1]:.2f} s, count {mq.scalar()}", flush=True)
-    peaks = [memory.peaks()]
-    current = edges_df.unionByName(spark.createDataFrame(pool[: args.batches * args.batch_size],
-                                                         "src bigint, dst bigint"))
-    after_inserts, recompute_insert_seconds = static(current)
-    assert after_inserts == mq.scalar(), (after_inserts, mq.scalar())
-    victims = present[: args.batches * args.batch_size]
+
+def load(spark, scale: int):
+    from pyspark.sql import functions as F
+
+    from faq.graphs.triangles import simple_directed
+    from faq.io import read_edge_list
+
+    graph = simple_directed(read_edge_list(str(graph_path(f"rmat{scale}")), spark=spark))
+    df = graph.df.select(F.col(graph.variables[0]).alias("src"), F.col(graph.variables[1]).alias("dst")).cache()
+    return df, df.count()
+
+
+def edge_factor(df):
+    from faq.factor import Factor
+
+    return Factor.from_dataframe(df, ["src", "dst"], "counting", value=None, name="edge")
+
+
+def recount(df) -> tuple[int, float]:
+    """The static job on ``df``: (feed-forward triangles, seconds)."""
+    from faq.graphs.triangles import count_triangles
+
+    t0 = time.perf_counter()
+    count = int(count_triangles(edge_factor(df), directed=True).count)
+    return count, time.perf_counter() - t0
+
+
+def timed_apply(mq, rows, spark=None) -> float:
+    """Seconds to apply one batch and read the new count (rows as tuples, or a DataFrame if ``spark``)."""
+    t0 = time.perf_counter()
+    batch = spark.createDataFrame(rows, "src bigint, dst bigint, value bigint") if spark is not None else rows
+    mq.apply(edge=batch)
+    mq.scalar()
+    return time.perf_counter() - t0
+
+
+def signed(inserts, deletes) -> list[tuple[int, int, int]]:
+    return [(s, d, 1) for s, d in inserts] + [(s, d, -1) for s, d in deletes]
+
+
+def total_mb(peaks: dict) -> int:
+    """JVM + Python workers (summed) + this process."""
+    return sum(v for k, v in peaks.items() if k != "python_workers_peak_mb" and v is not None)
+
+
+def session(master: str):
+    from faq.spark import get_session
+
+    return get_session(master=master, config={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "8g"})
+
+
+# --- the parts ----------------------------------------------------------------------
+
+
+def main_run(args, spark) -> dict:
+    from faq.incremental import maintain
+
+    memory = Memory(spark)
+    df, n_edges = load(spark, args.scale)
+    log(f"rmat{args.scale}: {n_edges} edges (simple digraph)")
     memory.reset()
+    static_count, static_seconds = recount(df)
+    static_memory = memory.peaks()
+    log(f"static job: {static_count} feed-forward triangles in {static_seconds:.1f} s; memory {static_memory}")
+
+    t0 = time.perf_counter()
+    mq = maintain(QUERY, {"edge": edge_factor(df)}, placement="driver")
+    build_seconds = time.perf_counter() - t0
+    plan = mq.explain()
+    assert mq.scalar() == static_count, (mq.scalar(), static_count)
+    log(f"maintained query built in {build_seconds:.1f} s ({plan.placement}, "
+        f"{plan.bytes / 2**20:.0f} MiB of indexes estimated)")
+
+    stream = Stream(spark, df, 1 << args.scale, args.seed,
+                    args.batches * args.batch_size + 5 * args.batch_size + args.long_batches * args.long_size)
+    latencies: dict[str, list[float]] = {"insert": [], "delete": []}
+    memory.reset()
+    fresh = stream.inserts(args.batches * args.batch_size)
     for b in range(args.batches):
-        rows = [(s, d, -1) for s, d in victims[b * args.batch_size:(b + 1) * args.batch_size]]
-        latencies["delete"].append(apply(rows))
-        print(f"delete batch {b + 1}: {latencies['delete'][-1]:.2f} s, count {mq.scalar()}", flush=True)
-    peaks.append(memory.peaks())
-    maintained_memory = {k: max((p[k] for p in peaks if p[k] is not None), default=None) for k in peaks[0]}
-    gone = spark.createDataFrame(victims, "src bigint, dst bigint")
-    current = current.join(gone, ["src", "dst"], "left_anti")
-    after_deletes, recompute_delete_seconds = static(current)
+        chunk = fresh[b * args.batch_size:(b + 1) * args.batch_size]
+        latencies["insert"].append(timed_apply(mq, signed(chunk, [])))
+    log(f"{args.batches} insert batches of {args.batch_size}: median {statistics.median(latencies['insert']) * 1e3:.1f} ms")
+    after_inserts, recount_inserts = recount(stream.current())
+    assert after_inserts == mq.scalar(), (after_inserts, mq.scalar())
+    for b in range(args.batches):
+        latencies["delete"].append(timed_apply(mq, signed([], stream.deletes(args.batch_size))))
+    log(f"{args.batches} delete batches of {args.batch_size}: median {statistics.median(latencies['delete']) * 1e3:.1f} ms")
+    after_deletes, recount_deletes = recount(stream.current())
     assert after_deletes == mq.scalar(), (after_deletes, mq.scalar())
-    recompute_seconds = statistics.median([recompute_insert_seconds, recompute_delete_seconds])
     median_batch = statistics.median(latencies["insert"] + latencies["delete"])
-    print(f"median batch of {args.batch_size}: {median_batch:.2f} s; recompute {recompute_seconds:.1f} s "
-          f"({recompute_seconds / median_batch:.1f}x); memory {maintained_memory}", flush=True)
+    recount_seconds = statistics.median([recount_inserts, recount_deletes])
+    log(f"median batch {median_batch * 1e3:.1f} ms; recount {recount_seconds:.1f} s: "
+        f"{recount_seconds / median_batch:.0f}x")
 
-    long = []
-    spare = present[args.batches * args.batch_size:]
+    fresh = stream.inserts(5 * args.batch_size)
+    frames = [timed_apply(mq, signed(fresh[b * args.batch_size:(b + 1) * args.batch_size], []), spark)
+              for b in range(5)]
+    frames += [timed_apply(mq, signed([], stream.deletes(args.batch_size)), spark) for _ in range(5)]
+    log(f"the same batches as Spark DataFrames: median {statistics.median(frames) * 1e3:.0f} ms")
+
+    long: list[float] = []
+    half = args.long_size // 2
+    fresh = stream.inserts(args.long_batches * (args.long_size - half))
+    memory.reset()  # the long run's peak: its batches only
     for b in range(args.long_batches):
-        half = args.long_size // 2
-        ins = [(s, d, 1) for s, d in new_edges(args.long_size - half)]
-        dels = [(s, d, -1) for s, d in spare[b * half:(b + 1) * half]] if len(spare) >= (b + 1) * half else []
-        long.append(apply(ins + dels))
-        if (b + 1) % 50 == 0:
-            print(f"long batch {b + 1}: median of the last 50 {statistics.median(long[-50:]):.2f} s, "
-                  f"count {mq.scalar()}", flush=True)
-    # New random edges of the long run were not checked against the graph (a collision only makes a
-    # multiplicity 2, which the maintained count and a recount of the same multiset agree on).
+        chunk = fresh[b * (args.long_size - half):(b + 1) * (args.long_size - half)]
+        long.append(timed_apply(mq, signed(chunk, stream.deletes(half))))
+        if (b + 1) % 200 == 0:
+            log(f"long run, batch {b + 1}: median of the last 200 {statistics.median(long[-200:]) * 1e3:.1f} ms")
+    long_memory = memory.peaks()
+    after_long, _ = recount(stream.current())
+    assert after_long == mq.scalar(), (after_long, mq.scalar())
     hundred = min(100, len(long))
-    first_hundred = statistics.median(long[:hundred]) if long else None
-    last_hundred = statistics.median(long[-hundred:]) if long else None
+    first, last = statistics.median(long[:hundred]), statistics.median(long[-hundred:])
+    log(f"{args.long_batches} batches of {args.long_size}: first hundred {first * 1e3:.2f} ms, "
+        f"last hundred {last * 1e3:.2f} ms; memory {long_memory}")
     mq.close()
-
-    result = {
-        "command": "python bench/bench_incremental.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "machine": {"cores": os.cpu_count(), "python": platform.python_version(), "master": args.master},
+    df.unpersist()
+    return {
         "graph": {"scale": args.scale, "edges": n_edges, "feed_forward_triangles": static_count},
-        "static": {"seconds": round(static_seconds, 2), "memory": static_memory},
+        "static": {"seconds": round(static_seconds, 2), "memory": static_memory,
+                   "memory_total_mb": total_mb(static_memory)},
         "maintained": {
+            "placement": plan.placement,
+            "estimated_index_bytes": plan.bytes,
             "build_seconds": round(build_seconds, 2),
             "batch_size": args.batch_size,
-            "insert_seconds": [round(x, 3) for x in latencies["insert"]],
-            "delete_seconds": [round(x, 3) for x in latencies["delete"]],
-            "median_batch_seconds": round(median_batch, 3),
-            "memory": maintained_memory,
+            "insert_seconds": [round(x, 4) for x in latencies["insert"]],
+            "delete_seconds": [round(x, 4) for x in latencies["delete"]],
+            "median_batch_seconds": round(median_batch, 4),
+            "dataframe_batch_seconds": [round(x, 3) for x in frames],
+            "dataframe_median_batch_seconds": round(statistics.median(frames), 3),
         },
-        "recompute_seconds": {"after_inserts": round(recompute_insert_seconds, 2),
-                              "after_deletes": round(recompute_delete_seconds, 2)},
-        "speedup_vs_recompute": round(recompute_seconds / median_batch, 2),
-        "quoted_pathway_seconds": QUOTED_PATHWAY_SECONDS,
+        "recount_seconds": {"after_inserts": round(recount_inserts, 2), "after_deletes": round(recount_deletes, 2)},
+        "speedup_vs_recount": round(recount_seconds / median_batch, 1),
+        "speedup_vs_recount_dataframe_batches": round(recount_seconds / statistics.median(frames), 1),
         "long_run": {"batches": args.long_batches, "batch_size": args.long_size,
-                     "first_hundred_median": first_hundred and round(first_hundred, 3),
-                     "last_hundred_median": last_hundred and round(last_hundred, 3)},
+                     "first_hundred_median_seconds": round(first, 5),
+                     "last_hundred_median_seconds": round(last, 5),
+                     "drift": round(last / first, 3),
+                     "memory": long_memory, "memory_total_mb": total_mb(long_memory),
+                     "memory_ratio_to_static": round(total_mb(long_memory) / total_mb(static_memory), 2),
+                     "checked_against_recount": True},
     }
+
+
+def small_batches(args, spark, scale: int) -> dict:
+    from faq.incremental import maintain
+
+    df, n_edges = load(spark, scale)
+    t0 = time.perf_counter()
+    mq = maintain(QUERY, {"edge": edge_factor(df)}, placement="driver")
+    build = time.perf_counter() - t0
+    stream = Stream(spark, df, 1 << scale, args.seed, args.small_batches * args.long_size)
+    half = args.long_size // 2
+    fresh = stream.inserts(args.small_batches * (args.long_size - half))
+    step = args.long_size - half
+    seconds = [timed_apply(mq, signed(fresh[b * step:(b + 1) * step], stream.deletes(half)))
+               for b in range(args.small_batches)]
+    count, _ = recount(stream.current())
+    assert count == mq.scalar(), (count, mq.scalar())
+    median = statistics.median(seconds)
+    log(f"rmat{scale} ({n_edges} edges, built in {build:.1f} s): {args.small_batches} batches of "
+        f"{args.long_size}, median {median * 1e3:.2f} ms")
+    mq.close()
+    df.unpersist()
+    return {"scale": scale, "edges": n_edges, "build_seconds": round(build, 2), "batches": args.small_batches,
+            "batch_size": args.long_size, "median_batch_seconds": round(median, 5), "checked_against_recount": True}
+
+
+def executors_run(args, spark) -> dict:
+    """Step 1's batches with the base indexes on the executors (child process, its own session)."""
+    from faq.incremental import maintain
+
+    df, n_edges = load(spark, args.scale)
+    t0 = time.perf_counter()
+    mq = maintain(QUERY, {"edge": edge_factor(df)}, placement="executors")
+    build = time.perf_counter() - t0
+    plan = mq.explain()
+    stream = Stream(spark, df, 1 << args.scale, args.seed, args.batches * args.batch_size)
+    fresh = stream.inserts(args.batches * args.batch_size)
+    seconds = [timed_apply(mq, signed(fresh[b * args.batch_size:(b + 1) * args.batch_size], []))
+               for b in range(args.batches)]
+    seconds += [timed_apply(mq, signed([], stream.deletes(args.batch_size))) for _ in range(args.batches)]
+    count, recount_seconds = recount(stream.current())
+    assert count == mq.scalar(), (count, mq.scalar())
+    median = statistics.median(seconds)
+    log(f"executors ({args.cluster}): built in {build:.1f} s, median batch of {args.batch_size} "
+        f"{median * 1e3:.0f} ms; recount {recount_seconds:.1f} s")
+    mq.close()
+    return {"master": args.cluster, "placement": plan.placement, "edges": n_edges,
+            "build_seconds": round(build, 2), "batch_seconds": [round(x, 3) for x in seconds],
+            "median_batch_seconds": round(median, 3), "recount_seconds": round(recount_seconds, 2),
+            "checked_against_recount": True}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    command = "python bench/bench_incremental.py " + " ".join(sys.argv[1:] if argv is None else argv)
+    if args.part == "executors":
+        spark = session(args.cluster)
+        Path(args.out).write_text(json.dumps(executors_run(args, spark)))
+        return 0
+
+    started = time.perf_counter()
+    load_average = os.getloadavg()
+    spark = session(args.master)
+    result: dict = {"command": command,
+                    "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
+                                "master": args.master, "load_average_at_start": [round(x, 2) for x in load_average]},
+                    "targets": TARGETS}
+    result["main"] = main_run(args, spark)
+    scales = [int(s) for s in args.small_scales.split(",") if s]
+    result["scales"] = [small_batches(args, spark, s) for s in scales]
+    if len(result["scales"]) == 2:
+        a, b = result["scales"]
+        result["scale_ratio"] = round(b["median_batch_seconds"] / a["median_batch_seconds"], 2)
+    spark.stop()
+
+    if args.cluster:
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "executors.json"
+            child = [sys.executable, __file__, "--part", "executors", "--scale", str(args.scale),
+                     "--batches", str(args.batches), "--batch-size", str(args.batch_size),
+                     "--seed", str(args.seed), "--cluster", args.cluster, "--out", str(out)]
+            done = subprocess.run(child)
+            result["executors"] = json.loads(out.read_text()) if done.returncode == 0 else \
+                {"master": args.cluster, "failed": f"exit code {done.returncode} (see the log above)"}
+
+    m = result["main"]
+    met = {
+        "median_batch_seconds": m["maintained"]["median_batch_seconds"] <= TARGETS["median_batch_seconds"],
+        "speedup_vs_recount": m["speedup_vs_recount"] >= TARGETS["speedup_vs_recount"],
+        "long_drift": m["long_run"]["drift"] <= TARGETS["long_drift"],
+        "memory_ratio": m["long_run"]["memory_ratio_to_static"] <= TARGETS["memory_ratio"],
+    }
+    if "scale_ratio" in result:
+        met["scale_ratio"] = result["scale_ratio"] <= TARGETS["scale_ratio"]
+    if "median_batch_seconds" in result.get("executors", {}):
+        met["executors_median_seconds"] = result["executors"]["median_batch_seconds"] <= TARGETS["executors_median_seconds"]
+    result["targets_met"] = met
+    result["total_seconds"] = round(time.perf_counter() - started, 1)
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1))
-    print(json.dumps(result, indent=1))
-    edges_df.unpersist()
+    out.write_text(json.dumps(result, indent=1) + "\n")
+
+    rows = [
+        (f"rmat{args.scale} edges", f"{m['graph']['edges']}"),
+        ("static count (directed triangles)", f"{m['static']['seconds']:.1f} s"),
+        ("maintained: build (driver indexes)", f"{m['maintained']['build_seconds']:.1f} s"),
+        (f"batch of {args.batch_size} (tuples), median", f"{m['maintained']['median_batch_seconds'] * 1e3:.1f} ms"),
+        ("recount / batch", f"{m['speedup_vs_recount']:.0f}x"),
+        (f"batch of {args.batch_size} (Spark DataFrame), median",
+         f"{m['maintained']['dataframe_median_batch_seconds'] * 1e3:.0f} ms"),
+        (f"{args.long_batches} batches of {args.long_size}: last/first hundred", f"{m['long_run']['drift']:.2f}"),
+        ("memory, all processes: long run / static", f"{m['long_run']['memory_ratio_to_static']:.2f}"),
+    ]
+    if "scale_ratio" in result:
+        rows.append((f"batch of {args.long_size}: rmat{scales[1]} / rmat{scales[0]}", f"{result['scale_ratio']:.2f}"))
+    if "median_batch_seconds" in result.get("executors", {}):
+        rows.append((f"executors ({args.cluster}), median batch", f"{result['executors']['median_batch_seconds']:.2f} s"))
+    width = max(len(r[0]) for r in rows)
+    for name, value in rows:
+        log(f"{name:<{width}}  {value}")
+    log(f"targets met: {met}")
+    log(f"results in {out}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
