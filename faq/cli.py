@@ -36,6 +36,7 @@ from typing import Any, Optional, Sequence
 import faq
 from faq.errors import FAQError, FAQValueError
 from faq.progress import Reporter
+from faq.spark import REMOTE_ENV
 
 PROG = "faq"
 DEFAULT_MASTER = "local[*]"
@@ -80,6 +81,13 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_MASTER,
         metavar="URL",
         help="Spark master URL (default: %(default)s; e.g. local[4], local-cluster[2,1,1024], spark://host:7077)",
+    )
+    common.add_argument(
+        "--remote",
+        default=os.environ.get(REMOTE_ENV) or None,
+        metavar="URL",
+        help="a Spark Connect server to run on instead of starting Spark, e.g. sc://localhost:15002 "
+             f"(started by 'faq serve'; default ${REMOTE_ENV})",
     )
     common.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
@@ -191,9 +199,46 @@ def build_parser() -> argparse.ArgumentParser:
                              help="the driver's index budget for --maintained (e.g. 512m, 4g; default "
                                   "$FAQ_INDEX_BUDGET or 2g)")
         sub.set_defaults(run=run, check_early=_check_query)
+    serve = commands.add_parser(
+        "serve",
+        help="start (or stop) a local Spark Connect server that later commands use with --remote",
+        description=("Start Spark once, in the background, as a Spark Connect server on localhost:PORT; "
+                     "commands given --remote sc://localhost:PORT (or $FAQ_REMOTE) then skip Spark's start. "
+                     "Prints the URL; --stop stops it, --status tells whether it runs."),
+    )
+    serve.add_argument("--port", type=int, default=15002, help="port to listen on (default: %(default)s)")
+    serve.add_argument("--master", default=DEFAULT_MASTER, metavar="URL", help="the server's Spark master")
+    action = serve.add_mutually_exclusive_group()
+    action.add_argument("--stop", action="store_true", help="stop the server on --port")
+    action.add_argument("--status", action="store_true", help="say whether a server runs on --port")
+    serve.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    serve.set_defaults(local=_cmd_serve, quiet=True)
     for module_name in PLUGIN_COMMANDS:
         _add_plugin_commands(module_name, commands, common)
     return parser
+
+
+def _cmd_serve(args: argparse.Namespace) -> int:
+    """faq serve: start, stop or report the background Spark Connect server (no Spark in this process)."""
+    from faq import serve
+
+    if args.stop:
+        stopped = serve.stop(args.port)
+        result = {"stopped": stopped is not None, "port": args.port, **(stopped or {})}
+        text = f"stopped the server at {stopped['url']}" if stopped else f"no faq server on port {args.port}"
+    elif args.status:
+        running = serve.status(args.port)
+        result = {"running": running is not None, "port": args.port, **(running or {})}
+        text = f"running at {running['url']} (pid {running['pid']})" if running else \
+            f"no faq server on port {args.port}"
+    else:
+        if not args.json:
+            print(f"[faq] starting a Spark Connect server on port {args.port} ...", file=sys.stderr)
+        result = serve.start(args.port, args.master)
+        state = "started" if result["started"] else "already running"
+        text = f"{state} at {result['url']}; use it with: export {REMOTE_ENV}={result['url']}"
+    print(json.dumps(result) if args.json else text)
+    return 0
 
 
 def _add_plugin_commands(module_name: str, commands, common: argparse.ArgumentParser) -> None:
@@ -243,6 +288,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """Start (or find) Spark, run the command, stop Spark if this call started it."""
+    if getattr(args, "local", None) is not None:  # a command that needs no Spark here (faq serve)
+        return args.local(args)
     reporter = Reporter(enabled=not args.quiet)
     with ExitStack() as stack:
         stack.enter_context(reporter)
@@ -251,21 +298,35 @@ def _run(args: argparse.Namespace) -> int:
         check = getattr(args, "check_early", None) or getattr(args, "check", None)
         if check is not None:
             check(args)  # fail on bad input before the (slow) start of Spark
-        spark, started = _session(args.master, reporter)
+        spark, started = _session(args.master, getattr(args, "remote", None), reporter)
+        if getattr(args, "remote", None):  # every get_session() of this command answers the remote session
+            from faq.spark import use_session
+
+            stack.callback(use_session, use_session(spark))
         if started:
             stack.callback(_stop, spark)
-        reporter.watch(spark.sparkContext)
+        reporter.watch(spark)
         stack.callback(reporter.close)  # stop the monitor before Spark stops
         return args.run(args, spark, reporter)
 
 
-def _session(master: str, reporter: Reporter):
-    """The active SparkSession, or a new one on ``master``; and whether we started it."""
+def _session(master: str, remote: Optional[str], reporter: Reporter):
+    """The session to run on, and whether this call started it (and must stop it).
+
+    ``remote`` (a Spark Connect URL) wins; else the active session; else a new one on ``master``.
+    """
     from pyspark import SparkContext
     from pyspark.sql import SparkSession
 
     from faq.spark import get_session
 
+    if remote:
+        from faq.spark import _connect
+
+        t0 = time.perf_counter()
+        spark = _connect(remote, None)
+        reporter.note(f"connected to Spark {spark.version} at {remote} in {time.perf_counter() - t0:.1f} s")
+        return spark, False  # the server stays up for the next command
     active = SparkSession.getActiveSession()
     if active is not None:
         return active, False
@@ -276,6 +337,7 @@ def _session(master: str, reporter: Reporter):
     spark = get_session(master=master)
     reporter.note(f"Spark {spark.version} ready in {time.perf_counter() - t0:.1f} s")
     return spark, True
+
 
 
 def _quiet_pyspark_loggers():

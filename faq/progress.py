@@ -7,9 +7,10 @@ Two sources, one output stream:
   ``[faq] step 1/3 done: 10806 rows in 2.1 s``, and the
   :class:`~faq.incremental.change.BatchEvent` s of maintained answers into
   ``[faq] batch 4 (004.txt) done: 12 changed row(s) in 0.012 s``.
-* :class:`StageMonitor` is a background thread that polls Spark's
-  ``statusTracker()`` for the running stages and reports how many of their
-  tasks are done.  On a terminal it redraws one line (``\\r``) twice a second;
+* :class:`StageMonitor` is a background thread that reports how many tasks
+  of the running Spark stages are done: it polls the ``statusTracker()`` of
+  a classic session, and on Spark Connect reads what the session's progress
+  handler last received (Connect reports progress with each response).  On a terminal it redraws one line (``\\r``) twice a second;
   on a pipe or file it writes a plain line at most every ``interval`` seconds,
   and only when something changed.
 
@@ -41,7 +42,7 @@ from typing import IO, Any, Optional
 
 PREFIX = "[faq]"
 
-__all__ = ["Reporter", "StepPrinter", "StageMonitor", "PREFIX"]
+__all__ = ["Reporter", "StepPrinter", "StageMonitor", "ClassicStages", "ConnectStages", "stage_source", "PREFIX"]
 
 
 def _is_tty(stream: IO[str]) -> bool:
@@ -99,12 +100,61 @@ class StepPrinter:
             self.write_line(f"{where} {event.kind}: {event.description}")
 
 
+class ClassicStages:
+    """The running stages of a classic session: ``[(stage id, tasks done, tasks)]``, from its status tracker."""
+
+    def __init__(self, session: Any) -> None:
+        self._tracker = session.sparkContext.statusTracker()
+
+    def __call__(self) -> list[tuple[int, int, int]]:
+        out = []
+        for stage_id in sorted(self._tracker.getActiveStageIds()):
+            info = self._tracker.getStageInfo(stage_id)
+            if info is not None:
+                out.append((stage_id, info.numCompletedTasks, info.numTasks))
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+class ConnectStages:
+    """The running stages of a Spark Connect session, as its progress handler last reported them."""
+
+    def __init__(self, session: Any) -> None:
+        self._session = session
+        self._stages: list[tuple[int, int, int]] = []
+        session.registerProgressHandler(self._handle)
+
+    def _handle(self, stages: Any, inflight_tasks: int, operation_id: Any, done: bool) -> None:
+        self._stages = [] if done else [(s.stage_id, s.num_completed_tasks, s.num_tasks)
+                                        for s in stages or () if not s.done]
+
+    def __call__(self) -> list[tuple[int, int, int]]:
+        return list(self._stages)
+
+    def close(self) -> None:
+        try:
+            self._session.removeProgressHandler(self._handle)
+        except Exception:  # noqa: BLE001 - the session is closing; nothing left to report
+            pass
+
+
+def stage_source(session: Any) -> Any:
+    """A callable listing the running stages of ``session`` (classic or Spark Connect)."""
+    from faq.spark import is_connect
+
+    return ConnectStages(session) if is_connect(session) else ClassicStages(session)
+
+
 class StageMonitor:
     """Background thread reporting the running Spark stages' task progress.
 
     Parameters
     ----------
-    spark_context : pyspark.SparkContext
+    stages : callable
+        Returns the running stages as ``(stage id, tasks done, tasks)``
+        (:func:`stage_source`).
     printer : StepPrinter
         Gives the stream and the lock.
     interval : float
@@ -118,13 +168,13 @@ class StageMonitor:
 
     def __init__(
         self,
-        spark_context: Any,
+        stages: Any,
         printer: StepPrinter,
         interval: float = 5.0,
         tty_interval: float = 0.5,
         delay: float = 2.0,
     ) -> None:
-        self._sc = spark_context
+        self._stages = stages
         self._printer = printer
         self._tty = _is_tty(printer.stream)
         self._interval = tty_interval if self._tty else interval
@@ -149,6 +199,9 @@ class StageMonitor:
         with self._printer.lock:
             self.clear_line()
         self._printer.monitor = None
+        close = getattr(self._stages, "close", None)
+        if close is not None:
+            close()
 
     def clear_line(self) -> None:
         """Erase the terminal progress line (caller holds the lock)."""
@@ -159,15 +212,13 @@ class StageMonitor:
 
     def status(self) -> Optional[str]:
         """One line describing the running stages, or None when there is nothing to say."""
-        tracker = self._sc.statusTracker()
         now = time.monotonic()
         parts = []
-        for stage_id in sorted(tracker.getActiveStageIds()):
+        for stage_id, done, total in self._stages():
             first = self._seen.setdefault(stage_id, now)
-            info = tracker.getStageInfo(stage_id)
-            if info is None or now - first < self._delay:
+            if now - first < self._delay:
                 continue
-            parts.append(f"stage {stage_id}: {info.numCompletedTasks}/{info.numTasks} tasks")
+            parts.append(f"stage {stage_id}: {done}/{total} tasks")
         if not parts:
             return None
         return "spark " + ", ".join(parts)
@@ -201,7 +252,7 @@ class Reporter:
 
     Call it with step events (it is a valid ``progress=`` callback), use
     :meth:`note` for free-form lines, and :meth:`watch` to start the stage
-    monitor on a SparkContext.  Use it as a context manager (or call
+    monitor on a session.  Use it as a context manager (or call
     :meth:`close`) so the monitor thread stops.
 
     Parameters
@@ -229,10 +280,10 @@ class Reporter:
         if self.enabled:
             self.printer(event)
 
-    def watch(self, spark_context: Any) -> None:
-        """Start reporting the task progress of ``spark_context``'s stages."""
+    def watch(self, session: Any) -> None:
+        """Start reporting the task progress of ``session``'s stages (classic or Spark Connect)."""
         if self.enabled and self._monitor is None:
-            self._monitor = StageMonitor(spark_context, self.printer, interval=self.interval).start()
+            self._monitor = StageMonitor(stage_source(session), self.printer, interval=self.interval).start()
 
     def close(self) -> None:
         """Stop the stage monitor, if running."""

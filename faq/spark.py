@@ -1,11 +1,20 @@
 """The one place that makes or finds the SparkSession.
 
-Everything in faq that needs Spark calls :func:`get_session`.  It checks that a
+Everything in faq that needs Spark calls :func:`get_session` (or takes the
+session of a DataFrame it was given).  The session is, in this order: the one
+set with :func:`use_session`; an active Spark Connect session; an active
+classic session; or a new one -- a Spark Connect client when a remote URL is
+given (``remote=``, ``$FAQ_REMOTE``, or Spark's own ``$SPARK_REMOTE``), else
+a classic session on ``master``.  Starting a classic session checks that a
 Java 17+ runtime exists (Spark's own error for a missing JVM is a long stack
 trace), silences Spark's start-up chatter (set ``FAQ_SPARK_VERBOSE=1`` to
-see it), and applies the settings faq relies
-on: few shuffle partitions on small machines, no UI, Arrow for pandas
-conversion.
+see it), and applies the settings faq relies on: few shuffle partitions on
+small machines, no UI, Arrow for pandas conversion.
+
+faq runs on Spark Connect: nothing outside this module touches
+``sparkContext``, RDDs or the JVM except the one marked fast path of the
+generic join (broadcast variables, used when :func:`is_connect` is False)
+and the executor placement of resident indexes, which is classic-only.
 
 Examples
 --------
@@ -27,9 +36,11 @@ from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 from faq.errors import JavaNotFoundError
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import Column, DataFrame
 
 DEFAULT_MASTER = "local[*]"
+# A Spark Connect URL (sc://host:port) faq uses instead of starting Spark.
+REMOTE_ENV = "FAQ_REMOTE"
 
 # Settings faq applies unless the caller overrides them.
 DEFAULT_CONFIG: dict[str, str] = {
@@ -85,12 +96,43 @@ def check_java(minimum: int = 17) -> int:
     return version
 
 
+# Settings of DEFAULT_CONFIG a Spark Connect client may set on its session (the others are static).
+_RUNTIME_SETTINGS = ("spark.sql.shuffle.partitions", "spark.sql.adaptive.enabled",
+                     "spark.sql.execution.arrow.pyspark.enabled", "spark.sql.autoBroadcastJoinThreshold")
+
+_chosen = None  # the session set by use_session
+
+
+def use_session(session):
+    """Make ``session`` the one faq uses (e.g. a Spark Connect session); returns the previous choice.
+
+    ``use_session(None)`` goes back to finding the active session.
+    """
+    global _chosen
+    previous, _chosen = _chosen, session
+    return previous
+
+
+def is_connect(session) -> bool:
+    """True for a Spark Connect session (no ``sparkContext``, RDD or JVM on the client)."""
+    return type(session).__module__.startswith("pyspark.sql.connect")
+
+
+def _active_connect_session():
+    try:
+        from pyspark.sql.connect.session import SparkSession as ConnectSession
+    except ImportError:  # the Connect client's packages (grpcio ...) are not installed
+        return None
+    return ConnectSession.getActiveSession()
+
+
 def get_session(
     master: str | None = None,
     app_name: str = "faq",
     config: Mapping[str, str] | None = None,
+    remote: str | None = None,
 ):
-    """Return the active SparkSession, or start one.
+    """Return the session faq uses, or start one (see the module notes for the order).
 
     Parameters
     ----------
@@ -101,22 +143,27 @@ def get_session(
         Application name shown by the cluster manager.
     config : mapping, optional
         Extra Spark settings; they override :data:`DEFAULT_CONFIG`.
+    remote : str, optional
+        A Spark Connect URL (``sc://host:port``): connect to that server
+        instead of starting Spark.  Default ``$FAQ_REMOTE``, then ``$SPARK_REMOTE``.
 
     Returns
     -------
     pyspark.sql.SparkSession
+        A classic session or a Spark Connect one (:func:`is_connect`).
     """
     from pyspark.sql import SparkSession
 
-    active = SparkSession.getActiveSession()
+    if _chosen is not None:
+        return _chosen
+    active = _active_connect_session() or SparkSession.getActiveSession()
     if active is not None:
         return active
+    remote = remote or os.environ.get(REMOTE_ENV) or os.environ.get("SPARK_REMOTE")
+    if remote:
+        return _connect(remote, config)
     check_java()
-    # Keep Spark's "WARN Utils: hostname resolves to loopback" lines out of the output.
-    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    # Python workers (Arrow/pandas functions, clusters) must run this interpreter,
-    # which has faq and its dependencies; a bare "python3" on PATH may not.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    _worker_environment()
     settings = dict(DEFAULT_CONFIG)
     settings["spark.driver.extraJavaOptions"] = _quiet_log4j_option()
     settings.update(config or {})
@@ -136,11 +183,53 @@ def get_session(
     return session
 
 
-def stop_session() -> None:
-    """Stop the active SparkSession, if any."""
+def _worker_environment() -> None:
+    # Keep Spark's "WARN Utils: hostname resolves to loopback" lines out of the output.
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    # Python workers (Arrow/pandas functions, clusters) must run this interpreter,
+    # which has faq and its dependencies; a bare "python3" on PATH may not.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+
+
+def _connect(remote: str, config: Mapping[str, str] | None):
+    """A Spark Connect client session on ``remote``, with faq's runtime settings."""
     from pyspark.sql import SparkSession
 
-    active = SparkSession.getActiveSession()
+    try:
+        import pyspark.sql.connect.session  # noqa: F401 - fails without grpcio & co.
+    except ImportError as error:
+        from faq.errors import FAQValueError
+
+        raise FAQValueError(f"connecting to {remote} needs the Spark Connect client: "
+                            f"pip install 'pyspark[connect]' ({error})", argument="remote") from error
+    # PySpark's own builder, not the Connect class's: it also switches pyspark.sql.functions to
+    # Connect Columns for this process (a process runs either classic or Connect PySpark).
+    session = SparkSession.builder.remote(remote).getOrCreate()
+    settings = {k: v for k, v in DEFAULT_CONFIG.items() if k in _RUNTIME_SETTINGS}
+    settings.update(config or {})
+    for key, value in settings.items():
+        try:
+            session.conf.set(key, value)
+        except Exception:  # noqa: BLE001 - a static setting of the server's; it keeps its own
+            pass
+    return session
+
+
+def default_parallelism(session) -> int:
+    """How many tasks keep every core busy: Spark's default parallelism (classic), else the shuffle partitions."""
+    if not is_connect(session):
+        return int(session.sparkContext.defaultParallelism)
+    value = session.conf.get("spark.default.parallelism", None) or session.conf.get("spark.sql.shuffle.partitions")
+    return max(1, int(value))
+
+
+def stop_session() -> None:
+    """Stop the session faq uses, if any (a Spark Connect client only disconnects)."""
+    from pyspark.sql import SparkSession
+
+    global _chosen
+    active = _chosen or _active_connect_session() or SparkSession.getActiveSession()
+    _chosen = None
     if active is not None:
         active.stop()
 
@@ -198,6 +287,30 @@ def checkpoint(df: "DataFrame", eager: bool = True) -> "DataFrame":
             spark.conf.set(_CONSTRAINTS, before)
 
 
+def checkpoint_observed(df: "DataFrame", metrics: Mapping[str, "Column"]) -> tuple["DataFrame", dict]:
+    """``checkpoint(df)`` and aggregate ``metrics`` (name -> Column) over its rows: (checkpoint, values).
+
+    A classic session computes the metrics on the way (``observe``: one job);
+    Spark Connect does not return a checkpoint's observed metrics, so they are
+    aggregated over the materialised checkpoint (a second, cheap job).
+
+    >>> from pyspark.sql import functions as F
+    >>> kept, seen = checkpoint_observed(get_session().range(5), {"odd": F.count(F.when(F.col("id") % 2 == 1, 1))})
+    >>> seen, kept.count()
+    ({'odd': 2}, 5)
+    >>> release(kept)
+    """
+    from pyspark.sql import Observation
+
+    if is_connect(df.sparkSession):
+        kept = checkpoint(df)
+        row = kept.agg(*[column.alias(name) for name, column in metrics.items()]).first()
+        return kept, {name: row[name] for name in metrics}
+    observation = Observation()
+    kept = checkpoint(df.observe(observation, *[column.alias(name) for name, column in metrics.items()]))
+    return kept, dict(observation.get)
+
+
 def release(df: Optional["DataFrame"]) -> None:
     """Free what ``df`` holds: its cache, and the blocks of a local checkpoint.
 
@@ -210,6 +323,9 @@ def release(df: Optional["DataFrame"]) -> None:
         return
     try:
         df.unpersist()
+        if is_connect(df.sparkSession):
+            # A Connect checkpoint's blocks are released by the server when the client drops the DataFrame.
+            return
         plan = df._jdf.queryExecution().analyzed()
         if plan.getClass().getSimpleName() == "LogicalRDD":
             plan.rdd().unpersist(False)

@@ -258,10 +258,13 @@ def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data") -> "p
 
     from faq.errors import FAQTypeError
 
+    from faq.factor import Factor
+
     if isinstance(data, pa.Table):
         return data
-    if hasattr(data, "df") and hasattr(data, "variables"):  # a Factor
+    if isinstance(data, Factor):
         data = data.df
+    # Before any duck typing: a Spark Connect DataFrame answers every attribute name with a Column.
     if hasattr(data, "sparkSession") and hasattr(data, "toArrow"):
         return data.toArrow()
     if hasattr(data, "to_numpy") and hasattr(data, "columns"):  # pandas

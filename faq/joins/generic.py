@@ -103,6 +103,9 @@ AUTO_BROADCAST_MAX_ROWS = 20_000_000
 # The broadcast strategy refuses (and falls back to shuffle) above this many rows:
 # every executor's Python worker holds the whole index.
 BROADCAST_MAX_ENTRIES = 50_000_000
+# On Spark Connect the index is pickled into the mapInArrow function's payload (no broadcast
+# variables); above this many rows the shuffle strategy runs instead (a Connect message is bounded).
+CONNECT_SHIP_MAX_ROWS = 8_000_000
 # Largest number of candidates a piece of prefixes may propose (per task, per level).
 BATCH_ROWS = 1 << 16
 # Seed partitions per core of the default parallelism (skewed seeds need slack) ...
@@ -326,24 +329,30 @@ def _broadcast_inputs(
             if not isinstance(schema[a].dataType, IntegralType):
                 kind = schema[a].dataType.simpleString()
                 return f"key {a!r} has type {kind}: the broadcast index needs integer keys", None, None
+    from faq.spark import is_connect
+
+    connect = is_connect(uses[0].frame.df.sparkSession)
     groups, frames = _share_groups(uses)
     firsts = [frames[g[0]] for g in groups]
     sizes = [_estimated_bytes(df) for df in firsts]
     rows = None
     if any(size is None or size > COUNT_ABOVE_BYTES for size in sizes):
         rows = sum(df.count() for df in firsts)
-        reason = _too_many(rows, requested)
+        reason = _too_many(rows, requested, connect)
         if reason:
             return reason, rows, None
     collected = [_collect(df, len(uses[g[0]].attributes), uses[g[0]].valued, semiring) for g, df in zip(groups, firsts)]
     rows = sum(len(keys[0]) for keys, _ in collected)
-    reason = _too_many(rows, requested)
+    reason = _too_many(rows, requested, connect)
     if reason:
         return reason, rows, None
     return "", rows, (groups, collected)
 
 
-def _too_many(rows: int, requested: str) -> Optional[str]:
+def _too_many(rows: int, requested: str, connect: bool = False) -> Optional[str]:
+    if connect and rows > CONNECT_SHIP_MAX_ROWS:
+        return f"{rows} rows exceed CONNECT_SHIP_MAX_ROWS={CONNECT_SHIP_MAX_ROWS} (Spark Connect ships the index " \
+               f"with the function, not as a broadcast)"
     if rows > BROADCAST_MAX_ENTRIES:
         return f"{rows} rows exceed BROADCAST_MAX_ENTRIES={BROADCAST_MAX_ENTRIES}"
     if requested == "auto" and rows > AUTO_BROADCAST_MAX_ROWS:
@@ -353,9 +362,13 @@ def _too_many(rows: int, requested: str) -> Optional[str]:
 
 def _estimated_bytes(df: "DataFrame") -> Optional[int]:
     """Spark's size estimate of ``df`` (None if unavailable)."""
+    from faq.spark import is_connect
+
+    if is_connect(df.sparkSession):  # Connect has no size estimates on the client: count instead
+        return None
     try:
         return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
-    except Exception:  # pragma: no cover - e.g. Spark Connect
+    except Exception:  # pragma: no cover
         return None
 
 
@@ -372,9 +385,13 @@ def _normalised(use: _Use) -> "DataFrame":
 
 def _same_data(a: "DataFrame", b: "DataFrame") -> bool:
     """True when Spark's optimiser reduces both to the same plan (e.g. two atoms of one factor)."""
+    from faq.spark import is_connect
+
     try:
+        if is_connect(a.sparkSession):  # no JVM on the client; the server compares the analysed plans
+            return bool(a.sameSemantics(b))
         return bool(a._jdf.queryExecution().optimizedPlan().sameResult(b._jdf.queryExecution().optimizedPlan()))
-    except Exception:  # pragma: no cover - e.g. Spark Connect: no shared index, still correct
+    except Exception:  # pragma: no cover - no shared index, still correct
         return False
 
 
@@ -571,11 +588,16 @@ def _broadcast_join(
     if n_seeds == 0:
         df = spark.createDataFrame([], schema)
     else:
-        broadcast = spark.sparkContext.broadcast(kernel)
+        from faq.spark import default_parallelism, is_connect
+
+        # The fast path: a classic session broadcasts the index once per executor.  Spark Connect
+        # has no broadcast variables; the index then travels inside the function's payload
+        # (bounded by CONNECT_SHIP_MAX_ROWS, checked when the strategy was chosen).
+        broadcast = _Shipped(kernel) if is_connect(spark) else spark.sparkContext.broadcast(kernel)
         index_rows = sum(len(keys[0]) for keys, _ in collected)
         partitions = min(
             n_seeds,
-            spark.sparkContext.defaultParallelism * PARTITIONS_PER_CORE,
+            default_parallelism(spark) * PARTITIONS_PER_CORE,
             -(-index_rows // ROWS_PER_PARTITION),
         )
         partitions = max(1, partitions)
@@ -588,6 +610,13 @@ def _broadcast_join(
     for k, (i, _) in enumerate(kernel.values):
         product = F.col(f"__g{i}") if k == 0 else semiring.mul(product, F.col(f"__g{i}"))
     return df.select(*out, product.alias(VALUE_COLUMN)), out, note
+
+
+class _Shipped:
+    """The index shipped with the function on Spark Connect: read as ``.value`` like a broadcast."""
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 def _expand_partition(batches: Iterator[Any], broadcast: Any) -> Iterator[Any]:

@@ -75,7 +75,7 @@ from faq.errors import FAQValueError
 from faq.factor import Factor
 from faq.recursive.errors import FixpointNotConvergedError, NegativeCycleError, NotIdempotentError
 from faq.semirings import Semiring, get_semiring
-from faq.spark import checkpoint, release as _release
+from faq.spark import checkpoint_observed, release as _release
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -373,7 +373,6 @@ def _iterate(
     iterate at least once.  ``node_count`` (None when no cycle can improve
     values) is called once, and the Bellman-Ford bound checked against it.
     """
-    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     iterations = 0
@@ -390,13 +389,9 @@ def _iterate(
             started = time.perf_counter()
             use = first_parts if (iterations == 0 and first_parts is not None) else parts
             # One action: the checkpoint (which cuts the lineage) counts the improved rows on the way.
-            observation = Observation()
-            merged = checkpoint(
-                _step(state, frontier, use, semiring).observe(
-                    observation, F.count(F.when(F.col(_IMPROVED), 1)).alias("improved")
-                )
-            )
-            frontier_rows = int(observation.get["improved"])
+            merged, seen = checkpoint_observed(_step(state, frontier, use, semiring),
+                                               {"improved": F.count(F.when(F.col(_IMPROVED), 1))})
+            frontier_rows = int(seen["improved"])
             new_frontier = merged.where(F.col(_IMPROVED)).select(NODE, VALUE, _OLD)
             iterations += 1
             if current is not None:

@@ -56,6 +56,7 @@ from faq.errors import FAQValueError
 from faq.factor import Factor
 from faq.incremental.updates import UpdateBatch
 from faq.recursive.errors import NonMonotoneUpdateError
+from faq.spark import checkpoint, checkpoint_observed
 from faq.recursive.seminaive import (
     DEFAULT_MAX_ITERATIONS,
     DST,
@@ -78,7 +79,6 @@ from faq.recursive.seminaive import (
     _solve,
     _source_seed,
     _storage,
-    checkpoint,
     edge_frame,
     node_frame,
     symmetric_edges,
@@ -392,7 +392,6 @@ class SparkFixpoint:
         name: str,
         batch: Optional[UpdateBatch] = None,
     ) -> SparkChanges:
-        from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
         started = time.perf_counter()
@@ -439,18 +438,13 @@ class SparkFixpoint:
         )
         # One action: the comparison is checkpointed (the effective edges become a part of the
         # edge set from it) and counted on the way.
-        observation = Observation()
-        cmp = checkpoint(
-            cmp.observe(
-                observation,
-                F.count(F.when(F.col(_WORSE), 1)).alias("worse"),
-                F.count(F.when(F.col(_BETTER), 1)).alias("better"),
-                F.count(F.when(F.col(_BETTER) & (s.add(new, s.one_col()) != s.one_col()), 1)).alias("improving"),
-            )
-        )
+        cmp, counts = checkpoint_observed(cmp, {
+            "worse": F.count(F.when(F.col(_WORSE), 1)),
+            "better": F.count(F.when(F.col(_BETTER), 1)),
+            "improving": F.count(F.when(F.col(_BETTER) & (s.add(new, s.one_col()) != s.one_col()), 1)),
+        })
         keep = False
         try:
-            counts = observation.get
             worse, better = int(counts["worse"]), int(counts["better"])
             may_cycle = self._may_cycle or int(counts["improving"]) > 0
             if worse:
@@ -494,7 +488,6 @@ class SparkFixpoint:
     def _incremental(
         self, effective: "DataFrame", inserted: int, *, name: str, started: float, may_cycle: bool
     ) -> SparkChanges:
-        from pyspark.sql import Observation
         from pyspark.sql import functions as F
 
         s = self.semiring
@@ -545,16 +538,14 @@ class SparkFixpoint:
                 changed = touched[0]
                 for t in touched[1:]:
                     changed = changed.unionByName(t)
-                observation = Observation()
-                changes = checkpoint(
-                    changed.groupBy(NODE)
-                    .agg(
+                changes, seen = checkpoint_observed(
+                    changed.groupBy(NODE).agg(
                         F.min_by(F.col(_OLD), F.col("_iteration")).alias(OLD),
                         s.sum(F.col(VALUE)).alias(NEW),
-                    )
-                    .observe(observation, F.count(F.lit(1)).alias("rows"))
+                    ),
+                    {"rows": F.count(F.lit(1))},
                 )
-                count = int(observation.get["rows"])
+                count = int(seen["rows"])
             except BaseException:
                 for df in run.owned:
                     _release(df)

@@ -1,0 +1,114 @@
+"""The public jobs as a Spark Connect client (run by tests/test_connect.py in a child process).
+
+Not collected by the suite itself (the name does not start with ``test_``):
+tests/test_connect.py starts a server with ``faq serve`` and runs this file
+with ``FAQ_TEST_REMOTE`` set, so conftest's ``spark`` fixture is a Connect
+client and every ``get_session()`` of faq answers it.  Any path that still
+touched ``sparkContext``, an RDD or the JVM would fail here (a Connect
+session has none of them).  Answers are checked against the same oracles
+as the classic tests: SNAP's counts, networkx, scipy.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pytest
+
+from faq.spark import is_connect
+
+DATA = Path(__file__).parent / "data"
+
+pytestmark = pytest.mark.skipif(not os.environ.get("FAQ_TEST_REMOTE"), reason="needs FAQ_TEST_REMOTE (a server)")
+
+
+def test_the_session_is_connect_and_has_no_spark_context(spark):
+    from faq.spark import get_session
+
+    assert is_connect(spark) and get_session() is spark
+    with pytest.raises(Exception):
+        spark.sparkContext  # noqa: B018 - what Connect lacks, and why faq must not need it
+
+
+def test_triangles_equal_snap_counts(spark):
+    from faq.graphs import count_triangles
+    from faq.io import read_edge_list
+
+    edges = read_edge_list(str(DATA / "email-Eu-core.txt.gz"))
+    assert is_connect(edges.df.sparkSession)
+    assert count_triangles(edges, directed=False).count == 105461  # SNAP's published count
+
+
+def test_query_and_motif_count_equal_networkx(spark):
+    from faq.factor import factor_of
+    from faq.graphs.motifs import motifs
+    from faq.insideout import evaluate
+
+    graph = nx.read_edgelist(str(DATA / "ca-GrQc.txt"), comments="#", create_using=nx.DiGraph, nodetype=int)
+    graph.remove_edges_from(list(nx.selfloop_edges(graph)))
+    edges = factor_of([(u, v, 1) for u, v in graph.edges], ["src", "dst"], "counting")
+    assert is_connect(edges.df.sparkSession)
+    with evaluate("count() := edge(a,b), edge(b,c)", {"edge": edges}) as result:
+        assert result.scalar() == sum(graph.in_degree(b) * graph.out_degree(b) for b in graph)
+    feed_forward = sum(1 for a, b in graph.edges for c in graph.successors(b) if graph.has_edge(a, c))
+    assert motifs(edges, "(a)->(b); (a)->(c); (b)->(c)", count=True) == feed_forward
+
+
+def test_matrix_chain_equals_scipy(spark):
+    import scipy.io
+
+    from faq.graphs import matrix_chain
+    from faq.io import read_matrix_market, to_scipy
+
+    k = scipy.io.mmread(str(DATA / "bcsstk21.mtx")).tocsr()
+    m = scipy.io.mmread(str(DATA / "bcsstm21.mtx")).tocsr()
+    expected = (m @ k).toarray()
+    chain = [read_matrix_market(str(DATA / f)) for f in ("bcsstm21.mtx", "bcsstk21.mtx")]
+    with matrix_chain(chain, "real") as result:
+        got = to_scipy(result.factor, shape=expected.shape).toarray()
+    assert np.allclose(got, expected, rtol=1e-9, atol=1e-9 * np.abs(expected).max())
+
+
+def test_maintained_query_with_tuple_and_dataframe_batches(spark):
+    from faq.factor import factor_of
+    from faq.incremental import maintain
+
+    start = [(1, 2), (2, 3), (3, 4), (1, 4)]
+    edge = factor_of([(u, v, 1) for u, v in start], ["src", "dst"], "counting")
+    with maintain("count() := edge(a,b), edge(b,c), edge(a,c)", {"edge": edge}) as triangles:
+        assert triangles.scalar() == 0
+        # a->b, b->c, a->c: 1-2-3, 1-2-4, 1-3-4, 2-3-4 once (1,3) and (2,4) exist
+        assert triangles.apply(edge=[(1, 3, 1), (2, 4, 1)]).total == 4
+        batch = spark.createDataFrame([(1, 3, -1)], "src bigint, dst bigint, value bigint")
+        change = triangles.apply(edge=batch)
+        assert is_connect(change.df.sparkSession)
+        edges = {(1, 2), (2, 3), (3, 4), (1, 4), (2, 4)}
+        expected = sum(1 for a, b in edges for c in range(1, 5) if (b, c) in edges and (a, c) in edges)
+        assert triangles.scalar() == expected
+
+
+def test_fixpoint_equals_networkx(spark):
+    from faq.io import read_edge_list
+    from faq.recursive import reachability
+
+    path = str(DATA / "email-Eu-core.txt.gz")
+    graph = nx.read_edgelist(path, comments="#", create_using=nx.DiGraph, nodetype=int)
+    with reachability(read_edge_list(path), 0) as result:
+        reached = {int(r[0]) for r in result.factor.df.select(result.factor.variables[0]).collect()}
+    assert reached == nx.descendants(graph, 0) | {0}
+
+
+def test_progress_on_connect(spark):
+    """The stage monitor reads Connect's progress handler (no status tracker on Connect)."""
+    import io
+
+    from faq.progress import Reporter
+
+    out = io.StringIO()
+    with Reporter(stream=out, interval=0.1) as reporter:
+        reporter.watch(spark)
+        assert spark.range(0, 2_000_000, 1, 4).selectExpr("sum(id * id)").collect()[0][0] > 0
+    assert "Traceback" not in out.getvalue()
