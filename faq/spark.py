@@ -119,11 +119,9 @@ def is_connect(session) -> bool:
 
 
 def _active_connect_session():
-    try:
-        from pyspark.sql.connect.session import SparkSession as ConnectSession
-    except ImportError:  # the Connect client's packages (grpcio ...) are not installed
-        return None
-    return ConnectSession.getActiveSession()
+    # No Connect session can exist unless its module was loaded; importing it (grpcio ...) costs ~1 s.
+    module = sys.modules.get("pyspark.sql.connect.session")
+    return None if module is None else module.SparkSession.getActiveSession()
 
 
 def get_session(
