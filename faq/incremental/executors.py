@@ -48,7 +48,8 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
-from faq.incremental.index import KeyedRows, ResidentRelation, View, merge_rows
+from faq.incremental.index import KeyedRows, ResidentRelation, View, combined, merge_rows
+from faq.spark import default_parallelism, is_connect
 from faq.joins.csr import Trie
 from faq.joins.partial import NumpyOps
 
@@ -81,13 +82,13 @@ class ExecutorIndexes:
                  tasks: Optional[int] = None) -> None:
         from faq.errors import FAQTypeError
 
-        if not hasattr(spark, "sparkContext") or _is_connect(spark):
+        if is_connect(spark):
             raise FAQTypeError("indexes on the executors need broadcast variables, which Spark Connect does not "
                                "have; use placement='driver' (raise the budget)", argument="placement")
         self.spark = spark
         self.state = state
         self.names = list(names)
-        self.tasks = int(tasks or max(1, spark.sparkContext.defaultParallelism))
+        self.tasks = int(tasks or default_parallelism(spark))
         self._broadcast: Any = None
         self._tries: dict[str, dict[View, Trie]] = {}
         self._frames: dict[str, "DataFrame"] = {}
@@ -134,11 +135,7 @@ class ExecutorIndexes:
         """Current rows of ``name`` (base from the executors ⊕ the driver's overlay)."""
         relation = self.state.relations[name]
         base, overlay = self.base_rows(name), relation.overlay
-        if not len(overlay):
-            return base
-        keys = [np.concatenate([b, o]) for b, o in zip(base.keys, overlay.keys)]
-        values = np.concatenate([base.values_or_ones(relation.ops), overlay.values_or_ones(relation.ops)])
-        return merge_rows(keys, values, relation.ops)
+        return combined(base, overlay, relation.ops) if len(overlay) else base
 
     def compact(self, name: str) -> None:
         """Fold the overlay of ``name`` into a new base and ship it."""
@@ -209,10 +206,6 @@ class ExecutorIndexes:
         for frame in self._frames.values():
             release(frame)
         self._frames = {}
-
-
-def _is_connect(spark: Any) -> bool:
-    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def _codes_schema(columns: Sequence[str], value_type: str) -> str:

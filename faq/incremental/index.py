@@ -335,10 +335,7 @@ class ResidentRelation:
         return merge_rows(keys, values, self.ops)
 
     def _combined(self, first: KeyedRows, second: KeyedRows) -> KeyedRows:
-        """Two runs as one: one row per key, values ⊕-combined, zeros dropped."""
-        keys = [np.concatenate([a, b]) for a, b in zip(first.keys, second.keys)]
-        values = np.concatenate([first.values_or_ones(self.ops), second.values_or_ones(self.ops)])
-        return merge_rows(keys, values, self.ops)
+        return combined(first, second, self.ops)
 
     # -- changing -------------------------------------------------------------------
 
@@ -390,6 +387,13 @@ class ResidentRelation:
     def assign(self, batch: KeyedRows) -> None:
         """Set the keys of ``batch`` to its values (the zero removes a key): for recomputation."""
         self.replace(assigned(self.current(), batch, self.ops))
+
+
+def combined(first: KeyedRows, second: KeyedRows, ops: NumpyOps) -> KeyedRows:
+    """Two runs as one: one row per key, values ⊕-combined, zeros dropped."""
+    keys = [np.concatenate([a, b]) for a, b in zip(first.keys, second.keys)]
+    values = np.concatenate([first.values_or_ones(ops), second.values_or_ones(ops)])
+    return merge_rows(keys, values, ops)
 
 
 def assigned(rows: KeyedRows, batch: KeyedRows, ops: NumpyOps) -> KeyedRows:
