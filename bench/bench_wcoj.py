@@ -309,7 +309,7 @@ def kernel_time(src: np.ndarray, dst: np.ndarray, pattern, aggregate: bool, hash
     import pyarrow as pa
 
     from faq.joins import Aggregation, csr
-    from faq.joins.partial import numpy_ops
+    from faq.semirings.numpy_backend import numpy_ops
 
     order = list(dict.fromkeys(v for p in pattern for v in p))
     attributes, groups, collected = [], {}, []

@@ -110,6 +110,8 @@ class Factor:
         """
         from pyspark.sql import functions as F
 
+        from faq.semirings.spark_backend import columns as spark_columns
+
         semiring = get_semiring(semiring)
         variables = tuple(variables)
         columns = df.columns
@@ -118,7 +120,7 @@ class Factor:
                 raise MissingColumnError(column=v, available=columns, source=f"factor {name!r}")
         if value is None or (value == VALUE and value not in columns):
             value = VALUE if VALUE not in variables else "__value"
-            df = df.select(*[F.col(v) for v in variables], semiring.one_col().alias(value))
+            df = df.select(*[F.col(v) for v in variables], spark_columns(semiring).one().alias(value))
         elif value not in columns:
             raise MissingColumnError(column=value, available=columns, source=f"factor {name!r}")
         else:
@@ -167,12 +169,15 @@ class Factor:
         """⊕-merge rows with equal keys and drop rows whose value is zero."""
         from pyspark.sql import functions as F
 
+        from faq.semirings.spark_backend import columns as spark_columns
+
+        ops = spark_columns(self.semiring)
         value = F.col(self.value)
         if self.variables:
-            merged = self.df.groupBy(*self.variables).agg(self.semiring.sum(value).alias(self.value))
+            merged = self.df.groupBy(*self.variables).agg(ops.sum(value).alias(self.value))
         else:
-            merged = self.df.agg(self.semiring.sum(value).alias(self.value))
-        merged = merged.where(~self.semiring.is_zero(F.col(self.value)) & F.col(self.value).isNotNull())
+            merged = self.df.agg(ops.sum(value).alias(self.value))
+        merged = merged.where(~ops.is_zero(F.col(self.value)) & F.col(self.value).isNotNull())
         return replace(self, df=merged)
 
     def rename(self, variables: Sequence[str]) -> "Factor":

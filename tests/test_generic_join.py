@@ -21,7 +21,7 @@ from faq.joins import generic as generic_module
 from faq.joins import partial as partial_module
 from faq.joins.generic import generic_join, last_decision, set_generic_strategy
 from faq.query import make_query
-from faq.semirings import get_semiring
+from faq.semirings import Semiring, get_semiring
 from tests.brute_force import PY_SEMIRINGS, brute_force, same_value
 from tests.test_insideout import DOMAIN, VALUES, random_faq
 
@@ -227,6 +227,69 @@ def test_aggregated_join_equals_listing_and_brute_force(semiring):
         check()
 
 
+def log_semiring() -> Semiring:
+    """The log semiring (log-sum-exp, +) as a user defines it: Spark Column functions for ⊕, ⊗
+    and ⊕'s aggregate, and the numpy forms declared beside them."""
+    from pyspark.sql import functions as F
+
+    def log_add(a, b):
+        hi, lo = F.greatest(a, b), F.least(a, b)
+        return F.when(lo == F.lit(-INF), hi).otherwise(hi + F.log1p(F.exp(lo - hi)))
+
+    def log_sum(x):
+        return F.coalesce(F.log(F.sum(F.exp(x))), F.lit(-INF))  # Spark's log(0) is null
+
+    return Semiring("log", "double", -INF, 0.0, log_add, lambda a, b: a + b, log_sum,
+                    samples=(-INF, 0.0, -1.5, 2.0), numpy_add=np.logaddexp, numpy_mul=np.add)
+
+
+def py_log_add(a: float, b: float) -> float:
+    """log(e^a + e^b) in plain Python, for the brute-force evaluator."""
+    if a == -INF or b == -INF:
+        return max(a, b)
+    return max(a, b) + math.log1p(math.exp(-abs(a - b)))
+
+
+def test_user_defined_semiring_with_numpy_forms_aggregates_inside_tasks(monkeypatch):
+    """A user-defined semiring that declares numpy forms gets the in-task aggregation: the
+    decision says ⊕ ran inside the tasks, and the result is brute force's (random cyclic FAQs,
+    and a triangle whose values are all one, so its bindings are unvalued: each key's value is
+    one ⊕ ... ⊕ one = log of its count)."""
+    from faq.insideout.executor import bind
+
+    log = log_semiring()
+    monkeypatch.setitem(PY_SEMIRINGS, "log", (py_log_add, lambda a, b: a + b, -INF, 0.0))
+    monkeypatch.setitem(VALUES, "log", [-INF, 0.0, 0.5, -1.0, 2.0])
+
+    def aggregated_in_tasks(frames, keep):
+        out = generic_join(frames, [], log, (), strategy="broadcast", aggregate=Aggregation(keep, log))
+        decision = last_decision()
+        assert decision.strategy == "broadcast" and decision.aggregated.startswith("⊕ of log inside tasks"), decision
+        return aggregated_rows(out, keep, log)
+
+    @FEW
+    @given(cyclic_faq("log"))
+    def check(case):
+        atoms, data, free = case
+        expected = brute_force(atoms, data, free, "log", DOMAIN)
+        arity = {name: len(vs) for name, vs in atoms}
+        factors = {
+            name: factor_of(rows, [f"c{i}" for i in range(arity[name])], log, name=name)
+            for name, rows in data.items()
+        }
+        frames = list(bind(make_query(atoms, free), factors, log).values())
+        assert_same(aggregated_in_tasks(frames, tuple(free)), expected, "aggregated")
+
+    check()
+
+    ones = [(a, b, 0.0) for a, b, _ in TRIANGLE_EDGES]
+    rels = edge_frames(ones, [("a", "b"), ("a", "c"), ("b", "c")], log)
+    atoms = [("e", ["a", "b"]), ("e", ["a", "c"]), ("e", ["b", "c"])]
+    expected = brute_force(atoms, {"e": ones}, ["a"], "log", range(4))
+    assert_same(expected, {(0,): math.log(3), (1,): 0.0, (2,): math.log(2)}, "brute force")  # 3, 1, 2 triangles
+    assert_same(aggregated_in_tasks(rels, ("a",)), expected, "unvalued")
+
+
 def test_executor_passes_the_aggregation_and_can_list_instead(monkeypatch):
     """Through InsideOut: the triangle count (a scalar) and per-vertex counts (a free
     variable) come from partial aggregates, and equal the listing path's."""
@@ -248,15 +311,14 @@ def test_executor_passes_the_aggregation_and_can_list_instead(monkeypatch):
 
 
 def test_user_defined_semiring_and_overflowing_values_list_bindings():
-    """No numpy kernel for a user-defined semiring; int64 partial sums that could overflow:
-    both list every binding (the decision says why) and stay exact."""
-    import dataclasses
+    """No numpy kernel for a user-defined semiring without numpy forms; int64 partial sums that
+    could overflow: both list every binding (the decision says why) and stay exact."""
+    from pyspark.sql import functions as F
 
-    ring = get_semiring("counting")
-    custom = dataclasses.replace(ring, name="my_counting")
+    custom = Semiring("my_counting", "bigint", 0, 1, lambda a, b: a + b, lambda a, b: a * b, F.sum)
     rels = edge_frames(TRIANGLE_EDGES, [("a", "b"), ("a", "c"), ("b", "c")])
     out = generic_join(rels, [], custom, ("a", "b", "c"), strategy="broadcast", aggregate=Aggregation(("a",), custom))
-    assert "built-in semirings only" in last_decision().aggregated
+    assert "needs numpy_add=/numpy_mul=" in last_decision().aggregated
     assert out.variables == ("a", "b", "c")
     assert aggregated_rows(out, ("a",), custom) == {(0,): 3, (1,): 1, (2,): 2}  # 0→1→2, 0→1→3, 0→2→3; 1→2→3; 2→3→0, 2→0→3
 

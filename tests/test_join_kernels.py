@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 
 from faq.joins import csr
 from faq.joins.csr import HashIndex, TrieLevel
-from faq.joins.partial import INT_LIMIT, PartialAggregate, numpy_ops, value_bound
-from faq.semirings import builtin_semirings, get_semiring
+from faq.joins.partial import INT_LIMIT, PartialAggregate, integer_bound, value_bound
+from faq.semirings import MIN_LABEL, PLUS, Semiring, builtin_semirings, get_semiring
+from faq.semirings.numpy_backend import numpy_ops
 from tests.brute_force import PY_SEMIRINGS, same_value
 from tests.test_insideout import VALUES
 
@@ -80,13 +81,45 @@ def test_trie_level_switches_to_a_hash_index_after_enough_lookups(monkeypatch):
 
 
 @pytest.mark.parametrize("semiring", [s.name for s in builtin_semirings()])
-def test_numpy_ops_exist_for_every_builtin_and_only_for_builtins(semiring):
+def test_numpy_ops_exist_for_builtin_operations_and_declared_forms_only(semiring):
     ring = get_semiring(semiring)
     assert numpy_ops(ring, ring) is not None
-    lookalike = dataclasses.replace(ring)  # same name and operations, but not the registered instance
-    assert numpy_ops(lookalike, lookalike) is None
+    lookalike = dataclasses.replace(ring)  # same name and operation values, not the registered instance
+    assert numpy_ops(lookalike, lookalike) == numpy_ops(ring, ring)  # the operations decide, not the instance
+    columns_only = Semiring(ring.name, ring.value_type, ring.zero, ring.one, lambda a, b: a, lambda a, b: a)
+    assert numpy_ops(columns_only, columns_only) is None  # Column functions without numpy forms
     assert numpy_ops(get_semiring("real"), get_semiring("max_product")) is not None  # marginal-MAP mix
     assert numpy_ops(get_semiring("real"), get_semiring("min_plus")) is None  # ⊗ differs
+
+
+LOG_ADD = (lambda a, b: b if a == -math.inf else a if b == -math.inf
+           else max(a, b) + math.log1p(math.exp(-abs(a - b))))
+
+
+def test_partial_aggregate_of_a_user_defined_semiring_with_numpy_forms():
+    """A user-defined ⊕ (log-sum-exp, neither + nor idempotent): k unvalued bindings are
+    worth one ⊕ … ⊕ one = log k, valued ones are ⊕-combined with the declared ufunc."""
+    log = Semiring("log", "double", -math.inf, 0.0, add=lambda a, b: a, mul=PLUS, numpy_add=np.logaddexp)
+    ops = numpy_ops(log)
+    assert (ops.add, ops.mul, ops.counts, ops.idempotent) == (np.logaddexp, np.add, False, False)
+    partial = PartialAggregate(ops, 1, span=4, flush_rows=2)
+    partial.add([np.array([0, 0, 0, 1])], None)
+    partial.add([np.array([1, 2])], np.array([1.5, -math.inf]))
+    keys, values = partial.drain()
+    expected = {0: math.log(3), 1: LOG_ADD(0.0, 1.5), 2: -math.inf}
+    assert keys[0].tolist() == [0, 1, 2]
+    for key, value in zip(keys[0].tolist(), values.tolist()):
+        assert same_value(value, expected[key]), (key, value)
+
+
+def test_integer_bound_follows_the_product():
+    """×: Π max|v|; +: Σ max|v| (component labels); a user-defined integer ⊗: no bound."""
+    values = [np.array([-(1 << 40), 7]), np.array([3, -5])]
+    assert integer_bound(numpy_ops(get_semiring("integer")), values) == value_bound(values) == 5 << 40
+    assert integer_bound(numpy_ops(MIN_LABEL), values) == (1 << 40) + 5
+    custom = Semiring("xor", "bigint", 0, 1, lambda a, b: a, lambda a, b: a,
+                      numpy_add=np.bitwise_xor, numpy_mul=np.bitwise_and)
+    assert integer_bound(numpy_ops(custom), values) is None
 
 
 def sample_values(semiring: str, n: int, rng) -> np.ndarray:

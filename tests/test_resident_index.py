@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 import faq.incremental.index as index_module
 from faq.incremental.index import KeyedRows, ResidentRelation, View, merge_rows
-from faq.joins.partial import numpy_ops
+from faq.semirings.numpy_backend import numpy_ops
 from faq.semirings import INTEGER, MIN_PLUS
 
 KEYS = st.tuples(st.integers(0, 6), st.integers(0, 6))

@@ -18,9 +18,9 @@ Examples
 >>> from faq.incremental.engine import run_rules
 >>> from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
 >>> from faq.incremental.rules import DeltaQuery, Term, plan_rules, views_needed
->>> from faq.joins.partial import numpy_ops
+>>> from faq.semirings.numpy_backend import numpy_ops
 >>> from faq.semirings import INTEGER
->>> ops = numpy_ops(INTEGER, INTEGER)
+>>> ops = numpy_ops(INTEGER)
 >>> q = DeltaQuery((Term("edge", ("a", "b")), Term("edge", ("b", "c")), Term("edge", ("a", "c"))), ())
 >>> rules = plan_rules(q)
 >>> edge = ResidentRelation.build("edge", ("src", "dst"), KeyedRows((np.array([0, 1]), np.array([1, 2])), None), ops)
@@ -44,7 +44,8 @@ from faq.incremental.index import KeyedRows, ResidentRelation, View, build_run, 
 from faq.incremental.rules import NEW, OLD, DeltaRule, Read
 from faq.joins.csr import Trie
 from faq.joins.extenders import ArrayBackend, Chunk, FilterExtender, RunsExtender, complete
-from faq.joins.partial import NumpyOps, PartialAggregate
+from faq.joins.partial import PartialAggregate
+from faq.semirings.numpy_backend import NumpyForm
 
 # Largest number of candidates one piece of prefixes may propose (memory bound per level).
 PIECE_ROWS = 1 << 16
@@ -65,7 +66,7 @@ def run_rules(
     rules: Sequence[DeltaRule],
     relations: Mapping[str, ResidentRelation],
     batches: Mapping[str, KeyedRows],
-    ops: NumpyOps,
+    ops: NumpyForm,
     key_span: int,
     stats: Optional[list[RuleRun]] = None,
     part: tuple[int, int] = (0, 1),
@@ -81,7 +82,7 @@ def run_rules(
     batches : mapping name -> KeyedRows
         The batch of each changed relation, one row per key (signed in a
         ring, improved values in an idempotent semiring).
-    ops : NumpyOps
+    ops : NumpyForm
         ⊗ and ⊕ of the semiring in numpy (a ring for negated terms).
     key_span : int
         Codes of output keys lie below this (for grouping).
@@ -130,7 +131,7 @@ def run_rules(
     return keys, values
 
 
-def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyOps,
+def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyForm,
               total: PartialAggregate) -> tuple[int, int]:
     """Add rule ``rule``'s bindings, seeded by ``batch``, into ``total``: (seed rows, bindings)."""
     columns, values = batch.project(rule.seed_view)
@@ -200,7 +201,7 @@ def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyO
     return n, reached
 
 
-def _gather(runs: Sequence[Trie], nodes: np.ndarray, run_ids: np.ndarray, ops: NumpyOps) -> np.ndarray:
+def _gather(runs: Sequence[Trie], nodes: np.ndarray, run_ids: np.ndarray, ops: NumpyForm) -> np.ndarray:
     """Each binding's value of one relation: its run's value at its last-level entry."""
     out = np.full(len(nodes), ops.one, dtype=ops.dtype)
     for r, trie in enumerate(runs):
@@ -211,7 +212,7 @@ def _gather(runs: Sequence[Trie], nodes: np.ndarray, run_ids: np.ndarray, ops: N
     return out
 
 
-def _negation_filter(read: Read, runs: Sequence[Trie], ops: NumpyOps) -> FilterExtender:
+def _negation_filter(read: Read, runs: Sequence[Trie], ops: NumpyForm) -> FilterExtender:
     """Keeps bindings where the relation does *not* hold the key (its merged value is the zero)."""
 
     def keep(chunk: Chunk) -> np.ndarray:

@@ -51,7 +51,7 @@ import numpy as np
 from faq.incremental.index import KeyedRows, ResidentRelation, View, combined, merge_rows
 from faq.spark import default_parallelism, is_connect
 from faq.joins.csr import Trie
-from faq.joins.partial import NumpyOps
+from faq.semirings.numpy_backend import NumpyForm
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -212,7 +212,7 @@ def _codes_schema(columns: Sequence[str], value_type: str) -> str:
     return ", ".join([*(f"k{i} bigint" for i in range(len(columns))), f"v {value_type}"])
 
 
-def _codes_table(rows: KeyedRows, columns: Sequence[str], value_type: str, ops: NumpyOps):
+def _codes_table(rows: KeyedRows, columns: Sequence[str], value_type: str, ops: NumpyForm):
     import pyarrow as pa
 
     data = {f"k{i}": k for i, k in enumerate(rows.keys)}

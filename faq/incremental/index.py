@@ -31,9 +31,9 @@ Examples
 --------
 >>> import numpy as np
 >>> from faq.incremental.index import KeyedRows, ResidentRelation, View
->>> from faq.joins.partial import numpy_ops
+>>> from faq.semirings.numpy_backend import numpy_ops
 >>> from faq.semirings import INTEGER
->>> ops = numpy_ops(INTEGER, INTEGER)
+>>> ops = numpy_ops(INTEGER)
 >>> edges = ResidentRelation.build("edge", ("src", "dst"),
 ...     KeyedRows((np.array([0, 1, 0]), np.array([1, 2, 2])), None), ops)
 >>> reverse = View((1, 0))
@@ -59,7 +59,7 @@ import numpy as np
 
 from faq.incremental.domain import SPAN
 from faq.joins.csr import Trie, build_trie
-from faq.joins.partial import NumpyOps
+from faq.semirings.numpy_backend import NumpyForm
 
 # The overlay is folded into the base once it holds this fraction of the base's rows ...
 COMPACT_FRACTION = 0.10
@@ -108,7 +108,7 @@ class KeyedRows:
     def nbytes(self) -> int:
         return int(sum(k.nbytes for k in self.keys) + (0 if self.values is None else self.values.nbytes))
 
-    def values_or_ones(self, ops: NumpyOps) -> np.ndarray:
+    def values_or_ones(self, ops: NumpyForm) -> np.ndarray:
         if self.values is not None:
             return self.values
         return np.full(len(self), ops.one, dtype=ops.dtype)
@@ -128,11 +128,11 @@ class KeyedRows:
         return [rows.keys[i] for i in view.order], rows.values
 
 
-def empty_rows(arity: int, ops: NumpyOps) -> KeyedRows:
+def empty_rows(arity: int, ops: NumpyForm) -> KeyedRows:
     return KeyedRows(tuple(np.zeros(0, dtype=np.int64) for _ in range(arity)), np.zeros(0, dtype=ops.dtype))
 
 
-def merge_rows(keys: Sequence[np.ndarray], values: Optional[np.ndarray], ops: NumpyOps,
+def merge_rows(keys: Sequence[np.ndarray], values: Optional[np.ndarray], ops: NumpyForm,
                drop_zeros: bool = True) -> KeyedRows:
     """One row per key (sorted), values ⊕-combined; rows whose value is the zero dropped unless told."""
     keys = [np.asarray(k, dtype=np.int64) for k in keys]
@@ -165,7 +165,7 @@ def merge_rows(keys: Sequence[np.ndarray], values: Optional[np.ndarray], ops: Nu
     return rows
 
 
-def build_run(rows: KeyedRows, view: View, ops: NumpyOps) -> Trie:
+def build_run(rows: KeyedRows, view: View, ops: NumpyForm) -> Trie:
     """The trie of ``rows`` in ``view`` (values aligned; None when every value is one)."""
     columns, values = rows.project(view)
     if values is not None and len(values) and np.all(values == ops.one):
@@ -186,7 +186,7 @@ def find_rows(trie: Trie, columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np
     return rows, nodes
 
 
-def lookup_runs(runs: Sequence[Trie], columns: Sequence[np.ndarray], ops: NumpyOps) -> tuple[np.ndarray, np.ndarray]:
+def lookup_runs(runs: Sequence[Trie], columns: Sequence[np.ndarray], ops: NumpyForm) -> tuple[np.ndarray, np.ndarray]:
     """The merged value (⊕ over the runs) at each key of ``columns``; present = not the zero."""
     n = len(columns[0]) if columns else 0
     merged = np.full(n, ops.zero, dtype=ops.dtype)
@@ -209,11 +209,11 @@ class ResidentRelation:
         Column names, for messages and ``explain``.
     base : KeyedRows
         One row per key, sorted (:func:`merge_rows` makes it so).
-    ops : NumpyOps
+    ops : NumpyForm
         ⊕ (merging rows of one key), ⊗'s one and the zero, in numpy.
     """
 
-    def __init__(self, name: str, columns: Sequence[str], base: KeyedRows, ops: NumpyOps) -> None:
+    def __init__(self, name: str, columns: Sequence[str], base: KeyedRows, ops: NumpyForm) -> None:
         self.name = name
         self.columns = tuple(columns)
         self.arity = len(self.columns)
@@ -226,13 +226,13 @@ class ResidentRelation:
         self.compactions = 0
 
     @classmethod
-    def build(cls, name: str, columns: Sequence[str], rows: KeyedRows, ops: NumpyOps) -> "ResidentRelation":
+    def build(cls, name: str, columns: Sequence[str], rows: KeyedRows, ops: NumpyForm) -> "ResidentRelation":
         """A relation from any rows (merged per key, zeros dropped)."""
         return cls(name, columns, merge_rows(rows.keys, rows.values, ops), ops)
 
     @classmethod
     def of_runs(cls, name: str, columns: Sequence[str], base: Mapping[View, Trie], overlay: KeyedRows,
-                ops: NumpyOps) -> "ResidentRelation":
+                ops: NumpyForm) -> "ResidentRelation":
         """A relation read through base tries built elsewhere (an executor's copy) and an overlay.
 
         It answers :meth:`runs` and :meth:`lookup` for the views in ``base``
@@ -389,14 +389,14 @@ class ResidentRelation:
         self.replace(assigned(self.current(), batch, self.ops))
 
 
-def combined(first: KeyedRows, second: KeyedRows, ops: NumpyOps) -> KeyedRows:
+def combined(first: KeyedRows, second: KeyedRows, ops: NumpyForm) -> KeyedRows:
     """Two runs as one: one row per key, values ⊕-combined, zeros dropped."""
     keys = [np.concatenate([a, b]) for a, b in zip(first.keys, second.keys)]
     values = np.concatenate([first.values_or_ones(ops), second.values_or_ones(ops)])
     return merge_rows(keys, values, ops)
 
 
-def assigned(rows: KeyedRows, batch: KeyedRows, ops: NumpyOps) -> KeyedRows:
+def assigned(rows: KeyedRows, batch: KeyedRows, ops: NumpyForm) -> KeyedRows:
     """``rows`` where ``batch``'s keys take its values (the zero removes a key); one row per key."""
     if not rows.keys and not batch.keys:  # a scalar
         value = batch.values_or_ones(ops)[-1:] if len(batch) else rows.values_or_ones(ops)

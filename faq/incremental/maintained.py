@@ -141,7 +141,7 @@ def delta_mode(query: FAQ, ring: Semiring) -> tuple[str, str]:
         return RECOMPUTE, "its aggregates mix several ⊕ (they do not commute with deltas)"
     state = INTEGER if ring.name == "counting" else ring
     if value_ops(state) is None:
-        return RECOMPUTE, f"semiring {ring.name!r} has no numpy form for the resident indexes"
+        return RECOMPUTE, f"semiring {ring.name!r} has no numpy form the resident indexes take (built-in operations)"
     if ring.is_ring or ring.name == "counting":
         return SIGNED, ""
     if ring.idempotent:

@@ -36,7 +36,7 @@ import numpy as np
 
 from faq.incremental.domain import KeyDomain
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
-from faq.joins.partial import NumpyOps, numpy_ops
+from faq.semirings.numpy_backend import NumpyForm, numpy_ops
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -44,12 +44,16 @@ if TYPE_CHECKING:
     from faq.semirings import Semiring
 
 VALUE = "value"  # the value column of saved tables and outputs
-NUMPY_TYPES = {"bigint": np.int64, "double": np.float64, "boolean": np.bool_}
 
 
-def value_ops(semiring: "Semiring") -> Optional[NumpyOps]:
-    """⊗/⊕/zero of ``semiring`` in numpy (None when it has no numpy form: user-defined semirings)."""
-    return numpy_ops(semiring, semiring)
+def value_ops(semiring: "Semiring") -> Optional[NumpyForm]:
+    """⊗/⊕/zero of ``semiring`` in numpy, or None.
+
+    Only for semirings made of built-in operations: the delta rules take
+    signed changes with numpy's own − (``-values``, ``after - before``), which
+    is a user-defined ring's ⊖ only by chance.  Others are recomputed.
+    """
+    return numpy_ops(semiring) if semiring.builtin_operations else None
 
 
 class ResidentState:
@@ -67,7 +71,7 @@ class ResidentState:
         if ops is None:  # callers check first; see faq.incremental.maintained
             raise ValueError(f"semiring {semiring.name!r} has no numpy form")
         self.semiring = semiring
-        self.ops: NumpyOps = ops
+        self.ops: NumpyForm = ops
         self.domain = KeyDomain(np.zeros(0, dtype=np.int64))
         self.relations: dict[str, ResidentRelation] = {}
         self.key_types: dict[str, dict[str, str]] = {}

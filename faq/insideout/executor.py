@@ -170,6 +170,8 @@ def execute(
     from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
+    from faq.semirings.spark_backend import columns as spark_columns
+
     started = time.perf_counter()
     relations: dict[str, Frame] = dict(frames)
     cached: dict[str, Any] = {}
@@ -199,13 +201,13 @@ def execute(
         if step.eliminated:
             aggregate = aggregation.semiring
             grouped = product.df.groupBy(*out_vars) if out_vars else product.df.groupBy()
-            df = grouped.agg(aggregate.sum(value).alias(VALUE_COLUMN))
+            df = grouped.agg(spark_columns(aggregate).sum(value).alias(VALUE_COLUMN))
         elif any(r in frames for r in step.inputs):
             # An input atom reached the output unaggregated: merge duplicate keys.
-            df = product.df.groupBy(*out_vars).agg(semiring.sum(value).alias(VALUE_COLUMN))
+            df = product.df.groupBy(*out_vars).agg(spark_columns(semiring).sum(value).alias(VALUE_COLUMN))
         else:
             df = product.df.select(*out_vars, VALUE_COLUMN)
-        df = df.where(value.isNotNull() & ~semiring.is_zero(value))
+        df = df.where(value.isNotNull() & ~spark_columns(semiring).is_zero(value))
         df = df.persist(StorageLevel.MEMORY_AND_DISK)
         rows = df.count()
         cached[step.output.id] = df

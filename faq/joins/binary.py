@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 
 from faq.joins.frame import VALUE_COLUMN, Frame
 from faq.semirings import Semiring
+from faq.semirings.spark_backend import columns
 
 _RIGHT_VALUE = "__v_right"
 
@@ -56,6 +57,7 @@ def binary_join(
     pending = list(indicators)
     acc = relations[0]
     acc, pending = _apply_indicators(acc, pending)
+    ops = columns(semiring)
     for nxt in relations[1:]:
         shared = [v for v in acc.variables if v in nxt.variables]
         right = nxt.df.withColumnRenamed(VALUE_COLUMN, _RIGHT_VALUE)
@@ -64,7 +66,7 @@ def binary_join(
         else:
             joined = acc.df.crossJoin(right)
         variables = acc.variables + tuple(v for v in nxt.variables if v not in acc.variables)
-        product = semiring.mul(F.col(VALUE_COLUMN), F.col(_RIGHT_VALUE)).alias(VALUE_COLUMN)
+        product = ops.mul(F.col(VALUE_COLUMN), F.col(_RIGHT_VALUE)).alias(VALUE_COLUMN)
         acc = Frame(joined.select(*variables, product), variables)
         acc, pending = _apply_indicators(acc, pending)
     # Indicators whose variables are never all present cannot filter; the

@@ -487,6 +487,8 @@ class FrameExtender:
     def _join(self, prefix: "DataFrame", on: Sequence[str]) -> "DataFrame":
         from pyspark.sql import functions as F
 
+        from faq.semirings.spark_backend import columns as spark_columns
+
         if not self.valued:
             right = self.relation.select(*self.key, self.attribute)
             return prefix.join(right, on=list(on), how="inner") if on else prefix.crossJoin(right)
@@ -495,7 +497,7 @@ class FrameExtender:
         columns = [c for c in prefix.columns if c != VALUE_COLUMN]
         if self.attribute not in columns:
             columns.append(self.attribute)
-        product = self.semiring.mul(F.col(VALUE_COLUMN), F.col(_RIGHT_VALUE)).alias(VALUE_COLUMN)
+        product = spark_columns(self.semiring).mul(F.col(VALUE_COLUMN), F.col(_RIGHT_VALUE)).alias(VALUE_COLUMN)
         return joined.select(*columns, product)
 
 

@@ -87,8 +87,9 @@ from faq.joins.csr import Encoding, Trie, build_encoding, build_trie
 from faq.joins.extenders import ArrayBackend, Chunk, FrameBackend, FrameExtender, TrieExtender, complete, extend
 from faq.joins.frame import VALUE_COLUMN, Aggregation, Frame
 from faq.joins import partial as partial_aggregates
-from faq.joins.partial import INT_LIMIT, NumpyOps, PartialAggregate, numpy_ops, value_bound
+from faq.joins.partial import INT_LIMIT, PartialAggregate, integer_bound
 from faq.semirings import Semiring
+from faq.semirings.numpy_backend import NumpyForm, numpy_ops
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -198,10 +199,10 @@ def generic_join(
     aggregate : Aggregation, optional
         The caller ⊕-aggregates the product onto ``aggregate.keep`` right
         away.  The broadcast strategy then aggregates inside its tasks when
-        numpy can compute the semirings exactly (the built-ins:
-        :func:`faq.joins.partial.numpy_ops`) and returns partial aggregates
-        over ``keep``; otherwise (shuffle strategy, user-defined semirings)
-        the full product is returned.  :func:`last_decision` says which.
+        numpy can compute the semirings exactly (they have numpy forms:
+        :func:`faq.semirings.numpy_backend.numpy_ops`) and returns partial
+        aggregates over ``keep``; otherwise (shuffle strategy, user-defined
+        semirings without numpy forms) the full product is returned.  :func:`last_decision` says which.
 
     Returns
     -------
@@ -215,6 +216,7 @@ def generic_join(
     from pyspark.sql import functions as F
 
     from faq.hypergraph.acyclic import attribute_order as connected_order
+    from faq.semirings.spark_backend import columns as spark_columns
 
     if strategy not in STRATEGIES:
         raise PlanError(reason=f"unknown generic-join strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
@@ -236,7 +238,7 @@ def generic_join(
     ops, listing = _numpy_aggregation(aggregate, variables, semiring)
     out = variables
     if not uses:
-        df = spark.range(1).select(semiring.one_col().alias(VALUE_COLUMN))
+        df = spark.range(1).select(spark_columns(semiring).one().alias(VALUE_COLUMN))
         decision = JoinDecision(requested, "none", "no variables", order)
     else:
         reason, rows, inputs = _broadcast_inputs(uses, requested, semiring)
@@ -260,7 +262,7 @@ def generic_join(
         if not r.variables:
             other = r.df.select(F.col(VALUE_COLUMN).alias("__z"))
             df = df.crossJoin(other).select(
-                *variables, semiring.mul(F.col(VALUE_COLUMN), F.col("__z")).alias(VALUE_COLUMN)
+                *variables, spark_columns(semiring).mul(F.col(VALUE_COLUMN), F.col("__z")).alias(VALUE_COLUMN)
             )
     for ind in indicators:
         if not ind.variables:
@@ -270,7 +272,7 @@ def generic_join(
 
 def _numpy_aggregation(
     aggregate: Optional[Aggregation], variables: Sequence[str], semiring: Semiring
-) -> tuple[Optional[NumpyOps], str]:
+) -> tuple[Optional[NumpyForm], str]:
     """The numpy ⊗/⊕ to aggregate inside the broadcast tasks, or None and why not ("" : not asked)."""
     if aggregate is None:
         return None, ""
@@ -282,7 +284,7 @@ def _numpy_aggregation(
     if ops is None:
         return None, (
             f"every binding listed: no numpy ⊗/⊕ for {semiring.name}/{aggregate.semiring.name} "
-            "(built-in semirings only)"
+            "(a user-defined operation needs numpy_add=/numpy_mul=)"
         )
     return ops, ""
 
@@ -425,7 +427,7 @@ class _Kernel:
     values: list[tuple[int, np.ndarray]]  # (use, values aligned with its last level)
     names: list[str]  # output columns
     batch_rows: int
-    ops: Optional[NumpyOps] = None  # aggregate inside the task (outputs: the kept variables)
+    ops: Optional[NumpyForm] = None  # aggregate inside the task (outputs: the kept variables)
     bound: int = 1  # magnitude bound of one binding's integer value (PartialAggregate)
     flush_rows: int = partial_aggregates.FLUSH_ROWS  # PartialAggregate's buffer (set on the driver)
 
@@ -459,7 +461,7 @@ def build_kernel(
     variables: Sequence[str],
     semiring: Semiring,
     aggregate: Optional[Aggregation] = None,
-    ops: Optional[NumpyOps] = None,
+    ops: Optional[NumpyForm] = None,
 ) -> tuple["_Kernel", int, str]:
     """The broadcast strategy's index, seeds and plan, in numpy (no Spark): (kernel, seeds, note).
 
@@ -501,9 +503,13 @@ def build_kernel(
     note = ""
     bound = 1
     if ops is not None and ops.integral:
-        bound = value_bound([value_of[i] for i in value_uses])
-        if bound > INT_LIMIT // 2:
-            ops, note = None, f"every binding listed: values up to {bound} could overflow int64 partial sums"
+        found = integer_bound(ops, [value_of[i] for i in value_uses])
+        if found is None:
+            ops, note = None, f"every binding listed: no int64 overflow bound for the ⊗/⊕ of {ops.name}"
+        elif found > INT_LIMIT // 2:
+            ops, note = None, f"every binding listed: values up to {found} could overflow int64 partial sums"
+        else:
+            bound = found
     if ops is not None:
         note = f"⊕ of {ops.name.split('/')[1]} inside tasks onto ({', '.join(aggregate.keep)})"
 
@@ -563,7 +569,7 @@ def _broadcast_join(
     variables: Sequence[str],
     semiring: Semiring,
     aggregate: Optional[Aggregation] = None,
-    ops: Optional[NumpyOps] = None,
+    ops: Optional[NumpyForm] = None,
 ) -> tuple["DataFrame", tuple[str, ...], str]:
     """The broadcast strategy: (DataFrame, its variables, how it was aggregated).
 
@@ -575,6 +581,8 @@ def _broadcast_join(
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
+
+    from faq.semirings.spark_backend import columns as spark_columns
 
     groups, collected = inputs
     kernel, n_seeds, note = build_kernel(
@@ -606,9 +614,10 @@ def _broadcast_join(
         )
     if kernel.ops is not None:
         return df.select(*out, F.col(VALUE_COLUMN)), out, note
-    product = semiring.one_col()
+    ops = spark_columns(semiring)
+    product = ops.one()
     for k, (i, _) in enumerate(kernel.values):
-        product = F.col(f"__g{i}") if k == 0 else semiring.mul(product, F.col(f"__g{i}"))
+        product = F.col(f"__g{i}") if k == 0 else ops.mul(product, F.col(f"__g{i}"))
     return df.select(*out, product.alias(VALUE_COLUMN)), out, note
 
 
@@ -712,7 +721,9 @@ def _shuffle_join(
     variables: Sequence[str],
     semiring: Semiring,
 ) -> "DataFrame":
-    prefix = spark.range(1).select(semiring.one_col().alias(VALUE_COLUMN))
+    from faq.semirings.spark_backend import columns as spark_columns
+
+    prefix = spark.range(1).select(spark_columns(semiring).one().alias(VALUE_COLUMN))
     backend = FrameBackend()
     for x in order:
         extenders = []

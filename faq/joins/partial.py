@@ -1,4 +1,4 @@
-"""⊗ and ⊕ of the built-in semirings in numpy, and per-task partial aggregates.
+"""Per-task partial aggregates of the broadcast generic join, in numpy.
 
 The broadcast generic join enumerates bindings inside ``mapInArrow`` tasks.
 When the executor ⊕-aggregates the product right after the join (an
@@ -6,31 +6,17 @@ When the executor ⊕-aggregates the product right after the join (an
 only to sum it there is wasted work: a task can multiply the values of its
 bindings (⊗) and ⊕-combine them per surviving key itself, emitting *partial*
 aggregates that Spark then ⊕-combines.  That is only sound when numpy
-computes exactly what the semiring's Column expressions compute, so it is
-offered for the built-in semirings only (:func:`numpy_ops` returns None for
-anything else, and the join lists bindings as before):
-
-==============  ===================  ====================  =====================
-semiring        ⊗                    ⊕ (as aggregate)      value dtype
-==============  ===================  ====================  =====================
-counting        ``np.multiply``      ``np.add``            int64
-integer         ``np.multiply``      ``np.add``            int64
-real            ``np.multiply``      ``np.add``            float64
-boolean         ``np.logical_and``   ``np.logical_or``     bool
-min_plus        ``np.add``           ``np.fmin``           float64
-max_plus        ``np.add``           ``np.maximum``        float64
-max_product     ``np.multiply``      ``np.maximum``        float64
-max_min         ``np.fmin``          ``np.maximum``        float64
-min_max         ``np.maximum``       ``np.fmin``           float64
-==============  ===================  ====================  =====================
-
-``fmin`` / ``maximum`` follow Spark's ordering, in which NaN is the largest
-double (``min`` skips it, ``max`` returns it).
+computes exactly what the semiring's Column expressions compute: the ufuncs
+come from :func:`faq.semirings.numpy_backend.numpy_ops` (its table lists the
+built-ins' forms and the NaN conventions), which gives them for every
+semiring made of built-in operations and for a user-defined one that
+declares numpy forms; it returns None for anything else, and the join lists
+bindings as before.
 
 Exactness.  Integer partial sums never overflow where Spark would not: the
-driver bounds the magnitude of one binding's value (the product of each
-valued relation's largest absolute value; above ``INT_LIMIT / 2`` it lists
-bindings instead), and a task adds at most :meth:`PartialAggregate.safe_rows`
+driver bounds the magnitude of one binding's value (:func:`integer_bound`:
+for ⊗ = × the product of each valued relation's largest absolute value;
+above ``INT_LIMIT / 2``, or without a bound, it lists bindings instead), and a task adds at most :meth:`PartialAggregate.safe_rows`
 rows between :meth:`PartialAggregate.ready` checks and emits its partials as
 soon as ``rows × bound`` reaches ``INT_LIMIT / 2``, so every partial is exact and Spark's final
 ``sum`` (which raises on overflow under ANSI mode) sees what it would have
@@ -40,104 +26,52 @@ Spark's own order depends on partitioning).
 Examples
 --------
 >>> import numpy as np
->>> from faq.semirings import COUNTING, MIN_PLUS
->>> ops = numpy_ops(COUNTING, COUNTING)
->>> acc = PartialAggregate(ops, keys=1, span=10)
+>>> from faq.semirings import COUNTING
+>>> from faq.semirings.numpy_backend import numpy_ops
+>>> acc = PartialAggregate(numpy_ops(COUNTING), keys=1, span=10)
 >>> acc.add([np.array([3, 1, 3])], np.array([2, 5, 7]))
 >>> acc.add([np.array([1])], None)             # an unvalued binding counts one
 >>> keys, values = acc.drain()
 >>> keys[0].tolist(), values.tolist()
 ([1, 3], [6, 9])
->>> numpy_ops(MIN_PLUS, MIN_PLUS).add.__name__
-'fmin'
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from faq.semirings import Semiring
+from faq.semirings.numpy_backend import NumpyForm
 
 # Largest magnitude an int64 partial aggregate may reach (headroom below 2^63).
 INT_LIMIT = 1 << 62
 # A task's buffer of partial aggregates is consolidated above this many rows,
 # and emitted when consolidation leaves more than half of it.
 FLUSH_ROWS = 1 << 18
-
-# name -> (⊗, value dtype) and name -> ⊕ of the built-in semirings.
-_PRODUCTS = {
-    "counting": (np.multiply, np.int64),
-    "integer": (np.multiply, np.int64),
-    "real": (np.multiply, np.float64),
-    "boolean": (np.logical_and, np.bool_),
-    "min_plus": (np.add, np.float64),
-    "max_plus": (np.add, np.float64),
-    "max_product": (np.multiply, np.float64),
-    "max_min": (np.fmin, np.float64),
-    "min_max": (np.maximum, np.float64),
-}
-_SUMS = {
-    "counting": np.add,
-    "integer": np.add,
-    "real": np.add,
-    "boolean": np.logical_or,
-    "min_plus": np.fmin,
-    "max_plus": np.maximum,
-    "max_product": np.maximum,
-    "max_min": np.maximum,
-    "min_max": np.fmin,
-}
+# Integer ⊗s whose result is one of its arguments (its magnitude is at most theirs).
+_SELECTING = (np.fmin, np.fmax, np.minimum, np.maximum)
 
 
-@dataclass(frozen=True)
-class NumpyOps:
-    """A semiring's ⊗ and an aggregate's ⊕ as numpy ufuncs.
+def integer_bound(ops: NumpyForm, value_arrays: Sequence[np.ndarray]) -> Optional[int]:
+    """Largest possible magnitude of one binding's integer value, or None when none is known.
 
-    ``counts``: ⊕ is addition, so ``k`` unvalued bindings (each worth
-    ``one``) sum to ``k · one``; otherwise ⊕ is idempotent and they give
-    ``one``.
+    ⊗ = ×: Π max |v| (:func:`value_bound`); ⊗ = +: Σ max |v|; ⊗ = min or
+    max: the largest max |v|.  The partial sums are then guarded by
+    :class:`PartialAggregate` when ⊕ is +, and cannot grow when ⊕ is
+    idempotent.  Any other integer ⊗ or ⊕ (user-defined) has no bound here:
+    None, and the join lists bindings.
     """
-
-    name: str
-    mul: np.ufunc
-    add: np.ufunc
-    dtype: Any
-    one: Any
-    counts: bool
-    zero: Any = None
-
-    @property
-    def integral(self) -> bool:
-        return np.dtype(self.dtype).kind == "i"
-
-
-def numpy_ops(semiring: "Semiring", aggregate: "Semiring") -> Optional[NumpyOps]:
-    """numpy ⊗ of ``semiring`` and ⊕ of ``aggregate``, or None unless both are built-in.
-
-    Built-in means *the* registered instances (a user-defined semiring that
-    reuses a built-in name or ⊗ tag is not trusted to compute the same).
-    """
-    from faq.semirings.builtins import BUILTINS
-
-    builtin = {s.name: s for s in BUILTINS}
-    if builtin.get(semiring.name) is not semiring or builtin.get(aggregate.name) is not aggregate:
+    if not (ops.counts or ops.idempotent):
         return None
-    if not aggregate.shares_product_with(semiring):
-        return None
-    mul, dtype = _PRODUCTS[semiring.name]
-    return NumpyOps(
-        name=f"{semiring.name}/{aggregate.name}",
-        mul=mul,
-        add=_SUMS[aggregate.name],
-        dtype=dtype,
-        one=np.asarray(semiring.one, dtype=dtype)[()],
-        counts=_SUMS[aggregate.name] is np.add,
-        zero=np.asarray(aggregate.zero, dtype=dtype)[()],
-    )
+    maxima = [max(abs(int(v.min())), abs(int(v.max()))) for v in value_arrays if len(v)]
+    if ops.mul is np.multiply:
+        return value_bound(value_arrays)
+    if ops.mul is np.add:
+        return max(sum(maxima), 1)
+    if ops.mul in _SELECTING:
+        return max(maxima, default=1) or 1
+    return None
 
 
 def value_bound(value_arrays: Sequence[np.ndarray]) -> int:
@@ -154,7 +88,7 @@ class PartialAggregate:
 
     Parameters
     ----------
-    ops : NumpyOps
+    ops : NumpyForm
     keys : int
         Number of key columns (0: one scalar).
     span : int
@@ -166,7 +100,7 @@ class PartialAggregate:
         Buffered rows above which the buffer is consolidated (default :data:`FLUSH_ROWS`).
     """
 
-    def __init__(self, ops: NumpyOps, keys: int, span: int, bound: int = 1, flush_rows: Optional[int] = None) -> None:
+    def __init__(self, ops: NumpyForm, keys: int, span: int, bound: int = 1, flush_rows: Optional[int] = None) -> None:
         self.ops = ops
         self.n_keys = keys
         self.span = max(int(span), 1)
@@ -230,7 +164,7 @@ class PartialAggregate:
     def _reduce_all(self, values: Optional[np.ndarray], n: int) -> Any:
         ops = self.ops
         if values is None:
-            return np.asarray(ops.one * n if ops.counts else ops.one, dtype=ops.dtype)[()]
+            return ops.repeated_one(np.array([n]))[0]
         return ops.add.reduce(np.asarray(values, dtype=ops.dtype))
 
     def _group(self, keys: list[np.ndarray], values: Optional[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray]:
@@ -258,11 +192,7 @@ class PartialAggregate:
         first = order[starts]
         grouped_keys = [np.asarray(column)[first] for column in keys]
         if values is None:
-            if ops.counts:
-                sizes = np.diff(np.append(starts, n))
-                grouped = (sizes * ops.one).astype(ops.dtype, copy=False)
-            else:
-                grouped = np.full(len(starts), ops.one, dtype=ops.dtype)
+            grouped = ops.repeated_one(np.diff(np.append(starts, n)))
         else:
             grouped = ops.add.reduceat(np.asarray(values, dtype=ops.dtype)[order], starts)
         return grouped_keys, grouped

@@ -109,7 +109,7 @@ from faq.incremental.state import ResidentState
 from faq.incremental.updates import UpdateBatch, read_batch, read_updates, update_files  # noqa: F401 - re-exported
 from faq.joins.csr import build_trie
 from faq.recursive.errors import NonMonotoneUpdateError
-from faq.recursive.propagate import LABEL_OPS, better_than_one, fixpoint_ops, propagate
+from faq.recursive.propagate import better_than_one, fixpoint_ops, propagate
 from faq.recursive.seminaive import (
     DEFAULT_MAX_ITERATIONS,
     DST,
@@ -122,7 +122,7 @@ from faq.recursive.seminaive import (
     _check_iterations,
     _check_semiring,
 )
-from faq.semirings import INTEGER, Semiring
+from faq.semirings import Semiring
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -149,17 +149,11 @@ Changes = Change
 
 
 class _FixpointState(ResidentState):
-    """A :class:`ResidentState` that also holds component labels (:data:`MIN_LABEL`, ⊕ = min on int64).
+    """A :class:`ResidentState` that adds unknown key values to the domain in bulk.
 
-    It adds unknown key values to the domain in bulk (reopening a state encodes every edge).
+    (Reopening a state encodes every edge.)  Its semiring may be
+    :data:`MIN_LABEL`, component labels, like any semiring with a numpy form.
     """
-
-    def __init__(self, semiring: Semiring) -> None:
-        if fixpoint_ops(semiring) is LABEL_OPS:
-            super().__init__(INTEGER)  # ResidentState knows the built-in semirings only; same dtype
-            self.semiring, self.ops = semiring, LABEL_OPS
-        else:
-            super().__init__(semiring)
 
     def rows(self, name: str, table: "pa.Table", value: Optional[str] = "value", columns: Any = None,
              merge: bool = True, keep_zeros: bool = False) -> KeyedRows:

@@ -53,34 +53,30 @@ import numpy as np
 
 from faq.incremental.domain import SPAN
 from faq.joins.csr import Trie
-from faq.joins.partial import NumpyOps, numpy_ops
 from faq.recursive.errors import FixpointNotConvergedError, NegativeCycleError
-from faq.recursive.seminaive import INT64_MAX, MIN_LABEL
-
-#: Component labels in numpy: ⊕ = min, ⊗ = + on int64 (edges carry 0, so a label crosses unchanged).
-LABEL_OPS = NumpyOps(name="min_label/min_label", mul=np.add, add=np.minimum, dtype=np.int64, one=np.int64(0),
-                     counts=False, zero=np.int64(INT64_MAX))
+from faq.semirings.numpy_backend import NumpyForm, numpy_ops
 
 _CODE_MASK = np.int64(SPAN - 1)  # a trie level's comp is ``parent * SPAN + code``, SPAN a power of two
 _EMPTY = np.zeros(0, dtype=np.int64)
 
 
-def fixpoint_ops(semiring: Any) -> Optional[NumpyOps]:
-    """⊗, ⊕, one and zero of an idempotent semiring in numpy (None when it has no numpy form)."""
-    if semiring is MIN_LABEL or getattr(semiring, "name", None) == MIN_LABEL.name:
-        return LABEL_OPS
-    ops = numpy_ops(semiring, semiring)
-    if ops is None or ops.counts:  # user-defined, or ⊕ is + (not idempotent)
+def fixpoint_ops(semiring: Any) -> Optional[NumpyForm]:
+    """⊗, ⊕, one and zero of an idempotent semiring in numpy (None when it has no numpy form).
+
+    Component labels (:data:`~faq.semirings.MIN_LABEL`) are min / + on int64.
+    """
+    ops = numpy_ops(semiring)
+    if ops is None or not ops.idempotent:  # no numpy form, or ⊕ is not idempotent (e.g. +)
         return None
     return ops
 
 
-def better_than_one(weights: np.ndarray, ops: NumpyOps) -> np.ndarray:
+def better_than_one(weights: np.ndarray, ops: NumpyForm) -> np.ndarray:
     """Which weights are better than ``one`` (``w ⊕ 1 != 1``): only such edges let a cycle improve values."""
     return ops.add(weights, ops.one) != ops.one
 
 
-def out_edges(runs: Sequence[Trie], frontier: np.ndarray, ops: NumpyOps) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def out_edges(runs: Sequence[Trie], frontier: np.ndarray, ops: NumpyForm) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every out-edge of the ``frontier`` nodes (codes, distinct) in ``runs``.
 
     Returns ``(at, dst, weight)``: per edge, the frontier position of its
@@ -155,7 +151,7 @@ class _Log:
         return first_nodes, old[first]
 
 
-def relax(values: np.ndarray, targets: np.ndarray, proposals: np.ndarray, ops: NumpyOps,
+def relax(values: np.ndarray, targets: np.ndarray, proposals: np.ndarray, ops: NumpyForm,
           log: Optional[_Log] = None) -> np.ndarray:
     """⊕ ``proposals`` into ``values[targets]`` in place; the targets that improved (sorted, distinct)."""
     if len(targets) == 0:
@@ -174,7 +170,7 @@ def relax(values: np.ndarray, targets: np.ndarray, proposals: np.ndarray, ops: N
 def propagate(
     values: np.ndarray,
     runs: Sequence[Trie],
-    ops: NumpyOps,
+    ops: NumpyForm,
     *,
     frontier: Optional[np.ndarray] = None,
     first: Optional[tuple[np.ndarray, np.ndarray, np.ndarray]] = None,

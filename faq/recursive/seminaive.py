@@ -74,7 +74,8 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, U
 from faq.errors import FAQValueError
 from faq.factor import Factor
 from faq.recursive.errors import FixpointNotConvergedError, NegativeCycleError, NotIdempotentError
-from faq.semirings import Semiring, get_semiring
+from faq.semirings import MIN_LABEL, Semiring, get_semiring
+from faq.semirings.operations import INT64_MAX
 from faq.spark import checkpoint_observed, release as _release
 
 if TYPE_CHECKING:
@@ -93,31 +94,6 @@ _IMPROVED = "_improved"
 DEFAULT_MAX_ITERATIONS = 10_000
 
 PATH_SEMIRINGS = ("boolean", "min_plus", "max_min")
-INT64_MAX = 2**63 - 1
-
-
-def _min_label() -> Semiring:
-    from pyspark.sql import functions as F
-
-    return Semiring(
-        name="min_label",
-        value_type="bigint",
-        zero=INT64_MAX,
-        one=0,
-        add=F.least,
-        mul=lambda a, b: a + b,
-        sum=F.min,
-        idempotent=True,
-        product="plus.bigint",
-        samples=(0, 1, 5, 42),
-        description="(min, +) on 64-bit integers: connected-component labels (edges carry 0)",
-    )
-
-
-#: Connected-component labels: ⊕ = min, ⊗ = + on bigint; edges carry ``one`` (0),
-#: so a label crosses an edge unchanged.  Not in the registry (node ids are not
-#: general-purpose values); it is only used by :func:`connected_components`.
-MIN_LABEL = _min_label()
 
 Progress = Callable[[str], None]
 
@@ -225,6 +201,8 @@ def edge_frame(edges: Factor, semiring: Semiring) -> "DataFrame":
     """
     from pyspark.sql import functions as F
 
+    from faq.semirings.spark_backend import columns as spark_columns
+
     _check_binary(edges)
     u, v = edges.variables
     weight = F.col(edges.value)
@@ -234,7 +212,8 @@ def edge_frame(edges: Factor, semiring: Semiring) -> "DataFrame":
         F.col(u).cast("bigint").alias(SRC), F.col(v).cast("bigint").alias(DST), weight.alias(WEIGHT)
     )
     return df.where(
-        F.col(SRC).isNotNull() & F.col(DST).isNotNull() & F.col(WEIGHT).isNotNull() & ~semiring.is_zero(F.col(WEIGHT))
+        F.col(SRC).isNotNull() & F.col(DST).isNotNull() & F.col(WEIGHT).isNotNull()
+        & ~spark_columns(semiring).is_zero(F.col(WEIGHT))
     )
 
 
@@ -242,10 +221,12 @@ def _edge_stats(frame: "DataFrame", semiring: Semiring) -> tuple[int, int]:
     """(edges, edges whose value is better than ``one``) -- one job, which also fills the cache."""
     from pyspark.sql import functions as F
 
-    w = F.col(WEIGHT)
+    from faq.semirings.spark_backend import columns as spark_columns
+
+    ops = spark_columns(semiring)
     row = frame.agg(
         F.count(F.lit(1)).alias("n"),
-        F.count(F.when(semiring.add(w, semiring.one_col()) != semiring.one_col(), 1)).alias("improving"),
+        F.count(F.when(ops.add(F.col(WEIGHT), ops.one()) != ops.one(), 1)).alias("improving"),
     ).first()
     return int(row["n"]), int(row["improving"])
 
@@ -312,6 +293,9 @@ def _step(
     """
     from pyspark.sql import functions as F
 
+    from faq.semirings.spark_backend import columns as spark_columns
+
+    ops = spark_columns(semiring)
     pieces = [
         state.select(F.col(NODE), F.col(VALUE).alias(_NEW), F.col(VALUE).alias(_OLD))
     ]
@@ -319,7 +303,7 @@ def _step(
         pieces.append(
             frontier.join(part, F.col(NODE) == F.col(SRC)).select(
                 F.col(DST).alias(NODE),
-                semiring.mul(F.col(VALUE), F.col(WEIGHT)).alias(_NEW),
+                ops.mul(F.col(VALUE), F.col(WEIGHT)).alias(_NEW),
                 F.lit(None).cast(semiring.value_type).alias(_OLD),
             )
         )
@@ -327,15 +311,18 @@ def _step(
     for piece in pieces[1:]:
         rows = rows.unionByName(piece)
     # ``old`` is the one state row's value (null when the node had none): max ignores nulls.
-    grouped = rows.groupBy(NODE).agg(semiring.sum(F.col(_NEW)).alias(VALUE), F.max(F.col(_OLD)).alias(_OLD))
+    grouped = rows.groupBy(NODE).agg(ops.sum(F.col(_NEW)).alias(VALUE), F.max(F.col(_OLD)).alias(_OLD))
     value, old = F.col(VALUE), F.col(_OLD)
-    improved = value.isNotNull() & ~semiring.is_zero(value) & (old.isNull() | (value != old))
+    improved = value.isNotNull() & ~ops.is_zero(value) & (old.isNull() | (value != old))
     return grouped.select(NODE, VALUE, _OLD, F.coalesce(improved, F.lit(False)).alias(_IMPROVED))
 
 
 def _improves(semiring: Semiring, new: "Column", old: "Column") -> "Column":
     """``new`` is strictly better than ``old`` under the idempotent ⊕ (null old: no value yet)."""
-    return new.isNotNull() & ~semiring.is_zero(new) & (old.isNull() | (semiring.add(new, old) != old))
+    from faq.semirings.spark_backend import columns as spark_columns
+
+    ops = spark_columns(semiring)
+    return new.isNotNull() & ~ops.is_zero(new) & (old.isNull() | (ops.add(new, old) != old))
 
 
 @dataclass
@@ -449,6 +436,8 @@ def _seed_frame(seeds: Union[Factor, "DataFrame"], semiring: Semiring) -> "DataF
     """Seeds as ``(node, value)``: ⊕-merged per node, zeros dropped."""
     from pyspark.sql import functions as F
 
+    from faq.semirings.spark_backend import columns as spark_columns
+
     if isinstance(seeds, Factor):
         if len(seeds.variables) != 1:
             raise FAQValueError(
@@ -459,8 +448,9 @@ def _seed_frame(seeds: Union[Factor, "DataFrame"], semiring: Semiring) -> "DataF
     else:
         df = seeds.select(F.col(NODE), F.col(VALUE))
     df = df.select(F.col(NODE).cast("bigint").alias(NODE), F.col(VALUE).cast(semiring.value_type).alias(VALUE))
-    df = df.where(F.col(NODE).isNotNull() & F.col(VALUE).isNotNull() & ~semiring.is_zero(F.col(VALUE)))
-    return df.groupBy(NODE).agg(semiring.sum(F.col(VALUE)).alias(VALUE))
+    ops = spark_columns(semiring)
+    df = df.where(F.col(NODE).isNotNull() & F.col(VALUE).isNotNull() & ~ops.is_zero(F.col(VALUE)))
+    return df.groupBy(NODE).agg(ops.sum(F.col(VALUE)).alias(VALUE))
 
 
 def _solve(
@@ -584,12 +574,14 @@ def _check_iterations(max_iterations: int) -> None:
 def _source_seed(spark, source: int, semiring: Semiring) -> "DataFrame":
     from pyspark.sql import functions as F
 
+    from faq.semirings.spark_backend import columns as spark_columns
+
     if isinstance(source, bool) or not isinstance(source, int):
         try:
             source = int(source)
         except (TypeError, ValueError):
             raise FAQValueError(f"source must be an integer node id, not {source!r}", argument="source") from None
-    return spark.range(1).select(F.lit(source).cast("bigint").alias(NODE), semiring.one_col().alias(VALUE))
+    return spark.range(1).select(F.lit(source).cast("bigint").alias(NODE), spark_columns(semiring).one().alias(VALUE))
 
 
 # --- the instances -----------------------------------------------------------------
@@ -659,9 +651,11 @@ def symmetric_edges(edges: Factor) -> "DataFrame":
     """Both directions of every edge, loops dropped, as ``(src, dst, weight=0)`` (component labels)."""
     from pyspark.sql import functions as F
 
+    from faq.semirings.spark_backend import columns as spark_columns
+
     frame = edge_frame(edges.with_semiring("counting", convert=lambda c: F.lit(1)), get_semiring("counting"))
     both = frame.select(SRC, DST).unionByName(frame.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST)))
-    return both.where(F.col(SRC) != F.col(DST)).distinct().select(SRC, DST, MIN_LABEL.one_col().alias(WEIGHT))
+    return both.where(F.col(SRC) != F.col(DST)).distinct().select(SRC, DST, spark_columns(MIN_LABEL).one().alias(WEIGHT))
 
 
 def node_frame(edges: Factor, nodes: Union["DataFrame", Iterable[int], None] = None) -> "DataFrame":

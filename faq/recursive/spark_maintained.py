@@ -320,6 +320,8 @@ class SparkFixpoint:
         """Any edges-like input as ``(src, dst, weight)`` in the semiring (weight null if absent)."""
         from pyspark.sql import functions as F
 
+        from faq.semirings.spark_backend import columns as spark_columns
+
         self._known_sources = None
         if isinstance(edges, Factor):
             _check_binary(edges)
@@ -327,7 +329,7 @@ class SparkFixpoint:
                 return edges.df.select(
                     F.col(edges.variables[0]).cast("bigint").alias(SRC),
                     F.col(edges.variables[1]).cast("bigint").alias(DST),
-                    self.semiring.one_col().alias(WEIGHT),
+                    spark_columns(self.semiring).one().alias(WEIGHT),
                 )
             return edge_frame(edges, self.semiring)
         if hasattr(edges, "sparkSession"):  # a DataFrame
@@ -362,18 +364,21 @@ class SparkFixpoint:
         """
         from pyspark.sql import functions as F
 
+        from faq.semirings.spark_backend import columns as spark_columns
+
         df = self._frame(edges, with_weight=True)
         self._insert_sources = self._known_sources
         s = self.semiring
+        ops = spark_columns(s)
         if self.components or s.value_type == "boolean":
-            weight = s.one_col()
+            weight = ops.one()
         else:
             weight = F.coalesce(F.col(WEIGHT), F.lit(self.default_weight).cast(s.value_type))
         df = df.select(SRC, DST, weight.alias(WEIGHT))
         if self.components:
             df = df.unionByName(df.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST), F.col(WEIGHT)))
             df = df.where(F.col(SRC) != F.col(DST))
-        return df.where(F.col(SRC).isNotNull() & F.col(DST).isNotNull() & ~s.is_zero(F.col(WEIGHT)))
+        return df.where(F.col(SRC).isNotNull() & F.col(DST).isNotNull() & ~ops.is_zero(F.col(WEIGHT)))
 
     def _delete_frame(self, edges: EdgesLike) -> "DataFrame":
         from pyspark.sql import functions as F
@@ -394,6 +399,8 @@ class SparkFixpoint:
     ) -> SparkChanges:
         from pyspark.sql import functions as F
 
+        from faq.semirings.spark_backend import columns as spark_columns
+
         started = time.perf_counter()
         name = name or f"batch {self.batches + 1}"
         if dels is not None and not recompute:
@@ -409,6 +416,7 @@ class SparkFixpoint:
             return self._no_change(name, started)
 
         s = self.semiring
+        ops = spark_columns(s)
         known = self._insert_sources
         # Each inserted pair: its new value (the batch's ⊕) and its current one (the ⊕ of its
         # parallel edges in every part), in one aggregate.  When the batch came from the driver,
@@ -425,7 +433,7 @@ class SparkFixpoint:
         if known is not None and len(known) <= MAX_LITERAL_SOURCES:
             rows = rows.coalesce(1)  # a few rows: one partition, so the aggregate needs no shuffle
         merged = rows.groupBy(SRC, DST).agg(
-            s.sum(F.col(_NEW_WEIGHT)).alias(WEIGHT), s.sum(F.col(_OLD_WEIGHT)).alias(_OLD_WEIGHT)
+            ops.sum(F.col(_NEW_WEIGHT)).alias(WEIGHT), ops.sum(F.col(_OLD_WEIGHT)).alias(_OLD_WEIGHT)
         )
         new, old = F.col(WEIGHT), F.col(_OLD_WEIGHT)
         cmp = merged.where(new.isNotNull()).select(
@@ -433,7 +441,7 @@ class SparkFixpoint:
             DST,
             WEIGHT,
             _OLD_WEIGHT,
-            F.coalesce(old.isNotNull() & (s.add(new, old) != new), F.lit(False)).alias(_WORSE),
+            F.coalesce(old.isNotNull() & (ops.add(new, old) != new), F.lit(False)).alias(_WORSE),
             F.coalesce(_improves(s, new, old), F.lit(False)).alias(_BETTER),
         )
         # One action: the comparison is checkpointed (the effective edges become a part of the
@@ -441,7 +449,7 @@ class SparkFixpoint:
         cmp, counts = checkpoint_observed(cmp, {
             "worse": F.count(F.when(F.col(_WORSE), 1)),
             "better": F.count(F.when(F.col(_BETTER), 1)),
-            "improving": F.count(F.when(F.col(_BETTER) & (s.add(new, s.one_col()) != s.one_col()), 1)),
+            "improving": F.count(F.when(F.col(_BETTER) & (ops.add(new, ops.one()) != ops.one()), 1)),
         })
         keep = False
         try:
@@ -490,7 +498,10 @@ class SparkFixpoint:
     ) -> SparkChanges:
         from pyspark.sql import functions as F
 
+        from faq.semirings.spark_backend import columns as spark_columns
+
         s = self.semiring
+        ops = spark_columns(s)
         state0 = self._state
         cached: list = []  # released at the end, whatever happens
         try:
@@ -541,7 +552,7 @@ class SparkFixpoint:
                 changes, seen = checkpoint_observed(
                     changed.groupBy(NODE).agg(
                         F.min_by(F.col(_OLD), F.col("_iteration")).alias(OLD),
-                        s.sum(F.col(VALUE)).alias(NEW),
+                        ops.sum(F.col(VALUE)).alias(NEW),
                     ),
                     {"rows": F.count(F.lit(1))},
                 )

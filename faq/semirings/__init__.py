@@ -1,4 +1,18 @@
-"""Semirings: (D, ⊕, ⊗, 0, 1) as Spark Column operations, a registry, law checks.
+"""Semirings: (D, ⊕, ⊗, 0, 1) declared as algebra, a registry, law checks.
+
+=================================  =============================================
+module                             what it holds
+=================================  =============================================
+:mod:`~faq.semirings.operations`   ⊕ / ⊗ / ⊖ as named operation values
+:mod:`~faq.semirings.base`         :class:`Semiring`: value type, 0, 1, ⊕, ⊗
+:mod:`~faq.semirings.builtins`     the built-in semirings and the registry
+:mod:`~faq.semirings.laws`         law checks on sample values
+:mod:`~faq.semirings.spark_backend`  ``columns(semiring)``: Spark Columns
+:mod:`~faq.semirings.numpy_backend`  ``numpy_ops(semiring)``: numpy ufuncs
+=================================  =============================================
+
+Importing this package loads no pyspark; the two backends are imported by
+the code that runs them.
 
 Examples
 --------
@@ -6,6 +20,8 @@ Examples
 >>> s = get_semiring("boolean")
 >>> s.zero, s.one, s.idempotent, s.is_ring
 (False, True, True, False)
+>>> s.add, s.mul
+(Operation('or'), Operation('and'))
 """
 
 from faq.semirings.base import Semiring
@@ -16,6 +32,7 @@ from faq.semirings.builtins import (
     MAX_MIN,
     MAX_PLUS,
     MAX_PRODUCT,
+    MIN_LABEL,
     MIN_MAX,
     MIN_PLUS,
     REAL,
@@ -25,9 +42,19 @@ from faq.semirings.builtins import (
     semiring_names,
 )
 from faq.semirings.laws import assert_laws, check_laws
+from faq.semirings.operations import AND, MAX, MIN, NEGATE, OR, PLUS, TIMES, Operation, UnaryOperation
 
 __all__ = [
     "Semiring",
+    "Operation",
+    "UnaryOperation",
+    "PLUS",
+    "TIMES",
+    "MIN",
+    "MAX",
+    "OR",
+    "AND",
+    "NEGATE",
     "get_semiring",
     "register",
     "semiring_names",
@@ -43,4 +70,5 @@ __all__ = [
     "MAX_PRODUCT",
     "MAX_MIN",
     "MIN_MAX",
+    "MIN_LABEL",
 ]

@@ -1,17 +1,33 @@
-"""The :class:`Semiring` value: (D, ⊕, ⊗, 0, 1) as Spark Column operations.
+"""The :class:`Semiring` value: (D, ⊕, ⊗, 0, 1) declared once, as algebra.
 
-A semiring is defined by Python functions that build Spark ``Column``
-expressions, so every operation runs inside Spark's engine (no row-at-a-time
-Python UDF).  Defining one needs no SparkSession: the functions are only
-called when a query is executed.
+A semiring is its value type, its zero and one, ⊕ and ⊗ as
+:class:`~faq.semirings.operations.Operation` values (and ⊖ for a ring),
+whether ⊕ is idempotent, and sample values for the law checks.  It holds no
+executable code of its own: the backends derive that —
+:func:`faq.semirings.spark_backend.columns` (Spark Column expressions) and
+:func:`faq.semirings.numpy_backend.numpy_ops` (numpy ufuncs, for the work
+done inside tasks and on the driver).  Defining one imports no pyspark and
+needs no SparkSession.
+
+A semiring made of built-in operations (``PLUS``, ``TIMES``, ``MIN``,
+``MAX``, ``OR``, ``AND``, ``NEGATE``) runs on both backends with nothing more
+said.  Where an operation is not a built-in one, give it as a Spark Column
+function — ``add`` (with ``sum``, ⊕ as a Spark aggregate, optional), ``mul``,
+``neg`` — and, for the numpy fast path, as a ufunc: ``numpy_add``,
+``numpy_mul``, ``numpy_neg``.  Without a numpy form the semiring runs on
+Spark only (e.g. the broadcast generic join then lists every binding instead
+of ⊕-aggregating inside its tasks).
 
 Examples
 --------
-The log semiring (⊕ = log-sum-exp, ⊗ = +), defined in a few lines:
+The log semiring (⊕ = log-sum-exp, ⊗ = +) in a few lines: ⊗ is the built-in
+``PLUS``; ⊕ is given to Spark as Column expressions and to numpy as
+``np.logaddexp``:
 
 >>> import math
+>>> import numpy as np
 >>> from pyspark.sql import functions as F
->>> from faq.semirings import Semiring
+>>> from faq.semirings import PLUS, Semiring
 >>> log_semiring = Semiring(
 ...     name="log",
 ...     value_type="double",
@@ -19,111 +35,156 @@ The log semiring (⊕ = log-sum-exp, ⊗ = +), defined in a few lines:
 ...     one=0.0,
 ...     add=lambda a, b: F.when(a == -math.inf, b).when(b == -math.inf, a)
 ...         .otherwise(F.greatest(a, b) + F.log1p(F.exp(-F.abs(a - b)))),
-...     mul=lambda a, b: a + b,
+...     mul=PLUS,
 ...     sum=lambda x: F.coalesce(F.log(F.sum(F.exp(x))), F.lit(-math.inf)),  # Spark's log(0) is null
+...     numpy_add=np.logaddexp,
 ...     samples=(-math.inf, 0.0, -1.5, 2.0),
 ... )
->>> log_semiring.is_ring, log_semiring.idempotent
-(False, False)
+>>> log_semiring.is_ring, log_semiring.idempotent, log_semiring.add, log_semiring.mul
+(False, False, Operation('log.add'), Operation('plus'))
+>>> from faq.semirings.numpy_backend import numpy_ops
+>>> numpy_ops(log_semiring).add.__name__
+'logaddexp'
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Optional
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, Union
 
-if TYPE_CHECKING:  # Spark is only needed when the functions are called.
+from faq.errors import FAQValueError
+from faq.semirings.operations import (
+    VALUE_TYPES,
+    BinaryColumnFn,
+    Operation,
+    UnaryColumnFn,
+    UnaryOperation,
+)
+
+if TYPE_CHECKING:
     from pyspark.sql import Column
 
-BinaryOp = Callable[["Column", "Column"], "Column"]
-UnaryOp = Callable[["Column"], "Column"]
 
-# Spark SQL value types a semiring may hold, and their Python counterparts.
-VALUE_TYPES = {"bigint": int, "double": float, "boolean": bool}
-
-
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False, repr=False)
 class Semiring:
-    """A commutative semiring whose operations are Spark Column expressions.
+    """A commutative semiring: a value type, zero, one, ⊕ and ⊗ (⊖ for rings).
 
     Parameters
     ----------
     name : str
         Registry name, e.g. ``"counting"``.
     value_type : {"bigint", "double", "boolean"}
-        Spark SQL type of the value column.
+        Spark SQL type of the value column (numpy: int64, float64, bool).
     zero, one : Python scalars
         Additive identity (annihilates ⊗; rows with it are dropped) and
         multiplicative identity.
-    add : (Column, Column) -> Column
-        Binary ⊕.
-    mul : (Column, Column) -> Column
-        Binary ⊗.
-    sum : Column -> Column
-        ⊕ as a Spark aggregate over a group (``F.sum``, ``F.min``, ...).
-    neg : Column -> Column, optional
-        Additive inverse, for rings only.
-    idempotent : bool
-        ``a ⊕ a = a`` (min, max, ∨); such semirings admit insert-only updates.
-    product : str
-        Identifies ⊗ together with ``zero``, ``one`` and ``value_type``.
-        Aggregates of one query (e.g. Σ and max in marginal-MAP) must share it.
+    add : Operation or (Column, Column) -> Column
+        ⊕: a built-in operation value, or the Spark Column function of a
+        user-defined one.
+    mul : Operation or (Column, Column) -> Column
+        ⊗, likewise.
+    sum : Column -> Column, optional
+        ⊕ as a Spark aggregate over a group, for an ``add`` given as a
+        function (without it Spark folds the group's values with ``add``).
+        Built-in operations bring their own (``F.sum``, ``F.min``, ...).
+    neg : UnaryOperation or Column -> Column, optional
+        Additive inverse ⊖: only rings have one.
+    idempotent : bool, optional
+        ``a ⊕ a = a`` (min, max, ∨); such semirings admit insert-only
+        updates.  Taken from ``add`` when it is an Operation; False by
+        default for a function.
     samples : tuple
         Values the law checker tries.
     description : str
         One line for listings.
+    numpy_add, numpy_mul, numpy_neg : numpy.ufunc, optional
+        numpy forms of ⊕ / ⊗ / ⊖ given as functions (binary ufuncs for ⊕ and
+        ⊗): with them the semiring gets the numpy fast paths.
+
+    Attributes
+    ----------
+    add, mul : Operation
+        Always operation values (a function given is wrapped in a
+        user-defined :class:`~faq.semirings.operations.Operation` named
+        ``"<name>.add"`` / ``"<name>.mul"``).
+    neg : UnaryOperation or None
     """
 
     name: str
     value_type: str
     zero: Any
     one: Any
-    add: BinaryOp
-    mul: BinaryOp
-    sum: UnaryOp
-    neg: Optional[UnaryOp] = None
-    idempotent: bool = False
-    product: str = ""
-    samples: tuple = field(default=())
-    description: str = ""
+    add: Operation
+    mul: Operation
+    neg: Optional[UnaryOperation]
+    idempotent: bool
+    samples: tuple
+    description: str
 
-    def __post_init__(self) -> None:
-        if self.value_type not in VALUE_TYPES:
-            raise ValueError(
-                f"semiring {self.name!r}: value_type must be one of {sorted(VALUE_TYPES)}, "
-                f"not {self.value_type!r}"
+    def __init__(
+        self,
+        name: str,
+        value_type: str,
+        zero: Any,
+        one: Any,
+        add: Union[Operation, BinaryColumnFn],
+        mul: Union[Operation, BinaryColumnFn],
+        sum: Optional[UnaryColumnFn] = None,
+        neg: Union[UnaryOperation, UnaryColumnFn, None] = None,
+        idempotent: Optional[bool] = None,
+        samples: tuple = (),
+        description: str = "",
+        *,
+        numpy_add: Any = None,
+        numpy_mul: Any = None,
+        numpy_neg: Any = None,
+    ) -> None:
+        if value_type not in VALUE_TYPES:
+            raise FAQValueError(
+                f"semiring {name!r}: value_type must be one of {sorted(VALUE_TYPES)}, not {value_type!r}",
+                semiring=name,
+                value_type=value_type,
             )
-        if not self.product:
-            object.__setattr__(self, "product", f"{self.name}.mul")
+        if isinstance(add, Operation):
+            _no_forms_for(name, add, "⊕", sum=sum, numpy_add=numpy_add)
+            if idempotent is not None and idempotent != add.idempotent:
+                raise FAQValueError(
+                    f"semiring {name!r}: idempotent={idempotent} contradicts its ⊕ {add.name!r}",
+                    semiring=name,
+                    idempotent=idempotent,
+                )
+        else:
+            add = Operation(f"{name}.add", "⊕", {value_type: zero}, bool(idempotent), add, sum, numpy_add)
+        if isinstance(mul, Operation):
+            _no_forms_for(name, mul, "⊗", numpy_mul=numpy_mul)
+        else:
+            mul = Operation(f"{name}.mul", "⊗", {value_type: one}, False, mul, None, numpy_mul)
+        if neg is None or isinstance(neg, UnaryOperation):
+            _no_forms_for(name, neg, "⊖", numpy_neg=numpy_neg)
+        else:
+            neg = UnaryOperation(f"{name}.neg", "⊖", neg, numpy_neg)
+        fields = dict(
+            name=name, value_type=value_type, zero=zero, one=one, add=add, mul=mul, neg=neg,
+            idempotent=add.idempotent, samples=tuple(samples), description=description,
+        )
+        for key, value in fields.items():
+            object.__setattr__(self, key, value)
 
     @property
     def is_ring(self) -> bool:
         """True when ⊕ has inverses (``neg`` is defined)."""
         return self.neg is not None
 
-    def lit(self, value: Any) -> "Column":
-        """A literal Column of this semiring's value type."""
-        from pyspark.sql import functions as F
-
-        return F.lit(value).cast(self.value_type)
-
-    def zero_col(self) -> "Column":
-        """The additive identity as a Column."""
-        return self.lit(self.zero)
-
-    def one_col(self) -> "Column":
-        """The multiplicative identity as a Column."""
-        return self.lit(self.one)
-
-    def is_zero(self, value: "Column") -> "Column":
-        """A boolean Column: ``value`` equals the semiring's zero."""
-        return value == self.zero_col()
+    @property
+    def builtin_operations(self) -> bool:
+        """True when ⊕, ⊗ (and ⊖) are all built-in operation values: every backend knows them."""
+        return all(op.builtin for op in (self.add, self.mul, self.neg) if op is not None)
 
     def shares_product_with(self, other: "Semiring") -> bool:
-        """True when ``other`` has the same ⊗, 0, 1 and value type (mixable aggregates)."""
+        """True when ``other`` has the same ⊗ operation, 0, 1 and value type (mixable aggregates)."""
         return (
-            self.product == other.product
+            self.mul is other.mul
             and self.value_type == other.value_type
             and _same_scalar(self.zero, other.zero)
             and _same_scalar(self.one, other.one)
@@ -134,10 +195,50 @@ class Semiring:
         kind = VALUE_TYPES[self.value_type]
         return kind(value)
 
+    # -- Spark shorthands, kept for callers written before the backends (faq/io.py);
+    # -- new code takes them from faq.semirings.spark_backend.columns(semiring).
+
+    def sum(self, value: "Column") -> "Column":
+        """⊕ as a Spark aggregate (``columns(self).sum``)."""
+        return self._columns().sum(value)
+
+    def lit(self, value: Any) -> "Column":
+        """A literal Column of this semiring's value type (``columns(self).lit``)."""
+        return self._columns().lit(value)
+
+    def zero_col(self) -> "Column":
+        """The additive identity as a Column (``columns(self).zero()``)."""
+        return self._columns().zero()
+
+    def one_col(self) -> "Column":
+        """The multiplicative identity as a Column (``columns(self).one()``)."""
+        return self._columns().one()
+
+    def is_zero(self, value: "Column") -> "Column":
+        """A boolean Column: ``value`` equals the zero (``columns(self).is_zero``)."""
+        return self._columns().is_zero(value)
+
+    def _columns(self):
+        from faq.semirings.spark_backend import columns
+
+        return columns(self)
+
     def __repr__(self) -> str:
         flags = [f for f, on in (("ring", self.is_ring), ("idempotent", self.idempotent)) if on]
         return f"Semiring({self.name!r}, {self.value_type}, zero={self.zero!r}, one={self.one!r}" + (
             f", {'/'.join(flags)})" if flags else ")"
+        )
+
+
+def _no_forms_for(name: str, operation: Any, symbol: str, **forms: Any) -> None:
+    """Forms belong to an operation given as a function; an operation value brings its own."""
+    given = [key for key, form in forms.items() if form is not None]
+    if given:
+        raise FAQValueError(
+            f"semiring {name!r}: {', '.join(given)} describe(s) a {symbol} given as a function, "
+            f"but {symbol} is {operation!r}" + (", which brings its own forms" if operation is not None else ""),
+            semiring=name,
+            forms=given,
         )
 
 

@@ -14,6 +14,11 @@ max_min        double   max       min         −∞, +∞      widest (bottlene
 min_max        double   min       max         +∞, −∞      minimax paths
 =============  =======  ========  ==========  ==========  =========================
 
+Each is made of built-in operations (:mod:`faq.semirings.operations`), so
+both backends run it.  :data:`MIN_LABEL` (min, + on bigint; zero 2⁶³−1,
+one 0), the labels of connected components, is defined here too but kept
+out of the registry.
+
 Examples
 --------
 >>> from faq.semirings import get_semiring, semiring_names
@@ -23,143 +28,78 @@ inf
 'min_plus'
 >>> "counting" in semiring_names()
 True
+>>> get_semiring("max_min").add, get_semiring("max_min").mul
+(Operation('max'), Operation('min'))
 """
 
 from __future__ import annotations
 
-import math
 from typing import Union
-
-from pyspark.sql import functions as F
 
 from faq.errors import UnknownSemiringError
 from faq.semirings.base import Semiring
-
-INF = math.inf
+from faq.semirings.operations import (
+    AND,
+    BIGINT,
+    BOOLEAN as BOOL,
+    DOUBLE,
+    INF,
+    MAX,
+    MIN,
+    NEGATE,
+    OR,
+    PLUS,
+    TIMES,
+)
 
 COUNTING = Semiring(
-    name="counting",
-    value_type="bigint",
-    zero=0,
-    one=1,
-    add=lambda a, b: a + b,
-    mul=lambda a, b: a * b,
-    sum=F.sum,
-    product="times.bigint",
-    samples=(0, 1, 2, 7),
-    description="natural numbers (+, ×): counting",
+    "counting", BIGINT, 0, 1, PLUS, TIMES,
+    samples=(0, 1, 2, 7), description="natural numbers (+, ×): counting",
 )
-
 INTEGER = Semiring(
-    name="integer",
-    value_type="bigint",
-    zero=0,
-    one=1,
-    add=lambda a, b: a + b,
-    mul=lambda a, b: a * b,
-    sum=F.sum,
-    neg=lambda a: -a,
-    product="times.bigint",
-    samples=(0, 1, -1, 3, -7),
-    description="integers (+, ×), a ring: signed counts and deltas",
+    "integer", BIGINT, 0, 1, PLUS, TIMES, neg=NEGATE,
+    samples=(0, 1, -1, 3, -7), description="integers (+, ×), a ring: signed counts and deltas",
 )
-
 REAL = Semiring(
-    name="real",
-    value_type="double",
-    zero=0.0,
-    one=1.0,
-    add=lambda a, b: a + b,
-    mul=lambda a, b: a * b,
-    sum=F.sum,
-    neg=lambda a: -a,
-    product="times.double",
-    samples=(0.0, 1.0, -3.0, 0.5, 2.5),
-    description="real numbers (+, ×), a ring: matrix products, marginals",
+    "real", DOUBLE, 0.0, 1.0, PLUS, TIMES, neg=NEGATE,
+    samples=(0.0, 1.0, -3.0, 0.5, 2.5), description="real numbers (+, ×), a ring: matrix products, marginals",
 )
-
 BOOLEAN = Semiring(
-    name="boolean",
-    value_type="boolean",
-    zero=False,
-    one=True,
-    add=lambda a, b: a | b,
-    mul=lambda a, b: a & b,
-    sum=F.bool_or,
-    idempotent=True,
-    product="and.boolean",
-    samples=(False, True),
-    description="booleans (∨, ∧): joins, reachability, satisfiability",
+    "boolean", BOOL, False, True, OR, AND,
+    samples=(False, True), description="booleans (∨, ∧): joins, reachability, satisfiability",
 )
-
 MIN_PLUS = Semiring(
-    name="min_plus",
-    value_type="double",
-    zero=INF,
-    one=0.0,
-    add=F.least,
-    mul=lambda a, b: a + b,
-    sum=F.min,
-    idempotent=True,
-    product="plus.double",
-    samples=(INF, 0.0, 1.5, -2.0, 7.0),
-    description="tropical (min, +): shortest paths",
+    "min_plus", DOUBLE, INF, 0.0, MIN, PLUS,
+    samples=(INF, 0.0, 1.5, -2.0, 7.0), description="tropical (min, +): shortest paths",
 )
-
 MAX_PLUS = Semiring(
-    name="max_plus",
-    value_type="double",
-    zero=-INF,
-    one=0.0,
-    add=F.greatest,
-    mul=lambda a, b: a + b,
-    sum=F.max,
-    idempotent=True,
-    product="plus.double",
-    samples=(-INF, 0.0, 1.5, -2.0, 7.0),
-    description="arctic (max, +): longest paths, MAP in log space",
+    "max_plus", DOUBLE, -INF, 0.0, MAX, PLUS,
+    samples=(-INF, 0.0, 1.5, -2.0, 7.0), description="arctic (max, +): longest paths, MAP in log space",
 )
-
+# zero is 0, not max's identity −∞: the values are non-negative.
 MAX_PRODUCT = Semiring(
-    name="max_product",
-    value_type="double",
-    zero=0.0,
-    one=1.0,
-    add=F.greatest,
-    mul=lambda a, b: a * b,
-    sum=F.max,
-    idempotent=True,
-    product="times.double",
-    samples=(0.0, 1.0, 0.25, 0.5, 3.0),
-    description="Viterbi (max, ×) on non-negative values: MAP inference",
+    "max_product", DOUBLE, 0.0, 1.0, MAX, TIMES,
+    samples=(0.0, 1.0, 0.25, 0.5, 3.0), description="Viterbi (max, ×) on non-negative values: MAP inference",
 )
-
 MAX_MIN = Semiring(
-    name="max_min",
-    value_type="double",
-    zero=-INF,
-    one=INF,
-    add=F.greatest,
-    mul=F.least,
-    sum=F.max,
-    idempotent=True,
-    product="min.double",
-    samples=(-INF, INF, 0.0, 2.0, -1.0),
-    description="bottleneck (max, min): widest paths",
+    "max_min", DOUBLE, -INF, INF, MAX, MIN,
+    samples=(-INF, INF, 0.0, 2.0, -1.0), description="bottleneck (max, min): widest paths",
+)
+MIN_MAX = Semiring(
+    "min_max", DOUBLE, INF, -INF, MIN, MAX,
+    samples=(-INF, INF, 0.0, 2.0, -1.0), description="minimax (min, max): paths minimising the largest step",
 )
 
-MIN_MAX = Semiring(
-    name="min_max",
-    value_type="double",
-    zero=INF,
-    one=-INF,
-    add=F.least,
-    mul=F.greatest,
-    sum=F.min,
-    idempotent=True,
-    product="max.double",
-    samples=(-INF, INF, 0.0, 2.0, -1.0),
-    description="minimax (min, max): paths minimising the largest step",
+#: Connected-component labels: ⊕ = min, ⊗ = + on bigint, zero = 2⁶³−1 (min's identity); edges
+#: carry ``one`` (0), so a label crosses an edge unchanged.  Not in the registry: its values are
+#: node ids, not general-purpose values, and registering it would add it to
+#: :func:`semiring_names` (the names the CLI offers); :func:`faq.recursive.connected_components`
+#: uses it.  ⊗ is only ever applied with ``one`` there (edges carry 0), so + never meets the
+#: zero; on other values the zero does not annihilate (2⁶³−1 + 1 overflows) and the law checker
+#: says so.
+MIN_LABEL = Semiring(
+    "min_label", BIGINT, MIN.identity(BIGINT), 0, MIN, PLUS,
+    samples=(0, 1, 5, 42), description="(min, +) on 64-bit integers: connected-component labels (edges carry 0)",
 )
 
 _REGISTRY: dict[str, Semiring] = {}

@@ -1,63 +1,52 @@
-"""Check the semiring laws of a :class:`Semiring` on sample values, in Spark.
+"""Check the semiring laws of a :class:`Semiring` on sample values, on a backend.
 
-The laws are evaluated with the semiring's own Column expressions on every
-triple of sample values, in one Spark job, so what is checked is exactly what
-queries will run.
+The laws are stated once (:func:`law_pairs`, over any values the operations
+accept) and evaluated on every triple of sample values with a backend's own
+forms, so what is checked is exactly what that backend runs:
+
+* ``backend="numpy"`` — the ufuncs of :mod:`faq.semirings.numpy_backend`,
+  on arrays: no Spark.  The default when the semiring has a numpy form
+  (every built-in does).
+* ``backend="spark"`` — the Column expressions of
+  :mod:`faq.semirings.spark_backend`, in one Spark job, plus a check that ⊕
+  as an aggregate agrees with binary ⊕.  The default for a semiring given
+  as Column functions only, or when a ``spark`` session is passed.
 
 Examples
 --------
 >>> from faq.semirings import get_semiring, check_laws
->>> check_laws(get_semiring("max_min"))
+>>> check_laws(get_semiring("max_min"))                     # numpy, no Spark
 []
+>>> check_laws(get_semiring("max_product"), samples=[-1.0, 2.0])[:1]
+['a⊕0 = a fails for a=-1.0, b=-1.0, c=-1.0']
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from typing import Any, Sequence
+from typing import Any, Callable, Optional, Sequence
 
-from faq.errors import SemiringLawError
+from faq.errors import FAQValueError, SemiringLawError
 from faq.semirings.base import Semiring
 
 # Relative tolerance for double-valued semirings (floating-point + is not associative).
 REL_TOL = 1e-9
+# At most this many violating triples are reported.
+MAX_REPORTED = 50
+BACKENDS = ("numpy", "spark")
 
 
-def check_laws(semiring: Semiring, samples: Sequence[Any] | None = None, spark=None) -> list[str]:
-    """Return the laws ``semiring`` breaks on ``samples`` (an empty list if none).
+def law_pairs(
+    a: Any, b: Any, c: Any, add: Callable, mul: Callable, zero: Any, one: Any,
+    neg: Optional[Callable] = None, idempotent: bool = False,
+) -> dict[str, tuple[Any, Any]]:
+    """Each law's two sides over values ``a``, ``b``, ``c`` (Columns, arrays, ...): {law: (lhs, rhs)}.
 
-    Checks: ⊕ and ⊗ associative and commutative; 0 and 1 identities; 0
-    annihilates ⊗; ⊗ distributes over ⊕; the ⊕ aggregate agrees with binary ⊕;
-    ``a ⊕ neg(a) = 0`` for rings; ``a ⊕ a = a`` when flagged idempotent.
-
-    Parameters
-    ----------
-    semiring : Semiring
-    samples : sequence, optional
-        Values to try; the semiring's own ``samples`` plus 0 and 1 by default.
-    spark : SparkSession, optional
-        Defaults to :func:`faq.spark.get_session`.
+    ⊕ and ⊗ associative and commutative; 0 and 1 identities; 0 annihilates
+    ⊗; ⊗ distributes over ⊕; ``a ⊕ neg(a) = 0`` for rings; ``a ⊕ a = a``
+    when idempotent.
     """
-    from pyspark.sql import functions as F
-    from pyspark.sql import types as T
-
-    from faq.spark import get_session
-
-    spark = spark or get_session()
-    values = list(samples if samples is not None else semiring.samples)
-    for special in (semiring.zero, semiring.one):
-        if not any(_same(special, v) for v in values):
-            values.append(special)
-    spark_type = {"bigint": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType()}[
-        semiring.value_type
-    ]
-    schema = T.StructType([T.StructField(n, spark_type, False) for n in ("a", "b", "c")])
-    rows = [tuple(semiring.python_value(x) for x in t) for t in itertools.product(values, repeat=3)]
-    df = spark.createDataFrame(rows, schema)
-
-    a, b, c = F.col("a"), F.col("b"), F.col("c")
-    add, mul, zero, one = semiring.add, semiring.mul, semiring.zero_col(), semiring.one_col()
     laws = {
         "(a⊕b)⊕c = a⊕(b⊕c)": (add(add(a, b), c), add(a, add(b, c))),
         "(a⊗b)⊗c = a⊗(b⊗c)": (mul(mul(a, b), c), mul(a, mul(b, c))),
@@ -68,11 +57,106 @@ def check_laws(semiring: Semiring, samples: Sequence[Any] | None = None, spark=N
         "a⊗0 = 0": (mul(a, zero), zero),
         "a⊗(b⊕c) = (a⊗b)⊕(a⊗c)": (mul(a, add(b, c)), add(mul(a, b), mul(a, c))),
     }
-    if semiring.neg is not None:
-        laws["a⊕neg(a) = 0"] = (add(a, semiring.neg(a)), zero)
-    if semiring.idempotent:
+    if neg is not None:
+        laws["a⊕neg(a) = 0"] = (add(a, neg(a)), zero)
+    if idempotent:
         laws["a⊕a = a"] = (add(a, a), a)
+    return laws
 
+
+def check_laws(
+    semiring: Semiring, samples: Sequence[Any] | None = None, spark=None, *, backend: Optional[str] = None
+) -> list[str]:
+    """Return the laws ``semiring`` breaks on ``samples`` (an empty list if none).
+
+    Parameters
+    ----------
+    semiring : Semiring
+    samples : sequence, optional
+        Values to try; the semiring's own ``samples`` plus 0 and 1 by default.
+    spark : SparkSession, optional
+        For the Spark backend; defaults to :func:`faq.spark.get_session`.
+        Passing one selects that backend unless ``backend`` says otherwise.
+    backend : {"numpy", "spark"}, optional
+        Whose forms to check (see the module notes).
+    """
+    from faq.semirings.numpy_backend import numpy_ops
+
+    if backend is None:
+        backend = "spark" if spark is not None or numpy_ops(semiring) is None else "numpy"
+    if backend not in BACKENDS:
+        raise FAQValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}", backend=backend)
+    values = list(samples if samples is not None else semiring.samples)
+    for special in (semiring.zero, semiring.one):
+        if not any(_same(special, v) for v in values):
+            values.append(special)
+    triples = [tuple(semiring.python_value(x) for x in t) for t in itertools.product(values, repeat=3)]
+    if backend == "numpy":
+        return _numpy_violations(semiring, triples)
+    return _spark_violations(semiring, triples, values, spark)
+
+
+def assert_laws(
+    semiring: Semiring, samples: Sequence[Any] | None = None, spark=None, *, backend: Optional[str] = None
+) -> None:
+    """Raise :class:`~faq.errors.SemiringLawError` if any law fails."""
+    violations = check_laws(semiring, samples, spark, backend=backend)
+    if violations:
+        raise SemiringLawError(semiring=semiring.name, violations=violations)
+
+
+def _numpy_violations(semiring: Semiring, triples: list[tuple]) -> list[str]:
+    """The laws on arrays of every triple, with the numpy forms (⊕'s aggregate is its ``reduce``: nothing apart)."""
+    import numpy as np
+
+    from faq.semirings.numpy_backend import numpy_ops
+
+    ops = numpy_ops(semiring)
+    if ops is None:
+        raise FAQValueError(
+            f"semiring {semiring.name!r} has no numpy form to check; use backend='spark'",
+            semiring=semiring.name,
+        )
+    a, b, c = (np.array([t[i] for t in triples], dtype=ops.dtype) for i in range(3))
+    with np.errstate(all="ignore"):  # inf − inf and the like are values to compare, not errors
+        laws = law_pairs(a, b, c, ops.add, ops.mul, ops.zero, ops.one, ops.neg, semiring.idempotent)
+        broken = {law: ~_close(*sides) for law, sides in laws.items()}
+    violations = []
+    for row in np.flatnonzero(np.any(np.array(list(broken.values())), axis=0))[:MAX_REPORTED]:
+        x, y, z = triples[row]
+        violations += [f"{law} fails for a={x!r}, b={y!r}, c={z!r}" for law, bad in broken.items() if bad[row]]
+    return violations
+
+
+def _close(lhs: Any, rhs: Any) -> Any:
+    """Elementwise: equal (NaN equals NaN), or within :data:`REL_TOL` for floats (infinities exactly)."""
+    import numpy as np
+
+    lhs, rhs = np.broadcast_arrays(np.asarray(lhs), np.asarray(rhs))
+    if lhs.dtype.kind != "f":
+        return lhs == rhs
+    close = np.abs(lhs - rhs) <= REL_TOL * np.maximum(1.0, np.maximum(np.abs(lhs), np.abs(rhs)))
+    return (lhs == rhs) | (np.isnan(lhs) & np.isnan(rhs)) | (np.isfinite(lhs) & np.isfinite(rhs) & close)
+
+
+def _spark_violations(semiring: Semiring, triples: list[tuple], values: list, spark) -> list[str]:
+    """The laws with the Column expressions in one job, and ⊕'s aggregate against binary ⊕."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    from faq.semirings.spark_backend import columns
+    from faq.spark import get_session
+
+    spark = spark or get_session()
+    ops = columns(semiring)
+    spark_type = {"bigint": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType()}[
+        semiring.value_type
+    ]
+    schema = T.StructType([T.StructField(n, spark_type, False) for n in ("a", "b", "c")])
+    df = spark.createDataFrame(triples, schema)
+
+    a, b, c = F.col("a"), F.col("b"), F.col("c")
+    laws = law_pairs(a, b, c, ops.add, ops.mul, ops.zero(), ops.one(), ops.neg, semiring.idempotent)
     checks = [
         F.when(_equal(lhs, rhs, semiring.value_type), F.lit(None)).otherwise(F.lit(law))
         for law, (lhs, rhs) in laws.items()
@@ -82,7 +166,7 @@ def check_laws(semiring: Semiring, samples: Sequence[Any] | None = None, spark=N
     )
     violations = [
         f"{law} fails for a={r['a']!r}, b={r['b']!r}, c={r['c']!r}"
-        for r in failing.limit(50).collect()  # bounded: at most 50 rows
+        for r in failing.limit(MAX_REPORTED).collect()  # bounded
         for law in r["broken"]
     ]
 
@@ -90,7 +174,7 @@ def check_laws(semiring: Semiring, samples: Sequence[Any] | None = None, spark=N
     pair_rows = [tuple(semiring.python_value(x) for x in t) for t in itertools.product(values, repeat=2)]
     group_schema = T.StructType([T.StructField("g", T.LongType()), T.StructField("x", spark_type)])
     pairs = spark.createDataFrame([(i, x) for i, pq in enumerate(pair_rows) for x in pq], group_schema)
-    agg = pairs.groupBy("g").agg(semiring.sum(F.col("x")).alias("s"))
+    agg = pairs.groupBy("g").agg(ops.sum(F.col("x")).alias("s"))
     expected = spark.createDataFrame(
         [(i, p, q) for i, (p, q) in enumerate(pair_rows)],
         T.StructType(
@@ -99,7 +183,7 @@ def check_laws(semiring: Semiring, samples: Sequence[Any] | None = None, spark=N
     )
     bad = (
         agg.join(expected, "g")
-        .where(~_equal(F.col("s"), add(F.col("p"), F.col("q")), semiring.value_type))
+        .where(~_equal(F.col("s"), ops.add(F.col("p"), F.col("q")), semiring.value_type))
         .limit(20)
         .collect()
     )
@@ -107,15 +191,8 @@ def check_laws(semiring: Semiring, samples: Sequence[Any] | None = None, spark=N
     return violations
 
 
-def assert_laws(semiring: Semiring, samples: Sequence[Any] | None = None, spark=None) -> None:
-    """Raise :class:`~faq.errors.SemiringLawError` if any law fails."""
-    violations = check_laws(semiring, samples, spark)
-    if violations:
-        raise SemiringLawError(semiring=semiring.name, violations=violations)
-
-
 def _equal(lhs, rhs, value_type: str):
-    """Null-safe equality; within :data:`REL_TOL` for doubles (infinities exactly)."""
+    """Null-safe Column equality; within :data:`REL_TOL` for doubles (infinities exactly)."""
     from pyspark.sql import functions as F
 
     exact = lhs.eqNullSafe(rhs)
