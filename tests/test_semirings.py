@@ -192,3 +192,12 @@ def test_forms_must_fit_the_operations():
     assert numpy_ops(columns_only) is None
     with pytest.raises(FAQValueError):
         check_laws(columns_only, backend="numpy")
+
+
+def test_built_in_operations_unpickle_as_themselves():
+    """Backends know built-ins by identity, so a semiring shipped to an executor keeps its forms."""
+    import pickle
+
+    ring = pickle.loads(pickle.dumps(get_semiring("integer")))
+    assert ring == get_semiring("integer") and ring.builtin_operations
+    assert numpy_ops(ring) == numpy_ops(get_semiring("integer"))

@@ -40,7 +40,7 @@ class Aggregation:
     The executor tells the bag join (:func:`faq.joins.join_bag`) so that a
     join able to aggregate while it enumerates may return *partial*
     aggregates instead of every binding: a Frame over ``keep`` (in that
-    order) whose rows, ⊕-combined per key with ``semiring.sum``, give the
+    order) whose rows, ⊕-combined per key (``columns(semiring).sum``), give the
     ⊕ of the product over the other variables.  Several rows per key are
     allowed.  A join may ignore it and return the full product; the
     executor's group-by gives the same answer either way.

@@ -52,9 +52,10 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 
 from faq.incremental.domain import SPAN
+from faq.incremental.state import value_ops
 from faq.joins.csr import Trie
 from faq.recursive.errors import FixpointNotConvergedError, NegativeCycleError
-from faq.semirings.numpy_backend import NumpyForm, numpy_ops
+from faq.semirings.numpy_backend import NumpyForm
 
 _CODE_MASK = np.int64(SPAN - 1)  # a trie level's comp is ``parent * SPAN + code``, SPAN a power of two
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -63,9 +64,11 @@ _EMPTY = np.zeros(0, dtype=np.int64)
 def fixpoint_ops(semiring: Any) -> Optional[NumpyForm]:
     """⊗, ⊕, one and zero of an idempotent semiring in numpy (None when it has no numpy form).
 
-    Component labels (:data:`~faq.semirings.MIN_LABEL`) are min / + on int64.
+    The forms the resident state holds (:func:`faq.incremental.state.value_ops`:
+    built-in operations); component labels (:data:`~faq.semirings.MIN_LABEL`)
+    are min / + on int64.
     """
-    ops = numpy_ops(semiring)
+    ops = value_ops(semiring)
     if ops is None or not ops.idempotent:  # no numpy form, or ⊕ is not idempotent (e.g. +)
         return None
     return ops

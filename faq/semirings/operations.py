@@ -114,6 +114,13 @@ class Operation:
         """True for the operation values of this module (the backends know their forms)."""
         return any(self is op for op in BUILTIN_OPERATIONS)
 
+    def __reduce__(self) -> tuple:
+        # A built-in unpickles (e.g. on an executor) as the same value, which backends look up by identity.
+        if self.builtin:
+            return _builtin_operation, (self.name,)
+        return Operation, (self.name, self.symbol, dict(self.identities), self.idempotent, self.spark,
+                           self.spark_aggregate, self.numpy)
+
     def __repr__(self) -> str:
         return f"Operation({self.name!r})"
 
@@ -137,6 +144,11 @@ class UnaryOperation:
     @property
     def builtin(self) -> bool:
         return any(self is op for op in BUILTIN_OPERATIONS)
+
+    def __reduce__(self) -> tuple:
+        if self.builtin:
+            return _builtin_operation, (self.name,)
+        return UnaryOperation, (self.name, self.symbol, self.spark, self.numpy)
 
     def __repr__(self) -> str:
         return f"UnaryOperation({self.name!r})"
@@ -166,3 +178,8 @@ AND = Operation("and", "∧", {BOOLEAN: True}, idempotent=True)
 NEGATE = UnaryOperation("negate", "−")
 
 BUILTIN_OPERATIONS = (PLUS, TIMES, MIN, MAX, OR, AND, NEGATE)
+
+
+def _builtin_operation(name: str) -> Any:
+    """The built-in operation called ``name`` (how pickled built-ins come back)."""
+    return next(op for op in BUILTIN_OPERATIONS if op.name == name)

@@ -54,11 +54,21 @@ from pyspark.sql import functions as F
 
 from faq.errors import FAQTypeError
 from faq.semirings.base import Semiring
-from faq.semirings.operations import AND, MAX, MIN, NEGATE, OR, PLUS, TIMES, Operation, UnaryOperation
+from faq.semirings.operations import (
+    AND,
+    MAX,
+    MIN,
+    NEGATE,
+    OR,
+    PLUS,
+    TIMES,
+    BinaryColumnFn,
+    Operation,
+    UnaryColumnFn,
+    UnaryOperation,
+)
 
 ColumnOrName = Union[Column, str]
-BinaryColumnFn = Callable[[Column, Column], Column]
-UnaryColumnFn = Callable[[Column], Column]
 
 _BINARY: dict[Operation, BinaryColumnFn] = {
     PLUS: lambda a, b: a + b,
@@ -130,7 +140,12 @@ class SparkColumns:
 
 
 def columns(semiring: Semiring) -> SparkColumns:
-    """The Spark forms of ``semiring``'s operations (raises when one has none)."""
+    """The Spark forms of ``semiring``'s operations.
+
+    Built-in operations map to the table above; a user-defined one brings
+    its Column function.  Raises :class:`~faq.errors.FAQTypeError` when an
+    operation has no Spark form.
+    """
     add = binary(semiring.add)
     if semiring.add in _AGGREGATE:
         total = _AGGREGATE[semiring.add]
