@@ -613,8 +613,7 @@ def _cmd_query(args: argparse.Namespace, spark, reporter: Reporter) -> int:
 
 
 def _cmd_explain(args: argparse.Namespace, spark, reporter: Reporter) -> int:
-    from faq.insideout import plan
-    from faq.insideout.executor import bind, factor_statistics, query_semiring
+    from faq.insideout.binding import plan_for
     from faq.query import parse_query
 
     query = parse_query(args.text)
@@ -629,12 +628,10 @@ def _cmd_explain(args: argparse.Namespace, spark, reporter: Reporter) -> int:
         else:
             print(maintenance)
         return EXIT_OK
-    semiring = query_semiring(query, factors, args.semiring)
-    bind(query, factors, semiring)  # the same checks a run would make (no Spark job)
     reporter.note("gathering factor statistics (rows, distinct values and largest degree per column)")
-    stats = factor_statistics(query, factors)
-    # The plan shows, per bag joined by the generic join, its estimated work from these statistics.
-    the_plan = plan(query, semiring=semiring.name, statistics=stats, method=args.method)
+    # The same checks and facts a run uses; the plan also shows, per bag joined by the generic
+    # join, its strategy and estimated work from these statistics.
+    the_plan = plan_for(query, factors, semiring=args.semiring, method=args.method, detailed=True)
     if args.json:
         _print_json(the_plan.to_dict())
     else:
