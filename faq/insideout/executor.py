@@ -38,6 +38,7 @@ from faq.insideout.binding import bind, plan_for, query_semiring
 from faq.insideout.planner import Plan
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag
 from faq.query import FAQ, parse_query
+from faq.scope import Owner, Scope
 from faq.semirings import Semiring, get_semiring
 
 
@@ -58,35 +59,23 @@ Progress = Callable[[StepEvent], None]
 
 
 @dataclass
-class QueryResult:
+class QueryResult(Owner):
     """The answer of a query, its plan and what running it measured.
 
-    The answer's DataFrame is cached; call :meth:`unpersist` (or use the
-    result as a context manager) when done with it.
+    The answer's DataFrame is cached, owned by :attr:`scope`; call
+    :meth:`close` (or use the result as a context manager) when done with it.
     """
 
     factor: Factor
     plan: Plan
     step_rows: list[int] = field(default_factory=list)
     seconds: float = 0.0
-    _cached: list[Any] = field(default_factory=list, repr=False)
+    scope: Scope = field(default_factory=Scope, repr=False)
     notes: list[str] = field(default_factory=list)  # per step: how its join ran
 
     def scalar(self) -> Any:
         """The value of a query without free variables."""
         return self.factor.scalar()
-
-    def unpersist(self) -> None:
-        """Release every cache the evaluation holds."""
-        for df in self._cached:
-            df.unpersist()
-        self._cached.clear()
-
-    def __enter__(self) -> "QueryResult":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.unpersist()
 
 
 def execute(
@@ -104,30 +93,23 @@ def execute(
 
     started = time.perf_counter()
     relations: dict[str, Frame] = dict(frames)
-    cached: dict[str, Any] = {}
     step_rows: list[int] = []
     notes: list[str] = []
-    try:
+    scope = Scope()
+    with scope.closing_on_error():
         for step in plan.steps:
-            frame, rows = _run_step(step, len(plan.steps), relations, frames, semiring, progress)
-            cached[step.output.id] = frame.df
+            frame, rows = _run_step(step, len(plan.steps), relations, frames, semiring, scope, progress)
             step_rows.append(rows)
             notes.append(frame.note)
-            # Consumed intermediates are no longer needed: release them now.
+            # Consumed intermediates are no longer needed: release them now (inputs are not ours).
             for r in step.inputs:
-                if r in cached:
-                    cached.pop(r).unpersist()
-                relations.pop(r, None)
+                scope.release(relations.pop(r).df)
             relations[step.output.id] = frame
-    except BaseException:
-        for df in cached.values():
-            df.unpersist()
-        raise
     result_frame = relations[plan.result.id]
     out_value = VALUE if VALUE not in plan.free else "__value"
     out_df = result_frame.df.select(*plan.free, F.col(VALUE_COLUMN).alias(out_value))
     factor = Factor(df=out_df, variables=tuple(plan.free), semiring=semiring, value=out_value, name="result")
-    return QueryResult(factor, plan, step_rows, time.perf_counter() - started, list(cached.values()), notes)
+    return QueryResult(factor, plan, step_rows, time.perf_counter() - started, scope, notes)
 
 
 def _run_step(
@@ -136,13 +118,13 @@ def _run_step(
     relations: Mapping[str, Frame],
     inputs_of_query: Mapping[str, Frame],
     semiring: Semiring,
+    scope: Scope,
     progress: Optional[Progress],
 ) -> tuple[Frame, int]:
     """One step: join its bag as its strategy says, ⊕-aggregate, drop zeros, persist and count.
 
-    Returns the step's output (persisted; its ``note`` says how the join ran) and its rows.
+    Returns the step's output (persisted in ``scope``; its ``note`` says how the join ran) and its rows.
     """
-    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     description = (
@@ -172,12 +154,8 @@ def _run_step(
         df = product.df.groupBy(*out_vars).agg(semiring.sum(value).alias(VALUE_COLUMN))
     else:
         df = product.df.select(*out_vars, VALUE_COLUMN)
-    df = df.where(value.isNotNull() & ~semiring.is_zero(value)).persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        rows = df.count()
-    except BaseException:
-        df.unpersist()
-        raise
+    df = scope.persist(df.where(value.isNotNull() & ~semiring.is_zero(value)))
+    rows = df.count()
     if progress:
         progress(StepEvent("done", step.index, total, description, rows, time.perf_counter() - t0, product.note))
     return Frame(df, out_vars, product.note), rows
@@ -224,37 +202,31 @@ def evaluate(
     Returns
     -------
     QueryResult
-        Use it as a context manager, or call ``unpersist()``, to free its cache.
+        Use it as a context manager, or call ``close()``, to free its cache.
     """
-    from pyspark import StorageLevel
-
     if isinstance(query, str):
         query = parse_query(query)
     ring = query_semiring(query, factors, semiring)
     if plan is not None:
         _check_plan(plan, query, ring)
-    # A factor used by several atoms is read once and kept while the query runs.
-    uses: dict[str, int] = {}
-    for atom in query.atoms:
-        uses[atom.factor] = uses.get(atom.factor, 0) + 1
-    # (A DataFrame the caller cached already is left alone, and not unpersisted by us.)
-    shared = {
-        name: factors[name].df.persist(StorageLevel.MEMORY_AND_DISK)
-        for name, n in uses.items()
-        if name in factors and n > 1 and not _is_cached(factors[name].df)
-    }
-    try:
-        kept = {**factors, **{n: replace(factors[n], df=df) for n, df in shared.items()}}
+    # A factor used by several atoms is read once and kept while the query runs; the
+    # answer is materialised (or failed) when the scope closes.
+    with Scope() as inputs:
+        kept = dict(factors)
+        for name in _used_twice(query):
+            # (A DataFrame the caller cached already is left alone, and not released by us.)
+            if name in factors and not _is_cached(factors[name].df):
+                kept[name] = replace(factors[name], df=inputs.persist(factors[name].df))
         frames = bind(query, kept, ring)  # every check, before any Spark job
         if plan is None:
             plan = plan_for(query, kept, semiring=ring, method=method, order=order, join=join,
                             task_aggregation=task_aggregation)
-        result = execute(plan, frames, ring, progress)
-    finally:
-        # The answer is materialised (or failed); the shared inputs are not needed any more.
-        for df in shared.values():
-            df.unpersist()
-    return result
+        return execute(plan, frames, ring, progress)
+
+
+def _used_twice(query: FAQ) -> list[str]:
+    names = [atom.factor for atom in query.atoms]
+    return [name for name in dict.fromkeys(names) if names.count(name) > 1]
 
 
 def _check_plan(plan: Plan, query: FAQ, semiring: Semiring) -> None:
