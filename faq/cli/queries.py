@@ -354,8 +354,7 @@ def run_query(args: argparse.Namespace, spark: "SparkSession", reporter: "Report
 
 def run_explain(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
     """``faq explain``: the plan from the factors' statistics, or with ``--maintained`` the maintenance plan."""
-    from faq.insideout import plan
-    from faq.insideout.executor import bind, factor_statistics, query_semiring
+    from faq.insideout.binding import plan_for
     from faq.query import parse_query
 
     query = parse_query(args.text)
@@ -370,12 +369,10 @@ def run_explain(args: argparse.Namespace, spark: "SparkSession", reporter: "Repo
         else:
             print(maintenance)
         return
-    semiring = query_semiring(query, factors, args.semiring)
-    bind(query, factors, semiring)  # the same checks a run would make (no Spark job)
     reporter.note("gathering factor statistics (rows, distinct values and largest degree per column)")
-    stats = factor_statistics(query, factors)
-    # The plan shows, per bag joined by the generic join, its estimated work from these statistics.
-    the_plan = plan(query, semiring=semiring.name, statistics=stats, method=args.method)
+    # The same checks and facts a run uses; the plan also shows, per bag joined by the generic
+    # join, its strategy and estimated work from these statistics.
+    the_plan = plan_for(query, factors, semiring=args.semiring, method=args.method, detailed=True)
     if args.json:
         print_json(the_plan.to_dict())
     else:
