@@ -8,6 +8,8 @@ sympy 1.14 returns wrong answers on it, e.g. K4 reported infeasible).
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import random
 import subprocess
 import sys
@@ -481,3 +483,91 @@ def test_hypergraph_does_not_import_pyspark():
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
     )
     assert result.returncode == 0, result.stderr
+
+
+# --- networkx: the primal graph, and its heuristics against ours -----------------------
+
+import networkx as nx  # noqa: E402
+from networkx.algorithms.approximation import treewidth as nx_treewidth  # noqa: E402
+
+from faq.hypergraph import primal_graph  # noqa: E402
+
+
+def test_primal_graph_is_a_networkx_graph():
+    g = primal_graph([{"b", "c", "a"}, {"c", "d"}, {"e"}, {"a", "b"}])
+    assert isinstance(g, nx.Graph) and not g.is_directed()
+    assert list(g) == ["a", "b", "c", "d", "e"]  # name order: deterministic iteration
+    assert sorted(map(sorted, g.edges)) == [["a", "b"], ["a", "c"], ["b", "c"], ["c", "d"]]
+    assert g.degree["e"] == 0 and nx.number_of_selfloops(g) == 0
+    assert primal_graph([]).number_of_nodes() == 0
+
+
+def _networkx_min_fill_sequence(graph):
+    """The vertices networkx's min-fill heuristic eliminates, in order, and its width."""
+    chosen = []
+
+    def recording(graph_dict):
+        v = nx_treewidth.min_fill_in_heuristic(graph_dict)
+        if v is not None:
+            chosen.append(v)
+        return v
+
+    width, _ = nx_treewidth.treewidth_decomp(graph, recording)
+    return chosen, width
+
+
+@st.composite
+def bigger_hypergraph(draw):
+    names = "abcdefghij"
+    return draw(
+        st.lists(st.sets(st.sampled_from(names), min_size=1, max_size=4), min_size=1, max_size=9)
+    )
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bigger_hypergraph())
+def test_min_fill_is_networkx_min_fill_when_everything_is_bound(edges):
+    """The claim of faq/hypergraph/orders.py: with every variable bound and one block, our
+    min-fill order is networkx's elimination sequence, then name order inside the clique
+    where networkx stops; and the widths agree (networkx's public treewidth_min_fill_in)."""
+    variables = sorted(set().union(*edges))
+    ours = min_fill_order(edges, variables)
+    graph = primal_graph(edges)
+    theirs, width = _networkx_min_fill_sequence(graph)
+    assert ours[: len(theirs)] == theirs
+    rest = ours[len(theirs):]
+    assert rest and rest == sorted(rest)  # networkx stops at a clique (one vertex at least)
+    bags = elimination_bags(edges, ours)
+    assert bags[len(theirs)] == frozenset(rest)  # what is left is that clique
+    assert nx_treewidth.treewidth_min_fill_in(graph)[0] == width == max(len(b) for b in bags) - 1
+
+
+def test_min_degree_is_ours_because_networkx_ties_follow_string_hashes():
+    """networkx's min-degree order depends on PYTHONHASHSEED (its ties follow the iteration
+    order of a set of strings); ours is the same under every seed."""
+    code = (
+        "import json, networkx as nx\n"
+        "from networkx.algorithms.approximation import treewidth as tw\n"
+        "from faq.hypergraph import primal_graph, min_degree_order, min_fill_order\n"
+        "edges = [{'b', 'e', 'h'}, {'a', 'd', 'f'}]\n"
+        "g = primal_graph(edges); h = tw.MinDegreeHeuristic(g); seq = []\n"
+        "def pick(d):\n"
+        "    v = h.best_node(d)\n"
+        "    seq.append(v)\n"
+        "    return v\n"
+        "tw.treewidth_decomp(g, pick)\n"
+        "names = sorted(g)\n"
+        "print(json.dumps([seq, min_degree_order(edges, names), min_fill_order(edges, names)]))\n"
+    )
+    runs = []
+    for seed in ("1", "4"):
+        out = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert out.returncode == 0, out.stderr
+        runs.append(json.loads(out.stdout))
+    (nx_1, ours_1, fill_1), (nx_4, ours_4, fill_4) = runs
+    assert nx_1 != nx_4  # networkx: ['a', 'f', 'd', None] vs ['a', 'd', 'f', None]
+    assert ours_1 == ours_4 == ["a", "d", "f", "b", "e", "h"]
+    assert fill_1 == fill_4
