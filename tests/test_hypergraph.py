@@ -571,3 +571,89 @@ def test_min_degree_is_ours_because_networkx_ties_follow_string_hashes():
     assert nx_1 != nx_4  # networkx: ['a', 'f', 'd', None] vs ['a', 'd', 'f', None]
     assert ours_1 == ours_4 == ["a", "d", "f", "b", "e", "h"]
     assert fill_1 == fill_4
+
+
+# --- drawing (matplotlib on the Agg backend) -------------------------------------------
+
+from faq.errors import MissingDependencyError  # noqa: E402
+from faq.hypergraph import draw_hypergraph  # noqa: E402
+
+
+@pytest.fixture
+def agg():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    yield
+    plt.close("all")
+
+
+def _nodes(ax):
+    """gid -> number of node markers drawn (one point per variable)."""
+    return {c.get_gid(): len(c.get_offsets()) for c in ax.collections if c.get_gid()}
+
+
+def test_draw_returns_axes_with_one_node_per_variable(agg):
+    from matplotlib.axes import Axes
+
+    edges = CYCLE5 + [{"a", "c", "f"}]
+    ax = draw_hypergraph(edges, order=["b", "c", "d"], free=["a", "e"])
+    assert isinstance(ax, Axes)
+    assert _nodes(ax) == {"eliminated": 3, "free": 2, "other": 1}  # f: neither
+    labels = {t.get_text() for t in ax.texts}
+    assert {"b\n1", "c\n2", "d\n3", "a\nfree", "e\nfree", "f"} <= labels
+    # no order: every variable drawn plain, once
+    assert _nodes(draw_hypergraph(TRIANGLE)) == {"other": 3}
+
+
+def test_draw_on_given_axes_with_edge_names(agg):
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots()
+    out = draw_hypergraph(CHAIN, order=["j", "k"], free=["i", "l"], names=["A", "B", "D"], ax=ax, title="chain")
+    assert out is ax and ax.get_title() == "chain"
+    assert {"A", "B", "D"} <= {t.get_text() for t in ax.texts}
+
+
+def test_plan_draw_numbers_the_plans_order(agg):
+    from faq.insideout.planner import plan
+    from faq.query import parse_query
+
+    p = plan(parse_query("q(a) := r(a,b,c), s(c,d), t(d,e), u(e,b)"), semiring="counting")
+    ax = p.draw()
+    assert _nodes(ax) == {"eliminated": 4, "free": 1}
+    numbered = {t.get_text() for t in ax.texts}
+    assert {f"{v}\n{k}" for k, v in enumerate(p.order, start=1)} <= numbered
+    assert ax.get_title() == p.query
+
+
+def test_draw_checks_its_arguments(agg):
+    with pytest.raises(PlanError):
+        draw_hypergraph(CHAIN, order=["j", "j"])
+    with pytest.raises(PlanError):
+        draw_hypergraph(CHAIN, order=["j", "i"], free=["i"])
+    with pytest.raises(PlanError):
+        draw_hypergraph(CHAIN, names=["A"])
+
+
+def test_draw_without_matplotlib_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib...` fail
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(MissingDependencyError) as info:
+        draw_hypergraph(TRIANGLE)
+    assert isinstance(info.value, ImportError)
+    assert info.value.parameters == {"package": "matplotlib", "extra": "notebook", "feature": "drawing a query"}
+    assert "pip install 'faq[notebook]'" in str(info.value)
+
+
+def test_importing_hypergraph_and_planner_loads_no_matplotlib_sympy_or_pyspark():
+    code = (
+        "import sys, faq.hypergraph, faq.insideout.planner\n"
+        "loaded = [m for m in ('pyspark', 'matplotlib', 'sympy') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr

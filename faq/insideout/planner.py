@@ -39,7 +39,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from faq.errors import PlanError
-from faq.hypergraph import agm_bound, choose_order, rho_star
+from faq.hypergraph import agm_bound, choose_order, draw_hypergraph, rho_star
 from faq.hypergraph.acyclic import attribute_order, is_acyclic
 from faq.hypergraph.statistics import RelationProfile, RelationStatistics, WorkEstimate, estimate_generic_join_work
 from faq.insideout.physical import (
@@ -54,6 +54,8 @@ from faq.insideout.physical import (
 from faq.query import FAQ
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+
     from faq.semirings import Semiring
 
 # What "auto" picks for a cyclic bag; binary joins are optimal on acyclic ones.
@@ -160,6 +162,39 @@ class Plan:
     def result(self) -> Relation:
         """The relation holding the answer."""
         return self.steps[-1].output if self.steps else self.inputs[0][0]
+
+    def draw(self, ax: Optional["Axes"] = None) -> "Axes":
+        """Draw the query's primal graph, numbered by this plan's elimination order.
+
+        Free variables are grey squares; each graph edge is labelled with the atoms
+        (``edge#1``...) holding it. Needs matplotlib (``pip install 'faq[notebook]'``).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from faq.query import parse_query
+        >>> ax = plan(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real").draw()
+        >>> sorted(t.get_text() for t in ax.texts if "\\n" in t.get_text())
+        ['i\\nfree', 'j\\n1', 'k\\n2', 'l\\nfree']
+        """
+        return draw_hypergraph(
+            [r.variables for r, _ in self.inputs],
+            order=self.order,
+            free=self.free,
+            names=[r.id for r, _ in self.inputs],
+            ax=ax,
+            title=self.query,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (fractions as ``"3/2"`` strings)."""
