@@ -15,7 +15,7 @@ Fraction(3, 2)
 (['a', 'b', 'c'], Fraction(3, 2))
 """
 
-from faq.hypergraph.cover import Cover, agm_bound, fractional_edge_cover, rho_star
+from faq.hypergraph.cover import Cover, agm_bound, agm_cover, fractional_edge_cover, rho_star
 from faq.hypergraph.draw import draw_hypergraph
 from faq.hypergraph.hypergraph import (
     hypergraph_variables,
@@ -46,6 +46,7 @@ __all__ = [
     "fractional_edge_cover",
     "rho_star",
     "agm_bound",
+    "agm_cover",
     "elimination_bags",
     "faqw",
     "min_degree_order",

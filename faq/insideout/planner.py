@@ -13,6 +13,14 @@ projections*: they never change the answer, 0 annihilates, but cap the
 intermediate at the AGM bound), and ⊕-aggregates ``v`` away.  A final step
 multiplies what is left on the free variables.
 
+Printed, each bag also shows its AGM bound as a formula in the factor sizes,
+``Π N_f^x`` over a fractional edge cover ``x`` (``N_edge^(3/2)`` for a triangle):
+the cover that gives the estimate for the plan's sizes, or a ρ*-optimal one
+without sizes.  The last line is InsideOut's runtime ``Õ(N^faqw + |output|)``,
+``N`` the rows of the largest factor.  :meth:`Plan.agm_expression` and
+:meth:`Plan.runtime_expression` give them as sympy expressions
+(:mod:`faq.hypergraph.symbolic`; sympy is imported only then).
+
 Examples
 --------
 >>> from faq.query import parse_query
@@ -26,9 +34,13 @@ plan for C(i, l) := A(i, j), B(j, k), D(k, l)
   semiring real; order j, k (exact); faqw 2; AGM bound of the full join 1e+04
   step 1: eliminate j with ⊕ of real; bag {i, j, k}, ρ* 2, est. ≤ 1e+04 rows
           join A#1(i, j) ⋈ B#2(j, k) [binary: acyclic bag]; indicators π{k} D#3 -> t1(i, k)
+          AGM bound N_A*N_B; fractional edge cover A#1 1, B#2 1
   step 2: eliminate k with ⊕ of real; bag {i, k, l}, ρ* 2, est. ≤ 1e+04 rows
           join D#3(k, l) ⋈ t1(i, k) [binary: acyclic bag] -> t2(i, l)
+          AGM bound N_A*N_D; fractional edge cover A#1 1, D#3 1
   free bag {i, l}: ρ* 2
+          AGM bound N_A*N_D; fractional edge cover A#1 1, D#3 1
+  runtime Õ(N^2 + |output|), N = rows of the largest factor (100)
 """
 
 from __future__ import annotations
@@ -39,7 +51,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from faq.errors import PlanError
-from faq.hypergraph import agm_bound, choose_order, draw_hypergraph, rho_star
+from faq.hypergraph import agm_bound, agm_cover, choose_order, draw_hypergraph, fractional_edge_cover, rho_star
+from faq.hypergraph import symbolic
 from faq.hypergraph.acyclic import attribute_order, is_acyclic
 from faq.hypergraph.statistics import RelationProfile, RelationStatistics, WorkEstimate, estimate_generic_join_work
 from faq.insideout.physical import (
@@ -99,6 +112,9 @@ class Step:
     attribute_order: tuple[str, ...] = ()
     work: Optional[WorkEstimate] = None  # generic joins: estimated proposals per attribute
     strategy: Strategy = Strategy("binary", "")  # what runs: binary, broadcast or shuffle, and why
+    # The bag's AGM bound as exponents: (input relation, weight > 0) of the fractional edge cover
+    # that gives estimated_rows (the ρ*-optimal cover when the plan has no sizes).
+    cover: tuple[tuple[str, Fraction], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,6 +155,8 @@ class Plan:
         index limits).
     task_aggregation : bool
         Whether broadcast joins may ⊕-aggregate inside their tasks.
+    free_cover : tuple of (str, Fraction)
+        The free bag's fractional edge cover, as :attr:`Step.cover`.
     """
 
     query: str
@@ -157,11 +175,49 @@ class Plan:
     variable_types: Mapping[str, str] = field(default_factory=dict)
     environment: Environment = field(default_factory=Environment)
     task_aggregation: bool = True
+    free_cover: tuple[tuple[str, Fraction], ...] = ()
 
     @property
     def result(self) -> Relation:
         """The relation holding the answer."""
         return self.steps[-1].output if self.steps else self.inputs[0][0]
+
+    def agm_expression(self, step: Optional[Step] = None) -> Any:
+        """A bag's AGM bound ``Π N_f^x`` in the factors' sizes, as a sympy expression.
+
+        ``N_f`` is the rows of factor ``f`` and ``x`` the weights of the bag's cover
+        (:attr:`Step.cover`); a factor used by several atoms adds their weights.
+
+        Parameters
+        ----------
+        step : Step, optional
+            One of this plan's steps (default: the free bag).
+
+        Returns
+        -------
+        sympy.Expr
+
+        Examples
+        --------
+        >>> from faq.query import parse_query
+        >>> p = plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
+        >>> p.agm_expression(p.steps[0])
+        N_edge**(3/2)
+        """
+        factor = {r.id: f for r, f in self.inputs}
+        cover = self.free_cover if step is None else step.cover
+        return symbolic.agm_expression((factor[r], w) for r, w in cover)
+
+    def runtime_expression(self) -> Any:
+        """``N^faqw + |output|``: the plan's runtime up to log factors, as a sympy expression.
+
+        Examples
+        --------
+        >>> from faq.query import parse_query
+        >>> plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting").runtime_expression()
+        N**(3/2) + |output|
+        """
+        return symbolic.runtime_expression(self.faqw)
 
     def draw(self, ax: Optional["Axes"] = None) -> "Axes":
         """Draw the query's primal graph, numbered by this plan's elimination order.
@@ -228,9 +284,14 @@ class Plan:
                     "generic_join_work": _finite(s.work.to_dict()) if s.work is not None else None,
                     "indicators": [{"relation": i.relation, "variables": list(i.variables)} for i in s.indicators],
                     "output": {"relation": s.output.id, "variables": list(s.output.variables)},
+                    "cover": {r: str(w) for r, w in s.cover},
+                    "agm_expression": symbolic.show(self.agm_expression(s)),
                 }
                 for s in self.steps
             ],
+            "free_cover": {r: str(w) for r, w in self.free_cover},
+            "free_agm_expression": symbolic.show(self.agm_expression()),
+            "runtime": symbolic.runtime(self.faqw),
         }
 
     def __str__(self) -> str:
@@ -262,8 +323,25 @@ class Plan:
                 lines.append(f"          {s.strategy.describe()}")
             if s.work is not None and s.work.levels:
                 lines.append(f"          generic-join work (est.): {s.work}")
+            lines.append(f"          {self._agm_line(s)}")
         lines.append(f"  free bag {_set(self.free)}: ρ* {self.free_rho_star}")
+        if self.free:
+            lines.append(f"          {self._agm_line(None)}")
+        lines.append(f"  runtime {symbolic.runtime(self.faqw)}, N = rows of the largest factor{self._largest()}")
         return "\n".join(lines)
+
+    def _agm_line(self, step: Optional[Step]) -> str:
+        """``AGM bound N_edge^(3/2); cover edge#1 1/2, ...`` for a step (None: the free bag)."""
+        cover = self.free_cover if step is None else step.cover
+        weights = ", ".join(f"{r} {w}" for r, w in cover) or "none (empty bag)"
+        return f"AGM bound {symbolic.show(self.agm_expression(step))}; fractional edge cover {weights}"
+
+    def _largest(self) -> str:
+        """`` (1e+03)``: N, when every factor of the plan has a size."""
+        names = {f for _, f in self.inputs}
+        if not names or not names <= set(self.sizes):
+            return ""
+        return f" ({max(self.sizes[f] for f in names):.3g})"
 
 
 def _set(names: Sequence[str]) -> str:
@@ -367,6 +445,7 @@ def plan(
     steps = [_aggregate_in_tasks(context, s) for s in _fold_aggregations(_steps(context, chosen, sizes, statistics))]
     free_set = set(query.free)
     free_rho = rho_star(edges, free_set)
+    free_cover = _cover(context, free_set)
     all_vars = set(query.variables)
     return Plan(
         query=str(query),
@@ -385,6 +464,7 @@ def plan(
         variable_types=dict(context.types),
         environment=context.environment,
         task_aggregation=task_aggregation,
+        free_cover=free_cover,
     )
 
 
@@ -482,8 +562,18 @@ def _step(
     return Step(
         index, eliminated, aggregate, bag, tuple(r.id for r in participants), indicators, out,
         rho_star(context.edges, set(bag)), estimate, method, reason, attributes,
-        _work(participants, indicators, attributes, profiles), strategy,
+        _work(participants, indicators, attributes, profiles), strategy, _cover(context, set(bag)),
     )
+
+
+def _cover(context: _Context, bag: set[str]) -> tuple[tuple[str, Fraction], ...]:
+    """The bag's cover behind its AGM bound: weighted by log sizes when the plan has sizes
+    (so ``Π N^x`` at those sizes is the estimate), else the ρ*-optimal one."""
+    if context.edge_sizes:
+        cover = agm_cover(context.edges, context.edge_sizes, bag)
+    else:
+        cover = fractional_edge_cover(context.edges, bag)
+    return tuple((r.id, w) for (r, _), w in zip(context.inputs, cover.weights) if w)
 
 
 def _strategy(
