@@ -67,6 +67,7 @@ from faq.insideout.physical import (
 from faq.query import FAQ
 
 if TYPE_CHECKING:
+    import sympy
     from matplotlib.axes import Axes
 
     from faq.semirings import Semiring
@@ -182,7 +183,7 @@ class Plan:
         """The relation holding the answer."""
         return self.steps[-1].output if self.steps else self.inputs[0][0]
 
-    def agm_expression(self, step: Optional[Step] = None) -> Any:
+    def agm_expression(self, step: Optional[Step] = None) -> "sympy.Expr":
         """A bag's AGM bound ``Π N_f^x`` in the factors' sizes, as a sympy expression.
 
         ``N_f`` is the rows of factor ``f`` and ``x`` the weights of the bag's cover
@@ -208,7 +209,7 @@ class Plan:
         cover = self.free_cover if step is None else step.cover
         return symbolic.agm_expression((factor[r], w) for r, w in cover)
 
-    def runtime_expression(self) -> Any:
+    def runtime_expression(self) -> "sympy.Expr":
         """``N^faqw + |output|``: the plan's runtime up to log factors, as a sympy expression.
 
         Examples
