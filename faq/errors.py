@@ -316,3 +316,19 @@ class JavaNotFoundError(FAQRuntimeError):
             "'apt-get install openjdk-17-jre-headless', or set JAVA_HOME",
             found=found,
         )
+
+
+class MissingDependencyError(FAQError, ImportError):
+    """An optional package that a feature needs is not installed."""
+
+    error_class = "MISSING_DEPENDENCY"
+
+    def __init__(self, package: str, extra: str, feature: str) -> None:
+        super().__init__(
+            f"{feature} needs {package}, which is not installed; install faq's {extra!r} extra: "
+            f"pip install 'faq[{extra}]' (or pip install {package})",
+            package=package,
+            extra=extra,
+            feature=feature,
+        )
+        self.name = package  # ImportError's attribute: the module that could not be imported
