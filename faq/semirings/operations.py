@@ -41,7 +41,7 @@ Operation('min')
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 from faq.errors import FAQTypeError, FAQValueError
@@ -61,8 +61,28 @@ INT64_MIN = -(2**63)
 INF = math.inf
 
 
+class _KnownByIdentity:
+    """What both kinds of operation share: built-ins are known by identity, also after pickling."""
+
+    name: str
+
+    @property
+    def builtin(self) -> bool:
+        """True for the operation values of this module (the backends know their forms)."""
+        return any(self is op for op in BUILTIN_OPERATIONS)
+
+    def __reduce__(self) -> tuple:
+        # A built-in unpickles (e.g. on an executor) as the same value, which backends look up by identity.
+        if self.builtin:
+            return _builtin_operation, (self.name,)
+        return type(self), tuple(getattr(self, f.name) for f in fields(self))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.name!r})"
+
+
 @dataclass(frozen=True, eq=False, repr=False)
-class Operation:
+class Operation(_KnownByIdentity):
     """A named binary operation on semiring values (a ⊕ or a ⊗).
 
     Parameters
@@ -109,24 +129,9 @@ class Operation:
                 value_type=value_type,
             ) from None
 
-    @property
-    def builtin(self) -> bool:
-        """True for the operation values of this module (the backends know their forms)."""
-        return any(self is op for op in BUILTIN_OPERATIONS)
-
-    def __reduce__(self) -> tuple:
-        # A built-in unpickles (e.g. on an executor) as the same value, which backends look up by identity.
-        if self.builtin:
-            return _builtin_operation, (self.name,)
-        return Operation, (self.name, self.symbol, dict(self.identities), self.idempotent, self.spark,
-                           self.spark_aggregate, self.numpy)
-
-    def __repr__(self) -> str:
-        return f"Operation({self.name!r})"
-
 
 @dataclass(frozen=True, eq=False, repr=False)
-class UnaryOperation:
+class UnaryOperation(_KnownByIdentity):
     """A named unary operation on semiring values: the additive inverse ⊖ of a ring.
 
     ``spark`` and ``numpy`` are the forms of a user-defined one, as for
@@ -140,18 +145,6 @@ class UnaryOperation:
 
     def __post_init__(self) -> None:
         _check_ufunc(self.name, self.numpy, inputs=1)
-
-    @property
-    def builtin(self) -> bool:
-        return any(self is op for op in BUILTIN_OPERATIONS)
-
-    def __reduce__(self) -> tuple:
-        if self.builtin:
-            return _builtin_operation, (self.name,)
-        return UnaryOperation, (self.name, self.symbol, self.spark, self.numpy)
-
-    def __repr__(self) -> str:
-        return f"UnaryOperation({self.name!r})"
 
 
 def _check_ufunc(name: str, form: Any, inputs: int) -> None:

@@ -54,19 +54,8 @@ from pyspark.sql import functions as F
 
 from faq.errors import FAQTypeError
 from faq.semirings.base import Semiring
-from faq.semirings.operations import (
-    AND,
-    MAX,
-    MIN,
-    NEGATE,
-    OR,
-    PLUS,
-    TIMES,
-    BinaryColumnFn,
-    Operation,
-    UnaryColumnFn,
-    UnaryOperation,
-)
+from faq.semirings.operations import AND, MAX, MIN, NEGATE, OR, PLUS, TIMES
+from faq.semirings.operations import BinaryColumnFn, Operation, UnaryColumnFn, UnaryOperation
 
 ColumnOrName = Union[Column, str]
 
