@@ -161,3 +161,18 @@ def test_plan_is_spark_free_value():
     assert p1 == p2
     assert str(p1.faqw) == "3/2"
     assert p1.to_dict()["bags"][0]["rho_star"] == "3/2"
+
+
+def test_an_unregistered_user_defined_semiring_runs_through_evaluate():
+    """A semiring made in a notebook and never registered: the plan names its ⊕ by the
+    semiring's name, and the executor takes it from the query (not from the registry)."""
+    from pyspark.sql import functions as F
+
+    from faq.semirings import Semiring, semiring_names
+
+    mine = Semiring("my_unregistered_count", "bigint", 0, 1, lambda a, b: a + b, lambda a, b: a * b, F.sum)
+    assert mine.name not in semiring_names()
+    edges = [(0, 1, 1), (1, 2, 1), (0, 2, 1), (2, 3, 1), (1, 3, 1)]
+    edge = factor_of(edges, ["s", "t"], mine, name="edge")
+    with evaluate("count() := edge(a,b), edge(a,c), edge(b,c)", {"edge": edge}) as result:
+        assert result.scalar() == 2  # 0→1→2 and 1→2→3

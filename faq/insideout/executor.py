@@ -146,7 +146,9 @@ def _run_step(
     value = F.col(VALUE_COLUMN)
     # The join is told what follows it: when the plan says so it ⊕-aggregates while it
     # enumerates and returns partial aggregates over out_vars (the group-by below combines them).
-    aggregation = Aggregation(tuple(out_vars), get_semiring(step.aggregate)) if step.eliminated else None
+    # The step's ⊕ is the query's own semiring (which need not be registered) or a registered one.
+    plus = semiring if step.aggregate == semiring.name else get_semiring(step.aggregate) if step.eliminated else None
+    aggregation = Aggregation(tuple(out_vars), plus) if step.eliminated else None
     product = join_bag(step.strategy, inputs, indicators, semiring, step.attribute_order, aggregation)
     if step.eliminated:
         grouped = product.df.groupBy(*out_vars) if out_vars else product.df.groupBy()

@@ -225,7 +225,8 @@ def task_aggregation(
         return False, "every binding listed: task aggregation is off"
     if not set(keep) <= set(variables) or len(set(keep)) != len(keep):
         return False, f"every binding listed: kept variables {list(keep)} are not distinct join variables"
-    times, plus = get_semiring(product), get_semiring(aggregate)
+    times = get_semiring(product)
+    plus = times if aggregate in (times, times.name) else get_semiring(aggregate)  # the query's own ⊕ need not be registered
     if numpy_ops(times, plus) is None:
         return False, (
             f"every binding listed: no numpy ⊗/⊕ for {times.name}/{plus.name} "
