@@ -419,7 +419,7 @@ def _check_query(args: argparse.Namespace) -> None:
 
 
 def _require_file(path: str) -> None:
-    from faq.io import InputNotFoundError
+    from faq.errors import InputNotFoundError
 
     if "://" not in path and not any(c in path for c in "*?[") and not os.path.exists(path):
         raise InputNotFoundError(path=path)

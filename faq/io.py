@@ -43,10 +43,14 @@ import numpy as np
 
 from faq.errors import (
     FAQValueError,
+    InputNotFoundError,
+    InvalidArgumentError,
     InvalidFactorValueError,
     MalformedInputError,
     MissingColumnError,
+    NotAMatrixError,
     NullKeyError,
+    ResultTooLargeError,
     ValueTypeMismatchError,
 )
 from faq.factor import VALUE, Factor
@@ -70,10 +74,6 @@ __all__ = [
     "to_scipy",
     "write_matrix_market",
     "write_table",
-    "InputNotFoundError",
-    "InvalidArgumentError",
-    "ResultTooLargeError",
-    "NotAMatrixError",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -98,83 +98,6 @@ _INT_RE = r"[+-]?[0-9]{1,19}"
 _FLOAT_RE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity)"
 _BOOL_WORDS = ("true", "false")
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-# --- errors ----------------------------------------------------------------
-
-
-class InputNotFoundError(FAQValueError, FileNotFoundError):
-    """An input path does not exist (raised instead of Spark's Java trace).
-
-    Examples
-    --------
-    >>> err = InputNotFoundError(path="/no/such/file.txt")
-    >>> err.parameters["path"], isinstance(err, FileNotFoundError)
-    ('/no/such/file.txt', True)
-    """
-
-    error_class = "INPUT_NOT_FOUND"
-
-    def __init__(self, path: str) -> None:
-        super().__init__(f"no such file or directory: {path!r}; check the path", path=path)
-
-    __str__ = Exception.__str__  # OSError would otherwise format its own message
-
-
-class InvalidArgumentError(FAQValueError):
-    """An argument of a loader or exporter has a value it does not accept.
-
-    Examples
-    --------
-    >>> print(InvalidArgumentError("duplicates", "merge", "must be one of collapse, sum, keep"))
-    [INVALID_ARGUMENT] duplicates='merge': must be one of collapse, sum, keep
-    """
-
-    error_class = "INVALID_ARGUMENT"
-
-    def __init__(self, argument: str, value: Any, reason: str) -> None:
-        super().__init__(f"{argument}={value!r}: {reason}", argument=argument, value=value, reason=reason)
-
-
-class ResultTooLargeError(FAQValueError):
-    """A factor has more rows than an exporter was allowed to bring to the driver.
-
-    Examples
-    --------
-    >>> ResultTooLargeError(factor="E", rows=12, max_rows=10).parameters["rows"]
-    12
-    """
-
-    error_class = "RESULT_TOO_LARGE"
-
-    def __init__(self, factor: str, rows: int, max_rows: int) -> None:
-        super().__init__(
-            f"factor {factor!r} has {rows} rows, more than max_rows={max_rows}; aggregate it further, "
-            "write it with write_table (Parquet), or raise max_rows if the driver has the memory",
-            factor=factor,
-            rows=rows,
-            max_rows=max_rows,
-        )
-
-
-class NotAMatrixError(FAQValueError):
-    """A factor cannot be exported as a sparse matrix.
-
-    Examples
-    --------
-    >>> NotAMatrixError(factor="T", reason="it has 3 variables").parameters["reason"]
-    'it has 3 variables'
-    """
-
-    error_class = "NOT_A_MATRIX"
-
-    def __init__(self, factor: str, reason: str) -> None:
-        super().__init__(
-            f"factor {factor!r} is not a matrix: {reason}; a matrix needs exactly 2 variables "
-            "holding non-negative integer indices",
-            factor=factor,
-            reason=reason,
-        )
 
 
 # --- helpers -----------------------------------------------------------------

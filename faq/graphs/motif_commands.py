@@ -32,7 +32,8 @@ import os
 import time
 from typing import Any
 
-from faq.graphs.motifs import STRATEGIES, MotifPatternError, Pattern, count_motifs, list_motifs, parse_pattern
+from faq.errors import MotifPatternError
+from faq.graphs.motifs import STRATEGIES, Pattern, count_motifs, list_motifs, parse_pattern
 
 PREVIEW_ROWS = 20
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")
@@ -99,8 +100,7 @@ def add_commands(commands: Any, add_common: Any) -> None:
 
 def check_motif(args: argparse.Namespace) -> None:
     """Checks that need no Spark: the input exists, ``--out`` has a known suffix and folder."""
-    from faq.errors import FAQValueError
-    from faq.io import InputNotFoundError
+    from faq.errors import FAQValueError, InputNotFoundError
 
     path = args.path
     if "://" not in path and not any(c in path for c in "*?[") and not os.path.exists(path):

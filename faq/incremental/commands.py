@@ -80,14 +80,14 @@ def add_commands(commands: Any, add_common: Any) -> None:
 
 def check_track(args: argparse.Namespace) -> None:
     """Checks that need no Spark: the inputs exist and every batch file parses."""
-    from faq.io import InputNotFoundError
+    from faq.errors import InputNotFoundError
     from faq.incremental.updates import update_files
 
     if not os.path.exists(args.path):
         raise InputNotFoundError(path=args.path)
     update_files(args.updates)  # a missing or non-directory UPDATES_DIR is a one-line error
     if args.show < 0:
-        from faq.io import InvalidArgumentError
+        from faq.errors import InvalidArgumentError
 
         raise InvalidArgumentError("--show", args.show, "must be 0 or more")
 
@@ -140,7 +140,7 @@ def _tracker(args: argparse.Namespace, spark, reporter):
         reporter.note(f"reopening the state in {args.state}")
         tracker = MotifTracker.open(args.state, progress=reporter)
         if str(tracker.pattern) != str(args.pattern):
-            from faq.incremental.errors import StateDirectoryError
+            from faq.errors import StateDirectoryError
 
             tracker.close()
             raise StateDirectoryError(Store(args.state).path, f"it tracks '{tracker.pattern}', not "

@@ -45,8 +45,7 @@ import os
 import time
 from typing import Any, Callable, Optional, Sequence, Union
 
-from faq.errors import FAQValueError
-from faq.recursive.errors import NonMonotoneUpdateError, UnknownNodeError
+from faq.errors import FAQKeyError, FAQValueError, InputNotFoundError, NonMonotoneUpdateError, StateDirectoryError
 from faq.recursive.seminaive import NODE, PATH_SEMIRINGS, VALUE
 
 PREVIEW_ROWS = 20
@@ -152,8 +151,6 @@ def add_commands(commands: "argparse._SubParsersAction", add_common: Common) -> 
 
 
 def _require_file(path: str) -> None:
-    from faq.io import InputNotFoundError
-
     if "://" not in path and not any(c in path for c in "*?[") and not os.path.exists(path):
         raise InputNotFoundError(path=path)
 
@@ -274,7 +271,6 @@ def _reopen(args: argparse.Namespace, reporter, problem: str, semiring: str, sou
     """The state in ``--state`` when it holds one (checked against the command), else None."""
     if not args.state:
         return None
-    from faq.incremental.errors import StateDirectoryError
     from faq.incremental.store import Store
     from faq.recursive.maintained import MaintainedFixpoint
 
@@ -412,7 +408,7 @@ def run_paths(args: argparse.Namespace, spark, reporter) -> int:
             u, v = edges.variables
             found = edges.df.where((F.col(u) == source) | (F.col(v) == source)).limit(1).count()  # at most 1
             if not found:
-                raise UnknownNodeError(node=source, graph=args.graph)
+                raise FAQKeyError(error_class="UNKNOWN_NODE", node=source, graph=args.graph)
         what = {"boolean": "reachable", "min_plus": "shortest paths", "max_min": "widest paths"}[semiring.name]
         reporter.note(f"{what} from {source} ({semiring.name})")
         maintained = MaintainedFixpoint.paths(edges, source, semiring, progress=reporter, path=args.state)
