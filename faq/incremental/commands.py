@@ -81,7 +81,7 @@ def add_commands(commands: Any, add_common: Any) -> None:
 def check_track(args: argparse.Namespace) -> None:
     """Checks that need no Spark: the inputs exist and every batch file parses."""
     from faq.errors import InputNotFoundError
-    from faq.incremental.updates import update_files
+    from faq.io.updates import update_files
 
     if not os.path.exists(args.path):
         raise InputNotFoundError(path=args.path)
@@ -94,7 +94,7 @@ def check_track(args: argparse.Namespace) -> None:
 
 def run_track(args: argparse.Namespace, spark, reporter) -> int:
     """Handler of ``faq track``."""
-    from faq.incremental.updates import pending, read_batch, update_files
+    from faq.io.updates import pending, read_batch, update_files
 
     check_track(args)
     files = update_files(args.updates)

@@ -23,7 +23,7 @@ edges and answer on the driver, so a batch runs no Spark job.  With
 committed after every batch: a run that finds a state in DIR reopens it
 instead of solving again, skips the batch files already applied (recorded
 by name; they must be the first files of ``--updates`` in name order:
-:func:`faq.incremental.updates.pending`), never applies one twice, and goes
+:func:`faq.io.updates.pending`), never applies one twice, and goes
 on with the rest; its first output line says how many were skipped.
 
 Examples
@@ -172,7 +172,7 @@ def _check_updates(updates: Optional[str], semiring: str) -> None:
     the handler checks when it reads the batches again.
     """
     if updates:
-        from faq.incremental.updates import read_updates
+        from faq.io.updates import read_updates
 
         _refuse_deletions(read_updates(updates, weighted=False), semiring)
 
@@ -260,7 +260,7 @@ def _read_batches(args: argparse.Namespace, weighted: bool, semiring: str) -> li
     """Every batch file, read before any Spark work; deletions are refused here (no recomputation in the CLI)."""
     if not args.updates:
         return []
-    from faq.incremental.updates import read_updates
+    from faq.io.updates import read_updates
 
     batches = read_updates(args.updates, weighted=weighted)
     _refuse_deletions(batches, semiring)
@@ -292,7 +292,7 @@ def _todo(maintained, batches: Sequence, resumed: bool, state: Optional[str]) ->
     """(version, batch) still to apply: all of them, or after a resume those the state has not applied."""
     if not resumed:
         return [(k, b) for k, b in enumerate(batches, start=1)]
-    from faq.incremental.updates import pending
+    from faq.io.updates import pending
 
     by_file = {b.path: b for b in batches}
     return [(v, by_file[f]) for v, f in pending([b.path for b in batches], maintained.labels, state or "")]

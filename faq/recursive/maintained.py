@@ -77,7 +77,7 @@ With ``path=DIR`` the state (edges and answer) is kept in DIR through
 (:class:`~faq.errors.BatchAlreadyAppliedError`) or beyond the next
 (:class:`~faq.errors.VersionGapError`).  The labels of the
 batches applied (their file names) are kept, so a rerun can skip them
-(:func:`faq.incremental.updates.pending`).
+(:func:`faq.io.updates.pending`).
 
 Examples
 --------
@@ -111,7 +111,7 @@ from faq.incremental.domain import SPAN, KeyDomain
 from faq.incremental.index import KeyedRows, ResidentRelation, View, build_run, find_rows, merge_rows
 from faq.incremental.rules import DRIVER, EXECUTORS, budget_bytes, choose_placement, estimated_bytes
 from faq.incremental.state import ResidentState
-from faq.incremental.updates import UpdateBatch, read_batch, read_updates, update_files  # noqa: F401 - re-exported
+from faq.io.updates import UpdateBatch, read_batch, read_updates, update_files  # noqa: F401 - re-exported
 from faq.joins.csr import build_trie
 from faq.recursive.propagate import LABEL_OPS, better_than_one, fixpoint_ops, propagate
 from faq.recursive.seminaive import (

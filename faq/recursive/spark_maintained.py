@@ -54,7 +54,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
 from faq.errors import FAQValueError, NonMonotoneUpdateError
 from faq.factor import Factor
-from faq.incremental.updates import UpdateBatch
+from faq.io.updates import UpdateBatch
 from faq.spark import checkpoint, checkpoint_observed
 from faq.recursive.seminaive import (
     DEFAULT_MAX_ITERATIONS,

@@ -11,7 +11,7 @@ work starts, so a bad line fails fast.
 Examples
 --------
 >>> import os, tempfile
->>> from faq.incremental.updates import read_batch
+>>> from faq.io.updates import read_batch
 >>> path = os.path.join(tempfile.mkdtemp(), "001.txt")
 >>> with open(path, "w") as f:
 ...     _ = f.write("# one batch\\n+ 1 2\\n+ 2 3 0.5\\n- 4 5\\n")
