@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import glob
 import os
-from typing import TYPE_CHECKING, Callable, Sequence, TypeVar, Union
+import re
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar, Union
 
-from faq.errors import InputNotFoundError, InvalidArgumentError, MissingColumnError
+from faq.errors import InputNotFoundError, InvalidArgumentError, MalformedInputError, MissingColumnError
 from faq.factor import VALUE
 
 if TYPE_CHECKING:
@@ -71,6 +73,76 @@ def spark_read(path: str, read: Callable[[str], T]) -> T:
         if (exc.getCondition() or "") == "PATH_NOT_FOUND":
             raise InputNotFoundError(path=path) from None
         raise
+
+
+# Spark's error condition (and its sub-conditions) for a file it cannot read: corrupt,
+# truncated, or not of its format.  Only this one is turned into MalformedInputError.
+FAILED_READ_FILE = "FAILED_READ_FILE"
+
+
+@contextmanager
+def malformed_if_unreadable(path: str) -> Iterator[None]:
+    """Turn Spark's failure to read a file (a corrupt Parquet file, a truncated ``.gz``) into MalformedInputError.
+
+    Every other failure propagates as it is.  Spark reads the file at the
+    read call (when it infers a schema) or at the first job; wrap both.
+    """
+    try:
+        yield
+    except _spark_failures() as exc:
+        failure = _failed_read(exc)
+        if failure is None:
+            raise
+        file, cause = failure
+        given = os.path.abspath(local_path(path)).rstrip("/")
+        what = "the file" if not file or os.path.abspath(file).rstrip("/") == given else file  # a part file
+        reason = f"{what} is corrupt or truncated ({cause}); replace it with a complete copy"
+        raise MalformedInputError(path=path, reason=reason) from None
+
+
+def _spark_failures() -> tuple[type[BaseException], ...]:
+    """The exception types Spark's failures arrive as: PySpark's, and py4j's for an unconverted Java one."""
+    from pyspark.errors import PySparkException
+
+    try:
+        from py4j.protocol import Py4JJavaError
+    except ImportError:  # a Spark Connect client without py4j
+        return (PySparkException,)
+    return (PySparkException, Py4JJavaError)
+
+
+def _failed_read(exc: BaseException) -> tuple[str, str] | None:
+    """The file Spark could not read and why, or None when ``exc`` is another failure."""
+    java = getattr(exc, "java_exception", None)  # classic PySpark leaves SparkException unconverted
+    if java is None:  # a PySparkException (Spark Connect, or a converted one)
+        condition = exc.getCondition() or ""  # type: ignore[attr-defined]
+        file = (exc.getMessageParameters() or {}).get("path", "")  # type: ignore[attr-defined]
+        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        cause = re.sub(r"^\[[A-Z_.]+\] | SQLSTATE: \w+$", "", text)  # the condition is prefixed once, below
+    else:
+        from py4j.protocol import Py4JError
+
+        try:
+            condition = java.getCondition() or ""
+            file = java.getMessageParameters().get("path") or ""
+            inner = java.getCause()
+            cause = (inner.getMessage() or inner.toString()) if inner is not None else java.getMessage()
+        except Py4JError:  # not a SparkThrowable: no condition to check
+            return None
+    if condition.split(".")[0] != FAILED_READ_FILE:
+        return None
+    cause = " ".join(f"{condition}: {cause}".split())
+    if len(cause) > 250:  # Java messages can be long; the first words say what happened
+        cause = cause[:247] + "..."
+    return _spark_file(str(file)), cause
+
+
+def _spark_file(uri: str) -> str:
+    """``file:///tmp/a%20b.parquet`` (as Spark names a file) -> ``/tmp/a b.parquet``."""
+    from urllib.parse import unquote, urlparse
+
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else uri
 
 
 def default_name(path: str) -> str:

@@ -32,6 +32,7 @@ from faq.io._common import (
     drop_zeros,
     is_local,
     local_path,
+    malformed_if_unreadable,
     session,
     spark_read,
 )
@@ -110,7 +111,7 @@ def read_edge_list(
     InputNotFoundError
     MalformedInputError
         A line has fewer than 2 fields, a non-integer id, or a missing or unparsable weight
-        (``line_number`` is 1-based).
+        (``line_number`` is 1-based); or the file is corrupt (a truncated ``.gz``).
     InvalidArgumentError
 
     Notes
@@ -134,9 +135,10 @@ def read_edge_list(
     semiring = get_semiring(semiring)
     variables = check_variables(variables, arity=2)
     _check_options(self_loops, duplicates, weight_column)
-    lines = _data_lines(spark_read(path, session(spark).read.text))  # Spark's text reader handles .gz
     src, dst, value = _edge_columns(semiring, weight_column)
-    _raise_on_first_malformed(lines, src.isNull() | dst.isNull() | value.isNull(), path, weight_column, semiring)
+    with malformed_if_unreadable(path):  # Spark reads the file in the scan: a truncated .gz fails there
+        lines = _data_lines(spark_read(path, session(spark).read.text))  # Spark's text reader handles .gz
+        _raise_on_first_malformed(lines, src.isNull() | dst.isNull() | value.isNull(), path, weight_column, semiring)
     u, v = variables
     edges = lines.select(src.alias(u), dst.alias(v), value.alias(VALUE))
     edges = _shape_graph(edges, variables, semiring, weight_column is not None, self_loops, duplicates, undirected)

@@ -8,11 +8,14 @@ Writing is :func:`faq.io.writers.write_matrix_market`.
 
 from __future__ import annotations
 
+import gzip
 import os
-from typing import TYPE_CHECKING, Sequence, Union
+import re
+from typing import TYPE_CHECKING, Callable, Sequence, TypeVar, Union
 
 import numpy as np
 
+from faq.errors import MalformedInputError
 from faq.factor import Factor
 from faq.io._common import COL, ROW, PathLike, check_exists, check_variables, default_name
 from faq.io.convert import from_numpy, from_scipy
@@ -20,6 +23,13 @@ from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+T = TypeVar("T")
+
+# What scipy.io raises for a file it cannot parse (a bad header, a bad or missing entry: ValueError,
+# "Line N: ..." when it knows the line) and for a truncated or non-gzip ".gz" (EOFError, BadGzipFile).
+_UNPARSABLE = (ValueError, EOFError, gzip.BadGzipFile)
+_SCIPY_LINE = re.compile(r"^Line (\d+): (.*)$", re.S)
 
 
 def matrix_shape(path: PathLike) -> tuple[int, int]:
@@ -37,6 +47,8 @@ def matrix_shape(path: PathLike) -> tuple[int, int]:
     Raises
     ------
     InputNotFoundError
+    MalformedInputError
+        The header is not a Matrix Market header.
 
     Examples
     --------
@@ -52,7 +64,7 @@ def matrix_shape(path: PathLike) -> tuple[int, int]:
 
     path = os.fspath(path)
     check_exists(path)
-    rows, cols = scipy.io.mminfo(path)[:2]
+    rows, cols = _scipy_read(scipy.io.mminfo, path)[:2]
     return int(rows), int(cols)
 
 
@@ -87,6 +99,9 @@ def read_matrix_market(
     Raises
     ------
     InputNotFoundError
+    MalformedInputError
+        A bad header, a bad entry (``line_number`` when scipy names it), fewer entries than
+        the header says, or a truncated ``.gz``.
     ValueTypeMismatchError
         Complex values, or non-integer values for a bigint semiring.
     InvalidFactorValueError
@@ -110,8 +125,24 @@ def read_matrix_market(
     semiring = get_semiring(semiring)
     variables = check_variables(variables, arity=2)
     name = name or default_name(path)
-    field = scipy.io.mminfo(path)[4]
-    matrix = scipy.io.mmread(path)  # expands symmetric storage, keeps explicit zeros
+    field = _scipy_read(scipy.io.mminfo, path)[4]
+    matrix = _scipy_read(scipy.io.mmread, path)  # expands symmetric storage, keeps explicit zeros
     if not scipy.sparse.issparse(matrix):  # an "array" (dense) file
         return from_numpy(np.asarray(matrix), variables=variables, semiring=semiring, spark=spark, name=name)
     return from_scipy(matrix, variables, semiring, spark, name, pattern=field == "pattern")
+
+
+def _scipy_read(read: Callable[[str], T], path: str) -> T:
+    """Run a scipy.io reader on ``path``, turning its complaint about the file into MalformedInputError."""
+    try:
+        return read(path)
+    except _UNPARSABLE as exc:
+        detail = " ".join(str(exc).split()).rstrip(".") or type(exc).__name__
+        if isinstance(exc, ValueError):
+            at_line = _SCIPY_LINE.match(detail)
+            if at_line:
+                reason = f"not a valid Matrix Market file: {at_line.group(2)}"
+                raise MalformedInputError(path=path, line_number=int(at_line.group(1)), reason=reason) from None
+            raise MalformedInputError(path=path, reason=f"not a valid Matrix Market file: {detail}") from None
+        reason = f"the compressed file is corrupt or truncated ({detail}); replace it with a complete copy"
+        raise MalformedInputError(path=path, reason=reason) from None

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
-from faq.errors import InvalidArgumentError, MissingColumnError
+from faq.errors import InvalidArgumentError, MissingColumnError, NullKeyError
 from faq.factor import VALUE, Factor
 from faq.io._common import (
     FORMATS,
@@ -20,6 +20,7 @@ from faq.io._common import (
     default_name,
     drop_zeros,
     format_of,
+    malformed_if_unreadable,
     resolve_value,
     session,
     spark_read,
@@ -30,6 +31,8 @@ from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+_ROW_ID = "__faq_row_id"  # the order of rows in the file, for the first row with a null key
 
 
 def read_csv(
@@ -44,8 +47,9 @@ def read_csv(
 ) -> Factor:
     """Read a CSV file with a header row (plain or ``.gz``) into a factor.
 
-    Read by Spark with ``header`` and ``inferSchema`` (one extra pass over
-    the file to infer types).
+    Read by Spark with ``header`` and ``inferSchema`` (one pass over the file
+    to infer types), then one more pass checks the variable columns for nulls
+    (an empty field): a null key would join like any other key.
 
     Parameters
     ----------
@@ -62,8 +66,19 @@ def read_csv(
     name : str, optional
         Default: the file name without extensions.
     validate : bool
-        Also run :meth:`Factor.validate` (one Spark job) for null keys and
-        null / NaN values.
+        Also run :meth:`Factor.validate` (one more Spark job) for null / NaN
+        values.
+
+    Raises
+    ------
+    InputNotFoundError
+    MissingColumnError
+        A named variable or value column is not in the file.
+    NullKeyError
+        A variable column holds a null; ``path``, ``column``, ``count`` and the
+        first such ``row`` (JSON) are in its parameters.
+    MalformedInputError
+        Spark cannot read the file: corrupt, or a truncated ``.gz``.
 
     Notes
     -----
@@ -82,11 +97,9 @@ def read_csv(
     (('a', 'b'), 'value', 2)
     >>> tmp.cleanup()
     """
-    path = os.fspath(path)
-    spark = session(spark)
-    name = name or default_name(path)
-    df = spark_read(path, lambda p: spark.read.csv(p, header=True, inferSchema=True))
-    return _table_factor(df, variables, value, semiring, name, path, validate)
+    reader = session(spark).read
+    return _load_table(os.fspath(path), lambda p: reader.csv(p, header=True, inferSchema=True),
+                       variables, value, semiring, name, validate)
 
 
 def read_parquet(
@@ -110,7 +123,7 @@ def read_parquet(
 
     Raises
     ------
-    InputNotFoundError, MissingColumnError, ValueTypeMismatchError
+    InputNotFoundError, MissingColumnError, NullKeyError, MalformedInputError, ValueTypeMismatchError
 
     Examples
     --------
@@ -124,11 +137,7 @@ def read_parquet(
     [(1, 2, 5)]
     >>> tmp.cleanup()
     """
-    path = os.fspath(path)
-    spark = session(spark)
-    name = name or default_name(path)
-    df = spark_read(path, spark.read.parquet)
-    return _table_factor(df, variables, value, semiring, name, path, validate)
+    return _load_table(os.fspath(path), session(spark).read.parquet, variables, value, semiring, name, validate)
 
 
 def read_factor(path: PathLike, *, format: str | None = None, **kw: Any) -> Factor:
@@ -164,27 +173,78 @@ def read_factor(path: PathLike, *, format: str | None = None, **kw: Any) -> Fact
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _table_factor(
-    df: "DataFrame",
+def _load_table(
+    path: str,
+    read: Callable[[str], "DataFrame"],
     variables: Sequence[str] | None,
     value: str | None,
     semiring: Union[str, Semiring],
-    name: str,
-    source: str,
+    name: str | None,
     validate: bool,
 ) -> Factor:
+    """What read_csv and read_parquet share: read, check the columns and the keys, build the factor."""
+    semiring = get_semiring(semiring)
+    name = name or default_name(path)
+    with malformed_if_unreadable(path):  # Spark reads the file here (a schema, then the null-key check)
+        df = spark_read(path, read)
+        variables, value = _factor_columns(df.columns, variables, value, path)
+        _raise_on_null_keys(df, variables, value, name, path)
+    factor = _table_factor(df, variables, value, semiring, name)
+    return factor.validate() if validate else factor
+
+
+def _factor_columns(
+    columns: Sequence[str], variables: Sequence[str] | None, value: str | None, source: str
+) -> tuple[tuple[str, ...], str | None]:
+    """The variable columns (default: all but the value column) and the value column (None: a relation)."""
+    value = resolve_value(value, columns, source)
+    variables = check_variables([c for c in columns if c != value] if variables is None else variables)
+    for v in variables:
+        if v not in columns:
+            raise MissingColumnError(column=v, available=list(columns), source=source)
+    return variables, value
+
+
+def _raise_on_null_keys(
+    df: "DataFrame", variables: Sequence[str], value: str | None, name: str, path: str
+) -> None:
+    """Raise NullKeyError if a variable column holds a null (an empty CSV field, a Parquet null).
+
+    A null key would join like any other key and give a wrong answer, so it is
+    refused at load.  The check is one Spark aggregate (one row back: a null
+    count per variable column, which for Parquet reads only those columns);
+    only when it finds nulls does a second job look up the first such row.
+    """
+    from pyspark.sql import functions as F
+
+    if not variables:
+        return
+    counts = df.agg(*[F.count_if(F.col(v).isNull()).alias(f"nulls{i}") for i, v in enumerate(variables)]).first()
+    for i, v in enumerate(variables):
+        if counts[f"nulls{i}"]:
+            row = _first_row_with_null(df, v, [*variables, *([value] if value is not None else [])])
+            raise NullKeyError(factor=name, column=v, count=int(counts[f"nulls{i}"]), path=path, row=row)
+
+
+def _first_row_with_null(df: "DataFrame", column: str, shown: Sequence[str]) -> str:
+    """Error path only: the first row (in file order) whose ``column`` is null, as JSON of the ``shown`` columns.
+
+    File order is a row id that follows the partitions, then the position within each.
+    """
+    from pyspark.sql import functions as F
+
+    rows = df.select(*shown, F.monotonically_increasing_id().alias(_ROW_ID)).where(F.col(column).isNull())
+    row_text = F.to_json(F.struct(*shown), {"ignoreNullFields": "false"})  # the null shows as null
+    return rows.agg(F.min_by(row_text, F.col(_ROW_ID))).first()[0]  # one row
+
+
+def _table_factor(
+    df: "DataFrame", variables: tuple[str, ...], value: str | None, semiring: Semiring, name: str
+) -> Factor:
+    """The factor of a table: bigint integer keys, the value column (or the semiring's one), no zeros."""
     from pyspark.sql import functions as F
     from pyspark.sql import types as T
 
-    semiring = get_semiring(semiring)
-    columns = df.columns
-    value = resolve_value(value, columns, source)
-    if variables is None:
-        variables = [c for c in columns if c != value]
-    variables = check_variables(variables)
-    for v in variables:
-        if v not in columns:
-            raise MissingColumnError(column=v, available=columns, source=source)
     # Integer variables become bigint so they join with graph and matrix factors.
     integral = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
     keys = [
@@ -198,5 +258,4 @@ def _table_factor(
             v = v != F.lit(0)  # non-zero means true
         df = df.select(*keys, v.alias(VALUE))
     factor = Factor.from_dataframe(df, variables, semiring, VALUE, name=name)
-    factor = replace(factor, df=drop_zeros(factor.df, semiring))
-    return factor.validate() if validate else factor
+    return replace(factor, df=drop_zeros(factor.df, semiring))
