@@ -1,4 +1,8 @@
-"""``python -m faq``: the same as the ``faq`` command (see :mod:`faq.cli`)."""
+"""``python -m faq``: the same as the ``faq`` command (see :mod:`faq.cli`).
+
+The one module outside ``faq/cli/`` that imports the CLI: it is the command's
+second entry point, not part of the library.
+"""
 
 import sys
 

@@ -271,6 +271,11 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
     "LP_NOT_CERTIFIED": ErrorClass("{problem}: {detail}", ("problem", "detail")),
     "INVALID_PLAN": ErrorClass("{reason}", ("reason",)),
     # environment
+    "MISSING_DEPENDENCY": ErrorClass(
+        "{feature} needs {package}, which is not installed; install faq's {extra!r} extra: "
+        "pip install 'faq[{extra}]' (or pip install {package})",
+        ("package", "extra", "feature"),
+    ),
     "JAVA_NOT_FOUND": ErrorClass(
         "Spark needs Java 17 or newer ({what}); install it, e.g. 'apt-get install openjdk-17-jre-headless', "
         "or set JAVA_HOME",
@@ -688,3 +693,14 @@ class NegativeCycleError(FAQValueError):
     """
 
     error_class = "NEGATIVE_CYCLE"
+
+
+class MissingDependencyError(FAQError, ImportError):
+    """An optional package that a feature needs is not installed."""
+
+    error_class = "MISSING_DEPENDENCY"
+
+    @property
+    def name(self) -> str:
+        """ImportError's attribute: the module that could not be imported."""
+        return self.parameters["package"]

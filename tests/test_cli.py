@@ -18,6 +18,7 @@ import scipy.io
 import scipy.sparse
 
 from faq import cli
+from faq.cli import queries
 from faq.semirings import semiring_names
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -283,7 +284,7 @@ def test_interrupt_exits_130(capsys, small_graph, monkeypatch):
     def interrupted(*args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_cmd_triangles", interrupted)
+    monkeypatch.setattr(queries, "run_triangles", interrupted)
     code, out, err = run(capsys, "triangles", small_graph)
     assert code == 130
     assert_one_error_line(err, "interrupted")

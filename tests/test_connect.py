@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from faq import serve
+from faq.cli import server as serve
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent

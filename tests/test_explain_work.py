@@ -9,7 +9,7 @@ import pytest
 
 from faq import cli
 from faq.factor import Factor, factor_of
-from faq.insideout.executor import factor_statistics
+from faq.insideout.binding import factor_statistics
 from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
 from faq.query import parse_query
 

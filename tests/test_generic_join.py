@@ -19,7 +19,9 @@ from faq.io import read_edge_list
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, binary_join
 from faq.joins import generic as generic_module
 from faq.joins import partial as partial_module
-from faq.joins.generic import generic_join, last_decision, set_generic_strategy
+from faq.errors import PlanError
+from faq.insideout import Environment, plan_for
+from faq.joins.generic import generic_join
 from faq.query import make_query
 from faq.semirings import get_semiring
 from tests.brute_force import PY_SEMIRINGS, brute_force, same_value
@@ -96,7 +98,7 @@ def check_against_binary(relations, indicators, semiring="counting", order=()):
     for strategy in STRATEGIES:
         out = generic_join(relations, indicators, ring, order, strategy=strategy)
         assert set(out.variables) == set(variables)
-        assert last_decision().strategy == strategy, last_decision()
+        assert out.note.startswith(strategy), out.note
         got = rows_of(out, variables, semiring)
         assert got == expected, (strategy, got, expected)
     return expected
@@ -149,7 +151,7 @@ def test_random_faqs_agree_with_brute_force(semiring):
 
 def test_random_bags_agree_with_binary_join():
     """All atoms of a random FAQ as one bag: the generic join's rows are binary_join's."""
-    from faq.insideout.executor import bind
+    from faq.insideout.binding import bind
 
     semiring = "real"
     ring = get_semiring(semiring)
@@ -195,7 +197,7 @@ def test_aggregated_join_equals_listing_and_brute_force(semiring):
     listing every binding then aggregating gives, and what brute force gives — random cyclic
     FAQs (triangle, 4-cycle, ternary; up to two free variables) and a random FAQ with both
     free and bound variables."""
-    from faq.insideout.executor import bind
+    from faq.insideout.binding import bind
 
     ring = get_semiring(semiring)
     partly_free = nontrivial_faq(semiring).filter(
@@ -216,18 +218,17 @@ def test_aggregated_join_equals_listing_and_brute_force(semiring):
             frames = list(bind(make_query(atoms, free, semiring=semiring), factors, ring).values())
             keep = tuple(free)
             aggregated = generic_join(frames, [], ring, (), strategy="broadcast", aggregate=Aggregation(keep, ring))
-            decision = last_decision()
-            assert decision.strategy == "broadcast" and decision.aggregated.startswith("⊕"), decision
+            assert aggregated.note.startswith("broadcast") and "; ⊕" in aggregated.note, aggregated.note
             assert aggregated.variables == keep
             listing = generic_join(frames, [], ring, (), strategy="broadcast")
-            assert last_decision().aggregated == ""
+            assert "⊕" not in listing.note
             assert_same(aggregated_rows(aggregated, keep, ring), expected, "aggregated")
             assert_same(aggregated_rows(listing, keep, ring), expected, "listing")
 
         check()
 
 
-def test_executor_passes_the_aggregation_and_can_list_instead(monkeypatch):
+def test_executor_passes_the_aggregation_and_can_list_instead():
     """Through InsideOut: the triangle count (a scalar) and per-vertex counts (a free
     variable) come from partial aggregates, and equal the listing path's."""
     rng = np.random.default_rng(11)
@@ -235,12 +236,13 @@ def test_executor_passes_the_aggregation_and_can_list_instead(monkeypatch):
     edge = factor_of([(a, b, 1) for a, b in pairs], ["src", "dst"], "counting", name="edge")
     answers = {}
     for aggregate_in_tasks in (True, False):
-        monkeypatch.setattr(generic_module, "TASK_AGGREGATION", aggregate_in_tasks)
         for text in ("count() := edge(a,b), edge(a,c), edge(b,c)", "q(b) := edge(a,b), edge(a,c), edge(b,c)"):
-            with evaluate(text, {"edge": edge}, join="generic_broadcast") as result:
+            with evaluate(text, {"edge": edge}, join="generic_broadcast", task_aggregation=aggregate_in_tasks) as result:
                 answers[aggregate_in_tasks, text] = sorted(map(tuple, result.factor.df.collect()))
-            aggregated = last_decision().aggregated
-            assert aggregated.startswith("⊕") if aggregate_in_tasks else "TASK_AGGREGATION" in aggregated
+                planned = result.plan.steps[0].strategy.aggregation  # the plan's decision ...
+                ran = result.notes[0]  # ... and what the join reports it did
+            assert planned.startswith("⊕") if aggregate_in_tasks else "task aggregation is off" in planned
+            assert ("⊕" in ran) == aggregate_in_tasks, ran
     brute = sum(1 for a, b in pairs for c in range(25) if (a, c) in set(pairs) and (b, c) in set(pairs))
     assert answers[True, "count() := edge(a,b), edge(a,c), edge(b,c)"] == [(brute,)]
     for text in ("count() := edge(a,b), edge(a,c), edge(b,c)", "q(b) := edge(a,b), edge(a,c), edge(b,c)"):
@@ -256,7 +258,7 @@ def test_user_defined_semiring_and_overflowing_values_list_bindings():
     custom = dataclasses.replace(ring, name="my_counting")
     rels = edge_frames(TRIANGLE_EDGES, [("a", "b"), ("a", "c"), ("b", "c")])
     out = generic_join(rels, [], custom, ("a", "b", "c"), strategy="broadcast", aggregate=Aggregation(("a",), custom))
-    assert "built-in semirings only" in last_decision().aggregated
+    assert "built-in semirings only" in out.note
     assert out.variables == ("a", "b", "c")
     assert aggregated_rows(out, ("a",), custom) == {(0,): 3, (1,): 1, (2,): 2}  # 0→1→2, 0→1→3, 0→2→3; 1→2→3; 2→3→0, 2→0→3
 
@@ -266,7 +268,7 @@ def test_user_defined_semiring_and_overflowing_values_list_bindings():
     integer = get_semiring("integer")
     out = generic_join([r, t], [], integer, ("a", "b", "c"), strategy="broadcast",
                        aggregate=Aggregation(("a", "b"), integer))
-    assert "overflow" in last_decision().aggregated
+    assert "overflow" in out.note
     assert aggregated_rows(out, ("a", "b"), integer) == {(0, 1): 1 << 62, (0, 2): 1 << 62}
 
 
@@ -375,38 +377,53 @@ def test_large_integer_and_negative_keys_use_a_dictionary():
 
 
 def test_string_keys_fall_back_to_shuffle(spark):
-    df = spark.createDataFrame([("x", "y", 1), ("y", "z", 1), ("x", "z", 1)], f"a string, b string, {VALUE_COLUMN} bigint")
-    r = Frame(df, ("a", "b"))
-    s = Frame(df.selectExpr("a", "b AS c", VALUE_COLUMN), ("a", "c"))
-    t = Frame(df.selectExpr("a AS b", "b AS c", VALUE_COLUMN), ("b", "c"))
-    out = generic_join([r, s, t], [], get_semiring("counting"), ("a", "b", "c"), strategy="broadcast")
-    decision = last_decision()
-    assert decision.requested == "broadcast" and decision.strategy == "shuffle"
+    """A forced broadcast on string keys is planned as shuffle, with the reason; run directly,
+    the broadcast strategy refuses string keys with a clear error."""
+    from faq.factor import Factor
+
+    df = spark.createDataFrame([("x", "y", 1), ("y", "z", 1), ("x", "z", 1)], "a string, b string, value bigint")
+    edge = Factor.from_dataframe(df, ["a", "b"], "counting", name="edge")
+    text = "q(a,b,c) := edge(a,b), edge(a,c), edge(b,c)"
+    the_plan = plan_for(text, {"edge": edge}, join="generic_broadcast")
+    decision = the_plan.steps[0].strategy
+    assert the_plan.steps[0].join_method == "generic_broadcast" and decision.name == "shuffle"
     assert "integer keys" in decision.reason
-    assert [tuple(x) for x in out.df.collect()] == [("x", "y", "z", 1)]
+    with evaluate(text, {"edge": edge}, plan=the_plan) as result:
+        assert [tuple(x) for x in result.factor.df.collect()] == [("x", "y", "z", 1)]
+    frame_ = Frame(df.withColumnRenamed("value", VALUE_COLUMN), ("a", "b"))
+    with pytest.raises(PlanError, match="integer keys"):
+        generic_join([frame_], [], get_semiring("counting"), ("a", "b"), strategy="broadcast")
 
 
-def test_auto_strategy_setting_and_size_limit(monkeypatch):
-    rels = edge_frames(TRIANGLE_EDGES, [("a", "b"), ("a", "c"), ("b", "c")])
-    ring = get_semiring("counting")
-    generic_join(rels, [], ring, ("a", "b", "c"))
-    assert last_decision().strategy == "broadcast"
-    monkeypatch.setattr(generic_module, "AUTO_BROADCAST_MAX_ROWS", 3)
-    generic_join(rels, [], ring, ("a", "b", "c"))
-    assert last_decision().strategy == "shuffle" and "AUTO_BROADCAST_MAX_ROWS" in last_decision().reason
-    monkeypatch.setattr(generic_module, "BROADCAST_MAX_ENTRIES", 3)
-    generic_join(rels, [], ring, ("a", "b", "c"), strategy="broadcast")
-    assert last_decision().strategy == "shuffle" and "BROADCAST_MAX_ENTRIES" in last_decision().reason
-    monkeypatch.undo()
-    try:
-        set_generic_strategy("shuffle")
-        generic_join(rels, [], ring, ("a", "b", "c"))
-        assert last_decision().strategy == "shuffle"
-    finally:
-        set_generic_strategy(None)
-    monkeypatch.setenv(generic_module.STRATEGY_ENV, "shuffle")
-    generic_join(rels, [], ring, ("a", "b", "c"))
-    assert last_decision().strategy == "shuffle"
+def test_strategy_from_size_limits_and_forcing():
+    """The plan broadcasts small integer relations, shuffles above the automatic limit (and a
+    forced broadcast above the hard limit), and shuffles when told; each runs as planned."""
+    edge = factor_of(TRIANGLE_EDGES, ["s", "t"], "counting", name="edge")
+    text = "count() := edge(a,b), edge(a,c), edge(b,c)"
+    small = Environment(broadcast_max_rows=3)
+    cases = [
+        ("auto", Environment(), "broadcast", "index of 8 rows"),
+        ("auto", small, "shuffle", "automatic broadcast limit"),
+        ("generic_broadcast", small, "broadcast", "forced"),
+        ("generic_broadcast", Environment(broadcast_hard_max_rows=3), "shuffle", "broadcast limit"),
+        ("generic_shuffle", Environment(), "shuffle", "forced"),
+    ]
+    counts = set()
+    for join, environment, strategy, reason in cases:
+        the_plan = plan_for(text, {"edge": edge}, join=join, environment=environment)
+        decision = the_plan.steps[0].strategy
+        assert decision.name == strategy and reason in decision.reason, (join, decision)
+        with evaluate(text, {"edge": edge}, plan=the_plan) as result:
+            assert result.notes[0].startswith(strategy)
+            counts.add(result.scalar())
+    assert len(counts) == 1
+
+
+def test_a_plan_for_another_query_is_refused():
+    edge = factor_of(TRIANGLE_EDGES, ["s", "t"], "counting", name="edge")
+    the_plan = plan_for("count() := edge(a,b), edge(b,c)", {"edge": edge})
+    with pytest.raises(PlanError, match="the plan is for"):
+        evaluate("count() := edge(a,b), edge(a,c), edge(b,c)", {"edge": edge}, plan=the_plan)
 
 
 def test_small_batches_bound_pieces(monkeypatch):

@@ -8,6 +8,8 @@ sympy 1.14 returns wrong answers on it, e.g. K4 reported infeasible).
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import random
 import subprocess
 import sys
@@ -477,6 +479,180 @@ def test_exact_order_twelve_variables_is_fast():
 
 def test_hypergraph_does_not_import_pyspark():
     code = "import faq.hypergraph, sys; assert 'pyspark' not in sys.modules, 'pyspark imported'"
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr
+
+
+# --- networkx: the primal graph, and its heuristics against ours -----------------------
+
+import networkx as nx  # noqa: E402
+from networkx.algorithms.approximation import treewidth as nx_treewidth  # noqa: E402
+
+from faq.hypergraph import primal_graph  # noqa: E402
+
+
+def test_primal_graph_is_a_networkx_graph():
+    g = primal_graph([{"b", "c", "a"}, {"c", "d"}, {"e"}, {"a", "b"}])
+    assert isinstance(g, nx.Graph) and not g.is_directed()
+    assert list(g) == ["a", "b", "c", "d", "e"]  # name order: deterministic iteration
+    assert sorted(map(sorted, g.edges)) == [["a", "b"], ["a", "c"], ["b", "c"], ["c", "d"]]
+    assert g.degree["e"] == 0 and nx.number_of_selfloops(g) == 0
+    assert primal_graph([]).number_of_nodes() == 0
+
+
+def _networkx_min_fill_sequence(graph):
+    """The vertices networkx's min-fill heuristic eliminates, in order, and its width."""
+    chosen = []
+
+    def recording(graph_dict):
+        v = nx_treewidth.min_fill_in_heuristic(graph_dict)
+        if v is not None:
+            chosen.append(v)
+        return v
+
+    width, _ = nx_treewidth.treewidth_decomp(graph, recording)
+    return chosen, width
+
+
+@st.composite
+def bigger_hypergraph(draw):
+    names = "abcdefghij"
+    return draw(
+        st.lists(st.sets(st.sampled_from(names), min_size=1, max_size=4), min_size=1, max_size=9)
+    )
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bigger_hypergraph())
+def test_min_fill_is_networkx_min_fill_when_everything_is_bound(edges):
+    """The claim of faq/hypergraph/orders.py: with every variable bound and one block, our
+    min-fill order is networkx's elimination sequence, then name order inside the clique
+    where networkx stops; and the widths agree (networkx's public treewidth_min_fill_in)."""
+    variables = sorted(set().union(*edges))
+    ours = min_fill_order(edges, variables)
+    graph = primal_graph(edges)
+    theirs, width = _networkx_min_fill_sequence(graph)
+    assert ours[: len(theirs)] == theirs
+    rest = ours[len(theirs):]
+    assert rest and rest == sorted(rest)  # networkx stops at a clique (one vertex at least)
+    bags = elimination_bags(edges, ours)
+    assert bags[len(theirs)] == frozenset(rest)  # what is left is that clique
+    assert nx_treewidth.treewidth_min_fill_in(graph)[0] == width == max(len(b) for b in bags) - 1
+
+
+def test_min_degree_is_ours_because_networkx_ties_follow_string_hashes():
+    """networkx's min-degree order depends on PYTHONHASHSEED (its ties follow the iteration
+    order of a set of strings); ours is the same under every seed."""
+    code = (
+        "import json, networkx as nx\n"
+        "from networkx.algorithms.approximation import treewidth as tw\n"
+        "from faq.hypergraph import primal_graph, min_degree_order, min_fill_order\n"
+        "edges = [{'b', 'e', 'h'}, {'a', 'd', 'f'}]\n"
+        "g = primal_graph(edges); h = tw.MinDegreeHeuristic(g); seq = []\n"
+        "def pick(d):\n"
+        "    v = h.best_node(d)\n"
+        "    seq.append(v)\n"
+        "    return v\n"
+        "tw.treewidth_decomp(g, pick)\n"
+        "names = sorted(g)\n"
+        "print(json.dumps([seq, min_degree_order(edges, names), min_fill_order(edges, names)]))\n"
+    )
+    runs = []
+    for seed in ("1", "4"):
+        out = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120,
+            env={**os.environ, "PYTHONHASHSEED": seed},
+        )
+        assert out.returncode == 0, out.stderr
+        runs.append(json.loads(out.stdout))
+    (nx_1, ours_1, fill_1), (nx_4, ours_4, fill_4) = runs
+    assert nx_1 != nx_4  # networkx: ['a', 'f', 'd', None] vs ['a', 'd', 'f', None]
+    assert ours_1 == ours_4 == ["a", "d", "f", "b", "e", "h"]
+    assert fill_1 == fill_4
+
+
+# --- drawing (matplotlib on the Agg backend) -------------------------------------------
+
+from faq.errors import MissingDependencyError  # noqa: E402
+from faq.hypergraph import draw_hypergraph  # noqa: E402
+
+
+@pytest.fixture
+def agg():
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    yield
+    plt.close("all")
+
+
+def _nodes(ax):
+    """gid -> number of node markers drawn (one point per variable)."""
+    return {c.get_gid(): len(c.get_offsets()) for c in ax.collections if c.get_gid()}
+
+
+def test_draw_returns_axes_with_one_node_per_variable(agg):
+    from matplotlib.axes import Axes
+
+    edges = CYCLE5 + [{"a", "c", "f"}]
+    ax = draw_hypergraph(edges, order=["b", "c", "d"], free=["a", "e"])
+    assert isinstance(ax, Axes)
+    assert _nodes(ax) == {"eliminated": 3, "free": 2, "other": 1}  # f: neither
+    labels = {t.get_text() for t in ax.texts}
+    assert {"b\n1", "c\n2", "d\n3", "a\nfree", "e\nfree", "f"} <= labels
+    # no order: every variable drawn plain, once
+    assert _nodes(draw_hypergraph(TRIANGLE)) == {"other": 3}
+
+
+def test_draw_on_given_axes_with_edge_names(agg):
+    import matplotlib.pyplot as plt
+
+    _, ax = plt.subplots()
+    out = draw_hypergraph(CHAIN, order=["j", "k"], free=["i", "l"], names=["A", "B", "D"], ax=ax, title="chain")
+    assert out is ax and ax.get_title() == "chain"
+    assert {"A", "B", "D"} <= {t.get_text() for t in ax.texts}
+
+
+def test_plan_draw_numbers_the_plans_order(agg):
+    from faq.insideout.planner import plan
+    from faq.query import parse_query
+
+    p = plan(parse_query("q(a) := r(a,b,c), s(c,d), t(d,e), u(e,b)"), semiring="counting")
+    ax = p.draw()
+    assert _nodes(ax) == {"eliminated": 4, "free": 1}
+    numbered = {t.get_text() for t in ax.texts}
+    assert {f"{v}\n{k}" for k, v in enumerate(p.order, start=1)} <= numbered
+    assert ax.get_title() == p.query
+
+
+def test_draw_checks_its_arguments(agg):
+    with pytest.raises(PlanError):
+        draw_hypergraph(CHAIN, order=["j", "j"])
+    with pytest.raises(PlanError):
+        draw_hypergraph(CHAIN, order=["j", "i"], free=["i"])
+    with pytest.raises(PlanError):
+        draw_hypergraph(CHAIN, names=["A"])
+
+
+def test_draw_without_matplotlib_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib...` fail
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(MissingDependencyError) as info:
+        draw_hypergraph(TRIANGLE)
+    assert isinstance(info.value, ImportError)
+    assert info.value.parameters == {"package": "matplotlib", "extra": "notebook", "feature": "drawing a query"}
+    assert "pip install 'faq[notebook]'" in str(info.value)
+
+
+def test_importing_hypergraph_and_planner_loads_no_matplotlib_sympy_or_pyspark():
+    code = (
+        "import sys, faq.hypergraph, faq.insideout.planner\n"
+        "loaded = [m for m in ('pyspark', 'matplotlib', 'sympy') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
     )

@@ -151,7 +151,7 @@ def test_steps_are_materialised_and_released(spark):
     result = evaluate("count() := e(a,b), e(a,c), e(b,c)", {"e": edges})
     assert result.scalar() == 1
     assert len(result.step_rows) == len(result.plan.steps)
-    result.unpersist()
+    result.close()
     assert len(spark.sparkContext._jsc.getPersistentRDDs()) == before
 
 

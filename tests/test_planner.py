@@ -220,3 +220,114 @@ def test_work_bound_holds_on_random_graphs(edges, shape):
     for level, truth in zip(estimate.levels, real):
         assert truth <= level.bound * (1 + 1e-9), (shape, level, truth)
         assert level.work <= level.bound * (1 + 1e-9)
+
+
+# --- symbolic costs: each bag's AGM bound Π N_f^x and the runtime Õ(N^faqw + |output|) ---
+
+import math  # noqa: E402
+
+import sympy  # noqa: E402
+
+from faq.hypergraph import agm_bound, rho_star  # noqa: E402
+from faq.hypergraph.symbolic import size_symbol  # noqa: E402
+
+CYCLE4 = parse_query("count() := e(a,b), e(b,c), e(c,d), e(d,a)")
+N = sympy.Symbol("N", positive=True)
+OUTPUT = sympy.Symbol("|output|", nonnegative=True)
+
+
+def agm_lines(text):
+    return [line.strip() for line in text.splitlines() if line.strip().startswith("AGM bound")]
+
+
+def test_triangle_costs_n_to_the_three_halves():
+    p = plan(TRIANGLE, semiring="counting", sizes={"edge": 1000})
+    (step,) = p.steps
+    assert p.agm_expression(step) == size_symbol("edge") ** sympy.Rational(3, 2)
+    assert step.cover == (("edge#1", Fraction(1, 2)), ("edge#2", Fraction(1, 2)), ("edge#3", Fraction(1, 2)))
+    assert p.runtime_expression() == N ** sympy.Rational(3, 2) + OUTPUT
+    text = str(p)
+    assert agm_lines(text) == ["AGM bound N_edge^(3/2); fractional edge cover edge#1 1/2, edge#2 1/2, edge#3 1/2"]
+    assert text.splitlines()[-1] == "  runtime Õ(N^(3/2) + |output|), N = rows of the largest factor (1e+03)"
+    d = json.loads(json.dumps(p.to_dict()))
+    assert d["bags"][0]["agm_expression"] == "N_edge^(3/2)"
+    assert d["bags"][0]["cover"] == {"edge#1": "1/2", "edge#2": "1/2", "edge#3": "1/2"}
+    assert d["runtime"] == "Õ(N^(3/2) + |output|)"
+    assert d["free_cover"] == {} and d["free_agm_expression"] == "1"
+
+
+def test_four_cycle_costs_n_squared_in_every_bag():
+    p = plan(CYCLE4, semiring="counting")
+    assert p.faqw == 2 and len(p.steps) >= 2
+    for step in p.steps:
+        assert p.agm_expression(step) == size_symbol("e") ** 2
+    assert agm_lines(str(p))[0].startswith("AGM bound N_e^2; ")
+    assert str(p).splitlines()[-1] == "  runtime Õ(N^2 + |output|), N = rows of the largest factor"
+    assert p.runtime_expression() == N**2 + OUTPUT
+
+
+def test_chain_costs_follow_the_sizes():
+    """Bag {i, j, k} is covered by A and, for k, by B or D: the cheaper one is in the bound."""
+    a, b, d = (size_symbol(f) for f in "ABD")
+    small_b = plan(CHAIN, semiring="real", sizes={"A": 100, "B": 10, "D": 1000}, method="exact")
+    small_d = plan(CHAIN, semiring="real", sizes={"A": 100, "B": 1000, "D": 10}, method="exact")
+    assert small_b.order == small_d.order == ("j", "k")
+    assert small_b.agm_expression(small_b.steps[0]) == a * b
+    assert small_d.agm_expression(small_d.steps[0]) == a * d
+    for p in (small_b, small_d):
+        assert p.agm_expression(p.steps[1]) == a * d  # bag {i, k, l}
+        assert p.agm_expression() == a * d  # free bag {i, l}
+        assert p.runtime_expression() == N**2 + OUTPUT
+    assert agm_lines(str(small_d)) == [
+        "AGM bound N_A*N_D; fractional edge cover A#1 1, D#3 1",
+        "AGM bound N_A*N_D; fractional edge cover A#1 1, D#3 1",
+        "AGM bound N_A*N_D; fractional edge cover A#1 1, D#3 1",
+    ]
+    assert str(small_d).splitlines()[-1].endswith("N = rows of the largest factor (1e+03)")
+
+
+def test_matrix_chain_of_four_and_a_loomis_whitney_bag():
+    p = plan(parse_query("C(i,m) := A(i,j), B(j,k), D(k,l), E(l,m)"), semiring="real")
+    assert p.faqw == 2 and all(sum(w for _, w in s.cover) == s.rho_star for s in p.steps)
+    lw = plan(parse_query("count() := r(a,b,c), s(a,b,d), t(a,c,d), u(b,c,d)"), semiring="counting")
+    assert lw.faqw == Fraction(4, 3)
+    third = sympy.Rational(1, 3)
+    assert lw.agm_expression(lw.steps[0]) == sympy.Mul(*(size_symbol(f) ** third for f in "rstu"))
+    assert "N_r^(1/3)*N_s^(1/3)*N_t^(1/3)*N_u^(1/3)" in str(lw)
+    assert "runtime Õ(N^(4/3) + |output|)" in str(lw)
+
+
+@st.composite
+def sized_query(draw):
+    """Up to 5 atoms over a..f; factor names repeat (same arity), sizes 1..10^5, some free."""
+    variables = "abcdef"
+    atoms = draw(st.lists(st.sets(st.sampled_from(variables), min_size=1, max_size=3), min_size=1, max_size=5))
+    atoms = [(f"r{len(vs)}{draw(st.integers(0, 1))}", sorted(vs)) for vs in atoms]
+    used = sorted({v for _, vs in atoms for v in vs})
+    free = draw(st.lists(st.sampled_from(used), unique=True, max_size=2))
+    sizes = {f: draw(st.integers(1, 10**5)) for f, _ in atoms}
+    return make_query(atoms, free=free, semiring="counting"), sizes
+
+
+@settings(max_examples=80, deadline=None, derandomize=True)
+@given(sized_query())
+def test_agm_expression_at_the_sizes_is_the_estimate(case):
+    """Each bag's Π N_f^x, evaluated at the factor sizes, is its estimated rows (the AGM bound);
+    each cover covers its bag; without sizes the exponents add up to ρ*."""
+    q, sizes = case
+    p = plan(q, sizes=sizes)
+    edges = [set(r.variables) for r, _ in p.inputs]
+    at_sizes = {size_symbol(f): n for f, n in sizes.items()}
+    bags = [(s.bag, s.cover, s, s.estimated_rows) for s in p.steps]
+    bags.append((p.free, p.free_cover, None, agm_bound(edges, [sizes[f] for _, f in p.inputs], set(p.free))))
+    for bag, cover, step, estimate in bags:
+        weight = dict(cover)
+        for v in bag:
+            assert sum(weight.get(r.id, 0) for r, _ in p.inputs if v in r.variables) >= 1
+        value = float(p.agm_expression(step).subs(at_sizes))
+        assert value == pytest.approx(estimate, rel=1e-9)
+    bare = plan(q)
+    for s in bare.steps:
+        assert sum(w for _, w in s.cover) == s.rho_star == rho_star(edges, set(s.bag))
+    assert sum(w for _, w in bare.free_cover) == bare.free_rho_star
+    assert p.runtime_expression() - OUTPUT == N ** sympy.Rational(p.faqw.numerator, p.faqw.denominator)

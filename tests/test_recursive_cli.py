@@ -1,7 +1,7 @@
 """The ``faq paths`` and ``faq components`` commands.
 
 When ``faq.cli.build_parser`` has the commands (wired through
-``faq.recursive.commands.add_commands``), the tests go through
+``faq.cli.fixpoints.add_commands``), the tests go through
 ``faq.cli.main``; until then they build the same subparsers themselves and
 call the handlers with the test session, turning an ``FAQError`` into the one
 line ``main`` would print.
@@ -18,7 +18,7 @@ import pytest
 from faq import cli
 from faq.errors import FAQError
 from faq.progress import Reporter
-from faq.recursive.commands import add_commands
+from faq.cli.fixpoints import add_commands
 
 
 def _wired() -> bool:

@@ -652,7 +652,7 @@ def _bindings(graph: _Graph, pattern: Pattern, progress) -> tuple["DataFrame", A
             df = df.join(rel.select(F.col(SRC).alias(e.src), F.col(DST).alias(e.dst)), [e.src, e.dst], "left_anti")
         return df.select(*pattern.vertices), result
     except BaseException:
-        result.unpersist()
+        result.close()
         raise
 
 

@@ -1,7 +1,8 @@
 """The query hypergraph: fractional edge covers (rho*, AGM) and elimination orders.
 
 Pure Python -- this package never imports Spark, so plans can be built, printed and
-tested without a Spark session.
+tested without a Spark session. The primal graph is a networkx graph; matplotlib (for
+:func:`draw_hypergraph`) is imported only when something is drawn.
 
 Examples
 --------
@@ -14,7 +15,8 @@ Fraction(3, 2)
 (['a', 'b', 'c'], Fraction(3, 2))
 """
 
-from faq.hypergraph.cover import Cover, agm_bound, fractional_edge_cover, rho_star
+from faq.hypergraph.cover import Cover, agm_bound, agm_cover, fractional_edge_cover, rho_star
+from faq.hypergraph.draw import draw_hypergraph
 from faq.hypergraph.hypergraph import (
     hypergraph_variables,
     normalize_bag,
@@ -44,6 +46,7 @@ __all__ = [
     "fractional_edge_cover",
     "rho_star",
     "agm_bound",
+    "agm_cover",
     "elimination_bags",
     "faqw",
     "min_degree_order",
@@ -56,6 +59,7 @@ __all__ = [
     "normalize_bag",
     "hypergraph_variables",
     "primal_graph",
+    "draw_hypergraph",
     "ColumnStatistics",
     "RelationStatistics",
     "RelationProfile",

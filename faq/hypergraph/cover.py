@@ -35,7 +35,7 @@ from typing import Iterable, Sequence, Union
 from faq.errors import LPCertificationError, PlanError
 from faq.hypergraph.hypergraph import normalize_bag, normalize_edges
 
-__all__ = ["Cover", "fractional_edge_cover", "rho_star", "agm_bound"]
+__all__ = ["Cover", "fractional_edge_cover", "rho_star", "agm_bound", "agm_cover"]
 
 Number = Union[Fraction, int, float]
 
@@ -420,14 +420,67 @@ def agm_bound(edges: Sequence[Iterable[str]], sizes: Sequence[int], bag: Iterabl
     100.0
     """
     es = normalize_edges(edges)
-    bag_set = normalize_bag(bag)
+    return _agm(es, _check_sizes(sizes, len(es)), normalize_bag(bag))
+
+
+def agm_cover(edges: Sequence[Iterable[str]], sizes: Sequence[int], bag: Iterable[str]) -> Cover:
+    """The fractional edge cover that gives the AGM bound: least ``sum_S x_S log|S|``.
+
+    :func:`agm_bound` is ``prod_S |S|^{x_S}`` over this cover (unless a relation meeting
+    the bag is empty: then the bound is 0 whatever the cover). Its weights are the
+    exponents of the bound as a formula in the sizes (:mod:`faq.hypergraph.symbolic`).
+    The LP is the one :func:`agm_bound` solves, with costs ``log |S|`` converted exactly
+    (a relation of at most one row costs 0), solved and certified as in
+    :func:`fractional_edge_cover`.
+
+    Parameters
+    ----------
+    edges : sequence of iterables of str
+        The hyperedges.
+    sizes : sequence of int
+        Number of rows of each edge's relation (same order as ``edges``).
+    bag : iterable of str
+        The variables to cover.
+
+    Returns
+    -------
+    Cover
+        ``value`` is the natural log of the bound; ``weights`` the exponent per edge.
+
+    Raises
+    ------
+    PlanError
+        If sizes do not match the edges, are negative, or a bag vertex is in no edge.
+
+    Examples
+    --------
+    >>> tri = [{"a", "b"}, {"a", "c"}, {"b", "c"}]
+    >>> agm_cover(tri, [100, 100, 100], {"a", "b", "c"}).weights
+    (Fraction(1, 2), Fraction(1, 2), Fraction(1, 2))
+    >>> c = agm_cover(tri, [10, 1000, 1], {"a", "b", "c"})  # 10^1 * 1^1 < (10*1000*1)^(1/2)
+    >>> c.weights, round(math.exp(c.value), 6), round(agm_bound(tri, [10, 1000, 1], {"a", "b", "c"}), 6)
+    ((Fraction(1, 1), Fraction(0, 1), Fraction(1, 1)), 10.0, 10.0)
+    """
+    es = normalize_edges(edges)
+    sz = _check_sizes(sizes, len(es))
+    return _cover(es, normalize_bag(bag), _log_costs(sz))
+
+
+def _check_sizes(sizes: Sequence[float], n_edges: int) -> list[float]:
+    """The sizes as a list, or PlanError unless there is one count >= 0 per edge."""
     sz = list(sizes)
-    if len(sz) != len(es):
-        raise PlanError(reason=f"{len(sz)} sizes given for {len(es)} edges")
+    if len(sz) != n_edges:
+        raise PlanError(reason=f"{len(sz)} sizes given for {n_edges} edges")
     for i, s in enumerate(sz):
         if isinstance(s, bool) or not isinstance(s, (int, float)) or not s >= 0:
             raise PlanError(reason=f"size of edge {i} is {s!r}; sizes must be counts >= 0")
-    return _agm(es, sz, bag_set)
+    return sz
+
+
+def _log_costs(sizes: Sequence[float]) -> list[Fraction]:
+    """``log |S|`` per edge as exact Fractions of the floats; 0 for at most one row."""
+    # log of a count >= 1 is >= 0, so the LP has non-negative costs.
+    return [Fraction(math.log(s)) if s > 1 else Fraction(0) for s in sizes]
 
 
 def _agm(edges: Sequence[frozenset[str]], sizes: Sequence[float], bag_set: frozenset[str]) -> float:
@@ -456,6 +509,4 @@ def _agm_masks(
         if rho is None:
             rho = _solve(masks, bag, [Fraction(1)] * len(masks), names).value
         return math.exp(math.log(size) * float(rho))
-    # log of a count >= 1 is >= 0, so the LP has non-negative costs; converted exactly.
-    costs = [Fraction(math.log(s)) if s > 1 else Fraction(0) for s in sizes]
-    return math.exp(float(_solve(masks, bag, costs, names).value))
+    return math.exp(float(_solve(masks, bag, _log_costs(sizes), names).value))

@@ -4,12 +4,18 @@ A hypergraph is given as a sequence of hyperedges, one per factor occurrence; ea
 hyperedge is an iterable of variable names (strings).  The same set may appear twice
 (a relation used twice), so edges keep their position and are never deduplicated here.
 
+The primal graph is a :class:`networkx.Graph`, so everything networkx offers on graphs
+(components, cliques, treewidth heuristics, drawing) applies to a query as it is.
+
 Pure Python: nothing in :mod:`faq.hypergraph` imports Spark.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Iterable, Sequence
+
+import networkx as nx
 
 from faq.errors import PlanError
 
@@ -106,7 +112,7 @@ def hypergraph_variables(edges: Sequence[Iterable[str]]) -> list[str]:
     return sorted(out)
 
 
-def primal_graph(edges: Sequence[Iterable[str]]) -> dict[str, set[str]]:
+def primal_graph(edges: Sequence[Iterable[str]]) -> nx.Graph:
     """The primal (Gaifman) graph: variables adjacent when they share a hyperedge.
 
     Parameters
@@ -116,17 +122,20 @@ def primal_graph(edges: Sequence[Iterable[str]]) -> dict[str, set[str]]:
 
     Returns
     -------
-    dict of str to set of str
-        Adjacency sets (no self-loops), one key per variable.
+    networkx.Graph
+        One node per variable (a variable alone in its edge is an isolated node), an
+        edge between every two variables of a hyperedge, no self-loops. Nodes are
+        inserted in name order, so iterating the graph is deterministic.
 
     Examples
     --------
-    >>> g = primal_graph([{"a", "b"}, {"b", "c"}])
-    >>> {v: sorted(n) for v, n in sorted(g.items())}
-    {'a': ['b'], 'b': ['a', 'c'], 'c': ['b']}
+    >>> g = primal_graph([{"a", "b"}, {"b", "c"}, {"d"}])
+    >>> list(g), sorted(g["b"]), g.number_of_edges()
+    (['a', 'b', 'c', 'd'], ['a', 'c'], 2)
     """
-    adj: dict[str, set[str]] = {}
-    for e in normalize_edges(edges):
-        for v in e:
-            adj.setdefault(v, set()).update(e - {v})
-    return adj
+    es = normalize_edges(edges)
+    graph = nx.Graph()
+    graph.add_nodes_from(sorted(set().union(*es)))
+    for e in es:
+        graph.add_edges_from(itertools.combinations(sorted(e), 2))
+    return graph

@@ -1,7 +1,7 @@
 """Relation statistics and the generic join's estimated work for an attribute order.
 
 Pure Python: the numbers come in from outside (the executor or the CLI gathers
-them on Spark, one job per factor: :func:`faq.insideout.executor.factor_statistics`),
+them on Spark, one job per factor: :func:`faq.insideout.binding.factor_statistics`),
 so plans with estimates can be built and tested without Spark.
 
 The generic join binds attributes one at a time; for each prefix (binding of

@@ -192,7 +192,7 @@ class MaintainedQuery:
         budget: Optional[Union[int, str]] = None,
         _restored: Optional[tuple[ResidentState, dict]] = None,
     ) -> None:
-        from faq.insideout.executor import bind, query_semiring
+        from faq.insideout.binding import bind, query_semiring
 
         self.query: FAQ = parse_query(query) if isinstance(query, str) else query
         self.progress = progress
@@ -299,7 +299,7 @@ class MaintainedQuery:
         Index sizes are estimated from the factors' row counts (``~`` in the
         printout); :meth:`explain` of a built maintained query measures them.
         """
-        from faq.insideout.executor import bind, query_semiring
+        from faq.insideout.binding import bind, query_semiring
 
         self = cls.__new__(cls)  # the planning half of __init__ only: no indexes, no answer
         self.query = parse_query(query) if isinstance(query, str) else query

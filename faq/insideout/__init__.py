@@ -13,16 +13,21 @@ Fraction(3, 2)
 
 from typing import Any
 
+from faq.insideout.physical import Environment, Strategy
 from faq.insideout.planner import Indicator, Plan, Relation, Step, plan
 
-_EXECUTOR_NAMES = ("QueryResult", "StepEvent", "bind", "evaluate", "execute", "statistics")
+# Names whose modules import the factor and join layers (and Spark when called): loaded on first use.
+_LAZY = {
+    "QueryResult": "executor", "StepEvent": "executor", "evaluate": "executor", "execute": "executor",
+    "bind": "binding", "plan_for": "binding", "statistics": "binding", "factor_statistics": "binding",
+}
 
-__all__ = ["plan", "Plan", "Step", "Relation", "Indicator", *_EXECUTOR_NAMES]
+__all__ = ["plan", "Plan", "Step", "Relation", "Indicator", "Environment", "Strategy", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _EXECUTOR_NAMES:
-        from faq.insideout import executor as _executor
+    if name in _LAZY:
+        import importlib
 
-        return getattr(_executor, name)
+        return getattr(importlib.import_module(f"faq.insideout.{_LAZY[name]}"), name)
     raise AttributeError(f"module 'faq.insideout' has no attribute {name!r}")

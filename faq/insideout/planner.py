@@ -13,6 +13,14 @@ projections*: they never change the answer, 0 annihilates, but cap the
 intermediate at the AGM bound), and ⊕-aggregates ``v`` away.  A final step
 multiplies what is left on the free variables.
 
+Printed, each bag also shows its AGM bound as a formula in the factor sizes,
+``Π N_f^x`` over a fractional edge cover ``x`` (``N_edge^(3/2)`` for a triangle):
+the cover that gives the estimate for the plan's sizes, or a ρ*-optimal one
+without sizes.  The last line is InsideOut's runtime ``Õ(N^faqw + |output|)``,
+``N`` the rows of the largest factor.  :meth:`Plan.agm_expression` and
+:meth:`Plan.runtime_expression` give them as sympy expressions
+(:mod:`faq.hypergraph.symbolic`; sympy is imported only then).
+
 Examples
 --------
 >>> from faq.query import parse_query
@@ -26,9 +34,13 @@ plan for C(i, l) := A(i, j), B(j, k), D(k, l)
   semiring real; order j, k (exact); faqw 2; AGM bound of the full join 1e+04
   step 1: eliminate j with ⊕ of real; bag {i, j, k}, ρ* 2, est. ≤ 1e+04 rows
           join A#1(i, j) ⋈ B#2(j, k) [binary: acyclic bag]; indicators π{k} D#3 -> t1(i, k)
+          AGM bound N_A*N_B; fractional edge cover A#1 1, B#2 1
   step 2: eliminate k with ⊕ of real; bag {i, k, l}, ρ* 2, est. ≤ 1e+04 rows
           join D#3(k, l) ⋈ t1(i, k) [binary: acyclic bag] -> t2(i, l)
+          AGM bound N_A*N_D; fractional edge cover A#1 1, D#3 1
   free bag {i, l}: ρ* 2
+          AGM bound N_A*N_D; fractional edge cover A#1 1, D#3 1
+  runtime Õ(N^2 + |output|), N = rows of the largest factor (100)
 """
 
 from __future__ import annotations
@@ -36,17 +48,30 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from faq.errors import PlanError
-from faq.hypergraph import agm_bound, choose_order, rho_star
+from faq.hypergraph import agm_bound, agm_cover, choose_order, draw_hypergraph, fractional_edge_cover, rho_star
+from faq.hypergraph import symbolic
 from faq.hypergraph.acyclic import attribute_order, is_acyclic
 from faq.hypergraph.statistics import RelationProfile, RelationStatistics, WorkEstimate, estimate_generic_join_work
+from faq.insideout.physical import (
+    JOIN_METHODS,
+    Environment,
+    Strategy,
+    choose_strategy,
+    integral_bag,
+    shared_indexes,
+    task_aggregation,
+)
 from faq.query import FAQ
 
-# Bag-join methods the executor knows (faq.joins.dispatch.JOIN_METHODS); the
-# planner names them without importing Spark.
-JOIN_METHODS = ("binary", "generic", "generic_shuffle", "generic_broadcast")
+if TYPE_CHECKING:
+    import sympy
+    from matplotlib.axes import Axes
+
+    from faq.semirings import Semiring
+
 # What "auto" picks for a cyclic bag; binary joins are optimal on acyclic ones.
 CYCLIC_BAG_METHOD = "generic"
 
@@ -87,6 +112,10 @@ class Step:
     join_reason: str = ""
     attribute_order: tuple[str, ...] = ()
     work: Optional[WorkEstimate] = None  # generic joins: estimated proposals per attribute
+    strategy: Strategy = Strategy("binary", "")  # what runs: binary, broadcast or shuffle, and why
+    # The bag's AGM bound as exponents: (input relation, weight > 0) of the fractional edge cover
+    # that gives estimated_rows (the ρ*-optimal cover when the plan has no sizes).
+    cover: tuple[tuple[str, Fraction], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -120,6 +149,15 @@ class Plan:
     statistics : dict
         Factor statistics the plan was made with (rows and, per key column,
         distinct values and largest degree; may be empty).
+    variable_types : dict
+        Key type of each variable the plan was made with (may be empty).
+    environment : Environment
+        Where the plan was made to run (Spark Connect or not, parallelism,
+        index limits).
+    task_aggregation : bool
+        Whether broadcast joins may ⊕-aggregate inside their tasks.
+    free_cover : tuple of (str, Fraction)
+        The free bag's fractional edge cover, as :attr:`Step.cover`.
     """
 
     query: str
@@ -135,11 +173,85 @@ class Plan:
     method: str
     sizes: Mapping[str, int] = field(default_factory=dict)
     statistics: Mapping[str, RelationStatistics] = field(default_factory=dict)
+    variable_types: Mapping[str, str] = field(default_factory=dict)
+    environment: Environment = field(default_factory=Environment)
+    task_aggregation: bool = True
+    free_cover: tuple[tuple[str, Fraction], ...] = ()
 
     @property
     def result(self) -> Relation:
         """The relation holding the answer."""
         return self.steps[-1].output if self.steps else self.inputs[0][0]
+
+    def agm_expression(self, step: Optional[Step] = None) -> "sympy.Expr":
+        """A bag's AGM bound ``Π N_f^x`` in the factors' sizes, as a sympy expression.
+
+        ``N_f`` is the rows of factor ``f`` and ``x`` the weights of the bag's cover
+        (:attr:`Step.cover`); a factor used by several atoms adds their weights.
+
+        Parameters
+        ----------
+        step : Step, optional
+            One of this plan's steps (default: the free bag).
+
+        Returns
+        -------
+        sympy.Expr
+
+        Examples
+        --------
+        >>> from faq.query import parse_query
+        >>> p = plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
+        >>> p.agm_expression(p.steps[0])
+        N_edge**(3/2)
+        """
+        factor = {r.id: f for r, f in self.inputs}
+        cover = self.free_cover if step is None else step.cover
+        return symbolic.agm_expression((factor[r], w) for r, w in cover)
+
+    def runtime_expression(self) -> "sympy.Expr":
+        """``N^faqw + |output|``: the plan's runtime up to log factors, as a sympy expression.
+
+        Examples
+        --------
+        >>> from faq.query import parse_query
+        >>> plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting").runtime_expression()
+        N**(3/2) + |output|
+        """
+        return symbolic.runtime_expression(self.faqw)
+
+    def draw(self, ax: Optional["Axes"] = None) -> "Axes":
+        """Draw the query's primal graph, numbered by this plan's elimination order.
+
+        Free variables are grey squares; each graph edge is labelled with the atoms
+        (``edge#1``...) holding it. Needs matplotlib (``pip install 'faq[notebook]'``).
+
+        Parameters
+        ----------
+        ax : matplotlib.axes.Axes, optional
+            Where to draw (default: a new figure).
+
+        Returns
+        -------
+        matplotlib.axes.Axes
+
+        Examples
+        --------
+        >>> import matplotlib
+        >>> matplotlib.use("Agg")
+        >>> from faq.query import parse_query
+        >>> ax = plan(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real").draw()
+        >>> sorted(t.get_text() for t in ax.texts if "\\n" in t.get_text())
+        ['i\\nfree', 'j\\n1', 'k\\n2', 'l\\nfree']
+        """
+        return draw_hypergraph(
+            [r.variables for r, _ in self.inputs],
+            order=self.order,
+            free=self.free,
+            names=[r.id for r, _ in self.inputs],
+            ax=ax,
+            title=self.query,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dictionary (fractions as ``"3/2"`` strings)."""
@@ -154,6 +266,8 @@ class Plan:
             "agm_bound": self.agm_bound,
             "sizes": dict(self.sizes),
             "statistics": {name: st.to_dict() for name, st in self.statistics.items()},
+            "variable_types": dict(self.variable_types),
+            "environment": self.environment.to_dict(),
             "inputs": [{"relation": r.id, "factor": f, "variables": list(r.variables)} for r, f in self.inputs],
             "bags": [
                 {
@@ -167,12 +281,18 @@ class Plan:
                     "join_method": s.join_method,
                     "join_reason": s.join_reason,
                     "attribute_order": list(s.attribute_order),
+                    "strategy": s.strategy.to_dict(),
                     "generic_join_work": _finite(s.work.to_dict()) if s.work is not None else None,
                     "indicators": [{"relation": i.relation, "variables": list(i.variables)} for i in s.indicators],
                     "output": {"relation": s.output.id, "variables": list(s.output.variables)},
+                    "cover": {r: str(w) for r, w in s.cover},
+                    "agm_expression": symbolic.show(self.agm_expression(s)),
                 }
                 for s in self.steps
             ],
+            "free_cover": {r: str(w) for r, w in self.free_cover},
+            "free_agm_expression": symbolic.show(self.agm_expression()),
+            "runtime": symbolic.runtime(self.faqw),
         }
 
     def __str__(self) -> str:
@@ -200,10 +320,29 @@ class Plan:
             if s.attribute_order:
                 how += f"; attributes {', '.join(s.attribute_order)}"
             lines.append(f"          join {join} [{how}]{ind} -> {s.output}")
+            if s.strategy.name != "binary":
+                lines.append(f"          {s.strategy.describe()}")
             if s.work is not None and s.work.levels:
                 lines.append(f"          generic-join work (est.): {s.work}")
+            lines.append(f"          {self._agm_line(s)}")
         lines.append(f"  free bag {_set(self.free)}: ρ* {self.free_rho_star}")
+        if self.free:
+            lines.append(f"          {self._agm_line(None)}")
+        lines.append(f"  runtime {symbolic.runtime(self.faqw)}, N = rows of the largest factor{self._largest()}")
         return "\n".join(lines)
+
+    def _agm_line(self, step: Optional[Step]) -> str:
+        """``AGM bound N_edge^(3/2); cover edge#1 1/2, ...`` for a step (None: the free bag)."""
+        cover = self.free_cover if step is None else step.cover
+        weights = ", ".join(f"{r} {w}" for r, w in cover) or "none (empty bag)"
+        return f"AGM bound {symbolic.show(self.agm_expression(step))}; fractional edge cover {weights}"
+
+    def _largest(self) -> str:
+        """`` (1e+03)``: N, when every factor of the plan has a size."""
+        names = {f for _, f in self.inputs}
+        if not names or not names <= set(self.sizes):
+            return ""
+        return f" ({max(self.sizes[f] for f in names):.3g})"
 
 
 def _set(names: Sequence[str]) -> str:
@@ -223,34 +362,48 @@ def _finite(value: Any) -> Any:
 
 def plan(
     query: FAQ,
-    semiring: Optional[str] = None,
+    semiring: Union[str, "Semiring", None] = None,
     sizes: Optional[Mapping[str, int]] = None,
     method: str = "auto",
     order: Optional[Sequence[str]] = None,
     join: str = "auto",
     statistics: Optional[Mapping[str, RelationStatistics]] = None,
+    variable_types: Optional[Mapping[str, str]] = None,
+    environment: Optional[Environment] = None,
+    task_aggregation: bool = True,
 ) -> Plan:
-    """Plan ``query`` with InsideOut.
+    """Plan ``query`` with InsideOut: the elimination order and every physical choice.
 
     Parameters
     ----------
     query : FAQ
-    semiring : str, optional
-        Name of the query's semiring (default: ``query.semiring``).
+    semiring : str or Semiring, optional
+        The query's semiring (default: ``query.semiring``).
     sizes : mapping factor name -> rows, optional
-        Statistics; they weight the order search and give AGM estimates.
+        Statistics; they weight the order search, give AGM estimates and
+        size the generic join's indexes.
     method : {"auto", "exact", "min_fill", "min_degree"}
         How to choose the elimination order (see :func:`faq.hypergraph.choose_order`).
     order : sequence of str, optional
         Use this elimination order instead of searching (checked).
     join : str
-        Bag-join method for every step, or ``"auto"``: binary joins for
-        α-acyclic bags, :data:`CYCLIC_BAG_METHOD` for cyclic ones.
+        Bag-join method for every step (a name of
+        :data:`~faq.insideout.physical.JOIN_METHODS`), or ``"auto"``: binary
+        joins for α-acyclic bags, :data:`CYCLIC_BAG_METHOD` for cyclic ones.
     statistics : mapping factor name -> RelationStatistics, optional
         Rows and per-column distinct counts and largest degrees (plain
         numbers, gathered by the caller); they give ``sizes`` when those are
         not given, and the generic join's estimated work per bag
         (:func:`faq.hypergraph.statistics.estimate_generic_join_work`).
+    variable_types : mapping variable -> Spark SQL type name, optional
+        Key types (the broadcast index needs integers); unknown types are
+        taken to be integers.
+    environment : Environment, optional
+        Where the plan will run (Spark Connect or classic, parallelism,
+        index limits); default :class:`~faq.insideout.physical.Environment()`.
+    task_aggregation : bool
+        Let broadcast joins ⊕-aggregate inside their tasks where they can
+        (False lists every binding; to compare both paths).
 
     Returns
     -------
@@ -258,20 +411,19 @@ def plan(
     """
     if join != "auto" and join not in JOIN_METHODS:
         raise PlanError(reason=f"unknown join method {join!r}; known: auto, {', '.join(JOIN_METHODS)}")
-    semiring_name = semiring or query.semiring
+    semiring_name = getattr(semiring, "name", semiring) or query.semiring
     if semiring_name is None:
         raise PlanError(reason="the query has no semiring; pass semiring=")
     statistics = dict(statistics or {})
     sizes = dict(sizes or {name: st.rows for name, st in statistics.items()})
-    inputs: list[tuple[Relation, str]] = []
-    for i, atom in enumerate(query.atoms, start=1):
-        inputs.append((Relation(f"{atom.factor}#{i}", tuple(dict.fromkeys(atom.variables))), atom.factor))
+    inputs = tuple(
+        (Relation(f"{atom.factor}#{i}", tuple(dict.fromkeys(atom.variables))), atom.factor)
+        for i, atom in enumerate(query.atoms, start=1)
+    )
     edges = [frozenset(r.variables) for r, _ in inputs]
     edge_sizes = [max(1, int(sizes.get(f, 1000))) for _, f in inputs] if sizes else None
-
     blocks = query.blocks(semiring_name)
     block_vars = [list(vs) for _, vs in blocks]
-    aggregate = {v: s for s, vs in blocks for v in vs}
     if order is None:
         chosen = choose_order(edges, list(query.bound), blocks=block_vars, sizes=edge_sizes, method=method)
         method_used = method
@@ -279,7 +431,74 @@ def plan(
         chosen = list(order)
         _check_order(chosen, block_vars, query)
         method_used = "given"
+    context = _Context(
+        query=query,
+        product=semiring if semiring is not None and not isinstance(semiring, str) else semiring_name,
+        inputs=inputs,
+        edges=edges,
+        edge_sizes=edge_sizes,
+        aggregate={v: s for s, vs in blocks for v in vs},
+        join=join,
+        types=dict(variable_types or {}),
+        environment=environment or Environment(),
+        task_aggregation=task_aggregation,
+    )
+    steps = [_aggregate_in_tasks(context, s) for s in _fold_aggregations(_steps(context, chosen, sizes, statistics))]
+    free_set = set(query.free)
+    free_rho = rho_star(edges, free_set)
+    free_cover = _cover(context, free_set)
+    all_vars = set(query.variables)
+    return Plan(
+        query=str(query),
+        semiring=semiring_name,
+        free=tuple(query.free),
+        inputs=inputs,
+        atom_columns=tuple(a.variables for a in query.atoms),
+        order=tuple(chosen),
+        steps=tuple(steps),
+        faqw=max([s.rho_star for s in steps] + [free_rho]),
+        free_rho_star=free_rho,
+        agm_bound=agm_bound(edges, edge_sizes, all_vars) if edge_sizes and all_vars else None,
+        method=method_used,
+        sizes=sizes,
+        statistics=statistics,
+        variable_types=dict(context.types),
+        environment=context.environment,
+        task_aggregation=task_aggregation,
+        free_cover=free_cover,
+    )
 
+
+@dataclass
+class _Context:
+    """What every step of one :func:`plan` call needs to know."""
+
+    query: FAQ
+    product: Any  # the query's semiring (name, or the Semiring given)
+    inputs: tuple[tuple[Relation, str], ...]
+    edges: list[frozenset]
+    edge_sizes: Optional[list[int]]
+    aggregate: dict[str, str]  # bound variable -> its aggregate's semiring name
+    join: str
+    types: dict[str, str]
+    environment: Environment
+    task_aggregation: bool
+
+    def index_key(self, relation_id: str, attributes: Sequence[str]) -> Optional[tuple]:
+        """Equal for uses that read the same data in the same column order (None: unique)."""
+        for k, (r, factor) in enumerate(self.inputs):
+            if r.id == relation_id:
+                written = self.query.atoms[k].variables
+                pattern = tuple(written.index(v) for v in written)  # repeated variables: a diagonal
+                return factor, pattern, tuple(written.index(a) for a in attributes)
+        return None
+
+
+def _steps(
+    context: _Context, order: Sequence[str], sizes: Mapping[str, int], statistics: Mapping[str, RelationStatistics]
+) -> list[Step]:
+    """One step per eliminated variable, then the product on the free variables if one is needed."""
+    query, inputs, edges, edge_sizes = context.query, context.inputs, context.edges, context.edge_sizes
     position = {v: i for i, v in enumerate(query.variables)}
     current: dict[str, Relation] = {r.id: r for r, _ in inputs}
     est_size: dict[str, float] = {r.id: float(sizes.get(f, 0)) or float("inf") for r, f in inputs}
@@ -289,7 +508,7 @@ def plan(
             known = statistics.get(f) or (RelationStatistics(int(sizes[f])) if f in sizes else None)
             profiles[r.id] = RelationProfile.of(r.id, atom.variables, known)
     steps: list[Step] = []
-    for k, v in enumerate(chosen, start=1):
+    for k, v in enumerate(order, start=1):
         touching = [r for r in current.values() if v in r.variables]
         bag = set().union(*(r.variables for r in touching)) if touching else {v}
         absorbed = [r for r in current.values() if v not in r.variables and set(r.variables) <= bag]
@@ -302,11 +521,9 @@ def plan(
         bag_t = tuple(sorted(bag, key=position.get))
         out = Relation(f"t{k}", tuple(x for x in bag_t if x != v))
         estimate = agm_bound(edges, edge_sizes, bag) if edge_sizes else None
-        method, reason, attributes = _choose_join(join, participants, indicators, est_size)
-        work = _work(participants, indicators, attributes, profiles)
         steps.append(
-            Step(k, (v,), aggregate[v], bag_t, tuple(r.id for r in participants), indicators, out,
-                 rho_star(edges, bag), estimate, method, reason, attributes, work)
+            _step(context, k, (v,), context.aggregate[v], bag_t, participants, indicators, out, estimate,
+                  est_size, profiles)
         )
         for r in participants:
             del current[r.id]
@@ -319,35 +536,85 @@ def plan(
     remaining = list(current.values())
     if len(remaining) > 1 or set(remaining[0].variables) != free_set or not steps:
         k = len(steps) + 1
-        participants = _join_order(remaining, est_size)
-        out = Relation(f"t{k}", tuple(query.free))
         estimate = agm_bound(edges, edge_sizes, free_set) if (edge_sizes and free_set) else None
-        method, reason, attributes = _choose_join(join, participants, (), est_size)
         steps.append(
-            Step(k, (), None, tuple(query.free), tuple(r.id for r in participants), (), out,
-                 rho_star(edges, free_set), estimate, method, reason, attributes,
-                 _work(participants, (), attributes, profiles))
+            _step(context, k, (), None, tuple(query.free), _join_order(remaining, est_size), (),
+                  Relation(f"t{k}", tuple(query.free)), estimate, est_size, profiles)
         )
-    steps = _fold_aggregations(steps)
-    free_rho = rho_star(edges, free_set)
-    width = max([s.rho_star for s in steps] + [free_rho])
-    all_vars = set(query.variables)
-    full_agm = agm_bound(edges, edge_sizes, all_vars) if edge_sizes and all_vars else None
-    return Plan(
-        query=str(query),
-        semiring=semiring_name,
-        free=tuple(query.free),
-        inputs=tuple(inputs),
-        atom_columns=tuple(a.variables for a in query.atoms),
-        order=tuple(chosen),
-        steps=tuple(steps),
-        faqw=width,
-        free_rho_star=free_rho,
-        agm_bound=full_agm,
-        method=method_used,
-        sizes=sizes,
-        statistics=statistics,
+    return steps
+
+
+def _step(
+    context: _Context,
+    index: int,
+    eliminated: tuple[str, ...],
+    aggregate: Optional[str],
+    bag: tuple[str, ...],
+    participants: Sequence[Relation],
+    indicators: tuple[Indicator, ...],
+    out: Relation,
+    estimate: Optional[float],
+    est_size: Mapping[str, float],
+    profiles: Mapping[str, RelationProfile],
+) -> Step:
+    """A step with its logical join method, attribute order and physical strategy."""
+    method, reason, attributes = _choose_join(context.join, participants, indicators, est_size)
+    strategy = _strategy(context, method, participants, indicators, attributes, est_size)
+    return Step(
+        index, eliminated, aggregate, bag, tuple(r.id for r in participants), indicators, out,
+        rho_star(context.edges, set(bag)), estimate, method, reason, attributes,
+        _work(participants, indicators, attributes, profiles), strategy, _cover(context, set(bag)),
     )
+
+
+def _cover(context: _Context, bag: set[str]) -> tuple[tuple[str, Fraction], ...]:
+    """The bag's cover behind its AGM bound: weighted by log sizes when the plan has sizes
+    (so ``Π N^x`` at those sizes is the estimate), else the ρ*-optimal one."""
+    if context.edge_sizes:
+        cover = agm_cover(context.edges, context.edge_sizes, bag)
+    else:
+        cover = fractional_edge_cover(context.edges, bag)
+    return tuple((r.id, w) for (r, _), w in zip(context.inputs, cover.weights) if w)
+
+
+def _strategy(
+    context: _Context,
+    method: str,
+    participants: Sequence[Relation],
+    indicators: Sequence[Indicator],
+    attributes: Sequence[str],
+    est_size: Mapping[str, float],
+) -> Strategy:
+    """The physical strategy of a step: binary, or the generic join broadcast or shuffled."""
+    if method == "binary":
+        return Strategy("binary", "")
+    position = {a: i for i, a in enumerate(attributes)}
+    uses = [(r.id, r.variables) for r in participants] + [(i.relation, i.variables) for i in indicators]
+    keys = [
+        context.index_key(rid, sorted(vs, key=position.__getitem__)) if n < len(participants) else None
+        for n, (rid, vs) in enumerate(uses)
+    ]
+    shared = shared_indexes(keys)
+    # Rows of the index: one per group (an indicator is a projection: at most its relation's rows).
+    rows = [est_size.get(uses[g[0]][0], math.inf) for g in shared if uses[g[0]][1]]
+    index_rows = None if any(math.isinf(r) for r in rows) else float(sum(rows))
+    variables = list(dict.fromkeys(v for _, vs in uses for v in vs))
+    chosen = choose_strategy(method, index_rows, integral_bag(variables, context.types), context.environment)
+    return replace(chosen, shared=shared)
+
+
+def _aggregate_in_tasks(context: _Context, step: Step) -> Step:
+    """Decide whether a generic-join step ⊕-aggregates inside its tasks (after folding: the
+    step's output variables are then final)."""
+    if step.strategy.name == "binary" or step.aggregate is None:
+        return step
+    if step.strategy.name == "shuffle":
+        note = "every binding listed: the shuffle strategy does not aggregate"
+        return replace(step, strategy=replace(step.strategy, aggregation=note))
+    in_tasks, note = task_aggregation(
+        context.product, step.aggregate, step.output.variables, step.bag, context.task_aggregation
+    )
+    return replace(step, strategy=replace(step.strategy, aggregate_in_tasks=in_tasks, aggregation=note))
 
 
 def _work(

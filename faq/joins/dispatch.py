@@ -1,15 +1,18 @@
-"""Choose the bag-join implementation a plan step names.
+"""Run the bag join a plan step's strategy names: the executor's one call into :mod:`faq.joins`.
+
+The strategy (:class:`faq.insideout.physical.Strategy`) was chosen by the
+planner; this module only dispatches on its name.
 
 Examples
 --------
->>> from faq.joins.dispatch import JOIN_METHODS
->>> sorted(JOIN_METHODS)
-['binary', 'generic', 'generic_broadcast', 'generic_shuffle']
+>>> from faq.joins.dispatch import RUNNERS
+>>> sorted(RUNNERS)
+['binary', 'broadcast', 'shuffle']
 """
 
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from faq.errors import PlanError
 from faq.joins.binary import binary_join
@@ -17,61 +20,43 @@ from faq.joins.frame import Aggregation, Frame
 from faq.joins.generic import generic_join
 from faq.semirings import Semiring
 
-# (relations, indicators, semiring, attribute_order) -> product
-BagJoin = Callable[[Sequence[Frame], Sequence[Frame], Semiring, Sequence[str]], Frame]
-# The same, also told how the product is aggregated (keyword ``aggregate``):
-# it may return partial aggregates over ``aggregate.keep`` (see Aggregation).
-AggregatingBagJoin = Callable[..., Frame]
+if TYPE_CHECKING:
+    from faq.insideout.physical import Strategy
 
 
-def _generic(strategy: str) -> AggregatingBagJoin:
-    def join(
-        relations: Sequence[Frame],
-        indicators: Sequence[Frame],
-        semiring: Semiring,
-        attribute_order: Sequence[str] = (),
-        aggregate: Optional[Aggregation] = None,
-    ) -> Frame:
-        return generic_join(relations, indicators, semiring, attribute_order, strategy=strategy, aggregate=aggregate)
-
-    join.__name__ = f"generic_join_{strategy}"
-    return join
+def _binary(relations, indicators, semiring, strategy, attribute_order, aggregate) -> Frame:
+    return binary_join(relations, indicators, semiring)
 
 
-# One entry per join method.  "generic" is the worst-case optimal join with
-# its strategy chosen from sizes (or forced: faq.joins.generic.set_generic_strategy).
-JOIN_METHODS: dict[str, BagJoin] = {
-    "binary": binary_join,
-    "generic": _generic("auto"),
-    "generic_shuffle": _generic("shuffle"),
-    "generic_broadcast": _generic("broadcast"),
-}
-# Methods that accept ``aggregate=``; the others are called as plain BagJoins
-# (and return the full product, which the caller aggregates just the same).
-AGGREGATING_METHODS = frozenset({"generic", "generic_shuffle", "generic_broadcast"})
+def _generic(relations, indicators, semiring, strategy, attribute_order, aggregate) -> Frame:
+    return generic_join(
+        relations, indicators, semiring, attribute_order, strategy=strategy.name, aggregate=aggregate,
+        aggregate_in_tasks=strategy.aggregate_in_tasks, shared=strategy.shared or None,
+    )
+
+
+# Strategy name -> how it runs.  Binary joins return the full product, which the
+# executor's group-by aggregates; the generic join may return partial aggregates
+# (when the strategy says aggregate_in_tasks), which the same group-by combines.
+RUNNERS: dict[str, Callable[..., Frame]] = {"binary": _binary, "broadcast": _generic, "shuffle": _generic}
 
 
 def join_bag(
-    method: str,
+    strategy: "Strategy",
     relations: Sequence[Frame],
     indicators: Sequence[Frame],
     semiring: Semiring,
     attribute_order: Sequence[str] = (),
     aggregate: Optional[Aggregation] = None,
 ) -> Frame:
-    """Run the bag join ``method`` (a key of :data:`JOIN_METHODS`).
+    """Join one bag as ``strategy`` says.
 
-    ``attribute_order`` is the planner's order for attribute-at-a-time joins
-    (empty for binary joins).  ``aggregate``, when the caller ⊕-aggregates
-    the product onto fewer variables right away, is passed to the methods in
-    :data:`AGGREGATING_METHODS`; the result then has either the product's
-    variables or exactly ``aggregate.keep`` (partial aggregates), and the
-    caller's ``groupBy(keep)`` ⊕-aggregation is right for both.
+    ``attribute_order`` is the plan's order for attribute-at-a-time joins
+    (empty for binary joins); ``aggregate`` is what the caller does with the
+    product right after (see :class:`~faq.joins.frame.Aggregation`).
     """
     try:
-        implementation = JOIN_METHODS[method]
+        run = RUNNERS[strategy.name]
     except KeyError:
-        raise PlanError(reason=f"unknown join method {method!r}; known: {', '.join(JOIN_METHODS)}") from None
-    if aggregate is not None and method in AGGREGATING_METHODS:
-        return implementation(relations, indicators, semiring, attribute_order, aggregate=aggregate)
-    return implementation(relations, indicators, semiring, attribute_order)
+        raise PlanError(reason=f"unknown join strategy {strategy.name!r}; known: {', '.join(RUNNERS)}") from None
+    return run(relations, indicators, semiring, strategy, attribute_order, aggregate)

@@ -27,10 +27,15 @@ VALUE_COLUMN = "__v"
 
 @dataclass(frozen=True)
 class Frame:
-    """A DataFrame whose columns are ``variables`` (named as query variables) and :data:`VALUE_COLUMN`."""
+    """A DataFrame whose columns are ``variables`` (named as query variables) and :data:`VALUE_COLUMN`.
+
+    ``note`` is a join's account of how it made the frame (strategy, index
+    size, whether it aggregated inside its tasks); empty for inputs.
+    """
 
     df: "DataFrame"
     variables: tuple[str, ...]
+    note: str = ""
 
 
 @dataclass(frozen=True)

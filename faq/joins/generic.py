@@ -13,7 +13,8 @@ prefixes of the smallest proposal, never the Σ deg² of a chain of binary
 joins, so a triangle costs O(N^1.5) (Ngo, Porat, Ré, Rudra; Veldhuizen;
 BiGJoin, Ammar et al. VLDB 2018).
 
-Two physical strategies:
+Two physical strategies; which one a step runs is the plan's decision
+(:func:`faq.insideout.physical.choose_strategy`), carried out here as given:
 
 ``"shuffle"``
     DataFrames only, as in BiGJoin: count is a join of the prefixes with each
@@ -25,20 +26,17 @@ Two physical strategies:
     Any key type; memory is Spark's (shuffles spill).
 ``"broadcast"``
     Each relation becomes a CSR trie of numpy arrays (:mod:`faq.joins.csr`),
-    broadcast to the executors; the first attribute's values (seeds) are
+    sent to every task once (a broadcast variable on classic Spark, inside
+    the function on Spark Connect); the first attribute's values (seeds) are
     enumerated on the driver from the tries, and each partition of seeds is
     extended to full bindings in vectorised numpy inside ``mapInArrow``
     (validation looks candidates up in a trie level: binary search, then a
     hash index built once per worker when the level is used enough —
-    :meth:`faq.joins.csr.TrieLevel.find`), in
-    pieces of at most :data:`BATCH_ROWS` candidates, depth first, so memory
-    per task is bounded whatever the output size.  Integer keys only; up to
-    :data:`BROADCAST_MAX_ENTRIES` rows in all relations.
-``"auto"``
-    Broadcast when the relations hold at most :data:`AUTO_BROADCAST_MAX_ROWS`
-    rows in all and their keys are integers, shuffle otherwise.  Force either
-    with :func:`set_generic_strategy` or the environment variable
-    ``FAQ_GENERIC_STRATEGY``; :func:`last_decision` says what was run and why.
+    :meth:`faq.joins.csr.TrieLevel.find`), in pieces of at most
+    :data:`BATCH_ROWS` candidates, depth first, so memory per task is
+    bounded whatever the output size.  Integer keys only.  Uses the plan
+    found to read the same data in the same column order (``shared``) are
+    indexed once.
 
 When listing bindings, the ⊗ of the values is a Spark Column expression of
 the semiring (the broadcast strategy gathers each relation's value per output
@@ -52,8 +50,10 @@ bindings at all for the built-in semirings: each task multiplies the values
 in numpy and ⊕-combines them per kept key (:mod:`faq.joins.partial`), so a
 triangle count ships one number per task instead of every triangle.  The
 result is then partial aggregates over the kept variables, which the caller's
-group-by combines.  User-defined semirings, and the shuffle strategy, list
-bindings as before.
+group-by combines.  User-defined semirings without a numpy form, and the
+shuffle strategy, list bindings as before.  The returned Frame's ``note``
+says which happened (int64 partial sums that could overflow are listed
+instead, a guard only the data can decide).
 
 Examples
 --------
@@ -75,8 +75,6 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
-from collections import deque
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
@@ -95,68 +93,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STRATEGIES = ("auto", "shuffle", "broadcast")
-# Environment variable forcing a strategy for "auto" (shuffle or broadcast).
-STRATEGY_ENV = "FAQ_GENERIC_STRATEGY"
-# "auto" broadcasts when all relations together hold at most this many rows.
-AUTO_BROADCAST_MAX_ROWS = 20_000_000
-# The broadcast strategy refuses (and falls back to shuffle) above this many rows:
-# every executor's Python worker holds the whole index.
-BROADCAST_MAX_ENTRIES = 50_000_000
-# On Spark Connect the index is pickled into the mapInArrow function's payload (no broadcast
-# variables); above this many rows the shuffle strategy runs instead (a Connect message is bounded).
-CONNECT_SHIP_MAX_ROWS = 8_000_000
+STRATEGIES = ("shuffle", "broadcast")
 # Largest number of candidates a piece of prefixes may propose (per task, per level).
 BATCH_ROWS = 1 << 16
 # Seed partitions per core of the default parallelism (skewed seeds need slack) ...
 PARTITIONS_PER_CORE = 4
 # ... but at most one per this many index rows (tiny joins run as one task).
 ROWS_PER_PARTITION = 50_000
-# Relations Spark estimates above this size are counted before being collected.
-COUNT_ABOVE_BYTES = 16 * 1024 * 1024
-# Aggregate inside the broadcast tasks when the caller asks (False: always list
-# bindings; tests and benchmarks compare both).
-TASK_AGGREGATION = True
-
-_forced_strategy: Optional[str] = None
-
-
-def set_generic_strategy(strategy: Optional[str]) -> None:
-    """Force the strategy ``"auto"`` resolves to (``"shuffle"``, ``"broadcast"``); None restores auto."""
-    global _forced_strategy
-    if strategy is not None and strategy not in STRATEGIES:
-        raise PlanError(reason=f"unknown generic-join strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
-    _forced_strategy = None if strategy == "auto" else strategy
-
-
-def generic_strategy() -> str:
-    """The strategy ``"auto"`` stands for now: the forced one, ``$FAQ_GENERIC_STRATEGY``, or ``"auto"``."""
-    if _forced_strategy is not None:
-        return _forced_strategy
-    env = os.environ.get(STRATEGY_ENV, "").strip().lower()
-    if env and env not in STRATEGIES:
-        raise PlanError(reason=f"{STRATEGY_ENV}={env!r} is not a generic-join strategy; use one of {', '.join(STRATEGIES)}")
-    return env or "auto"
-
-
-@dataclass(frozen=True)
-class JoinDecision:
-    """What one :func:`generic_join` call ran and why."""
-
-    requested: str
-    strategy: str
-    reason: str
-    attribute_order: tuple[str, ...]
-    rows: Optional[int] = None
-    aggregated: str = ""  # how the product was ⊕-aggregated inside the join ("" : every binding listed)
-
-
-DECISIONS: deque = deque(maxlen=64)
-
-
-def last_decision() -> Optional[JoinDecision]:
-    """The decision of the latest :func:`generic_join` call (None before any)."""
-    return DECISIONS[-1] if DECISIONS else None
 
 
 @dataclass(frozen=True)
@@ -173,8 +116,10 @@ def generic_join(
     indicators: Sequence[Frame],
     semiring: Semiring,
     attribute_order: Sequence[str] = (),
-    strategy: str = "auto",
+    strategy: str = "broadcast",
     aggregate: Optional[Aggregation] = None,
+    aggregate_in_tasks: Optional[bool] = None,
+    shared: Optional[Sequence[Sequence[int]]] = None,
 ) -> Frame:
     """⊗-product of ``relations``, semi-joined with ``indicators``, attribute at a time.
 
@@ -188,20 +133,24 @@ def generic_join(
     semiring : Semiring
         Supplies ⊗ (as Column expressions) and its one.
     attribute_order : sequence of str
-        Order in which attributes are bound (the planner's: each attribute
-        after the first shares a relation with an earlier one).  Missing
-        variables are appended in a connected order; unknown ones ignored.
-    strategy : {"auto", "shuffle", "broadcast"}
-        See the module notes.  ``"broadcast"`` falls back to shuffle (the
-        reason is in :func:`last_decision`) for non-integer keys or more than
-        :data:`BROADCAST_MAX_ENTRIES` rows.
+        Order in which attributes are bound (the plan's: each attribute after
+        the first shares a relation with an earlier one).  Variables it
+        misses are appended in a connected order; unknown ones are ignored.
+    strategy : {"broadcast", "shuffle"}
+        See the module notes; the broadcast strategy needs integer keys
+        (a :class:`~faq.errors.PlanError` otherwise).
     aggregate : Aggregation, optional
-        The caller ⊕-aggregates the product onto ``aggregate.keep`` right
-        away.  The broadcast strategy then aggregates inside its tasks when
-        numpy can compute the semirings exactly (the built-ins:
-        :func:`faq.joins.partial.numpy_ops`) and returns partial aggregates
-        over ``keep``; otherwise (shuffle strategy, user-defined semirings)
-        the full product is returned.  :func:`last_decision` says which.
+        The caller ⊕-aggregates the product onto ``aggregate.keep`` right away.
+    aggregate_in_tasks : bool, optional
+        Broadcast strategy: ⊕-aggregate inside the tasks and return partial
+        aggregates over ``aggregate.keep``.  The plan decides it
+        (:func:`faq.insideout.physical.task_aggregation`); None decides it
+        here the same way.
+    shared : sequence of sequence of int, optional
+        Groups of positions in ``relations + indicators`` that hold the same
+        data in the same column order (the plan's
+        :attr:`~faq.insideout.physical.Strategy.shared`): one index each.
+        None: one index per use.
 
     Returns
     -------
@@ -210,7 +159,7 @@ def generic_join(
         :data:`VALUE_COLUMN` — or, when aggregated, ``aggregate.keep`` and
         :data:`VALUE_COLUMN` holding partial ⊕-aggregates (several rows per
         key possible: ⊕-combine them).  Rows with a null key or value are
-        left out.
+        left out.  ``note`` says how the product was made.
     """
     from pyspark.sql import functions as F
 
@@ -218,41 +167,35 @@ def generic_join(
 
     if strategy not in STRATEGIES:
         raise PlanError(reason=f"unknown generic-join strategy {strategy!r}; known: {', '.join(STRATEGIES)}")
-    requested = strategy if strategy != "auto" else generic_strategy()
-    variables = tuple(dict.fromkeys(v for r in (*relations, *indicators) for v in r.variables))
-    edges = [r.variables for r in (*relations, *indicators) if r.variables]
-    first = [v for v in dict.fromkeys(attribute_order) if v in variables]
-    order = tuple(connected_order(edges, first=first)) if edges else ()
+    everything = (*relations, *indicators)
+    variables = tuple(dict.fromkeys(v for r in everything for v in r.variables))
+    edges = [r.variables for r in everything if r.variables]
+    given = [v for v in dict.fromkeys(attribute_order) if v in variables]
+    order = tuple(given) if set(given) == set(variables) else tuple(connected_order(edges, first=given))
     position = {v: i for i, v in enumerate(order)}
+    kept = [k for k, r in enumerate(everything) if r.variables]
     uses = [
-        _Use(r, tuple(sorted(r.variables, key=position.__getitem__)), valued)
-        for group, valued in ((relations, True), (indicators, False))
-        for r in group
-        if r.variables
+        _Use(everything[k], tuple(sorted(everything[k].variables, key=position.__getitem__)), k < len(relations))
+        for k in kept
     ]
     spark = _spark_of(relations, indicators)
-
-    df: Optional["DataFrame"] = None
-    ops, listing = _numpy_aggregation(aggregate, variables, semiring)
     out = variables
     if not uses:
-        df = spark.range(1).select(semiring.one_col().alias(VALUE_COLUMN))
-        decision = JoinDecision(requested, "none", "no variables", order)
+        df, note = spark.range(1).select(semiring.one_col().alias(VALUE_COLUMN)), "no variables"
+    elif strategy == "broadcast":
+        in_tasks, why = aggregate_in_tasks, "every binding listed: the plan says so"
+        if in_tasks is None:
+            from faq.insideout.physical import task_aggregation
+
+            in_tasks, why = task_aggregation(semiring, aggregate and aggregate.semiring,
+                                             aggregate.keep if aggregate else (), variables)
+        ops = numpy_ops(semiring, aggregate.semiring) if in_tasks and aggregate is not None else None
+        df, out, note = _broadcast_join(spark, uses, _groups(shared, kept), order, variables, semiring, aggregate, ops)
+        if aggregate is not None and ops is None:
+            note += f"; {why}"
     else:
-        reason, rows, inputs = _broadcast_inputs(uses, requested, semiring)
-        if inputs is not None:
-            df, out, note = _broadcast_join(spark, uses, inputs, order, variables, semiring, aggregate, ops)
-            decision = JoinDecision(requested, "broadcast", f"index of {rows} rows", order, rows, note or listing)
-        else:
-            note = "every binding listed: the shuffle strategy does not aggregate" if aggregate is not None else ""
-            decision = JoinDecision(requested, "shuffle", reason, order, rows, note)
-        if df is None:
-            df = _shuffle_join(spark, uses, order, variables, semiring)
-    DECISIONS.append(decision)
-    log.info(
-        "generic join: %s (%s), attributes %s%s", decision.strategy, decision.reason, ", ".join(order),
-        f"; {decision.aggregated}" if decision.aggregated else "",
-    )
+        df, note = _shuffle_join(spark, uses, order, variables, semiring), "shuffle"
+    log.info("generic join: %s, attributes %s", note, ", ".join(order))
     variables = out
 
     # Relations and indicators without variables: a constant factor, a non-emptiness test.
@@ -265,26 +208,20 @@ def generic_join(
     for ind in indicators:
         if not ind.variables:
             df = df.crossJoin(ind.df.limit(1).select(F.lit(1).alias("__one"))).drop("__one")
-    return Frame(df.select(*variables, VALUE_COLUMN), variables)
+    return Frame(df.select(*variables, VALUE_COLUMN), variables, note)
 
 
-def _numpy_aggregation(
-    aggregate: Optional[Aggregation], variables: Sequence[str], semiring: Semiring
-) -> tuple[Optional[NumpyOps], str]:
-    """The numpy ⊗/⊕ to aggregate inside the broadcast tasks, or None and why not ("" : not asked)."""
-    if aggregate is None:
-        return None, ""
-    if not TASK_AGGREGATION:
-        return None, "every binding listed: TASK_AGGREGATION is off"
-    if not set(aggregate.keep) <= set(variables) or len(set(aggregate.keep)) != len(aggregate.keep):
-        return None, f"every binding listed: kept variables {list(aggregate.keep)} are not distinct join variables"
-    ops = numpy_ops(semiring, aggregate.semiring)
-    if ops is None:
-        return None, (
-            f"every binding listed: no numpy ⊗/⊕ for {semiring.name}/{aggregate.semiring.name} "
-            "(built-in semirings only)"
-        )
-    return ops, ""
+def _groups(shared: Optional[Sequence[Sequence[int]]], kept: Sequence[int]) -> list[list[int]]:
+    """``shared`` (positions among all relations and indicators) as groups of use indexes."""
+    use_of = {k: i for i, k in enumerate(kept)}
+    if shared is None:
+        return [[i] for i in range(len(kept))]
+    groups = [[use_of[k] for k in g if k in use_of] for g in shared]
+    groups = [g for g in groups if g]
+    if sorted(i for g in groups for i in g) != list(range(len(kept))):
+        raise PlanError(reason=f"shared index groups {list(map(list, shared))} do not cover the join's "
+                               f"{len(kept)} relations exactly once")
+    return groups
 
 
 def _spark_of(relations: Sequence[Frame], indicators: Sequence[Frame]) -> "SparkSession":
@@ -305,71 +242,7 @@ def _non_null(df: "DataFrame", columns: Sequence[str]) -> "DataFrame":
     return df if condition is None else df.where(condition)
 
 
-# --- choosing ------------------------------------------------------------------
-
-
-def _broadcast_inputs(
-    uses: Sequence[_Use], requested: str, semiring: Semiring
-) -> tuple[str, Optional[int], Optional[tuple[list[list[int]], list]]]:
-    """Collect the relations for the broadcast index, or say why not.
-
-    Returns (reason, rows, inputs): ``inputs`` is None when the shuffle
-    strategy must run (``reason`` says why), else the groups of uses sharing
-    one index and each group's collected columns.  Relations Spark estimates
-    at more than :data:`COUNT_ABOVE_BYTES` are counted first (one job each)
-    so that nothing over the limits is collected.
-    """
-    from pyspark.sql.types import IntegralType
-
-    if requested == "shuffle":
-        return "strategy shuffle requested", None, None
-    for use in uses:
-        schema = use.frame.df.schema
-        for a in use.attributes:
-            if not isinstance(schema[a].dataType, IntegralType):
-                kind = schema[a].dataType.simpleString()
-                return f"key {a!r} has type {kind}: the broadcast index needs integer keys", None, None
-    from faq.spark import is_connect
-
-    connect = is_connect(uses[0].frame.df.sparkSession)
-    groups, frames = _share_groups(uses)
-    firsts = [frames[g[0]] for g in groups]
-    sizes = [_estimated_bytes(df) for df in firsts]
-    rows = None
-    if any(size is None or size > COUNT_ABOVE_BYTES for size in sizes):
-        rows = sum(df.count() for df in firsts)
-        reason = _too_many(rows, requested, connect)
-        if reason:
-            return reason, rows, None
-    collected = [_collect(df, len(uses[g[0]].attributes), uses[g[0]].valued, semiring) for g, df in zip(groups, firsts)]
-    rows = sum(len(keys[0]) for keys, _ in collected)
-    reason = _too_many(rows, requested, connect)
-    if reason:
-        return reason, rows, None
-    return "", rows, (groups, collected)
-
-
-def _too_many(rows: int, requested: str, connect: bool = False) -> Optional[str]:
-    if connect and rows > CONNECT_SHIP_MAX_ROWS:
-        return f"{rows} rows exceed CONNECT_SHIP_MAX_ROWS={CONNECT_SHIP_MAX_ROWS} (Spark Connect ships the index " \
-               f"with the function, not as a broadcast)"
-    if rows > BROADCAST_MAX_ENTRIES:
-        return f"{rows} rows exceed BROADCAST_MAX_ENTRIES={BROADCAST_MAX_ENTRIES}"
-    if requested == "auto" and rows > AUTO_BROADCAST_MAX_ROWS:
-        return f"{rows} rows exceed AUTO_BROADCAST_MAX_ROWS={AUTO_BROADCAST_MAX_ROWS}"
-    return None
-
-
-def _estimated_bytes(df: "DataFrame") -> Optional[int]:
-    """Spark's size estimate of ``df`` (None if unavailable)."""
-    from faq.spark import is_connect
-
-    if is_connect(df.sparkSession):  # Connect has no size estimates on the client: count instead
-        return None
-    try:
-        return int(str(df._jdf.queryExecution().optimizedPlan().stats().sizeInBytes()))
-    except Exception:  # pragma: no cover
-        return None
+# --- the broadcast index's inputs ---------------------------------------------------
 
 
 def _normalised(use: _Use) -> "DataFrame":
@@ -383,32 +256,19 @@ def _normalised(use: _Use) -> "DataFrame":
     return _non_null(use.frame.df.select(*columns), names)
 
 
-def _same_data(a: "DataFrame", b: "DataFrame") -> bool:
-    """True when Spark's optimiser reduces both to the same plan (e.g. two atoms of one factor)."""
-    from faq.spark import is_connect
+def _check_integral(uses: Sequence[_Use]) -> None:
+    """The broadcast index encodes keys as int64: refuse other key types with a clear error."""
+    from pyspark.sql.types import IntegralType
 
-    try:
-        if is_connect(a.sparkSession):  # no JVM on the client; the server compares the analysed plans
-            return bool(a.sameSemantics(b))
-        return bool(a._jdf.queryExecution().optimizedPlan().sameResult(b._jdf.queryExecution().optimizedPlan()))
-    except Exception:  # pragma: no cover - no shared index, still correct
-        return False
-
-
-def _share_groups(uses: Sequence[_Use]) -> tuple[list[list[int]], list["DataFrame"]]:
-    """Indexes of uses grouped by identical data in identical attribute order (one index each),
-    and each use's normalised DataFrame."""
-    groups: list[list[int]] = []
-    frames = [_normalised(u) for u in uses]
-    for i, df in enumerate(frames):
-        for g in groups:
-            if len(uses[g[0]].attributes) == len(uses[i].attributes) and uses[g[0]].valued == uses[i].valued:
-                if _same_data(frames[g[0]], df):
-                    g.append(i)
-                    break
-        else:
-            groups.append([i])
-    return groups, frames
+    for use in uses:
+        schema = use.frame.df.schema
+        for a in use.attributes:
+            if not isinstance(schema[a].dataType, IntegralType):
+                raise PlanError(
+                    reason=f"the broadcast strategy needs integer keys, but {a!r} has type "
+                    f"{schema[a].dataType.simpleString()}; plan with the factors' key types "
+                    "(evaluate does) or use the shuffle strategy"
+                )
 
 
 # --- broadcast strategy ------------------------------------------------------------
@@ -434,7 +294,7 @@ def _collect(df: "DataFrame", arity: int, valued: bool, semiring: Semiring) -> t
     """The rows of a normalised relation as numpy columns.
 
     This collects the relation to the driver: it *is* the index to be
-    broadcast (bounded by BROADCAST_MAX_ENTRIES), nothing else is collected.
+    broadcast (the plan bounded its size), nothing else is collected.
     """
     from pyspark.sql import functions as F
 
@@ -558,14 +418,17 @@ def build_kernel(
 def _broadcast_join(
     spark: "SparkSession",
     uses: Sequence[_Use],
-    inputs: tuple[list[list[int]], list],
+    groups: list[list[int]],
     order: Sequence[str],
     variables: Sequence[str],
     semiring: Semiring,
     aggregate: Optional[Aggregation] = None,
     ops: Optional[NumpyOps] = None,
 ) -> tuple["DataFrame", tuple[str, ...], str]:
-    """The broadcast strategy: (DataFrame, its variables, how it was aggregated).
+    """The broadcast strategy: (DataFrame, its variables, what it did).
+
+    Each group of uses sharing data is collected once (the index); the
+    plan bounded its size.
 
     With ``ops`` (numpy ⊗/⊕ for ``aggregate``), each task multiplies the
     values of its bindings and ⊕-combines them per kept key
@@ -576,7 +439,11 @@ def _broadcast_join(
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
-    groups, collected = inputs
+    _check_integral(uses)
+    collected = [
+        _collect(_normalised(uses[g[0]]), len(uses[g[0]].attributes), uses[g[0]].valued, semiring) for g in groups
+    ]
+    index_rows = sum(len(keys[0]) for keys, _ in collected)
     kernel, n_seeds, note = build_kernel(
         [u.attributes for u in uses], groups, collected, order, variables, semiring, aggregate, ops
     )
@@ -592,9 +459,8 @@ def _broadcast_join(
 
         # The fast path: a classic session broadcasts the index once per executor.  Spark Connect
         # has no broadcast variables; the index then travels inside the function's payload
-        # (bounded by CONNECT_SHIP_MAX_ROWS, checked when the strategy was chosen).
+        # (bounded by the plan: faq.insideout.physical.CONNECT_SHIP_MAX_ROWS).
         broadcast = _Shipped(kernel) if is_connect(spark) else spark.sparkContext.broadcast(kernel)
-        index_rows = sum(len(keys[0]) for keys, _ in collected)
         partitions = min(
             n_seeds,
             default_parallelism(spark) * PARTITIONS_PER_CORE,
@@ -604,6 +470,7 @@ def _broadcast_join(
         df = spark.range(0, n_seeds, 1, partitions).mapInArrow(
             functools.partial(_expand_partition, broadcast=broadcast), schema
         )
+    note = f"broadcast index of {index_rows} rows" + (f"; {note}" if note else "")
     if kernel.ops is not None:
         return df.select(*out, F.col(VALUE_COLUMN)), out, note
     product = semiring.one_col()

@@ -1,4 +1,4 @@
-"""A local Spark Connect server that stays up between commands (``faq serve``).
+"""The local Spark Connect server behind ``faq serve``: start, stop, status, and the server process.
 
 Every ``faq`` command that starts its own Spark spends about 15 s before any
 work.  :func:`start` runs Spark once, in a background process, with the
@@ -13,9 +13,13 @@ What runs where is written to a small JSON file per port
 (:func:`state_path`): the server's process id, its URL and its log file, so
 :func:`stop` and :func:`status` find it from any shell.
 
+Only the CLI (:mod:`faq.cli.serve`) and the tests use this module; the
+library connects to a server through :func:`faq.spark.get_session` (``remote=``).
+The server process runs ``python -m faq.cli.server PORT MASTER``.
+
 Examples
 --------
->>> from faq.serve import url_of, state_path
+>>> from faq.cli.server import url_of, state_path
 >>> url_of(15002)
 'sc://localhost:15002'
 >>> state_path(15002).endswith("faq-serve-15002.json")
@@ -36,7 +40,10 @@ import tempfile
 import time
 from typing import Optional
 
-DEFAULT_PORT = 15002
+from faq.cli.inputs import DEFAULT_MASTER, DEFAULT_PORT
+
+__all__ = ["DEFAULT_PORT", "url_of", "state_path", "status", "start", "stop", "serve_forever"]
+
 # Seconds to wait for a new server to accept connections (a cold JVM on a small machine takes ~20 s).
 START_TIMEOUT = 180.0
 # The index a query ships inside its function's payload on Connect can be large; allow 1 GiB messages.
@@ -82,7 +89,7 @@ def status(port: int = DEFAULT_PORT) -> Optional[dict]:
     return state
 
 
-def start(port: int = DEFAULT_PORT, master: str = "local[*]", timeout: float = START_TIMEOUT) -> dict:
+def start(port: int = DEFAULT_PORT, master: str = DEFAULT_MASTER, timeout: float = START_TIMEOUT) -> dict:
     """Start a server on ``port`` in the background (or find the running one); return its state.
 
     Raises
@@ -102,7 +109,7 @@ def start(port: int = DEFAULT_PORT, master: str = "local[*]", timeout: float = S
     log = os.path.join(tempfile.gettempdir(), f"faq-serve-{port}.log")
     with open(log, "w") as out:
         process = subprocess.Popen(
-            [sys.executable, "-m", "faq.serve", str(port), master],
+            [sys.executable, "-m", "faq.cli.server", str(port), master],
             stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             start_new_session=True,  # not killed with the shell that started it
         )
@@ -160,5 +167,5 @@ def serve_forever(port: int, master: str) -> None:
     spark.stop()
 
 
-if __name__ == "__main__":  # python -m faq.serve PORT MASTER (what start() runs)
+if __name__ == "__main__":  # python -m faq.cli.server PORT MASTER (what start() runs)
     serve_forever(int(sys.argv[1]), sys.argv[2])

@@ -1,4 +1,4 @@
-"""The ``faq paths`` and ``faq components`` commands.
+"""The fixpoint commands: ``faq paths`` and ``faq components``.
 
 ::
 
@@ -6,9 +6,9 @@
               [--updates DIR [--state STATE_DIR]] [--out PATH] [--json]
     faq components GRAPH [--updates DIR [--state STATE_DIR]] [--out PATH] [--json]
 
-``faq.cli.build_parser`` adds them with :func:`add_commands`.  Each handler
-is ``(args, spark, reporter) -> exit code``, as the other commands of
-:mod:`faq.cli`; errors propagate (``faq.cli.main`` turns them into one line).
+:func:`add_commands` adds both to ``faq``'s parser; each sets ``run`` (the
+handler) and ``check_early`` (its checks that need no Spark), as
+:mod:`faq.cli.entry` describes.
 
 Output: without ``--json``, a summary line for the initial solve, one line per
 update batch (values changed, seconds), and a preview of the answer (or where
@@ -28,10 +28,8 @@ on with the rest; its first output line says how many were skipped.
 
 Examples
 --------
->>> import argparse
->>> parser = argparse.ArgumentParser(prog="faq")
->>> add_commands(parser.add_subparsers(dest="command"), lambda p: p.add_argument("--json", action="store_true"))
->>> args = parser.parse_args(["paths", "g.txt", "--source", "1", "--semiring", "max_min"])
+>>> from faq.cli import build_parser
+>>> args = build_parser().parse_args(["paths", "g.txt", "--source", "1", "--semiring", "max_min"])
 >>> args.source, args.semiring, args.weight_column, args.run is run_paths
 (1, 'max_min', None, True)
 """
@@ -39,52 +37,51 @@ Examples
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import os
 import time
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from faq.errors import FAQKeyError, FAQValueError, InputNotFoundError, NonMonotoneUpdateError, StateDirectoryError
+from faq.cli.inputs import check_table_out, insert_only_batches, require_file
+from faq.cli.output import PREVIEW_ROWS, jsonable, print_json, print_table, resumed_line, write_table
+from faq.errors import FAQKeyError, FAQValueError, StateDirectoryError
 from faq.recursive.seminaive import NODE, PATH_SEMIRINGS, VALUE
 
-PREVIEW_ROWS = 20
-OUT_SUFFIXES = (".csv", ".csv.gz", ".parquet")
-DEFAULT_WEIGHT_COLUMN = 3
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
-Common = Union[argparse.ArgumentParser, Callable[[argparse.ArgumentParser], Any]]
+    from faq.io.updates import UpdateBatch
+    from faq.progress import Reporter
+    from faq.recursive.maintained import MaintainedFixpoint
+
+__all__ = ["add_commands", "check_paths", "check_components", "run_paths", "run_components"]
+
+DEFAULT_WEIGHT_COLUMN = 3
 
 
 # --- parser -------------------------------------------------------------------------
 
 
-def add_commands(commands: "argparse._SubParsersAction", add_common: Common) -> None:
-    """Add the ``paths`` and ``components`` subcommands to ``commands``.
+_UPDATES_HELP = (
+    "a directory of update batches, applied in file-name order after the first answer: "
+    "lines '+ src dst [weight]' insert an edge or improve its weight (blank lines and '#' comments "
+    "are skipped); a deletion ('- src dst') or a worse weight is an error (insert-only maintenance)"
+)
+_STATE_HELP = (
+    "keep the maintained state (edges and answer) in STATE_DIR, committed after every batch; run again "
+    "with it to resume after an interruption (batch files already applied are skipped, never applied twice)"
+)
 
-    ``add_common`` is either a parent parser holding the common options
-    (``--master``, ``--quiet``, ``--json``), or a function that adds them to
-    a parser.  Each subcommand sets ``run`` (the handler) and ``check_early``
-    (checks that need no Spark, for the CLI to call before starting it).
-    """
 
-    def new_parser(name: str, **kw: Any) -> argparse.ArgumentParser:
-        if isinstance(add_common, argparse.ArgumentParser):
-            return commands.add_parser(name, parents=[add_common], **kw)
-        parser = commands.add_parser(name, **kw)
-        add_common(parser)
-        return parser
+def add_commands(commands: "argparse._SubParsersAction", common: argparse.ArgumentParser) -> None:
+    """Add ``paths`` and ``components`` to ``commands``; ``common`` is the parent parser of the shared options."""
+    _add_paths(commands, common)
+    _add_components(commands, common)
 
-    updates_help = (
-        "a directory of update batches, applied in file-name order after the first answer: "
-        "lines '+ src dst [weight]' insert an edge or improve its weight (blank lines and '#' comments "
-        "are skipped); a deletion ('- src dst') or a worse weight is an error (insert-only maintenance)"
-    )
-    state_help = (
-        "keep the maintained state (edges and answer) in STATE_DIR, committed after every batch; run again "
-        "with it to resume after an interruption (batch files already applied are skipped, never applied twice)"
-    )
-    paths = new_parser(
+
+def _add_paths(commands: "argparse._SubParsersAction", common: argparse.ArgumentParser) -> None:
+    paths = commands.add_parser(
         "paths",
+        parents=[common],
         help="reachability, shortest or widest paths from a source (a semiring fixpoint)",
         description=(
             "Single-source paths over an edge list (SNAP format: 'src dst [weight ...]' per line, '#' comments, "
@@ -117,15 +114,19 @@ def add_commands(commands: "argparse._SubParsersAction", add_common: Common) -> 
             "(hop counts); ignored for boolean"
         ),
     )
-    paths.add_argument("--updates", metavar="DIR", help=updates_help)
-    paths.add_argument("--state", metavar="STATE_DIR", help=state_help)
+    paths.add_argument("--updates", metavar="DIR", help=_UPDATES_HELP)
+    paths.add_argument("--state", metavar="STATE_DIR", help=_STATE_HELP)
     paths.add_argument(
-        "--out", metavar="PATH", help="write the answer as CSV with the header 'node,value' (reachable nodes only)"
+        "--out", metavar="PATH",
+        help="write the answer to PATH (.csv, .csv.gz or .parquet) with the columns node, value (reachable nodes only)",
     )
     paths.set_defaults(run=run_paths, check_early=check_paths)
 
-    comps = new_parser(
+
+def _add_components(commands: "argparse._SubParsersAction", common: argparse.ArgumentParser) -> None:
+    comps = commands.add_parser(
         "components",
+        parents=[common],
         help="connected components of a graph (minimum label propagation)",
         description=(
             "Connected components of the undirected graph of an edge list (directions and weights ignored), "
@@ -139,10 +140,12 @@ def add_commands(commands: "argparse._SubParsersAction", add_common: Common) -> 
         ),
     )
     comps.add_argument("graph", metavar="GRAPH", help="edge list file (.txt, .csv, .gz, ...)")
-    comps.add_argument("--updates", metavar="DIR", help=updates_help.replace(" [weight]", ""))
-    comps.add_argument("--state", metavar="STATE_DIR", help=state_help)
+    comps.add_argument("--updates", metavar="DIR", help=_UPDATES_HELP.replace(" [weight]", ""))
+    comps.add_argument("--state", metavar="STATE_DIR", help=_STATE_HELP)
     comps.add_argument(
-        "--out", metavar="PATH", help="write CSV with the header 'node,value' (value: smallest node id of the component)"
+        "--out", metavar="PATH",
+        help="write the answer to PATH (.csv, .csv.gz or .parquet) with the columns node, value (value: smallest "
+        "node id of the component)",
     )
     comps.set_defaults(run=run_components, check_early=check_components)
 
@@ -150,69 +153,31 @@ def add_commands(commands: "argparse._SubParsersAction", add_common: Common) -> 
 # --- checks before Spark -------------------------------------------------------------
 
 
-def _require_file(path: str) -> None:
-    if "://" not in path and not any(c in path for c in "*?[") and not os.path.exists(path):
-        raise InputNotFoundError(path=path)
-
-
-def _check_out(out: Optional[str]) -> None:
-    if not out:
-        return
-    if not out.lower().rstrip("/").endswith(OUT_SUFFIXES):
-        raise FAQValueError(f"--out {out!r}: write a .csv (or .csv.gz, .parquet) file", path=out)
-    folder = os.path.dirname(os.path.abspath(out))
-    if not os.path.isdir(folder):
-        raise FAQValueError(f"--out {out!r}: the folder {folder!r} does not exist; create it first", path=out)
-
-
-def _check_updates(updates: Optional[str], semiring: str) -> None:
-    """Read every batch file once (syntax, deletions) so bad updates fail before Spark starts.
-
-    Whether a ``+`` line must carry a weight depends on the graph file, which
-    the handler checks when it reads the batches again.
-    """
-    if updates:
-        from faq.io.updates import read_updates
-
-        _refuse_deletions(read_updates(updates, weighted=False), semiring)
-
-
-def _refuse_deletions(batches: Sequence, semiring: str) -> None:
-    for batch in batches:
-        if batch.deletes:
-            raise NonMonotoneUpdateError(
-                kind="deletion",
-                count=len(batch.deletes),
-                example=batch.deletes[0],
-                semiring=semiring,
-                where=batch.where("deletion"),
-            )
-
-
 def check_paths(args: argparse.Namespace) -> None:
     """Checks of ``faq paths`` that need no Spark."""
-    _require_file(args.graph)
+    require_file(args.graph)
     if args.weight_column is not None and args.weight_column < 3:
         raise FAQValueError(
             f"--weight-column {args.weight_column}: columns 1 and 2 hold the node ids; give 3 or more",
             argument="--weight-column",
             value=args.weight_column,
         )
-    _check_updates(args.updates, args.semiring)
-    _check_out(args.out)
+    # Whether a + line must carry a weight depends on the graph file: the handler reads the batches again.
+    insert_only_batches(args.updates, weighted=False, semiring=args.semiring)
+    check_table_out(args.out)
 
 
 def check_components(args: argparse.Namespace) -> None:
     """Checks of ``faq components`` that need no Spark."""
-    _require_file(args.graph)
-    _check_updates(args.updates, "components")
-    _check_out(args.out)
+    require_file(args.graph)
+    insert_only_batches(args.updates, weighted=False, semiring="components")
+    check_table_out(args.out)
 
 
 # --- helpers -------------------------------------------------------------------------
 
 
-def _first_data_fields(path: str, spark) -> Optional[list]:
+def _first_data_fields(path: str, spark: "SparkSession") -> Optional[list[str]]:
     """The fields of the first data line of an edge list (None when it has none)."""
     import re
 
@@ -242,7 +207,8 @@ def _first_data_fields(path: str, spark) -> Optional[list]:
     return None if row is None else separator.split(row[0])
 
 
-def _weight_column(args: argparse.Namespace, spark, reporter) -> Optional[int]:
+def _weight_column(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> Optional[int]:
+    """The 1-based weight column to read: ``--weight-column``, else 3 when the file has one, else None (hops)."""
     if args.semiring == "boolean":
         if args.weight_column is not None:
             reporter.note("--weight-column is ignored for boolean reachability")
@@ -256,18 +222,8 @@ def _weight_column(args: argparse.Namespace, spark, reporter) -> Optional[int]:
     return None
 
 
-def _read_batches(args: argparse.Namespace, weighted: bool, semiring: str) -> list:
-    """Every batch file, read before any Spark work; deletions are refused here (no recomputation in the CLI)."""
-    if not args.updates:
-        return []
-    from faq.io.updates import read_updates
-
-    batches = read_updates(args.updates, weighted=weighted)
-    _refuse_deletions(batches, semiring)
-    return batches
-
-
-def _reopen(args: argparse.Namespace, reporter, problem: str, semiring: str, source: Optional[int]):
+def _reopen(args: argparse.Namespace, reporter: "Reporter", problem: str, semiring: str,
+            source: Optional[int]) -> Optional["MaintainedFixpoint"]:
     """The state in ``--state`` when it holds one (checked against the command), else None."""
     if not args.state:
         return None
@@ -288,7 +244,8 @@ def _reopen(args: argparse.Namespace, reporter, problem: str, semiring: str, sou
     return maintained
 
 
-def _todo(maintained, batches: Sequence, resumed: bool, state: Optional[str]) -> list:
+def _todo(maintained: "MaintainedFixpoint", batches: Sequence["UpdateBatch"], resumed: bool,
+          state: Optional[str]) -> list[tuple[int, "UpdateBatch"]]:
     """(version, batch) still to apply: all of them, or after a resume those the state has not applied."""
     if not resumed:
         return [(k, b) for k, b in enumerate(batches, start=1)]
@@ -298,55 +255,55 @@ def _todo(maintained, batches: Sequence, resumed: bool, state: Optional[str]) ->
     return [(v, by_file[f]) for v, f in pending([b.path for b in batches], maintained.labels, state or "")]
 
 
-def _first_line(maintained, args: argparse.Namespace, first: dict, resumed: bool, skipped: int, todo: int,
-                summary: str) -> None:
-    """The initial solve (or the reopened state): JSON, or one line of text."""
-    first["version"] = maintained.version
-    if args.state:
-        first.update(state=args.state, resumed=resumed, skipped=skipped)
-    if args.json:
-        _print_json(first)
-    elif resumed:
-        print(f"{args.state}: resumed at version {maintained.version}, {summary}; {skipped} batch file(s) "
-              f"applied already, {todo} to go", flush=True)
-    else:
-        print(f"{args.graph}: {summary}; {maintained.initial_iterations} iteration(s); "
-              f"{maintained.initial_seconds:.1f} s", flush=True)
+def _preview(maintained: "MaintainedFixpoint") -> list[dict]:
+    """The first :data:`~faq.cli.output.PREVIEW_ROWS` rows of the answer, by node."""
+    return [{NODE: n, VALUE: jsonable(v)} for n, v in maintained.head(PREVIEW_ROWS)]
 
 
-def _jsonable(value: Any) -> Any:
-    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
-        value = value.item()
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
-    return value
-
-
-def _print_json(obj: dict) -> None:
-    print(json.dumps({k: _jsonable(v) for k, v in obj.items()}, default=str, ensure_ascii=False), flush=True)
-
-
-def _preview(maintained) -> list:
-    return [{NODE: n, VALUE: _jsonable(v)} for n, v in maintained.head(PREVIEW_ROWS)]
-
-
-def _print_preview(rows: list, total: int) -> None:
-    cells = [[str(r[NODE]), str(r[VALUE])] for r in rows]
-    widths = [max([len(h)] + [len(c[i]) for c in cells]) for i, h in enumerate((NODE, VALUE))]
-    print("  ".join(h.rjust(w) for h, w in zip((NODE, VALUE), widths)))
-    for c in cells:
-        print("  ".join(v.rjust(w) for v, w in zip(c, widths)))
+def _print_preview(rows: list[dict], total: int) -> None:
+    """The preview table and a line with the answer's size."""
+    print_table(rows, (NODE, VALUE))
     more = f", first {len(rows)} shown" if len(rows) < total else ""
     print(f"({total} rows{more})")
 
 
-def _run_batches(maintained, todo: Sequence, args: argparse.Namespace, reporter) -> None:
+def _report(maintained: "MaintainedFixpoint", args: argparse.Namespace, reporter: "Reporter", *,
+            todo: list[tuple[int, "UpdateBatch"]], skipped: int, resumed: bool, started: float,
+            facts: dict[str, Any], summary: str) -> None:
+    """Print the first line (initial solve or reopened state), apply the batches ``todo``, write or preview.
+
+    ``facts`` are the command's own fields of the first JSON line; ``summary`` its text (``"7 node(s) ..."``);
+    ``skipped`` the batch files a reopened state had applied; ``started`` when the command began (a resumed
+    run reports the seconds since then, a new one the initial solve's).
+    """
+    seconds = maintained.initial_seconds if not resumed else time.perf_counter() - started
+    first = {"batch": None, **facts, "iterations": maintained.initial_iterations, "seconds": round(seconds, 3),
+             "placement": maintained.placement}
+    if args.json and not todo and not args.out:
+        first["preview"] = _preview(maintained)
+    first["version"] = maintained.version
+    if args.state:
+        first.update(state=args.state, resumed=resumed, skipped=skipped)
+    if args.json:
+        print_json(first)
+    elif resumed:
+        print(resumed_line(args.state, maintained.version, summary, skipped, len(todo)), flush=True)
+    else:
+        print(f"{args.graph}: {summary}; {maintained.initial_iterations} iteration(s); "
+              f"{maintained.initial_seconds:.1f} s", flush=True)
+    _run_batches(maintained, todo, args, reporter)
+    _finish(maintained, args, reporter)
+
+
+def _run_batches(maintained: "MaintainedFixpoint", todo: Sequence[tuple[int, "UpdateBatch"]],
+                 args: argparse.Namespace, reporter: "Reporter") -> None:
+    """Apply each batch, printing one line (or JSON object) per batch as soon as it is done."""
     for k, (version, batch) in enumerate(todo, start=1):
         reporter.note(f"batch {k}/{len(todo)} {batch.name}: {len(batch.inserts)} insertion(s)")
         change = maintained.apply(batch, version=version, label=batch.name)
         info = change.info
         if args.json:
-            _print_json({"batch": batch.name, **change.to_dict()})
+            print_json({"batch": batch.name, **change.to_dict()})
         else:
             print(
                 f"batch {batch.name}: {len(change)} value(s) changed in {change.seconds:.2f} s "
@@ -356,28 +313,27 @@ def _run_batches(maintained, todo: Sequence, args: argparse.Namespace, reporter)
             )
 
 
-def _finish(maintained, args: argparse.Namespace, reporter, show_preview: bool) -> None:
+def _finish(maintained: "MaintainedFixpoint", args: argparse.Namespace, reporter: "Reporter") -> None:
+    """Write ``--out`` (ordered by node), or print a preview of the answer (text output only)."""
     rows = maintained.size
     if args.out:
         from faq.factor import Factor
-        from faq.io import write_table
 
         state = maintained.state
-        reporter.note(f"writing {args.out}")
         write_table(Factor(df=state.df.orderBy(NODE), variables=(NODE,), semiring=state.semiring, value=VALUE,
-                           name=state.name), args.out)
+                           name=state.name), args.out, reporter)
         if args.json:
-            _print_json({"out": args.out, "rows": rows})
+            print_json({"out": args.out, "rows": rows})
         else:
             print(f"wrote {rows} rows to {args.out}")
-    elif show_preview and not args.json:
+    elif not args.json:
         _print_preview(_preview(maintained), rows)
 
 
 # --- handlers -----------------------------------------------------------------------
 
 
-def run_paths(args: argparse.Namespace, spark, reporter) -> int:
+def run_paths(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
     """``faq paths``: single-source paths, then the update batches (resumed from ``--state`` if it holds one)."""
     from pyspark.sql import functions as F
 
@@ -385,10 +341,10 @@ def run_paths(args: argparse.Namespace, spark, reporter) -> int:
     from faq.recursive.maintained import MaintainedFixpoint
     from faq.semirings import get_semiring
 
-    check_paths(args)
+    check_paths(args)  # also when called without faq.cli.main
     semiring = get_semiring(args.semiring)
     weight_column = _weight_column(args, spark, reporter)
-    batches = _read_batches(args, weighted=weight_column is not None, semiring=semiring.name)
+    batches = insert_only_batches(args.updates, weighted=weight_column is not None, semiring=semiring.name)
     started = time.perf_counter()
     maintained = _reopen(args, reporter, "paths", semiring.name, args.source)
     resumed = maintained is not None
@@ -415,34 +371,20 @@ def run_paths(args: argparse.Namespace, spark, reporter) -> int:
     with maintained:
         todo = _todo(maintained, batches, resumed, args.state)
         rows = maintained.size
-        first = {
-            "batch": None,
-            "graph": args.graph,
-            "semiring": semiring.name,
-            "source": source,
-            "weight_column": weight_column,
-            "rows": rows,
-            "iterations": maintained.initial_iterations,
-            "seconds": round(maintained.initial_seconds if not resumed else time.perf_counter() - started, 3),
-            "placement": maintained.placement,
-        }
-        if args.json and not todo and not args.out:
-            first["preview"] = _preview(maintained)
         noun = "node(s) reachable" if semiring.name == "boolean" else "node(s) reached"
-        _first_line(maintained, args, first, resumed, len(batches) - len(todo), len(todo),
-                    f"{rows} {noun} from {source} ({semiring.name})")
-        _run_batches(maintained, todo, args, reporter)
-        _finish(maintained, args, reporter, show_preview=True)
-    return 0
+        facts = {"graph": args.graph, "semiring": semiring.name, "source": source, "weight_column": weight_column,
+                 "rows": rows}
+        _report(maintained, args, reporter, todo=todo, skipped=len(batches) - len(todo), resumed=resumed,
+                started=started, facts=facts, summary=f"{rows} {noun} from {source} ({semiring.name})")
 
 
-def run_components(args: argparse.Namespace, spark, reporter) -> int:
+def run_components(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
     """``faq components``: connected components, then the update batches (resumed from ``--state``)."""
     from faq.io import read_edge_list
     from faq.recursive.maintained import MaintainedFixpoint
 
-    check_components(args)
-    batches = _read_batches(args, weighted=False, semiring="components")
+    check_components(args)  # also when called without faq.cli.main
+    batches = insert_only_batches(args.updates, weighted=False, semiring="components")
     started = time.perf_counter()
     maintained = _reopen(args, reporter, "components", "min_label", None)
     resumed = maintained is not None
@@ -454,25 +396,12 @@ def run_components(args: argparse.Namespace, spark, reporter) -> int:
     with maintained:
         todo = _todo(maintained, batches, resumed, args.state)
         rows, components = maintained.size, _component_count(maintained)
-        first = {
-            "batch": None,
-            "graph": args.graph,
-            "nodes": rows,
-            "components": components,
-            "iterations": maintained.initial_iterations,
-            "seconds": round(maintained.initial_seconds if not resumed else time.perf_counter() - started, 3),
-            "placement": maintained.placement,
-        }
-        if args.json and not todo and not args.out:
-            first["preview"] = _preview(maintained)
-        _first_line(maintained, args, first, resumed, len(batches) - len(todo), len(todo),
-                    f"{rows} node(s) in {components} connected component(s)")
-        _run_batches(maintained, todo, args, reporter)
-        _finish(maintained, args, reporter, show_preview=True)
-    return 0
+        facts = {"graph": args.graph, "nodes": rows, "components": components}
+        _report(maintained, args, reporter, todo=todo, skipped=len(batches) - len(todo), resumed=resumed,
+                started=started, facts=facts, summary=f"{rows} node(s) in {components} connected component(s)")
 
 
-def _component_count(maintained) -> int:
+def _component_count(maintained: "MaintainedFixpoint") -> int:
     """Distinct labels: on the driver, or one aggregate when the answer lives on Spark."""
     if maintained.placement == "driver":
         import numpy as np

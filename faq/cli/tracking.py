@@ -22,10 +22,8 @@ counts twice) and goes on with the rest.
 
 Examples
 --------
->>> import argparse
->>> parser = argparse.ArgumentParser(prog="faq")
->>> add_commands(parser.add_subparsers(dest="command"), argparse.ArgumentParser(add_help=False))
->>> args = parser.parse_args(["track", "(a)->(b); (b)->(a)", "g.txt", "updates", "--count-only"])
+>>> from faq.cli import build_parser
+>>> args = build_parser().parse_args(["track", "(a)->(b); (b)->(a)", "g.txt", "updates", "--count-only"])
 >>> args.pattern.vertices, args.count_only, args.show
 (('a', 'b'), True, 20)
 """
@@ -33,14 +31,20 @@ Examples
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING
 
-from faq.graphs.motif_commands import _pattern
+from faq.cli.inputs import add_pattern_command, require_file
+from faq.cli.output import PREVIEW_ROWS, plural, print_json, resumed_line
 
-PREVIEW_ROWS = 20
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+    from faq.incremental.change import Change
+    from faq.incremental.track import MotifTracker
+    from faq.progress import Reporter
+
+__all__ = ["add_commands", "check_track", "run_track"]
 
 _DESCRIPTION = """\
 Count a motif pattern in a graph (an edge list, SNAP format; self-loops and repeated edges ignored),
@@ -53,20 +57,10 @@ _EPILOG = """examples:
 batch files (applied in name order): lines '+ src dst' insert, '- src dst' delete an edge."""
 
 
-def add_commands(commands: Any, add_common: Any) -> None:
-    """Add ``track`` to the sub-command set ``commands`` (see :mod:`faq.graphs.motif_commands`)."""
-    parents = [add_common] if isinstance(add_common, argparse.ArgumentParser) else []
-    sub = commands.add_parser(
-        "track",
-        parents=parents,
-        help="follow a motif through batches of edge inserts and deletes",
-        description=_DESCRIPTION,
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    if not parents and callable(add_common):
-        add_common(sub)
-    sub.add_argument("pattern", metavar="PATTERN", type=_pattern, help="the motif, e.g. '(a)->(b); (b)->(c)'")
+def add_commands(commands: "argparse._SubParsersAction", common: argparse.ArgumentParser) -> None:
+    """Add ``track`` to ``commands``; ``common`` is the parent parser of the shared options."""
+    help_line = "follow a motif through batches of edge inserts and deletes"
+    sub = add_pattern_command(commands, common, "track", help=help_line, description=_DESCRIPTION, epilog=_EPILOG)
     sub.add_argument("path", metavar="INITIAL_EDGES", help="edge list file of the initial graph")
     sub.add_argument("updates", metavar="UPDATES_DIR", help="directory of batch files, applied in name order")
     sub.add_argument("--state", metavar="STATE_DIR",
@@ -79,24 +73,21 @@ def add_commands(commands: Any, add_common: Any) -> None:
 
 
 def check_track(args: argparse.Namespace) -> None:
-    """Checks that need no Spark: the inputs exist and every batch file parses."""
-    from faq.errors import InputNotFoundError
+    """Checks that need no Spark: the graph and the update folder exist, ``--show`` is not negative."""
     from faq.io.updates import update_files
+    from faq.errors import InvalidArgumentError
 
-    if not os.path.exists(args.path):
-        raise InputNotFoundError(path=args.path)
+    require_file(args.path)
     update_files(args.updates)  # a missing or non-directory UPDATES_DIR is a one-line error
     if args.show < 0:
-        from faq.errors import InvalidArgumentError
-
         raise InvalidArgumentError("--show", args.show, "must be 0 or more")
 
 
-def run_track(args: argparse.Namespace, spark, reporter) -> int:
-    """Handler of ``faq track``."""
+def run_track(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
+    """``faq track``: the initial count (or the reopened state), then one report per batch."""
     from faq.io.updates import pending, read_batch, update_files
 
-    check_track(args)
+    check_track(args)  # also when called without faq.cli.main
     files = update_files(args.updates)
     parsed = {f: read_batch(f) for f in files}  # every file parsed before any work
     started = time.perf_counter()
@@ -110,14 +101,13 @@ def run_track(args: argparse.Namespace, spark, reporter) -> int:
         if args.state:
             first.update(resumed=resumed, skipped=skipped)
         if args.json:
-            _print_json(first)
+            print_json(first)
         elif resumed:
-            print(f"{args.state}: resumed at version {tracker.version}, {tracker.count} "
-                  f"binding{'s' if tracker.count != 1 else ''} of {args.pattern}; {skipped} batch file(s) "
-                  f"applied already, {len(todo)} to go", flush=True)
+            summary = f"{plural(tracker.count, 'binding')} of {args.pattern}"
+            print(resumed_line(args.state, tracker.version, summary, skipped, len(todo)), flush=True)
         else:
-            print(f"{args.path}: {tracker.count} binding{'s' if tracker.count != 1 else ''} of {args.pattern} "
-                  f"({first['seconds']:.1f} s)", flush=True)
+            print(f"{args.path}: {plural(tracker.count, 'binding')} of {args.pattern} ({first['seconds']:.1f} s)",
+                  flush=True)
         for k, (version, file) in enumerate(todo, start=1):
             batch = parsed[file]
             reporter.note(f"batch {k}/{len(todo)} {batch.name}: {len(batch.inserts)} insert(s), "
@@ -127,10 +117,9 @@ def run_track(args: argparse.Namespace, spark, reporter) -> int:
             # (src, dst, diff, seq): the batch never goes through Spark
             change = tracker.apply(rows, version=version, label=batch.name)
             _report_batch(args, batch.name, change)
-    return 0
 
 
-def _tracker(args: argparse.Namespace, spark, reporter):
+def _tracker(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> tuple["MotifTracker", bool]:
     """The tracker: reopened from ``--state`` when it holds one, else counted from the graph."""
     from faq.incremental.store import Store
     from faq.incremental.track import MotifTracker, track
@@ -152,14 +141,15 @@ def _tracker(args: argparse.Namespace, spark, reporter):
     return track(edges, args.pattern, progress=reporter, path=args.state), False
 
 
-def _report_batch(args: argparse.Namespace, name: str, change) -> None:
+def _report_batch(args: argparse.Namespace, name: str, change: "Change") -> None:
+    """One batch: its delta, appeared and disappeared counts, the running count and (some) bindings."""
     shown = [] if args.count_only or args.show == 0 else change.sorted_rows(args.show)
     appeared = (change.delta + len(change)) // 2
     out = {"batch": name, **change.to_dict(), "appeared": appeared, "disappeared": appeared - change.delta}
     if args.json:
         if shown:
             out["bindings"] = shown
-        _print_json(out)
+        print_json(out)
         return
     sign = "+" if change.delta >= 0 else ""
     print(f"batch {name}: {sign}{change.delta} (+{out['appeared']} -{out['disappeared']}), "
@@ -168,10 +158,3 @@ def _report_batch(args: argparse.Namespace, name: str, change) -> None:
         print(f"  {'+' if b['diff'] > 0 else '-'} " + " ".join(f"{v}={b[v]}" for v in args.pattern.vertices),
               flush=True)
 
-
-def _print_json(obj: dict) -> None:
-    """One JSON line, flushed at once: a batch's line must not wait for the next batch."""
-    from faq.cli import _print_json as print_json
-
-    print_json(obj)
-    sys.stdout.flush()

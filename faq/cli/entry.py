@@ -1,0 +1,237 @@
+"""The ``faq`` command's entry: the parser, :func:`main`, exit codes, and Spark's start and stop.
+
+``faq COMMAND ...`` parses its arguments (:func:`build_parser`, assembled
+from the command modules), runs the command's checks that need no Spark,
+starts Spark (or connects to ``--remote``, or finds the active session),
+runs the command, and stops Spark if it started it.  Results go to stdout;
+progress (``[faq] ...`` lines) to stderr.
+
+Errors print one line, ``faq: error: ...``, and set the exit code:
+
+* :data:`EXIT_USAGE` (2) -- bad input or usage: argparse's usage errors and
+  every :class:`~faq.errors.FAQError`, raised before anything is written;
+* :data:`EXIT_FAILURE` (1) -- Spark, Java or the operating system failed;
+* :data:`EXIT_INTERRUPTED` (130) -- Ctrl-C.
+
+``FAQ_DEBUG=1`` lets the Python traceback through instead;
+``FAQ_SPARK_VERBOSE=1`` keeps PySpark's own error logs.
+
+A command module has ``add_commands(commands, common)``, which adds its
+subparsers to ``commands`` (``common`` is the parent parser of ``--master``,
+``--remote``, ``--quiet`` and ``--json``: :func:`faq.cli.inputs.common_options`)
+and sets on each:
+
+* ``run(args, spark, reporter) -> None`` -- the handler: prints the result,
+  raises on failure (:func:`main` maps exceptions to exit codes);
+* ``check_early(args) -> None`` (optional) -- the checks that need no Spark;
+* or ``local(args) -> None`` instead of ``run`` -- a command that starts no
+  Spark in this process (``faq serve``).
+
+Examples
+--------
+>>> command_names(build_parser())
+['triangles', 'matrix-chain', 'query', 'explain', 'serve', 'motif', 'paths', 'components', 'track']
+>>> main(["query", "count() := edge(a,b)", "--factor", "edge"])  # usage error: not NAME=PATH
+2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
+
+import faq
+from faq.cli import fixpoints, motifs, queries, serve, tracking
+from faq.cli.inputs import common_options
+from faq.errors import FAQError
+from faq.progress import Reporter
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+__all__ = ["PROG", "EXIT_OK", "EXIT_FAILURE", "EXIT_USAGE", "EXIT_INTERRUPTED", "build_parser", "command_names",
+           "main"]
+
+PROG = "faq"
+
+EXIT_OK = 0
+EXIT_FAILURE = 1  # Spark, Java or the operating system failed
+EXIT_USAGE = 2  # bad input: argparse usage errors and every FAQError
+EXIT_INTERRUPTED = 130
+
+# In the order `faq --help` lists the commands.
+COMMAND_MODULES = (queries, serve, motifs, fixpoints, tracking)
+
+
+# --- the parser -------------------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``faq`` command: every command module's subcommands."""
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Functional Aggregate Queries (semiring aggregates over joins) on Apache Spark.",
+        epilog="Results go to stdout, progress to stderr. Run 'faq COMMAND --help' for a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {faq.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    common = common_options()
+    for module in COMMAND_MODULES:
+        module.add_commands(commands, common)
+    return parser
+
+
+def command_names(parser: argparse.ArgumentParser) -> list[str]:
+    """The subcommands of ``parser``, in order."""
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return list(subparsers.choices)
+
+
+# --- the entry point ----------------------------------------------------------------------------
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run the ``faq`` command with ``argv`` (default ``sys.argv[1:]``); return the exit code."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version, usage errors (argparse printed the message)
+        if argv is None:
+            raise
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+    if args.command is None:
+        parser.print_usage(sys.stderr)
+        print(f"{PROG}: error: a command is required ({', '.join(command_names(parser))})", file=sys.stderr)
+        return EXIT_USAGE
+    if os.environ.get("FAQ_DEBUG"):
+        return _run(args)
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except FAQError as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    except Exception as exc:  # noqa: BLE001 - the one place that turns failures into one line
+        _error(_describe(exc))
+        return EXIT_FAILURE
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Check the input, start (or find) Spark, run the command, stop Spark if this call started it."""
+    if getattr(args, "local", None) is not None:  # a command that needs no Spark here (faq serve)
+        args.local(args)
+        return EXIT_OK
+    reporter = Reporter(enabled=not args.quiet)
+    with ExitStack() as stack:
+        stack.enter_context(reporter)
+        if not os.environ.get("FAQ_SPARK_VERBOSE"):
+            stack.callback(_quiet_pyspark_loggers())
+        check = getattr(args, "check_early", None)
+        if check is not None:
+            check(args)  # fail on bad input before the (slow) start of Spark
+        spark, started = _session(args.master, args.remote, reporter)
+        if args.remote:  # every get_session() of this command answers the remote session
+            from faq.spark import use_session
+
+            stack.callback(use_session, use_session(spark))
+        if started:
+            stack.callback(_stop, spark)
+        reporter.watch(spark)
+        stack.callback(reporter.close)  # stop the monitor before Spark stops
+        args.run(args, spark, reporter)
+    return EXIT_OK
+
+
+def _session(master: str, remote: Optional[str], reporter: Reporter) -> tuple["SparkSession", bool]:
+    """The session to run on, and whether this call started it (and must stop it).
+
+    ``remote`` (a Spark Connect URL) wins; else the active session; else a new one on ``master``.
+    """
+    from pyspark import SparkContext
+    from pyspark.sql import SparkSession
+
+    from faq.spark import get_session
+
+    if remote:
+        from faq.spark import _connect
+
+        t0 = time.perf_counter()
+        spark = _connect(remote, None)
+        reporter.note(f"connected to Spark {spark.version} at {remote} in {time.perf_counter() - t0:.1f} s")
+        return spark, False  # the server stays up for the next command
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active, False
+    if SparkContext._active_spark_context is not None:  # a context without an active session
+        return get_session(master=master), False
+    reporter.note(f"starting Spark ({master}) ...")
+    t0 = time.perf_counter()
+    spark = get_session(master=master)
+    reporter.note(f"Spark {spark.version} ready in {time.perf_counter() - t0:.1f} s")
+    return spark, True
+
+
+def _quiet_pyspark_loggers() -> Callable[[], None]:
+    """Mute PySpark's own error loggers, which print a failed query's JVM stack trace as JSON.
+
+    The error still reaches :func:`main` as an exception and is printed as one line.
+    Returns a function restoring the previous levels.
+    """
+    import logging
+
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # an older PySpark without structured loggers
+        return lambda: None
+    loggers = [PySparkLogger.getLogger(n) for n in ("DataFrameQueryContextLogger", "SQLQueryContextLogger")]
+    levels = [lg.level for lg in loggers]
+    for lg in loggers:
+        lg.setLevel(logging.CRITICAL)
+
+    def restore() -> None:
+        for lg, level in zip(loggers, levels):
+            lg.setLevel(level)
+
+    return restore
+
+
+def _stop(spark: "SparkSession") -> None:
+    try:
+        spark.stop()
+    except Exception:  # noqa: BLE001 - shutting down; nothing useful to report
+        pass
+
+
+# --- one-line errors ----------------------------------------------------------------------------
+
+
+def _error(message: str) -> None:
+    sys.stdout.flush()  # what the command printed before the error comes first
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _describe(exc: BaseException) -> str:
+    """One line for an exception from Spark, Java or the system."""
+    java = getattr(exc, "java_exception", None)
+    if java is not None:  # py4j.protocol.Py4JJavaError: the Java exception's own message
+        try:
+            text = str(java.toString())
+        except Exception:  # noqa: BLE001 - the JVM may be gone
+            text = str(exc)
+    elif isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.strerror}: {exc.filename}" if exc.filename else exc.strerror
+    else:
+        text = str(exc)
+    lines = [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith(":")]
+    first = lines[0] if lines else type(exc).__name__
+    if len(first) > 300:
+        first = first[:297] + "..."
+    kind = type(exc).__name__
+    return first if first.startswith(kind) or first.startswith("[") else f"{kind}: {first}"
