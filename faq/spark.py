@@ -33,7 +33,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING, Iterator, Mapping, Optional
 
-from faq.errors import JavaNotFoundError
+from faq.errors import FAQRuntimeError
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -87,12 +87,12 @@ def java_version() -> int | None:
 
 
 def check_java(minimum: int = 17) -> int:
-    """Raise :class:`~faq.errors.JavaNotFoundError` unless Java ``minimum``+ exists."""
+    """Raise a ``JAVA_NOT_FOUND`` :class:`~faq.errors.FAQRuntimeError` unless Java ``minimum``+ exists."""
     version = java_version()
     if version is None:
-        raise JavaNotFoundError(found=None)
+        raise FAQRuntimeError(error_class="JAVA_NOT_FOUND", found=None)
     if version < minimum:
-        raise JavaNotFoundError(found=f"Java {version}")
+        raise FAQRuntimeError(error_class="JAVA_NOT_FOUND", found=f"Java {version}")
     return version
 
 

@@ -14,20 +14,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from faq.errors import FAQError, MissingColumnError
-from faq.incremental.calculus import (
+from faq.errors import (
     AlreadyDifferentiatedError,
     ColumnClashError,
     ColumnRoleError,
     ColumnTypeMismatchError,
     DiffTypeError,
+    FAQError,
     InvalidJoinTypeError,
+    MissingColumnError,
     NotDifferentiatedError,
     TimeTypeError,
-    asof_join,
-    differentiate,
-    integrate,
 )
+from faq.incremental.calculus import asof_join, differentiate, integrate
 
 FEW = settings(
     derandomize=True,

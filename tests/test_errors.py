@@ -2,9 +2,14 @@
 
 import pytest
 
+import faq.errors as errors_module
 from faq.errors import (
+    ERROR_CLASSES,
+    FORMAT_SPECS,
     ArityMismatchError,
     FAQError,
+    FAQKeyError,
+    FAQValueError,
     InvalidFactorValueError,
     MissingColumnError,
     NullKeyError,
@@ -14,6 +19,7 @@ from faq.errors import (
     UnknownVariableError,
     ValueTypeMismatchError,
     VariableTypeMismatchError,
+    template_fields,
 )
 from faq.factor import Factor, factor_of
 from faq.insideout import evaluate
@@ -113,3 +119,64 @@ def test_errors_are_faq_errors_and_builtin_types():
 def test_parse_error_is_raised_before_evaluation(edge):
     with pytest.raises(FAQError):
         evaluate(parse_query("q() := edge(a b)"), {"edge": edge})
+
+
+# --- the catalog ------------------------------------------------------------------------
+
+ERROR_TYPES = sorted(
+    {c for c in vars(errors_module).values() if isinstance(c, type) and issubclass(c, FAQError)},
+    key=lambda c: c.__name__,
+)
+
+
+@pytest.mark.parametrize("cls", ERROR_TYPES, ids=lambda c: c.__name__)
+def test_every_class_names_an_entry_and_writes_no_message(cls):
+    assert cls.error_class in ERROR_CLASSES
+    if cls is not FAQError:  # messages come from the catalog, never from a class's own code
+        assert "__init__" not in vars(cls) and "__str__" not in vars(cls)
+
+
+@pytest.mark.parametrize("name", sorted(ERROR_CLASSES))
+def test_every_template_field_is_a_parameter_of_its_entry(name):
+    entry = ERROR_CLASSES[name]
+    assert name == name.upper() and " " not in name
+    given = set(entry.parameters) | set(entry.derived)
+    for field, spec in template_fields(entry.message):
+        assert field in given, f"{name}: the template uses {{{field}}}, which is no parameter"
+        assert spec in ("", *FORMAT_SPECS), f"{name}: unknown format spec {spec!r} on {{{field}}}"
+    assert set(entry.optional) <= set(entry.parameters) and set(entry.convert) <= set(entry.parameters)
+    assert not set(entry.derived) & set(entry.parameters)
+
+
+def test_a_template_typo_is_caught():
+    entry = errors_module.ErrorClass("factor {factr!r} is missing", ("factor",))
+    assert [f for f, _ in template_fields(entry.message) if f not in entry.parameters] == ["factr"]
+
+
+def test_parameters_bind_by_position_and_name_and_are_checked():
+    err = errors_module.StateDirectoryError("/tmp/s", "no saved state here")
+    assert err.parameters == {"path": "/tmp/s", "reason": "no saved state here"}
+    assert str(err) == "[STATE_DIRECTORY] /tmp/s: no saved state here"
+    with pytest.raises(TypeError, match="no parameter 'paht'"):
+        errors_module.StateDirectoryError(paht="/tmp/s", reason="r")
+    with pytest.raises(TypeError, match="needs the parameter"):
+        errors_module.StateDirectoryError(path="/tmp/s")
+
+
+def test_optional_parameters_are_kept_only_when_given():
+    err = NullKeyError(factor="e", column="a", count=2, path="bad.csv", row='{"a":null}')
+    assert err.parameters["path"] == "bad.csv" and err.parameters["row"] == '{"a":null}'
+    assert str(err).startswith("[NULL_KEY] bad.csv: factor 'e': variable column 'a' has 2 null value(s)")
+    assert "path" not in NullKeyError(factor="e", column="a", count=2).parameters
+
+
+def test_an_entry_without_a_class_is_raised_through_its_generic_class():
+    err = FAQKeyError(error_class="UNKNOWN_NODE", node=7, graph="g.txt")
+    assert isinstance(err, KeyError) and isinstance(err, ValueError) and err.error_class == "UNKNOWN_NODE"
+    assert str(err) == "[UNKNOWN_NODE] source node 7 does not occur in g.txt; check the node id"
+
+
+def test_a_generic_error_keeps_its_message_and_parameters():
+    err = FAQValueError("--out 'x.txt': write a .csv file", path="x.txt")
+    assert str(err) == "[INVALID_VALUE] --out 'x.txt': write a .csv file"
+    assert err.parameters == {"message": "--out 'x.txt': write a .csv file", "path": "x.txt"}

@@ -24,6 +24,7 @@ from faq.insideout import Environment, plan_for
 from faq.joins.generic import generic_join
 from faq.query import make_query
 from faq.semirings import Semiring, get_semiring
+from faq.semirings.spark_backend import columns as spark_columns
 from tests.brute_force import PY_SEMIRINGS, brute_force, same_value
 from tests.test_insideout import DOMAIN, VALUES, random_faq
 
@@ -179,7 +180,7 @@ def aggregated_rows(out: Frame, keep, ring) -> dict:
     from pyspark.sql import functions as F
 
     grouped = out.df.groupBy(*keep) if keep else out.df.groupBy()
-    rows = grouped.agg(ring.sum(F.col(VALUE_COLUMN)).alias("__s")).collect()
+    rows = grouped.agg(spark_columns(ring).sum(F.col(VALUE_COLUMN)).alias("__s")).collect()
     zero = ring.zero
     return {tuple(r[:-1]): r[-1] for r in rows if r[-1] is not None and r[-1] != zero}
 

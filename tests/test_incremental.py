@@ -8,17 +8,16 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from faq.factor import factor_of
-from faq.incremental import (
+from faq.errors import (
     BatchAlreadyAppliedError,
     InvalidDeltaError,
-    MaintainedQuery,
     NegativeCountError,
     NonMonotoneDeltaError,
     NotMaintainableError,
     VersionGapError,
-    maintain,
 )
+from faq.factor import factor_of
+from faq.incremental import MaintainedQuery, maintain
 from faq.query import make_query
 from tests.brute_force import PY_SEMIRINGS, brute_force, same_value
 from tests.test_insideout import DOMAIN, random_faq

@@ -20,19 +20,17 @@ from pyspark.sql import functions as F
 
 from faq import io
 from faq.errors import (
+    InputNotFoundError,
+    InvalidArgumentError,
     InvalidFactorValueError,
     MalformedInputError,
     MissingColumnError,
+    NotAMatrixError,
     NullKeyError,
+    ResultTooLargeError,
     ValueTypeMismatchError,
 )
 from faq.factor import Factor, factor_of
-from faq.io import (
-    InputNotFoundError,
-    InvalidArgumentError,
-    NotAMatrixError,
-    ResultTooLargeError,
-)
 
 DATA = os.path.join(os.path.dirname(__file__), "data")
 

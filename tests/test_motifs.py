@@ -26,10 +26,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, given, settings
 from hypothesis import strategies as st
 
-from faq.errors import FAQTypeError, FAQValueError
+from faq.errors import FAQTypeError, FAQValueError, MotifPatternError
 from faq.factor import factor_of
 from faq.graphs import count_motifs, list_motifs, motifs
-from faq.graphs.motifs import MotifPatternError, inclusion_exclusion, parse_pattern
+from faq.graphs.motifs import inclusion_exclusion, parse_pattern
 from faq.io import read_edge_list
 
 DATA = Path(__file__).parent / "data"

@@ -19,16 +19,19 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from faq.errors import FAQError, MalformedInputError
+from faq.errors import (
+    FAQError,
+    FixpointNotConvergedError,
+    MalformedInputError,
+    NegativeCycleError,
+    NonMonotoneUpdateError,
+    NotIdempotentError,
+)
 from faq.factor import factor_of
 from faq.io import read_edge_list
 from faq.recursive import (
     MIN_LABEL,
-    FixpointNotConvergedError,
     MaintainedFixpoint,
-    NegativeCycleError,
-    NonMonotoneUpdateError,
-    NotIdempotentError,
     abs_weights,
     connected_components,
     fixpoint,
@@ -608,7 +611,7 @@ def test_maintained_batches_run_no_spark_job(spark, monkeypatch, tmp_path):
 
 
 def test_maintained_durable_reopen_and_versions(tmp_path):
-    from faq.incremental.errors import BatchAlreadyAppliedError, StateDirectoryError, VersionGapError
+    from faq.errors import BatchAlreadyAppliedError, StateDirectoryError, VersionGapError
 
     rows = random_rows(4, 25, 50)
     source = rows[0][0]

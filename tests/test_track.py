@@ -8,8 +8,8 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from faq.errors import InvalidDeltaError
 from faq.graphs.motifs import count_motifs, parse_pattern
-from faq.incremental import InvalidDeltaError
 from faq.incremental.track import track
 
 PATTERNS = [

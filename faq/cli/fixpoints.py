@@ -23,7 +23,7 @@ edges and answer on the driver, so a batch runs no Spark job.  With
 committed after every batch: a run that finds a state in DIR reopens it
 instead of solving again, skips the batch files already applied (recorded
 by name; they must be the first files of ``--updates`` in name order:
-:func:`faq.incremental.updates.pending`), never applies one twice, and goes
+:func:`faq.io.updates.pending`), never applies one twice, and goes
 on with the rest; its first output line says how many were skipped.
 
 Examples
@@ -43,14 +43,13 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from faq.cli.inputs import check_table_out, insert_only_batches, require_file
 from faq.cli.output import PREVIEW_ROWS, jsonable, print_json, print_table, resumed_line, write_table
-from faq.errors import FAQValueError
-from faq.recursive.errors import UnknownNodeError
+from faq.errors import FAQKeyError, FAQValueError, StateDirectoryError
 from faq.recursive.seminaive import NODE, PATH_SEMIRINGS, VALUE
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-    from faq.incremental.updates import UpdateBatch
+    from faq.io.updates import UpdateBatch
     from faq.progress import Reporter
     from faq.recursive.maintained import MaintainedFixpoint
 
@@ -228,7 +227,6 @@ def _reopen(args: argparse.Namespace, reporter: "Reporter", problem: str, semiri
     """The state in ``--state`` when it holds one (checked against the command), else None."""
     if not args.state:
         return None
-    from faq.incremental.errors import StateDirectoryError
     from faq.incremental.store import Store
     from faq.recursive.maintained import MaintainedFixpoint
 
@@ -251,7 +249,7 @@ def _todo(maintained: "MaintainedFixpoint", batches: Sequence["UpdateBatch"], re
     """(version, batch) still to apply: all of them, or after a resume those the state has not applied."""
     if not resumed:
         return [(k, b) for k, b in enumerate(batches, start=1)]
-    from faq.incremental.updates import pending
+    from faq.io.updates import pending
 
     by_file = {b.path: b for b in batches}
     return [(v, by_file[f]) for v, f in pending([b.path for b in batches], maintained.labels, state or "")]
@@ -366,7 +364,7 @@ def run_paths(args: argparse.Namespace, spark: "SparkSession", reporter: "Report
             u, v = edges.variables
             found = edges.df.where((F.col(u) == source) | (F.col(v) == source)).limit(1).count()  # at most 1
             if not found:
-                raise UnknownNodeError(node=source, graph=args.graph)
+                raise FAQKeyError(error_class="UNKNOWN_NODE", node=source, graph=args.graph)
         what = {"boolean": "reachable", "min_plus": "shortest paths", "max_min": "widest paths"}[semiring.name]
         reporter.note(f"{what} from {source} ({semiring.name})")
         maintained = MaintainedFixpoint.paths(edges, source, semiring, progress=reporter, path=args.state)

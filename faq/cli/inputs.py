@@ -33,12 +33,12 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Optional
 
-from faq.errors import FAQValueError
+from faq.errors import FAQValueError, InputNotFoundError, MotifPatternError, NonMonotoneUpdateError
 from faq.spark import REMOTE_ENV
 
 if TYPE_CHECKING:
     from faq.graphs.motifs import Pattern
-    from faq.incremental.updates import UpdateBatch
+    from faq.io.updates import UpdateBatch
 
 __all__ = ["DEFAULT_MASTER", "DEFAULT_PORT", "METHODS", "TABLE_SUFFIXES", "common_options", "factor_spec",
            "add_pattern_command", "motif_pattern", "require_file", "require_folder", "check_table_out",
@@ -99,7 +99,7 @@ def add_pattern_command(commands: "argparse._SubParsersAction", common: argparse
 
 def motif_pattern(text: str) -> "Pattern":
     """A motif pattern (``faq motif``, ``faq track``), parsed by :func:`faq.graphs.motifs.parse_pattern`."""
-    from faq.graphs.motifs import MotifPatternError, parse_pattern
+    from faq.graphs.motifs import parse_pattern
 
     try:
         return parse_pattern(text)
@@ -111,12 +111,10 @@ def motif_pattern(text: str) -> "Pattern":
 
 
 def require_file(path: str) -> None:
-    """Raise :class:`~faq.io.InputNotFoundError` unless ``path`` exists.
+    """Raise :class:`~faq.errors.InputNotFoundError` unless ``path`` exists.
 
     URLs (``hdfs://...``) and globs (``part-*.txt``) are left to Spark.
     """
-    from faq.io import InputNotFoundError
-
     if "://" not in path and not any(c in path for c in "*?[") and not os.path.exists(path):
         raise InputNotFoundError(path=path)
 
@@ -149,12 +147,11 @@ def insert_only_batches(folder: Optional[str], *, weighted: bool, semiring: str)
     """Every batch of ``folder`` (none without one), refusing deletions: an insert-only answer cannot take them.
 
     ``weighted``: a ``+`` line must carry a weight.  Raises
-    :class:`~faq.recursive.errors.NonMonotoneUpdateError` naming the file and line of the first deletion.
+    :class:`~faq.errors.NonMonotoneUpdateError` naming the file and line of the first deletion.
     """
     if not folder:
         return []
-    from faq.incremental.updates import read_updates
-    from faq.recursive.errors import NonMonotoneUpdateError
+    from faq.io.updates import read_updates
 
     batches = read_updates(folder, weighted=weighted)
     for batch in batches:

@@ -74,8 +74,8 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
 
 def check_track(args: argparse.Namespace) -> None:
     """Checks that need no Spark: the graph and the update folder exist, ``--show`` is not negative."""
-    from faq.incremental.updates import update_files
-    from faq.io import InvalidArgumentError
+    from faq.io.updates import update_files
+    from faq.errors import InvalidArgumentError
 
     require_file(args.path)
     update_files(args.updates)  # a missing or non-directory UPDATES_DIR is a one-line error
@@ -85,7 +85,7 @@ def check_track(args: argparse.Namespace) -> None:
 
 def run_track(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
     """``faq track``: the initial count (or the reopened state), then one report per batch."""
-    from faq.incremental.updates import pending, read_batch, update_files
+    from faq.io.updates import pending, read_batch, update_files
 
     check_track(args)  # also when called without faq.cli.main
     files = update_files(args.updates)
@@ -129,7 +129,7 @@ def _tracker(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporte
         reporter.note(f"reopening the state in {args.state}")
         tracker = MotifTracker.open(args.state, progress=reporter)
         if str(tracker.pattern) != str(args.pattern):
-            from faq.incremental.errors import StateDirectoryError
+            from faq.errors import StateDirectoryError
 
             tracker.close()
             raise StateDirectoryError(Store(args.state).path, f"it tracks '{tracker.pattern}', not "

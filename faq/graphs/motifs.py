@@ -87,7 +87,14 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
-from faq.errors import FAQTypeError, FAQValueError
+from faq.errors import (
+    ArityMismatchError,
+    FAQTypeError,
+    FAQValueError,
+    InvalidArgumentError,
+    MissingColumnError,
+    MotifPatternError,
+)
 from faq.factor import VALUE, Factor
 from faq.query import FAQ, Atom
 
@@ -106,7 +113,6 @@ __all__ = [
     "Pattern",
     "MotifEdge",
     "MotifCount",
-    "MotifPatternError",
     "STRATEGIES",
     "AUTO_MAX_TERMS",
 ]
@@ -125,38 +131,6 @@ MAX_EVENTS = 12
 _CANONICAL_MAX_VERTICES = 6
 
 _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-# --- errors ---------------------------------------------------------------------
-
-
-class MotifPatternError(FAQValueError):
-    """A motif pattern cannot be parsed or makes no sense.
-
-    ``parameters``: ``text``, ``position`` (0-based character offset) and
-    ``reason``.
-
-    Examples
-    --------
-    >>> err = MotifPatternError("(a)->(b) (b)->(c)", 9, "expected ';' between terms")
-    >>> err.parameters["position"]
-    9
-    >>> print(err)
-    [MOTIF_PATTERN] expected ';' between terms at position 9
-      (a)->(b) (b)->(c)
-               ^
-    """
-
-    error_class = "MOTIF_PATTERN"
-
-    def __init__(self, text: str, position: int, reason: str) -> None:
-        pointer = " " * position + "^"
-        super().__init__(
-            f"{reason} at position {position}\n  {text}\n  {pointer}",
-            text=text,
-            position=position,
-            reason=reason,
-        )
 
 
 # --- patterns -------------------------------------------------------------------
@@ -318,7 +292,7 @@ def parse_pattern(text: Union[str, Pattern]) -> Pattern:
     >>> parse_pattern("(a)->(b); !(a)->(c)")
     Traceback (most recent call last):
     ...
-    faq.graphs.motifs.MotifPatternError: [MOTIF_PATTERN] vertex 'c' is on no positive edge (only negated
+    faq.errors.MotifPatternError: [MOTIF_PATTERN] vertex 'c' is on no positive edge (only negated
     ones); bind it with a positive edge at position 17
       (a)->(b); !(a)->(c)
                        ^
@@ -628,8 +602,6 @@ def _persist(factor: Factor, level) -> Factor:
 
 def _edge_factor(edges, spark) -> Factor:
     """A two-variable factor from a Factor, a DataFrame with src/dst columns, or an edge-list path."""
-    from faq.errors import ArityMismatchError, MissingColumnError
-
     if isinstance(edges, Factor):
         if len(edges.variables) != 2:
             raise ArityMismatchError(factor=edges.name, expected=2, found=len(edges.variables))
@@ -656,8 +628,6 @@ def _edge_factor(edges, spark) -> Factor:
 
 def _check_strategy(strategy: str) -> None:
     if strategy not in STRATEGIES:
-        from faq.io import InvalidArgumentError
-
         raise InvalidArgumentError("strategy", strategy, f"must be one of {', '.join(STRATEGIES)}")
 
 
@@ -761,8 +731,6 @@ def count_motifs(
     pattern = parse_pattern(pattern)
     terms: Optional[list[tuple[int, FAQ]]] = None
     if strategy == "direct" and pattern.needs_filters:
-        from faq.io import InvalidArgumentError
-
         raise InvalidArgumentError(
             "strategy", strategy,
             "the pattern needs distinctness or negation filters; use 'inclusion_exclusion' or 'listing'",

@@ -7,34 +7,16 @@ integrate and the as-of join).
 """
 
 from faq.incremental.calculus import asof_join, differentiate, integrate
-from faq.incremental.errors import (
-    BatchAlreadyAppliedError,
-    InvalidDeltaError,
-    NegativeCountError,
-    NonMonotoneDeltaError,
-    NonMonotoneUpdateError,
-    NotMaintainableError,
-    StateDirectoryError,
-    VersionGapError,
-)
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.maintained import MaintainedQuery, maintain
 from faq.incremental.track import MotifChange, MotifTracker, track
 
 __all__ = [
-    "BatchAlreadyAppliedError",
     "BatchEvent",
     "Change",
-    "InvalidDeltaError",
     "MaintainedQuery",
     "MotifChange",
     "MotifTracker",
-    "NegativeCountError",
-    "NonMonotoneDeltaError",
-    "NonMonotoneUpdateError",
-    "NotMaintainableError",
-    "StateDirectoryError",
-    "VersionGapError",
     "asof_join",
     "differentiate",
     "integrate",

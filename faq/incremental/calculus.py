@@ -78,7 +78,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional, Sequence, Union
 
-from faq.errors import FAQTypeError, FAQValueError, MissingColumnError
+from faq.errors import (
+    AlreadyDifferentiatedError,
+    ColumnClashError,
+    ColumnRoleError,
+    ColumnTypeMismatchError,
+    DiffTypeError,
+    InvalidJoinTypeError,
+    MissingColumnError,
+    NotDifferentiatedError,
+    TimeTypeError,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -97,123 +107,6 @@ _SIDE = "__faq_asof_side"
 _MATCH = "__faq_asof_match"
 
 Keys = Union[str, Sequence[str], None]
-
-
-# --- errors ---------------------------------------------------------------------------
-
-
-class TimeTypeError(FAQTypeError):
-    """A time column's type is not an orderable scalar (number, date, timestamp, string...)."""
-
-    error_class = "INVALID_TIME_TYPE"
-
-    def __init__(self, source: str, column: str, found: str) -> None:
-        super().__init__(
-            f"{source}: time column {column!r} is {found}; a time must be an orderable scalar "
-            "(number, date, timestamp, string, boolean, binary or interval)",
-            source=source,
-            column=column,
-            found=found,
-        )
-
-
-class DiffTypeError(FAQTypeError):
-    """A diff column is not numeric, so its retraction (−diff) cannot be formed."""
-
-    error_class = "INVALID_DIFF_TYPE"
-
-    def __init__(self, source: str, column: str, found: str) -> None:
-        super().__init__(
-            f"{source}: diff column {column!r} is {found}; differentiation negates diffs and "
-            "needs a numeric column",
-            source=source,
-            column=column,
-            found=found,
-        )
-
-
-class ColumnTypeMismatchError(FAQTypeError):
-    """A key or time column has incompatible types on the two sides of an as-of join."""
-
-    error_class = "ASOF_TYPE_MISMATCH"
-
-    def __init__(self, column: str, role: str, left: str, right: str) -> None:
-        super().__init__(
-            f"asof_join: {role} column {column!r} is {left} on the left but {right} on the "
-            "right; cast one side so both are numbers, both dates/timestamps, or the same type",
-            column=column,
-            role=role,
-            left=left,
-            right=right,
-        )
-
-
-class ColumnRoleError(FAQValueError):
-    """One column is given two roles (e.g. both time and diff, or both key and time)."""
-
-    error_class = "COLUMN_ROLE"
-
-    def __init__(self, source: str, column: str, roles: Sequence[str]) -> None:
-        super().__init__(
-            f"{source}: column {column!r} cannot be both {' and '.join(roles)}",
-            source=source,
-            column=column,
-            roles=list(roles),
-        )
-
-
-class ColumnClashError(FAQValueError):
-    """The result of an as-of join would have two columns of the same name."""
-
-    error_class = "COLUMN_CLASH"
-
-    def __init__(self, column: str, suffixes: Sequence[str]) -> None:
-        super().__init__(
-            f"asof_join: the result would have two columns named {column!r} (suffixes "
-            f"{tuple(suffixes)!r}); pick other suffixes or rename a column",
-            column=column,
-            suffixes=tuple(suffixes),
-        )
-
-
-class AlreadyDifferentiatedError(FAQValueError):
-    """:func:`differentiate` was given a stream that already has a tick column."""
-
-    error_class = "ALREADY_DIFFERENTIATED"
-
-    def __init__(self, column: str) -> None:
-        super().__init__(
-            f"differentiate: the stream already has a tick column {column!r}; it is "
-            "differentiated already (integrate it first, or pass another tick= name)",
-            column=column,
-        )
-
-
-class NotDifferentiatedError(FAQValueError):
-    """:func:`integrate` was given a stream without a tick column."""
-
-    error_class = "NOT_DIFFERENTIATED"
-
-    def __init__(self, column: str, available: Sequence[str]) -> None:
-        super().__init__(
-            f"integrate: the stream has no tick column {column!r} (its columns are "
-            f"{', '.join(available) or '(none)'}); integrate takes the output of differentiate",
-            column=column,
-            available=list(available),
-        )
-
-
-class InvalidJoinTypeError(FAQValueError):
-    """``how`` is not a join type :func:`asof_join` supports."""
-
-    error_class = "INVALID_JOIN_TYPE"
-
-    def __init__(self, how: str, valid: Sequence[str]) -> None:
-        super().__init__(
-            f"asof_join: how={how!r} is not supported; valid: {', '.join(valid)}",
-            how=how,
-            valid=list(valid),
-        )
 
 
 # --- helpers ----------------------------------------------------------------------------

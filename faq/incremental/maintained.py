@@ -11,12 +11,12 @@ rings (``integer``, ``real``) and ``counting``
     positive, deletes negative, a changed value is the difference.  The
     ``diff`` of the answer is the signed change.  ``counting`` factors are
     maintained in ℤ, which holds ℕ: a delete of a row that is not there
-    raises :class:`~faq.incremental.errors.NegativeCountError`.
+    raises :class:`~faq.errors.NegativeCountError`.
 idempotent semirings (``min_plus``, ``max_plus``, ``boolean``, ``max_min``, …)
     A delta row sets the value at its key and must *improve* it
     (``new ⊕ old = new``): inserts, shorter distances, wider capacities.
     A deletion (the value zero) or a worsening raises
-    :class:`~faq.incremental.errors.NonMonotoneUpdateError` unless
+    :class:`~faq.errors.NonMonotoneUpdateError` unless
     ``recompute=True``.  The ``diff`` of an answer row is its new value.
 anything else, or mixed aggregates
     Only ``recompute=True`` (the answer is recomputed from the new factors).
@@ -75,10 +75,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 import numpy as np
 
-from faq.factor import VALUE, Factor
-from faq.incremental.change import BatchEvent, Change
-from faq.incremental.engine import RuleRun, run_rules
-from faq.incremental.errors import (
+from faq.errors import (
     BatchAlreadyAppliedError,
     InvalidDeltaError,
     NegativeCountError,
@@ -87,6 +84,9 @@ from faq.incremental.errors import (
     StateDirectoryError,
     VersionGapError,
 )
+from faq.factor import VALUE, Factor
+from faq.incremental.change import BatchEvent, Change
+from faq.incremental.engine import RuleRun, run_rules
 from faq.incremental.index import KeyedRows, merge_rows
 from faq.incremental.rules import (
     EXECUTORS,

@@ -161,7 +161,7 @@ class ResidentState:
 
     def attach(self, path: str | os.PathLike, meta: Mapping[str, Any]) -> None:
         """Start keeping the state in ``path`` (must not hold a state): saves the current version."""
-        from faq.incremental.errors import StateDirectoryError
+        from faq.errors import StateDirectoryError
         from faq.incremental.store import Store
 
         store = Store(path)

@@ -38,7 +38,7 @@ import shutil
 import uuid
 from typing import TYPE_CHECKING, Any, Mapping
 
-from faq.incremental.errors import StateDirectoryError
+from faq.errors import StateDirectoryError
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -155,7 +155,7 @@ class MotifTracker:
         ``version`` and ``label`` as for
         :meth:`~faq.incremental.maintained.MaintainedQuery.apply`.
         """
-        from faq.incremental.errors import BatchAlreadyAppliedError, VersionGapError
+        from faq.errors import BatchAlreadyAppliedError, VersionGapError
 
         started = time.perf_counter()
         target = self.version + 1
@@ -192,8 +192,7 @@ class MotifTracker:
 
     def _effective(self, changes: Any) -> KeyedRows:
         """The batch as ±1 rows (codes) that really change the simple digraph, one per edge."""
-        from faq.errors import MissingColumnError
-        from faq.incremental.errors import InvalidDeltaError
+        from faq.errors import InvalidDeltaError, MissingColumnError
 
         table = to_arrow(changes, (SRC, DST, DIFF), what="the edge changes")
         if isinstance(changes, (list, tuple)) and "value" in table.column_names:  # tuples (src, dst, diff, seq)
@@ -257,7 +256,7 @@ class MotifTracker:
     @classmethod
     def open(cls, path: str, *, progress: Optional[Callable[[BatchEvent], None]] = None) -> "MotifTracker":
         """Reopen a tracker saved with ``path=`` at its last committed version (no Spark needed)."""
-        from faq.incremental.errors import StateDirectoryError
+        from faq.errors import StateDirectoryError
         from faq.incremental.store import Store
 
         meta = Store(path).manifest()

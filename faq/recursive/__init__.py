@@ -6,7 +6,7 @@
   (single source; boolean, min_plus, max_min) and :func:`connected_components`;
 * :class:`MaintainedFixpoint` -- such an answer kept current as batches of edges
   arrive (insert-only; deletions and worsening updates raise
-  :class:`NonMonotoneUpdateError` unless recomputation is asked for): edges and
+  :class:`~faq.errors.NonMonotoneUpdateError` unless recomputation is asked for): edges and
   answer are a resident index on the driver, so a batch runs no Spark job
   (:mod:`faq.recursive.propagate`), optionally durable and resumable (``path=``,
   :meth:`MaintainedFixpoint.open`); each batch returns a
@@ -16,13 +16,6 @@
 See DESIGN.md §3 ("Monoid fixpoints").
 """
 
-from faq.recursive.errors import (
-    FixpointNotConvergedError,
-    NegativeCycleError,
-    NonMonotoneUpdateError,
-    NotIdempotentError,
-    UnknownNodeError,
-)
 from faq.recursive.seminaive import (
     DEFAULT_MAX_ITERATIONS,
     MIN_LABEL,
@@ -67,9 +60,4 @@ __all__ = [
     "MIN_LABEL",
     "PATH_SEMIRINGS",
     "DEFAULT_MAX_ITERATIONS",
-    "FixpointNotConvergedError",
-    "NegativeCycleError",
-    "NonMonotoneUpdateError",
-    "NotIdempotentError",
-    "UnknownNodeError",
 ]

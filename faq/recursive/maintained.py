@@ -35,7 +35,7 @@ How an insert batch runs
 1. the batch is ⊕-merged per pair and compared with the current weights
    (looked up in the index): a pair whose new value is *worse* (a longer
    weight, a narrower capacity) is a *worsening update*, a ``-`` line a
-   *deletion*; both raise :class:`~faq.recursive.errors.NonMonotoneUpdateError`
+   *deletion*; both raise :class:`~faq.errors.NonMonotoneUpdateError`
    unless ``recompute=True``;
 2. the *effective* edges (new pairs and strict improvements) are the first
    round: their sources' current values ⊗ their weights, ⊕-ed into the
@@ -44,9 +44,9 @@ How an insert batch runs
    the index's base, overlay and the batch
    (:func:`~faq.recursive.propagate.propagate`), until nothing improves.
    More rounds than nodes means a value-improving cycle
-   (:class:`~faq.recursive.errors.NegativeCycleError`; only checked when an
+   (:class:`~faq.errors.NegativeCycleError`; only checked when an
    edge is better than ``one``, e.g. negative in min_plus), more than
-   ``max_iterations`` raises :class:`~faq.recursive.errors.FixpointNotConvergedError`;
+   ``max_iterations`` raises :class:`~faq.errors.FixpointNotConvergedError`;
 4. only then is anything committed: the durable state first (if any), then
    the effective edges into the index's overlay and the improved values into
    the answer.  An error leaves edges and answer as they were.
@@ -74,10 +74,10 @@ With ``path=DIR`` the state (edges and answer) is kept in DIR through
 (its effective edges and improved values as delta files, then the manifest),
 :meth:`MaintainedFixpoint.open` reopens it without Spark, and
 ``apply(batch, version=v)`` refuses a version applied already
-(:class:`~faq.incremental.errors.BatchAlreadyAppliedError`) or beyond the next
-(:class:`~faq.incremental.errors.VersionGapError`).  The labels of the
+(:class:`~faq.errors.BatchAlreadyAppliedError`) or beyond the next
+(:class:`~faq.errors.VersionGapError`).  The labels of the
 batches applied (their file names) are kept, so a rerun can skip them
-(:func:`faq.incremental.updates.pending`).
+(:func:`faq.io.updates.pending`).
 
 Examples
 --------
@@ -98,17 +98,21 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
 
 import numpy as np
 
-from faq.errors import FAQValueError
+from faq.errors import (
+    BatchAlreadyAppliedError,
+    FAQValueError,
+    NonMonotoneUpdateError,
+    StateDirectoryError,
+    VersionGapError,
+)
 from faq.factor import Factor
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.domain import SPAN, KeyDomain
-from faq.incremental.errors import BatchAlreadyAppliedError, StateDirectoryError, VersionGapError
 from faq.incremental.index import KeyedRows, ResidentRelation, View, build_run, find_rows, merge_rows
 from faq.incremental.rules import DRIVER, EXECUTORS, budget_bytes, choose_placement, estimated_bytes
 from faq.incremental.state import ResidentState
-from faq.incremental.updates import UpdateBatch, read_batch, read_updates, update_files  # noqa: F401 - re-exported
+from faq.io.updates import UpdateBatch, read_batch, read_updates, update_files  # noqa: F401 - re-exported
 from faq.joins.csr import build_trie
-from faq.recursive.errors import NonMonotoneUpdateError
 from faq.recursive.propagate import better_than_one, fixpoint_ops, propagate
 from faq.recursive.seminaive import (
     DEFAULT_MAX_ITERATIONS,

@@ -18,8 +18,8 @@ Values are dense over the codes of a :class:`~faq.incremental.domain.KeyDomain`;
 a node without a value holds the semiring's zero.  :func:`propagate`
 *records* the value every improved node had before (so a caller can report
 ``old`` and undo the rounds): an exception in any round -- a
-:class:`~faq.recursive.errors.NegativeCycleError` past the Bellman-Ford bound,
-:class:`~faq.recursive.errors.FixpointNotConvergedError` past
+:class:`~faq.errors.NegativeCycleError` past the Bellman-Ford bound,
+:class:`~faq.errors.FixpointNotConvergedError` past
 ``max_iterations``, an interrupt -- restores the array as it was.
 
 Rounds are counted as on Spark: a round processes a non-empty frontier (the
@@ -51,10 +51,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from faq.errors import FixpointNotConvergedError, NegativeCycleError
 from faq.incremental.domain import SPAN
 from faq.incremental.state import value_ops
 from faq.joins.csr import Trie
-from faq.recursive.errors import FixpointNotConvergedError, NegativeCycleError
 from faq.semirings.numpy_backend import NumpyForm
 
 _CODE_MASK = np.int64(SPAN - 1)  # a trie level's comp is ``parent * SPAN + code``, SPAN a power of two

@@ -38,14 +38,14 @@ improved rows on the way (``DataFrame.observe``), so the frontier's size
 needs no job of its own.
 
 **Termination.**  ``max_iterations`` (default 10 000) caps the iterations
-and raises :class:`~faq.recursive.errors.FixpointNotConvergedError`.
+and raises :class:`~faq.errors.FixpointNotConvergedError`.
 **Negative cycles.**  After iteration *k* every value is at least as good as
 the best walk of at most *k* edges from a seed, and every value is the value
 of some walk.  Without a cycle that improves values (a negative cycle in
 min_plus), the best values are those of simple paths, of at most *n* − 1
 edges for *n* nodes, so iteration *n* improves nothing.  Hence: when the
 frontier is still non-empty after iteration ``k >= n``, a value-improving
-cycle is reachable, and :class:`~faq.recursive.errors.NegativeCycleError` is
+cycle is reachable, and :class:`~faq.errors.NegativeCycleError` is
 raised (the Bellman-Ford bound).  A cycle can only improve values when some
 edge value ``w`` is better than ``one`` (``w ⊕ 1 != 1``: a negative weight in
 min_plus); the job that caches the edges also counts such edges, and only
@@ -71,9 +71,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
 
-from faq.errors import FAQValueError
+from faq.errors import FAQValueError, FixpointNotConvergedError, NegativeCycleError, NotIdempotentError
 from faq.factor import Factor
-from faq.recursive.errors import FixpointNotConvergedError, NegativeCycleError, NotIdempotentError
 from faq.semirings import MIN_LABEL, Semiring, get_semiring
 from faq.semirings.operations import INT64_MAX
 from faq.spark import checkpoint_observed, release as _release
@@ -637,7 +636,7 @@ def shortest_paths(edges: Factor, source: int, **kw: Any) -> FixpointResult:
     """Shortest-path lengths from ``source`` (min_plus): rows ``(node, distance)``.
 
     Negative weights are allowed; a reachable negative cycle raises
-    :class:`~faq.recursive.errors.NegativeCycleError`.
+    :class:`~faq.errors.NegativeCycleError`.
     """
     return paths(edges, source, "min_plus", **kw)
 

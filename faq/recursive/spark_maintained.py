@@ -13,7 +13,7 @@ iteration from the delta alone:
    a pair whose new value is *worse* than the current one (a longer weight, a
    narrower capacity) is a *worsening update*, and any edge in a ``-`` line
    is a *deletion*; both raise
-   :class:`~faq.recursive.errors.NonMonotoneUpdateError` unless
+   :class:`~faq.errors.NonMonotoneUpdateError` unless
    ``recompute=True`` is given, which recomputes from scratch (the batch's
    deletions apply first, then its insertions; an insertion of an existing
    pair replaces its value);
@@ -52,10 +52,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
-from faq.errors import FAQValueError
+from faq.errors import FAQValueError, NonMonotoneUpdateError
 from faq.factor import Factor
-from faq.incremental.updates import UpdateBatch
-from faq.recursive.errors import NonMonotoneUpdateError
+from faq.io.updates import UpdateBatch
 from faq.spark import checkpoint, checkpoint_observed
 from faq.recursive.seminaive import (
     DEFAULT_MAX_ITERATIONS,

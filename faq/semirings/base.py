@@ -195,34 +195,6 @@ class Semiring:
         kind = VALUE_TYPES[self.value_type]
         return kind(value)
 
-    # -- Spark shorthands, kept for callers written before the backends (faq/io.py);
-    # -- new code takes them from faq.semirings.spark_backend.columns(semiring).
-
-    def sum(self, value: "Column") -> "Column":
-        """⊕ as a Spark aggregate (``columns(self).sum``)."""
-        return self._columns().sum(value)
-
-    def lit(self, value: Any) -> "Column":
-        """A literal Column of this semiring's value type (``columns(self).lit``)."""
-        return self._columns().lit(value)
-
-    def zero_col(self) -> "Column":
-        """The additive identity as a Column (``columns(self).zero()``)."""
-        return self._columns().zero()
-
-    def one_col(self) -> "Column":
-        """The multiplicative identity as a Column (``columns(self).one()``)."""
-        return self._columns().one()
-
-    def is_zero(self, value: "Column") -> "Column":
-        """A boolean Column: ``value`` equals the zero (``columns(self).is_zero``)."""
-        return self._columns().is_zero(value)
-
-    def _columns(self):
-        from faq.semirings.spark_backend import columns
-
-        return columns(self)
-
     def __repr__(self) -> str:
         flags = [f for f, on in (("ring", self.is_ring), ("idempotent", self.idempotent)) if on]
         return f"Semiring({self.name!r}, {self.value_type}, zero={self.zero!r}, one={self.one!r}" + (

@@ -11,7 +11,7 @@ work starts, so a bad line fails fast.
 Examples
 --------
 >>> import os, tempfile
->>> from faq.incremental.updates import read_batch
+>>> from faq.io.updates import read_batch
 >>> path = os.path.join(tempfile.mkdtemp(), "001.txt")
 >>> with open(path, "w") as f:
 ...     _ = f.write("# one batch\\n+ 1 2\\n+ 2 3 0.5\\n- 4 5\\n")
@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional, Union
 
-from faq.errors import FAQValueError, MalformedInputError
+from faq.errors import FAQValueError, InputNotFoundError, MalformedInputError, StateDirectoryError
 
 _SEPARATOR = re.compile(r"[ \t\r\f\v,]+")
 _INT = re.compile(r"^[+-]?[0-9]{1,19}$")
@@ -137,8 +137,6 @@ def read_batch(path: Union[str, os.PathLike], *, weighted: bool = False) -> Upda
 
 def update_files(folder: Union[str, os.PathLike]) -> list[str]:
     """The batch files of ``folder`` in name order (regular files; names starting with '.' skipped)."""
-    from faq.io import InputNotFoundError
-
     folder = os.fspath(folder)
     if not os.path.isdir(folder):
         if not os.path.exists(folder):
@@ -170,8 +168,6 @@ def pending(files: list[str], applied: list[str], state: str = "the state") -> l
     names = [os.path.basename(f) for f in files]
     done = len(applied)
     if names[:done] != list(applied):
-        from faq.incremental.errors import StateDirectoryError
-
         seen = ", ".join(applied[-3:]) if applied else "none"
         raise StateDirectoryError(state, f"it has applied {done} batch(es) (last: {seen}), which are not the first "
                                          f"{done} file(s) of the update directory in name order; use the directory "

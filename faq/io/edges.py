@@ -1,0 +1,302 @@
+"""SNAP-style edge lists: one edge per line, read by Spark and parsed with Column expressions.
+
+The format: source id, target id, then optional fields (a weight may be one
+of them).  Lines starting with ``#`` or ``%`` and blank lines are skipped;
+fields are separated by any run of tabs, spaces and commas; CRLF line ends
+and ``.gz`` / ``.bz2`` files are fine.  Node ids are 64-bit integers kept as
+they are (they need not be contiguous).  A path may also be a directory or a
+glob, as for Spark's text reader.
+
+Parsing runs in Spark (no Python row UDF, no collect of the data).  Malformed
+lines are found with one Spark job that stops at the first; only when one
+exists is the file scanned in Python, for its line number.  The same regular
+expressions serve both scans, so they agree on which line is bad.
+"""
+
+from __future__ import annotations
+
+import bz2
+import glob
+import gzip
+import os
+import re
+from typing import IO, TYPE_CHECKING, Sequence, Union
+
+from faq.errors import InvalidArgumentError, MalformedInputError
+from faq.factor import VALUE, Factor
+from faq.io._common import (
+    PathLike,
+    check_choice,
+    check_variables,
+    default_name,
+    drop_zeros,
+    is_local,
+    local_path,
+    malformed_if_unreadable,
+    session,
+    spark_read,
+)
+from faq.semirings import Semiring, get_semiring
+from faq.semirings.spark_backend import columns as spark_columns
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+# Column names, named once.
+SRC, DST = "src", "dst"
+_LINE = "_line"  # the raw text of a line (after trimming), kept for error messages
+_FIELDS = "_fields"
+
+SELF_LOOP_OPTIONS = ("drop", "keep")
+DUPLICATE_OPTIONS = ("collapse", "sum", "keep")
+
+# Edge-list syntax.  The same patterns serve Spark (Java regex) and the Python
+# error-path scan, so both agree on which line is bad.  Whitespace is ASCII
+# whitespace only (Java's \s; Python's \s with re.ASCII).
+_WS = r"[ \t\r\f\x0B]"
+_TRIM_RE = rf"^{_WS}+|{_WS}+$"
+_SEPARATOR_RE = r"[ \t\r\f\x0B,]+"  # any run of tabs, spaces and commas
+_COMMENT_PREFIXES = ("#", "%")
+_INT_RE = r"[+-]?[0-9]{1,19}"
+_FLOAT_RE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity)"
+_BOOL_WORDS = ("true", "false")
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def read_edge_list(
+    path: PathLike,
+    *,
+    spark: "SparkSession | None" = None,
+    variables: Sequence[str] = (SRC, DST),
+    semiring: Union[str, Semiring] = "counting",
+    weight_column: int | None = None,
+    self_loops: str = "drop",
+    duplicates: str = "collapse",
+    undirected: bool = False,
+    name: str | None = None,
+) -> Factor:
+    """Read a SNAP-style edge list (see the module's docstring) into a binary factor.
+
+    Parameters
+    ----------
+    path : str or path-like
+    spark : SparkSession, optional
+        Defaults to :func:`faq.spark.get_session`.
+    variables : pair of str
+        Names of the source and target columns (``bigint``).
+    semiring : str or Semiring
+    weight_column : int, optional
+        1-based column holding each edge's value (e.g. 3 for ``src,dst,rating``); without it
+        every edge has the semiring's one.  Integers for counting/integer, numbers (``inf``
+        allowed) for double semirings, ``true``/``false`` or a number (non-zero is true) for
+        boolean.  Edges whose value is the semiring's zero are dropped.
+    self_loops : {"drop", "keep"}
+        ``"drop"`` (default) removes edges ``u -> u``: triangle and motif counts are defined
+        on simple graphs, and SNAP's published counts ignore loops too.
+    duplicates : {"collapse", "sum", "keep"}
+        ``"collapse"`` (default): one row per (src, dst) with value one, a simple graph; with
+        ``weight_column`` the weights of a repeated pair are ⊕-merged, as by ``"sum"``, which
+        ⊕-merges the values of equal pairs.  ``"keep"``: rows as read.
+    undirected : bool
+        Add the reverse of every edge (not of self-loops) before duplicates are handled.
+    name : str, optional
+        Factor name; default is the file name without extensions.
+
+    Returns
+    -------
+    Factor
+        Columns ``(*variables, "value")``.
+
+    Raises
+    ------
+    InputNotFoundError
+    MalformedInputError
+        A line has fewer than 2 fields, a non-integer id, or a missing or unparsable weight
+        (``line_number`` is 1-based); or the file is corrupt (a truncated ``.gz``).
+    InvalidArgumentError
+
+    Notes
+    -----
+    Loading runs one Spark job (the scan for malformed lines); the Factor's DataFrame itself
+    is lazy.  A ``.gz`` file is read by one task (gzip cannot be split).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> tmp = tempfile.TemporaryDirectory()
+    >>> path = os.path.join(tmp.name, "g.txt")
+    >>> _ = open(path, "w").write("1 2\\n2 1\\n2 2\\n2 3\\n")
+    >>> read_edge_list(path).count()
+    3
+    >>> sorted(tuple(r) for r in read_edge_list(path, undirected=True).df.collect())
+    [(1, 2, 1), (2, 1, 1), (2, 3, 1), (3, 2, 1)]
+    >>> tmp.cleanup()
+    """
+    path = os.fspath(path)
+    semiring = get_semiring(semiring)
+    variables = check_variables(variables, arity=2)
+    _check_options(self_loops, duplicates, weight_column)
+    src, dst, value = _edge_columns(semiring, weight_column)
+    with malformed_if_unreadable(path):  # Spark reads the file in the scan: a truncated .gz fails there
+        lines = _data_lines(spark_read(path, session(spark).read.text))  # Spark's text reader handles .gz
+        _raise_on_first_malformed(lines, src.isNull() | dst.isNull() | value.isNull(), path, weight_column, semiring)
+    u, v = variables
+    edges = lines.select(src.alias(u), dst.alias(v), value.alias(VALUE))
+    edges = _shape_graph(edges, variables, semiring, weight_column is not None, self_loops, duplicates, undirected)
+    return Factor(df=edges, variables=variables, semiring=semiring, value=VALUE, name=name or default_name(path))
+
+
+# --- the steps of read_edge_list -------------------------------------------------------------
+
+
+def _check_options(self_loops: str, duplicates: str, weight_column: int | None) -> None:
+    check_choice("self_loops", self_loops, SELF_LOOP_OPTIONS)
+    check_choice("duplicates", duplicates, DUPLICATE_OPTIONS)
+    is_column_number = isinstance(weight_column, int) and not isinstance(weight_column, bool)
+    if weight_column is not None and (not is_column_number or weight_column < 3):
+        raise InvalidArgumentError(
+            "weight_column", weight_column, "must be a 1-based column number >= 3 (columns 1 and 2 hold the node ids)"
+        )
+
+
+def _data_lines(text: "DataFrame") -> "DataFrame":
+    """The trimmed, non-blank, non-comment lines (``_LINE``) and their fields (``_FIELDS``)."""
+    from pyspark.sql import functions as F
+
+    lines = text.select(F.regexp_replace(F.col("value"), _TRIM_RE, "").alias(_LINE))
+    is_data = (F.col(_LINE) != F.lit("")) & ~F.col(_LINE).rlike("^[" + "".join(_COMMENT_PREFIXES) + "]")
+    return lines.where(is_data).select(_LINE, F.split(F.col(_LINE), _SEPARATOR_RE).alias(_FIELDS))
+
+
+def _edge_columns(semiring: Semiring, weight_column: int | None) -> tuple["Column", "Column", "Column"]:
+    """Source, target and value of a line's fields; each null where its field is missing or malformed."""
+    from pyspark.sql import functions as F
+
+    def node(i: int) -> "Column":
+        token = F.get(F.col(_FIELDS), i)  # null when the line is shorter (no ANSI error)
+        return F.when(token.rlike(f"^{_INT_RE}$"), token.try_cast("bigint"))
+
+    if weight_column is None:
+        return node(0), node(1), spark_columns(semiring).one()
+    return node(0), node(1), _value_of_token(F.get(F.col(_FIELDS), weight_column - 1), semiring)
+
+
+def _value_of_token(token: "Column", semiring: Semiring) -> "Column":
+    """Parse a weight token as the semiring's value type; null when it is not one."""
+    from pyspark.sql import functions as F
+
+    if semiring.value_type == "bigint":
+        return F.when(token.rlike(f"^{_INT_RE}$"), token.try_cast("bigint"))
+    number = F.when(token.rlike(f"^(?:{_FLOAT_RE})$"), token.try_cast("double"))
+    if semiring.value_type == "double":
+        return number
+    word = F.lower(token)
+    return F.when(word.isin(*_BOOL_WORDS), word == F.lit("true")).otherwise(number != F.lit(0.0))
+
+
+def _raise_on_first_malformed(
+    lines: "DataFrame", bad: "Column", path: str, weight_column: int | None, semiring: Semiring
+) -> None:
+    """The one validation job: it stops at the first bad line, else scans the input once."""
+    first_bad = lines.where(bad).select(_LINE).limit(1).collect()  # at most 1 row
+    if first_bad:
+        raise _find_malformed_line(path, weight_column, semiring.value_type, first_bad[0][0])
+
+
+def _shape_graph(
+    edges: "DataFrame",
+    variables: tuple[str, ...],
+    semiring: Semiring,
+    weighted: bool,
+    self_loops: str,
+    duplicates: str,
+    undirected: bool,
+) -> "DataFrame":
+    """Apply the self-loop, direction and duplicate options to ``(u, v, value)`` rows."""
+    from pyspark.sql import functions as F
+
+    u, v = variables
+    if self_loops == "drop":
+        edges = edges.where(F.col(u) != F.col(v))
+    if weighted:
+        edges = drop_zeros(edges, semiring)
+    if undirected:
+        reverse = edges.where(F.col(u) != F.col(v)).select(F.col(v).alias(u), F.col(u).alias(v), F.col(VALUE))
+        edges = edges.unionByName(reverse)
+    if duplicates == "collapse" and not weighted:
+        return edges.select(u, v).distinct().select(u, v, spark_columns(semiring).one().alias(VALUE))
+    if duplicates in ("collapse", "sum"):
+        edges = edges.groupBy(u, v).agg(spark_columns(semiring).sum(F.col(VALUE)).alias(VALUE))
+        return drop_zeros(edges, semiring)  # e.g. +3 and -3 in the integer ring
+    return edges
+
+
+# --- the error path: the first bad line and its number ------------------------------------------
+
+
+def _python_line_problem(line: str, weight_column: int | None, value_type: str) -> str | None:
+    """Why a (trimmed, non-comment) line is malformed, or None: the Python twin of the Spark checks."""
+    fields = re.split(_SEPARATOR_RE, line)
+    if len(fields) < 2:
+        return f"expected at least 2 fields (source and target node ids), found {len(fields)}"
+    for token in fields[:2]:
+        if not re.fullmatch(_INT_RE, token) or not _INT64_MIN <= int(token) <= _INT64_MAX:
+            return f"node id {token!r} is not a 64-bit integer"
+    if weight_column is not None:
+        if len(fields) < weight_column:
+            return f"no weight in column {weight_column} (the line has {len(fields)} fields)"
+        token = fields[weight_column - 1]
+        if value_type == "bigint":
+            ok = bool(re.fullmatch(_INT_RE, token)) and _INT64_MIN <= int(token) <= _INT64_MAX
+            kind = "64-bit integer"
+        elif value_type == "double":
+            ok, kind = bool(re.fullmatch(_FLOAT_RE, token)), "number"
+        else:
+            ok = token.lower() in _BOOL_WORDS or bool(re.fullmatch(_FLOAT_RE, token))
+            kind = "boolean (true/false) or number"
+        if not ok:
+            return f"weight {token!r} in column {weight_column} is not a {kind}"
+    return None
+
+
+def _open_text(path: str) -> IO[str]:
+    """Open a local text file the way Hadoop's codecs pick it: by extension."""
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    if path.endswith(".bz2"):
+        return bz2.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, "rt", encoding="utf-8", errors="replace")
+
+
+def _local_files(path: str) -> list[str]:
+    """The data files Spark would read for a local path, glob or directory, in name order."""
+    local = local_path(path)
+    matches = sorted(glob.glob(local)) if glob.has_magic(local) else [local]
+    files: list[str] = []
+    for m in matches:
+        if os.path.isdir(m):
+            for root, dirs, names in os.walk(m):
+                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+                files += [os.path.join(root, n) for n in sorted(names) if not n.startswith((".", "_"))]
+        else:
+            files.append(m)
+    return files
+
+
+def _find_malformed_line(path: str, weight_column: int | None, value_type: str, spark_line: str) -> MalformedInputError:
+    """Error path only: scan the file in Python for the first bad line and its 1-based number."""
+    if is_local(path):
+        for file in _local_files(path):
+            with _open_text(file) as handle:
+                # Universal newlines split on \n, \r\n and \r, as Hadoop's line reader does.
+                for number, raw in enumerate(handle, start=1):
+                    line = re.sub(_TRIM_RE, "", raw.rstrip("\r\n"))
+                    if not line or line.startswith(_COMMENT_PREFIXES):
+                        continue
+                    problem = _python_line_problem(line, weight_column, value_type)
+                    if problem:
+                        text = raw.rstrip("\r\n")
+                        return MalformedInputError(path=file, line_number=number, line=text, reason=problem)
+    # Remote input (or a disagreement between the scans): report the line Spark found, number unknown (0).
+    problem = _python_line_problem(spark_line, weight_column, value_type) or "cannot parse the line"
+    return MalformedInputError(path=path, line_number=0, line=spark_line, reason=problem + " (line number unknown)")
