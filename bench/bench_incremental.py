@@ -144,7 +144,7 @@ class Stream:
 def load(spark, scale: int):
     from pyspark.sql import functions as F
 
-    from faq.graphs.triangles import simple_directed
+    from faq.graphs.edges import simple_directed
     from faq.io import read_edge_list
 
     graph = simple_directed(read_edge_list(str(graph_path(f"rmat{scale}")), spark=spark))

@@ -30,7 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from faq.factor import Factor  # noqa: E402
-from faq.graphs.triangles import count_triangles, degree_oriented, simple_directed  # noqa: E402
+from faq.graphs.edges import degree_oriented, simple_directed  # noqa: E402
+from faq.graphs.triangles import count_triangles  # noqa: E402
 from faq.io import read_edge_list  # noqa: E402
 from faq.spark import get_session  # noqa: E402
 

@@ -64,7 +64,7 @@ os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 import numpy as np  # noqa: E402
 
-from faq.graphs.triangles import simple_directed  # noqa: E402
+from faq.graphs.edges import simple_directed  # noqa: E402
 from faq.io import read_edge_list  # noqa: E402
 from faq.joins import VALUE_COLUMN, Aggregation, Frame  # noqa: E402
 from faq.joins import generic as generic_module  # noqa: E402

@@ -1,2 +1,77 @@
-"""faq: Functional Aggregate Queries on Apache Spark."""
+"""faq: Functional Aggregate Queries on Apache Spark.
+
+The front door.  ``import faq`` gives every job and the types and readers
+they take, loaded on first use (so ``import faq.semirings`` or
+``import faq.hypergraph`` stays free of Spark):
+
+=============================  ===========================================================
+answering                      :func:`query`, :func:`plan`, :func:`explain`, :func:`maintain`
+graphs and matrices            :func:`count_triangles`, :func:`motifs`, :func:`track`,
+                               :func:`matrix_chain`, :func:`shortest_paths`,
+                               :func:`widest_paths`, :func:`reachability`,
+                               :func:`connected_components`
+values                         :class:`Factor`, :class:`Semiring`, :class:`Plan`,
+                               :func:`get_semiring`, :func:`register`, :func:`check_laws`,
+                               :func:`parse_query`, :func:`as_factor`, :func:`edge_factor`
+input and output               ``read_edge_list``, ``read_matrix_market``, ``read_csv``,
+                               ``read_parquet``, ``read_factor``, ``from_pandas``,
+                               ``from_numpy``, ``from_scipy``, ``to_pandas``, ``to_scipy``
+Spark                          :func:`get_session`, :func:`use_session`
+=============================  ===========================================================
+
+Every job takes Spark DataFrames (a graph's edges as ``src``/``dst``, the
+convention of GraphFrames), Factors or paths, and returns DataFrames or plain
+values (see :mod:`faq.api`).
+
+Examples
+--------
+>>> import faq
+>>> edges = faq.get_session().createDataFrame([(1, 2), (2, 3), (1, 3), (3, 4)], ["src", "dst"])
+>>> faq.count_triangles(edges).count
+1
+>>> with faq.query("count() := e(a,b), e(b,c)", e=edges) as two_paths:   # 1→2→3, 1→3→4, 2→3→4
+...     two_paths.scalar()
+3
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 __version__ = "0.1.0"
+
+# name -> the module that defines it (imported when the name is first used)
+_EXPORTS = {
+    **dict.fromkeys(
+        ("query", "plan", "explain", "maintain", "count_triangles", "motifs", "track", "matrix_chain",
+         "shortest_paths", "widest_paths", "reachability", "connected_components", "as_factor", "edge_factor"),
+        "faq.api",
+    ),
+    **dict.fromkeys(("Factor", "factor_of"), "faq.factor"),
+    **dict.fromkeys(("Semiring", "get_semiring", "register", "semiring_names", "check_laws"), "faq.semirings"),
+    **dict.fromkeys(
+        ("read_edge_list", "read_matrix_market", "read_csv", "read_parquet", "read_factor", "from_pandas",
+         "from_numpy", "from_scipy", "to_pandas", "to_scipy"),
+        "faq.io",
+    ),
+    **dict.fromkeys(("get_session", "use_session"), "faq.spark"),
+    **dict.fromkeys(("parse_query", "FAQ"), "faq.language"),
+    "Plan": "faq.insideout.planner",
+    "FAQError": "faq.errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'faq' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 import scipy.sparse as sp
 
 from faq.factor import Factor
-from faq.graphs.triangles import simple_directed
+from faq.graphs.edges import simple_directed
 from faq.incremental import MaintainedQuery, maintain
 from faq.io import read_edge_list
 

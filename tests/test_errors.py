@@ -23,7 +23,7 @@ from faq.errors import (
 )
 from faq.factor import Factor, factor_of
 from faq.insideout import evaluate
-from faq.query import make_query, parse_query
+from faq.language import make_query, parse_query
 
 
 @pytest.fixture

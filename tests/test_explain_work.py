@@ -11,7 +11,7 @@ from faq import cli
 from faq.factor import Factor, factor_of
 from faq.insideout.binding import factor_statistics
 from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
-from faq.query import parse_query
+from faq.language import parse_query
 
 TRIANGLE = "count() := edge(a,b), edge(a,c), edge(b,c)"
 

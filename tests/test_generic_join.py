@@ -22,7 +22,7 @@ from faq.joins import partial as partial_module
 from faq.errors import PlanError
 from faq.insideout import Environment, plan_for
 from faq.joins.generic import generic_join
-from faq.query import make_query
+from faq.language import make_query
 from faq.semirings import Semiring, get_semiring
 from faq.semirings.spark_backend import columns as spark_columns
 from tests.brute_force import PY_SEMIRINGS, brute_force, same_value

@@ -618,7 +618,7 @@ def test_draw_on_given_axes_with_edge_names(agg):
 
 def test_plan_draw_numbers_the_plans_order(agg):
     from faq.insideout.planner import plan
-    from faq.query import parse_query
+    from faq.language import parse_query
 
     p = plan(parse_query("q(a) := r(a,b,c), s(c,d), t(d,e), u(e,b)"), semiring="counting")
     ax = p.draw()

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SPARK_FREE = ("faq.semirings", "faq.hypergraph", "faq.insideout.planner", "faq.query")
+SPARK_FREE = ("faq.semirings", "faq.hypergraph", "faq.insideout.planner", "faq.language")
 
 
 def test_planning_modules_load_no_pyspark():

@@ -18,7 +18,7 @@ from faq.errors import (
 )
 from faq.factor import factor_of
 from faq.incremental import MaintainedQuery, maintain
-from faq.query import make_query
+from faq.language import make_query
 from tests.brute_force import PY_SEMIRINGS, brute_force, same_value
 from tests.test_insideout import DOMAIN, random_faq
 

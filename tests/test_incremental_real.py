@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 from faq.errors import BatchAlreadyAppliedError, StateDirectoryError
 from faq.factor import Factor, factor_of
-from faq.graphs.triangles import simple_directed
+from faq.graphs.edges import simple_directed
 from faq.incremental import MaintainedQuery, maintain
 from faq.insideout import evaluate
 from faq.io import read_edge_list, read_matrix_market

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from faq.factor import factor_of
 from faq.insideout import evaluate, plan
-from faq.query import make_query, parse_query
+from faq.language import make_query, parse_query
 from faq.semirings import semiring_names
 from tests.brute_force import PY_SEMIRINGS, brute_force, same_value
 

@@ -8,7 +8,7 @@ import pytest
 from faq.errors import PlanError
 from faq.hypergraph.acyclic import attribute_order, is_acyclic
 from faq.insideout import plan
-from faq.query import make_query, parse_query
+from faq.language import make_query, parse_query
 
 TRIANGLE = parse_query("count() := edge(a,b), edge(a,c), edge(b,c)")
 CHAIN = parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)")

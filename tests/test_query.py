@@ -3,7 +3,7 @@
 import pytest
 
 from faq.errors import PlanError, QueryParseError, UnknownVariableError
-from faq.query import FAQ, Atom, make_query, parse_query
+from faq.language import FAQ, Atom, make_query, parse_query
 
 
 def test_parse_triangle():

@@ -176,7 +176,7 @@ def check_matrix_chain(args: argparse.Namespace) -> None:
 
 def check_query(args: argparse.Namespace) -> None:
     """``faq query`` and ``faq explain``: the text parses, every factor is given once and exists, --out is writable."""
-    from faq.query import parse_query
+    from faq.language import parse_query
 
     check_semiring(args.semiring)
     query = parse_query(args.text)
@@ -319,7 +319,7 @@ def _read_factors(args: argparse.Namespace, spark: "SparkSession", reporter: "Re
 def run_query(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
     """``faq query``: the scalar, a preview table, or ``--out``; the plan's order and width on stderr."""
     from faq.insideout import evaluate
-    from faq.query import parse_query
+    from faq.language import parse_query
 
     query = parse_query(args.text)
     factors = _read_factors(args, spark, reporter)
@@ -355,7 +355,7 @@ def run_query(args: argparse.Namespace, spark: "SparkSession", reporter: "Report
 def run_explain(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
     """``faq explain``: the plan from the factors' statistics, or with ``--maintained`` the maintenance plan."""
     from faq.insideout.binding import plan_for
-    from faq.query import parse_query
+    from faq.language import parse_query
 
     query = parse_query(args.text)
     factors = _read_factors(args, spark, reporter)

@@ -22,8 +22,10 @@ from typing import Optional, Sequence, Union
 from faq.errors import FAQValueError
 from faq.factor import Factor
 from faq.insideout.executor import Progress, QueryResult, evaluate
-from faq.query import Atom, FAQ
+from faq.language import Atom, FAQ
 from faq.semirings import Semiring, get_semiring
+
+ROW, COL = "row", "col"  # the product's index columns
 
 
 def chain_query(n: int, semiring: str) -> FAQ:
@@ -53,7 +55,8 @@ def matrix_chain(
     Returns
     -------
     QueryResult
-        Its factor has variables ``(i0, in)``; release it with ``unpersist()``.
+        Its factor (and ``.df``) has columns ``row``, ``col`` and ``value``;
+        release it with ``close()``.
     """
     semiring = get_semiring(semiring)
     if len(matrices) < 1:
@@ -68,7 +71,18 @@ def matrix_chain(
             )
         converted = m if m.semiring.name == semiring.name else _convert(m, semiring)
         factors[f"M{k}"] = converted
-    return evaluate(chain_query(len(matrices), semiring.name), factors, method=method, progress=progress)
+    result = evaluate(chain_query(len(matrices), semiring.name), factors, method=method, progress=progress)
+    result.factor = _as_matrix(result.factor)
+    return result
+
+
+def _as_matrix(product: Factor) -> Factor:
+    """The product's index columns named ``row`` and ``col`` (the chain's ``i0`` and ``in``)."""
+    from pyspark.sql import functions as F
+
+    first, last = product.variables
+    df = product.df.select(F.col(first).alias(ROW), F.col(last).alias(COL), F.col(product.value))
+    return Factor(df=df, variables=(ROW, COL), semiring=product.semiring, value=product.value, name=product.name)
 
 
 def _convert(matrix: Factor, semiring: Semiring) -> Factor:

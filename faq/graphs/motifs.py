@@ -87,16 +87,9 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
-from faq.errors import (
-    ArityMismatchError,
-    FAQTypeError,
-    FAQValueError,
-    InvalidArgumentError,
-    MissingColumnError,
-    MotifPatternError,
-)
+from faq.errors import FAQTypeError, FAQValueError, InvalidArgumentError, MotifPatternError
 from faq.factor import VALUE, Factor
-from faq.query import FAQ, Atom
+from faq.language import FAQ, Atom
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -550,9 +543,9 @@ class _Graph:
     def __init__(self, edges: Union[Factor, "DataFrame", str, os.PathLike], spark=None) -> None:
         from pyspark import StorageLevel
 
-        from faq.graphs.triangles import simple_directed
+        from faq.graphs.edges import edge_factor, simple_directed
 
-        factor = _edge_factor(edges, spark)
+        factor = edge_factor(edges, spark=spark)
         self.edge = _persist(simple_directed(factor), StorageLevel.MEMORY_AND_DISK)
         self._sym: Optional[Factor] = None
         self._rows: Optional[int] = None
@@ -598,32 +591,6 @@ def _persist(factor: Factor, level) -> Factor:
     from dataclasses import replace
 
     return replace(factor, df=factor.df.persist(level))
-
-
-def _edge_factor(edges, spark) -> Factor:
-    """A two-variable factor from a Factor, a DataFrame with src/dst columns, or an edge-list path."""
-    if isinstance(edges, Factor):
-        if len(edges.variables) != 2:
-            raise ArityMismatchError(factor=edges.name, expected=2, found=len(edges.variables))
-        return edges
-    if isinstance(edges, (str, os.PathLike)):
-        from faq.io import read_edge_list
-
-        return read_edge_list(edges, spark=spark)
-    try:
-        from pyspark.sql import DataFrame
-    except ImportError:  # pragma: no cover - pyspark is a dependency
-        DataFrame = ()  # type: ignore[assignment]
-    if isinstance(edges, DataFrame):
-        for column in (SRC, DST):
-            if column not in edges.columns:
-                raise MissingColumnError(column=column, available=edges.columns, source="the edges DataFrame")
-        return Factor.from_dataframe(edges.select(SRC, DST), [SRC, DST], "counting", value=None, name=EDGE)
-    raise FAQTypeError(
-        f"edges must be a Factor, a DataFrame with src and dst columns, or an edge-list path; got "
-        f"{type(edges).__name__}",
-        found=type(edges).__name__,
-    )
 
 
 def _check_strategy(strategy: str) -> None:

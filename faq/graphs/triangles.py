@@ -27,13 +27,15 @@ Examples
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
-from typing import Optional, Union
+from dataclasses import dataclass, replace
+from typing import Optional
 
-from faq.factor import VALUE, Factor
+from faq.factor import Factor
+from faq.graphs.edges import GraphLike, degree_oriented, edge_factor, simple_directed
 from faq.insideout.executor import Progress, evaluate
 from faq.insideout.planner import Plan
-from faq.query import parse_query
+from faq.language import parse_query
+from faq.scope import Scope
 
 TRIANGLE_QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
 
@@ -60,63 +62,24 @@ class TriangleCount:
         }
 
 
-def simple_directed(edges: Factor) -> Factor:
-    """The simple digraph of ``edges``: no self-loops, one row per (src, dst), value 1."""
-    from pyspark.sql import functions as F
-
-    src, dst = edges.variables
-    df = (
-        edges.df.where(F.col(src) != F.col(dst))
-        .select(F.col(src).alias("src"), F.col(dst).alias("dst"))
-        .distinct()
-        .withColumn(VALUE, F.lit(1).cast("bigint"))
-    )
-    return Factor.from_dataframe(df, ["src", "dst"], "counting", name="edge")
-
-
-def degree_oriented(edges: Factor) -> Factor:
-    """The simple undirected graph of ``edges``, each edge pointing from lower to higher (degree, id)."""
-    from pyspark.sql import functions as F
-
-    src, dst = edges.variables
-    pairs = (
-        edges.df.where(F.col(src) != F.col(dst))
-        .select(F.least(src, dst).alias("u"), F.greatest(src, dst).alias("v"))
-        .distinct()
-    )
-    degree = (
-        pairs.select(F.col("u").alias("n"))
-        .unionAll(pairs.select(F.col("v").alias("n")))
-        .groupBy("n")
-        .agg(F.count(F.lit(1)).alias("d"))
-    )
-    du = degree.select(F.col("n").alias("u"), F.col("d").alias("du"))
-    dv = degree.select(F.col("n").alias("v"), F.col("d").alias("dv"))
-    with_degrees = pairs.join(du, "u").join(dv, "v")
-    u_first = (F.col("du") < F.col("dv")) | ((F.col("du") == F.col("dv")) & (F.col("u") < F.col("v")))
-    df = with_degrees.select(
-        F.when(u_first, F.col("u")).otherwise(F.col("v")).alias("src"),
-        F.when(u_first, F.col("v")).otherwise(F.col("u")).alias("dst"),
-        F.lit(1).cast("bigint").alias(VALUE),
-    )
-    return Factor.from_dataframe(df, ["src", "dst"], "counting", name="edge")
-
-
 def count_triangles(
-    edges: Union[Factor, str],
-    directed: bool = True,
+    edges: GraphLike,
+    directed: bool = False,
     *,
     progress: Optional[Progress] = None,
     spark=None,
 ) -> TriangleCount:
-    """Count feed-forward (``directed=True``) or undirected triangles.
+    """Count undirected (the default) or feed-forward (``directed=True``) triangles.
 
     Parameters
     ----------
-    edges : Factor or str
-        A two-variable factor (its values are ignored) or the path of an edge
-        list (read with :func:`faq.io.read_edge_list`).
+    edges : DataFrame, GraphFrame-like, Factor or path
+        A DataFrame with ``src`` and ``dst`` columns, an object with such an
+        ``.edges`` DataFrame, a two-variable factor (its values are ignored)
+        or the path of an edge list (:func:`faq.graphs.edges.edge_factor`).
     directed : bool
+        False (the default, as the ``faq`` command): each triangle of the
+        simple undirected graph once; True: feed-forward triangles.
     progress : callable, optional
         Receives the executor's step events.
 
@@ -124,22 +87,14 @@ def count_triangles(
     -------
     TriangleCount
     """
-    from pyspark import StorageLevel
-
     started = time.perf_counter()
-    if isinstance(edges, str):
-        from faq.io import read_edge_list
-
-        edges = read_edge_list(edges, spark=spark)
-    graph = simple_directed(edges) if directed else degree_oriented(edges)
+    raw = edge_factor(edges, spark=spark)
+    graph = simple_directed(raw) if directed else degree_oriented(raw)
     # The prepared edges feed three atoms and the size statistics: build them once.
-    graph_df = graph.df.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        graph = Factor(graph_df, graph.variables, graph.semiring, graph.value, "edge")
+    with Scope() as scope:
+        graph = replace(graph, df=scope.persist(graph.df), name="edge")
         n_edges = graph.count()
         with evaluate(parse_query(TRIANGLE_QUERY), {"edge": graph}, progress=progress) as result:
             count = int(result.scalar())
             the_plan = result.plan
-    finally:
-        graph_df.unpersist()
     return TriangleCount(count, n_edges, directed, time.perf_counter() - started, the_plan)

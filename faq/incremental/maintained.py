@@ -101,7 +101,7 @@ from faq.incremental.rules import (
     views_needed,
 )
 from faq.incremental.state import ResidentState, to_arrow, value_ops
-from faq.query import FAQ, Atom, parse_query
+from faq.language import FAQ, Atom, parse_query
 from faq.semirings import INTEGER, Semiring, get_semiring
 
 if TYPE_CHECKING:

@@ -114,10 +114,9 @@ class MotifTracker:
         else:
             from pyspark.sql import functions as F
 
-            from faq.graphs.motifs import _edge_factor
-            from faq.graphs.triangles import simple_directed
+            from faq.graphs.edges import edge_factor, simple_directed
 
-            graph = simple_directed(_edge_factor(edges, None))
+            graph = simple_directed(edge_factor(edges))
             s, d = graph.variables
             table = graph.df.select(F.col(s).cast("bigint").alias(SRC), F.col(d).cast("bigint").alias(DST)).toArrow()
             self.state = ResidentState(INTEGER)

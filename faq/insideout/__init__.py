@@ -6,7 +6,7 @@ so ``from faq.insideout import plan`` works where pyspark is absent.
 Examples
 --------
 >>> from faq.insideout import plan
->>> from faq.query import parse_query
+>>> from faq.language import parse_query
 >>> plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting").faqw
 Fraction(3, 2)
 """

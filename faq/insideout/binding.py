@@ -31,7 +31,7 @@ from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
 from faq.insideout.physical import INTEGRAL_TYPES, Environment
 from faq.insideout.planner import Plan, plan
 from faq.joins import VALUE_COLUMN, Frame
-from faq.query import FAQ, parse_query
+from faq.language import FAQ, parse_query
 from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ def factor_statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, Re
     Examples
     --------
     >>> from faq.factor import factor_of
-    >>> from faq.query import parse_query
+    >>> from faq.language import parse_query
     >>> edge = factor_of([(1, 2, 1), (1, 3, 1), (2, 3, 1)], ["src", "dst"], "counting")
     >>> factor_statistics(parse_query("count() := edge(a,b), edge(b,c)"), {"edge": edge})["edge"]
     RelationStatistics(rows=3, columns=(ColumnStatistics(distinct=2, max_degree=2), ColumnStatistics(distinct=2, max_degree=2)))

@@ -30,16 +30,19 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 from faq.errors import PlanError
 from faq.factor import VALUE, Factor
 from faq.insideout.binding import bind, plan_for, query_semiring
 from faq.insideout.planner import Plan
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag
-from faq.query import FAQ, parse_query
+from faq.language import FAQ, parse_query
 from faq.scope import Owner, Scope
 from faq.semirings import Semiring, get_semiring
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,11 @@ class QueryResult(Owner):
     seconds: float = 0.0
     scope: Scope = field(default_factory=Scope, repr=False)
     notes: list[str] = field(default_factory=list)  # per step: how its join ran
+
+    @property
+    def df(self) -> "DataFrame":
+        """The answer as a DataFrame: the free variables and ``value`` (cached until :meth:`close`)."""
+        return self.factor.df
 
     def scalar(self) -> Any:
         """The value of a query without free variables."""

@@ -23,7 +23,7 @@ without sizes.  The last line is InsideOut's runtime ``Õ(N^faqw + |output|)``,
 
 Examples
 --------
->>> from faq.query import parse_query
+>>> from faq.language import parse_query
 >>> from faq.insideout.planner import plan
 >>> p = plan(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real",
 ...          sizes={"A": 100, "B": 100, "D": 100}, method="exact")
@@ -64,7 +64,7 @@ from faq.insideout.physical import (
     shared_indexes,
     task_aggregation,
 )
-from faq.query import FAQ
+from faq.language import FAQ
 
 if TYPE_CHECKING:
     import sympy
@@ -200,7 +200,7 @@ class Plan:
 
         Examples
         --------
-        >>> from faq.query import parse_query
+        >>> from faq.language import parse_query
         >>> p = plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
         >>> p.agm_expression(p.steps[0])
         N_edge**(3/2)
@@ -214,7 +214,7 @@ class Plan:
 
         Examples
         --------
-        >>> from faq.query import parse_query
+        >>> from faq.language import parse_query
         >>> plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting").runtime_expression()
         N**(3/2) + |output|
         """
@@ -239,7 +239,7 @@ class Plan:
         --------
         >>> import matplotlib
         >>> matplotlib.use("Agg")
-        >>> from faq.query import parse_query
+        >>> from faq.language import parse_query
         >>> ax = plan(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real").draw()
         >>> sorted(t.get_text() for t in ax.texts if "\\n" in t.get_text())
         ['i\\nfree', 'j\\n1', 'k\\n2', 'l\\nfree']

@@ -1,4 +1,7 @@
-"""Functional Aggregate Queries as values, and their Datalog-like text form.
+"""The query language: Functional Aggregate Queries as values, and their Datalog-like text form.
+
+(``faq.query`` is the front door's function that answers a query; this module
+holds what a query *is*.)
 
 An :class:`FAQ` names the factors it multiplies (as :class:`Atom` s, one per
 use, so a factor used three times appears three times), its free variables,
@@ -15,7 +18,7 @@ Nothing here touches Spark: a query is plain data.
 
 Examples
 --------
->>> from faq.query import parse_query
+>>> from faq.language import parse_query
 >>> q = parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)")
 >>> q.free, q.bound
 (('i', 'l'), ('j', 'k'))
@@ -160,7 +163,7 @@ def make_query(
 
     Examples
     --------
-    >>> from faq.query import make_query
+    >>> from faq.language import make_query
     >>> q = make_query([("f", "xy"), ("g", "yz")], free=["x"], aggregates={"y": "max_product"},
     ...                semiring="real")
     >>> q.blocks("real")

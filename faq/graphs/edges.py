@@ -1,0 +1,140 @@
+"""A graph's edges: from what users hold (DataFrame, GraphFrame, Factor, path) to the relation jobs join.
+
+Every graph job (triangles, motifs, tracking, paths, components) starts here:
+
+* :func:`edge_factor` turns a DataFrame with ``src`` and ``dst`` columns (the
+  convention of GraphFrames), an object with such an ``.edges`` DataFrame (a
+  GraphFrame, duck-typed: no dependency on the package), a two-variable
+  :class:`~faq.factor.Factor`, or an edge-list path into a ``src``/``dst``
+  factor, with an optional weight column as its value;
+* :func:`simple_directed` cleans it into the simple digraph (no self-loops,
+  no repeated edges), and :func:`degree_oriented` into the simple undirected
+  graph with each edge pointing from its endpoint of lower (degree, id): an
+  acyclic orientation in which every undirected triangle appears once, and
+  hubs have few out-edges.
+
+Examples
+--------
+>>> from faq.factor import factor_of
+>>> from faq.graphs.edges import degree_oriented, simple_directed
+>>> raw = factor_of([(1, 2, 1), (2, 1, 1), (1, 2, 1), (3, 3, 1), (2, 3, 1)], ["a", "b"])
+>>> sorted(map(tuple, simple_directed(raw).df.collect()))
+[(1, 2, 1), (2, 1, 1), (2, 3, 1)]
+>>> sorted(map(tuple, degree_oriented(raw).df.collect()))   # node 2 has degree 2: it comes last
+[(1, 2, 1), (3, 2, 1)]
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any, Optional, Union
+
+from faq.errors import ArityMismatchError, FAQTypeError, MissingColumnError
+from faq.factor import VALUE, Factor
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+SRC, DST = "src", "dst"
+EDGE = "edge"
+
+GraphLike = Union[Factor, "DataFrame", str, os.PathLike, Any]
+
+
+def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> Factor:
+    """The edges of a graph as a two-variable factor (see the module notes).
+
+    Parameters
+    ----------
+    edges : DataFrame, GraphFrame-like, Factor or path
+    weight : str, optional
+        A DataFrame's column holding each edge's weight: it becomes the
+        factor's value (``real``).  Without it (or when the column is
+        absent) every edge counts one.
+    spark : SparkSession, optional
+        Reads a path with this session.
+
+    Raises
+    ------
+    ArityMismatchError
+        A factor with other than two variables.
+    MissingColumnError
+        A DataFrame without ``src`` or ``dst``.
+    FAQTypeError
+        Anything else.
+    """
+    if isinstance(edges, Factor):
+        if len(edges.variables) != 2:
+            raise ArityMismatchError(factor=edges.name, expected=2, found=len(edges.variables))
+        return edges
+    if isinstance(edges, (str, os.PathLike)):
+        from faq.io import read_edge_list
+
+        return read_edge_list(edges, spark=spark)
+    df = _edges_dataframe(edges)
+    for column in (SRC, DST):
+        if column not in df.columns:
+            raise MissingColumnError(column=column, available=df.columns, source="the edges DataFrame")
+    if weight is not None and weight in df.columns:
+        weighted = df.select(SRC, DST, df[weight].cast("double").alias(VALUE))
+        return Factor.from_dataframe(weighted, [SRC, DST], "real", value=VALUE, name=EDGE)
+    return Factor.from_dataframe(df.select(SRC, DST), [SRC, DST], "counting", value=None, name=EDGE)
+
+
+def _edges_dataframe(edges: Any) -> "DataFrame":
+    from pyspark.sql import DataFrame  # the parent of classic and Spark Connect DataFrames
+
+    if isinstance(edges, DataFrame):
+        return edges
+    # A GraphFrame, duck-typed.  Checked after the DataFrame test: a Spark Connect DataFrame
+    # answers any attribute name (``.edges`` too) with a Column.
+    inner = getattr(edges, "edges", None)
+    if isinstance(inner, DataFrame):
+        return inner
+    raise FAQTypeError(
+        "edges must be a DataFrame with src and dst columns, an object with such .edges (a GraphFrame), "
+        f"a two-variable Factor or an edge-list path; got {type(edges).__name__}",
+        found=type(edges).__name__,
+    )
+
+
+def simple_directed(edges: Factor) -> Factor:
+    """The simple digraph of ``edges``: no self-loops, one row per (src, dst), value 1."""
+    from pyspark.sql import functions as F
+
+    src, dst = edges.variables
+    df = (
+        edges.df.where(F.col(src) != F.col(dst))
+        .select(F.col(src).alias(SRC), F.col(dst).alias(DST))
+        .distinct()
+        .withColumn(VALUE, F.lit(1).cast("bigint"))
+    )
+    return Factor.from_dataframe(df, [SRC, DST], "counting", name=EDGE)
+
+
+def degree_oriented(edges: Factor) -> Factor:
+    """The simple undirected graph of ``edges``, each edge pointing from lower to higher (degree, id)."""
+    from pyspark.sql import functions as F
+
+    src, dst = edges.variables
+    pairs = (
+        edges.df.where(F.col(src) != F.col(dst))
+        .select(F.least(src, dst).alias("u"), F.greatest(src, dst).alias("v"))
+        .distinct()
+    )
+    degree = (
+        pairs.select(F.col("u").alias("n"))
+        .unionAll(pairs.select(F.col("v").alias("n")))
+        .groupBy("n")
+        .agg(F.count(F.lit(1)).alias("d"))
+    )
+    du = degree.select(F.col("n").alias("u"), F.col("d").alias("du"))
+    dv = degree.select(F.col("n").alias("v"), F.col("d").alias("dv"))
+    with_degrees = pairs.join(du, "u").join(dv, "v")
+    u_first = (F.col("du") < F.col("dv")) | ((F.col("du") == F.col("dv")) & (F.col("u") < F.col("v")))
+    df = with_degrees.select(
+        F.when(u_first, F.col("u")).otherwise(F.col("v")).alias(SRC),
+        F.when(u_first, F.col("v")).otherwise(F.col("u")).alias(DST),
+        F.lit(1).cast("bigint").alias(VALUE),
+    )
+    return Factor.from_dataframe(df, [SRC, DST], "counting", name=EDGE)

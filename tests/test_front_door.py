@@ -1,0 +1,136 @@
+"""``import faq``: every job through the front door, with DataFrames, Factors and paths."""
+
+from __future__ import annotations
+
+import networkx as nx
+import numpy as np
+import pytest
+import scipy.sparse
+
+import faq
+from faq.errors import FAQTypeError, MissingColumnError
+from tests.brute_force import brute_force
+
+pytestmark = pytest.mark.usefixtures("spark")
+
+EDGES = [(1, 2), (2, 3), (1, 3), (3, 4), (4, 1), (2, 4), (5, 5), (1, 2)]  # a self-loop and a repeat
+
+
+@pytest.fixture
+def edges(spark):
+    return spark.createDataFrame(EDGES, ["src", "dst"])
+
+
+def undirected_triangles(pairs) -> int:
+    g = nx.Graph((a, b) for a, b in pairs if a != b)
+    return sum(nx.triangles(g).values()) // 3
+
+
+class FakeGraphFrame:
+    """What GraphFrames offers: .vertices and .edges DataFrames (no dependency on the package)."""
+
+    def __init__(self, edges):
+        self.edges = edges
+        self.vertices = edges.selectExpr("src AS id").distinct()
+
+
+def test_triangles_from_a_dataframe_a_graphframe_a_factor_and_a_path(edges, tmp_path):
+    expected = undirected_triangles(EDGES)
+    path = tmp_path / "g.txt"
+    path.write_text("".join(f"{a} {b}\n" for a, b in EDGES))
+    factor = faq.read_edge_list(str(path))
+    for given in (edges, FakeGraphFrame(edges), factor, str(path)):
+        assert faq.count_triangles(given).count == expected, type(given)
+    # one default everywhere: undirected, as the faq command
+    directed = faq.count_triangles(edges, directed=True)
+    assert directed.directed and directed.count == sum(
+        1 for a, b in set(EDGES) for c in range(6) if a != b and (a, c) in set(EDGES) and (b, c) in set(EDGES)
+        and c not in (a, b)
+    )
+
+
+def test_query_with_dataframes_and_free_variables(spark):
+    weights = spark.createDataFrame([(1, 2, 0.5), (2, 3, 2.0), (1, 3, 4.0)], ["a", "b", "value"])
+    with faq.query("q(x, z) := w(x, y), w(y, z)", w=weights) as result:
+        got = {(r["x"], r["z"]): r["value"] for r in result.df.collect()}
+        assert result.factor.semiring.name == "real"  # from the double value column
+    rows = [(1, 2, 0.5), (2, 3, 2.0), (1, 3, 4.0)]
+    assert got == brute_force([("w", ["x", "y"]), ("w", ["y", "z"])], {"w": rows}, ["x", "z"], "real", [1, 2, 3])
+
+
+def test_plan_explain_and_running_that_plan(edges, capsys):
+    text = "count() := e(a,b), e(a,c), e(b,c)"
+    the_plan = faq.plan(text, e=edges)
+    assert isinstance(the_plan, faq.Plan) and the_plan.steps[0].strategy.name == "broadcast"
+    faq.explain(text, e=edges)
+    assert "strategy broadcast" in capsys.readouterr().out
+    with faq.query(text, e=edges, plan=the_plan) as result:
+        assert result.plan is the_plan
+        counted = result.scalar()
+    # a DataFrame's rows each count one: the repeated edge (1, 2) has value 2
+    rows = [(a, b, 1) for a, b in EDGES]
+    atoms = [("e", ["a", "b"]), ("e", ["a", "c"]), ("e", ["b", "c"])]
+    assert counted == brute_force(atoms, {"e": rows}, [], "counting", range(1, 6))[()] == 4
+
+
+def test_motifs_count_and_list(edges):
+    pattern = "(a)->(b); (b)->(c); !(a)->(c)"
+    counted = faq.motifs(edges, pattern, count=True)
+    listing = faq.motifs(edges, pattern)
+    try:
+        rows = {tuple(r) for r in listing.collect()}
+    finally:
+        listing.unpersist()
+    simple = {(a, b) for a, b in EDGES if a != b}
+    expected = {(a, b, c) for a, b in simple for b2, c in simple
+                if b2 == b and len({a, b, c}) == 3 and (a, c) not in simple}
+    assert rows == expected and counted.count == len(expected)
+
+
+def test_matrix_chain_of_dataframes(spark):
+    a = scipy.sparse.random(6, 5, density=0.5, random_state=1, format="coo")
+    b = scipy.sparse.random(5, 4, density=0.5, random_state=2, format="coo")
+
+    def frame(m):
+        return spark.createDataFrame([(int(i), int(j), float(v)) for i, j, v in zip(m.row, m.col, m.data)],
+                                     ["row", "col", "value"])
+
+    with faq.matrix_chain([frame(a), frame(b)]) as product:
+        assert product.df.columns == ["row", "col", "value"]
+        got = np.zeros((6, 4))
+        for r in product.df.collect():
+            got[r["row"], r["col"]] = r["value"]
+    np.testing.assert_allclose(got, (a @ b).toarray(), rtol=1e-12)
+
+
+def test_maintain_with_keyword_deltas(spark):
+    edge = spark.createDataFrame([(1, 2), (2, 3)], ["src", "dst"])
+    triangles = faq.maintain("count() := edge(a,b), edge(b,c), edge(a,c)", edge=edge)
+    try:
+        assert triangles.scalar() == 0
+        change = triangles.apply(edge=[(1, 3, 1)])
+        assert change.total == 1 and triangles.scalar() == 1
+    finally:
+        triangles.close()
+
+
+def test_paths_and_components_from_dataframes(spark):
+    weighted = spark.createDataFrame([(1, 2, 1.5), (2, 3, 1.0), (1, 3, 5.0), (7, 8, 1.0)],
+                                     ["src", "dst", "weight"])
+    g = nx.DiGraph()
+    g.add_weighted_edges_from([(1, 2, 1.5), (2, 3, 1.0), (1, 3, 5.0), (7, 8, 1.0)])
+    with faq.shortest_paths(weighted, 1) as dist:
+        assert {r[0]: r[1] for r in dist.factor.df.collect()} == nx.single_source_dijkstra_path_length(g, 1)
+    with faq.reachability(weighted, 1) as reached:
+        assert {r[0] for r in reached.factor.df.collect()} == {1, 2, 3}
+    with faq.connected_components(weighted) as components:
+        assert {r[0]: r[1] for r in components.factor.df.collect()} == {1: 1, 2: 1, 3: 1, 7: 7, 8: 7}
+
+
+def test_bad_inputs_say_what_was_expected(spark):
+    with pytest.raises(FAQTypeError, match="GraphFrame"):
+        faq.count_triangles(42)
+    with pytest.raises(MissingColumnError):
+        faq.count_triangles(spark.createDataFrame([(1, 2)], ["a", "b"]))
+    with pytest.raises(FAQTypeError, match="row index, a column index"):
+        faq.matrix_chain([spark.createDataFrame([(1, 2, 3, 4.0)], ["a", "b", "c", "value"])])
