@@ -250,9 +250,9 @@ def _matrix(value: FactorLike, k: int) -> "Factor":
 
 def _dataframe(value: Any, what: str) -> "DataFrame":
     """``value`` as a Spark DataFrame, or a clear error."""
-    from pyspark.sql import DataFrame  # the parent of classic and Spark Connect DataFrames
+    from faq.spark import is_dataframe
 
-    if isinstance(value, DataFrame):
+    if is_dataframe(value):
         return value
     raise FAQTypeError(f"{what} must be a DataFrame, a Factor or a path; got {type(value).__name__}",
                        argument=what, found=type(value).__name__)

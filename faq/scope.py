@@ -7,8 +7,8 @@ what it owns, once.  A scope works like :class:`contextlib.ExitStack`:
 resources are *entered* as they are made (:meth:`Scope.persist`,
 :meth:`Scope.checkpoint`, :meth:`Scope.adopt`), released early when no longer
 needed (:meth:`Scope.release`), *handed over* to whoever takes them on
-(:meth:`Scope.hand_over`), and all released, newest first, by
-:meth:`Scope.close`.  :meth:`Scope.closing_on_error` replaces the
+(:meth:`Scope.hand_over` for one, :meth:`Scope.take_over` for all of a part's
+scope), and all released, newest first, by :meth:`Scope.close`.  :meth:`Scope.closing_on_error` replaces the
 ``try: ... except BaseException: release(...); raise`` blocks of code that
 builds a result: if building fails, nothing stays cached.
 
@@ -108,6 +108,15 @@ class Scope:
         self._held.pop(id(resource), None)
         return resource
 
+    def take_over(self, other: "Scope") -> None:
+        """Own everything ``other`` owns (``other`` is left empty): a part's resources join the whole's."""
+        if other is self:
+            return
+        if self._closed:
+            raise RuntimeError("this scope is closed; a closed result cannot take on new resources")
+        self._held.update(other._held)
+        other._held.clear()
+
     def close(self) -> None:
         """Free everything still owned, newest first; a second call does nothing."""
         self._closed = True
@@ -154,12 +163,9 @@ class Owner:
 
 
 def _default_release(resource: Any) -> Callable[[], None]:
-    from pyspark.sql import DataFrame  # the parent of classic and Spark Connect DataFrames
+    from faq.spark import is_dataframe, release
 
-    from faq.spark import release
-
-    if isinstance(resource, DataFrame):
-        # Not a getattr probe: a Spark Connect DataFrame answers any attribute name with a Column.
+    if is_dataframe(resource):  # before the method probes below, which any Connect DataFrame passes
         return lambda: release(resource)  # its cache and checkpoint blocks
     for name in ("close", "unpersist"):
         method = getattr(resource, name, None)

@@ -113,6 +113,16 @@ def use_session(session):
     return previous
 
 
+def is_dataframe(value) -> bool:
+    """True for a Spark DataFrame, classic or Spark Connect (not an attribute probe: a Connect
+    DataFrame answers any attribute name with a Column, so ``hasattr`` tells nothing)."""
+    if "pyspark" not in sys.modules:  # nothing can be a DataFrame before pyspark is loaded
+        return False
+    from pyspark.sql import DataFrame  # the parent class of both kinds
+
+    return isinstance(value, DataFrame)
+
+
 def is_connect(session) -> bool:
     """True for a Spark Connect session (no ``sparkContext``, RDD or JVM on the client)."""
     return type(session).__module__.startswith("pyspark.sql.connect")

@@ -82,14 +82,14 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
 
 
 def _edges_dataframe(edges: Any) -> "DataFrame":
-    from pyspark.sql import DataFrame  # the parent of classic and Spark Connect DataFrames
+    from faq.spark import is_dataframe
 
-    if isinstance(edges, DataFrame):
+    if is_dataframe(edges):
         return edges
     # A GraphFrame, duck-typed.  Checked after the DataFrame test: a Spark Connect DataFrame
     # answers any attribute name (``.edges`` too) with a Column.
     inner = getattr(edges, "edges", None)
-    if isinstance(inner, DataFrame):
+    if is_dataframe(inner):
         return inner
     raise FAQTypeError(
         "edges must be a DataFrame with src and dst columns, an object with such .edges (a GraphFrame), "

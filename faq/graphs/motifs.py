@@ -84,12 +84,13 @@ import itertools
 import os
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from faq.errors import FAQTypeError, FAQValueError, InvalidArgumentError, MotifPatternError
 from faq.factor import VALUE, Factor
 from faq.language import FAQ, Atom
+from faq.scope import Owner, Scope
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -537,16 +538,14 @@ class MotifCount:
         }
 
 
-class _Graph:
-    """The simple digraph (and, on demand, its symmetric closure), cached while a job runs."""
+class _Graph(Owner):
+    """The simple digraph (and, on demand, its symmetric closure), cached in :attr:`scope` while a job runs."""
 
     def __init__(self, edges: Union[Factor, "DataFrame", str, os.PathLike], spark=None) -> None:
-        from pyspark import StorageLevel
-
         from faq.graphs.edges import edge_factor, simple_directed
 
-        factor = edge_factor(edges, spark=spark)
-        self.edge = _persist(simple_directed(factor), StorageLevel.MEMORY_AND_DISK)
+        self.scope = Scope()
+        self.edge = self._persist(simple_directed(edge_factor(edges, spark=spark)))
         self._sym: Optional[Factor] = None
         self._rows: Optional[int] = None
 
@@ -558,39 +557,23 @@ class _Graph:
 
     @property
     def sym(self) -> Factor:
-        from pyspark import StorageLevel
         from pyspark.sql import functions as F
 
         if self._sym is None:
             df = self.edge.df
             both = df.select(SRC, DST).unionByName(df.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST)))
             sym = both.distinct().withColumn(VALUE, F.lit(1).cast("bigint"))
-            self._sym = _persist(Factor.from_dataframe(sym, [SRC, DST], "counting", name=SYM),
-                                 StorageLevel.MEMORY_AND_DISK)
+            self._sym = self._persist(Factor.from_dataframe(sym, [SRC, DST], "counting", name=SYM))
         return self._sym
+
+    def _persist(self, factor: Factor) -> Factor:
+        return replace(factor, df=self.scope.persist(factor.df))
 
     def factors(self, query: FAQ) -> dict[str, Factor]:
         return {name: (self.edge if name == EDGE else self.sym) for name in query.factor_names}
 
     def relation(self, directed: bool) -> Factor:
         return self.edge if directed else self.sym
-
-    def close(self) -> None:
-        for f in (self.edge, self._sym):
-            if f is not None:
-                f.df.unpersist()
-
-    def __enter__(self) -> "_Graph":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-
-def _persist(factor: Factor, level) -> Factor:
-    from dataclasses import replace
-
-    return replace(factor, df=factor.df.persist(level))
 
 
 def _check_strategy(strategy: str) -> None:
@@ -606,7 +589,7 @@ def _bindings(graph: _Graph, pattern: Pattern, progress) -> tuple["DataFrame", A
 
     query = pattern.query(free=True)
     result = evaluate(query, graph.factors(query), progress=progress)
-    try:
+    with result.scope.closing_on_error():
         df = result.factor.df.select(*pattern.vertices)
         condition = None
         for u, v in pattern.distinct_pairs:
@@ -618,9 +601,6 @@ def _bindings(graph: _Graph, pattern: Pattern, progress) -> tuple["DataFrame", A
             rel = graph.relation(e.directed).df
             df = df.join(rel.select(F.col(SRC).alias(e.src), F.col(DST).alias(e.dst)), [e.src, e.dst], "left_anti")
         return df.select(*pattern.vertices), result
-    except BaseException:
-        result.close()
-        raise
 
 
 def list_motifs(
@@ -650,19 +630,14 @@ def list_motifs(
         and **cached** (memory and disk), never collected: call
         ``.unpersist()`` when done with it.
     """
-    from pyspark import StorageLevel
-
     pattern = parse_pattern(pattern)
+    listing = Scope()  # the returned DataFrame's cache, handed over to the caller
     with _Graph(edges, spark) as graph:
         df, result = _bindings(graph, pattern, progress)
-        with result:
-            df = df.persist(StorageLevel.MEMORY_AND_DISK)
-            try:
-                df.count()  # materialise before the caches it reads are released
-            except BaseException:
-                df.unpersist()
-                raise
-    return df
+        with result, listing.closing_on_error():
+            df = listing.persist(df)
+            df.count()  # materialise before the caches it reads are released
+    return listing.hand_over(df)
 
 
 def count_motifs(

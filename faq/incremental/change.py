@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import numpy as np
 
+from faq.scope import Owner, Scope
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
@@ -56,8 +58,11 @@ class BatchEvent:
 
 
 @dataclass
-class Change:
+class Change(Owner):
     """What one batch changed (see the module notes).
+
+    A change lives on the driver; its :attr:`df` is a local relation that
+    holds no cache, so ``close()`` (or ``with``) only drops it.
 
     Attributes
     ----------
@@ -89,6 +94,7 @@ class Change:
     info: dict = field(default_factory=dict)
     types: Mapping[str, str] = field(default_factory=dict)
     _df: Optional["DataFrame"] = field(default=None, repr=False)
+    scope: Scope = field(default_factory=Scope, repr=False)
 
     def __len__(self) -> int:
         return len(self.diff)
@@ -169,15 +175,10 @@ class Change:
         kind = np.asarray(column).dtype.kind
         return {"i": "bigint", "u": "bigint", "f": "double", "b": "boolean"}.get(kind, "string")
 
-    # Context-manager and release methods: nothing to free (kept for callers that close changes).
-    def unpersist(self) -> None:
+    def close(self) -> None:
+        """Drop the local DataFrame (nothing on Spark to free)."""
+        super().close()
         self._df = None
-
-    def __enter__(self) -> "Change":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.unpersist()
 
 
 def _scalar(value: Any) -> Any:

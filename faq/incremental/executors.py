@@ -52,6 +52,7 @@ from faq.incremental.index import KeyedRows, ResidentRelation, View, combined, m
 from faq.spark import default_parallelism, is_connect
 from faq.joins.csr import Trie
 from faq.semirings.numpy_backend import NumpyForm
+from faq.scope import Owner, Scope
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
 OUT, CHECK = 0, 1  # row kinds a task emits: partial results, and the batch's current values (task 0)
 
 
-class ExecutorIndexes:
+class ExecutorIndexes(Owner):
     """The base of each relation of ``state`` on the executors (see the module notes).
 
     Parameters
@@ -87,6 +88,7 @@ class ExecutorIndexes:
                                "have; use placement='driver' (raise the budget)", argument="placement")
         self.spark = spark
         self.state = state
+        self.scope = Scope()  # the broadcast of the base tries and each relation's checkpointed base rows
         self.names = list(names)
         self.tasks = int(tasks or default_parallelism(spark))
         self._broadcast: Any = None
@@ -101,8 +103,6 @@ class ExecutorIndexes:
 
     def ship(self, names: Sequence[str]) -> None:
         """Broadcast the base tries of ``names`` (built on the driver) and release the driver's copies."""
-        from faq.spark import checkpoint, release
-
         for name in names:
             relation = self.state.relations[name]
             self._tries[name] = relation.base_tries()
@@ -110,17 +110,19 @@ class ExecutorIndexes:
             rows = relation.base
             table = _codes_table(rows, relation.columns, self.state.semiring.value_type, self.state.ops)
             old = self._frames.get(name)
-            self._frames[name] = checkpoint(self.spark.createDataFrame(table.to_pandas() if table.num_rows else [],
-                                                                       _codes_schema(relation.columns,
-                                                                                     self.state.semiring.value_type)))
-            release(old)
+            schema = _codes_schema(relation.columns, self.state.semiring.value_type)
+            self._frames[name] = self.scope.checkpoint(
+                self.spark.createDataFrame(table.to_pandas() if table.num_rows else [], schema)
+            )
+            self.scope.release(old)
             self._rows[name] = len(rows)
             relation.release_base(len(rows))
         old_broadcast = self._broadcast
-        self._broadcast = self.spark.sparkContext.broadcast(dict(self._tries))
+        # Classic Spark only (refused on Connect above): the one optional fast path using the SparkContext.
+        broadcast = self.spark.sparkContext.broadcast(dict(self._tries))
+        self._broadcast = self.scope.adopt(broadcast, release=lambda: _destroy(broadcast))
         self._tries = {}  # the broadcast holds them; the driver keeps nothing of the base
-        if old_broadcast is not None:
-            old_broadcast.destroy()
+        self.scope.release(old_broadcast)
         self.shipped += 1
 
     def base_rows(self, name: str) -> KeyedRows:
@@ -194,18 +196,16 @@ class ExecutorIndexes:
         return list(merged.keys), merged.values_or_ones(state.ops), checks
 
     def close(self) -> None:
-        """Destroy the broadcast and release the base rows' checkpoints."""
-        from faq.spark import release
+        """Destroy the broadcast and release the base rows' checkpoints (:attr:`scope`)."""
+        super().close()
+        self._broadcast, self._frames = None, {}
 
-        if self._broadcast is not None:
-            try:
-                self._broadcast.destroy()
-            except Exception:  # noqa: BLE001 - a stopped session has nothing left to free
-                pass
-            self._broadcast = None
-        for frame in self._frames.values():
-            release(frame)
-        self._frames = {}
+
+def _destroy(broadcast: Any) -> None:
+    try:
+        broadcast.destroy()
+    except Exception:  # noqa: BLE001 - a stopped session has nothing left to free
+        pass
 
 
 def _codes_schema(columns: Sequence[str], value_type: str) -> str:

@@ -102,6 +102,7 @@ from faq.incremental.rules import (
 )
 from faq.incremental.state import ResidentState, to_arrow, value_ops
 from faq.language import FAQ, Atom, parse_query
+from faq.scope import Owner, Scope
 from faq.semirings import INTEGER, Semiring, get_semiring
 
 if TYPE_CHECKING:
@@ -149,7 +150,7 @@ def delta_mode(query: FAQ, ring: Semiring) -> tuple[str, str]:
     return RECOMPUTE, f"semiring {ring.name!r} has neither inverses nor an idempotent ⊕"
 
 
-class MaintainedQuery:
+class MaintainedQuery(Owner):
     """An FAQ, its current factors and its current answer, at a version.
 
     Parameters
@@ -198,6 +199,7 @@ class MaintainedQuery:
         self.progress = progress
         self.last_rules: list[RuleRun] = []
         self.remote = None
+        self.scope = Scope()  # the executor indexes, when the placement is the executors
         if _restored is not None:
             self.state, meta = _restored
             self.semiring = get_semiring(meta["semiring"])
@@ -233,7 +235,7 @@ class MaintainedQuery:
             from faq.incremental.executors import ExecutorIndexes
             from faq.spark import get_session
 
-            self.remote = ExecutorIndexes(get_session(), self.state, list(self.query.factor_names))
+            self.remote = self.scope.adopt(ExecutorIndexes(get_session(), self.state, list(self.query.factor_names)))
             self.state.remote = self.remote
 
     def _setup(self, placement: str, budget: Optional[Union[int, str]]) -> None:
@@ -632,17 +634,10 @@ class MaintainedQuery:
     # -- releasing ----------------------------------------------------------------
 
     def close(self) -> None:
-        """Drop the resident indexes, on the driver or the executors (a saved state, if any, stays on disk)."""
-        if self.remote is not None:
-            self.remote.close()
-            self.remote = self.state.remote = None
+        """Drop the resident indexes, on the driver or the executors (:attr:`scope`); a saved state stays on disk."""
+        self.scope.close()
+        self.remote = self.state.remote = None
         self.state.relations = {n: r for n, r in self.state.relations.items() if n == ANSWER}
-
-    def __enter__(self) -> "MaintainedQuery":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"MaintainedQuery({str(self.query)!r}, semiring={self.semiring.name!r}, version={self.version})"

@@ -37,6 +37,7 @@ import numpy as np
 from faq.incremental.domain import KeyDomain
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
 from faq.semirings.numpy_backend import NumpyForm, numpy_ops
+from faq.spark import is_dataframe
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -269,7 +270,7 @@ def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data") -> "p
     if isinstance(data, Factor):
         data = data.df
     # Before any duck typing: a Spark Connect DataFrame answers every attribute name with a Column.
-    if hasattr(data, "sparkSession") and hasattr(data, "toArrow"):
+    if is_dataframe(data):
         return data.toArrow()
     if hasattr(data, "to_numpy") and hasattr(data, "columns"):  # pandas
         return pa.Table.from_pandas(data, preserve_index=False)

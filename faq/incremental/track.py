@@ -62,6 +62,7 @@ from faq.incremental.engine import RuleRun, run_rules
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
 from faq.incremental.rules import DeltaQuery, Term, plan_rules, views_needed
 from faq.incremental.state import ResidentState, to_arrow
+from faq.scope import Owner
 from faq.semirings import INTEGER
 
 if TYPE_CHECKING:
@@ -84,7 +85,7 @@ def track(edges: Union[Factor, "DataFrame", str, os.PathLike], pattern: Union[st
     return MotifTracker(edges, pattern, progress=progress, path=path)
 
 
-class MotifTracker:
+class MotifTracker(Owner):
     """A pattern, the current simple digraph, and the current number of bindings.
 
     Parameters
@@ -267,11 +268,5 @@ class MotifTracker:
     # -- releasing ------------------------------------------------------------------
 
     def close(self) -> None:
-        """Drop the resident indexes (a saved state, if any, stays on disk)."""
+        """Drop the resident indexes (they live on the driver: nothing on Spark to free; a saved state stays on disk)."""
         self.state.relations = {}
-
-    def __enter__(self) -> "MotifTracker":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()

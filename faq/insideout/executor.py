@@ -157,17 +157,20 @@ def _run_step(
     # The step's ⊕ is the query's own semiring (which need not be registered) or a registered one.
     plus = semiring if step.aggregate == semiring.name else get_semiring(step.aggregate) if step.eliminated else None
     aggregation = Aggregation(tuple(out_vars), plus) if step.eliminated else None
-    product = join_bag(step.strategy, inputs, indicators, semiring, step.attribute_order, aggregation)
-    if step.eliminated:
-        grouped = product.df.groupBy(*out_vars) if out_vars else product.df.groupBy()
-        df = grouped.agg(spark_columns(aggregation.semiring).sum(value).alias(VALUE_COLUMN))
-    elif any(r in inputs_of_query for r in step.inputs):
-        # An input atom reached the output unaggregated: merge duplicate keys.
-        df = product.df.groupBy(*out_vars).agg(spark_columns(semiring).sum(value).alias(VALUE_COLUMN))
-    else:
-        df = product.df.select(*out_vars, VALUE_COLUMN)
-    df = scope.persist(df.where(value.isNotNull() & ~spark_columns(semiring).is_zero(value)))
-    rows = df.count()
+    # What the join materialises for its product lives until the step's output is materialised.
+    with Scope() as join_scope:
+        product = join_bag(step.strategy, inputs, indicators, semiring, step.attribute_order, aggregation,
+                           join_scope)
+        if step.eliminated:
+            grouped = product.df.groupBy(*out_vars) if out_vars else product.df.groupBy()
+            df = grouped.agg(spark_columns(aggregation.semiring).sum(value).alias(VALUE_COLUMN))
+        elif any(r in inputs_of_query for r in step.inputs):
+            # An input atom reached the output unaggregated: merge duplicate keys.
+            df = product.df.groupBy(*out_vars).agg(spark_columns(semiring).sum(value).alias(VALUE_COLUMN))
+        else:
+            df = product.df.select(*out_vars, VALUE_COLUMN)
+        df = scope.persist(df.where(value.isNotNull() & ~spark_columns(semiring).is_zero(value)))
+        rows = df.count()
     if progress:
         progress(StepEvent("done", step.index, total, description, rows, time.perf_counter() - t0, product.note))
     return Frame(df, out_vars, product.note), rows

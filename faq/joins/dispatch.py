@@ -22,16 +22,17 @@ from faq.semirings import Semiring
 
 if TYPE_CHECKING:
     from faq.insideout.physical import Strategy
+    from faq.scope import Scope
 
 
-def _binary(relations, indicators, semiring, strategy, attribute_order, aggregate) -> Frame:
+def _binary(relations, indicators, semiring, strategy, attribute_order, aggregate, scope) -> Frame:
     return binary_join(relations, indicators, semiring)
 
 
-def _generic(relations, indicators, semiring, strategy, attribute_order, aggregate) -> Frame:
+def _generic(relations, indicators, semiring, strategy, attribute_order, aggregate, scope) -> Frame:
     return generic_join(
         relations, indicators, semiring, attribute_order, strategy=strategy.name, aggregate=aggregate,
-        aggregate_in_tasks=strategy.aggregate_in_tasks, shared=strategy.shared or None,
+        aggregate_in_tasks=strategy.aggregate_in_tasks, shared=strategy.shared or None, scope=scope,
     )
 
 
@@ -48,15 +49,18 @@ def join_bag(
     semiring: Semiring,
     attribute_order: Sequence[str] = (),
     aggregate: Optional[Aggregation] = None,
+    scope: Optional["Scope"] = None,
 ) -> Frame:
     """Join one bag as ``strategy`` says.
 
     ``attribute_order`` is the plan's order for attribute-at-a-time joins
     (empty for binary joins); ``aggregate`` is what the caller does with the
-    product right after (see :class:`~faq.joins.frame.Aggregation`).
+    product right after (see :class:`~faq.joins.frame.Aggregation`);
+    ``scope`` takes what the join materialises for its result (closed by the
+    caller once the result is materialised).
     """
     try:
         run = RUNNERS[strategy.name]
     except KeyError:
         raise PlanError(reason=f"unknown join strategy {strategy.name!r}; known: {', '.join(RUNNERS)}") from None
-    return run(relations, indicators, semiring, strategy, attribute_order, aggregate)
+    return run(relations, indicators, semiring, strategy, attribute_order, aggregate, scope)

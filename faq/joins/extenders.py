@@ -47,6 +47,7 @@ from faq.joins.frame import VALUE_COLUMN
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
+    from faq.scope import Scope
     from faq.semirings import Semiring
 
 
@@ -512,7 +513,14 @@ class FrameBackend:
     own check passes trivially, and for a relation becoming fully bound it is
     the join that multiplies its value in).  The plan stays linear: no branch
     per proposer, nothing recomputed.
+
+    A piece it must materialise (proposers with keys of different types) is
+    checkpointed in ``scope``, the caller's: the result reads it, so it lives
+    until the caller has materialised the result (None: never released).
     """
+
+    def __init__(self, scope: Optional["Scope"] = None) -> None:
+        self.scope = scope
 
     def choose(self, prefix: "DataFrame", extenders: Sequence[FrameExtender]) -> Iterator["DataFrame"]:
         from pyspark.sql import functions as F
@@ -544,7 +552,7 @@ class FrameBackend:
         key_types = {schema[k].dataType for e in extenders for k in e.key}
         if len(key_types) > 1:
             # Keys of different types cannot share one array column: one join per proposer.
-            piece = piece.localCheckpoint(eager=True)
+            piece = self.scope.checkpoint(piece) if self.scope is not None else piece.localCheckpoint(eager=True)
             parts = []
             for i, e in enumerate(extenders):
                 chosen = piece.where(F.col(_CHOICE) == i).drop(_CHOICE)

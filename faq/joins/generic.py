@@ -93,6 +93,8 @@ from faq.semirings.numpy_backend import NumpyForm, numpy_ops
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from faq.scope import Scope
+
 log = logging.getLogger(__name__)
 
 STRATEGIES = ("shuffle", "broadcast")
@@ -122,6 +124,7 @@ def generic_join(
     aggregate: Optional[Aggregation] = None,
     aggregate_in_tasks: Optional[bool] = None,
     shared: Optional[Sequence[Sequence[int]]] = None,
+    scope: Optional["Scope"] = None,
 ) -> Frame:
     """⊗-product of ``relations``, semi-joined with ``indicators``, attribute at a time.
 
@@ -153,6 +156,10 @@ def generic_join(
         data in the same column order (the plan's
         :attr:`~faq.insideout.physical.Strategy.shared`): one index each.
         None: one index per use.
+    scope : Scope, optional
+        Owns what the result reads and the join had to materialise (the
+        shuffle strategy's checkpoints); the caller closes it once it has
+        materialised the result.  None: nothing is released.
 
     Returns
     -------
@@ -197,7 +204,7 @@ def generic_join(
         if aggregate is not None and ops is None:
             note += f"; {why}"
     else:
-        df, note = _shuffle_join(spark, uses, order, variables, semiring), "shuffle"
+        df, note = _shuffle_join(spark, uses, order, variables, semiring, scope), "shuffle"
     log.info("generic join: %s, attributes %s", note, ", ".join(order))
     variables = out
 
@@ -588,11 +595,12 @@ def _shuffle_join(
     order: Sequence[str],
     variables: Sequence[str],
     semiring: Semiring,
+    scope: Optional["Scope"] = None,
 ) -> "DataFrame":
     from faq.semirings.spark_backend import columns as spark_columns
 
     prefix = spark.range(1).select(spark_columns(semiring).one().alias(VALUE_COLUMN))
-    backend = FrameBackend()
+    backend = FrameBackend(scope)
     for x in order:
         extenders = []
         for use in uses:

@@ -126,7 +126,9 @@ from faq.recursive.seminaive import (
     _check_iterations,
     _check_semiring,
 )
+from faq.scope import Owner, Scope
 from faq.semirings import Semiring
+from faq.spark import is_dataframe
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -189,7 +191,7 @@ def _with_values(domain: KeyDomain, columns: list[np.ndarray]) -> KeyDomain:
 # --- the maintained fixpoint ---------------------------------------------------------------
 
 
-class MaintainedFixpoint:
+class MaintainedFixpoint(Owner):
     """A fixpoint answer (paths from a source, or connected components) kept current (module notes).
 
     Build one with :meth:`paths` or :meth:`components` (or reopen a saved one
@@ -278,6 +280,7 @@ class MaintainedFixpoint:
         else:
             self.default_weight = 1.0 if default_weight is None else float(default_weight)
         self.budget = budget_bytes(budget)
+        self.scope = Scope()  # the Spark fixpoint when the answer lives on the executors
         self._spark: Optional["SparkFixpoint"] = None
         self._spark_version = 0
         self._spark_labels: list[str] = []
@@ -369,9 +372,11 @@ class MaintainedFixpoint:
         from faq.recursive.spark_maintained import SparkFixpoint
 
         factor = self._spark_factor(edges)
-        self._spark = SparkFixpoint(factor, self.semiring, source=self.source, components=self.components,
-                                    nodes=nodes, default_weight=None if self.components else self.default_weight,
-                                    max_iterations=self.max_iterations, progress=self._note)
+        self._spark = self.scope.adopt(SparkFixpoint(
+            factor, self.semiring, source=self.source, components=self.components, nodes=nodes,
+            default_weight=None if self.components else self.default_weight,
+            max_iterations=self.max_iterations, progress=self._note,
+        ))
         self.initial_iterations = self._spark.initial_iterations
         self.resident = None
 
@@ -814,7 +819,7 @@ class MaintainedFixpoint:
             return edges
         from faq.spark import get_session
 
-        if hasattr(edges, "sparkSession"):
+        if is_dataframe(edges):
             df = edges
         else:
             src, dst, weight = self._arrays(edges, initial=True)
@@ -885,19 +890,12 @@ class MaintainedFixpoint:
     # -- lifetime -----------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the resident index (or the Spark caches); a saved state stays on disk."""
-        if self._spark is not None:
-            self._spark.close()
-        elif self.resident is not None:
+        """Release the Spark caches (:attr:`scope`) and the resident index; a saved state stays on disk."""
+        self.scope.close()
+        if self.resident is not None:
             self.resident.relations = {}
             self._values = np.zeros(0, dtype=self.ops.dtype)
         self._factor = None
-
-    def __enter__(self) -> "MaintainedFixpoint":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         what = "components" if self.components else f"paths from {self.source} ({self.semiring.name})"
@@ -954,7 +952,7 @@ def _row_count(data: Any) -> int:
     """Rows of an edges-like input (a count job for Spark data)."""
     if isinstance(data, Factor):
         return data.df.count()
-    if hasattr(data, "sparkSession"):
+    if is_dataframe(data):
         return data.count()
     if hasattr(data, "num_rows"):
         return int(data.num_rows)
@@ -968,7 +966,7 @@ def _node_array(nodes: Any) -> np.ndarray:
     """Extra nodes (components) as int64: a DataFrame's first column, or ints."""
     if nodes is None:
         return np.zeros(0, dtype=np.int64)
-    if hasattr(nodes, "sparkSession"):
+    if is_dataframe(nodes):
         column = nodes.select(nodes.columns[0]).toArrow().column(0).drop_null()
         return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int64)
     return np.asarray([int(n) for n in nodes], dtype=np.int64)
@@ -986,7 +984,7 @@ def _edge_table(edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         u, v = edges.variables
         table = edges.df.select(F.col(u).cast("bigint").alias(SRC), F.col(v).cast("bigint").alias(DST),
                                 F.col(edges.value).cast("double").alias(WEIGHT)).toArrow()
-    elif hasattr(edges, "sparkSession"):  # a DataFrame
+    elif is_dataframe(edges):  # a DataFrame
         from pyspark.sql import functions as F
 
         cols = edges.columns

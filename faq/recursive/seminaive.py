@@ -75,7 +75,8 @@ from faq.errors import FAQValueError, FixpointNotConvergedError, NegativeCycleEr
 from faq.factor import Factor
 from faq.semirings import MIN_LABEL, Semiring, get_semiring
 from faq.semirings.operations import INT64_MAX
-from faq.spark import checkpoint_observed, release as _release
+from faq.scope import Owner, Scope
+from faq.spark import is_dataframe
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -101,19 +102,19 @@ Progress = Callable[[str], None]
 
 
 @dataclass
-class FixpointResult:
+class FixpointResult(Owner):
     """The answer of a fixpoint: one row per node that has a (non-zero) value.
 
     ``factor`` has the variable ``node`` and the value column ``value``; its
-    DataFrame is cached: call :meth:`unpersist` (or use the result as a
-    context manager) when done.
+    DataFrame is cached, owned by :attr:`scope`: call :meth:`close` (or use
+    the result as a context manager) when done.
     """
 
     factor: Factor
     iterations: int
     seconds: float
     edges: int = 0
-    _cached: list = field(default_factory=list, repr=False)
+    scope: Scope = field(default_factory=Scope, repr=False)
 
     @property
     def df(self) -> "DataFrame":
@@ -124,12 +125,6 @@ class FixpointResult:
         """Number of nodes with a value (a Spark job)."""
         return self.factor.df.count()
 
-    def unpersist(self) -> None:
-        """Release every cache the result holds."""
-        for df in self._cached:
-            _release(df)
-        self._cached.clear()
-
     def to_dict(self) -> dict:
         return {
             "semiring": self.factor.semiring.name,
@@ -137,12 +132,6 @@ class FixpointResult:
             "edges": self.edges,
             "seconds": round(self.seconds, 3),
         }
-
-    def __enter__(self) -> "FixpointResult":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.unpersist()
 
 
 # --- helpers --------------------------------------------------------------------
@@ -239,8 +228,8 @@ def _is_cached(df: "DataFrame") -> bool:
     return bool(level.useMemory or level.useDisk)
 
 
-def _prepare_edges(df: "DataFrame", spark, sort: bool = False) -> "DataFrame":
-    """Partition the edges by source (so the frontier join never moves them) and cache them.
+def _prepare_edges(df: "DataFrame", spark, scope: Scope, sort: bool = False) -> "DataFrame":
+    """Partition the edges by source (so the frontier join never moves them) and cache them in ``scope``.
 
     ``sort``: also sort each partition by source, so a filter ``src IN (...)``
     skips most cached batches (their min/max statistics); maintained
@@ -249,7 +238,7 @@ def _prepare_edges(df: "DataFrame", spark, sort: bool = False) -> "DataFrame":
     df = df.repartition(_partitions(spark), SRC)
     if sort:
         df = df.sortWithinPartitions(SRC)
-    return df.persist(_storage())
+    return scope.persist(df)
 
 
 def abs_weights(edges: Factor) -> Factor:
@@ -329,10 +318,10 @@ class _Run:
     """What one call of :func:`_iterate` produced."""
 
     state: "DataFrame"  # (node, value)
-    owned: list  # checkpoints behind ``state`` (release when the state is replaced)
+    scope: Scope  # what backs ``state`` and, when kept, ``frontiers``
     iterations: int
     frontiers: list  # (node, value, _old) per iteration, when kept (maintained fixpoints)
-    kept: list = field(default_factory=list)  # checkpoints behind ``frontiers``
+    backing: Optional["DataFrame"] = None  # the one resource in ``scope`` behind ``state`` (None: none)
 
 
 def _iterate(
@@ -362,11 +351,11 @@ def _iterate(
     from pyspark.sql import functions as F
 
     iterations = 0
+    scope = Scope()
     current = None  # the checkpoint behind the current state
     frontiers: list = []
-    kept: list = []
     nodes: Optional[int] = None
-    try:
+    with scope.closing_on_error():
         while frontier_rows is None or frontier_rows > 0:
             if iterations >= max_iterations:
                 raise FixpointNotConvergedError(
@@ -375,16 +364,13 @@ def _iterate(
             started = time.perf_counter()
             use = first_parts if (iterations == 0 and first_parts is not None) else parts
             # One action: the checkpoint (which cuts the lineage) counts the improved rows on the way.
-            merged, seen = checkpoint_observed(_step(state, frontier, use, semiring),
-                                               {"improved": F.count(F.when(F.col(_IMPROVED), 1))})
+            merged, seen = scope.checkpoint_observed(_step(state, frontier, use, semiring),
+                                                     {"improved": F.count(F.when(F.col(_IMPROVED), 1))})
             frontier_rows = int(seen["improved"])
             new_frontier = merged.where(F.col(_IMPROVED)).select(NODE, VALUE, _OLD)
             iterations += 1
-            if current is not None:
-                if keep_frontiers:
-                    kept.append(current)
-                else:
-                    _release(current)
+            if not keep_frontiers:
+                scope.release(current)  # kept frontiers read it (None the first time: nothing)
             current = merged
             if keep_frontiers:
                 frontiers.append(new_frontier)
@@ -405,12 +391,7 @@ def _iterate(
                         frontier=int(frontier_rows),
                         example=None if example is None else example[0],
                     )
-    except BaseException:
-        for df in kept + [current]:
-            _release(df)
-        raise
-    owned = [] if current is None else [current]
-    return _Run(state=state, owned=owned, iterations=iterations, frontiers=frontiers, kept=kept)
+    return _Run(state=state, scope=scope, iterations=iterations, frontiers=frontiers, backing=current)
 
 
 def _count_nodes(parts: Sequence["DataFrame"], seeds: Optional["DataFrame"] = None) -> int:
@@ -467,8 +448,8 @@ def _solve(
     ``may_cycle``: some edge is better than ``one`` (see :func:`_edge_stats`),
     so the Bellman-Ford bound is checked.
     """
-    seeds = seeds.repartition(_partitions(spark), NODE).persist(_storage())
-    try:
+    with Scope() as scope:
+        seeds = scope.persist(seeds.repartition(_partitions(spark), NODE))
         rows = seeds.count()
         progress(f"{rows} seed value(s)")
         run = _iterate(
@@ -481,13 +462,9 @@ def _solve(
             node_count=(lambda: _count_nodes(parts, seeds)) if may_cycle else None,
             progress=progress,
         )
-    except BaseException:
-        _release(seeds)
-        raise
-    if run.iterations == 0:  # nothing to propagate: the seeds are the answer
-        run.owned = [seeds]
-    else:
-        _release(seeds)
+        if run.iterations == 0:  # nothing to propagate: the seeds are the answer
+            run.scope.adopt(scope.hand_over(seeds))
+            run.backing = seeds
     return run
 
 
@@ -535,8 +512,9 @@ def fixpoint(
     report = _reporter(progress)
     started = time.perf_counter()
     cached = _is_cached(edges.df)
-    frame = edge_frame(edges, semiring) if cached else _prepare_edges(edge_frame(edges, semiring), spark)
-    try:
+    with Scope() as edges_scope:  # the prepared edges, released after the run
+        frame = edge_frame(edges, semiring) if cached else _prepare_edges(edge_frame(edges, semiring), spark,
+                                                                          edges_scope)
         edge_rows, improving = _edge_stats(frame, semiring)
         report(f"{edge_rows} edge(s) {'(cached by the caller)' if cached else 'cached'}")
         run = _solve(
@@ -548,16 +526,13 @@ def fixpoint(
             progress=report,
             may_cycle=improving > 0,
         )
-    finally:
-        if not cached:
-            _release(frame)
     factor = Factor(df=run.state, variables=(NODE,), semiring=semiring, value=VALUE, name=f"{edges.name}*")
     return FixpointResult(
         factor=factor,
         iterations=run.iterations,
         seconds=time.perf_counter() - started,
         edges=edge_rows,
-        _cached=list(run.owned),
+        scope=run.scope,
     )
 
 
@@ -668,7 +643,7 @@ def node_frame(edges: Factor, nodes: Union["DataFrame", Iterable[int], None] = N
     )
     if nodes is not None:
         spark = edges.df.sparkSession
-        if not hasattr(nodes, "sparkSession"):
+        if not is_dataframe(nodes):
             nodes = spark.createDataFrame([(int(n),) for n in nodes], f"{NODE} bigint")
         ends = ends.unionByName(nodes.select(F.col(nodes.columns[0]).cast("bigint").alias(NODE)))
     return ends.where(F.col(NODE).isNotNull()).distinct()
@@ -708,8 +683,8 @@ def connected_components(
     spark = edges.df.sparkSession
     report = _reporter(progress)
     started = time.perf_counter()
-    frame = _prepare_edges(symmetric_edges(edges), spark)
-    try:
+    with Scope() as edges_scope:  # the symmetric edges, released after the run
+        frame = _prepare_edges(symmetric_edges(edges), spark, edges_scope)
         edge_rows = frame.count()  # fills the cache; labels cannot cycle (edges carry one)
         report(f"{edge_rows} directed edge(s) cached (both directions)")
         seeds = node_frame(edges, nodes).select(F.col(NODE), F.col(NODE).alias(VALUE))
@@ -722,13 +697,11 @@ def connected_components(
             progress=report,
             may_cycle=False,
         )
-    finally:
-        _release(frame)
     factor = Factor(df=run.state, variables=(NODE,), semiring=MIN_LABEL, value=VALUE, name=f"{edges.name}-components")
     return FixpointResult(
         factor=factor,
         iterations=run.iterations,
         seconds=time.perf_counter() - started,
         edges=edge_rows,
-        _cached=list(run.owned),
+        scope=run.scope,
     )

@@ -55,7 +55,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 from faq.errors import FAQValueError, NonMonotoneUpdateError
 from faq.factor import Factor
 from faq.io.updates import UpdateBatch
-from faq.spark import checkpoint, checkpoint_observed
+from faq.scope import Owner, Scope
 from faq.recursive.seminaive import (
     DEFAULT_MAX_ITERATIONS,
     DST,
@@ -73,11 +73,9 @@ from faq.recursive.seminaive import (
     _improves,
     _iterate,
     _prepare_edges,
-    _release,
     _reporter,
     _solve,
     _source_seed,
-    _storage,
     edge_frame,
     node_frame,
     symmetric_edges,
@@ -102,10 +100,10 @@ EdgesLike = Union[Factor, "DataFrame", Iterable[tuple]]
 
 
 @dataclass
-class SparkChanges:
+class SparkChanges(Owner):
     """The rows a batch changed: ``df`` has ``(node, old, new)``; ``old`` is null for a new value.
 
-    ``df`` is cached: :meth:`unpersist` it (or use ``with``) when done.
+    ``df`` is cached, owned by :attr:`scope`: :meth:`close` it (or use ``with``) when done.
     """
 
     df: "DataFrame"
@@ -116,12 +114,7 @@ class SparkChanges:
     deleted: int = 0
     recomputed: bool = False
     batch: str = ""
-    _cached: list = field(default_factory=list, repr=False)
-
-    def unpersist(self) -> None:
-        for df in self._cached:
-            _release(df)
-        self._cached.clear()
+    scope: Scope = field(default_factory=Scope, repr=False)
 
     def to_dict(self) -> dict:
         return {
@@ -134,22 +127,18 @@ class SparkChanges:
             "recomputed": self.recomputed,
         }
 
-    def __enter__(self) -> "SparkChanges":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.unpersist()
-
 
 # --- the maintained fixpoint -----------------------------------------------------------
 
 
-class SparkFixpoint:
+class SparkFixpoint(Owner):
     """A fixpoint answer (paths from a source, or connected components) kept current.
 
     Build one with :meth:`paths` or :meth:`components`; feed it batches with
     :meth:`insert` or :meth:`apply`; read the answer from :attr:`state`.
-    Call :meth:`close` (or use ``with``) to release its caches.
+    Call :meth:`close` (or use ``with``) to release its caches: everything it
+    holds is in :attr:`scope` (the base edges, the added parts' checkpoints,
+    and the child scope behind the current answer, replaced per batch).
 
     Parameters
     ----------
@@ -204,13 +193,13 @@ class SparkFixpoint:
             self.default_weight = 1.0 if default_weight is None else float(default_weight)
         self._known_sources: Optional[list] = None
         self._insert_sources: Optional[list] = None  # sources of the last insert frame, if on the driver
-        self._added_parts: list = []  # (checkpoint to release, (src, dst, weight) frame) per batch
-        self._state_owned: list = []
+        self._added_parts: list = []  # (checkpoint in self.scope, (src, dst, weight) frame) per batch
+        self.scope = Scope()
         self.batches = 0
         started = time.perf_counter()
         frame = symmetric_edges(edges) if components else edge_frame(edges, self.semiring)
-        self._base = _prepare_edges(frame, self._spark, sort=True)
-        try:
+        with self.scope.closing_on_error():
+            self._base = _prepare_edges(frame, self._spark, self.scope, sort=True)
             rows, improving = _edge_stats(self._base, self.semiring)
             self._may_cycle = improving > 0  # some edge better than one: a cycle could improve values
             self._progress(f"{rows} edge(s) cached")
@@ -227,11 +216,8 @@ class SparkFixpoint:
                 progress=self._progress,
                 may_cycle=self._may_cycle,
             )
-        except BaseException:
-            _release(self._base)
-            raise
         self._state = run.state
-        self._state_owned = list(run.owned)
+        self._state_scope = self.scope.adopt(run.scope)  # replaced, and closed, by each new answer
         self.initial_iterations = run.iterations
         self.initial_seconds = time.perf_counter() - started
         self.edge_rows = rows
@@ -331,7 +317,9 @@ class SparkFixpoint:
                     spark_columns(self.semiring).one().alias(WEIGHT),
                 )
             return edge_frame(edges, self.semiring)
-        if hasattr(edges, "sparkSession"):  # a DataFrame
+        from pyspark.sql import DataFrame
+
+        if isinstance(edges, DataFrame):  # classic or Spark Connect (whose DataFrames answer any attribute)
             cols = edges.columns
             for c in (SRC, DST):
                 if c not in cols:
@@ -445,13 +433,13 @@ class SparkFixpoint:
         )
         # One action: the comparison is checkpointed (the effective edges become a part of the
         # edge set from it) and counted on the way.
-        cmp, counts = checkpoint_observed(cmp, {
+        batch_scope = Scope()  # the comparison's checkpoint: kept only as a part of the edge set
+        cmp, counts = batch_scope.checkpoint_observed(cmp, {
             "worse": F.count(F.when(F.col(_WORSE), 1)),
             "better": F.count(F.when(F.col(_BETTER), 1)),
             "improving": F.count(F.when(F.col(_BETTER) & (ops.add(new, ops.one()) != ops.one()), 1)),
         })
-        keep = False
-        try:
+        with batch_scope:
             worse, better = int(counts["worse"]), int(counts["better"])
             may_cycle = self._may_cycle or int(counts["improving"]) > 0
             if worse:
@@ -470,21 +458,18 @@ class SparkFixpoint:
                 return self._no_change(name, started)
             effective = cmp.where(F.col(_BETTER)).select(SRC, DST, WEIGHT)
             changes = self._incremental(effective, better, name=name, started=started, may_cycle=may_cycle)
-            self._added_parts.append((cmp, effective))  # the checkpoint now backs a part of the edges
-            keep = True
+            # The checkpoint now backs a part of the edges.
+            self._added_parts.append((self.scope.adopt(batch_scope.hand_over(cmp)), effective))
             self._compact_added()
             return changes
-        finally:
-            if not keep:
-                _release(cmp)
 
     def _compact_added(self) -> None:
         """Merge the per-batch added parts into one when they become many (fewer joins per iteration)."""
         if len(self._added_parts) < MAX_ADDED_PARTS:
             return
-        merged = checkpoint(self._added_union().coalesce(1))
+        merged = self.scope.checkpoint(self._added_union().coalesce(1))
         for backing, _ in self._added_parts:
-            _release(backing)
+            self.scope.release(backing)
         self._added_parts = [(merged, merged)]
 
     def _no_change(self, name: str, started: float) -> SparkChanges:
@@ -497,24 +482,18 @@ class SparkFixpoint:
     ) -> SparkChanges:
         from pyspark.sql import functions as F
 
-        from faq.semirings.spark_backend import columns as spark_columns
-
         s = self.semiring
-        ops = spark_columns(s)
         state0 = self._state
-        cached: list = []  # released at the end, whatever happens
-        try:
+        with Scope() as batch:  # what only this batch needs: released at the end, whatever happens
             new_nodes = None
             state1 = state0
             if self.components:  # endpoints never seen: a node of their own, labelled with their id
-                new_nodes = (
+                new_nodes = batch.persist(
                     effective.select(F.col(SRC).alias(NODE))
                     .distinct()
                     .join(state0, NODE, "left_anti")
                     .select(F.col(NODE), F.col(NODE).alias(VALUE))
-                    .persist(_storage())
                 )
-                cached.append(new_nodes)
                 state1 = state0.unionByName(new_nodes)
             sources = effective.select(F.col(SRC).alias(NODE)).distinct()
             frontier0 = state1.join(sources, NODE, "left_semi")
@@ -531,45 +510,16 @@ class SparkFixpoint:
                 progress=self._progress,
                 keep_frontiers=True,
             )
-            cached.extend(run.kept)
-            try:
-                # Values only improve, so a node's new value is the ⊕ of its frontier values and
-                # its old value the ``_old`` of the first frontier it appears in.
-                touched = [
-                    f.select(NODE, F.col(VALUE), F.col(_OLD), F.lit(i).alias("_iteration"))
-                    for i, f in enumerate(run.frontiers, start=1)
-                ]
-                if new_nodes is not None:
-                    touched.append(
-                        new_nodes.select(
-                            NODE, F.col(VALUE), F.lit(None).cast(s.value_type).alias(_OLD), F.lit(0).alias("_iteration")
-                        )
-                    )
-                changed = touched[0]
-                for t in touched[1:]:
-                    changed = changed.unionByName(t)
-                changes, seen = checkpoint_observed(
-                    changed.groupBy(NODE).agg(
-                        F.min_by(F.col(_OLD), F.col("_iteration")).alias(OLD),
-                        ops.sum(F.col(VALUE)).alias(NEW),
-                    ),
-                    {"rows": F.count(F.lit(1))},
-                )
-                count = int(seen["rows"])
-            except BaseException:
-                for df in run.owned:
-                    _release(df)
-                raise
-        except BaseException:
-            for df in cached:
-                _release(df)
-            raise
+            # The new answer's backing gets a scope of its own; the frontiers' checkpoints stay in
+            # the run's, which the batch releases once the changes are computed from them.
+            answer = Scope()
+            answer.adopt(run.scope.hand_over(run.backing))
+            batch.adopt(run.scope)
+            with answer.closing_on_error():
+                changes, changes_scope, count = self._changed_rows(run.frontiers, new_nodes)
         # Commit (the caller adds the effective edges to the edge set).
-        old_owned = self._state_owned
-        self._state, self._state_owned = run.state, list(run.owned)
+        self._replace_answer(run.state, answer)
         self._may_cycle = may_cycle
-        for df in old_owned + cached:
-            _release(df)
         self.batches += 1
         return SparkChanges(
             df=changes,
@@ -578,8 +528,47 @@ class SparkFixpoint:
             iterations=run.iterations,
             inserted=inserted,
             batch=name,
-            _cached=[changes],
+            scope=changes_scope,
         )
+
+    def _changed_rows(self, frontiers: list, new_nodes: Optional["DataFrame"]) -> tuple["DataFrame", Scope, int]:
+        """The rows a batch changed, ``(node, old, new)``: checkpointed, the scope that owns them, their count.
+
+        Values only improve, so a node's new value is the ⊕ of its frontier
+        values and its old value the ``_old`` of the first frontier it appears in.
+        """
+        from pyspark.sql import functions as F
+
+        from faq.semirings.spark_backend import columns as spark_columns
+
+        s = self.semiring
+        touched = [
+            f.select(NODE, F.col(VALUE), F.col(_OLD), F.lit(i).alias("_iteration"))
+            for i, f in enumerate(frontiers, start=1)
+        ]
+        if new_nodes is not None:
+            touched.append(
+                new_nodes.select(
+                    NODE, F.col(VALUE), F.lit(None).cast(s.value_type).alias(_OLD), F.lit(0).alias("_iteration")
+                )
+            )
+        changed = touched[0]
+        for t in touched[1:]:
+            changed = changed.unionByName(t)
+        scope = Scope()
+        df, seen = scope.checkpoint_observed(
+            changed.groupBy(NODE).agg(
+                F.min_by(F.col(_OLD), F.col("_iteration")).alias(OLD),
+                spark_columns(s).sum(F.col(VALUE)).alias(NEW),
+            ),
+            {"rows": F.count(F.lit(1))},
+        )
+        return df, scope, int(seen["rows"])
+
+    def _replace_answer(self, state: "DataFrame", backing: Scope) -> None:
+        """Make ``state`` (backed by ``backing``) the answer, releasing what backed the previous one."""
+        self.scope.release(self._state_scope)
+        self._state, self._state_scope = state, self.scope.adopt(backing)
 
     def _recompute(self, ins: Optional["DataFrame"], dels: Optional["DataFrame"], *, name: str, started: float) -> SparkChanges:
         """Apply deletions, then insertions (replacing existing pairs), and solve from scratch."""
@@ -594,8 +583,9 @@ class SparkFixpoint:
         inserted = 0
         if ins is not None:
             edges = edges.join(F.broadcast(ins.select(SRC, DST)), [SRC, DST], "left_anti").unionByName(ins)
-        base = _prepare_edges(edges, self._spark, sort=True)
-        try:
+        rebuilt = Scope()  # the new base edges, then the new answer's backing and the changes
+        with rebuilt.closing_on_error():
+            base = _prepare_edges(edges, self._spark, rebuilt, sort=True)
             rows, improving = _edge_stats(base, s)
             if ins is not None:
                 inserted = ins.count()
@@ -616,33 +606,22 @@ class SparkFixpoint:
                 progress=self._progress,
                 may_cycle=improving > 0,
             )
-        except BaseException:
-            _release(base)
-            raise
-        try:
+            answer = rebuilt.adopt(run.scope)
             old_s = self._state.select(NODE, F.col(VALUE).alias(OLD))
             new_s = run.state.select(NODE, F.col(VALUE).alias(NEW))
-            changes = (
-                old_s.join(new_s, NODE, "full")
-                .where(~F.col(OLD).eqNullSafe(F.col(NEW)))
-                .select(NODE, OLD, NEW)
-                .persist(_storage())
+            changes_scope = Scope()
+            changes = changes_scope.persist(
+                old_s.join(new_s, NODE, "full").where(~F.col(OLD).eqNullSafe(F.col(NEW))).select(NODE, OLD, NEW)
             )
-            count = changes.count()
-        except BaseException:
-            _release(base)
-            for df in run.owned:
-                _release(df)
-            raise
-        old_owned, old_base, old_added = self._state_owned, self._base, self._added_parts
-        self._state, self._state_owned = run.state, list(run.owned)
-        self._base, self._added_parts = base, []
+            with changes_scope.closing_on_error():
+                count = changes.count()
+        # Commit: the new base and answer replace everything the old ones held.
+        for backing, _ in self._added_parts:
+            self.scope.release(backing)
+        self.scope.release(self._base)
+        self._base, self._added_parts = self.scope.adopt(rebuilt.hand_over(base)), []
+        self._replace_answer(run.state, rebuilt.hand_over(answer))
         self._may_cycle = improving > 0
-        for df in old_owned:
-            _release(df)
-        _release(old_base)
-        for backing, _ in old_added:
-            _release(backing)
         self.batches += 1
         return SparkChanges(
             df=changes,
@@ -653,26 +632,10 @@ class SparkFixpoint:
             deleted=deleted,
             recomputed=True,
             batch=name,
-            _cached=[changes],
+            scope=changes_scope,
         )
 
-    # -- lifetime -----------------------------------------------------------------------
-
-    def close(self) -> None:
-        """Release every cache (the maintained answer cannot be used afterwards)."""
-        for df in self._state_owned:
-            _release(df)
-        self._state_owned = []
-        _release(self._base)
-        for backing, _ in self._added_parts:
-            _release(backing)
-        self._added_parts = []
-
-    def __enter__(self) -> "SparkFixpoint":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    # -- lifetime: close() (Owner) releases self.scope ------------------------------------
 
     def __repr__(self) -> str:
         what = "components" if self.components else f"paths from {self.source} ({self.semiring.name})"
