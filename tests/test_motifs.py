@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from faq.errors import FAQTypeError, FAQValueError, MotifPatternError
 from faq.factor import factor_of
 from faq.graphs import count_motifs, list_motifs, motifs
-from faq.graphs.motifs import inclusion_exclusion, parse_pattern
+from faq.graphs.pattern import inclusion_exclusion, parse_pattern
 from faq.io import read_edge_list
 
 DATA = Path(__file__).parent / "data"

@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from faq.errors import InvalidDeltaError
-from faq.graphs.motifs import count_motifs, parse_pattern
+from faq.graphs.motifs import count_motifs
+from faq.graphs.pattern import parse_pattern
 from faq.incremental.track import track
 
 PATTERNS = [

@@ -37,7 +37,7 @@ from faq.errors import FAQValueError, InputNotFoundError, MotifPatternError, Non
 from faq.spark import REMOTE_ENV
 
 if TYPE_CHECKING:
-    from faq.graphs.motifs import Pattern
+    from faq.graphs.pattern import Pattern
     from faq.io.updates import UpdateBatch
 
 __all__ = ["DEFAULT_MASTER", "DEFAULT_PORT", "METHODS", "TABLE_SUFFIXES", "common_options", "factor_spec",
@@ -98,8 +98,8 @@ def add_pattern_command(commands: "argparse._SubParsersAction", common: argparse
 
 
 def motif_pattern(text: str) -> "Pattern":
-    """A motif pattern (``faq motif``, ``faq track``), parsed by :func:`faq.graphs.motifs.parse_pattern`."""
-    from faq.graphs.motifs import parse_pattern
+    """A motif pattern (``faq motif``, ``faq track``), parsed by :func:`faq.graphs.pattern.parse_pattern`."""
+    from faq.graphs.pattern import parse_pattern
 
     try:
         return parse_pattern(text)

@@ -1,4 +1,12 @@
-"""The jobs users run: triangle counting and matrix chains.
+"""The jobs users run: triangles, motifs, matrix chains; and the graph inputs they share.
+
+==================  ======================================================================
+:mod:`.edges`       a graph's edges from a DataFrame, a GraphFrame, a Factor or a path; cleaning
+:mod:`.triangles`   triangle counting (undirected, or feed-forward)
+:mod:`.pattern`     motif patterns: text form, parser, inclusion–exclusion (the module is pure Python)
+:mod:`.motifs`      listing and counting a pattern's bindings
+:mod:`.matrix_chain`  matrix-chain products in any semiring
+==================  ======================================================================
 
 Examples
 --------
@@ -7,10 +15,14 @@ Examples
 'count() := edge(a,b), edge(a,c), edge(b,c)'
 """
 
+# The submodules are imported before the functions of the same name (matrix_chain, motifs),
+# so the package's attributes are the functions.
 from faq.graphs.matrix_chain import chain_query, matrix_chain
+from faq.graphs.motifs import MotifCount, count_motifs, list_motifs, motifs
+from faq.graphs.pattern import Pattern, parse_pattern
 from faq.graphs.triangles import TRIANGLE_QUERY, TriangleCount, count_triangles
 
-__all__ = ["count_triangles", "TriangleCount", "TRIANGLE_QUERY", "matrix_chain", "chain_query"]
-from faq.graphs.motifs import MotifCount, Pattern, count_motifs, list_motifs, motifs, parse_pattern
-
-__all__ += ["motifs", "count_motifs", "list_motifs", "parse_pattern", "Pattern", "MotifCount"]
+__all__ = [
+    "count_triangles", "TriangleCount", "TRIANGLE_QUERY", "matrix_chain", "chain_query",
+    "motifs", "count_motifs", "list_motifs", "parse_pattern", "Pattern", "MotifCount",
+]

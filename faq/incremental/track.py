@@ -1,6 +1,6 @@
 """Motif tracking: which bindings of a pattern appear and disappear as edges change.
 
-:func:`track` keeps a motif (:mod:`faq.graphs.motifs` patterns: directed and
+:func:`track` keeps a motif (:mod:`faq.graphs.pattern` patterns: directed and
 undirected edges, negations, distinct vertices) over a changing graph.  Each
 batch of edge inserts and deletes (:meth:`MotifTracker.apply`) returns a
 :class:`~faq.incremental.change.Change`: the bindings that appeared (``diff``
@@ -56,7 +56,8 @@ from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 import numpy as np
 
 from faq.factor import Factor
-from faq.graphs.motifs import Pattern, count_motifs, parse_pattern
+from faq.graphs.motifs import count_motifs
+from faq.graphs.pattern import Pattern, parse_pattern
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.engine import RuleRun, run_rules
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
