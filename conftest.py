@@ -1,13 +1,38 @@
-"""Test-wide fixtures: one SparkSession for the whole run (doctests included).
+"""Test-wide fixtures: one SparkSession for the tests that ask for it, and a guard for those that don't.
 
-The session is small on purpose: ``local[2]``, 4 shuffle partitions, no UI.
+Spark is opt-in.  A test that needs it requests the session-scoped ``spark``
+fixture -- as an argument, or for a whole module with
+``pytestmark = pytest.mark.usefixtures("spark")`` -- and everything else
+(planner, hypergraph, language, semiring algebra) runs without a JVM.  The
+session is small on purpose: ``local[2]``, 4 shuffle partitions, no UI
+(``FAQ_TEST_MASTER`` picks another master, ``FAQ_TEST_REMOTE=sc://host:port``
+makes it a Spark Connect client, as tests/test_connect.py does in a child).
+
+Doctests in ``faq/`` get the same session when their module (or the doctest
+itself) is listed in :data:`SPARK_DOCTESTS`; the others run without Spark.
+
+A test that forgets to request Spark fails loudly: while it runs, conftest
+replaces :func:`faq.spark.get_session` -- the one place faq starts or finds a
+session -- by a guard raising :class:`SparkNotRequested`, instead of letting it
+start a second session with faq's default settings.  The guard exists only in
+the test process; faq itself is unchanged.  (A test that reaches an already
+running session without ``get_session`` -- a pyspark Column function, the
+CLI's own look-up of the active session -- is not caught here; it fails when
+run alone, with pyspark's "no active SparkContext" error or this guard.)
 """
 
+from __future__ import annotations
+
 import os
+from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
+from _pytest.doctest import DoctestItem
 
-from faq.spark import get_session
+import faq.spark
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 TEST_CONFIG = {
     "spark.sql.shuffle.partitions": "4",
@@ -15,9 +40,101 @@ TEST_CONFIG = {
     "spark.driver.memory": "3g",
 }
 
+# Doctests that need Spark, by module (exact name) or by doctest (its full name); every other
+# doctest runs without it, as a pure module's should.  A Spark doctest missing here fails with
+# SparkNotRequested naming this list (or, for a bare Column, pyspark's "no active SparkContext").
+# tests/test_spark_opt_in.py runs pure tests and the doctests of pure modules (hypergraph, language,
+# planner, semirings, ...) in a fresh process and checks that no JVM started.
+SPARK_DOCTESTS = frozenset({
+    "faq",  # the front door's example builds a DataFrame
+    "faq.api",
+    "faq.factor",
+    "faq.graphs.edges",
+    "faq.graphs.matrix_chain",
+    "faq.graphs.motifs",
+    "faq.graphs.triangles",
+    "faq.incremental.calculus",
+    "faq.incremental.executors",
+    "faq.incremental.maintained",
+    "faq.incremental.track",
+    "faq.insideout.binding",
+    "faq.insideout.executor",
+    "faq.io",
+    "faq.io.convert",
+    "faq.io.edges",
+    "faq.io.matrix_market",
+    "faq.io.tables",
+    "faq.io.writers",
+    "faq.joins.binary",
+    "faq.joins.generic",
+    "faq.recursive.seminaive",
+    "faq.recursive.spark_maintained",
+    "faq.scope",
+    "faq.semirings.spark_backend",
+    "faq.spark.checkpoint_observed",  # the rest of faq.spark's doctests only ask for the Java version
+})
 
-@pytest.fixture(scope="session", autouse=True)
-def spark():
+
+class SparkNotRequested(RuntimeError):
+    """Raised by faq.spark.get_session during a test that did not request the ``spark`` fixture."""
+
+
+_get_session = faq.spark.get_session  # the real one, for the fixture
+_spark_allowed = False  # True while a test that requested Spark runs (set per test below)
+
+
+def _guarded_get_session(*args: Any, **kwargs: Any):
+    if not _spark_allowed:
+        raise SparkNotRequested(
+            "this test reached faq.spark.get_session() without requesting the `spark` fixture "
+            "(conftest.py): add a `spark` argument, or `pytestmark = pytest.mark.usefixtures(\"spark\")` "
+            "to the module -- or, for a doctest, add its module to conftest.SPARK_DOCTESTS"
+        )
+    return _get_session(*args, **kwargs)
+
+
+# Installed at import, before any test module imports faq: faq's own modules import get_session
+# inside functions, from the module attribute, so they all see the guard.
+faq.spark.get_session = _guarded_get_session
+
+
+def _doctest_needs_spark(item: pytest.Item) -> bool:
+    if not isinstance(item, DoctestItem):
+        return False
+    module = item.dtest.globs.get("__name__")  # the doctest runs in a copy of its module's namespace
+    return module in SPARK_DOCTESTS or item.name in SPARK_DOCTESTS
+
+
+def _requests_spark(item: pytest.Item) -> bool:
+    return "spark" in getattr(item, "fixturenames", ()) or _doctest_needs_spark(item)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "spark: the test uses the Spark session (set by conftest.py from the fixtures it requests)"
+    )
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark what uses Spark, so that ``pytest -m "not spark"`` runs the rest without a JVM."""
+    for item in items:
+        if _requests_spark(item):
+            item.add_marker(pytest.mark.spark)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Open the guard for the setup, call and teardown of a test that requested Spark."""
+    global _spark_allowed
+    _spark_allowed = _requests_spark(item)
+    try:
+        return (yield)
+    finally:
+        _spark_allowed = False
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator["SparkSession"]:
     """The one SparkSession of the test run; stopped at the end.
 
     ``FAQ_TEST_REMOTE=sc://host:port`` runs the tests as a Spark Connect client
@@ -26,8 +143,15 @@ def spark():
     """
     remote = os.environ.get("FAQ_TEST_REMOTE")
     if remote:
-        session = get_session(remote=remote, config={"spark.sql.shuffle.partitions": "4"})
+        session = _get_session(remote=remote, config={"spark.sql.shuffle.partitions": "4"})
     else:
-        session = get_session(master=os.environ.get("FAQ_TEST_MASTER", "local[2]"), config=TEST_CONFIG)
+        session = _get_session(master=os.environ.get("FAQ_TEST_MASTER", "local[2]"), config=TEST_CONFIG)
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def _spark_for_doctests(request: pytest.FixtureRequest) -> None:
+    """Doctests cannot take fixture arguments: give those that need Spark the test session."""
+    if _doctest_needs_spark(request.node):
+        request.getfixturevalue("spark")

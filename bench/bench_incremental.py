@@ -1,12 +1,11 @@
-#!/usr/bin/env python3
 """Maintained feed-forward triangle count under edge changes, against recounting, in one run.
 
-Run from the project root::
+Run from the repository root::
 
-    .venv/bin/python bench/bench_incremental.py                  # the issue's run (scales 15, 17, 19)
-    .venv/bin/python bench/bench_incremental.py --quick          # scales 10-12, a few minutes' check
+    .venv/bin/python -m bench.bench_incremental                  # the issue's run (scales 15, 17, 19)
+    .venv/bin/python -m bench.bench_incremental --quick          # scales 10-12, a few minutes' check
 
-Graphs: ``tools/gen_rmat.py SCALE 16 OUT --seed 1`` (cached in bench/out), as
+Graphs: ``tools/gen_rmat.py SCALE 16 OUT --seed 1`` (generated, cached in bench/data), as
 their simple digraph.  Query: ``count() := edge(a,b), edge(a,c), edge(b,c)`` in
 the counting semiring, maintained by :func:`faq.incremental.maintain`.  Batches
 are given as Python tuples (the engine's cost) and, for a second set of
@@ -34,7 +33,9 @@ Measured, in order, on ``local[2]``:
 5. **executors placement** -- a child process on ``local-cluster[2,1,2048]``
    (two executor JVMs) runs step 1's batches with ``placement="executors"``.
 
-Results: JSON in ``--out`` (with the command) and a summary table on stdout.
+Results: JSON in ``--out`` (default ``bench/results/incremental.json``, ``incremental_quick.json``
+with ``--quick``), with the command, the faq commit and the load average
+(:class:`bench.common.Run`), and a summary table on stdout; progress on stderr.
 """
 
 from __future__ import annotations
@@ -51,12 +52,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-
-from bench_wcoj import Memory, graph_path  # noqa: E402
+from bench.common import RESULTS, ROOT, Memory, Run, graph_path, log
 
 QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
 TARGETS = {"median_batch_seconds": 0.1, "speedup_vs_recount": 60, "executors_median_seconds": 1.0,
@@ -84,12 +80,8 @@ def parse_args(argv=None):
         args.cluster = args.cluster and "local-cluster[2,1,1024]"
     if args.out is None:
         name = "incremental_quick.json" if args.quick else "incremental.json"
-        args.out = str(ROOT / "bench" / "results" / name)
+        args.out = str(RESULTS / name)
     return args
-
-
-def log(message: str) -> None:
-    print(message, flush=True)
 
 
 class Stream:
@@ -338,19 +330,19 @@ def executors_run(args, spark) -> dict:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
-    command = "python bench/bench_incremental.py " + " ".join(sys.argv[1:] if argv is None else argv)
     if args.part == "executors":
         spark = session(args.cluster)
         Path(args.out).write_text(json.dumps(executors_run(args, spark)))
         return 0
 
     started = time.perf_counter()
+    run = Run("bench_incremental", argv)
     load_average = os.getloadavg()
     spark = session(args.master)
-    result: dict = {"command": command,
-                    "machine": {"cores": os.cpu_count(), "python": platform.python_version(),
-                                "master": args.master, "load_average_at_start": [round(x, 2) for x in load_average]},
-                    "targets": TARGETS}
+    result = run.record  # command, commit, cpus, load_average_start; the rest below, in the file's old layout
+    result.update({"machine": {"cores": os.cpu_count(), "python": platform.python_version(),
+                               "master": args.master, "load_average_at_start": [round(x, 2) for x in load_average]},
+                   "targets": TARGETS})
     result["main"] = main_run(args, spark)
     scales = [int(s) for s in args.small_scales.split(",") if s]
     result["scales"] = [small_batches(args, spark, s) for s in scales]
@@ -362,10 +354,10 @@ def main(argv=None) -> int:
     if args.cluster:
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "executors.json"
-            child = [sys.executable, __file__, "--part", "executors", "--scale", str(args.scale),
-                     "--batches", str(args.batches), "--batch-size", str(args.batch_size),
+            child = [sys.executable, "-m", "bench.bench_incremental", "--part", "executors",
+                     "--scale", str(args.scale), "--batches", str(args.batches), "--batch-size", str(args.batch_size),
                      "--seed", str(args.seed), "--cluster", args.cluster, "--out", str(out)]
-            done = subprocess.run(child)
+            done = subprocess.run(child, cwd=ROOT)  # from the root, as this module runs
             result["executors"] = json.loads(out.read_text()) if done.returncode == 0 else \
                 {"master": args.cluster, "failed": f"exit code {done.returncode} (see the log above)"}
 
@@ -382,9 +374,7 @@ def main(argv=None) -> int:
         met["executors_median_seconds"] = result["executors"]["median_batch_seconds"] <= TARGETS["executors_median_seconds"]
     result["targets_met"] = met
     result["total_seconds"] = round(time.perf_counter() - started, 1)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(result, indent=1) + "\n")
+    out = run.save(Path(args.out))
 
     rows = [
         (f"rmat{args.scale} edges", f"{m['graph']['edges']}"),
@@ -403,9 +393,9 @@ def main(argv=None) -> int:
         rows.append((f"executors ({args.cluster}), median batch", f"{result['executors']['median_batch_seconds']:.2f} s"))
     width = max(len(r[0]) for r in rows)
     for name, value in rows:
-        log(f"{name:<{width}}  {value}")
-    log(f"targets met: {met}")
-    log(f"results in {out}")
+        print(f"{name:<{width}}  {value}")
+    print(f"targets met: {met}")
+    print(f"results in {out}")
     return 0
 
 

@@ -1,15 +1,14 @@
-#!/usr/bin/env python3
 """Single-source shortest paths: insert-only batches on the maintained fixpoint (a resident index on the
 driver) against recomputation from scratch with the Spark semi-naive fixpoint, in one run.
 
-Run from the project root::
+Run from the repository root::
 
-    .venv/bin/python bench/bench_sssp.py                  # scale 18 (262,144 ids, ~3.9M edges)
-    .venv/bin/python bench/bench_sssp.py --scale 12       # a quick check
-    .venv/bin/python bench/bench_sssp.py --static --out bench/results/sssp.json   # also (a) vs (b) below
+    .venv/bin/python -m bench.bench_sssp                  # scale 18 (262,144 ids, ~3.9M edges)
+    .venv/bin/python -m bench.bench_sssp --scale 12       # a quick check
+    .venv/bin/python -m bench.bench_sssp --static --out bench/results/sssp.json   # also (a) vs (b) below
 
 Graph: ``tools/gen_rmat.py SCALE 16 OUT --seed 1`` (R-MAT, Graph500 parameters,
-duplicates and loops removed; cached in bench/out), every edge weighted 1..1000
+duplicates and loops removed; generated, cached in bench/data), every edge weighted 1..1000
 by a seeded hash of ``(src, dst)`` (``1 + pmod(xxhash64(src, dst, seed), 1000)``,
 a Column expression).  Source: the node with the most out-edges.
 
@@ -36,26 +35,25 @@ straightforward DataFrame loop (every round joins *all* current proposals
 with *all* edges; lineage cut with the same checkpoint), as in the earlier
 results (bench/results/sssp.json).
 
-Results: a table on stdout and JSON in ``--out`` (default
-``bench/results/sssp_incremental.json``) with the exact command.
+Results: a table on stdout (progress on stderr) and JSON in ``--out`` (default
+``bench/results/sssp_incremental.json``) with the exact command, the faq commit
+and the load average (:class:`bench.common.Run`).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
 import statistics
-import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
+from bench.common import GENERATED, RESULTS, Run, log, rmat_graph
 
 TARGET_RATIO = 50
 
@@ -71,29 +69,13 @@ def parse_args(argv=None):
     p.add_argument("--static", action="store_true", help="also run (a) semi-naive vs (b) the all-proposals loop")
     p.add_argument("--repeat", type=int, default=1, help="with --static: run (a) and (b) this many times")
     p.add_argument("--master", default="local[*]")
-    p.add_argument("--graph-dir", default=os.path.join(ROOT, "bench", "out"),
-                   help="where the R-MAT file is kept (default bench/out, git-ignored)")
-    p.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "sssp_incremental.json"))
+    p.add_argument("--graph-dir", default=str(GENERATED),
+                   help="where the R-MAT file is kept (default bench/data, git-ignored)")
+    p.add_argument("--out", default=str(RESULTS / "sssp_incremental.json"))
     args = p.parse_args(argv)
     if args.recomputes < 2:
         p.error("--recomputes must be at least 2 (a median of one run says little)")
     return args
-
-
-def rmat_file(args) -> str:
-    os.makedirs(args.graph_dir, exist_ok=True)
-    name = f"rmat{args.scale}.txt" if (args.edge_factor, args.seed) == (16, 1) else \
-        f"rmat{args.scale}-{args.edge_factor}-seed{args.seed}.txt"
-    path = os.path.join(args.graph_dir, name)
-    if not os.path.exists(path):
-        tmp = path + ".tmp"
-        subprocess.run(
-            [sys.executable, os.path.join(ROOT, "tools", "gen_rmat.py"), str(args.scale), str(args.edge_factor), tmp,
-             "--seed", str(args.seed)],
-            check=True,
-        )
-        os.replace(tmp, path)
-    return path
 
 
 def naive_sssp(spark, edges, source: int, log):
@@ -205,11 +187,9 @@ def main(argv=None) -> int:
     from faq.recursive.seminaive import DST, SRC, WEIGHT, _prepare_edges, _release
     from faq.spark import get_session
 
-    def log(text):
-        print(text, file=sys.stderr, flush=True)
-
+    run = Run("bench_sssp", argv)
     t0 = time.perf_counter()
-    path = rmat_file(args)
+    path = str(rmat_graph(args.scale, args.edge_factor, args.seed, Path(args.graph_dir)))
     log(f"graph {path} ready in {time.perf_counter() - t0:.1f} s")
     spark = get_session(master=args.master)
     master = spark.conf.get("spark.master")
@@ -225,8 +205,8 @@ def main(argv=None) -> int:
     log(f"{m_edges} edges; source {source}")
     edges = Factor(df=cached, variables=(SRC, DST), semiring=raw.semiring, value=WEIGHT, name=f"rmat{args.scale}")
 
-    results: dict = {
-        "command": " ".join([".venv/bin/python", "bench/bench_sssp.py", *(sys.argv[1:] if argv is None else argv)]),
+    results = run.record  # command, commit, cpus, load_average_start; the rest below, in the file's old layout
+    results.update({
         "scale": args.scale,
         "edge_factor": args.edge_factor,
         "seed": args.seed,
@@ -239,7 +219,7 @@ def main(argv=None) -> int:
         "python": platform.python_version(),
         "numpy": np.__version__,
         "spark": spark.version,
-    }
+    })
 
     # Warm-up (JVM JIT, Python imports): both paths once on a small graph, untimed.
     tiny = factor_of([(i, (i * 7 + 1) % 50, float(1 + i % 9)) for i in range(200)], ["src", "dst"], "min_plus",
@@ -345,9 +325,7 @@ def main(argv=None) -> int:
     results["equal_after_last_batch"] = last["after_batch"] == args.batches and last["differing_nodes"] == 0
     results["total_seconds"] = round(time.perf_counter() - t0, 1)
 
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as handle:
-        json.dump(results, handle, indent=2)
+    run.save(Path(args.out))
 
     mt = results["maintained"]
     rows = [("graph", f"R-MAT scale {args.scale}, {m_edges} edges, weights 1..1000, source {source}")]

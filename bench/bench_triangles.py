@@ -6,12 +6,18 @@ as one Spark SQL statement over the same cached edge table.  Both sides count
 feed-forward triangles of the simple digraph (``directed``); the undirected
 job is also timed against the same SQL over its degree-oriented edges.
 
-Usage::
+Graphs: ``rmatN`` is generated (``tools/gen_rmat.py N 16 --seed 1``, cached in
+bench/data); any other name is a graph of tests/data (``Email-Enron``: SNAP
+email-Enron, the default real graph -- it replaced soc-Slashdot0902, which was
+read from outside the checkout; ``wiki-Vote``, ...).
 
-    .venv/bin/python bench/bench_triangles.py                 # rmat 14, 16 and soc-Slashdot0902
-    .venv/bin/python bench/bench_triangles.py --graphs rmat14 --repeat 1
+Usage (from the repository root)::
 
-Results go to stdout as a table and to ``bench/results/triangles.json``.
+    .venv/bin/python -m bench.bench_triangles                 # rmat 14, 16 and Email-Enron
+    .venv/bin/python -m bench.bench_triangles --graphs rmat14 --repeat 1 --out /tmp/triangles.json
+
+Results go to stdout as a table and to ``bench/results/triangles.json`` (``--out``),
+with the command, the faq commit and the load average (:class:`bench.common.Run`).
 Every count is checked: faq and SQL must agree, or the run fails.
 """
 
@@ -19,24 +25,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
+from typing import Optional
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from faq.factor import Factor  # noqa: E402
-from faq.graphs.edges import degree_oriented, simple_directed  # noqa: E402
-from faq.graphs.triangles import count_triangles  # noqa: E402
-from faq.io import read_edge_list  # noqa: E402
-from faq.spark import get_session  # noqa: E402
-
-SLASHDOT = ROOT.parent / "shared" / "data" / "graphs" / "soc-Slashdot0902.txt.gz"
-WORK = ROOT / "bench" / "out"
+from bench.common import RESULTS, SNAP_GRAPH, Run, graph_path, log, median_seconds
+from faq.factor import Factor
+from faq.graphs.edges import degree_oriented, simple_directed
+from faq.graphs.triangles import count_triangles
+from faq.io import read_edge_list
+from faq.spark import get_session
 
 SQL = """
 SELECT count(*) AS n
@@ -46,59 +44,34 @@ JOIN e AS e3 ON e1.dst = e3.src AND e2.dst = e3.dst
 """
 
 
-def graph_path(name: str) -> Path:
-    """Path of a named graph, generating R-MAT graphs on first use."""
-    if name == "slashdot":
-        return SLASHDOT
-    if name.startswith("rmat"):
-        scale = int(name[4:])
-        out = WORK / f"rmat{scale}.txt"
-        if not out.exists():
-            WORK.mkdir(parents=True, exist_ok=True)
-            subprocess.run(
-                [sys.executable, str(ROOT / "tools" / "gen_rmat.py"), str(scale), "16", str(out), "--seed", "1"],
-                check=True,
-            )
-        return out
-    raise SystemExit(f"unknown graph {name!r}: use rmatN or slashdot")
-
-
-def timed(fn, repeat: int) -> tuple[int, float]:
-    """Run ``fn`` ``repeat`` times; return its (checked equal) result and the median seconds."""
-    results, times = set(), []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        results.add(fn())
-        times.append(time.perf_counter() - t0)
-    if len(results) != 1:
-        raise RuntimeError(f"runs disagree: {results}")
-    return results.pop(), statistics.median(times)
-
-
 def sql_count(spark, edges: Factor) -> int:
     edges.df.select("src", "dst").createOrReplaceTempView("e")
     return int(spark.sql(SQL).first()["n"])
 
 
-def main() -> None:
+def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--graphs", nargs="+", default=["rmat14", "rmat16", "slashdot"])
+    parser.add_argument("--graphs", nargs="+", default=["rmat14", "rmat16", SNAP_GRAPH],
+                        help="rmatN (generated) or graphs of tests/data by name")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the median is reported")
     parser.add_argument("--master", default="local[2]")
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=RESULTS / "triangles.json")
+    args = parser.parse_args(argv)
+    run = Run("bench_triangles", argv)
 
     spark = get_session(args.master, config={"spark.sql.shuffle.partitions": "8"})
     rows = []
     for name in args.graphs:
         path = graph_path(name)
+        log(f"{name}: {path}")
         raw = read_edge_list(str(path), spark=spark)
         for directed in (True, False):
             prepared = simple_directed(raw) if directed else degree_oriented(raw)
             cached = prepared.df.persist()
             edges = Factor(cached, prepared.variables, prepared.semiring, prepared.value, "edge")
             n_edges = edges.count()  # materialise the cache before timing
-            faq_count, faq_s = timed(lambda: count_triangles(edges, directed=True).count, args.repeat)
-            sql_n, sql_s = timed(lambda: sql_count(spark, edges), args.repeat)
+            faq_count, faq_s = median_seconds(lambda: count_triangles(edges, directed=True).count, args.repeat)
+            sql_n, sql_s = median_seconds(lambda: sql_count(spark, edges), args.repeat)
             cached.unpersist()
             if faq_count != sql_n:
                 raise RuntimeError(f"{name}: faq counted {faq_count}, Spark SQL {sql_n}")
@@ -114,16 +87,9 @@ def main() -> None:
             rows.append(row)
             print(json.dumps(row), flush=True)
 
-    out = ROOT / "bench" / "results" / "triangles.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "command": "python bench/bench_triangles.py " + " ".join(sys.argv[1:]),
-        "master": args.master,
-        "repeat": args.repeat,
-        "cores": os.cpu_count(),
-        "spark": spark.version,
-    }
-    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    run["meta"] = {"master": args.master, "repeat": args.repeat, "cores": run.record["cpus"], "spark": spark.version}
+    run["rows"] = rows
+    out = run.save(args.out)
     print()
     print(f"{'graph':10} {'job':30} {'edges':>9} {'triangles':>11} {'faq s':>7} {'SQL s':>7} {'SQL/faq':>7}")
     for r in rows:
@@ -131,8 +97,10 @@ def main() -> None:
             f"{r['graph']:10} {r['job']:30} {r['edges']:>9} {r['triangles']:>11} "
             f"{r['faq_seconds']:>7} {r['spark_sql_seconds']:>7} {r['speedup_vs_sql']:>7}"
         )
+    print(f"results: {out}")
     spark.stop()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -35,13 +35,20 @@ one thread, every seed) in four variants — listing or aggregating, binary
 search or hash-index validation — interleaved, best of ``--repeat``, and
 writes ``bench/results/wcoj_kernel.json``.
 
-Usage::
+Graphs: R-MAT at ``--scales`` (``tools/gen_rmat.py N 16 --seed 1``, cached in
+bench/data) and, with ``--enron``, SNAP email-Enron from tests/data -- the
+real graph, in place of soc-Slashdot0902, which was read from outside the
+checkout (``--slashdot`` before).
 
-    .venv/bin/python bench/bench_wcoj.py --quick                 # rmat 14, 15
-    .venv/bin/python bench/bench_wcoj.py --scales 14 15 16 17 18 --slashdot
-    .venv/bin/python bench/bench_wcoj.py --kernel --scales 12 13 14 --queries triangles
+Usage (from the repository root)::
 
-Results go to stdout as a table and to ``bench/results/wcoj.json``.
+    .venv/bin/python -m bench.bench_wcoj --quick                 # rmat 14, 15
+    .venv/bin/python -m bench.bench_wcoj --scales 14 15 16 17 18 --enron
+    .venv/bin/python -m bench.bench_wcoj --kernel --scales 12 13 14 --queries triangles
+
+Results go to stdout as a table and to ``bench/results/wcoj.json`` (``--kernel``:
+``wcoj_kernel.json``; ``--out``), with the command, the faq commit and the load
+average (:class:`bench.common.Run`).
 Counts are checked: every method that finishes must agree.
 """
 
@@ -49,32 +56,25 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import Optional
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-# Python workers must run this interpreter (numpy, pyarrow, faq).
-os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+import numpy as np
 
-import numpy as np  # noqa: E402
+from bench.common import RESULTS as RESULTS_DIR
+from bench.common import SNAP_GRAPH, Memory, Run, graph_path, log
+from faq.graphs.edges import simple_directed
+from faq.io import read_edge_list
+from faq.joins import VALUE_COLUMN, Aggregation, Frame
+from faq.joins import generic as generic_module
+from faq.semirings import COUNTING
+from faq.spark import get_session
 
-from faq.graphs.edges import simple_directed  # noqa: E402
-from faq.io import read_edge_list  # noqa: E402
-from faq.joins import VALUE_COLUMN, Aggregation, Frame  # noqa: E402
-from faq.joins import generic as generic_module  # noqa: E402
-from faq.semirings import COUNTING  # noqa: E402
-from faq.spark import get_session  # noqa: E402
-
-SLASHDOT = ROOT.parent / "shared" / "data" / "graphs" / "soc-Slashdot0902.txt.gz"
-WORK = ROOT / "bench" / "out"
-RESULTS = ROOT / "bench" / "results" / "wcoj.json"
-KERNEL_RESULTS = ROOT / "bench" / "results" / "wcoj_kernel.json"
+RESULTS = RESULTS_DIR / "wcoj.json"
+KERNEL_RESULTS = RESULTS_DIR / "wcoj_kernel.json"
 
 # DuckDB, Kùzu and scipy on rmat17 feed-forward triangles, as quoted in issue 3 (not measured here).
 QUOTED_RMAT17 = {"duckdb": 26.8, "kuzu": 15.6, "scipy": 19.7}
@@ -108,82 +108,6 @@ def sql_of(pattern: list[tuple[str, str]], table: str, src: str = "src", dst: st
         else:
             parts.append(f"CROSS JOIN {table} AS {alias}")
     return "SELECT count(*) AS n " + " ".join(parts)
-
-
-def graph_path(name: str) -> Path:
-    """Path of a named graph, generating R-MAT graphs (cached in bench/out) on first use."""
-    if name == "slashdot":
-        return SLASHDOT
-    scale = int(name[4:])
-    out = WORK / f"rmat{scale}.txt"
-    if not out.exists():
-        WORK.mkdir(parents=True, exist_ok=True)
-        subprocess.run(
-            [sys.executable, str(ROOT / "tools" / "gen_rmat.py"), str(scale), "16", str(out), "--seed", "1"],
-            check=True,
-        )
-    return out
-
-
-# --- memory ---------------------------------------------------------------------
-
-
-def _descendants(pid: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError, ValueError):
-                continue
-            children.setdefault(ppid, []).append(int(entry))
-    out, stack = [], [pid]
-    while stack:
-        for c in children.get(stack.pop(), []):
-            out.append(c)
-            stack.append(c)
-    return out
-
-
-def _hwm_mb(pid: int) -> float:
-    try:
-        with open(f"/proc/{pid}/status") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
-
-
-def _reset_hwm(pid: int) -> None:
-    try:
-        with open(f"/proc/{pid}/clear_refs", "w") as f:
-            f.write("5")
-    except OSError:
-        pass
-
-
-class Memory:
-    """Peak RSS of the driver JVM, its Python workers and this process."""
-
-    def __init__(self, spark) -> None:
-        self.jvm = spark.sparkContext._gateway.proc.pid
-
-    def reset(self) -> None:
-        for pid in [self.jvm, os.getpid(), *_descendants(self.jvm)]:
-            _reset_hwm(pid)
-
-    def peaks(self) -> dict:
-        workers = [_hwm_mb(p) for p in _descendants(self.jvm)]
-        workers = [w for w in workers if not math.isnan(w)]
-        return {
-            "jvm_peak_mb": round(_hwm_mb(self.jvm)),
-            "python_workers_peak_mb": round(max(workers)) if workers else None,
-            "python_workers_sum_peak_mb": round(sum(workers)) if workers else None,
-            "driver_python_peak_mb": round(_hwm_mb(os.getpid())),
-        }
 
 
 # --- methods --------------------------------------------------------------------
@@ -337,10 +261,15 @@ def kernel_time(src: np.ndarray, dst: np.ndarray, pattern, aggregate: bool, hash
         csr.HASH_MAX_SLOTS = saved
 
 
-def kernel_benchmark(args) -> None:
+def graph_names(args) -> list[str]:
+    """The R-MAT scales' names, then the SNAP graph with ``--enron``."""
+    return [f"rmat{s}" for s in args.scales] + ([SNAP_GRAPH] if args.enron else [])
+
+
+def kernel_benchmark(args, run: Run) -> None:
     """Time the broadcast kernel's variants on each graph, interleaved, best of ``--repeat``."""
     rows = []
-    for name in [f"rmat{s}" for s in args.scales] + (["slashdot"] if args.slashdot else []):
+    for name in graph_names(args):
         src, dst = load_simple_digraph(graph_path(name))
         for query in args.queries:
             times: dict[str, list[float]] = {v: [] for v in kernel_variants()}
@@ -361,15 +290,9 @@ def kernel_benchmark(args) -> None:
                 }
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    meta = {
-        "command": "python bench/bench_wcoj.py " + " ".join(sys.argv[1:]),
-        "what": "one broadcast task (single thread) over all seeds, numpy only; best of --repeat, interleaved",
-        "load_average_at_write": os.getloadavg(),
-    }
-    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
-    print(f"results: {out}")
+    run["meta"] = {"what": "one broadcast task (single thread) over all seeds, numpy only; best of --repeat, interleaved"}
+    run["rows"] = rows
+    print(f"results: {run.save(Path(args.out))}")
 
 
 def warm_up(spark, methods) -> None:
@@ -403,28 +326,26 @@ def fit_exponent(points: list[tuple[int, float]]) -> float | None:
     return float(np.polyfit(x, y, 1)[0])
 
 
-def write_results(args, spark, rows: list, fits: dict, notes: list) -> Path:
-    meta = {
-        "command": "python bench/bench_wcoj.py " + " ".join(sys.argv[1:]),
+def write_results(args, spark, run: Run, rows: list, fits: dict, notes: list) -> Path:
+    """Write the rows so far (the file is rewritten after every query, so a cut run keeps its rows)."""
+    run["meta"] = {
         "master": args.master,
-        "cores": os.cpu_count(),
+        "cores": run.record["cpus"],
         "spark": spark.version,
-        "load_average_at_write": os.getloadavg(),
         "timeout_seconds": args.timeout,
         "batch_rows": generic_module.BATCH_ROWS,
         "quoted_rmat17_triangles_seconds": QUOTED_RMAT17,
         "notes": notes,
     }
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"meta": meta, "rows": rows, "growth_exponents": fits}, indent=2) + "\n")
-    return out
+    run["rows"] = rows
+    run["growth_exponents"] = fits
+    return run.save(Path(args.out))
 
 
-def main() -> None:
+def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scales", type=int, nargs="+", default=[14, 15, 16, 17, 18])
-    parser.add_argument("--slashdot", action="store_true", help="also soc-Slashdot0902")
+    parser.add_argument("--enron", action="store_true", help=f"also SNAP email-Enron (tests/data/{SNAP_GRAPH})")
     parser.add_argument("--quick", action="store_true", help="scales 14 and 15, triangles and 4-cliques")
     parser.add_argument("--queries", nargs="+", default=list(PATTERNS), choices=list(PATTERNS))
     parser.add_argument("--methods", nargs="+", default=list(METHODS), choices=list(METHODS))
@@ -442,7 +363,8 @@ def main() -> None:
         help="runs per method, in rounds of every method in turn: the median is reported "
         "(default 1; --kernel: 3, the best is reported)",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    run = Run("bench_wcoj", argv)
     if args.quick:
         args.scales = [14, 15]
     if args.repeat is None:
@@ -450,8 +372,8 @@ def main() -> None:
     if args.kernel:
         if args.out == str(RESULTS):
             args.out = str(KERNEL_RESULTS)
-        kernel_benchmark(args)
-        return
+        kernel_benchmark(args, run)
+        return 0
 
     spark = get_session(
         args.master,
@@ -460,7 +382,7 @@ def main() -> None:
     memory = Memory(spark)
     if not args.no_warmup:
         warm_up(spark, args.methods)
-    graphs = [f"rmat{s}" for s in args.scales] + (["slashdot"] if args.slashdot else [])
+    graphs = graph_names(args)
     rows = []
     notes = []
     for name in graphs:
@@ -505,7 +427,7 @@ def main() -> None:
                         if timed_out:
                             stopped.add(method)
                     runs[method].append(seconds)
-                    print(f"[{name} {query}] round {round_ + 1}: {method} {seconds:.2f} s", file=sys.stderr, flush=True)
+                    log(f"[{name} {query}] round {round_ + 1}: {method} {seconds:.2f} s")
             results = {}
             for method in args.methods:
                 if not runs[method]:
@@ -535,7 +457,7 @@ def main() -> None:
             listing, aggregated = results.get("broadcast_listing"), results.get("broadcast")
             if listing and aggregated and aggregated.get("seconds") and not listing.get("timed_out"):
                 aggregated["speedup_vs_broadcast_listing"] = round(listing["seconds"] / aggregated["seconds"], 2)
-            write_results(args, spark, rows, {}, notes)  # progress: complete rows so far
+            write_results(args, spark, run, rows, {}, notes)  # progress: complete rows so far
         cached.unpersist()
 
     fits = {}
@@ -549,7 +471,7 @@ def main() -> None:
             ]
             fits[f"{query}/{method}"] = fit_exponent(points)
 
-    out = write_results(args, spark, rows, fits, notes)
+    out = write_results(args, spark, run, rows, fits, notes)
     print()
     header = (
         f"{'graph':9} {'query':9} {'edges':>9} {'method':17} {'count':>12} {'seconds':>9} {'xbinary':>8} "
@@ -574,7 +496,8 @@ def main() -> None:
         print("note:", note)
     print(f"results: {out}")
     spark.stop()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -7,7 +7,9 @@ from the repository (``tests/data``) or is generated (R-MAT graphs by
 read from outside the checkout.  Every result file records the command line
 that produced it, the machine's load when the run started and when it ended
 (the machines are shared: a figure measured under load says so), and the
-faq commit.
+faq commit.  Also here: graphs by name (:func:`graph_path`), the median of timed
+runs, peak memory of Spark's processes (:class:`Memory`) and progress lines
+(:func:`log`).
 
 Examples
 --------
@@ -20,6 +22,7 @@ Examples
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -36,16 +39,34 @@ RESULTS = ROOT / "bench" / "results"
 T = TypeVar("T")
 
 
-def rmat_graph(scale: int, edge_factor: int = 16, seed: int = 1) -> Path:
+# The largest real graph in tests/data (SNAP email-Enron: 36,692 nodes, 367,662 directed edge records,
+# 727,044 undirected triangles): the benchmarks' real-world graph, in place of soc-Slashdot0902, which
+# lived outside the checkout.
+SNAP_GRAPH = "Email-Enron"
+
+
+def rmat_graph(scale: int, edge_factor: int = 16, seed: int = 1, directory: Path = GENERATED) -> Path:
     """An R-MAT edge list of ``2**scale`` nodes (``tools/gen_rmat.py``), generated once and cached."""
-    out = GENERATED / f"rmat{scale}-{edge_factor}-seed{seed}.txt"
+    out = Path(directory) / f"rmat{scale}-{edge_factor}-seed{seed}.txt"
     if not out.exists():
-        GENERATED.mkdir(parents=True, exist_ok=True)
+        out.parent.mkdir(parents=True, exist_ok=True)
         partial = out.with_suffix(".part")
         subprocess.run([sys.executable, str(ROOT / "tools" / "gen_rmat.py"), str(scale), str(edge_factor),
                         str(partial), "--seed", str(seed)], check=True)
         partial.replace(out)
     return out
+
+
+def graph_path(name: str) -> Path:
+    """The edge list of a named graph: ``rmatN`` (generated, edge factor 16, seed 1) or a graph of
+    tests/data by its file name without suffixes (``Email-Enron``, ``wiki-Vote``, ...)."""
+    if name.startswith("rmat") and name[4:].isdigit():
+        return rmat_graph(int(name[4:]))
+    found = sorted(p for p in TEST_DATA.iterdir() if p.name.split(".")[0] == name and "MANIFEST" not in p.name)
+    if not found:
+        known = sorted({p.name.split(".")[0] for p in TEST_DATA.glob("*.txt*")})
+        raise SystemExit(f"unknown graph {name!r}: use rmatN (generated) or one of tests/data: {', '.join(known)}")
+    return found[0]
 
 
 def median_seconds(fn: Callable[[], T], repeat: int = 3) -> tuple[T, float]:
@@ -103,6 +124,68 @@ class Run:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.record, indent=2, default=str) + "\n")
         return path
+
+
+# --- memory (Linux /proc; elsewhere the peaks are NaN) ----------------------------------------
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (children, their children, ...)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(ppid, []).append(int(entry))
+    out, stack = [], [pid]
+    while stack:
+        for c in children.get(stack.pop(), []):
+            out.append(c)
+            stack.append(c)
+    return out
+
+
+def _hwm_mb(pid: int) -> float:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _reset_hwm(pid: int) -> None:
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+class Memory:
+    """Peak RSS (VmHWM) of the driver JVM, its Python workers and this process, resettable."""
+
+    def __init__(self, spark) -> None:
+        self.jvm = spark.sparkContext._gateway.proc.pid  # classic Spark: the JVM this process started
+
+    def reset(self) -> None:
+        for pid in [self.jvm, os.getpid(), *descendants(self.jvm)]:
+            _reset_hwm(pid)
+
+    def peaks(self) -> dict:
+        workers = [_hwm_mb(p) for p in descendants(self.jvm)]
+        workers = [w for w in workers if not math.isnan(w)]
+        return {
+            "jvm_peak_mb": round(_hwm_mb(self.jvm)),
+            "python_workers_peak_mb": round(max(workers)) if workers else None,
+            "python_workers_sum_peak_mb": round(sum(workers)) if workers else None,
+            "driver_python_peak_mb": round(_hwm_mb(os.getpid())),
+        }
 
 
 def log(message: str) -> None:

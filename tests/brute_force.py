@@ -2,6 +2,7 @@
 
 It shares nothing with the library but the query value: semiring operations
 are plain Python here, and it enumerates every assignment of every variable.
+:func:`same_value` and :func:`assert_same_answer` compare an answer with it.
 """
 
 from __future__ import annotations
@@ -89,3 +90,13 @@ def same_value(a, b, rel: float = 1e-9) -> bool:
             return a == b
         return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
     return a == b
+
+
+def assert_same_answer(got: Mapping[tuple, object], expected: Mapping[tuple, object], *context) -> None:
+    """``got`` has ``expected``'s keys and, key by key, the same value (:func:`same_value`).
+
+    ``context`` leads the assertion messages (the query, the join, ...).
+    """
+    assert set(got) == set(expected), (*context, got, expected)
+    for key, value in expected.items():
+        assert same_value(got[key], value), (*context, key, got[key], value)

@@ -11,23 +11,18 @@ import os
 import pandas as pd
 import pytest
 
-from faq import cli, io
+from faq import io
 from faq.errors import MalformedInputError, NullKeyError
+from tests.helpers import error_lines, run
 
 MTX_HEADER = "%%MatrixMarket matrix coordinate real general\n"
-
-
-def run(capsys, *argv):
-    """main(argv) -> (exit code, the lines of stderr that are not progress)."""
-    code = cli.main([str(a) for a in argv])
-    _, err = capsys.readouterr()
-    return code, [line for line in err.splitlines() if line.strip() and not line.startswith("[faq]")]
 
 
 def assert_refused(capsys, tmp_path, argv, out, *fragments):
     """Exit code 2, one error line holding every fragment, and no output (not even a temporary file)."""
     before = set(os.listdir(tmp_path))
-    code, lines = run(capsys, *argv, "--out", out, "-q")
+    code, _, err = run(capsys, *argv, "--out", out, "-q")
+    lines = error_lines(err)
     assert code == 2 and len(lines) == 1, lines
     assert lines[0].startswith("faq: error: [") and all(f in lines[0] for f in fragments), lines[0]
     assert not os.path.exists(out) and set(os.listdir(tmp_path)) == before
@@ -51,6 +46,7 @@ def null_parquet(tmp_path):
 
 
 @pytest.mark.parametrize("read", [io.read_csv, io.read_factor])
+@pytest.mark.usefixtures("spark")
 def test_a_null_key_in_a_csv_file_is_refused(null_csv, read):
     with pytest.raises(NullKeyError) as info:
         read(null_csv)
@@ -61,6 +57,7 @@ def test_a_null_key_in_a_csv_file_is_refused(null_csv, read):
 
 
 @pytest.mark.parametrize("read", [io.read_parquet, io.read_factor])
+@pytest.mark.usefixtures("spark")
 def test_a_null_key_in_a_parquet_file_is_refused(null_parquet, read):
     with pytest.raises(NullKeyError) as info:
         read(null_parquet, variables=["a"], value="b")
@@ -68,6 +65,7 @@ def test_a_null_key_in_a_parquet_file_is_refused(null_parquet, read):
     assert (p["path"], p["column"], p["count"], p["row"]) == (str(null_parquet), "a", 1, '{"a":null,"b":3}')
 
 
+@pytest.mark.usefixtures("spark")
 def test_a_table_without_null_keys_still_loads(tmp_path):
     path = tmp_path / "ok.csv"
     path.write_text("a,b,value\n1,2,\n2,3,4\n")  # a null *value* is validate()'s business, not a key
@@ -75,6 +73,7 @@ def test_a_table_without_null_keys_still_loads(tmp_path):
 
 
 @pytest.mark.parametrize("table", ["null_csv", "null_parquet"])
+@pytest.mark.usefixtures("spark")
 def test_a_null_key_on_the_command_line(capsys, tmp_path, request, table):
     path = request.getfixturevalue(table)
     argv = ["query", "p(a) := e(a,b)", "--factor", f"e={path}"]
@@ -104,6 +103,7 @@ def truncated_csv_gz(tmp_path):
 
 
 @pytest.mark.parametrize("table, read", [("corrupt_parquet", io.read_parquet), ("truncated_csv_gz", io.read_csv)])
+@pytest.mark.usefixtures("spark")
 def test_a_corrupt_or_truncated_table_is_malformed_input(request, table, read):
     path = request.getfixturevalue(table)
     with pytest.raises(MalformedInputError) as info:
@@ -112,6 +112,7 @@ def test_a_corrupt_or_truncated_table_is_malformed_input(request, table, read):
     assert "corrupt or truncated" in info.value.parameters["reason"]
 
 
+@pytest.mark.usefixtures("spark")
 def test_a_truncated_edge_list_is_malformed_input(tmp_path):
     path = tmp_path / "truncated.txt.gz"
     path.write_bytes(truncated_gzip("".join(f"{i} {i + 1}\n" for i in range(2000))))
@@ -121,6 +122,7 @@ def test_a_truncated_edge_list_is_malformed_input(tmp_path):
 
 
 @pytest.mark.parametrize("table", ["corrupt_parquet", "truncated_csv_gz"])
+@pytest.mark.usefixtures("spark")
 def test_a_corrupt_or_truncated_table_on_the_command_line(capsys, tmp_path, request, table):
     path = request.getfixturevalue(table)
     argv = ["query", "p(a) := e(a,b)", "--factor", f"e={path}"]
@@ -162,6 +164,7 @@ def test_a_bad_matrix_market_header_is_malformed_before_any_read(tmp_path):
 
 
 @pytest.mark.parametrize("name", ["header.mtx", "truncated.mtx"])
+@pytest.mark.usefixtures("spark")
 def test_a_bad_matrix_on_the_command_line(capsys, tmp_path, name):
     good = tmp_path / "good.mtx"
     good.write_text(MTX_HEADER + "3 3 1\n1 1 1.0\n")

@@ -1,8 +1,10 @@
 """The ``faq`` command.
 
-Most tests call :func:`faq.cli.main` in-process, so they share the test run's
-SparkSession (``conftest.spark``); one test runs the real console entry in a
-subprocess, with its own Spark, to check what a user sees on stdout and stderr.
+Most tests call :func:`faq.cli.main` in-process (``tests.helpers.run``): those
+whose command starts Spark request the ``spark`` fixture and share the test
+run's SparkSession, the others show that bad input fails before Spark starts.
+One test runs the real console entry in a subprocess, with its own Spark, to
+check what a user sees on stdout and stderr.
 """
 
 import json
@@ -20,6 +22,7 @@ import scipy.sparse
 from faq import cli
 from faq.cli import queries
 from faq.semirings import semiring_names
+from tests.helpers import error_lines, run
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -39,28 +42,10 @@ def small_graph(tmp_path):
     return path
 
 
-@pytest.fixture
-def edge_csv(tmp_path):
-    path = tmp_path / "e.csv"
-    path.write_text("a,b\n1,2\n2,3\n1,3\n3,4\n")
-    return path
-
-
-def run(capsys, *argv):
-    """main(argv) -> (exit code, stdout, stderr)."""
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def error_lines(err):
-    """stderr without progress lines."""
-    return [line for line in err.splitlines() if line.strip() and not line.startswith("[faq]")]
-
-
 # --- triangles ----------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("spark")
 def test_triangles_json(capsys, small_graph):
     code, out, err = run(capsys, "triangles", small_graph, "--json")
     assert code == 0, err
@@ -73,6 +58,7 @@ def test_triangles_json(capsys, small_graph):
     assert re.search(r"^\[faq\] step (\d+)/\1 done: 1 rows in [\d.]+ s$", err, re.M), err
 
 
+@pytest.mark.usefixtures("spark")
 def test_triangles_directed_human_output(capsys, small_graph):
     code, out, err = run(capsys, "triangles", small_graph, "--directed", "--quiet")
     assert code == 0, err
@@ -89,6 +75,7 @@ def test_help_says_undirected_is_the_default(capsys):
 # --- matrix-chain ---------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("spark")
 def test_matrix_chain_matches_scipy(capsys, tmp_path):
     paths = [DATA / "bcsstk21.mtx", DATA / "bcsstm21.mtx", DATA / "bcsstk21.mtx"]
     out_path = tmp_path / "kmk.mtx"
@@ -106,6 +93,7 @@ def test_matrix_chain_matches_scipy(capsys, tmp_path):
     assert np.abs(got.toarray() - expected).max() <= 1e-9 * np.abs(expected).max()
 
 
+@pytest.mark.usefixtures("spark")
 def test_matrix_chain_boolean_semiring(capsys, tmp_path):
     a = tmp_path / "a.mtx"
     b = tmp_path / "b.mtx"
@@ -119,6 +107,7 @@ def test_matrix_chain_boolean_semiring(capsys, tmp_path):
     assert got.shape == (2, 2) and got.toarray().astype(bool).tolist() == [[False, True], [False, False]]
 
 
+@pytest.mark.usefixtures("spark")
 def test_matrix_chain_dimension_mismatch(capsys, tmp_path):
     a = tmp_path / "a.mtx"
     scipy.io.mmwrite(a, scipy.sparse.coo_array(np.eye(2)))
@@ -132,6 +121,7 @@ def test_matrix_chain_dimension_mismatch(capsys, tmp_path):
 # --- query and explain ------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("spark")
 def test_query_free_variable_to_csv(capsys, edge_csv, tmp_path):
     out_path = tmp_path / "paths.csv"
     code, out, err = run(capsys, "query", "p(a) := e(a,b), e(b,c)", "--factor", f"e={edge_csv}", "--out", out_path)
@@ -142,6 +132,7 @@ def test_query_free_variable_to_csv(capsys, edge_csv, tmp_path):
     assert lines[0] == "a,value" and sorted(lines[1:]) == ["1,2", "2,1"]
 
 
+@pytest.mark.usefixtures("spark")
 def test_query_prints_table_and_json(capsys, edge_csv):
     code, out, err = run(capsys, "query", "p(a) := e(a,b), e(b,c)", "-f", f"e={edge_csv}", "-q")
     assert code == 0, err
@@ -152,6 +143,7 @@ def test_query_prints_table_and_json(capsys, edge_csv):
     assert {"seconds", "plan"} <= set(result) and result["plan"]["free"] == ["a"]
 
 
+@pytest.mark.usefixtures("spark")
 def test_query_scalar_in_another_semiring(capsys, edge_csv):
     code, out, err = run(capsys, "query", TRIANGLE, "-f", f"edge={edge_csv}", "--json", "-q")
     assert code == 0, err
@@ -162,6 +154,7 @@ def test_query_scalar_in_another_semiring(capsys, edge_csv):
     assert out.strip() == "0.0"
 
 
+@pytest.mark.usefixtures("spark")
 def test_explain_json(capsys, edge_csv):
     code, out, err = run(capsys, "explain", TRIANGLE, "--factor", f"edge={edge_csv}", "--json", "--method", "exact")
     assert code == 0, err
@@ -171,6 +164,7 @@ def test_explain_json(capsys, edge_csv):
     assert result["bags"][0]["rho_star"] == "3/2"
 
 
+@pytest.mark.usefixtures("spark")
 def test_explain_text(capsys, edge_csv):
     code, out, err = run(capsys, "explain", TRIANGLE, "--factor", f"edge={edge_csv}", "-q")
     assert code == 0, err
@@ -196,6 +190,7 @@ def test_unknown_semiring(capsys, edge_csv):
     assert_one_error_line(err, "'nosuch'", ", ".join(semiring_names()))
 
 
+@pytest.mark.usefixtures("spark")
 def test_malformed_edge_file(capsys, tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("# comment\n1 2\n2 3\n3 x\n")
@@ -222,6 +217,7 @@ def test_bad_query_text(capsys, edge_csv):
     assert first.startswith("faq: error: [QUERY_PARSE]") and "position 21" in first
 
 
+@pytest.mark.usefixtures("spark")
 def test_query_errors_from_binding(capsys, edge_csv):
     code, out, err = run(capsys, "query", "count() := edge(a,b,c)", "-f", f"edge={edge_csv}")
     assert code == 2
@@ -238,6 +234,7 @@ def test_missing_output_folder(capsys, edge_csv, tmp_path):
     assert_one_error_line(err, "does not exist")
 
 
+@pytest.mark.usefixtures("spark")
 def test_system_and_spark_errors_are_one_line(capsys, edge_csv, tmp_path, monkeypatch):
     from pyspark.errors import AnalysisException
 
@@ -262,6 +259,7 @@ def test_system_and_spark_errors_are_one_line(capsys, edge_csv, tmp_path, monkey
     assert "JVM" not in line
 
 
+@pytest.mark.usefixtures("spark")
 def test_spark_failure_is_one_line(capsys, tmp_path):
     """A failure inside a Spark job (ANSI overflow in the counting semiring) -> exit 1, one line."""
     big = tmp_path / "big.csv"
@@ -280,6 +278,7 @@ def test_usage_errors_exit_2(capsys, edge_csv):
     assert "Traceback" not in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("spark")
 def test_interrupt_exits_130(capsys, small_graph, monkeypatch):
     def interrupted(*args):
         raise KeyboardInterrupt
@@ -317,6 +316,7 @@ def test_console_entry_subprocess(tmp_path):
     assert all(line.startswith("[faq]") for line in proc.stderr.splitlines()), proc.stderr
 
 
+@pytest.mark.usefixtures("spark")
 def test_explain_maintained_shows_placement_views_and_rules(capsys):
     query = "count() := edge(a,b), edge(a,c), edge(b,c)"
     code, out, err = run(capsys, "explain", query, "-f", f"edge={EMAIL}", "--maintained", "--json", "-q")

@@ -27,7 +27,7 @@ from faq.language import make_query, parse_query
 
 
 @pytest.fixture
-def edge():
+def edge(spark):  # a factor lives on the session: every test taking this fixture uses Spark
     return factor_of([(1, 2, 1), (2, 3, 1)], ["src", "dst"], "counting", name="edge")
 
 

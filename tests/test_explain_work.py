@@ -7,27 +7,15 @@ import json
 
 import pytest
 
-from faq import cli
 from faq.factor import Factor, factor_of
 from faq.insideout.binding import factor_statistics
 from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
 from faq.language import parse_query
+from tests.helpers import run
+
+pytestmark = pytest.mark.usefixtures("spark")
 
 TRIANGLE = "count() := edge(a,b), edge(a,c), edge(b,c)"
-
-
-@pytest.fixture
-def edge_csv(tmp_path):
-    """Rows 4; column a holds 1 (twice), 2, 3; column b holds 2, 3 (twice), 4."""
-    path = tmp_path / "e.csv"
-    path.write_text("a,b\n1,2\n2,3\n1,3\n3,4\n")
-    return path
-
-
-def run(capsys, *argv):
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_factor_statistics_in_one_job_per_factor(spark):

@@ -11,7 +11,6 @@ import math
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from faq.factor import factor_of
 from faq.insideout import evaluate
@@ -25,11 +24,13 @@ from faq.joins.generic import generic_join
 from faq.language import make_query
 from faq.semirings import Semiring, get_semiring
 from faq.semirings.spark_backend import columns as spark_columns
-from tests.brute_force import PY_SEMIRINGS, brute_force, same_value
-from tests.test_insideout import DOMAIN, VALUES, random_faq
+from tests.brute_force import PY_SEMIRINGS, assert_same_answer, brute_force
+from tests.helpers import log_add
+from tests.strategies import DOMAIN, INF, VALUES, cyclic_faq, factors_of, nontrivial_faq
+
+pytestmark = pytest.mark.usefixtures("spark")
 
 STRATEGIES = ("shuffle", "broadcast")
-INF = math.inf
 
 FEW = settings(
     max_examples=2,
@@ -40,32 +41,6 @@ FEW = settings(
 
 
 ONE = settings(FEW, max_examples=1)
-
-
-def nontrivial_faq(semiring: str):
-    """random_faq with at least two atoms and no empty factor (the first derandomized
-    examples of random_faq are a single empty atom, which joins nothing)."""
-    return random_faq(semiring).filter(lambda case: len(case[0]) >= 2 and all(case[1].values()))
-
-
-@st.composite
-def cyclic_faq(draw, semiring: str):
-    """A triangle or 4-cycle (some atoms sharing one factor) with random data and free variables."""
-    shape = draw(st.sampled_from(["triangle", "cycle4", "triangle+ternary"]))
-    if shape == "triangle":
-        atoms = [("e", ["x", "y"]), ("e", ["y", "z"]), ("g", ["x", "z"])]
-    elif shape == "cycle4":
-        atoms = [("e", ["w", "x"]), ("e", ["x", "y"]), ("g", ["y", "z"]), ("g", ["z", "w"])]
-    else:
-        atoms = [("t", ["x", "y", "z"]), ("e", ["x", "y"]), ("g", ["y", "z"]), ("g", ["x", "z"])]
-    arity = {name: len(vs) for name, vs in atoms}
-    data = {}
-    for name, k in arity.items():
-        keys = draw(st.lists(st.tuples(*[st.sampled_from(DOMAIN)] * k), min_size=3, max_size=9))
-        data[name] = [(*key, draw(st.sampled_from(VALUES[semiring]))) for key in keys]
-    used = list(dict.fromkeys(v for _, vs in atoms for v in vs))
-    free = draw(st.lists(st.sampled_from(used), unique=True, max_size=2))
-    return atoms, data, free
 
 
 def frame(rows, variables, semiring="counting"):
@@ -109,11 +84,7 @@ def check_against_binary(relations, indicators, semiring="counting", order=()):
 
 
 def run_with_join(atoms, data, free, semiring, join):
-    arity = {name: len(vs) for name, vs in atoms}
-    factors = {
-        name: factor_of(rows, [f"c{i}" for i in range(arity[name])], semiring, name=name)
-        for name, rows in data.items()
-    }
+    factors = factors_of(atoms, data, semiring)
     query = make_query(atoms, free, semiring=semiring)
     with evaluate(query, factors, join=join) as result:
         assert all(s.join_method == join for s in result.plan.steps)
@@ -126,14 +97,12 @@ def check_faq(case, semiring, joins):
     expected = brute_force(atoms, data, free, semiring, DOMAIN)
     for join in joins:
         got = run_with_join(atoms, data, free, semiring, join)
-        assert set(got) == set(expected), (join, atoms, got, expected)
-        for key, value in expected.items():
-            assert same_value(got[key], value), (join, atoms, key, got[key], value)
+        assert_same_answer(got, expected, join, atoms)
 
 
 @pytest.mark.parametrize("semiring", sorted(PY_SEMIRINGS))
 def test_random_faqs_agree_with_brute_force(semiring):
-    """Random FAQs (tests/test_insideout.py's strategy) and random cyclic ones, with
+    """Random FAQs (tests/strategies.py) and random cyclic ones, with
     every InsideOut step joined by the generic join (acyclic bags too): the broadcast
     strategy on each example, the shuffle strategy on one of each kind (it runs a
     dozen Spark stages even on tiny inputs)."""
@@ -161,11 +130,7 @@ def test_random_bags_agree_with_binary_join():
     @given(nontrivial_faq(semiring))
     def check(case):
         atoms, data, free = case
-        arity = {name: len(vs) for name, vs in atoms}
-        factors = {
-            name: factor_of(rows, [f"c{i}" for i in range(arity[name])], semiring, name=name)
-            for name, rows in data.items()
-        }
+        factors = factors_of(atoms, data, semiring)
         frames = list(bind(make_query(atoms, free, semiring=semiring), factors, ring).values())
         check_against_binary(frames, [], semiring)
 
@@ -183,12 +148,6 @@ def aggregated_rows(out: Frame, keep, ring) -> dict:
     rows = grouped.agg(spark_columns(ring).sum(F.col(VALUE_COLUMN)).alias("__s")).collect()
     zero = ring.zero
     return {tuple(r[:-1]): r[-1] for r in rows if r[-1] is not None and r[-1] != zero}
-
-
-def assert_same(got: dict, expected: dict, what) -> None:
-    assert set(got) == set(expected), (what, got, expected)
-    for key, value in expected.items():
-        assert same_value(got[key], value), (what, key, got[key], value)
 
 
 @pytest.mark.parametrize("semiring", sorted(PY_SEMIRINGS))
@@ -211,11 +170,7 @@ def test_aggregated_join_equals_listing_and_brute_force(semiring):
         def check(case):
             atoms, data, free = case
             expected = brute_force(atoms, data, free, semiring, DOMAIN)
-            arity = {name: len(vs) for name, vs in atoms}
-            factors = {
-                name: factor_of(rows, [f"c{i}" for i in range(arity[name])], semiring, name=name)
-                for name, rows in data.items()
-            }
+            factors = factors_of(atoms, data, semiring)
             frames = list(bind(make_query(atoms, free, semiring=semiring), factors, ring).values())
             keep = tuple(free)
             aggregated = generic_join(frames, [], ring, (), strategy="broadcast", aggregate=Aggregation(keep, ring))
@@ -223,8 +178,8 @@ def test_aggregated_join_equals_listing_and_brute_force(semiring):
             assert aggregated.variables == keep
             listing = generic_join(frames, [], ring, (), strategy="broadcast")
             assert "⊕" not in listing.note
-            assert_same(aggregated_rows(aggregated, keep, ring), expected, "aggregated")
-            assert_same(aggregated_rows(listing, keep, ring), expected, "listing")
+            assert_same_answer(aggregated_rows(aggregated, keep, ring), expected, "aggregated")
+            assert_same_answer(aggregated_rows(listing, keep, ring), expected, "listing")
 
         check()
 
@@ -233,10 +188,6 @@ def log_semiring() -> Semiring:
     """The log semiring (log-sum-exp, +) as a user defines it: Spark Column functions for ⊕, ⊗
     and ⊕'s aggregate, and the numpy forms declared beside them."""
     from pyspark.sql import functions as F
-
-    def log_add(a, b):
-        hi, lo = F.greatest(a, b), F.least(a, b)
-        return F.when(lo == F.lit(-INF), hi).otherwise(hi + F.log1p(F.exp(lo - hi)))
 
     def log_sum(x):
         return F.coalesce(F.log(F.sum(F.exp(x))), F.lit(-INF))  # Spark's log(0) is null
@@ -273,13 +224,9 @@ def test_user_defined_semiring_with_numpy_forms_aggregates_inside_tasks(monkeypa
     def check(case):
         atoms, data, free = case
         expected = brute_force(atoms, data, free, "log", DOMAIN)
-        arity = {name: len(vs) for name, vs in atoms}
-        factors = {
-            name: factor_of(rows, [f"c{i}" for i in range(arity[name])], log, name=name)
-            for name, rows in data.items()
-        }
+        factors = factors_of(atoms, data, log)
         frames = list(bind(make_query(atoms, free), factors, log).values())
-        assert_same(aggregated_in_tasks(frames, tuple(free)), expected, "aggregated")
+        assert_same_answer(aggregated_in_tasks(frames, tuple(free)), expected, "aggregated")
 
     check()
 
@@ -287,8 +234,8 @@ def test_user_defined_semiring_with_numpy_forms_aggregates_inside_tasks(monkeypa
     rels = edge_frames(ones, [("a", "b"), ("a", "c"), ("b", "c")], log)
     atoms = [("e", ["a", "b"]), ("e", ["a", "c"]), ("e", ["b", "c"])]
     expected = brute_force(atoms, {"e": ones}, ["a"], "log", range(4))
-    assert_same(expected, {(0,): math.log(3), (1,): 0.0, (2,): math.log(2)}, "brute force")  # 3, 1, 2 triangles
-    assert_same(aggregated_in_tasks(rels, ("a",)), expected, "unvalued")
+    assert_same_answer(expected, {(0,): math.log(3), (1,): 0.0, (2,): math.log(2)}, "brute force")  # 3, 1, 2 triangles
+    assert_same_answer(aggregated_in_tasks(rels, ("a",)), expected, "unvalued")
 
 
 def test_executor_passes_the_aggregation_and_can_list_instead():
@@ -346,7 +293,7 @@ def test_tiny_flushes_emit_several_partials_per_key(monkeypatch):
     monkeypatch.setattr(partial_module, "FLUSH_ROWS", 2)
     out = generic_join(rels, [], ring, ("a", "b", "c"), strategy="broadcast", aggregate=Aggregation(("c",), ring))
     assert out.df.count() > len(expected)  # several partials per key
-    assert_same(aggregated_rows(out, ("c",), ring), expected, "flushed")
+    assert_same_answer(aggregated_rows(out, ("c",), ring), expected, "flushed")
 
 
 # --- bags -----------------------------------------------------------------------

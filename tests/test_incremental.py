@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -19,10 +17,10 @@ from faq.errors import (
 from faq.factor import factor_of
 from faq.incremental import MaintainedQuery, maintain
 from faq.language import make_query
-from tests.brute_force import PY_SEMIRINGS, brute_force, same_value
-from tests.test_insideout import DOMAIN, random_faq
+from tests.brute_force import PY_SEMIRINGS, assert_same_answer, brute_force, same_value
+from tests.strategies import DOMAIN, INF, factors_of, random_faq
 
-INF = math.inf
+pytestmark = pytest.mark.usefixtures("spark")
 
 STREAM = settings(
     max_examples=4,
@@ -43,17 +41,14 @@ def answer_dict(mq: MaintainedQuery) -> dict:
 
 def check_answer(mq, atoms, data, free, semiring):
     expected = brute_force(atoms, data, free, semiring, DOMAIN)
-    got = answer_dict(mq)
-    assert set(got) == set(expected), (got, expected)
-    for key, value in expected.items():
-        assert same_value(got[key], value), (key, got[key], value)
+    assert_same_answer(answer_dict(mq), expected)
     return expected
 
 
-def factors_of(atoms, data, semiring):
-    arity = {name: len(vs) for name, vs in atoms}
-    return {name: factor_of(rows, [f"c{i}" for i in range(arity[name])], semiring, name=name)
-            for name, rows in data.items()}
+def deltas_of(batch, data, semiring):
+    """The batch's rows as delta factors, with the arity of the factor's rows in ``data``."""
+    arity = {n: len(rows[0]) - 1 for n, rows in data.items()}
+    return {n: factor_of(rows, [f"c{i}" for i in range(arity[n])], semiring) for n, rows in batch.items()}
 
 
 def merged(rows, semiring):
@@ -101,10 +96,7 @@ def test_random_update_streams_in_rings(semiring, placement):
             before = first = check_answer(mq, atoms, data, free, semiring)
             total: dict = {}
             for batch in stream.draw(ring_batches(data, semiring)):
-                arity = {n: len(rows[0]) - 1 for n, rows in data.items()}
-                deltas = {n: factor_of(rows, [f"c{i}" for i in range(arity[n])], semiring)
-                          for n, rows in batch.items()}
-                change = mq.apply(deltas).collect()
+                change = mq.apply(deltas_of(batch, data, semiring)).collect()
                 for n, rows in batch.items():
                     data[n].extend(rows)
                 after = check_answer(mq, atoms, data, free, semiring)
@@ -168,10 +160,7 @@ def test_random_insert_only_streams_in_idempotent_semirings(semiring, placement)
         with maintain(query, factors_of(atoms, data, semiring), placement=placement) as mq:
             before = check_answer(mq, atoms, data, free, semiring)
             for batch in stream.draw(improving_batches(data, semiring)):
-                arity = {n: len(rows[0]) - 1 for n, rows in data.items()}
-                deltas = {n: factor_of(rows, [f"c{i}" for i in range(arity[n])], semiring)
-                          for n, rows in batch.items()}
-                change = {tuple(r[:-2]): r[-1] for r in mq.apply(deltas).collect()}
+                change = {tuple(r[:-2]): r[-1] for r in mq.apply(deltas_of(batch, data, semiring)).collect()}
                 for n, rows in batch.items():
                     data[n].extend(rows)
                 after = check_answer(mq, atoms, data, free, semiring)

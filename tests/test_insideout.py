@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -12,23 +10,11 @@ from faq.factor import factor_of
 from faq.insideout import evaluate, plan
 from faq.language import make_query, parse_query
 from faq.semirings import semiring_names
-from tests.brute_force import PY_SEMIRINGS, brute_force, same_value
+from tests.brute_force import PY_SEMIRINGS, assert_same_answer, brute_force
+from tests.strategies import DOMAIN, factors_of, random_faq
 
-INF = math.inf
-DOMAIN = (0, 1, 2)
-
-# Values each semiring's factors may hold (zero included: zero rows must not matter).
-VALUES = {
-    "counting": [0, 1, 2, 3],
-    "integer": [-2, -1, 0, 1, 2],
-    "real": [0.0, 0.5, 1.0, 2.0, -1.5],
-    "boolean": [False, True],
-    "min_plus": [INF, 0.0, 1.0, 2.5, -1.0],
-    "max_plus": [-INF, 0.0, 1.0, 2.5, -1.0],
-    "max_product": [0.0, 0.5, 1.0, 2.0],
-    "max_min": [-INF, INF, 0.0, 2.0, -1.0],
-    "min_max": [INF, -INF, 0.0, 2.0, -1.0],
-}
+# Every test but the plan's and the registry's runs InsideOut on Spark.
+pytestmark = pytest.mark.usefixtures("spark")
 
 PROPERTY = settings(
     max_examples=6,
@@ -38,46 +24,14 @@ PROPERTY = settings(
 )
 
 
-@st.composite
-def random_faq(draw, semiring: str):
-    """A random query: ≤5 variables, ≤4 atoms of arity ≤3, random data and free variables."""
-    n_vars = draw(st.integers(1, 5))
-    variables = [f"v{i}" for i in range(n_vars)]
-    n_atoms = draw(st.integers(1, 4))
-    atoms = []
-    factor_arity: dict[str, int] = {}
-    for k in range(n_atoms):
-        # Sometimes reuse a factor (a relation used twice, like edge in a triangle).
-        reuse = [f for f in factor_arity] if factor_arity else []
-        if reuse and draw(st.booleans()) and draw(st.booleans()):
-            name = draw(st.sampled_from(reuse))
-        else:
-            name = f"f{k}"
-            factor_arity[name] = draw(st.integers(1, 3))
-        atoms.append((name, [draw(st.sampled_from(variables)) for _ in range(factor_arity[name])]))
-    used = list(dict.fromkeys(v for _, vs in atoms for v in vs))
-    free = draw(st.lists(st.sampled_from(used), unique=True, max_size=len(used)))
-    data = {}
-    for name, arity in factor_arity.items():
-        keys = draw(st.lists(st.tuples(*[st.sampled_from(DOMAIN)] * arity), max_size=8))
-        data[name] = [(*key, draw(st.sampled_from(VALUES[semiring]))) for key in keys]
-    return atoms, data, free
-
-
 def run_and_compare(atoms, data, free, semiring, aggregates=(), method="auto"):
-    arity = {name: len(vs) for name, vs in atoms}
-    factors = {
-        name: factor_of(rows, [f"c{i}" for i in range(arity[name])], semiring, name=name)
-        for name, rows in data.items()
-    }
+    factors = factors_of(atoms, data, semiring)
     query = make_query(atoms, free, semiring=semiring, aggregates=aggregates)
     with evaluate(query, factors, method=method) as result:
         rows = result.factor.df.collect()
     got = {tuple(r[:-1]): r[-1] for r in rows}
     expected = brute_force(atoms, data, free, semiring, DOMAIN, aggregates)
-    assert set(got) == set(expected), (str(query), got, expected)
-    for key, value in expected.items():
-        assert same_value(got[key], value), (str(query), key, got[key], value)
+    assert_same_answer(got, expected, str(query))
 
 
 @pytest.mark.parametrize("semiring", sorted(PY_SEMIRINGS))

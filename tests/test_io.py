@@ -32,6 +32,8 @@ from faq.errors import (
 )
 from faq.factor import Factor, factor_of
 
+pytestmark = pytest.mark.usefixtures("spark")
+
 DATA = os.path.join(os.path.dirname(__file__), "data")
 
 

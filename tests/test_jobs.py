@@ -22,6 +22,8 @@ import scipy.sparse as sp
 from faq.graphs import count_triangles, matrix_chain
 from faq.io import read_edge_list, read_matrix_market, to_scipy
 
+pytestmark = pytest.mark.usefixtures("spark")
+
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
 

@@ -18,7 +18,7 @@ from faq.joins.partial import INT_LIMIT, PartialAggregate, integer_bound, value_
 from faq.semirings import MIN_LABEL, PLUS, Semiring, builtin_semirings, get_semiring
 from faq.semirings.numpy_backend import numpy_ops
 from tests.brute_force import PY_SEMIRINGS, same_value
-from tests.test_insideout import VALUES
+from tests.strategies import VALUES
 
 QUICK = settings(max_examples=60, deadline=None, derandomize=True)
 

@@ -31,6 +31,7 @@ from faq.factor import factor_of
 from faq.graphs import count_motifs, list_motifs, motifs
 from faq.graphs.pattern import inclusion_exclusion, parse_pattern
 from faq.io import read_edge_list
+from tests.helpers import run
 
 DATA = Path(__file__).parent / "data"
 EMAIL = DATA / "email-Eu-core.txt.gz"  # SNAP: 105,461 undirected triangles
@@ -324,6 +325,7 @@ OFFSET = 1000  # random graphs' ids start here, above the subgraph's
 # disjoint union together with the email subgraph (every pattern here is connected, so a count on
 # the union is the sum of the counts of its parts).  Hypothesis's first example is the trivial one:
 # `assume` skips it.  No shrinking.
+@pytest.mark.usefixtures("spark")
 @settings(
     max_examples=1,
     deadline=None,
@@ -367,7 +369,7 @@ def test_counts_and_listings_against_brute_force_and_numpy(subgraph, graphs):
 
 
 @pytest.fixture(scope="module")
-def email():
+def email(spark):  # read into the session: every test taking this fixture uses Spark
     return read_edge_list(EMAIL)
 
 
@@ -402,11 +404,7 @@ def test_edges_from_dataframe_and_bad_arguments(spark):
 
 def run_motif(capsys, *argv):
     """``faq motif ARGV`` in-process (it shares the test run's SparkSession) -> (exit code, stdout, stderr)."""
-    from faq import cli
-
-    code = cli.main(["motif", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run(capsys, "motif", *argv)
 
 
 @pytest.fixture
@@ -417,6 +415,7 @@ def small_graph(tmp_path):
     return path
 
 
+@pytest.mark.usefixtures("spark")
 def test_cli_count_json(capsys, small_graph):
     code, out, err = run_motif(capsys, FF, small_graph, "--count", "--json", "--quiet")
     assert code == 0, err
@@ -425,6 +424,7 @@ def test_cli_count_json(capsys, small_graph):
     assert isinstance(result["seconds"], float) and result["pattern"] == FF
 
 
+@pytest.mark.usefixtures("spark")
 def test_cli_listing_preview_and_out(capsys, small_graph, tmp_path):
     code, out, err = run_motif(capsys, "(a)->(b); (b)->(c); !(a)->(c)", small_graph, "--quiet")
     assert code == 0, err

@@ -115,6 +115,7 @@ def floats(mapping):
 # --- real graphs ------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("spark")
 def test_reachability_and_components_wiki_vote():
     graph = load_nx(WIKI)
     expected = nx.descendants(graph, WIKI_SOURCE) | {WIKI_SOURCE}
@@ -130,6 +131,7 @@ def test_reachability_and_components_wiki_vote():
     assert len(set(got.values())) == 24
 
 
+@pytest.mark.usefixtures("spark")
 def test_shortest_paths_gnutella_unit_weights():
     """Hop counts (the loader's counting 1 becomes a length of 1.0); keys are the reachable set."""
     graph = load_nx(GNUTELLA)
@@ -145,6 +147,7 @@ def bitcoin_nx():
     return load_nx(BITCOIN, weighted=True, merge=min), load_nx(BITCOIN, weighted=True, merge=max)
 
 
+@pytest.mark.usefixtures("spark")
 def test_shortest_paths_bitcoin_abs_rating(bitcoin_nx):
     shortest, _ = bitcoin_nx
     edges = abs_weights(read_edge_list(BITCOIN, semiring="min_plus", weight_column=3, duplicates="keep"))
@@ -156,6 +159,7 @@ def test_shortest_paths_bitcoin_abs_rating(bitcoin_nx):
     assert all(math.isclose(got[n], expected[n]) for n in expected)
 
 
+@pytest.mark.usefixtures("spark")
 def test_widest_paths_bitcoin_abs_rating(bitcoin_nx):
     _, widest = bitcoin_nx
     edges = abs_weights(read_edge_list(BITCOIN, semiring="max_min", weight_column=3, duplicates="keep"))

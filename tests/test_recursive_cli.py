@@ -1,66 +1,18 @@
-"""The ``faq paths`` and ``faq components`` commands.
+"""The ``faq paths`` and ``faq components`` commands, through ``faq.cli.main`` in-process."""
 
-When ``faq.cli.build_parser`` has the commands (wired through
-``faq.cli.fixpoints.add_commands``), the tests go through
-``faq.cli.main``; until then they build the same subparsers themselves and
-call the handlers with the test session, turning an ``FAQError`` into the one
-line ``main`` would print.
-"""
-
-import argparse
 import csv
 import json
 import math
-import sys
 
 import pytest
 
-from faq import cli
-from faq.errors import FAQError
-from faq.progress import Reporter
-from faq.cli.fixpoints import add_commands
-
-
-def _wired() -> bool:
-    parser = cli.build_parser()
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return "paths" in action.choices and "components" in action.choices
-    return False
-
-
-WIRED = _wired()
-
-
-def _own_parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--master", default="local[*]")
-    common.add_argument("--quiet", "-q", action="store_true")
-    common.add_argument("--json", action="store_true")
-    parser = argparse.ArgumentParser(prog="faq")
-    add_commands(parser.add_subparsers(dest="command"), common)
-    return parser
+from tests.helpers import error_lines
+from tests.helpers import run as run_command
 
 
 def run(capsys, spark, *argv):
-    """Run the command -> (exit code, stdout, stderr)."""
-    argv = [str(a) for a in argv]
-    if WIRED:
-        code = cli.main(argv)
-    else:
-        args = _own_parser().parse_args(argv)
-        try:
-            args.check_early(args)
-            code = args.run(args, spark, Reporter(enabled=not args.quiet))
-        except FAQError as exc:
-            print(f"faq: error: {exc}", file=sys.stderr)
-            code = 2
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def error_lines(err):
-    return [line for line in err.splitlines() if line.strip() and not line.startswith("[faq]")]
+    """Run the command -> (exit code, stdout, stderr); ``spark``: the test session the command uses."""
+    return run_command(capsys, *argv)
 
 
 def json_lines(out):

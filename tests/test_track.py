@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import itertools
-
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from faq.errors import InvalidDeltaError
 from faq.graphs.motifs import count_motifs
-from faq.graphs.pattern import parse_pattern
 from faq.incremental.track import track
+from tests.helpers import NODES, bindings
 
 PATTERNS = [
     "(a)->(b); (a)->(c); (b)->(c)",                          # feed-forward triangle
@@ -25,27 +23,6 @@ PATTERNS = [
 # No shrinking: each example runs Spark jobs, and a shrink can take many minutes.
 TRACK = settings(max_examples=2, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
-NODES = range(6)
-
-
-def bindings(edges: set, pattern) -> set:
-    """Every binding by enumeration: the independent oracle."""
-    p = parse_pattern(pattern)
-    und = {(u, v) for u, v in edges} | {(v, u) for u, v in edges}
-    found = set()
-    for values in itertools.product(NODES, repeat=len(p.vertices)):
-        b = dict(zip(p.vertices, values))
-        if any(b[u] == b[v] for u, v in itertools.combinations(p.vertices, 2) if frozenset((u, v)) not in p.allowed):
-            continue
-        ok = True
-        for e in p.edges:
-            has = (b[e.src], b[e.dst]) in (edges if e.directed else und)
-            if has == e.negated:
-                ok = False
-                break
-        if ok:
-            found.add(values)
-    return found
 
 
 edge_st = st.tuples(st.sampled_from(NODES), st.sampled_from(NODES))

@@ -2,14 +2,11 @@
 
 import json
 
-from faq import cli
-from tests.test_track import bindings
+import pytest
 
+from tests.helpers import bindings, run
 
-def run(capsys, *argv):
-    code = cli.main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+pytestmark = pytest.mark.usefixtures("spark")  # even a bad batch line is found after Spark starts
 
 
 def write_case(tmp_path):

@@ -1,0 +1,61 @@
+"""Helpers shared by test modules: the ``faq`` command run in-process, the motif-bindings oracle, the log semiring's ⊕.
+
+``run(capsys, *argv)`` calls :func:`faq.cli.main` in this process, so a command
+that needs Spark finds the test session -- the test must request the ``spark``
+fixture (conftest.py) -- and one that fails on bad input before Spark starts
+runs without it.  Shared fixtures (files the commands read) are in
+tests/conftest.py; hypothesis strategies in tests/strategies.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+from faq import cli
+from faq.graphs.pattern import parse_pattern
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    """main(argv) -> (exit code, stdout, stderr)."""
+    code = cli.main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def error_lines(err: str) -> list[str]:
+    """stderr without progress lines."""
+    return [line for line in err.splitlines() if line.strip() and not line.startswith("[faq]")]
+
+
+# The vertices the motif oracle enumerates: graphs given to it must use these ids.
+NODES = range(6)
+
+
+def bindings(edges: set, pattern) -> set:
+    """Every binding of ``pattern`` in the digraph ``edges`` by enumeration: the independent oracle
+    of motif tracking (tests/test_track.py, tests/test_track_cli.py)."""
+    p = parse_pattern(pattern)
+    und = {(u, v) for u, v in edges} | {(v, u) for u, v in edges}
+    found = set()
+    for values in itertools.product(NODES, repeat=len(p.vertices)):
+        b = dict(zip(p.vertices, values))
+        if any(b[u] == b[v] for u, v in itertools.combinations(p.vertices, 2) if frozenset((u, v)) not in p.allowed):
+            continue
+        ok = True
+        for e in p.edges:
+            has = (b[e.src], b[e.dst]) in (edges if e.directed else und)
+            if has == e.negated:
+                ok = False
+                break
+        if ok:
+            found.add(values)
+    return found
+
+
+def log_add(a, b):
+    """⊕ of the log semiring (log-sum-exp) as a user writes it: a function of two Spark Columns."""
+    from pyspark.sql import functions as F  # here: importing this module stays Spark-free
+
+    hi, lo = F.greatest(a, b), F.least(a, b)
+    return F.when(lo == F.lit(-math.inf), hi).otherwise(hi + F.log1p(F.exp(lo - hi)))
