@@ -82,30 +82,31 @@ def naive_sssp(spark, edges, source: int, log):
     """(b): all proposals ⋈ all edges, ∪ old proposals, groupBy min, until a round changes nothing."""
     from pyspark.sql import functions as F
 
-    from faq.recursive.seminaive import checkpoint
+    from faq.scope import Scope
 
-    dist = checkpoint(spark.createDataFrame([(source, 0.0)], "node bigint, dist double"))
+    scope = Scope()  # one frontier's checkpoint at a time; the answer is handed to the caller
+    dist = scope.checkpoint(spark.createDataFrame([(source, 0.0)], "node bigint, dist double"))
     rounds = 0
     while True:
         t0 = time.perf_counter()
         proposals = dist.join(edges, F.col("node") == F.col("src")).select(
             F.col("dst").alias("node"), (F.col("dist") + F.col("weight")).alias("dist")
         )
-        new = checkpoint(dist.unionByName(proposals).groupBy("node").agg(F.min("dist").alias("dist")))
+        new = scope.checkpoint(dist.unionByName(proposals).groupBy("node").agg(F.min("dist").alias("dist")))
         old = dist.withColumnRenamed("dist", "old")
         changed = new.join(old, "node", "left").where(F.col("old").isNull() | (F.col("dist") < F.col("old"))).count()
         rounds += 1
-        _free(dist)
+        scope.release(dist)
         dist = new
         log(f"  (b) round {rounds}: {changed} changed ({time.perf_counter() - t0:.1f} s)")
         if changed == 0:
-            return dist, rounds
+            return scope.hand_over(dist), rounds
 
 
 def _free(df) -> None:
-    from faq.recursive.seminaive import _release
+    from faq.spark import release
 
-    _release(df)
+    release(df)
 
 
 def same_answer(a, b) -> int:
@@ -141,20 +142,22 @@ def static_comparison(args, spark, edges, cached, source, log) -> dict:
     """(a) shortest_paths vs (b) the all-proposals loop, alternating when repeated."""
     from faq.factor import factor_of
     from faq.recursive import shortest_paths
-    from faq.recursive.seminaive import DST, SRC, WEIGHT, _prepare_edges, _release
+    from faq.recursive.seminaive import DST, SRC, WEIGHT, _prepare_edges
+    from faq.scope import Scope
     from pyspark.sql import functions as F
 
+    tiny_scope = Scope()
     tiny = factor_of([(i, (i * 7 + 1) % 50, float(1 + i % 9)) for i in range(200)], ["src", "dst"], "min_plus",
                      spark=spark)
     tiny_cached = _prepare_edges(tiny.df.select(F.col("src").alias(SRC), F.col("dst").alias(DST),
-                                                F.col("value").alias(WEIGHT)), spark)
+                                                F.col("value").alias(WEIGHT)), spark, tiny_scope)
     warm, _ = naive_sssp(spark, tiny_cached, 0, lambda s: None)
     _free(warm)
-    _release(tiny_cached)
+    tiny_scope.close()
     a_runs, b_runs, semi, diff, rounds = [], [], None, None, None
     for _ in range(max(1, args.repeat)):
         if semi is not None:
-            semi.unpersist()
+            semi.close()
         t = time.perf_counter()
         semi = shortest_paths(edges, source, progress=lambda s: log(f"  (a) {s}"))
         semi_rows = semi.count()
@@ -173,7 +176,7 @@ def static_comparison(args, spark, edges, cached, source, log) -> dict:
                   "rounds": rounds, "differing_rows": diff},
     }
     out["speedup_a_over_b"] = round(out["naive"]["seconds"] / out["semi_naive"]["seconds"], 2)
-    semi.unpersist()
+    semi.close()
     return out
 
 
@@ -184,7 +187,8 @@ def main(argv=None) -> int:
     from faq.factor import Factor, factor_of
     from faq.io import read_edge_list
     from faq.recursive import MaintainedFixpoint, shortest_paths
-    from faq.recursive.seminaive import DST, SRC, WEIGHT, _prepare_edges, _release
+    from faq.recursive.seminaive import DST, SRC, WEIGHT, _prepare_edges
+    from faq.scope import Scope
     from faq.spark import get_session
 
     run = Run("bench_sssp", argv)
@@ -198,8 +202,9 @@ def main(argv=None) -> int:
     raw = read_edge_list(path, spark=spark, semiring="min_plus", duplicates="keep")
     weight = (F.pmod(F.xxhash64(F.col("src"), F.col("dst"), F.lit(args.seed)), F.lit(1000)) + 1).cast("double")
     weighted = raw.df.select("src", "dst", weight.alias("value"))
+    edges_scope = Scope()  # the cached, partitioned edges every run below reads
     cached = _prepare_edges(weighted.select(F.col("src").alias(SRC), F.col("dst").alias(DST),
-                                            F.col("value").alias(WEIGHT)), spark)
+                                            F.col("value").alias(WEIGHT)), spark, edges_scope)
     m_edges = cached.count()
     source = cached.groupBy(SRC).count().orderBy(F.desc("count"), SRC).first()[SRC]  # one row
     log(f"{m_edges} edges; source {source}")
@@ -284,14 +289,14 @@ def main(argv=None) -> int:
             diff = differing(maintained, scratch.df)
             recomputes.append({"after_batch": b, "seconds": round(r_seconds, 2), "iterations": scratch.iterations,
                                "differing_nodes": diff})
-            scratch.unpersist()
+            scratch.close()
             line += f"; recompute on Spark {r_seconds:.1f} s ({scratch.iterations} iterations), differing nodes {diff}"
             if diff:
                 log("ERROR: maintained answer differs from recomputation")
         log(line)
     reached = maintained.size
     maintained.close()
-    _release(cached)
+    edges_scope.close()
 
     median_batch = statistics.median(latencies)
     median_recompute = statistics.median(r["seconds"] for r in recomputes)
