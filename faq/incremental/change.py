@@ -151,6 +151,12 @@ class Change:
         """Print the rows as Spark's ``show`` does."""
         self.df.show(n)
 
+    def _repr_html_(self) -> str:
+        """Version, Σ diff, count, time and at most 10 rows, for notebooks (:mod:`faq.display`)."""
+        from faq.display import change_html
+
+        return change_html(self)
+
     def to_dict(self) -> dict:
         """Version, rows, seconds and the batch facts (for JSON reports)."""
         out = {"version": self.version, "changed": len(self), "seconds": round(self.seconds, 3)}
