@@ -53,8 +53,6 @@ __all__ = ["PREVIEW_ROWS", "plan_html", "result_html", "triangles_html", "motifs
 #: The most rows a repr shows (a query result's preview, a change's rows).
 PREVIEW_ROWS = 10
 
-_STYLE = "border-collapse:collapse;font-size:90%"
-_CELL = "border:1px solid #ddd;padding:2px 6px;text-align:left"
 
 
 def _e(value: Any) -> str:
@@ -77,9 +75,9 @@ def _number(value: Any) -> str:
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]], escaped: bool = False) -> str:
     """An HTML table; cells are escaped unless ``escaped`` (they hold markup already)."""
     cell = (lambda v: v) if escaped else _e
-    head = "".join(f'<th style="{_CELL}">{_e(h)}</th>' for h in header)
-    body = "".join("<tr>" + "".join(f'<td style="{_CELL}">{cell(v)}</td>' for v in row) + "</tr>" for row in rows)
-    return f'<table style="{_STYLE}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def _facts(title: str, facts: Sequence[tuple[str, Any]]) -> str:
@@ -112,7 +110,9 @@ def plan_html(plan: "Plan") -> str:
         if s.indicators:
             join += "; semi-joins " + ", ".join(f"π{_set(i.variables)} {i.relation}" for i in s.indicators)
         method = s.join_method + (f" ({s.join_reason})" if s.join_reason else "")
-        strategy = f'<span title="{_e(s.strategy.describe())}">{_e(s.strategy.name)}</span>'
+        strategy = _e(s.strategy.name)
+        if s.strategy.reason:  # why, as a tooltip
+            strategy = f'<span title="{_e(s.strategy.describe())}">{strategy}</span>'
         est = "" if s.estimated_rows is None else f"≤ {s.estimated_rows:.3g}"
         rows.append([_e(s.index), _e(what), _e(_set(s.bag)), _e(s.rho_star), _e(method), strategy, _e(est),
                      _e(join), _e(s.output), _e(symbolic.show(plan.agm_expression(s)))])
@@ -205,6 +205,9 @@ def summary(obj: Any) -> str:
     if name == "QueryResult":
         rows = obj.step_rows[-1] if obj.step_rows else "?"
         return f"QueryResult({obj.plan.query!r}, rows={rows}, seconds={obj.seconds:.3g})"
+    if name == "Change":
+        count = "" if obj.count is None else f", count={obj.count}"
+        return f"Change(version={obj.version}, rows={len(obj)}, total={obj.total}{count}, seconds={obj.seconds:.3g})"
     if name == "TriangleCount":
         return (f"TriangleCount(count={obj.count}, edges={obj.edges}, directed={obj.directed}, "
                 f"seconds={obj.seconds:.3g}, faqw={obj.plan.faqw})")

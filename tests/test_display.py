@@ -39,6 +39,7 @@ def test_plan_html_has_one_row_per_step_and_the_key_facts():
                  "faqw <b>2</b>", "{i, j, k}", "j (⊕ real)", "binary (acyclic bag)", "≤ 1e+04", "t1(i, k)",
                  "π{k} D#3", "ρ*", "est. rows", "strategy", "N_A*N_B"):
         assert fact in html, fact
+    assert "title=" not in html  # binary joins need no reason
 
 
 def test_plan_html_shows_the_strategy_and_escapes():
@@ -88,6 +89,9 @@ def test_change_html_bounds_its_rows():
                  f"first {PREVIEW_ROWS} of {n} rows", "<th", ">diff<"):
         assert fact in html, fact
     assert html.count("<tr>") == 1 + PREVIEW_ROWS
+    printer = _Printer()
+    change._repr_pretty_(printer, False)
+    assert printer.out == "Change(version=7, rows=30, total=0, count=1234, seconds=0.01)"
     empty = Change(("a",), (np.array([], dtype=np.int64),), np.array([], dtype=np.int64), version=1)
     assert "rows changed <b>0</b>" in empty._repr_html_() and "<table" not in empty._repr_html_()
 

@@ -90,6 +90,16 @@ def _outputs_text(cell) -> str:
     return "".join(parts)
 
 
+@pytest.fixture(scope="module")
+def spark():
+    """No SparkSession in this process: each notebook's kernel starts its own.
+
+    (Overrides the suite's autouse session fixture for this module, so running the notebook
+    tests alone does not start a JVM that nothing here uses.)
+    """
+    yield None
+
+
 # What a notebook must print somewhere (beyond its own asserts): a published figure.
 EXPECTED_TEXT = {
     "quickstart": ["105461"],  # SNAP's triangle count of email-Eu-core

@@ -157,6 +157,11 @@ class Change:
 
         return change_html(self)
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from faq.display import pretty, summary
+
+        pretty(summary(self), printer, cycle)
+
     def to_dict(self) -> dict:
         """Version, rows, seconds and the batch facts (for JSON reports)."""
         out = {"version": self.version, "changed": len(self), "seconds": round(self.seconds, 3)}
