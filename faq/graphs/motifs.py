@@ -93,6 +93,12 @@ class MotifCount:
             "faqw": [str(p.faqw) for p in self.plans],
         }
 
+    def _repr_html_(self) -> str:
+        """The count, strategy, edges and time, for notebooks (:mod:`faq.display`)."""
+        from faq.display import motifs_html
+
+        return motifs_html(self)
+
 
 class _Graph(Owner):
     """The simple digraph (and, on demand, its symmetric closure), cached in :attr:`scope` while a job runs."""

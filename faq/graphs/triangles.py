@@ -61,6 +61,17 @@ class TriangleCount:
             "order": list(self.plan.order),
         }
 
+    def _repr_html_(self) -> str:
+        """The count, edges, time and width, for notebooks (:mod:`faq.display`)."""
+        from faq.display import triangles_html
+
+        return triangles_html(self)
+
+    def _repr_pretty_(self, printer, cycle: bool) -> None:
+        from faq.display import pretty, summary
+
+        pretty(summary(self), printer, cycle)
+
 
 def count_triangles(
     edges: GraphLike,

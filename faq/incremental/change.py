@@ -157,6 +157,17 @@ class Change(Owner):
         """Print the rows as Spark's ``show`` does."""
         self.df.show(n)
 
+    def _repr_html_(self) -> str:
+        """Version, Σ diff, count, time and at most 10 rows, for notebooks (:mod:`faq.display`)."""
+        from faq.display import change_html
+
+        return change_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from faq.display import pretty, summary
+
+        pretty(summary(self), printer, cycle)
+
     def to_dict(self) -> dict:
         """Version, rows, seconds and the batch facts (for JSON reports)."""
         out = {"version": self.version, "changed": len(self), "seconds": round(self.seconds, 3)}

@@ -85,6 +85,17 @@ class QueryResult(Owner):
         """The value of a query without free variables."""
         return self.factor.scalar()
 
+    def _repr_html_(self) -> str:
+        """Value or bounded preview, time and plan facts, for notebooks (:mod:`faq.display`)."""
+        from faq.display import result_html
+
+        return result_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        from faq.display import pretty, summary
+
+        pretty(summary(self), printer, cycle)
+
 
 def execute(
     plan: Plan,

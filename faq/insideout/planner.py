@@ -344,6 +344,16 @@ class Plan:
             return ""
         return f" ({max(self.sizes[f] for f in names):.3g})"
 
+    def _repr_html_(self) -> str:
+        """The plan as a table of steps, for notebooks (:mod:`faq.display`)."""
+        from faq.display import plan_html
+
+        return plan_html(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython's plain-text view: the printed plan, not the dataclass fields."""
+        printer.text("Plan(...)" if cycle else str(self))
+
 
 def _set(names: Sequence[str]) -> str:
     return "{" + ", ".join(names) + "}"

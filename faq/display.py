@@ -1,0 +1,214 @@
+"""Rich notebook display: compact HTML for plans and results (Jupyter's ``_repr_html_``).
+
+Jupyter shows an object by calling its ``_repr_html_`` (and, for the plain-text
+view, IPython's ``_repr_pretty_``).  The classes users meet in a notebook
+delegate both here, so the rendering lives in one place and stays plain
+Python:
+
+* :class:`~faq.insideout.planner.Plan`: a header (query, semiring, order,
+  faqw, AGM bound, runtime) and one table row per step — what it eliminates
+  and with which ⊕, the bag, ρ*, the join and the strategy that runs it (its
+  reason as a tooltip), the estimated rows and the step's output;
+* :class:`~faq.insideout.executor.QueryResult`: the value of a query without
+  free variables, else its measured rows and a preview of at most
+  :data:`PREVIEW_ROWS` rows, the time and the plan's order and faqw;
+* :class:`~faq.graphs.triangles.TriangleCount` and
+  :class:`~faq.graphs.motifs.MotifCount`: the count, the edges, the time, the
+  plan's order and faqw;
+* :class:`~faq.incremental.change.Change`: version, rows changed, Σ diff, the
+  running count when there is one, the time, and at most
+  :data:`PREVIEW_ROWS` changed rows.
+
+A repr never collects a large DataFrame: a query result's preview is one
+``limit(PREVIEW_ROWS)`` job on its *cached* answer, and only while the result
+is open (a closed result shows no preview rather than recomputing the query);
+its row count is the one the executor measured.  A change is already on the
+driver (numpy columns); the counts hold no DataFrame at all.  Nothing here
+imports Spark.
+
+Examples
+--------
+>>> from faq.language import parse_query
+>>> from faq.insideout.planner import plan
+>>> p = plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
+>>> html = p._repr_html_()
+>>> "<table" in html and "ρ*" in html and "3/2" in html
+True
+"""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+if TYPE_CHECKING:
+    from faq.graphs.motifs import MotifCount
+    from faq.graphs.triangles import TriangleCount
+    from faq.incremental.change import Change
+    from faq.insideout.executor import QueryResult
+    from faq.insideout.planner import Plan
+
+__all__ = ["PREVIEW_ROWS", "plan_html", "result_html", "triangles_html", "motifs_html", "change_html", "pretty", "summary"]
+
+#: The most rows a repr shows (a query result's preview, a change's rows).
+PREVIEW_ROWS = 10
+
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _number(value: Any) -> str:
+    """Integers with thousands separators, floats with 4 significant digits, the rest as text."""
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if hasattr(value, "item"):  # numpy scalar
+        return _number(value.item())
+    return str(value)
+
+
+def _table(header: Sequence[str], rows: Iterable[Sequence[str]], escaped: bool = False) -> str:
+    """An HTML table; cells are escaped unless ``escaped`` (they hold markup already)."""
+    cell = (lambda v: v) if escaped else _e
+    head = "".join(f"<th>{_e(h)}</th>" for h in header)
+    body = "".join("<tr>" + "".join(f"<td>{cell(v)}</td>" for v in row) + "</tr>" for row in rows)
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _facts(title: str, facts: Sequence[tuple[str, Any]]) -> str:
+    """``<b>title</b>`` and a line of ``name: value`` facts."""
+    line = " · ".join(f"{_e(name)} <b>{_e(value)}</b>" for name, value in facts)
+    return f"<div><b>{_e(title)}</b><br>{line}</div>"
+
+
+def _set(names: Sequence[str]) -> str:
+    return "{" + ", ".join(names) + "}"
+
+
+def _seconds(seconds: float) -> str:
+    return f"{seconds:.3g} s"
+
+
+# --- plans ---------------------------------------------------------------------------
+
+
+def plan_html(plan: "Plan") -> str:
+    """A plan as a header and one table row per step (see the module notes)."""
+    from faq.hypergraph import symbolic
+
+    relations = {r.id: r for r, _ in plan.inputs}
+    relations.update({s.output.id: s.output for s in plan.steps})
+    rows = []
+    for s in plan.steps:
+        what = f"{', '.join(s.eliminated)} (⊕ {s.aggregate})" if s.eliminated else "— (product on the free variables)"
+        join = " ⋈ ".join(str(relations.get(r, r)) for r in s.inputs)
+        if s.indicators:
+            join += "; semi-joins " + ", ".join(f"π{_set(i.variables)} {i.relation}" for i in s.indicators)
+        method = s.join_method + (f" ({s.join_reason})" if s.join_reason else "")
+        strategy = _e(s.strategy.name)
+        if s.strategy.reason:  # why, as a tooltip
+            strategy = f'<span title="{_e(s.strategy.describe())}">{strategy}</span>'
+        est = "" if s.estimated_rows is None else f"≤ {s.estimated_rows:.3g}"
+        rows.append([_e(s.index), _e(what), _e(_set(s.bag)), _e(s.rho_star), _e(method), strategy, _e(est),
+                     _e(join), _e(s.output), _e(symbolic.show(plan.agm_expression(s)))])
+    rows.append(["free", "—", _e(_set(plan.free)), _e(plan.free_rho_star), "", "", "", "", "",
+                 _e(symbolic.show(plan.agm_expression()))])
+    agm = "unknown" if plan.agm_bound is None else f"{plan.agm_bound:.3g}"
+    facts = [
+        ("semiring", plan.semiring),
+        ("order", f"{', '.join(plan.order) or '(none)'} ({plan.method})"),
+        ("faqw", plan.faqw),
+        ("AGM bound of the full join", agm),
+        ("runtime", symbolic.runtime(plan.faqw)),
+    ]
+    header = ["step", "eliminates", "bag", "ρ*", "join", "strategy", "est. rows", "joins", "output", "AGM bound"]
+    return _facts(f"plan for {plan.query}", facts) + _table(header, rows, escaped=True)
+
+
+# --- results ------------------------------------------------------------------------
+
+
+def result_html(result: "QueryResult") -> str:
+    """A query's answer: its value (no free variables) or its rows and a bounded preview."""
+    plan = result.plan
+    facts: list[tuple[str, Any]] = []
+    preview = ""
+    is_open = len(result.scope) > 0  # the answer is cached; closed results are not recomputed
+    rows = result.step_rows[-1] if result.step_rows else None
+    if not plan.free:
+        if is_open:
+            facts.append(("value", _number(result.scalar())))  # one row
+        else:
+            facts.append(("value", "(closed)"))
+    else:
+        facts.append(("rows", "?" if rows is None else _number(rows)))
+        if is_open:
+            df = result.df
+            head = df.limit(PREVIEW_ROWS).collect()  # a bounded job on the cached answer
+            more = rows is not None and rows > len(head)
+            preview = _table(df.columns, ([_number(v) for v in r] for r in head)) + (
+                f"<div>first {len(head)} of {_number(rows)} rows</div>" if more else "")
+        else:
+            preview = "<div>(closed: no preview)</div>"
+    facts += [("semiring", plan.semiring), ("time", _seconds(result.seconds)),
+              ("order", ", ".join(plan.order) or "(none)"), ("faqw", plan.faqw)]
+    return _facts(f"{plan.query}", facts) + preview
+
+
+def triangles_html(result: "TriangleCount") -> str:
+    """A triangle count: the count, edges, time and the plan's width."""
+    kind = "feed-forward (directed)" if result.directed else "undirected"
+    facts = [("triangles", _number(result.count)), ("edges", _number(result.edges)),
+             ("time", _seconds(result.seconds)), ("order", ", ".join(result.plan.order)),
+             ("faqw", result.plan.faqw)]
+    return _facts(f"{kind} triangle count", facts)
+
+
+def motifs_html(result: "MotifCount") -> str:
+    """A motif count: pattern, count, strategy, FAQs evaluated, edges, time."""
+    widths = ", ".join(str(p.faqw) for p in result.plans) or "—"
+    facts = [("count", _number(result.count)), ("strategy", result.strategy), ("FAQs", result.terms),
+             ("edges", _number(result.edges)), ("time", _seconds(result.seconds)), ("faqw", widths)]
+    return _facts(f"motif {result.pattern}", facts)
+
+
+def change_html(change: "Change") -> str:
+    """A batch's change: version, rows changed, Σ diff, running count, time and a few rows."""
+    facts: list[tuple[str, Any]] = [("version", change.version), ("rows changed", _number(len(change))),
+                                    ("Σ diff", _number(change.total))]
+    if change.count is not None:
+        facts.append(("count", _number(change.count)))
+    facts.append(("time", _seconds(change.seconds)))
+    shown = change.sorted_rows(limit=PREVIEW_ROWS) if len(change) else []  # on the driver already
+    table = _table(change.names, ([_number(v) for v in row.values()] for row in shown)) if shown else ""
+    more = f"<div>first {len(shown)} of {_number(len(change))} rows (disappeared first)</div>" \
+        if len(change) > len(shown) else ""
+    return _facts("change", facts) + table + more
+
+
+# --- plain text (IPython's pretty printer) ----------------------------------------------
+
+
+def pretty(text: str, printer: Any, cycle: bool) -> None:
+    """``_repr_pretty_`` body: print ``text`` (short summaries instead of long dataclass reprs)."""
+    printer.text("..." if cycle else text)
+
+
+def summary(obj: Any) -> str:
+    """One line for a result (the plain-text view in a notebook)."""
+    name = type(obj).__name__
+    if name == "QueryResult":
+        rows = obj.step_rows[-1] if obj.step_rows else "?"
+        return f"QueryResult({obj.plan.query!r}, rows={rows}, seconds={obj.seconds:.3g})"
+    if name == "Change":
+        count = "" if obj.count is None else f", count={obj.count}"
+        return f"Change(version={obj.version}, rows={len(obj)}, total={obj.total}{count}, seconds={obj.seconds:.3g})"
+    if name == "TriangleCount":
+        return (f"TriangleCount(count={obj.count}, edges={obj.edges}, directed={obj.directed}, "
+                f"seconds={obj.seconds:.3g}, faqw={obj.plan.faqw})")
+    return repr(obj)
