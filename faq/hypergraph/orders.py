@@ -49,7 +49,6 @@ networkx's heuristics do internally: editing the nx.Graph in place made min-fill
 
 from __future__ import annotations
 
-import itertools
 import math
 from fractions import Fraction
 from typing import Callable, Iterable, Sequence
