@@ -39,7 +39,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
 
 from faq.cli.inputs import check_table_out, insert_only_batches, require_file
 from faq.cli.output import PREVIEW_ROWS, jsonable, print_json, print_table, resumed_line, write_table
@@ -78,10 +78,24 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
     _add_components(commands, common)
 
 
-def _add_paths(commands: "argparse._SubParsersAction", common: argparse.ArgumentParser) -> None:
-    paths = commands.add_parser(
-        "paths",
-        parents=[common],
+_EPILOG = (
+    "Without --json: a summary, one line per update batch and a preview of the answer. With --json: "
+    "JSON lines, first the initial solve ('batch': null), then one object per batch (batch, changed, "
+    "seconds, ...), then {'out': PATH, 'rows': N} when --out is given."
+)
+
+
+class _CommandText(NamedTuple):
+    """The help texts of one fixpoint command (everything else about their parsers is shared)."""
+
+    help: str
+    description: str
+    updates: str
+    out: str
+
+
+_COMMAND_TEXTS = {
+    "paths": _CommandText(
         help="reachability, shortest or widest paths from a source (a semiring fixpoint)",
         description=(
             "Single-source paths over an edge list (SNAP format: 'src dst [weight ...]' per line, '#' comments, "
@@ -90,13 +104,51 @@ def _add_paths(commands: "argparse._SubParsersAction", common: argparse.Argument
             "Update batches are applied on a resident index on the driver (no Spark job per batch). "
             "Progress per iteration and per batch goes to stderr."
         ),
-        epilog=(
-            "Without --json: a summary, one line per update batch and a preview of the answer. With --json: "
-            "JSON lines, first the initial solve ('batch': null), then one object per batch (batch, changed, "
-            "seconds, ...), then {'out': PATH, 'rows': N} when --out is given."
+        updates=_UPDATES_HELP,
+        out="write the answer to PATH (.csv, .csv.gz or .parquet) with the columns node, value (reachable nodes only)",
+    ),
+    "components": _CommandText(
+        help="connected components of a graph (minimum label propagation)",
+        description=(
+            "Connected components of the undirected graph of an edge list (directions and weights ignored), "
+            "by min-label propagation as a semiring fixpoint on Spark. The value of a node is the smallest "
+            "node id of its component; a node with only a self-loop is a component of its own."
         ),
+        updates=_UPDATES_HELP.replace(" [weight]", ""),
+        out=(
+            "write the answer to PATH (.csv, .csv.gz or .parquet) with the columns node, value (value: smallest "
+            "node id of the component)"
+        ),
+    ),
+}
+
+
+def _add_fixpoint_command(
+    commands: "argparse._SubParsersAction",
+    common: argparse.ArgumentParser,
+    name: str,
+    add_own_options: Callable[[argparse.ArgumentParser], None],
+) -> argparse.ArgumentParser:
+    """Command ``name``: GRAPH, then its own options, then --updates, --state and --out."""
+    text = _COMMAND_TEXTS[name]
+    parser = commands.add_parser(
+        name, parents=[common], help=text.help, description=text.description, epilog=_EPILOG
     )
-    paths.add_argument("graph", metavar="GRAPH", help="edge list file (.txt, .csv, .gz, ...)")
+    parser.add_argument("graph", metavar="GRAPH", help="edge list file (.txt, .csv, .gz, ...)")
+    add_own_options(parser)
+    parser.add_argument("--updates", metavar="DIR", help=text.updates)
+    parser.add_argument("--state", metavar="STATE_DIR", help=_STATE_HELP)
+    parser.add_argument("--out", metavar="PATH", help=text.out)
+    return parser
+
+
+def _add_paths(commands: "argparse._SubParsersAction", common: argparse.ArgumentParser) -> None:
+    paths = _add_fixpoint_command(commands, common, "paths", _add_path_options)
+    paths.set_defaults(run=run_paths, check_early=check_paths)
+
+
+def _add_path_options(paths: argparse.ArgumentParser) -> None:
+    """The options of ``faq paths`` alone: the source, the semiring and the weight column."""
     paths.add_argument("--source", required=True, type=int, metavar="S", help="the source node id")
     paths.add_argument(
         "--semiring",
@@ -114,39 +166,10 @@ def _add_paths(commands: "argparse._SubParsersAction", common: argparse.Argument
             "(hop counts); ignored for boolean"
         ),
     )
-    paths.add_argument("--updates", metavar="DIR", help=_UPDATES_HELP)
-    paths.add_argument("--state", metavar="STATE_DIR", help=_STATE_HELP)
-    paths.add_argument(
-        "--out", metavar="PATH",
-        help="write the answer to PATH (.csv, .csv.gz or .parquet) with the columns node, value (reachable nodes only)",
-    )
-    paths.set_defaults(run=run_paths, check_early=check_paths)
 
 
 def _add_components(commands: "argparse._SubParsersAction", common: argparse.ArgumentParser) -> None:
-    comps = commands.add_parser(
-        "components",
-        parents=[common],
-        help="connected components of a graph (minimum label propagation)",
-        description=(
-            "Connected components of the undirected graph of an edge list (directions and weights ignored), "
-            "by min-label propagation as a semiring fixpoint on Spark. The value of a node is the smallest "
-            "node id of its component; a node with only a self-loop is a component of its own."
-        ),
-        epilog=(
-            "Without --json: a summary, one line per update batch and a preview. With --json: JSON lines, "
-            "first the initial solve ('batch': null), then one object per batch, then {'out': PATH, 'rows': N} "
-            "when --out is given."
-        ),
-    )
-    comps.add_argument("graph", metavar="GRAPH", help="edge list file (.txt, .csv, .gz, ...)")
-    comps.add_argument("--updates", metavar="DIR", help=_UPDATES_HELP.replace(" [weight]", ""))
-    comps.add_argument("--state", metavar="STATE_DIR", help=_STATE_HELP)
-    comps.add_argument(
-        "--out", metavar="PATH",
-        help="write the answer to PATH (.csv, .csv.gz or .parquet) with the columns node, value (value: smallest "
-        "node id of the component)",
-    )
+    comps = _add_fixpoint_command(commands, common, "components", lambda parser: None)  # no options of its own
     comps.set_defaults(run=run_components, check_early=check_components)
 
 

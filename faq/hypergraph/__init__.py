@@ -15,6 +15,7 @@ Fraction(3, 2)
 (['a', 'b', 'c'], Fraction(3, 2))
 """
 
+from faq.hypergraph import cover, draw, hypergraph, orders
 from faq.hypergraph.cover import Cover, agm_bound, agm_cover, fractional_edge_cover, rho_star
 from faq.hypergraph.draw import draw_hypergraph
 from faq.hypergraph.hypergraph import (
@@ -41,25 +42,12 @@ from faq.hypergraph.orders import (
     min_fill_order,
 )
 
-__all__ = [
-    "Cover",
-    "fractional_edge_cover",
-    "rho_star",
-    "agm_bound",
-    "agm_cover",
-    "elimination_bags",
-    "faqw",
-    "min_degree_order",
-    "min_fill_order",
-    "exact_order",
-    "choose_order",
-    "EXACT_MAX_VARS",
-    "ORDER_METHODS",
-    "normalize_edges",
-    "normalize_bag",
-    "hypergraph_variables",
-    "primal_graph",
-    "draw_hypergraph",
+# Each submodule lists its public names once; the package re-exports them all.
+__all__ = list(cover.__all__)
+__all__ += orders.__all__
+__all__ += hypergraph.__all__
+__all__ += draw.__all__
+__all__ += [
     "ColumnStatistics",
     "RelationStatistics",
     "RelationProfile",

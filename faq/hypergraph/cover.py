@@ -435,12 +435,8 @@ def agm_cover(edges: Sequence[Iterable[str]], sizes: Sequence[int], bag: Iterabl
 
     Parameters
     ----------
-    edges : sequence of iterables of str
-        The hyperedges.
-    sizes : sequence of int
-        Number of rows of each edge's relation (same order as ``edges``).
-    bag : iterable of str
-        The variables to cover.
+    edges, sizes, bag
+        As :func:`agm_bound`.
 
     Returns
     -------
@@ -450,7 +446,7 @@ def agm_cover(edges: Sequence[Iterable[str]], sizes: Sequence[int], bag: Iterabl
     Raises
     ------
     PlanError
-        If sizes do not match the edges, are negative, or a bag vertex is in no edge.
+        As :func:`agm_bound`.
 
     Examples
     --------

@@ -95,7 +95,7 @@ def hypergraph_variables(edges: Sequence[Iterable[str]]) -> list[str]:
     Parameters
     ----------
     edges : sequence of iterables of str
-        The hyperedges.
+        The hyperedges, checked as :func:`normalize_edges` checks them (PlanError).
 
     Returns
     -------
@@ -118,7 +118,7 @@ def primal_graph(edges: Sequence[Iterable[str]]) -> nx.Graph:
     Parameters
     ----------
     edges : sequence of iterables of str
-        The hyperedges.
+        The hyperedges, as :func:`normalize_edges` takes them; each becomes a clique.
 
     Returns
     -------

@@ -49,7 +49,6 @@ networkx's heuristics do internally: editing the nx.Graph in place made min-fill
 
 from __future__ import annotations
 
-import itertools
 import math
 from fractions import Fraction
 from typing import Callable, Iterable, Sequence
@@ -57,7 +56,7 @@ from typing import Callable, Iterable, Sequence
 import networkx as nx
 
 from faq.errors import PlanError
-from faq.hypergraph.cover import _agm_masks, _name_masks, _solve
+from faq.hypergraph.cover import _agm_masks, _check_sizes, _name_masks, _solve
 from faq.hypergraph.hypergraph import normalize_bag, normalize_edges, primal_graph
 
 __all__ = [
@@ -177,10 +176,8 @@ def faqw(edges: Sequence[Iterable[str]], order: Sequence[str], free: Iterable[st
 
     Parameters
     ----------
-    edges : sequence of iterables of str
-        The original hyperedges.
-    order : sequence of str
-        The bound variables, first eliminated first.
+    edges, order
+        As :func:`elimination_bags`: the original hyperedges and the bound variables.
     free : iterable of str
         The free variables (their bag counts; an empty free set contributes 0).
 
@@ -315,26 +312,8 @@ def min_fill_order(
 
     Repeatedly eliminates the bound variable (of the current block) whose elimination
     adds the fewest new edges to the primal graph; ties go to the smaller degree, then to
-    the smaller name. Free variables are never eliminated.
-
-    Parameters
-    ----------
-    edges : sequence of iterables of str
-        The hyperedges.
-    bound : sequence of str
-        The variables to eliminate.
-    blocks : sequence of sequences of str, optional
-        A partition of ``bound`` into groups in elimination order. ``None`` means one group.
-
-    Returns
-    -------
-    list of str
-        The order, first eliminated first.
-
-    Raises
-    ------
-    PlanError
-        If ``bound`` repeats a variable or ``blocks`` is not a partition of it.
+    the smaller name. Free variables are never eliminated. Parameters, result and errors
+    are those of :func:`min_degree_order`; only the choice of the next variable differs.
 
     Examples
     --------
@@ -345,6 +324,128 @@ def min_fill_order(
     ['j', 'k']
     """
     return _greedy_order(edges, bound, blocks, _fill_then_degree)
+
+
+class _ExactSearch:
+    """The dynamic programme behind :func:`exact_order`, over sets of eliminated variables.
+
+    A variable is one bit of an int (bit ``i`` is ``names[i]``, so ascending bits are name
+    order and ties resolve to the smaller name); a state ``done`` is the mask of the
+    variables eliminated so far. Every quantity is memoised per mask: a state is reached by
+    many orders, which is what makes the search exponential in the variables only once.
+    """
+
+    def __init__(
+        self, edges: Sequence[frozenset[str]], groups: list[list[str]], sizes: Sequence[float]
+    ) -> None:
+        bound_set = {v for g in groups for v in g}
+        self.names = sorted(set().union(*edges) | bound_set) if edges else sorted(bound_set)
+        bit = {v: 1 << i for i, v in enumerate(self.names)}
+        self.adjacent = {bit[v]: 0 for v in self.names}
+        for v, nbrs in primal_graph(edges).adjacency():
+            self.adjacent[bit[v]] = sum(bit[u] for u in nbrs)
+        self.edge_masks = [sum(bit[v] for v in e) for e in edges]
+        self.block_masks = [sum(bit[v] for v in g) for g in groups]
+        self.full = sum(self.block_masks)
+        self.sizes = sizes
+        self._ones = [Fraction(1)] * len(edges)
+        self._bags: dict[tuple[int, int], int] = {}
+        self._widths: dict[int, Fraction] = {}
+        self._costs: dict[int, float] = {}
+        free_bag = sum(bit[v] for v in self.names if v not in bound_set)
+        # Once every bound variable is gone, what remains to pay for is the free bag.
+        self._least_width: dict[int, Fraction] = {self.full: self.width(free_bag)}
+        self._least_cost: dict[int, float] = {self.full: 0.0}
+        self.target = Fraction(0)
+
+    def candidates(self, done: int) -> list[int]:
+        """The variables that may go next: the rest of the first unfinished block."""
+        for block in self.block_masks:
+            rest = block & ~done
+            if rest:
+                return [b for b in (1 << i for i in range(len(self.names))) if b & rest]
+        return []
+
+    def bag(self, done: int, v: int) -> int:
+        """The bag of eliminating ``v`` after ``done``: ``v`` and the remaining variables
+        reachable from it through eliminated ones."""
+        key = (done, v)
+        if key not in self._bags:
+            seen, stack = v, [v]
+            while stack:
+                u = stack.pop()
+                new = self.adjacent[u] & ~seen
+                seen |= new
+                while new:
+                    b = new & -new
+                    new ^= b
+                    if b & done:
+                        stack.append(b)
+            self._bags[key] = seen & ~done
+        return self._bags[key]
+
+    def width(self, bag: int) -> Fraction:
+        """rho* of ``bag`` against the original edges."""
+        if bag not in self._widths:
+            self._widths[bag] = _solve(self.edge_masks, bag, self._ones, self.names).value
+        return self._widths[bag]
+
+    def cost(self, bag: int) -> float:
+        """The AGM bound of ``bag`` from the relation sizes."""
+        if bag not in self._costs:
+            self._costs[bag] = _agm_masks(
+                self.edge_masks, self.sizes, bag, self.names, self.width(bag)
+            )
+        return self._costs[bag]
+
+    def least_width(self, done: int) -> Fraction:
+        """Phase 1: the least max-width of the remaining steps from ``done`` (min-max)."""
+        if done not in self._least_width:
+            self._least_width[done] = min(
+                max(self.width(self.bag(done, v)), self.least_width(done | v))
+                for v in self.candidates(done)
+            )
+        return self._least_width[done]
+
+    def least_cost(self, done: int) -> float:
+        """Phase 2: the least total cost from ``done`` using only steps of width at most
+        :attr:`target` (a sum DP)."""
+        if done not in self._least_cost:
+            best = math.inf
+            for v in self.candidates(done):
+                u = self.bag(done, v)
+                if self.width(u) <= self.target:
+                    best = min(best, self.cost(u) + self.least_cost(done | v))
+            self._least_cost[done] = best
+        return self._least_cost[done]
+
+    def cheapest_step(self, done: int) -> int:
+        """The next variable of a cheapest order of the optimal width, from ``done``."""
+        choice, choice_cost = 0, math.inf
+        for v in self.candidates(done):
+            u = self.bag(done, v)
+            if self.width(u) > self.target:
+                continue
+            total = self.cost(u) + self.least_cost(done | v)
+            # A relative tolerance keeps float noise from beating the name tie-break.
+            if total < choice_cost - 1e-12 * max(1.0, abs(choice_cost)) or choice == 0:
+                if total < math.inf:
+                    choice, choice_cost = v, total
+        if choice == 0:  # cannot happen: phase 1 proved an order of this width exists
+            raise PlanError(reason="exact order search found no order of the optimal width")
+        return choice
+
+    def order(self) -> list[str]:
+        """Least faqw first, then least cost among orders of that width."""
+        self.target = self.least_width(0)
+        self.least_cost(0)
+        order: list[str] = []
+        done = 0
+        while done != self.full:
+            step = self.cheapest_step(done)
+            order.append(self.names[step.bit_length() - 1])
+            done |= step
+        return order
 
 
 def exact_order(
@@ -365,12 +466,8 @@ def exact_order(
 
     Parameters
     ----------
-    edges : sequence of iterables of str
-        The hyperedges.
-    bound : sequence of str
-        The variables to eliminate.
-    blocks : sequence of sequences of str, optional
-        A partition of ``bound`` into groups in elimination order. ``None`` means one group.
+    edges, bound, blocks
+        As :func:`min_degree_order`.
     sizes : sequence of int, optional
         Rows per edge's relation, for the cost estimate (default 1000 each).
     max_vars : int, optional
@@ -379,7 +476,7 @@ def exact_order(
     Returns
     -------
     list of str
-        The order, first eliminated first.
+        The order, first eliminated first: of least faqw, then of least estimated cost.
 
     Raises
     ------
@@ -403,114 +500,10 @@ def exact_order(
             reason=f"exact order search is limited to {max_vars} bound variables, the query "
             f"has {n_bound}; use method='min_fill'"
         )
-    if sizes is None:
-        sz = [DEFAULT_SIZE] * len(es)
-    else:
-        sz = list(sizes)
-        if len(sz) != len(es):
-            raise PlanError(reason=f"{len(sz)} sizes given for {len(es)} edges")
-        for i, size in enumerate(sz):
-            if isinstance(size, bool) or not isinstance(size, (int, float)) or not size >= 0:
-                raise PlanError(reason=f"size of edge {i} is {size!r}; sizes must be counts >= 0")
-    ones = [Fraction(1)] * len(es)
+    sz = [DEFAULT_SIZE] * len(es) if sizes is None else _check_sizes(sizes, len(es))
     if n_bound == 0:
         return []
-
-    bound_set = {v for g in groups for v in g}
-    names = sorted(set().union(*es) | bound_set) if es else sorted(bound_set)
-    bit = {v: 1 << i for i, v in enumerate(names)}
-    adj = {bit[v]: 0 for v in names}
-    for v, nbrs in primal_graph(es).adjacency():
-        adj[bit[v]] = sum(bit[u] for u in nbrs)
-    edge_masks = [sum(bit[v] for v in e) for e in es]
-    block_masks = [sum(bit[v] for v in g) for g in groups]
-    full = sum(block_masks)
-    free_bag = sum(bit[v] for v in names if v not in bound_set)
-
-    # Candidates after eliminating `done`: the rest of the first unfinished block,
-    # in name order (bits follow names) so ties resolve to the smaller name.
-    def candidates(done: int) -> list[int]:
-        for bm in block_masks:
-            rest = bm & ~done
-            if rest:
-                return [b for b in (1 << i for i in range(len(names))) if b & rest]
-        return []
-
-    bag_of: dict[tuple[int, int], int] = {}
-
-    def bag(done: int, v: int) -> int:
-        key = (done, v)
-        if key not in bag_of:
-            # v plus remaining variables reachable through eliminated ones.
-            seen, stack = v, [v]
-            while stack:
-                u = stack.pop()
-                new = adj[u] & ~seen
-                seen |= new
-                while new:
-                    b = new & -new
-                    new ^= b
-                    if b & done:
-                        stack.append(b)
-            bag_of[key] = seen & ~done
-        return bag_of[key]
-
-    width_of: dict[int, Fraction] = {}
-
-    def width(u: int) -> Fraction:
-        if u not in width_of:
-            width_of[u] = _solve(edge_masks, u, ones, names).value
-        return width_of[u]
-
-    cost_of: dict[int, float] = {}
-
-    def cost(u: int) -> float:
-        if u not in cost_of:
-            cost_of[u] = _agm_masks(edge_masks, sz, u, names, width(u))
-        return cost_of[u]
-
-    # Phase 1: least max-width of the remaining steps from each state (min-max DP).
-    best_w: dict[int, Fraction] = {full: width(free_bag)}
-
-    def f(done: int) -> Fraction:
-        if done not in best_w:
-            best_w[done] = min(max(width(bag(done, v)), f(done | v)) for v in candidates(done))
-        return best_w[done]
-
-    target = f(0)
-
-    # Phase 2: least total cost using only steps within the optimal width (sum DP).
-    best_c: dict[int, float] = {full: 0.0}
-
-    def g(done: int) -> float:
-        if done not in best_c:
-            best = math.inf
-            for v in candidates(done):
-                u = bag(done, v)
-                if width(u) <= target:
-                    best = min(best, cost(u) + g(done | v))
-            best_c[done] = best
-        return best_c[done]
-
-    g(0)
-    order: list[str] = []
-    done = 0
-    while done != full:
-        choice, choice_cost = 0, math.inf
-        for v in candidates(done):
-            u = bag(done, v)
-            if width(u) > target:
-                continue
-            total = cost(u) + g(done | v)
-            # A relative tolerance keeps float noise from beating the name tie-break.
-            if total < choice_cost - 1e-12 * max(1.0, abs(choice_cost)) or choice == 0:
-                if total < math.inf:
-                    choice, choice_cost = v, total
-        if choice == 0:  # cannot happen: phase 1 proved an order of this width exists
-            raise PlanError(reason="exact order search found no order of the optimal width")
-        order.append(names[choice.bit_length() - 1])
-        done |= choice
-    return order
+    return _ExactSearch(es, groups, sz).order()
 
 
 def choose_order(
@@ -524,12 +517,8 @@ def choose_order(
 
     Parameters
     ----------
-    edges : sequence of iterables of str
-        The hyperedges.
-    bound : sequence of str
-        The variables to eliminate.
-    blocks : sequence of sequences of str, optional
-        A partition of ``bound`` into groups in elimination order. ``None`` means one group.
+    edges, bound, blocks
+        As :func:`min_degree_order`.
     sizes : sequence of int, optional
         Rows per edge's relation (used by the exact search only).
     method : {"auto", "exact", "min_fill", "min_degree"}
@@ -539,7 +528,7 @@ def choose_order(
     Returns
     -------
     list of str
-        The order, first eliminated first.
+        The order the chosen method returns, first eliminated first.
 
     Raises
     ------

@@ -61,17 +61,11 @@ Examples
 +---+----+---+-----+
 <BLANKLINE>
 
-A later price change does not reprice the order at time 1:
+A later price change (99.0 at time 2) does not reprice the order at time 1:
 
 >>> later = prices.union(spark.createDataFrame([("ibm", 2, 99.0)], prices.schema))
->>> asof_join(orders, later, on="sym").orderBy("time").show()
-+---+----+---+-----+
-|sym|time|qty|price|
-+---+----+---+-----+
-|ibm|   1| 10|100.0|
-|ibm|   5| 20|101.0|
-+---+----+---+-----+
-<BLANKLINE>
+>>> asof_join(orders, later, on="sym").where("time = 1").collect()
+[Row(sym='ibm', time=1, qty=10, price=100.0)]
 """
 
 from __future__ import annotations
@@ -418,12 +412,36 @@ def asof_join(
     >>> asof_join(trades, quotes, on="sym", how="inner", allow_exact_matches=False).count()
     2
     """
-    from pyspark.sql import Window
-    from pyspark.sql import functions as F
-
     if how not in HOW:
         raise InvalidJoinTypeError(how=how, valid=HOW)
     keys = _key_list(on)
+    right_types = _check_asof_sides(left, right, keys, time)
+    right_values = [c for c in right.columns if c not in keys and c != time]
+    if tiebreak is None:
+        ties = [c for c in right_values if _is_orderable(right_types[c])]
+    else:
+        ties = _key_list(tiebreak)
+        _require(right, ties, "asof_join tiebreak")
+    left_names, right_names = _asof_names(left.columns, right_values, suffixes, right_time)
+
+    # At equal times, the side sorting first is seen by the other: right before left
+    # when exact matches count (the right change at t, the left row "at t⁺").
+    left_side, right_side = (1, 0) if allow_exact_matches else (0, 1)
+    carried = _carry_right_rows(left, right, keys, time, ties, left_side, right_side)
+    matched = carried.where(_col(_SIDE) == left_side)
+    if how == "inner":
+        matched = matched.where(_col(_MATCH).isNotNull())
+    columns = [_col(_LEFT)[c].alias(n) for c, n in zip(left.columns, left_names)]
+    columns += [_col(_MATCH)[c].alias(n) for c, n in zip(right_values, right_names)]
+    if right_time is not None:
+        columns.append(_col(_MATCH)[time].alias(right_time))
+    return matched.select(*columns)
+
+
+def _check_asof_sides(
+    left: "DataFrame", right: "DataFrame", keys: list[str], time: str
+) -> dict[str, "DataType"]:
+    """Check :func:`asof_join`'s key and time columns on both sides; return right's column types."""
     if time in keys:
         raise ColumnRoleError(source="asof_join", column=time, roles=["key", "time"])
     _require(left, [*keys, time], "asof_join left")
@@ -437,18 +455,20 @@ def asof_join(
             raise ColumnTypeMismatchError(
                 column=c, role=role, left=left_types[c].simpleString(), right=right_types[c].simpleString()
             )
+    return right_types
 
-    right_values = [c for c in right.columns if c not in keys and c != time]
-    if tiebreak is None:
-        ties = [c for c in right_values if _is_orderable(right_types[c])]
-    else:
-        ties = _key_list(tiebreak)
-        _require(right, ties, "asof_join tiebreak")
 
-    # Result names, as pandas: clashing non-key columns get the side's suffix.
+def _asof_names(
+    left_columns: Sequence[str],
+    right_values: Sequence[str],
+    suffixes: tuple[Optional[str], Optional[str]],
+    right_time: Optional[str],
+) -> tuple[list[str], list[str]]:
+    """The result names of left's columns and right's value columns, as pandas names them: a
+    non-key column on both sides gets the side's suffix. ColumnClashError if two coincide."""
     left_suffix, right_suffix = (s or "" for s in suffixes)
-    clash = set(right_values) & set(left.columns)
-    left_names = [c + left_suffix if c in clash else c for c in left.columns]
+    clash = set(right_values) & set(left_columns)
+    left_names = [c + left_suffix if c in clash else c for c in left_columns]
     right_names = [c + right_suffix if c in clash else c for c in right_values]
     names = left_names + right_names + ([right_time] if right_time is not None else [])
     seen: set[str] = set()
@@ -456,15 +476,28 @@ def asof_join(
         if n in seen:
             raise ColumnClashError(column=n, suffixes=(left_suffix, right_suffix))
         seen.add(n)
+    return left_names, right_names
+
+
+def _carry_right_rows(
+    left: "DataFrame",
+    right: "DataFrame",
+    keys: Sequence[str],
+    time: str,
+    ties: Sequence[str],
+    left_side: int,
+    right_side: int,
+) -> "DataFrame":
+    """Both sides in one union, ``(_SIDE, _LEFT, _MATCH)``: each row as a struct of its side,
+    and on every row the latest right row at or before it in its key partition (the running
+    ``last(ignorenulls)`` over ``(time, side, ties)``)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
 
     left_row = F.struct(*[_col(c) for c in left.columns])
     right_row = F.struct(*[_col(c) for c in right.columns])
     left_type = left.select(left_row.alias(_LEFT)).schema[_LEFT].dataType
     right_type = right.select(right_row.alias(_RIGHT)).schema[_RIGHT].dataType
-    # At equal times, the side sorting first is seen by the other: right before left
-    # when exact matches count (the right change at t, the left row "at t⁺").
-    left_side, right_side = (1, 0) if allow_exact_matches else (0, 1)
-
     usable = F.lit(True)
     for c in [*keys, time]:
         usable = usable & _col(c).isNotNull()
@@ -489,16 +522,8 @@ def asof_join(
     )
     # Left rows with a null time sort first in their partition, before every
     # (non-null-timed) right row, so they carry no match.
-    carried = lefts.unionByName(rights).select(
+    return lefts.unionByName(rights).select(
         _col(_SIDE),
         _col(_LEFT),
         F.last(_col(_RIGHT), ignorenulls=True).over(window).alias(_MATCH),
     )
-    matched = carried.where(_col(_SIDE) == left_side)
-    if how == "inner":
-        matched = matched.where(_col(_MATCH).isNotNull())
-    columns = [_col(_LEFT)[c].alias(n) for c, n in zip(left.columns, left_names)]
-    columns += [_col(_MATCH)[c].alias(n) for c, n in zip(right_values, right_names)]
-    if right_time is not None:
-        columns.append(_col(_MATCH)[time].alias(right_time))
-    return matched.select(*columns)

@@ -120,19 +120,11 @@ SIGNED, MONOTONE, RECOMPUTE = "signed", "monotone", "recompute"
 DeltaLike = Union[Factor, "DataFrame", "pa.Table", Any]
 
 
-def maintain(
-    query: Union[FAQ, str],
-    factors: Mapping[str, Factor],
-    *,
-    semiring: Union[str, Semiring, None] = None,
-    path: Optional[str] = None,
-    progress: Optional[Progress] = None,
-    placement: str = "auto",
-    budget: Optional[Union[int, str]] = None,
-) -> "MaintainedQuery":
-    """Answer ``query`` over ``factors`` and keep the answer current (see :class:`MaintainedQuery`)."""
-    return MaintainedQuery(query, factors, semiring=semiring, path=path, progress=progress, placement=placement,
-                           budget=budget)
+def maintain(query: Union[FAQ, str], factors: Mapping[str, Factor], **options: Any) -> "MaintainedQuery":
+    """Answer ``query`` over ``factors`` and keep the answer current: shorthand for
+    :class:`MaintainedQuery`, whose keywords (``semiring``, ``path``, ``progress``,
+    ``placement``, ``budget``) ``options`` are."""
+    return MaintainedQuery(query, factors, **options)
 
 
 def delta_mode(query: FAQ, ring: Semiring) -> tuple[str, str]:

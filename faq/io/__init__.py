@@ -10,27 +10,25 @@ per topic; this package re-exports their public names:
 * :mod:`faq.io.tables` -- CSV and Parquet, and :func:`read_factor` by file extension;
 * :mod:`faq.io.convert` -- pandas, numpy and scipy objects to and from factors (small data);
 * :mod:`faq.io.writers` -- :func:`write_matrix_market` and :func:`write_table`, atomic;
-* :mod:`faq.io.updates` -- update-batch files (``+ src dst [weight]`` / ``- src dst``).
+* :mod:`faq.io.updates` -- update-batch files (``+ src dst [weight]`` / ``- src dst``);
+* :mod:`faq.io.scratch` -- :func:`scratch_path`, files for examples removed at exit.
 
 Examples
 --------
->>> import os, tempfile
 >>> from faq import io
->>> tmp = tempfile.TemporaryDirectory()
->>> path = os.path.join(tmp.name, "g.txt")
->>> _ = open(path, "w").write("# a comment\\n1\\t2\\r\\n2 3\\n3,1\\n")
+>>> path = io.scratch_path("g.txt", "# a comment\\n1\\t2\\r\\n2 3\\n3,1\\n")  # a file to read
 >>> edges = io.read_edge_list(path)
 >>> edges.variables, edges.semiring.name
 (('src', 'dst'), 'counting')
 >>> io.to_pandas(edges).values.tolist()
 [[1, 2, 1], [2, 3, 1], [3, 1, 1]]
->>> tmp.cleanup()
 """
 
 from faq.io.convert import from_numpy, from_pandas, from_scipy, to_pandas, to_scipy
 from faq.io.edges import read_edge_list
 from faq.io.matrix_market import matrix_shape, read_matrix_market
 from faq.io.tables import read_csv, read_factor, read_parquet
+from faq.io.scratch import scratch_path
 from faq.io.updates import UpdateBatch, pending, read_batch, read_updates, update_files
 from faq.io.writers import write_matrix_market, write_table
 
@@ -53,4 +51,5 @@ __all__ = [
     "read_updates",
     "update_files",
     "pending",
+    "scratch_path",
 ]

@@ -122,15 +122,12 @@ def read_edge_list(
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> path = os.path.join(tmp.name, "g.txt")
-    >>> _ = open(path, "w").write("1 2\\n2 1\\n2 2\\n2 3\\n")
+    >>> from faq.io import scratch_path
+    >>> path = scratch_path("g.txt", "1 2\\n2 1\\n2 2\\n2 3\\n")
     >>> read_edge_list(path).count()
     3
     >>> sorted(tuple(r) for r in read_edge_list(path, undirected=True).df.collect())
     [(1, 2, 1), (2, 1, 1), (2, 3, 1), (3, 2, 1)]
-    >>> tmp.cleanup()
     """
     path = os.fspath(path)
     semiring = get_semiring(semiring)

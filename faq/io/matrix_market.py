@@ -52,13 +52,10 @@ def matrix_shape(path: PathLike) -> tuple[int, int]:
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> p = os.path.join(tmp.name, "a.mtx")
-    >>> _ = open(p, "w").write("%%MatrixMarket matrix coordinate real general\\n3 4 1\\n1 2 5.0\\n")
+    >>> from faq.io import scratch_path
+    >>> p = scratch_path("a.mtx", "%%MatrixMarket matrix coordinate real general\\n3 4 1\\n1 2 5.0\\n")
     >>> matrix_shape(p)
     (3, 4)
-    >>> tmp.cleanup()
     """
     import scipy.io
 
@@ -109,13 +106,10 @@ def read_matrix_market(
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> p = os.path.join(tmp.name, "a.mtx")
-    >>> _ = open(p, "w").write("%%MatrixMarket matrix coordinate real symmetric\\n2 2 2\\n1 1 4.0\\n2 1 0.5\\n")
+    >>> from faq.io import scratch_path
+    >>> p = scratch_path("a.mtx", "%%MatrixMarket matrix coordinate real symmetric\\n2 2 2\\n1 1 4.0\\n2 1 0.5\\n")
     >>> sorted(tuple(r) for r in read_matrix_market(p).df.collect())
     [(0, 0, 4.0), (0, 1, 0.5), (1, 0, 0.5)]
-    >>> tmp.cleanup()
     """
     import scipy.io
     import scipy.sparse

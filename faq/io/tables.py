@@ -89,14 +89,10 @@ def read_csv(
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> p = os.path.join(tmp.name, "r.csv")
-    >>> _ = open(p, "w").write("a,b\\n1,2\\n2,3\\n")
-    >>> f = read_csv(p)
+    >>> from faq.io import scratch_path
+    >>> f = read_csv(scratch_path("r.csv", "a,b\\n1,2\\n2,3\\n"))
     >>> f.variables, f.value, f.count()
     (('a', 'b'), 'value', 2)
-    >>> tmp.cleanup()
     """
     reader = session(spark).read
     return _load_table(os.fspath(path), lambda p: reader.csv(p, header=True, inferSchema=True),
@@ -128,15 +124,12 @@ def read_parquet(
 
     Examples
     --------
-    >>> import os, tempfile
     >>> from faq.factor import factor_of
-    >>> from faq.io import write_table
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> p = os.path.join(tmp.name, "t.parquet")
+    >>> from faq.io import scratch_path, write_table
+    >>> p = scratch_path("t.parquet")
     >>> write_table(factor_of([(1, 2, 5)], ["a", "b"]), p)
     >>> [tuple(r) for r in read_parquet(p).df.collect()]
     [(1, 2, 5)]
-    >>> tmp.cleanup()
     """
     return _load_table(os.fspath(path), session(spark).read.parquet, variables, value, semiring, name, validate)
 
@@ -155,13 +148,9 @@ def read_factor(path: PathLike, *, format: str | None = None, **kw: Any) -> Fact
 
     Examples
     --------
-    >>> import os, tempfile
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> p = os.path.join(tmp.name, "g.edges")
-    >>> _ = open(p, "w").write("1 2\\n")
-    >>> read_factor(p).variables
+    >>> from faq.io import scratch_path
+    >>> read_factor(scratch_path("g.edges", "1 2\\n")).variables
     ('src', 'dst')
-    >>> tmp.cleanup()
     """
     path = os.fspath(path)
     fmt = format or format_of(path)

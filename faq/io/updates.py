@@ -10,12 +10,9 @@ work starts, so a bad line fails fast.
 
 Examples
 --------
->>> import os, tempfile
+>>> from faq.io import scratch_path
 >>> from faq.io.updates import read_batch
->>> path = os.path.join(tempfile.mkdtemp(), "001.txt")
->>> with open(path, "w") as f:
-...     _ = f.write("# one batch\\n+ 1 2\\n+ 2 3 0.5\\n- 4 5\\n")
->>> batch = read_batch(path)
+>>> batch = read_batch(scratch_path("001.txt", "# one batch\\n+ 1 2\\n+ 2 3 0.5\\n- 4 5\\n"))
 >>> batch.inserts, batch.deletes, batch.insert_lines
 (((1, 2, None), (2, 3, 0.5)), ((4, 5),), (2, 3))
 """

@@ -38,18 +38,16 @@ def write_matrix_market(factor: Factor, path: PathLike, shape: tuple[int, int] |
     Raises
     ------
     NotAMatrixError, ResultTooLargeError
+        As :func:`to_scipy`, which collects the factor (before anything is written).
 
     Examples
     --------
-    >>> import os, tempfile
     >>> from faq.factor import factor_of
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> p = os.path.join(tmp.name, "a.mtx")
+    >>> from faq.io import matrix_shape, scratch_path
+    >>> p = scratch_path("a.mtx")
     >>> write_matrix_market(factor_of([(0, 1, 2.0)], ["i", "j"], "real"), p, shape=(2, 2))
-    >>> from faq.io import matrix_shape
     >>> matrix_shape(p)
     (2, 2)
-    >>> tmp.cleanup()
     """
     import scipy.io
 
@@ -94,14 +92,12 @@ def write_table(factor: Factor, path: PathLike) -> None:
 
     Examples
     --------
-    >>> import os, tempfile
     >>> from faq.factor import factor_of
-    >>> tmp = tempfile.TemporaryDirectory()
-    >>> p = os.path.join(tmp.name, "t.csv")
+    >>> from faq.io import scratch_path
+    >>> p = scratch_path("t.csv")
     >>> write_table(factor_of([(1, 2, 5)], ["a", "b"]), p)
     >>> open(p).read()
     'a,b,value\\n1,2,5\\n'
-    >>> tmp.cleanup()
     """
     path = os.fspath(path)
     fmt = format_of(path)

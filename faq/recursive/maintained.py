@@ -113,6 +113,7 @@ from faq.incremental.rules import DRIVER, EXECUTORS, budget_bytes, choose_placem
 from faq.incremental.state import ResidentState
 from faq.io.updates import UpdateBatch, read_batch, read_updates, update_files  # noqa: F401 - re-exported
 from faq.joins.csr import build_trie
+from faq.recursive.problem import FixpointProblem
 from faq.recursive.propagate import better_than_one, fixpoint_ops, propagate
 from faq.recursive.seminaive import (
     DEFAULT_MAX_ITERATIONS,
@@ -123,11 +124,9 @@ from faq.recursive.seminaive import (
     VALUE,
     WEIGHT,
     _check_binary,
-    _check_iterations,
     _check_semiring,
 )
 from faq.scope import Owner, Scope
-from faq.semirings import Semiring
 from faq.spark import is_dataframe
 
 if TYPE_CHECKING:
@@ -191,7 +190,7 @@ def _with_values(domain: KeyDomain, columns: list[np.ndarray]) -> KeyDomain:
 # --- the maintained fixpoint ---------------------------------------------------------------
 
 
-class MaintainedFixpoint(Owner):
+class MaintainedFixpoint(FixpointProblem, Owner):
     """A fixpoint answer (paths from a source, or connected components) kept current (module notes).
 
     Build one with :meth:`paths` or :meth:`components` (or reopen a saved one
@@ -262,23 +261,11 @@ class MaintainedFixpoint(Owner):
         budget: Optional[Union[int, str]] = None,
         _restored: Optional[tuple[ResidentState, dict]] = None,
     ) -> None:
-        _check_iterations(max_iterations)
-        if components == (source is not None):
-            raise FAQValueError("give either a source (paths) or components=True", argument="source")
+        self._define(semiring, source, components, default_weight, max_iterations)
         started = time.perf_counter()
-        self.components = components
-        self.semiring: Semiring = MIN_LABEL if components else _check_semiring(semiring)
-        self.source: Optional[int] = None if components else _node_id(source)
-        self.max_iterations = max_iterations
         self.progress = progress
         self._note, self._event = _channels(progress)
         self.ops = fixpoint_ops(self.semiring)
-        if components:
-            self.default_weight: Any = MIN_LABEL.one
-        elif self.semiring.value_type == "boolean":
-            self.default_weight = True
-        else:
-            self.default_weight = 1.0 if default_weight is None else float(default_weight)
         self.budget = budget_bytes(budget)
         self.scope = Scope()  # the Spark fixpoint when the answer lives on the executors
         self._spark: Optional["SparkFixpoint"] = None
@@ -308,17 +295,7 @@ class MaintainedFixpoint(Owner):
         if path is not None:
             self.resident.attach(path, self._manifest())
 
-    # -- constructors ---------------------------------------------------------------
-
-    @classmethod
-    def paths(cls, edges: EdgesLike, source: int, semiring: Any = "min_plus", **kw: Any) -> "MaintainedFixpoint":
-        """Maintained reachability / shortest / widest paths from ``source``."""
-        return cls(edges, semiring, source=source, **kw)
-
-    @classmethod
-    def components(cls, edges: EdgesLike, nodes: Any = None, **kw: Any) -> "MaintainedFixpoint":
-        """Maintained connected components (value = smallest node id of the component)."""
-        return cls(edges, MIN_LABEL, components=True, nodes=nodes, **kw)
+    # -- constructors: paths() and components() (FixpointProblem), open() ----------------
 
     @classmethod
     def open(cls, path: str, *, progress: Optional[Progress] = None,
@@ -898,8 +875,8 @@ class MaintainedFixpoint(Owner):
         self._factor = None
 
     def __repr__(self) -> str:
-        what = "components" if self.components else f"paths from {self.source} ({self.semiring.name})"
-        return f"MaintainedFixpoint({self.name!r}, {what}, version={self.version}, placement={self.placement!r})"
+        return (f"MaintainedFixpoint({self.name!r}, {self.describe()}, version={self.version}, "
+                f"placement={self.placement!r})")
 
 
 def maintain_paths(edges: EdgesLike, source: int, semiring: Any = "min_plus", **kw: Any) -> MaintainedFixpoint:
@@ -937,15 +914,6 @@ def _channels(progress: Any) -> tuple[Callable[[str], None], Callable[[BatchEven
 
 def _python(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
-
-
-def _node_id(source: Any) -> int:
-    if isinstance(source, bool):
-        raise FAQValueError(f"source must be an integer node id, not {source!r}", argument="source")
-    try:
-        return int(source)
-    except (TypeError, ValueError):
-        raise FAQValueError(f"source must be an integer node id, not {source!r}", argument="source") from None
 
 
 def _row_count(data: Any) -> int:

@@ -517,16 +517,44 @@ def fixpoint(
                                                                           edges_scope)
         edge_rows, improving = _edge_stats(frame, semiring)
         report(f"{edge_rows} edge(s) {'(cached by the caller)' if cached else 'cached'}")
-        run = _solve(
+        return _solve_result(
             spark,
             [frame],
             _seed_frame(seeds, semiring),
             semiring,
+            may_cycle=improving > 0,
             max_iterations=max_iterations,
             progress=report,
-            may_cycle=improving > 0,
+            name=f"{edges.name}*",
+            edge_rows=edge_rows,
+            started=started,
         )
-    factor = Factor(df=run.state, variables=(NODE,), semiring=semiring, value=VALUE, name=f"{edges.name}*")
+
+
+def _solve_result(
+    spark,
+    parts: Sequence["DataFrame"],
+    seeds: "DataFrame",
+    semiring: Semiring,
+    *,
+    may_cycle: bool,
+    max_iterations: int,
+    progress: Progress,
+    name: str,
+    edge_rows: int,
+    started: float,
+) -> FixpointResult:
+    """:func:`_solve`, returned as the :class:`FixpointResult` (factor ``name``) that owns the run."""
+    run = _solve(
+        spark,
+        parts,
+        seeds,
+        semiring,
+        max_iterations=max_iterations,
+        progress=progress,
+        may_cycle=may_cycle,
+    )
+    factor = Factor(df=run.state, variables=(NODE,), semiring=semiring, value=VALUE, name=name)
     return FixpointResult(
         factor=factor,
         iterations=run.iterations,
@@ -688,20 +716,15 @@ def connected_components(
         edge_rows = frame.count()  # fills the cache; labels cannot cycle (edges carry one)
         report(f"{edge_rows} directed edge(s) cached (both directions)")
         seeds = node_frame(edges, nodes).select(F.col(NODE), F.col(NODE).alias(VALUE))
-        run = _solve(
+        return _solve_result(
             spark,
             [frame],
             seeds,
             MIN_LABEL,
+            may_cycle=False,
             max_iterations=max_iterations,
             progress=report,
-            may_cycle=False,
+            name=f"{edges.name}-components",
+            edge_rows=edge_rows,
+            started=started,
         )
-    factor = Factor(df=run.state, variables=(NODE,), semiring=MIN_LABEL, value=VALUE, name=f"{edges.name}-components")
-    return FixpointResult(
-        factor=factor,
-        iterations=run.iterations,
-        seconds=time.perf_counter() - started,
-        edges=edge_rows,
-        scope=run.scope,
-    )

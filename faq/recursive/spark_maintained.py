@@ -56,17 +56,15 @@ from faq.errors import FAQValueError, NonMonotoneUpdateError
 from faq.factor import Factor
 from faq.io.updates import UpdateBatch
 from faq.scope import Owner, Scope
+from faq.recursive.problem import FixpointProblem
 from faq.recursive.seminaive import (
     DEFAULT_MAX_ITERATIONS,
     DST,
-    MIN_LABEL,
     NODE,
     SRC,
     VALUE,
     WEIGHT,
     _check_binary,
-    _check_iterations,
-    _check_semiring,
     _count_nodes,
     _edge_stats,
     _OLD,
@@ -131,7 +129,7 @@ class SparkChanges(Owner):
 # --- the maintained fixpoint -----------------------------------------------------------
 
 
-class SparkFixpoint(Owner):
+class SparkFixpoint(FixpointProblem, Owner):
     """A fixpoint answer (paths from a source, or connected components) kept current.
 
     Build one with :meth:`paths` or :meth:`components`; feed it batches with
@@ -144,19 +142,9 @@ class SparkFixpoint(Owner):
     ----------
     edges : Factor
         The initial edges (two variables).
-    semiring : str or Semiring
-        Idempotent; ``boolean``, ``min_plus`` or ``max_min`` for paths.
-    source : int, optional
-        Paths from this node (``None`` with ``components=True``).
-    components : bool
-        Connected components (min labels on the symmetric graph).
-    nodes : iterable of int or DataFrame, optional
-        Extra (isolated) nodes, for components.
-    default_weight : float, optional
-        Value of an inserted edge given without one (default: 1.0 -- the hop
-        count an unweighted edge list gives -- for min_plus and max_min; the
-        value is ignored for boolean and components).
-    max_iterations, progress
+    semiring, source, components, nodes, default_weight, max_iterations
+        As for :class:`~faq.recursive.maintained.MaintainedFixpoint`.
+    progress
         As for :func:`~faq.recursive.seminaive.fixpoint`.
     """
 
@@ -175,22 +163,10 @@ class SparkFixpoint(Owner):
         from pyspark.sql import functions as F
 
         _check_binary(edges)
-        _check_iterations(max_iterations)
-        if components == (source is not None):
-            raise FAQValueError("give either a source (paths) or components=True", argument="source")
-        self.semiring = MIN_LABEL if components else _check_semiring(semiring)
-        self.source = None if components else int(source)  # type: ignore[arg-type]
-        self.components = components
-        self.max_iterations = max_iterations
+        self._define(semiring, source, components, default_weight, max_iterations)
         self._progress = _reporter(progress)
         self._spark = edges.df.sparkSession
         self.name = edges.name
-        if components:
-            self.default_weight: Any = MIN_LABEL.one
-        elif self.semiring.value_type == "boolean":
-            self.default_weight = True
-        else:
-            self.default_weight = 1.0 if default_weight is None else float(default_weight)
         self._known_sources: Optional[list] = None
         self._insert_sources: Optional[list] = None  # sources of the last insert frame, if on the driver
         self._added_parts: list = []  # (checkpoint in self.scope, (src, dst, weight) frame) per batch
@@ -222,17 +198,7 @@ class SparkFixpoint(Owner):
         self.initial_seconds = time.perf_counter() - started
         self.edge_rows = rows
 
-    # -- constructors ---------------------------------------------------------------
-
-    @classmethod
-    def paths(cls, edges: Factor, source: int, semiring: Any = "min_plus", **kw: Any) -> "SparkFixpoint":
-        """Maintained reachability / shortest / widest paths from ``source``."""
-        return cls(edges, semiring, source=source, **kw)
-
-    @classmethod
-    def components(cls, edges: Factor, nodes: Any = None, **kw: Any) -> "SparkFixpoint":
-        """Maintained connected components (value = smallest node id of the component)."""
-        return cls(edges, MIN_LABEL, components=True, nodes=nodes, **kw)
+    # -- constructors: paths() and components() (FixpointProblem) ----------------------
 
     # -- reading ------------------------------------------------------------------------
 
@@ -384,23 +350,69 @@ class SparkFixpoint(Owner):
         name: str,
         batch: Optional[UpdateBatch] = None,
     ) -> SparkChanges:
+        """One batch: deletions are refused or recomputed; insertions are compared with the
+        edges there and, when all are monotone, propagated from the effective ones."""
         from pyspark.sql import functions as F
 
         from faq.semirings.spark_backend import columns as spark_columns
 
         started = time.perf_counter()
         name = name or f"batch {self.batches + 1}"
-        if dels is not None and not recompute:
-            deleted = dels.count()
-            if deleted:
-                first = dels.first()
-                raise NonMonotoneUpdateError(
-                    kind="deletion", count=deleted, example=(first[SRC], first[DST]), semiring=self.semiring.name
-                )
         if dels is not None:
+            if not recompute:
+                self._refuse_deletions(dels)
             return self._recompute(ins, dels, name=name, started=started)
         if ins is None:
             return self._no_change(name, started)
+        ops = spark_columns(self.semiring)
+        # One action: the comparison is checkpointed (the effective edges become a part of the
+        # edge set from it) and counted on the way.
+        batch_scope = Scope()  # the comparison's checkpoint: kept only as a part of the edge set
+        cmp, counts = batch_scope.checkpoint_observed(self._compare(ins), {
+            "worse": F.count(F.when(F.col(_WORSE), 1)),
+            "better": F.count(F.when(F.col(_BETTER), 1)),
+            "improving": F.count(F.when(F.col(_BETTER) & (ops.add(F.col(WEIGHT), ops.one()) != ops.one()), 1)),
+        })
+        with batch_scope:
+            worse, better = int(counts["worse"]), int(counts["better"])
+            may_cycle = self._may_cycle or int(counts["improving"]) > 0
+            if worse:
+                if not recompute:
+                    row = cmp.where(F.col(_WORSE)).first()
+                    example = (row[SRC], row[DST], row[_OLD_WEIGHT], row[WEIGHT])
+                    raise NonMonotoneUpdateError(
+                        kind="worsening",
+                        count=worse,
+                        example=example,
+                        semiring=self.semiring.name,
+                        where=batch.where("insertion", example) if batch is not None else "",
+                    )
+                return self._recompute(ins, None, name=name, started=started)
+            if not better:
+                return self._no_change(name, started)
+            effective = cmp.where(F.col(_BETTER)).select(SRC, DST, WEIGHT)
+            changes = self._incremental(effective, better, name=name, started=started, may_cycle=may_cycle)
+            # The checkpoint now backs a part of the edges.
+            self._added_parts.append((self.scope.adopt(batch_scope.hand_over(cmp)), effective))
+            self._compact_added()
+            return changes
+
+    def _refuse_deletions(self, dels: "DataFrame") -> None:
+        """NonMonotoneUpdateError (kind ``"deletion"``) when ``dels`` holds a row (one count job)."""
+        deleted = dels.count()
+        if deleted:
+            first = dels.first()
+            raise NonMonotoneUpdateError(
+                kind="deletion", count=deleted, example=(first[SRC], first[DST]), semiring=self.semiring.name
+            )
+
+    def _compare(self, ins: "DataFrame") -> "DataFrame":
+        """Each inserted pair ``(src, dst, weight)`` with its current weight ``_old_weight`` and
+        the flags ``_worse`` (⊕ with the current keeps the current) and ``_better`` (an improvement
+        or a new pair): a lazy frame."""
+        from pyspark.sql import functions as F
+
+        from faq.semirings.spark_backend import columns as spark_columns
 
         s = self.semiring
         ops = spark_columns(s)
@@ -423,7 +435,7 @@ class SparkFixpoint(Owner):
             ops.sum(F.col(_NEW_WEIGHT)).alias(WEIGHT), ops.sum(F.col(_OLD_WEIGHT)).alias(_OLD_WEIGHT)
         )
         new, old = F.col(WEIGHT), F.col(_OLD_WEIGHT)
-        cmp = merged.where(new.isNotNull()).select(
+        return merged.where(new.isNotNull()).select(
             SRC,
             DST,
             WEIGHT,
@@ -431,37 +443,6 @@ class SparkFixpoint(Owner):
             F.coalesce(old.isNotNull() & (ops.add(new, old) != new), F.lit(False)).alias(_WORSE),
             F.coalesce(_improves(s, new, old), F.lit(False)).alias(_BETTER),
         )
-        # One action: the comparison is checkpointed (the effective edges become a part of the
-        # edge set from it) and counted on the way.
-        batch_scope = Scope()  # the comparison's checkpoint: kept only as a part of the edge set
-        cmp, counts = batch_scope.checkpoint_observed(cmp, {
-            "worse": F.count(F.when(F.col(_WORSE), 1)),
-            "better": F.count(F.when(F.col(_BETTER), 1)),
-            "improving": F.count(F.when(F.col(_BETTER) & (ops.add(new, ops.one()) != ops.one()), 1)),
-        })
-        with batch_scope:
-            worse, better = int(counts["worse"]), int(counts["better"])
-            may_cycle = self._may_cycle or int(counts["improving"]) > 0
-            if worse:
-                if not recompute:
-                    row = cmp.where(F.col(_WORSE)).first()
-                    example = (row[SRC], row[DST], row[_OLD_WEIGHT], row[WEIGHT])
-                    raise NonMonotoneUpdateError(
-                        kind="worsening",
-                        count=worse,
-                        example=example,
-                        semiring=s.name,
-                        where=batch.where("insertion", example) if batch is not None else "",
-                    )
-                return self._recompute(ins, None, name=name, started=started)
-            if not better:
-                return self._no_change(name, started)
-            effective = cmp.where(F.col(_BETTER)).select(SRC, DST, WEIGHT)
-            changes = self._incremental(effective, better, name=name, started=started, may_cycle=may_cycle)
-            # The checkpoint now backs a part of the edges.
-            self._added_parts.append((self.scope.adopt(batch_scope.hand_over(cmp)), effective))
-            self._compact_added()
-            return changes
 
     def _compact_added(self) -> None:
         """Merge the per-batch added parts into one when they become many (fewer joins per iteration)."""
@@ -474,8 +455,34 @@ class SparkFixpoint(Owner):
 
     def _no_change(self, name: str, started: float) -> SparkChanges:
         empty = self._spark.createDataFrame([], f"{NODE} bigint, {OLD} {self.semiring.value_type}, {NEW} {self.semiring.value_type}")
+        return self._batch_done(empty, 0, name=name, started=started, iterations=0)
+
+    def _batch_done(
+        self,
+        df: "DataFrame",
+        count: int,
+        *,
+        name: str,
+        started: float,
+        iterations: int,
+        inserted: int = 0,
+        deleted: int = 0,
+        recomputed: bool = False,
+        scope: Optional[Scope] = None,
+    ) -> SparkChanges:
+        """Count the batch and return its changed rows ``df`` (owned by ``scope``) as :class:`SparkChanges`."""
         self.batches += 1
-        return SparkChanges(df=empty, count=0, seconds=time.perf_counter() - started, iterations=0, batch=name)
+        return SparkChanges(
+            df=df,
+            count=count,
+            seconds=time.perf_counter() - started,
+            iterations=iterations,
+            inserted=inserted,
+            deleted=deleted,
+            recomputed=recomputed,
+            batch=name,
+            scope=scope if scope is not None else Scope(),
+        )
 
     def _incremental(
         self, effective: "DataFrame", inserted: int, *, name: str, started: float, may_cycle: bool
@@ -520,14 +527,8 @@ class SparkFixpoint(Owner):
         # Commit (the caller adds the effective edges to the edge set).
         self._replace_answer(run.state, answer)
         self._may_cycle = may_cycle
-        self.batches += 1
-        return SparkChanges(
-            df=changes,
-            count=count,
-            seconds=time.perf_counter() - started,
-            iterations=run.iterations,
-            inserted=inserted,
-            batch=name,
+        return self._batch_done(
+            changes, count, name=name, started=started, iterations=run.iterations, inserted=inserted,
             scope=changes_scope,
         )
 
@@ -622,21 +623,12 @@ class SparkFixpoint(Owner):
         self._base, self._added_parts = self.scope.adopt(rebuilt.hand_over(base)), []
         self._replace_answer(run.state, rebuilt.hand_over(answer))
         self._may_cycle = improving > 0
-        self.batches += 1
-        return SparkChanges(
-            df=changes,
-            count=count,
-            seconds=time.perf_counter() - started,
-            iterations=run.iterations,
-            inserted=inserted,
-            deleted=deleted,
-            recomputed=True,
-            batch=name,
-            scope=changes_scope,
+        return self._batch_done(
+            changes, count, name=name, started=started, iterations=run.iterations, inserted=inserted,
+            deleted=deleted, recomputed=True, scope=changes_scope,
         )
 
     # -- lifetime: close() (Owner) releases self.scope ------------------------------------
 
     def __repr__(self) -> str:
-        what = "components" if self.components else f"paths from {self.source} ({self.semiring.name})"
-        return f"SparkFixpoint({self.name!r}, {what}, batches={self.batches})"
+        return f"SparkFixpoint({self.name!r}, {self.describe()}, batches={self.batches})"
