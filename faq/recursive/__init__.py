@@ -16,29 +16,31 @@
 See DESIGN.md §3 ("Monoid fixpoints").
 """
 
-from faq.recursive.seminaive import (
-    DEFAULT_MAX_ITERATIONS,
-    MIN_LABEL,
-    PATH_SEMIRINGS,
-    FixpointResult,
-    abs_weights,
-    connected_components,
-    fixpoint,
-    paths,
-    reachability,
-    shortest_paths,
-    widest_paths,
-)
-from faq.recursive.maintained import (
-    Changes,
-    MaintainedFixpoint,
-    UpdateBatch,
-    maintain_components,
-    maintain_paths,
-    read_batch,
-    read_updates,
-    update_files,
-)
+from faq._lazy import lazy_exports
+
+# name -> the module that defines it, imported on first use: the maintained fixpoints pull in
+# the incremental engine and pandas, which a semi-naive run or the CLI's parser does not need.
+_EXPORTS = {
+    "DEFAULT_MAX_ITERATIONS": "faq.recursive.seminaive",
+    "MIN_LABEL": "faq.recursive.seminaive",
+    "PATH_SEMIRINGS": "faq.recursive.seminaive",
+    "FixpointResult": "faq.recursive.seminaive",
+    "abs_weights": "faq.recursive.seminaive",
+    "connected_components": "faq.recursive.seminaive",
+    "fixpoint": "faq.recursive.seminaive",
+    "paths": "faq.recursive.seminaive",
+    "reachability": "faq.recursive.seminaive",
+    "shortest_paths": "faq.recursive.seminaive",
+    "widest_paths": "faq.recursive.seminaive",
+    "Changes": "faq.recursive.maintained",
+    "MaintainedFixpoint": "faq.recursive.maintained",
+    "UpdateBatch": "faq.recursive.maintained",
+    "maintain_components": "faq.recursive.maintained",
+    "maintain_paths": "faq.recursive.maintained",
+    "read_batch": "faq.recursive.maintained",
+    "read_updates": "faq.recursive.maintained",
+    "update_files": "faq.recursive.maintained",
+}
 
 __all__ = [
     "fixpoint",
@@ -61,3 +63,5 @@ __all__ = [
     "PATH_SEMIRINGS",
     "DEFAULT_MAX_ITERATIONS",
 ]
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)
