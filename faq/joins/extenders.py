@@ -411,6 +411,10 @@ class ArrayBackend:
     @staticmethod
     def union(parts: Sequence[Chunk]) -> Chunk:
         """Concatenate chunks extending the same chunk (their common columns)."""
+        # An empty part may lack columns a validation would have made (validate returns early on
+        # no rows): intersecting with it would drop a relation's entry at this level, and a later
+        # level would read the stale entry of an earlier level instead.
+        parts = [p for p in parts if p.rows] or parts[:1]
         if len(parts) == 1:
             return parts[0]
         keys = set(parts[0].columns).intersection(*(p.columns for p in parts[1:]))
