@@ -211,11 +211,14 @@ def task_aggregation(
 
     Examples
     --------
-    >>> task_aggregation("counting", "counting", (), ("a", "b", "c"))
-    (True, '⊕ of counting inside tasks onto ()')
+    >>> task_aggregation("counting", "counting", (), ("a", "b", "c"))[1]   # numba is a core dependency
+    '⊕ of counting inside tasks onto (); compiled loop (numba)'
+    >>> task_aggregation("counting", "counting", ("a",), ("a", "b", "c"))[1]
+    '⊕ of counting inside tasks onto (a); numpy kernel: the tasks do not ⊕-aggregate to one value'
     >>> task_aggregation("counting", "counting", (), ("a", "b"), enabled=False)
     (False, 'every binding listed: task aggregation is off')
     """
+    from faq.joins.compiled import compiled_form
     from faq.semirings.numpy_backend import numpy_ops
     from faq.semirings import get_semiring
 
@@ -232,7 +235,10 @@ def task_aggregation(
             f"every binding listed: no numpy ⊗/⊕ for {times.name}/{plus.name} "
             "(a user-defined operation needs numpy_add=/numpy_mul=)"
         )
-    return True, f"⊕ of {plus.name} inside tasks onto ({', '.join(keep)})"
+    ops = numpy_ops(times, plus)
+    compiled, why = compiled_form(ops, keep)
+    how = "compiled loop (numba)" if compiled else f"numpy kernel: {why}"
+    return True, f"⊕ of {plus.name} inside tasks onto ({', '.join(keep)}); {how}"
 
 
 def shared_indexes(keys: Sequence[Optional[Any]]) -> tuple[tuple[int, ...], ...]:

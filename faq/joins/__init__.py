@@ -8,9 +8,18 @@ the product is ⊕-aggregated right away it passes an :class:`Aggregation`, whic
 a join may use to return partial aggregates instead of every binding.
 """
 
-from faq.joins.frame import VALUE_COLUMN, Aggregation, Frame
-from faq.joins.binary import binary_join
-from faq.joins.generic import generic_join
-from faq.joins.dispatch import join_bag
+from faq._lazy import lazy_exports
+
+# Imported on first use: the pure modules (csr, compiled, partial) load without the Spark joins.
+_EXPORTS = {
+    "VALUE_COLUMN": "faq.joins.frame",
+    "Aggregation": "faq.joins.frame",
+    "Frame": "faq.joins.frame",
+    "binary_join": "faq.joins.binary",
+    "generic_join": "faq.joins.generic",
+    "join_bag": "faq.joins.dispatch",
+}
 
 __all__ = ["Aggregation", "Frame", "VALUE_COLUMN", "binary_join", "generic_join", "join_bag"]
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

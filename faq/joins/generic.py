@@ -82,6 +82,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 import numpy as np
 
 from faq.errors import PlanError
+from faq.joins.compiled import aggregate_seeds, compilable
 from faq.joins.csr import Encoding, Trie, build_encoding, build_trie
 from faq.joins.extenders import ArrayBackend, Chunk, FrameBackend, FrameExtender, TrieExtender, complete, extend
 from faq.joins.frame import VALUE_COLUMN, Aggregation, Frame
@@ -298,6 +299,7 @@ class _Kernel:
     ops: Optional[NumpyForm] = None  # aggregate inside the task (outputs: the kept variables)
     bound: int = 1  # magnitude bound of one binding's integer value (PartialAggregate)
     flush_rows: int = partial_aggregates.FLUSH_ROWS  # PartialAggregate's buffer (set on the driver)
+    compiled: bool = False  # ⊕ to one value by the compiled loop (faq.joins.compiled)
 
 
 def _collect(df: "DataFrame", arity: int, valued: bool, semiring: Semiring) -> tuple[list[np.ndarray], Optional[np.ndarray]]:
@@ -426,6 +428,9 @@ def build_kernel(
         bound=bound,
         flush_rows=partial_aggregates.FLUSH_ROWS,
     )
+    if ops is not None:
+        kernel.compiled, why = compilable(kernel)
+        note += "; compiled loop (numba)" if kernel.compiled else f"; numpy kernel: {why}"
     return kernel, n_seeds, note
 
 
@@ -513,6 +518,9 @@ def run_kernel(batches: Iterator[Any], kernel: "_Kernel") -> Iterator[Any]:
 
     What each broadcast task runs (also callable without Spark, e.g. by a benchmark).
     """
+    if kernel.compiled:
+        yield from _compiled_partition(batches, kernel)
+        return
     if kernel.ops is not None:
         yield from _aggregate_partition(batches, kernel)
         return
@@ -562,6 +570,20 @@ def _aggregate_partition(batches: Iterator[Any], kernel: _Kernel) -> Iterator[An
                     yield _partial_batch(partial, kernel)
     if not partial.empty():
         yield _partial_batch(partial, kernel)
+
+
+def _compiled_partition(batches: Iterator[Any], kernel: _Kernel) -> Iterator[Any]:
+    """The partition's seeds ⊕-aggregated to one value by the compiled loop; one row out (none without seeds)."""
+    import pyarrow as pa
+
+    ops, total = kernel.ops, None
+    for batch in batches:
+        ids = batch.column(0).to_numpy()
+        if len(ids):
+            part = aggregate_seeds(kernel, ids)
+            total = part if total is None else ops.add(total, part)
+    if total is not None:
+        yield pa.RecordBatch.from_arrays([pa.array([total])], names=kernel.names)
 
 
 def _partial_batch(partial: PartialAggregate, kernel: _Kernel) -> Any:

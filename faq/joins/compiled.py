@@ -1,0 +1,171 @@
+"""The broadcast task's ⊕ of every binding to one value, compiled with numba.
+
+The numpy kernel (:func:`faq.joins.generic.run_kernel` over
+:mod:`faq.joins.extenders`) extends whole arrays of prefixes one attribute at
+a time: each level allocates its candidates, gathers parent columns and
+probes a hash table, so a triangle costs a dozen array passes per edge.
+When the task only ⊕-aggregates the product to a single value (``keep``
+empty: a triangle or clique count, a partition function), the same
+count / propose / validate runs here as one compiled depth-first loop: per
+prefix the extender with the fewest entries proposes, the others validate
+each candidate inside the prefix's segment of their trie level by a
+galloping search that resumes where the previous candidate's ended (the
+candidates come sorted), and the leaf multiplies the
+relations' values and ⊕-adds them to a running total.  No array is
+allocated per prefix.
+
+Semirings: ⊗ and ⊕ among +, ×, min, max over int64 or float64 (counting,
+sum-product, the tropical and bottleneck semirings).  :func:`compilable`
+says whether a kernel qualifies; it does not when numba is missing, the
+aggregate keeps variables, a trie level repeats entries (a relation with
+repeated rows), or int64 sums of valued bindings could overflow (the numpy
+path guards that per flush).  Then the numpy kernel runs, and the join's note
+says which ran.
+
+Examples
+--------
+>>> import numpy as np
+>>> from faq.joins import Aggregation
+>>> from faq.joins.generic import build_kernel
+>>> from faq.semirings import COUNTING
+>>> from faq.semirings.numpy_backend import numpy_ops
+>>> src, dst = np.array([0, 1, 0, 2]), np.array([1, 2, 2, 3])     # one triangle 0→1→2, 0→2
+>>> ones = np.ones(4, dtype=np.int64)
+>>> kernel, seeds, _ = build_kernel([("a", "b"), ("b", "c"), ("a", "c")], [[0, 1, 2]], [([src, dst], ones)],
+...                                 ["a", "b", "c"], ["a", "b", "c"], COUNTING, Aggregation((), COUNTING),
+...                                 numpy_ops(COUNTING))
+>>> compilable(kernel) == (AVAILABLE, "" if AVAILABLE else "numba is not installed")
+True
+>>> int(aggregate_seeds(kernel, np.arange(seeds)))
+1
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional, Sequence
+
+import numpy as np
+
+# numba is a core dependency; without it the numpy kernel runs (the plan and the join's note say
+# so).  Looked up, not imported: planning stays free of numba's import time.
+AVAILABLE = importlib.util.find_spec("numba") is not None
+
+if TYPE_CHECKING:
+    from faq.joins.generic import _Kernel
+    from faq.semirings.numpy_backend import NumpyForm
+
+# Flat forms of the kernels this process has run, by id (kept beside the kernel, so a kernel
+# pickled to the tasks never carries one).
+_FLAT: dict[int, "_Flat"] = {}
+
+# Operation codes of the compiled loop.
+_ADD, _MUL, _MIN, _MAX = 0, 1, 2, 3
+_CODES = {np.add: _ADD, np.multiply: _MUL, np.minimum: _MIN, np.fmin: _MIN, np.maximum: _MAX, np.fmax: _MAX}
+
+
+def compiled_form(ops: Optional["NumpyForm"], keep: Sequence[str]) -> tuple[bool, str]:
+    """Whether tasks ⊕-aggregating ``ops`` onto ``keep`` can run compiled, and why not (no data needed).
+
+    >>> from faq.semirings import COUNTING
+    >>> from faq.semirings.numpy_backend import numpy_ops
+    >>> compiled_form(numpy_ops(COUNTING), ["a"])
+    (False, 'the tasks do not ⊕-aggregate to one value')
+    """
+    if not AVAILABLE:
+        return False, "numba is not installed"
+    if ops is None or keep:
+        return False, "the tasks do not ⊕-aggregate to one value"
+    if ops.add not in _CODES or ops.mul not in _CODES or np.dtype(ops.dtype).kind not in "if":
+        return False, f"no compiled form of {ops.name}"
+    return True, ""
+
+
+def compilable(kernel: "_Kernel") -> tuple[bool, str]:
+    """Whether the compiled loop can run ``kernel``'s tasks, and why not (the index decides the rest)."""
+    ops = kernel.ops
+    ok, why = compiled_form(ops, kernel.outputs)
+    if not ok:
+        return ok, why
+    if any(e.level.duplicates for level in kernel.extenders for e in level):
+        return False, "a relation repeats rows"
+    if ops.integral and ops.add is np.add and kernel.values and kernel.bound > 1:
+        return False, "int64 sums of valued bindings need the numpy path's overflow guard"
+    if not kernel.extenders:
+        return False, "a single attribute"
+    return True, ""
+
+
+@dataclass(frozen=True)
+class _Flat:
+    """A kernel's tries and extenders as flat arrays (what the compiled loop reads)."""
+
+    slots: int
+    depth_start: np.ndarray  # extenders of depth d (1-based) are depth_start[d-1]:depth_start[d]
+    ext_slot: np.ndarray
+    ext_level: np.ndarray
+    comp: np.ndarray
+    comp_start: np.ndarray
+    offsets: np.ndarray
+    offsets_start: np.ndarray
+    values: np.ndarray
+    values_start: np.ndarray
+    value_slot: np.ndarray
+
+
+def _flatten(kernel: "_Kernel") -> _Flat:
+    levels: dict[int, int] = {}
+    comps, offsets, ext_slot, ext_level, depth_start = [], [], [], [], [0]
+    for extenders in kernel.extenders:
+        for e in extenders:
+            if id(e.level) not in levels:
+                levels[id(e.level)] = len(comps)
+                comps.append(e.level.comp)
+                offsets.append(e.level.offsets)
+            ext_slot.append(e.slot)
+            ext_level.append(levels[id(e.level)])
+        depth_start.append(len(ext_slot))
+    slots = 1 + max([*ext_slot, *(k[1] for k in kernel.seeds if k[0] == "n"), *(i for i, _ in kernel.values)])
+    dtype = kernel.ops.dtype
+    values = [np.asarray(v, dtype=dtype) for _, v in kernel.values]
+
+    def starts(parts: list[np.ndarray]) -> np.ndarray:
+        return np.concatenate(([0], np.cumsum([len(p) for p in parts]))).astype(np.int64)
+
+    def joined(parts: list[np.ndarray], kind) -> np.ndarray:
+        return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0, dtype=kind), dtype=kind)
+
+    return _Flat(
+        slots, np.array(depth_start, dtype=np.int64), np.array(ext_slot, dtype=np.int64),
+        np.array(ext_level, dtype=np.int64), joined(comps, np.int64), starts(comps),
+        joined(offsets, np.int64), starts(offsets), joined(values, dtype), starts(values),
+        np.array([i for i, _ in kernel.values], dtype=np.int64),
+    )
+
+
+def aggregate_seeds(kernel: "_Kernel", seed_ids: np.ndarray) -> Any:
+    """⊕ over every binding extending the seeds ``seed_ids`` of the ⊗ of its values (numpy scalar).
+
+    ``kernel`` must be :func:`compilable`.  The flat form is built once per
+    kernel object (in a task: once per worker process).
+    """
+    flat = _FLAT.get(id(kernel))
+    if flat is None:
+        flat = _FLAT[id(kernel)] = _flatten(kernel)
+        weakref.finalize(kernel, _FLAT.pop, id(kernel), None)
+    ops = kernel.ops
+    ids = np.asarray(seed_ids, dtype=np.int64)
+    seed_nodes = np.zeros((len(ids), flat.slots), dtype=np.int64)
+    for key, column in kernel.seeds.items():
+        if key[0] == "n":
+            seed_nodes[:, key[1]] = column[ids]
+    zero = np.asarray(ops.zero, dtype=ops.dtype)[()]
+    one = np.asarray(ops.one, dtype=ops.dtype)[()]
+    from faq.joins.compiled_loop import aggregate
+
+    total = aggregate(seed_nodes, flat.depth_start, flat.ext_slot, flat.ext_level, flat.comp, flat.comp_start,
+                 flat.offsets, flat.offsets_start, np.int64(kernel.encoding.span), flat.values, flat.values_start,
+                 flat.value_slot, _CODES[ops.add], _CODES[ops.mul], zero, one)
+    return np.asarray(total, dtype=ops.dtype)[()]

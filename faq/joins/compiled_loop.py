@@ -1,0 +1,134 @@
+"""The compiled loop of :mod:`faq.joins.compiled` (numba; imported only by tasks that run it).
+
+Depth first over the attributes with an explicit stack: per prefix, the
+extender with the fewest entries proposes its sorted candidates, the others
+validate each by a galloping search resuming where the previous one ended;
+the leaf ⊗-multiplies the relations' values and ⊕-adds them to the total.
+Operations are codes: 0 +, 1 ×, 2 min, 3 max.  Compiled once per machine
+(numba's on-disk cache), not once per Spark worker.
+
+>>> import numpy as np
+>>> comp = np.array([1, 3, 5, 7], dtype=np.int64)
+>>> [int(_find(comp, 0, 0, 4, key)) for key in (0, 3, 4, 8)]     # first position holding >= key
+[0, 1, 2, 4]
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+def _jit(function):
+    """numba's compiler with an on-disk cache (each Spark worker would compile again otherwise)."""
+    return numba.njit(cache=True, nogil=True)(function)
+
+
+@_jit
+def _apply(code, a, b):
+    if code == 0:
+        return a + b
+    if code == 1:
+        return a * b
+    if code == 2:
+        return min(a, b)
+    return max(a, b)
+
+
+@_jit
+def _find(comp, base, low, high, key):
+    """First position in ``comp[base + low : base + high]`` (sorted) holding at least ``key``.
+
+    Galloping from ``low``: keys come in increasing order (a proposer's
+    candidates are sorted), so each search starts where the last one ended
+    and costs the log of the distance moved, not of the segment.
+    """
+    step = 1
+    while low + step < high and comp[base + low + step - 1] < key:
+        low += step
+        step <<= 1
+    high = min(high, low + step)
+    while low < high:
+        middle = (low + high) >> 1
+        if comp[base + middle] < key:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@_jit
+def _open(d, node, parent, cursor, position, end, proposer, depth_start, ext_slot, ext_level, offsets,
+          offsets_start):
+    """Enter depth ``d``: every extender's segment under the prefix; the smallest proposes (False: empty)."""
+    node[d, :] = node[d - 1, :]
+    best, best_count = -1, -1
+    for e in range(depth_start[d - 1], depth_start[d]):
+        p = node[d - 1, ext_slot[e]]
+        base = offsets_start[ext_level[e]]
+        count = offsets[base + p + 1] - offsets[base + p]
+        parent[e] = p
+        cursor[e] = offsets[base + p]
+        if best < 0 or count < best_count:
+            best, best_count = e, count
+    if best_count <= 0:
+        return False
+    base = offsets_start[ext_level[best]]
+    position[d] = offsets[base + parent[best]]
+    end[d] = offsets[base + parent[best] + 1]
+    proposer[d] = best
+    return True
+
+
+@_jit
+def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, offsets, offsets_start, span,
+          values, values_start, value_slot, add, mul, zero, one):
+    """Long because: one compiled loop, depth first over the attributes, with an explicit stack."""
+    depths = len(depth_start) - 1
+    node = np.zeros((depths + 1, seed_nodes.shape[1]), dtype=np.int64)
+    parent = np.zeros(len(ext_slot), dtype=np.int64)
+    cursor = np.zeros(len(ext_slot), dtype=np.int64)  # where each validator's next search starts
+    position = np.zeros(depths + 1, dtype=np.int64)
+    end = np.zeros(depths + 1, dtype=np.int64)
+    proposer = np.zeros(depths + 1, dtype=np.int64)
+    total = zero
+    for s in range(seed_nodes.shape[0]):
+        node[0, :] = seed_nodes[s, :]
+        if not _open(1, node, parent, cursor, position, end, proposer, depth_start, ext_slot, ext_level, offsets,
+                     offsets_start):
+            continue
+        d = 1
+        while d >= 1:
+            if position[d] >= end[d]:
+                d -= 1
+                continue
+            k = position[d]
+            position[d] += 1
+            e = proposer[d]
+            value = comp[comp_start[ext_level[e]] + k] - parent[e] * span
+            node[d, ext_slot[e]] = k
+            held = True
+            for o in range(depth_start[d - 1], depth_start[d]):
+                if o == e:
+                    continue
+                base = offsets_start[ext_level[o]]
+                p = parent[o]
+                key = p * span + value
+                high = offsets[base + p + 1]
+                at = _find(comp, comp_start[ext_level[o]], cursor[o], high, key)
+                cursor[o] = at
+                if at >= high or comp[comp_start[ext_level[o]] + at] != key:
+                    held = False
+                    break
+                node[d, ext_slot[o]] = at
+            if not held:
+                continue
+            if d == depths:
+                product = one
+                for q in range(len(value_slot)):
+                    product = _apply(mul, product, values[values_start[q] + node[d, value_slot[q]]])
+                total = _apply(add, total, product)
+            elif _open(d + 1, node, parent, cursor, position, end, proposer, depth_start, ext_slot, ext_level, offsets,
+                       offsets_start):
+                d += 1
+    return total
