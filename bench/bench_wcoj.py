@@ -212,16 +212,18 @@ def load_simple_digraph(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def kernel_variants() -> dict:
-    """name -> (aggregate in tasks, hash-index validation)."""
+    """name -> (aggregate in tasks, hash-index validation, compiled loop)."""
     return {
-        "listing+searchsorted": (False, False),  # the strategy before this change
-        "listing+hash": (False, True),
-        "aggregate+searchsorted": (True, False),
-        "aggregate+hash": (True, True),
+        "listing+searchsorted": (False, False, False),  # the strategy before task aggregation
+        "listing+hash": (False, True, False),
+        "aggregate+searchsorted": (True, False, False),
+        "aggregate+hash": (True, True, False),
+        "aggregate+compiled": (True, False, True),  # faq/joins/compiled.py (numba)
     }
 
 
-def kernel_time(src: np.ndarray, dst: np.ndarray, pattern, aggregate: bool, hashed: bool) -> tuple[int, float]:
+def kernel_time(src: np.ndarray, dst: np.ndarray, pattern, aggregate: bool, hashed: bool,
+                compiled: bool = False) -> tuple[int, float]:
     """(count, seconds) of one broadcast task running every seed of ``pattern`` over the edges.
 
     The index (tries, seeds) is built outside the timing, as on the driver;
@@ -251,6 +253,11 @@ def kernel_time(src: np.ndarray, dst: np.ndarray, pattern, aggregate: bool, hash
         kernel, seeds, _ = generic_module.build_kernel(
             attributes, group_list, collected, order, order, COUNTING, keep if aggregate else None, ops
         )
+        kernel.compiled = kernel.compiled and compiled  # the numpy variants run numpy
+        if compiled:  # numba compiles (or loads its cache) outside the timing
+            from faq.joins.compiled import aggregate_seeds
+
+            aggregate_seeds(kernel, np.arange(min(seeds, 1)))
         ids = pa.RecordBatch.from_arrays([pa.array(np.arange(seeds, dtype=np.int64))], names=["id"])
         t0 = time.perf_counter()
         count = 0
@@ -275,8 +282,8 @@ def kernel_benchmark(args, run: Run) -> None:
             times: dict[str, list[float]] = {v: [] for v in kernel_variants()}
             counts = {}
             for _ in range(args.repeat):
-                for variant, (aggregate, hashed) in kernel_variants().items():
-                    counts[variant], seconds = kernel_time(src, dst, PATTERNS[query], aggregate, hashed)
+                for variant, (aggregate, hashed, compiled) in kernel_variants().items():
+                    counts[variant], seconds = kernel_time(src, dst, PATTERNS[query], aggregate, hashed, compiled)
                     times[variant].append(seconds)
             if len(set(counts.values())) > 1:
                 raise RuntimeError(f"{name} {query}: kernel variants disagree: {counts}")
