@@ -234,13 +234,13 @@ def grid_for(
 
 
 def format_bytes(n: float) -> str:
-    """``n`` bytes for people: ``format_bytes(3 * 2**20)`` is ``'3 MiB'``.
+    """``n`` bytes for people, three digits at most: ``format_bytes(3 * 2**20)`` is ``'3 MiB'``.
 
-    >>> format_bytes(512), format_bytes(1536), format_bytes(3 * 2**30)
-    ('512 B', '1.5 KiB', '3 GiB')
+    >>> format_bytes(512), format_bytes(1536), format_bytes(1_028_096), format_bytes(3 * 2**30)
+    ('512 B', '1.5 KiB', '0.98 MiB', '3 GiB')
     """
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(n) < 1024 or unit == "GiB":
+        if abs(n) < 1000 or unit == "GiB":
             return f"{n:.3g} {unit}"
         n /= 1024
     return f"{n:.3g} GiB"  # pragma: no cover
