@@ -149,8 +149,11 @@ def test_session_environment_reads_the_budget(spark):
         assert session_environment(spark).index_memory == 600 * 1024
     finally:
         spark.conf.unset("spark.faq.indexMemory")
-    # Without it: a quarter of the driver's memory on a local master (the test session: 3g).
-    assert session_environment(spark).index_memory == int(INDEX_MEMORY_FRACTION * parse_size("3g"))
+    # Without it: a quarter of the driver's memory on a local master (the test session: 3g; a
+    # Connect server started by faq: 4g), of the executors' elsewhere.
+    local = spark.conf.get("spark.master").startswith("local[")
+    memory = spark.conf.get("spark.driver.memory" if local else "spark.executor.memory", "1g")
+    assert session_environment(spark).index_memory == int(INDEX_MEMORY_FRACTION * parse_size(memory, "m"))
 
 
 # --- exact on a real graph ------------------------------------------------------------
