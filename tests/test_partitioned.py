@@ -1,6 +1,6 @@
 """The partitioned (HyperCube / Shares) generic join: its grid, the planner's choice by bytes, exactness.
 
-Pure tests of :func:`faq.joins.hypercube.shares` and of the strategy choice run
+Pure tests of :func:`faq.hypergraph.shares.shares` and of the strategy choice run
 without Spark; the join itself is checked against brute force and binary joins
 in tests/test_generic_join.py (every strategy) and here on a real graph, and
 on ``local-cluster[2,1,1024]`` (in a child process: tests/partitioned_cluster_job.py)
@@ -27,7 +27,7 @@ from faq.insideout.physical import (
     choose_strategy,
     parse_size,
 )
-from faq.joins.hypercube import grid_for, shares, task_rows
+from faq.hypergraph.shares import grid_for, shares, task_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"

@@ -28,7 +28,7 @@ strategies:
     with the broadcast strategy's kernel.  Chosen for integer keys when the
     broadcast index does not fit; the grid is the one of fewest cells (at
     least the parallelism) whose estimated per-cell index fits
-    :attr:`Environment.index_memory` (:func:`faq.joins.hypercube.grid_for`).
+    :attr:`Environment.index_memory` (:func:`faq.hypergraph.shares.grid_for`).
 ``shuffle``
     DataFrame joins, attribute at a time (count / propose / validate as
     joins); any key type, any size (Spark spills).
@@ -69,7 +69,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from faq.joins.hypercube import BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for
+from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for
 
 # Requested bag-join methods: the planner's "auto" picks binary joins for acyclic bags and
 # "generic" for cyclic ones; "generic_shuffle" / "generic_broadcast" / "generic_partitioned"

@@ -212,7 +212,8 @@ def generic_join(
             df, out, note = _broadcast_join(spark, uses, _groups(shared, kept), order, variables, semiring,
                                             aggregate, ops)
         else:
-            from faq.joins.hypercube import partitioned_join, shares
+            from faq.hypergraph.shares import shares
+            from faq.joins.hypercube import partitioned_join
             from faq.spark import default_parallelism
 
             if grid is None:
