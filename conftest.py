@@ -67,6 +67,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.io.writers",
     "faq.joins.binary",
     "faq.joins.generic",
+    "faq.joins.hypercube",
     "faq.recursive.seminaive",
     "faq.recursive.spark_maintained",
     "faq.scope",

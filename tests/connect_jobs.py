@@ -42,6 +42,26 @@ def test_triangles_equal_snap_counts(spark):
     assert count_triangles(edges, directed=False).count == 105461  # SNAP's published count
 
 
+def test_partitioned_join_chosen_by_the_index_budget(spark):
+    """A budget the index cannot fit: the plan picks the partitioned strategy (no broadcast
+    variable, so Connect runs it as classic Spark does) and the count is SNAP's."""
+    from dataclasses import replace
+
+    from faq.graphs.edges import degree_oriented, edge_factor
+    from faq.graphs.triangles import TRIANGLE_QUERY
+    from faq.insideout import evaluate
+
+    graph = replace(degree_oriented(edge_factor(str(DATA / "email-Eu-core.txt.gz"))), name="edge")
+    spark.conf.set("spark.faq.indexMemory", "600k")
+    try:
+        with evaluate(TRIANGLE_QUERY, {"edge": graph}) as result:
+            assert result.plan.steps[0].strategy.name == "partitioned"
+            assert result.notes[0].startswith("partitioned grid")
+            assert result.scalar() == 105461
+    finally:
+        spark.conf.unset("spark.faq.indexMemory")
+
+
 def test_query_and_motif_count_equal_networkx(spark):
     from faq.factor import factor_of
     from faq.graphs.motifs import motifs

@@ -1,7 +1,8 @@
 """The generic (worst-case optimal) join against binary joins and brute force.
 
-Both strategies run on every case: ``shuffle`` (DataFrame joins) and
-``broadcast`` (numpy tries per partition).
+Every strategy runs on every case: ``shuffle`` (DataFrame joins),
+``broadcast`` (numpy tries per partition) and ``partitioned`` (HyperCube grid,
+numpy tries per cell).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from tests.strategies import DOMAIN, INF, VALUES, cyclic_faq, factors_of, nontri
 
 pytestmark = pytest.mark.usefixtures("spark")
 
-STRATEGIES = ("shuffle", "broadcast")
+STRATEGIES = ("shuffle", "broadcast", "partitioned")
 
 FEW = settings(
     max_examples=2,
@@ -66,7 +67,7 @@ def rows_of(out: Frame, variables, semiring="counting"):
 
 
 def check_against_binary(relations, indicators, semiring="counting", order=()):
-    """Both strategies give binary_join's rows (as multisets per key)."""
+    """Every strategy gives binary_join's rows (as multisets per key)."""
     ring = get_semiring(semiring)
     expected_frame = binary_join(relations, indicators, ring)
     variables = expected_frame.variables
@@ -104,15 +105,15 @@ def check_faq(case, semiring, joins):
 def test_random_faqs_agree_with_brute_force(semiring):
     """Random FAQs (tests/strategies.py) and random cyclic ones, with
     every InsideOut step joined by the generic join (acyclic bags too): the broadcast
-    strategy on each example, the shuffle strategy on one of each kind (it runs a
-    dozen Spark stages even on tiny inputs)."""
+    strategy on each example, the shuffle and partitioned strategies on one of each kind
+    (they run several Spark stages even on tiny inputs)."""
     for strategy in (nontrivial_faq(semiring), cyclic_faq(semiring)):
         seen = []
 
         @FEW
         @given(strategy)
         def check(case):
-            joins = ("generic_broadcast", "generic_shuffle") if not seen else ("generic_broadcast",)
+            joins = ("generic_broadcast", "generic_shuffle", "generic_partitioned") if not seen else ("generic_broadcast",)
             seen.append(case)
             check_faq(case, semiring, joins)
 
@@ -156,7 +157,8 @@ def test_aggregated_join_equals_listing_and_brute_force(semiring):
     broadcast join aggregating inside its tasks (numpy ⊗/⊕, partial aggregates) gives what
     listing every binding then aggregating gives, and what brute force gives — random cyclic
     FAQs (triangle, 4-cycle, ternary; up to two free variables) and a random FAQ with both
-    free and bound variables."""
+    free and bound variables.  The partitioned join aggregating in its cells (on a grid
+    splitting every variable in two) gives the same."""
     from faq.insideout.binding import bind
 
     ring = get_semiring(semiring)
@@ -180,6 +182,11 @@ def test_aggregated_join_equals_listing_and_brute_force(semiring):
             assert "⊕" not in listing.note
             assert_same_answer(aggregated_rows(aggregated, keep, ring), expected, "aggregated")
             assert_same_answer(aggregated_rows(listing, keep, ring), expected, "listing")
+            grid = {v: 2 for f in frames for v in f.variables}
+            cells = generic_join(frames, [], ring, (), strategy="partitioned", aggregate=Aggregation(keep, ring),
+                                 grid=grid)
+            assert cells.note.startswith("partitioned grid") and "; ⊕" in cells.note, cells.note
+            assert_same_answer(aggregated_rows(cells, keep, ring), expected, "partitioned")
 
         check()
 
@@ -405,14 +412,17 @@ def test_string_keys_fall_back_to_shuffle(spark):
 
 
 def test_strategy_from_size_limits_and_forcing():
-    """The plan broadcasts small integer relations, shuffles above the automatic limit (and a
-    forced broadcast above the hard limit), and shuffles when told; each runs as planned."""
+    """The plan broadcasts small integer relations, partitions them above the automatic row
+    limit or the index memory (and shuffles a forced broadcast above the hard limit), and
+    shuffles or partitions when told; each runs as planned."""
     edge = factor_of(TRIANGLE_EDGES, ["s", "t"], "counting", name="edge")
     text = "count() := edge(a,b), edge(a,c), edge(b,c)"
     small = Environment(broadcast_max_rows=3)
     cases = [
         ("auto", Environment(), "broadcast", "index of 8 rows"),
-        ("auto", small, "shuffle", "automatic broadcast limit"),
+        ("auto", small, "partitioned", "automatic broadcast limit"),
+        ("auto", Environment(index_memory=100), "partitioned", "exceeds the index memory"),
+        ("generic_partitioned", Environment(), "partitioned", "forced"),
         ("generic_broadcast", small, "broadcast", "forced"),
         ("generic_broadcast", Environment(broadcast_hard_max_rows=3), "shuffle", "broadcast limit"),
         ("generic_shuffle", Environment(), "shuffle", "forced"),

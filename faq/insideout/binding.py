@@ -183,10 +183,47 @@ def factor_statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, Re
 
 
 def session_environment(spark: "SparkSession") -> Environment:
-    """The facts of ``spark`` a plan's physical choices depend on."""
+    """The facts of ``spark`` a plan's physical choices depend on.
+
+    Kind (Spark Connect or classic), parallelism, and the memory one index
+    may use on an executor: the session's ``spark.faq.indexMemory`` (bytes,
+    or a Spark size such as ``"256m"``) when set, else
+    :data:`~faq.insideout.physical.INDEX_MEMORY_FRACTION` of
+    ``spark.executor.memory`` (default 1g) -- of ``spark.driver.memory`` on
+    a ``local[...]`` master, whose one executor is the driver.
+
+    Examples
+    --------
+    >>> from faq.spark import get_session
+    >>> spark = get_session()
+    >>> spark.conf.set("spark.faq.indexMemory", "3m")
+    >>> session_environment(spark).index_memory
+    3145728
+    >>> spark.conf.unset("spark.faq.indexMemory")
+    """
     from faq.spark import default_parallelism, is_connect
 
-    return Environment(connect=is_connect(spark), parallelism=default_parallelism(spark))
+    return Environment(connect=is_connect(spark), parallelism=default_parallelism(spark),
+                       index_memory=index_memory(spark))
+
+
+def index_memory(spark: "SparkSession") -> int:
+    """Bytes one index may use on an executor of ``spark`` (see :func:`session_environment`)."""
+    from faq.insideout.physical import INDEX_MEMORY_CONF, INDEX_MEMORY_FRACTION, parse_size
+
+    def setting(key: str) -> Optional[str]:
+        try:
+            return spark.conf.get(key, None)
+        except Exception:  # noqa: BLE001 - a Connect server may refuse to show a static setting
+            return None
+
+    given = setting(INDEX_MEMORY_CONF)
+    if given:
+        return parse_size(given)
+    master = setting("spark.master") or ""
+    key = "spark.driver.memory" if master.startswith("local[") or master == "local" else "spark.executor.memory"
+    memory = parse_size(setting(key) or "1g", default_unit="m")  # Spark reads a bare number as MiB
+    return int(INDEX_MEMORY_FRACTION * memory)
 
 
 def plan_for(

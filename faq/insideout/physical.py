@@ -8,7 +8,7 @@ values (factor sizes and key types from the caller, the session's kind and
 parallelism as an :class:`Environment`), so plans can be made, printed and
 tested without Spark.
 
-A bag joined by the generic (worst-case optimal) join runs one of two
+A bag joined by the generic (worst-case optimal) join runs one of three
 strategies:
 
 ``broadcast``
@@ -18,7 +18,17 @@ strategies:
     keys and an index small enough to ship: at most
     :attr:`Environment.broadcast_max_rows` rows when chosen automatically,
     never more than :attr:`Environment.broadcast_hard_max_rows` (or
-    :attr:`Environment.connect_ship_max_rows` on Connect).
+    :attr:`Environment.connect_ship_max_rows` on Connect), and, when chosen
+    automatically, an estimated index (:data:`BYTES_PER_INDEX_ROW` per row)
+    within the memory an executor's index may use,
+    :attr:`Environment.index_memory`.
+``partitioned``
+    HyperCube / Shares (:mod:`faq.joins.hypercube`): the bag's variables
+    hashed onto a grid of cells, each cell joining its share of the rows
+    with the broadcast strategy's kernel.  Chosen for integer keys when the
+    broadcast index does not fit; the grid is the one of fewest cells (at
+    least the parallelism) whose estimated per-cell index fits
+    :attr:`Environment.index_memory` (:func:`faq.hypergraph.shares.grid_for`).
 ``shuffle``
     DataFrame joins, attribute at a time (count / propose / validate as
     joins); any key type, any size (Spark spills).
@@ -35,22 +45,38 @@ Examples
 'broadcast'
 >>> s = choose_strategy("generic", index_rows=3e7, integral=True, environment=env)
 >>> s.name, s.reason
-('shuffle', 'index of 3e+07 rows exceeds the automatic broadcast limit 2e+07')
+('partitioned', 'index of 3e+07 rows exceeds the automatic broadcast limit 2e+07')
+>>> choose_strategy("generic", index_rows=3e7, integral=False, environment=env).name
+'shuffle'
 >>> choose_strategy("generic_broadcast", index_rows=10, integral=False, environment=env).reason
 'forced broadcast needs integer keys: shuffle instead'
+
+By bytes: an index of 5,000 rows (~312 KiB) against 64 KiB an executor's index may use.
+
+>>> small = Environment(parallelism=2, index_memory=64 * 1024)
+>>> triangle = [(("a", "b"), 5000), (("a", "c"), 5000), (("b", "c"), 5000)]
+>>> s = choose_strategy("generic", 5000, True, small, uses=triangle)
+>>> s.name, s.reason
+('partitioned', 'index of 5e+03 rows (~312 KiB) exceeds the index memory 64 KiB')
+>>> s.describe()
+'strategy partitioned (index of 5e+03 rows (~312 KiB) exceeds the index memory 64 KiB); grid a=4 × b=4 × c=4 (64 cells), est. 938 rows / 58.6 KiB per task'
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
+from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for
+
 # Requested bag-join methods: the planner's "auto" picks binary joins for acyclic bags and
-# "generic" for cyclic ones; "generic_shuffle" / "generic_broadcast" force a strategy.
-JOIN_METHODS = ("binary", "generic", "generic_shuffle", "generic_broadcast")
+# "generic" for cyclic ones; "generic_shuffle" / "generic_broadcast" / "generic_partitioned"
+# force a strategy.
+JOIN_METHODS = ("binary", "generic", "generic_shuffle", "generic_broadcast", "generic_partitioned")
 # What a step runs.
-STRATEGIES = ("binary", "broadcast", "shuffle")
+STRATEGIES = ("binary", "broadcast", "shuffle", "partitioned")
 
 # Index limits (rows of all relations of one bag).  The automatic choice broadcasts up to
 # AUTO_BROADCAST_MAX_ROWS: every executor's Python worker holds the whole index.
@@ -60,6 +86,19 @@ BROADCAST_MAX_ROWS = 50_000_000
 # On Spark Connect the index is pickled into the mapInArrow function's payload (no broadcast
 # variables), and a Connect message is bounded.
 CONNECT_SHIP_MAX_ROWS = 8_000_000
+
+# The memory one index may use on an executor, unless the session sets INDEX_MEMORY_CONF: this
+# fraction of the executor's memory (spark.executor.memory, default 1g; on a local master, where the
+# executor is the driver, spark.driver.memory).  A quarter, because the index is not in the JVM heap
+# that setting sizes but in the Python workers beside it, one per executor core and each with its
+# own copy of a broadcast index (plus the task's working arrays, about as large again), while the
+# heap itself stays in use by Spark: a machine sized for the heap has room for a few copies of a
+# quarter of it, not of all of it.
+INDEX_MEMORY_FRACTION = 0.25
+# Session conf key (bytes, or a Spark size string: "256m", "4g") that sets the budget directly.
+INDEX_MEMORY_CONF = "spark.faq.indexMemory"
+DEFAULT_EXECUTOR_MEMORY = 1 << 30  # Spark's default spark.executor.memory, 1g
+DEFAULT_INDEX_MEMORY = int(INDEX_MEMORY_FRACTION * DEFAULT_EXECUTOR_MEMORY)
 
 
 @dataclass(frozen=True)
@@ -75,6 +114,12 @@ class Environment:
         Tasks that keep every core busy.
     broadcast_max_rows, broadcast_hard_max_rows, connect_ship_max_rows : int
         Index limits in rows (module constants by default; tests lower them).
+    index_memory : int
+        Bytes one index may use on an executor (:data:`INDEX_MEMORY_CONF`,
+        else :data:`INDEX_MEMORY_FRACTION` of the executor's memory; see
+        :func:`faq.insideout.binding.session_environment`).  An automatic
+        broadcast needs its estimated index within it; a partitioned join's
+        grid is sized so that a cell's index fits it.
     """
 
     connect: bool = False
@@ -82,6 +127,7 @@ class Environment:
     broadcast_max_rows: int = AUTO_BROADCAST_MAX_ROWS
     broadcast_hard_max_rows: int = BROADCAST_MAX_ROWS
     connect_ship_max_rows: int = CONNECT_SHIP_MAX_ROWS
+    index_memory: int = DEFAULT_INDEX_MEMORY
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -90,6 +136,7 @@ class Environment:
             "broadcast_max_rows": self.broadcast_max_rows,
             "broadcast_hard_max_rows": self.broadcast_hard_max_rows,
             "connect_ship_max_rows": self.connect_ship_max_rows,
+            "index_memory": self.index_memory,
         }
 
 
@@ -99,12 +146,21 @@ class Strategy:
 
     Attributes
     ----------
-    name : {"binary", "broadcast", "shuffle"}
+    name : {"binary", "broadcast", "shuffle", "partitioned"}
     reason : str
         Why, in words (shown by ``explain``).
     index_rows : float or None
         Rows of all relations of the bag, the broadcast index's size
         (estimated for intermediate relations; None when sizes are unknown).
+    index_bytes : float or None
+        The broadcast index's estimated bytes (:data:`BYTES_PER_INDEX_ROW`
+        per row).
+    shares : tuple of (str, int)
+        Partitioned joins: the grid, share per variable (1: not split).
+    cells : int
+        Partitioned joins: the grid's cells (``Π shares``).
+    task_rows, task_bytes : float or None
+        Partitioned joins: estimated input rows and index bytes per cell.
     shared : tuple of tuple of int
         Generic joins: groups of uses (relations, then indicators, in the
         step's order) that read one index.
@@ -121,11 +177,25 @@ class Strategy:
     shared: tuple[tuple[int, ...], ...] = ()
     aggregate_in_tasks: bool = False
     aggregation: str = ""
+    index_bytes: Optional[float] = None
+    shares: tuple[tuple[str, int], ...] = ()
+    cells: int = 0
+    task_rows: Optional[float] = None
+    task_bytes: Optional[float] = None
+
+    @property
+    def grid(self) -> Optional[Grid]:
+        """The partitioned join's grid (None for the other strategies)."""
+        if self.name != "partitioned" or not self.shares:
+            return None
+        return Grid(self.shares, self.cells, self.task_rows or 0.0, self.task_bytes or 0.0)
 
     def describe(self) -> str:
         """One line for ``explain``."""
         parts = [f"strategy {self.name} ({self.reason})"]
-        if self.shared and any(len(g) > 1 for g in self.shared):
+        if self.grid is not None:
+            parts.append(self.grid.describe())
+        if self.shared and any(len(g) > 1 for g in self.shared) and self.name != "partitioned":
             parts.append(f"{sum(map(len, self.shared))} uses read {len(self.shared)} index(es)")
         if self.aggregation:
             parts.append(self.aggregation)
@@ -139,6 +209,11 @@ class Strategy:
             "shared_indexes": [list(g) for g in self.shared],
             "aggregate_in_tasks": self.aggregate_in_tasks,
             "aggregation": self.aggregation,
+            "index_bytes": _finite(self.index_bytes),
+            "grid": {v: s for v, s in self.shares},
+            "cells": self.cells,
+            "task_rows": _finite(self.task_rows),
+            "task_bytes": _finite(self.task_bytes),
         }
 
 
@@ -147,6 +222,7 @@ def choose_strategy(
     index_rows: Optional[float],
     integral: Optional[bool],
     environment: Environment,
+    uses: Sequence[tuple[Sequence[str], float]] = (),
 ) -> Strategy:
     """The strategy of a bag joined with ``method`` (a :data:`JOIN_METHODS` name).
 
@@ -154,25 +230,68 @@ def choose_strategy(
     ----------
     method : str
         ``"binary"``, ``"generic"`` (broadcast when the index fits, else
-        shuffle), ``"generic_broadcast"`` or ``"generic_shuffle"`` (forced;
-        a forced broadcast still falls back to shuffle where it cannot run,
-        and says so).
+        partitioned for integer keys, else shuffle), or one of
+        ``"generic_broadcast"``, ``"generic_shuffle"`` and
+        ``"generic_partitioned"`` (forced; a forced broadcast or partitioned
+        join still falls back to shuffle where it cannot run, and says so).
     index_rows : float or None
         Rows of the bag's relations (None: unknown, taken to fit).
     integral : bool or None
         Every key of the bag is an integer (None: unknown, taken to be).
     environment : Environment
+    uses : sequence of (variables, rows)
+        Each relation and indicator of the bag with its (estimated) rows:
+        the partitioned join's grid is sized from them (rows unknown: taken
+        as equal).
     """
     if method == "binary":
         return Strategy("binary", "")
     if method == "generic_shuffle":
         return Strategy("shuffle", "forced")
+    index_bytes = None if index_rows is None else index_rows * BYTES_PER_INDEX_ROW
+    if method == "generic_partitioned":
+        if integral is False:
+            return Strategy("shuffle", "forced partitioned needs integer keys: shuffle instead", index_rows)
+        return _partitioned("forced", index_rows, index_bytes, environment, uses)
     forced = method == "generic_broadcast"
     refusal = _broadcast_refusal(index_rows, integral, environment, forced)
     if refusal:
-        return Strategy("shuffle", f"forced broadcast {refusal}: shuffle instead" if forced else refusal, index_rows)
+        if forced:
+            return Strategy("shuffle", f"forced broadcast {refusal}: shuffle instead", index_rows, index_bytes=index_bytes)
+        if integral is not False:
+            return _partitioned(refusal, index_rows, index_bytes, environment, uses)
+        return Strategy("shuffle", refusal, index_rows, index_bytes=index_bytes)
     size = "sizes unknown" if index_rows is None else f"index of {index_rows:.3g} rows"
-    return Strategy("broadcast", "forced, " + size if forced else size, index_rows)
+    return Strategy("broadcast", "forced, " + size if forced else size, index_rows, index_bytes=index_bytes)
+
+
+def _partitioned(
+    reason: str,
+    index_rows: Optional[float],
+    index_bytes: Optional[float],
+    env: Environment,
+    uses: Sequence[tuple[Sequence[str], float]],
+) -> Strategy:
+    """A partitioned strategy whose grid's cell index fits ``env.index_memory`` (as far as it can)."""
+    relation_variables = [tuple(vs) for vs, _ in uses if vs]
+    rows = [r for vs, r in uses if vs]
+    if not relation_variables:
+        return Strategy("partitioned", reason, index_rows, index_bytes=index_bytes)
+    if any(r is None or not math.isfinite(r) for r in rows):
+        rows = [1.0] * len(rows)  # sizes unknown: relations taken as equal, the grid of `parallelism` cells
+        budget = math.inf
+    else:
+        budget = env.index_memory
+    variables = list(dict.fromkeys(v for vs in relation_variables for v in vs))
+    grid = grid_for(variables, relation_variables, rows, budget, env.parallelism)
+    if budget is math.inf:
+        task_rows = task_bytes = None
+    else:
+        task_rows, task_bytes = grid.rows_per_task, grid.bytes_per_task
+        if task_bytes > budget:
+            reason += f"; even {grid.cells} cells exceed the index memory {format_bytes(budget)}"
+    return Strategy("partitioned", reason, index_rows, index_bytes=index_bytes, shares=grid.shares,
+                    cells=grid.cells, task_rows=task_rows, task_bytes=task_bytes)
 
 
 def _broadcast_refusal(
@@ -189,7 +308,37 @@ def _broadcast_refusal(
         return f"index of {rows:.3g} rows exceeds the broadcast limit {env.broadcast_hard_max_rows:.3g}"
     if not forced and rows > env.broadcast_max_rows:
         return f"index of {rows:.3g} rows exceeds the automatic broadcast limit {env.broadcast_max_rows:.3g}"
+    if not forced and rows * BYTES_PER_INDEX_ROW > env.index_memory:
+        return (f"index of {rows:.3g} rows (~{format_bytes(rows * BYTES_PER_INDEX_ROW)}) exceeds the index memory "
+                f"{format_bytes(env.index_memory)}")
     return None
+
+
+def parse_size(text: Any, default_unit: str = "b") -> int:
+    """Bytes of a Spark size string: ``"256m"``, ``"4g"``, ``"1536k"``, ``"65536"``.
+
+    A bare number is in ``default_unit`` (Spark reads ``spark.executor.memory
+    = 1024`` as MiB: ``default_unit="m"``).
+
+    Raises
+    ------
+    InvalidArgumentError
+        Not a size.
+
+    Examples
+    --------
+    >>> parse_size("256m"), parse_size("4k"), parse_size("1g"), parse_size(100), parse_size("2", "m")
+    (268435456, 4096, 1073741824, 100, 2097152)
+    """
+    from faq.errors import InvalidArgumentError
+
+    units = {"b": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
+    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([bkmgtp]?)(?:i?b)?\s*", str(text).lower())
+    if not found:
+        raise InvalidArgumentError(argument="size", value=text,
+                                   reason="not a size: a number of bytes or a Spark size such as 256m or 4g")
+    number, unit = found.groups()
+    return int(float(number) * 1024 ** units[unit or default_unit.lower()])
 
 
 def task_aggregation(

@@ -112,7 +112,7 @@ class Step:
     join_reason: str = ""
     attribute_order: tuple[str, ...] = ()
     work: Optional[WorkEstimate] = None  # generic joins: estimated proposals per attribute
-    strategy: Strategy = Strategy("binary", "")  # what runs: binary, broadcast or shuffle, and why
+    strategy: Strategy = Strategy("binary", "")  # what runs: binary, broadcast, partitioned or shuffle, and why
     # The bag's AGM bound as exponents: (input relation, weight > 0) of the fractional edge cover
     # that gives estimated_rows (the ρ*-optimal cover when the plan has no sizes).
     cover: tuple[tuple[str, Fraction], ...] = ()
@@ -595,7 +595,7 @@ def _strategy(
     attributes: Sequence[str],
     est_size: Mapping[str, float],
 ) -> Strategy:
-    """The physical strategy of a step: binary, or the generic join broadcast or shuffled."""
+    """The physical strategy of a step: binary, or the generic join broadcast, partitioned or shuffled."""
     if method == "binary":
         return Strategy("binary", "")
     position = {a: i for i, a in enumerate(attributes)}
@@ -609,7 +609,10 @@ def _strategy(
     rows = [est_size.get(uses[g[0]][0], math.inf) for g in shared if uses[g[0]][1]]
     index_rows = None if any(math.isinf(r) for r in rows) else float(sum(rows))
     variables = list(dict.fromkeys(v for _, vs in uses for v in vs))
-    chosen = choose_strategy(method, index_rows, integral_bag(variables, context.types), context.environment)
+    # Each use with its rows, for a partitioned join's grid (each use is hashed apart: no sharing).
+    per_use = [(vs, est_size.get(rid, math.inf)) for rid, vs in uses]
+    chosen = choose_strategy(method, index_rows, integral_bag(variables, context.types), context.environment,
+                             uses=per_use)
     return replace(chosen, shared=shared)
 
 

@@ -7,7 +7,7 @@ Examples
 --------
 >>> from faq.joins.dispatch import RUNNERS
 >>> sorted(RUNNERS)
-['binary', 'broadcast', 'shuffle']
+['binary', 'broadcast', 'partitioned', 'shuffle']
 """
 
 from __future__ import annotations
@@ -33,13 +33,16 @@ def _generic(relations, indicators, semiring, strategy, attribute_order, aggrega
     return generic_join(
         relations, indicators, semiring, attribute_order, strategy=strategy.name, aggregate=aggregate,
         aggregate_in_tasks=strategy.aggregate_in_tasks, shared=strategy.shared or None, scope=scope,
+        grid=dict(strategy.shares) or None,
     )
 
 
 # Strategy name -> how it runs.  Binary joins return the full product, which the
 # executor's group-by aggregates; the generic join may return partial aggregates
 # (when the strategy says aggregate_in_tasks), which the same group-by combines.
-RUNNERS: dict[str, Callable[..., Frame]] = {"binary": _binary, "broadcast": _generic, "shuffle": _generic}
+RUNNERS: dict[str, Callable[..., Frame]] = {
+    "binary": _binary, "broadcast": _generic, "partitioned": _generic, "shuffle": _generic,
+}
 
 
 def join_bag(

@@ -13,7 +13,7 @@ prefixes of the smallest proposal, never the Σ deg² of a chain of binary
 joins, so a triangle costs O(N^1.5) (Ngo, Porat, Ré, Rudra; Veldhuizen;
 BiGJoin, Ammar et al. VLDB 2018).
 
-Two physical strategies; which one a step runs is the plan's decision
+Three physical strategies; which one a step runs is the plan's decision
 (:func:`faq.insideout.physical.choose_strategy`), carried out here as given:
 
 ``"shuffle"``
@@ -37,6 +37,13 @@ Two physical strategies; which one a step runs is the plan's decision
     bounded whatever the output size.  Integer keys only.  Uses the plan
     found to read the same data in the same column order (``shared``) are
     indexed once.
+``"partitioned"``
+    HyperCube / Shares (:mod:`faq.joins.hypercube`): the variables are
+    hashed onto a grid of cells, each row sent to every cell consistent with
+    its keys, and each cell runs the broadcast strategy's numpy kernel on its
+    own rows (``groupBy(cell).applyInArrow``).  Memory per task is a
+    fraction of the input; one shuffle; no broadcast variable (Spark Connect
+    runs it as it is).  Integer keys only.
 
 When listing bindings, the ⊗ of the values is a Spark Column expression of
 the semiring (the broadcast strategy gathers each relation's value per output
@@ -77,7 +84,7 @@ from __future__ import annotations
 import functools
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -98,7 +105,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-STRATEGIES = ("shuffle", "broadcast")
+STRATEGIES = ("shuffle", "broadcast", "partitioned")
 # Largest number of candidates a piece of prefixes may propose (per task, per level).
 BATCH_ROWS = 1 << 16
 # Seed partitions per core of the default parallelism (skewed seeds need slack) ...
@@ -126,6 +133,7 @@ def generic_join(
     aggregate_in_tasks: Optional[bool] = None,
     shared: Optional[Sequence[Sequence[int]]] = None,
     scope: Optional["Scope"] = None,
+    grid: Optional[Mapping[str, int]] = None,
 ) -> Frame:
     """⊗-product of ``relations``, semi-joined with ``indicators``, attribute at a time.
 
@@ -142,9 +150,9 @@ def generic_join(
         Order in which attributes are bound (the plan's: each attribute after
         the first shares a relation with an earlier one).  Variables it
         misses are appended in a connected order; unknown ones are ignored.
-    strategy : {"broadcast", "shuffle"}
-        See the module notes; the broadcast strategy needs integer keys
-        (a :class:`~faq.errors.PlanError` otherwise).
+    strategy : {"broadcast", "shuffle", "partitioned"}
+        See the module notes; the broadcast and partitioned strategies need
+        integer keys (a :class:`~faq.errors.PlanError` otherwise).
     aggregate : Aggregation, optional
         The caller ⊕-aggregates the product onto ``aggregate.keep`` right away.
     aggregate_in_tasks : bool, optional
@@ -193,7 +201,7 @@ def generic_join(
     out = variables
     if not uses:
         df, note = spark.range(1).select(spark_columns(semiring).one().alias(VALUE_COLUMN)), "no variables"
-    elif strategy == "broadcast":
+    elif strategy in ("broadcast", "partitioned"):
         in_tasks, why = aggregate_in_tasks, "every binding listed: the plan says so"
         if in_tasks is None:
             from faq.insideout.physical import task_aggregation
@@ -201,7 +209,17 @@ def generic_join(
             in_tasks, why = task_aggregation(semiring, aggregate and aggregate.semiring,
                                              aggregate.keep if aggregate else (), variables)
         ops = numpy_ops(semiring, aggregate.semiring) if in_tasks and aggregate is not None else None
-        df, out, note = _broadcast_join(spark, uses, _groups(shared, kept), order, variables, semiring, aggregate, ops)
+        if strategy == "broadcast":
+            df, out, note = _broadcast_join(spark, uses, _groups(shared, kept), order, variables, semiring,
+                                            aggregate, ops)
+        else:
+            from faq.hypergraph.shares import shares
+            from faq.joins.hypercube import partitioned_join
+            from faq.spark import default_parallelism
+
+            if grid is None:
+                grid = shares(order, [u.attributes for u in uses], [1] * len(uses), default_parallelism(spark))
+            df, out, note = partitioned_join(spark, uses, order, variables, semiring, grid, aggregate, ops)
         if aggregate is not None and ops is None:
             note += f"; {why}"
     else:

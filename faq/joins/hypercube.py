@@ -1,0 +1,258 @@
+"""The partitioned generic join: HyperCube / Shares partitioning, the numpy kernel inside each cell.
+
+When a bag's relations are too large for every task to hold the whole index
+(the broadcast strategy), the variables of the bag are hashed onto the
+dimensions of a grid of ``p = Π share_v`` cells (Afrati & Ullman's Shares;
+Beame, Koutris & Suciu's HyperCube; Myria runs a local worst-case optimal
+join in each cell).  A row of a relation ``R`` has a coordinate on every
+dimension of a variable it holds (``hash_v(value) mod share_v``) and is
+replicated along the dimensions of the variables it does not hold; every
+binding of the join then lies in exactly one cell, the one of its variables'
+hashes, and each cell holds every row that binding needs.  So each cell runs
+the broadcast strategy's kernel (:func:`faq.joins.generic.build_kernel`,
+:func:`faq.joins.generic.run_kernel`) on its own rows, and the cells' results
+are disjoint: counts are exact, and with in-task aggregation each cell emits
+partial aggregates that the caller's group-by ⊕-combines (the broadcast
+strategy's contract).  One shuffle, no broadcast variable, no collect: it
+runs on Spark Connect.
+
+A cell holds about ``Σ_R |R| / Π_{v ∈ R} share_v`` rows; the shares (the
+plan's grid) are chosen without Spark by :mod:`faq.hypergraph.shares`.
+
+Examples
+--------
+>>> from faq.factor import factor_of
+>>> from faq.joins import Frame, VALUE_COLUMN
+>>> from faq.joins.generic import generic_join
+>>> from faq.semirings import COUNTING
+>>> edges = [(0, 1, 1), (1, 2, 1), (0, 2, 1), (2, 3, 1), (1, 3, 1)]
+>>> def use(a, b):
+...     f = factor_of(edges, ["s", "t"], "counting")
+...     return Frame(f.df.selectExpr(f"s AS {a}", f"t AS {b}", f"value AS {VALUE_COLUMN}"), (a, b))
+>>> out = generic_join([use("a", "b"), use("a", "c"), use("b", "c")], [], COUNTING, ["a", "b", "c"],
+...                    strategy="partitioned", grid={"a": 2, "b": 2, "c": 2})
+>>> out.note
+'partitioned grid a=2 × b=2 × c=2 (8 cells)'
+>>> sorted(map(tuple, out.df.collect()))
+[(0, 1, 2, 1), (1, 2, 3, 1)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
+
+import numpy as np
+
+from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for, shares, task_rows  # noqa: F401
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+    from faq.joins.frame import Aggregation
+    from faq.joins.generic import _Use
+    from faq.semirings import Semiring
+    from faq.semirings.numpy_backend import NumpyForm
+
+# Column names of the partitioned rows (internal: query variables never start with "__").
+CELL_COLUMN = "__cell"
+USE_COLUMN = "__use"
+
+
+# --- on Spark ------------------------------------------------------------------------
+
+
+def partitioned_join(
+    spark: "SparkSession",
+    uses: Sequence["_Use"],
+    order: Sequence[str],
+    variables: Sequence[str],
+    semiring: "Semiring",
+    grid: Mapping[str, int],
+    aggregate: Optional["Aggregation"] = None,
+    ops: Optional["NumpyForm"] = None,
+) -> tuple["DataFrame", tuple[str, ...], str]:
+    """The partitioned strategy: (DataFrame, its variables, what it did).
+
+    Each use's rows get a cell per grid coordinate (replicated along the
+    dimensions it does not hold); the rows of all uses, tagged with the use,
+    are grouped by cell and each cell runs the broadcast kernel on its rows
+    (``groupBy(cell).applyInArrow``).  With ``ops`` (numpy ⊗/⊕ for
+    ``aggregate``) cells emit partial aggregates over ``aggregate.keep``;
+    otherwise every binding with each valued use's value, multiplied here
+    as Spark Columns (as the broadcast strategy does).
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
+
+    from faq.joins.frame import VALUE_COLUMN
+    from faq.joins.generic import PARTITIONS_PER_CORE, _check_integral, _normalised
+    from faq.joins.partial import INT_LIMIT, integer_bound
+    from faq.semirings.spark_backend import columns as spark_columns
+    from faq.spark import default_parallelism
+
+    _check_integral(uses)
+    share = {v: max(1, int(grid.get(v, 1))) for v in order}
+    dims = [v for v in order if share[v] > 1]
+    stride, cells = {}, 1
+    for v in reversed(dims):  # mixed radix, the first dimension most significant
+        stride[v], cells = cells, cells * share[v]
+    value_type = {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType()}[semiring.value_type]
+    width = max(len(u.attributes) for u in uses)
+    valued = [i for i, u in enumerate(uses) if u.valued]
+
+    # Integer partial sums: the driver checks one bound for every cell (from each valued use's
+    # largest magnitude, one aggregate), so that all cells aggregate or all list (one schema).
+    note = ""
+    if ops is not None and ops.integral and valued:
+        maxima = _largest_magnitudes(uses, valued)
+        found = integer_bound(ops, [np.array([m], dtype=np.int64) for m in maxima])
+        if found is None:
+            ops, note = None, f"every binding listed: no int64 overflow bound for the ⊗/⊕ of {ops.name}"
+        elif found > INT_LIMIT // 2:
+            ops, note = None, f"every binding listed: values up to {found} could overflow int64 partial sums"
+    if ops is not None:
+        note = f"⊕ of {ops.name.split('/')[1]} inside tasks onto ({', '.join(aggregate.keep)})"
+
+    parts = []
+    for i, use in enumerate(uses):
+        df = _normalised(use)
+        keys = [F.col(f"__k{j}").cast("bigint") for j in range(len(use.attributes))]
+        coordinate = F.lit(0).cast("bigint")
+        missing = []
+        for v in dims:
+            if v in use.attributes:
+                hashed = F.pmod(F.xxhash64(keys[use.attributes.index(v)], F.lit(order.index(v))), F.lit(share[v]))
+                coordinate = coordinate + hashed * F.lit(stride[v])
+            else:
+                missing.append(v)
+        if missing:
+            # Replicate along the dimensions the use does not hold: one copy per combination of
+            # their coordinates, r in 0 .. Π share - 1 read in mixed radix.
+            r = F.col("__r")
+            inner = 1
+            for v in reversed(missing):
+                coordinate = coordinate + F.pmod(F.floor(r / F.lit(inner)), F.lit(share[v])) * F.lit(stride[v])
+                inner *= share[v]
+            df = df.withColumn("__r", F.explode(F.sequence(F.lit(0), F.lit(inner - 1)).cast("array<bigint>")))
+        columns = [coordinate.cast("int").alias(CELL_COLUMN), F.lit(i).alias(USE_COLUMN)]
+        columns += [keys[j].alias(f"__k{j}") if j < len(keys) else F.lit(None).cast("bigint").alias(f"__k{j}")
+                    for j in range(width)]
+        value = F.col(VALUE_COLUMN).cast(semiring.value_type) if use.valued else F.lit(None).cast(value_type)
+        parts.append(df.select(*columns, value.alias(VALUE_COLUMN)))
+    rows = parts[0]
+    for part in parts[1:]:
+        rows = rows.unionByName(part)
+
+    if ops is not None:
+        out = tuple(aggregate.keep)
+        names = [*out, VALUE_COLUMN]
+    else:
+        out = tuple(variables)
+        names = [*out, *(f"__g{i}" for i in valued)]
+    schema = StructType([StructField(v, LongType()) for v in out] +
+                        [StructField(n, value_type) for n in names[len(out):]])
+    spec = _CellSpec(
+        attributes=[u.attributes for u in uses], valued=valued, order=tuple(order), variables=tuple(variables),
+        semiring=semiring, aggregate=aggregate, ops=ops, names=names, n_out=len(out),
+        value_type=semiring.value_type,
+    )
+    # Several cells per task at most (one group at a time in memory), enough tasks for every core.
+    partitions = max(1, min(cells, default_parallelism(spark) * PARTITIONS_PER_CORE))
+    df = rows.repartition(partitions, CELL_COLUMN).groupBy(CELL_COLUMN).applyInArrow(_cell_function(spec), schema)
+    split = " × ".join(f"{v}={share[v]}" for v in dims) or "1"
+    note = f"partitioned grid {split} ({cells} cells)" + (f"; {note}" if note else "")
+    if ops is not None:
+        return df.select(*out, F.col(VALUE_COLUMN)), out, note
+    columns = spark_columns(semiring)
+    product = columns.one()
+    for k, i in enumerate(valued):
+        product = F.col(f"__g{i}") if k == 0 else columns.mul(product, F.col(f"__g{i}"))
+    return df.select(*out, product.alias(VALUE_COLUMN)), out, note
+
+
+def _largest_magnitudes(uses: Sequence["_Use"], valued: Sequence[int]) -> list[int]:
+    """max |value| of each valued use (one Spark job; one scalar per use comes back, not data)."""
+    from pyspark.sql import functions as F
+
+    from faq.joins.frame import VALUE_COLUMN
+
+    per_use = [
+        uses[i].frame.df.agg(F.max(F.abs(F.col(VALUE_COLUMN).cast("bigint"))).alias("m")).select(
+            F.lit(i).alias("i"), "m")
+        for i in valued
+    ]
+    union = per_use[0]
+    for part in per_use[1:]:
+        union = union.unionByName(part)
+    found = {r["i"]: int(r["m"] or 0) for r in union.collect()}
+    return [found.get(i, 0) for i in valued]
+
+
+@dataclass(frozen=True)
+class _CellSpec:
+    """What every cell's kernel needs besides its rows (pickled into the function)."""
+
+    attributes: list[tuple[str, ...]]
+    valued: list[int]
+    order: tuple[str, ...]
+    variables: tuple[str, ...]
+    semiring: Any
+    aggregate: Any
+    ops: Any
+    names: list[str]
+    n_out: int
+    value_type: str = "bigint"  # the semiring's (Spark SQL name), for values put back in a cell
+
+
+def _cell_function(spec: _CellSpec) -> Any:
+    """The ``applyInArrow`` body for ``spec``: Arrow batches of one cell in, bindings or partials out.
+
+    Type hints (as objects: pyspark reads them to pick its iterator form)
+    make it stream its output batches.
+    """
+    import pyarrow as pa
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        yield from join_cell(list(batches), spec)
+
+    run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
+    return run
+
+
+def join_cell(batches: Sequence[Any], spec: _CellSpec) -> Iterator[Any]:
+    """The local join of one cell (no Spark): its rows as Arrow batches in, Arrow batches out."""
+    import pyarrow as pa
+
+    from faq.joins.generic import BATCH_ROWS, build_kernel, run_kernel
+
+    batches = [b for b in batches if b.num_rows]
+    if not batches:
+        return
+    table = pa.Table.from_batches(batches)
+    use = table.column(USE_COLUMN).to_numpy()
+    collected = []
+    for i, attributes in enumerate(spec.attributes):
+        mine = np.flatnonzero(use == i)
+        if not len(mine):
+            return  # a relation with no row in this cell: no binding lies here
+        keys = [table.column(f"__k{j}").take(mine).to_numpy().astype(np.int64, copy=False)
+                for j in range(len(attributes))]
+        values = table.column("__v").take(mine).to_numpy(zero_copy_only=False) if i in spec.valued else None
+        collected.append((keys, values))
+    kernel, n_seeds, _ = build_kernel(spec.attributes, [[i] for i in range(len(collected))], collected,
+                                      spec.order, spec.variables, spec.semiring, spec.aggregate, spec.ops)
+    if n_seeds == 0:
+        return
+    seeds = (pa.record_batch([pa.array(np.arange(low, min(low + BATCH_ROWS, n_seeds)))], names=["id"])
+             for low in range(0, n_seeds, BATCH_ROWS))
+    for batch in run_kernel(seeds, kernel):
+        if spec.ops is not None or list(batch.schema.names) == spec.names:
+            yield batch
+            continue
+        # The kernel drops the values of a use that are all one in this cell: put the one back.
+        one = spec.semiring.python_value(spec.semiring.one)
+        kind = {"bigint": pa.int64(), "double": pa.float64(), "boolean": pa.bool_()}[spec.value_type]
+        arrays = [batch.column(n) if n in batch.schema.names else pa.array([one] * batch.num_rows, type=kind)
+                  for n in spec.names]
+        yield pa.RecordBatch.from_arrays(arrays, names=spec.names)

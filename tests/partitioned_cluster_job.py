@@ -1,0 +1,48 @@
+"""Child process of tests/test_partitioned.py: triangles on ``local-cluster[2,1,1024]`` with a tiny index budget.
+
+Run as ``python tests/partitioned_cluster_job.py GRAPH INDEX_MEMORY``; prints one JSON line: the
+count, the plan's strategy of the join step (name, reason, grid, per-task estimate, explain line)
+and the master.  A process holds one SparkContext and the suite's is ``local[2]``, so the
+cluster session lives here, started and stopped by this script.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def main(graph: str, index_memory: str) -> None:
+    sys.path.insert(0, str(ROOT))
+    from faq.graphs.triangles import count_triangles
+    from faq.spark import get_session, stop_session
+
+    spark = get_session(master="local-cluster[2,1,1024]", config={
+        "spark.faq.indexMemory": index_memory,  # the index (about 1 MB) cannot fit
+        "spark.sql.shuffle.partitions": "4",
+        "spark.driver.memory": "1g",
+        # The executors' Python workers import this checkout's faq.
+        "spark.executorEnv.PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    })
+    try:
+        result = count_triangles(graph)
+        step = next(s for s in result.plan.steps if s.strategy.name != "binary")
+        print(json.dumps({
+            "count": result.count,
+            "seconds": round(result.seconds, 1),
+            "master": spark.sparkContext.master,
+            "executors": spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1,
+            "strategy": step.strategy.to_dict(),
+            "explain": step.strategy.describe(),
+            "index_memory": result.plan.environment.index_memory,
+        }))
+    finally:
+        stop_session()
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
