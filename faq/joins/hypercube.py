@@ -86,8 +86,7 @@ def partitioned_join(
     from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
     from faq.joins.frame import VALUE_COLUMN
-    from faq.joins.generic import PARTITIONS_PER_CORE, _check_integral, _normalised
-    from faq.joins.partial import INT_LIMIT, integer_bound
+    from faq.joins.generic import PARTITIONS_PER_CORE, _check_integral
     from faq.semirings.spark_backend import columns as spark_columns
     from faq.spark import default_parallelism
 
@@ -101,18 +100,67 @@ def partitioned_join(
     width = max(len(u.attributes) for u in uses)
     valued = [i for i, u in enumerate(uses) if u.valued]
 
-    # Integer partial sums: the driver checks one bound for every cell (from each valued use's
-    # largest magnitude, one aggregate), so that all cells aggregate or all list (one schema).
-    note = ""
+    ops, note = _cell_aggregation(uses, valued, aggregate, ops)
+    rows = _cell_rows(uses, order, semiring, share, dims, stride, width, value_type)
+
+    if ops is not None:
+        out = tuple(aggregate.keep)
+        names = [*out, VALUE_COLUMN]
+    else:
+        out = tuple(variables)
+        names = [*out, *(f"__g{i}" for i in valued)]
+    schema = StructType([StructField(v, LongType()) for v in out] +
+                        [StructField(n, value_type) for n in names[len(out):]])
+    spec = _CellSpec(
+        attributes=[u.attributes for u in uses], valued=valued, order=tuple(order), variables=tuple(variables),
+        semiring=semiring, aggregate=aggregate, ops=ops, names=names, n_out=len(out),
+        value_type=semiring.value_type,
+    )
+    # Several cells per task at most (one group at a time in memory), enough tasks for every core.
+    partitions = max(1, min(cells, default_parallelism(spark) * PARTITIONS_PER_CORE))
+    df = rows.repartition(partitions, CELL_COLUMN).groupBy(CELL_COLUMN).applyInArrow(_cell_function(spec), schema)
+    split = " × ".join(f"{v}={share[v]}" for v in dims) or "1"
+    note = f"partitioned grid {split} ({cells} cells)" + (f"; {note}" if note else "")
+    if ops is not None:
+        return df.select(*out, F.col(VALUE_COLUMN)), out, note
+    columns = spark_columns(semiring)
+    product = columns.one()
+    for k, i in enumerate(valued):
+        product = F.col(f"__g{i}") if k == 0 else columns.mul(product, F.col(f"__g{i}"))
+    return df.select(*out, product.alias(VALUE_COLUMN)), out, note
+
+
+def _cell_aggregation(
+    uses: Sequence["_Use"], valued: Sequence[int], aggregate: Optional["Aggregation"], ops: Optional["NumpyForm"]
+) -> tuple[Optional["NumpyForm"], str]:
+    """``ops`` if every cell may ⊕-aggregate (None: list), and the note saying which.
+
+    Integer partial sums: the driver checks one bound for every cell (from each valued use's
+    largest magnitude, one aggregate), so that all cells aggregate or all list (one schema).
+    """
+    from faq.joins.partial import INT_LIMIT, integer_bound
+
     if ops is not None and ops.integral and valued:
         maxima = _largest_magnitudes(uses, valued)
         found = integer_bound(ops, [np.array([m], dtype=np.int64) for m in maxima])
         if found is None:
-            ops, note = None, f"every binding listed: no int64 overflow bound for the ⊗/⊕ of {ops.name}"
-        elif found > INT_LIMIT // 2:
-            ops, note = None, f"every binding listed: values up to {found} could overflow int64 partial sums"
-    if ops is not None:
-        note = f"⊕ of {ops.name.split('/')[1]} inside tasks onto ({', '.join(aggregate.keep)})"
+            return None, f"every binding listed: no int64 overflow bound for the ⊗/⊕ of {ops.name}"
+        if found > INT_LIMIT // 2:
+            return None, f"every binding listed: values up to {found} could overflow int64 partial sums"
+    if ops is None:
+        return None, ""
+    return ops, f"⊕ of {ops.name.split('/')[1]} inside tasks onto ({', '.join(aggregate.keep)})"
+
+
+def _cell_rows(
+    uses: Sequence["_Use"], order: Sequence[str], semiring: "Semiring", share: Mapping[str, int],
+    dims: Sequence[str], stride: Mapping[str, int], width: int, value_type: Any,
+) -> "DataFrame":
+    """Every use's rows with their cell (replicated along the dimensions the use does not hold), tagged."""
+    from pyspark.sql import functions as F
+
+    from faq.joins.frame import VALUE_COLUMN
+    from faq.joins.generic import _normalised
 
     parts = []
     for i, use in enumerate(uses):
@@ -143,32 +191,10 @@ def partitioned_join(
     rows = parts[0]
     for part in parts[1:]:
         rows = rows.unionByName(part)
-
-    if ops is not None:
-        out = tuple(aggregate.keep)
-        names = [*out, VALUE_COLUMN]
-    else:
-        out = tuple(variables)
-        names = [*out, *(f"__g{i}" for i in valued)]
-    schema = StructType([StructField(v, LongType()) for v in out] +
-                        [StructField(n, value_type) for n in names[len(out):]])
-    spec = _CellSpec(
-        attributes=[u.attributes for u in uses], valued=valued, order=tuple(order), variables=tuple(variables),
-        semiring=semiring, aggregate=aggregate, ops=ops, names=names, n_out=len(out),
-        value_type=semiring.value_type,
-    )
-    # Several cells per task at most (one group at a time in memory), enough tasks for every core.
-    partitions = max(1, min(cells, default_parallelism(spark) * PARTITIONS_PER_CORE))
-    df = rows.repartition(partitions, CELL_COLUMN).groupBy(CELL_COLUMN).applyInArrow(_cell_function(spec), schema)
-    split = " × ".join(f"{v}={share[v]}" for v in dims) or "1"
-    note = f"partitioned grid {split} ({cells} cells)" + (f"; {note}" if note else "")
-    if ops is not None:
-        return df.select(*out, F.col(VALUE_COLUMN)), out, note
-    columns = spark_columns(semiring)
-    product = columns.one()
-    for k, i in enumerate(valued):
-        product = F.col(f"__g{i}") if k == 0 else columns.mul(product, F.col(f"__g{i}"))
-    return df.select(*out, product.alias(VALUE_COLUMN)), out, note
+    rows = parts[0]
+    for part in parts[1:]:
+        rows = rows.unionByName(part)
+    return rows
 
 
 def _largest_magnitudes(uses: Sequence["_Use"], valued: Sequence[int]) -> list[int]:
