@@ -104,10 +104,10 @@ class _Graph(Owner):
     """The simple digraph (and, on demand, its symmetric closure), cached in :attr:`scope` while a job runs."""
 
     def __init__(self, edges: Union[Factor, "DataFrame", str, os.PathLike], spark=None) -> None:
-        from faq.graphs.edges import edge_factor, simple_directed
+        from faq.graphs.edges import prepared_graph
 
         self.scope = Scope()
-        self.edge = self._persist(simple_directed(edge_factor(edges, spark=spark)))
+        self.edge = self._persist(prepared_graph(edges, directed=True, spark=spark))
         self._sym: Optional[Factor] = None
         self._rows: Optional[int] = None
 
