@@ -24,7 +24,7 @@ Methods, each timed from the cached edge table to the count of bindings:
   DuckDB is not importable);
 * ``graphblas`` — SuiteSparse:GraphBLAS (python-graphblas, ``bench`` extra),
   triangles only, 2 threads: the file read with ``pyarrow.csv``, the simple
-  digraph A built (repeats merged, diagonal dropped), then the feed-forward
+  digraph A built (repeats ignored by ``from_coo``, diagonal dropped), then the feed-forward
   count ``A.mxm(A, plus_pair).new(mask=A.S).reduce_scalar()``: Σ over edges
   a→c of the 2-paths a→b→c.  ``load_seconds`` and ``query_seconds`` apart,
   ``seconds`` both.
@@ -219,7 +219,7 @@ def graphblas_count(path: Path, pattern, threads: int = 2) -> tuple[int | None, 
 
     Load: ``pyarrow.csv`` (multi-threaded; ``#`` comment lines first, as SNAP's
     and R-MAT's files have them), then the simple digraph A: repeated edges
-    merged by ``from_coo(dup_op=any)``, self-loops dropped by ``offdiag``.
+    merged by ``from_coo`` (a scalar value: duplicates are ignored), self-loops dropped by ``offdiag``.
     Count: Σ_{a→c ∈ A} (A·A)[a, c] under plus_pair, masked by A's structure.
     """
     if pattern != PATTERNS["triangles"]:
@@ -249,7 +249,7 @@ def graphblas_count(path: Path, pattern, threads: int = 2) -> tuple[int | None, 
     )
     src, dst = table.column(0).to_numpy(), table.column(1).to_numpy()
     n = int(max(src.max(), dst.max())) + 1
-    a = gb.Matrix.from_coo(src, dst, 1, dtype="INT64", nrows=n, ncols=n, dup_op=gb.binary.any)
+    a = gb.Matrix.from_coo(src, dst, 1, dtype="INT64", nrows=n, ncols=n)  # a scalar value: repeats ignored
     a = gb.select.offdiag(a).new()
     a.wait()
     t1 = time.perf_counter()

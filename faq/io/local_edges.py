@@ -120,8 +120,11 @@ def read_edge_arrays(path: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
     local = local_file(path)
     if local is None:
         return None
+    # The codecs Hadoop's text reader picks by these extensions; any other file is read as it is
+    # (Arrow would also decompress .zst, .lz4, .br, whose Hadoop formats or codecs differ).
+    compression = "gzip" if local.endswith(".gz") else "bz2" if local.endswith(".bz2") else None
     try:
-        data = pa.input_stream(local, compression="detect").read_buffer()
+        data = pa.input_stream(local, compression=compression).read_buffer()
     except (OSError, pa.ArrowException):  # unreadable or corrupt: the Spark path says why
         return None
     start = _first_data_line(data)
