@@ -69,6 +69,8 @@ __all__ = [
 #: driver.  1 GiB of text is about 80M edges: 1.3 GB of int64 pairs, sorted once more to dedupe.
 MAX_BYTES = 1 << 30
 COMPRESSION_RATIO = 4
+#: Rows per Parquet row group of the spilled edges (the unit Spark splits a file into tasks by).
+ROW_GROUP_ROWS = 1 << 17
 
 # The syntax, shared with the Spark path (faq.io.edges imports these, not the reverse).
 INT_RE = r"[+-]?[0-9]{1,19}"
@@ -294,6 +296,8 @@ def edges_dataframe(spark: "SparkSession", columns: Mapping[str, np.ndarray]) ->
         import pyarrow.parquet as pq
 
         path = _spill_path()
-        pq.write_table(table, path, compression="snappy")
+        # Small row groups: Spark splits a Parquet file between tasks only at row-group boundaries
+        # (one 1M-row group per file would leave a 2M-edge graph in one or two partitions).
+        pq.write_table(table, path, compression="snappy", row_group_size=ROW_GROUP_ROWS)
         return spark.read.parquet("file://" + path)
     return spark.createDataFrame(table)
