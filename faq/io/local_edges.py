@@ -24,7 +24,10 @@ of modest size (:data:`MAX_BYTES`) the same work is faster on the driver:
 
 The data passes through the driver, as the broadcast join's index does anyway;
 files over :data:`MAX_BYTES`, globs, directories and URIs (``hdfs://``,
-``s3://``) always take the Spark path.
+``s3://``) always take the Spark path.  On Spark Connect the file is the
+*client's* (the Spark path reads the server's): the same file when the server
+runs on the client's machine.  The spilled Parquet files stay until the
+process exits (a few bytes per edge).
 
 Examples
 --------
