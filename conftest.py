@@ -62,6 +62,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.io",
     "faq.io.convert",
     "faq.io.edges",
+    "faq.io.local_edges",
     "faq.io.matrix_market",
     "faq.io.tables",
     "faq.io.writers",

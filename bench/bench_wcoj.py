@@ -21,7 +21,22 @@ Methods, each timed from the cached edge table to the count of bindings:
 * ``duckdb`` — DuckDB (``pip install -e '.[bench]'``) on the same edge file
   in the same run, 2 threads: ``seconds`` covers loading, de-duplication and
   the query, ``query_seconds`` the query alone (skipped with a note when
-  DuckDB is not importable).
+  DuckDB is not importable);
+* ``graphblas`` — SuiteSparse:GraphBLAS (python-graphblas, ``bench`` extra),
+  triangles only, 2 threads: the file read with ``pyarrow.csv``, the simple
+  digraph A built (repeats ignored by ``from_coo``, diagonal dropped), then the feed-forward
+  count ``A.mxm(A, plus_pair).new(mask=A.S).reduce_scalar()``: Σ over edges
+  a→c of the 2-paths a→b→c.  ``load_seconds`` and ``query_seconds`` apart,
+  ``seconds`` both.
+
+faq's own load is timed too, per graph: the edge file read, cleaned (self-loops,
+repeats) and cached as the Spark methods use it, by the driver path
+(``read_edge_list``'s ``engine="auto"``: :func:`faq.graphs.edges.prepared_graph`)
+and, unless ``--load-engine auto``, by the Spark path as before
+(``simple_directed(read_edge_list(path, engine="spark"))``).  Each row gives
+``load_seconds`` (the driver path) and ``load_seconds_spark``; the broadcast
+row adds ``end_to_end_seconds`` = load + join, faq's answer to GraphBLAS's
+``seconds``.
 
 Slow methods are cancelled after ``--timeout`` seconds (reported as a lower
 bound).  ``--repeat N`` runs each method N times and reports the median.
@@ -81,7 +96,9 @@ QUOTED_RMAT17 = {"duckdb": 26.8, "kuzu": 15.6, "scipy": 19.7}
 
 # Spark methods timed through faq.joins.generic (see generic_count).
 GENERIC_METHODS = ("broadcast", "broadcast_listing", "shuffle")
-METHODS = (*GENERIC_METHODS, "binary", "duckdb")
+METHODS = (*GENERIC_METHODS, "binary", "duckdb", "graphblas")
+# Methods run outside Spark on the edge file, timing their own load.
+LOCAL_METHODS = ("duckdb", "graphblas")
 
 PATTERNS = {
     "triangles": [("a", "b"), ("a", "c"), ("b", "c")],
@@ -195,6 +212,73 @@ def duckdb_count(path: Path, pattern) -> tuple[int | None, float | None, float |
     finally:
         con.close()
     return int(n), t2 - t0, t2 - t1, f"DuckDB {duckdb.__version__}, 2 threads, load + distinct + query"
+
+
+def graphblas_count(path: Path, pattern, threads: int = 2) -> tuple[int | None, float | None, float | None, str]:
+    """(count, load seconds, count seconds, note): SuiteSparse:GraphBLAS on the same file, feed-forward triangles.
+
+    Load: ``pyarrow.csv`` (multi-threaded; ``#`` comment lines first, as SNAP's
+    and R-MAT's files have them), then the simple digraph A: repeated edges
+    merged by ``from_coo`` (a scalar value: duplicates are ignored), self-loops dropped by ``offdiag``.
+    Count: Σ_{a→c ∈ A} (A·A)[a, c] under plus_pair, masked by A's structure.
+    """
+    if pattern != PATTERNS["triangles"]:
+        return None, None, None, "graphblas: triangles only"
+    try:
+        import graphblas as gb
+    except ImportError:
+        return None, None, None, "python-graphblas not importable (pip install -e '.[bench]'): skipped"
+    import pyarrow as pa
+    import pyarrow.csv as pcsv
+
+    gb.ss.config["nthreads"] = threads
+    t0 = time.perf_counter()
+    skip = 0
+    opener = __import__("gzip").open if str(path).endswith(".gz") else open
+    with opener(path, "rt") as f:
+        for line in f:
+            if line.strip() and not line.startswith(("#", "%")):
+                break
+            skip += 1
+    delimiter = "\t" if _delimiter(path) == "\\t" else " "
+    table = pcsv.read_csv(
+        pa.input_stream(str(path), compression="detect"),
+        read_options=pcsv.ReadOptions(column_names=["s", "d"], skip_rows=skip),
+        parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False),
+        convert_options=pcsv.ConvertOptions(column_types={"s": pa.int64(), "d": pa.int64()}, include_columns=["s", "d"]),
+    )
+    src, dst = table.column(0).to_numpy(), table.column(1).to_numpy()
+    n = int(max(src.max(), dst.max())) + 1
+    a = gb.Matrix.from_coo(src, dst, 1, dtype="INT64", nrows=n, ncols=n)  # a scalar value: repeats ignored
+    a = gb.select.offdiag(a).new()
+    a.wait()
+    t1 = time.perf_counter()
+    count = a.mxm(a, gb.semiring.plus_pair).new(mask=a.S).reduce_scalar().new().value
+    t2 = time.perf_counter()
+    version = ".".join(map(str, gb.ss.about["library_version"]))
+    return int(count), t1 - t0, t2 - t1, (
+        f"SuiteSparse:GraphBLAS {version} (python-graphblas {gb.__version__}), {threads} threads, "
+        "load (pyarrow.csv + from_coo + offdiag) + masked plus_pair A·A"
+    )
+
+
+def faq_load(spark, path: Path, engine: str):
+    """(cached simple digraph, edges, seconds): faq reading, cleaning and caching the edge file.
+
+    ``auto``: :func:`faq.graphs.edges.prepared_graph` (the driver path where it
+    applies); ``spark``: ``simple_directed(read_edge_list(path, engine="spark"))``,
+    the load before the driver path existed.
+    """
+    from faq.graphs.edges import prepared_graph
+
+    t0 = time.perf_counter()
+    if engine == "auto":
+        prepared = prepared_graph(str(path), directed=True, spark=spark)
+    else:
+        prepared = simple_directed(read_edge_list(str(path), spark=spark, engine="spark"))
+    cached = prepared.df.select("src", "dst", prepared.value).persist()
+    n_edges = cached.count()
+    return cached, n_edges, time.perf_counter() - t0
 
 
 # --- kernel micro-benchmark (numpy only, one process, no Spark) --------------------------
@@ -360,6 +444,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--driver-memory", default="6g")
     parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument(
+        "--load-engine", choices=["both", "auto", "spark"], default="both",
+        help="faq's load of each graph: the driver path (auto), the Spark path, or both timed (the driver "
+        "path's result is used; default %(default)s)",
+    )
     parser.add_argument("--no-warmup", action="store_true", help="skip the untimed warm-up run (JIT, Python workers)")
     parser.add_argument(
         "--kernel", action="store_true",
@@ -394,10 +483,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     notes = []
     for name in graphs:
         path = graph_path(name)
-        raw = read_edge_list(str(path), spark=spark)
-        prepared = simple_directed(raw)
-        cached = prepared.df.select("src", "dst", prepared.value).persist()
-        n_edges = cached.count()
+        loads: dict[str, float] = {}
+        if args.load_engine in ("both", "spark"):
+            cached, n_edges, loads["spark"] = faq_load(spark, path, "spark")
+            if args.load_engine == "both":
+                cached.unpersist()
+        if args.load_engine in ("both", "auto"):
+            cached, n_edges, loads["auto"] = faq_load(spark, path, "auto")
+        log(f"[{name}] faq load: " + ", ".join(f"{k} {v:.2f} s" for k, v in loads.items()))
         cached.createOrReplaceTempView("e")
         for query in args.queries:
             pattern = PATTERNS[query]
@@ -410,8 +503,14 @@ def main(argv: Optional[list[str]] = None) -> int:
                 for method in args.methods:
                     if method in stopped:
                         continue
-                    if method == "duckdb":
-                        n, seconds, query_seconds, note = duckdb_count(path, pattern)
+                    if method in LOCAL_METHODS:
+                        if method == "duckdb":
+                            n, seconds, query_seconds, note = duckdb_count(path, pattern)
+                        else:
+                            n, load_seconds, query_seconds, note = graphblas_count(path, pattern)
+                            seconds = None if n is None else load_seconds + query_seconds
+                            if n is not None:
+                                info[method].setdefault("load_runs", []).append(load_seconds)
                         if n is None:
                             if note not in notes:
                                 notes.append(note)
@@ -441,12 +540,22 @@ def main(argv: Optional[list[str]] = None) -> int:
                     continue
                 extra = dict(info[method])
                 query_runs = extra.pop("query_runs", None)
+                load_runs = extra.pop("load_runs", None)
                 timed_out = extra.get("timed_out", False)
                 seconds = runs[method][-1] if timed_out else float(np.median(runs[method]))
                 row = {"graph": name, "query": query, "edges": n_edges, "method": method,
                        "count": extra.pop("count"), "seconds": round(seconds, 2), **extra}
                 if query_runs:
                     row["query_seconds"] = round(float(np.median(query_runs)), 2)
+                if load_runs:
+                    row["load_seconds"] = round(float(np.median(load_runs)), 2)
+                if method not in LOCAL_METHODS:  # faq's load of this graph, once per graph (see faq_load)
+                    if "auto" in loads:
+                        row["load_seconds"] = round(loads["auto"], 2)
+                    if "spark" in loads:
+                        row["load_seconds_spark"] = round(loads["spark"], 2)
+                    if not timed_out and loads:
+                        row["end_to_end_seconds"] = round(seconds + loads.get("auto", loads.get("spark")), 2)
                 if len(runs[method]) > 1:
                     row["runs_seconds"] = [round(r, 2) for r in runs[method]]
                 results[method] = row
@@ -482,7 +591,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     print()
     header = (
         f"{'graph':9} {'query':9} {'edges':>9} {'method':17} {'count':>12} {'seconds':>9} {'xbinary':>8} "
-        f"{'xlisting':>8} {'JVM MB':>7} {'py MB':>7}"
+        f"{'xlisting':>8} {'JVM MB':>7} {'py MB':>7} {'load s':>7} {'e2e s':>7}"
     )
     print(header)
     for r in rows:
@@ -493,7 +602,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         count = "" if r.get("count") is None else r["count"]
         print(
             f"{r['graph']:9} {r['query']:9} {r['edges']:>9} {r['method']:17} {count:>12} {seconds:>9} {speed:>8} "
-            f"{listing:>8} {r.get('jvm_peak_mb') or '':>7} {r.get('python_workers_peak_mb') or '':>7}"
+            f"{listing:>8} {r.get('jvm_peak_mb') or '':>7} {r.get('python_workers_peak_mb') or '':>7} "
+            f"{r.get('load_seconds') or '':>7} {r.get('end_to_end_seconds') or '':>7}"
         )
     print()
     for key, value in fits.items():

@@ -117,7 +117,7 @@ def count_triangles(edges: GraphLike, *, directed: bool = False, progress: Any =
     """Count the triangles of a graph (``.count``); ``directed=True`` counts feed-forward ones."""
     from faq.graphs.triangles import count_triangles as _count
 
-    return _count(edge_factor(edges), directed=directed, progress=progress)
+    return _count(edges, directed=directed, progress=progress)  # a path: read and cleaned on the driver
 
 
 def motifs(edges: GraphLike, pattern: str, *, count: bool = False, progress: Any = None

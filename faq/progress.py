@@ -25,10 +25,12 @@ Examples
 >>> out = io.StringIO()
 >>> report = Reporter(stream=out)
 >>> report.note("reading edges.txt")
+>>> report(StepEvent("load", 0, 0, "edges", rows=42, seconds=0.5))
 >>> report(StepEvent("start", 1, 2, "eliminate a (bag {a, b})"))
 >>> report(StepEvent("done", 1, 2, "eliminate a (bag {a, b})", rows=42, seconds=1.25))
 >>> print(out.getvalue(), end="")
 [faq] reading edges.txt
+[faq] loaded 42 edges in 0.5 s
 [faq] step 1/2: eliminate a (bag {a, b}) ...
 [faq] step 1/2 done: 42 rows in 1.2 s
 """
@@ -88,6 +90,10 @@ class StepPrinter:
             else:
                 secs = "" if event.seconds is None else f" in {event.seconds:.3f} s"
                 self.write_line(f"batch {event.version}{name} done: {event.rows} changed row(s){secs}")
+            return
+        if event.kind == "load":  # the input of a job read and prepared, before its steps
+            secs = "" if event.seconds is None else f" in {event.seconds:.1f} s"
+            self.write_line(f"loaded {event.rows} {event.description}{secs}")
             return
         where = f"step {event.step}/{event.total}"
         if event.kind == "start":

@@ -11,7 +11,10 @@ Every graph job (triangles, motifs, tracking, paths, components) starts here:
   no repeated edges), and :func:`degree_oriented` into the simple undirected
   graph with each edge pointing from its endpoint of lower (degree, id): an
   acyclic orientation in which every undirected triangle appears once, and
-  hubs have few out-edges.
+  hubs have few out-edges;
+* :func:`prepared_graph` is either of them for any graph, and for an
+  edge-list path the driver can read (:mod:`faq.io.local_edges`) computes it
+  in numpy straight from the file: no Spark parse, no shuffle.
 
 Examples
 --------
@@ -110,6 +113,52 @@ def simple_directed(edges: Factor) -> Factor:
         .withColumn(VALUE, F.lit(1).cast("bigint"))
     )
     return Factor.from_dataframe(df, [SRC, DST], "counting", name=EDGE)
+
+
+def prepared_graph(edges: GraphLike, directed: bool, spark=None) -> Factor:
+    """``simple_directed`` (``directed``) or ``degree_oriented`` of a graph, as the triangle and motif jobs use it.
+
+    For an edge-list path that :func:`faq.io.local_edges.read_edge_arrays`
+    accepts (local, of modest size and regular shape) the graph is cleaned and
+    oriented in numpy on the driver and handed to Spark once; for anything
+    else it is :func:`edge_factor` then the Spark function.  The edges are the
+    same either way.
+
+    Parameters
+    ----------
+    edges : DataFrame, GraphFrame-like, Factor or path
+    directed : bool
+        True: the simple digraph; False: the degree-oriented simple undirected graph.
+    spark : SparkSession, optional
+
+    Returns
+    -------
+    Factor
+        ``src``, ``dst`` and ``value`` (1), counting semiring, named ``edge``.
+
+    Examples
+    --------
+    >>> from faq.io import scratch_path
+    >>> path = scratch_path("g.txt", "# a b\\n1 2\\n2 1\\n2 2\\n2 3\\n")
+    >>> sorted(map(tuple, prepared_graph(path, directed=False).df.collect()))
+    [(1, 2, 1), (3, 2, 1)]
+    >>> sorted(map(tuple, prepared_graph(path, directed=True).df.collect()))
+    [(1, 2, 1), (2, 1, 1), (2, 3, 1)]
+    """
+    if isinstance(edges, (str, os.PathLike)):
+        from pyspark.sql import functions as F
+
+        from faq.io._common import session
+        from faq.io.local_edges import degree_orient, edges_dataframe, read_edge_arrays, unique_pairs
+        from faq.io.local_edges import without_self_loops
+
+        arrays = read_edge_arrays(os.fspath(edges))
+        if arrays is not None:
+            src, dst = unique_pairs(*without_self_loops(*arrays)) if directed else degree_orient(*arrays)
+            df = edges_dataframe(session(spark), {SRC: src, DST: dst}).withColumn(VALUE, F.lit(1).cast("bigint"))
+            return Factor.from_dataframe(df, [SRC, DST], "counting", name=EDGE)
+    raw = edge_factor(edges, spark=spark)
+    return simple_directed(raw) if directed else degree_oriented(raw)
 
 
 def degree_oriented(edges: Factor) -> Factor:

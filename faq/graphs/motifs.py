@@ -80,6 +80,7 @@ class MotifCount:
     edges: int  # edges of the simple digraph
     seconds: float
     plans: tuple = field(default=(), repr=False)  # the Plan of each FAQ evaluated
+    load_seconds: Optional[float] = None  # of ``seconds``: reading, cleaning and caching the edges
 
     def to_dict(self) -> dict:
         """JSON-ready summary (what ``faq motif --count --json`` prints)."""
@@ -90,6 +91,7 @@ class MotifCount:
             "terms": self.terms,
             "edges": self.edges,
             "seconds": round(self.seconds, 3),
+            "load_seconds": None if self.load_seconds is None else round(self.load_seconds, 3),
             "faqw": [str(p.faqw) for p in self.plans],
         }
 
@@ -103,13 +105,21 @@ class MotifCount:
 class _Graph(Owner):
     """The simple digraph (and, on demand, its symmetric closure), cached in :attr:`scope` while a job runs."""
 
-    def __init__(self, edges: Union[Factor, "DataFrame", str, os.PathLike], spark=None) -> None:
-        from faq.graphs.edges import edge_factor, simple_directed
+    def __init__(self, edges: Union[Factor, "DataFrame", str, os.PathLike], spark=None,
+                 progress: Optional["Progress"] = None) -> None:
+        from faq.graphs.edges import prepared_graph
+        from faq.insideout.executor import StepEvent
 
+        started = time.perf_counter()
         self.scope = Scope()
-        self.edge = self._persist(simple_directed(edge_factor(edges, spark=spark)))
         self._sym: Optional[Factor] = None
-        self._rows: Optional[int] = None
+        with self.scope.closing_on_error():
+            # A path the driver can read is cleaned in numpy (prepared_graph); Spark runs its load here.
+            self.edge = self._persist(prepared_graph(edges, directed=True, spark=spark))
+            self._rows: Optional[int] = self.edge.count()
+        self.load_seconds = time.perf_counter() - started
+        if progress is not None:
+            progress(StepEvent("load", 0, 0, "simple directed edges", rows=self._rows, seconds=self.load_seconds))
 
     @property
     def rows(self) -> int:
@@ -194,7 +204,7 @@ def list_motifs(
     """
     pattern = parse_pattern(pattern)
     listing = Scope()  # the returned DataFrame's cache, handed over to the caller
-    with _Graph(edges, spark) as graph:
+    with _Graph(edges, spark, progress) as graph:
         df, result = _bindings(graph, pattern, progress)
         with result, listing.closing_on_error():
             df = listing.persist(df)
@@ -245,7 +255,7 @@ def count_motifs(
             terms = inclusion_exclusion(pattern)
         if strategy == "auto" and terms is not None and len(terms) > AUTO_MAX_TERMS:
             terms = None
-    with _Graph(edges, spark) as graph:
+    with _Graph(edges, spark, progress) as graph:
         plans: list = []
         if terms is None:
             used = "listing"
@@ -266,7 +276,8 @@ def count_motifs(
         n_edges = next((p.sizes[EDGE] for p in plans if EDGE in p.sizes), None)
         if n_edges is None:
             n_edges = graph.rows
-    return MotifCount(int(total), str(pattern), used, n_terms, n_edges, time.perf_counter() - started, tuple(plans))
+    return MotifCount(int(total), str(pattern), used, n_terms, n_edges, time.perf_counter() - started, tuple(plans),
+                      graph.load_seconds)
 
 
 def motifs(

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class StepEvent:
-    """Progress of :func:`execute`: ``kind`` is ``"start"`` or ``"done"``."""
+    """Progress of :func:`execute`: ``kind`` is ``"start"`` or ``"done"`` (graph jobs send a ``"load"`` first)."""
 
     kind: str
     step: int

@@ -1,0 +1,214 @@
+"""The driver load path of edge lists (faq.io.local_edges) against the Spark path and a Python reference.
+
+The driver path may refuse a file (it then falls back to Spark); it must never
+accept a file and read it differently.  So: on the real files in tests/data it
+accepts and equals an independent Python parse and the Spark path; on files
+with the quirks it cannot split by one separator, or with ids Arrow would take
+but the Spark path rejects, it refuses, and ``read_edge_list`` gives the Spark
+path's rows or error.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+
+import numpy as np
+import pytest
+
+from faq import io
+from faq.errors import MalformedInputError
+from faq.graphs.edges import degree_oriented, prepared_graph, simple_directed
+from faq.graphs.triangles import count_triangles
+from faq.insideout.executor import StepEvent
+from faq.io import local_edges
+from faq.io.local_edges import degree_orient, read_edge_arrays, unique_pairs, without_self_loops
+
+DATA = os.path.join(os.path.dirname(__file__), "data")
+SNAP_FILES = sorted(f for f in os.listdir(DATA) if f.endswith((".txt", ".txt.gz", ".csv.gz")))
+
+
+def python_edges(path: str) -> list[tuple[int, int]]:
+    """A reference parse in plain Python: every data line's first two fields, in file order."""
+    opener = gzip.open if path.endswith(".gz") else open
+    out = []
+    with opener(path, "rt", newline=None) as handle:
+        for raw in handle:
+            line = raw.strip(" \t\r\n\f\v")
+            if not line or line.startswith(("#", "%")):
+                continue
+            fields = re.split(r"[ \t\r\f\v,]+", line)
+            out.append((int(fields[0]), int(fields[1])))
+    return out
+
+
+def write(tmp_path, name: str, text: str, newline: str = "\n") -> str:
+    path = os.path.join(tmp_path, name)
+    data = text.replace("\n", newline).encode()
+    opener = gzip.open if name.endswith(".gz") else open
+    with opener(path, "wb") as handle:
+        handle.write(data)
+    return path
+
+
+def rows(factor) -> list[tuple]:
+    return sorted(tuple(r) for r in factor.df.select(*factor.columns()).collect())
+
+
+# --- no Spark: the reader and the numpy cleaning ---------------------------------------------
+
+
+@pytest.mark.parametrize("file", SNAP_FILES)
+def test_real_files_equal_a_python_parse(file):
+    path = os.path.join(DATA, file)
+    arrays = read_edge_arrays(path)
+    assert arrays is not None, "the SNAP files are of the regular shape: the driver path must take them"
+    src, dst = arrays
+    assert src.dtype == np.int64 and dst.dtype == np.int64
+    assert list(zip(src.tolist(), dst.tolist())) == python_edges(path)
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n", "\r"])
+@pytest.mark.parametrize("name", ["g.txt", "g.txt.gz", "g.txt.bz2"])
+def test_header_comments_blank_lines_and_line_ends(tmp_path, name, newline):
+    text = "# SNAP header\n% another\n\n1\t2\tx\n\n2\t3\ty\n3\t1\tmore fields are ignored\n"
+    if name.endswith(".bz2"):
+        import bz2
+
+        path = os.path.join(tmp_path, name)
+        with bz2.open(path, "wb") as handle:
+            handle.write(text.replace("\n", newline).encode())
+    else:
+        path = write(tmp_path, name, text, newline)
+    src, dst = read_edge_arrays(path)
+    assert list(zip(src.tolist(), dst.tolist())) == [(1, 2), (2, 3), (3, 1)]
+
+
+def test_commas_and_wide_ids(tmp_path):
+    path = write(tmp_path, "w.csv", "1000000000000,7\n7,-3\n9223372036854775807,-9223372036854775808\n")
+    src, dst = read_edge_arrays(path)
+    assert src.tolist() == [1000000000000, 7, 9223372036854775807]
+    assert dst.tolist() == [7, -3, -9223372036854775808]
+
+
+def test_empty_and_comment_only_files(tmp_path):
+    for text in ("", "# only a comment\n", "\n\n"):
+        src, dst = read_edge_arrays(write(tmp_path, "e.txt", text))
+        assert len(src) == len(dst) == 0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1 2\n  2 3  \n",  # blanks around a line: Spark trims them
+        "1 2\n2  3\n",  # a run of separators
+        "1\t2\n2 3\n",  # another separator
+        "1 2\n# a comment in the middle\n2 3\n",
+        "1 2\n   \n2 3\n",  # a line of blanks
+        "1 2\n2 0x1F\n",  # Arrow's integer parser takes hex; the Spark path rejects it
+        "1 2\n00000000000000000001 2\n",  # 20 digits: Arrow takes it, the Spark path rejects it
+        "1 2\n+2 3\n",  # valid for Spark; Arrow's cast refuses the sign, so Spark reads it
+        "\ufeff1 2\n",  # a byte-order mark is part of the first id for Spark
+        "1 2\n99999999999999999999 1\n",
+        "1 2\n3\n",
+        '"1" 2\n',  # quotes are characters, not quoting
+        " 1 2\n",
+    ],
+)
+def test_irregular_or_malformed_files_are_left_to_spark(tmp_path, text):
+    assert read_edge_arrays(write(tmp_path, "odd.txt", text)) is None
+
+
+def test_uris_globs_directories_and_large_files_are_left_to_spark(tmp_path, monkeypatch):
+    path = write(tmp_path, "g.txt", "1 2\n")
+    assert read_edge_arrays("file://" + path) is not None
+    assert read_edge_arrays("hdfs://namenode/g.txt") is None
+    assert read_edge_arrays(os.path.join(tmp_path, "*.txt")) is None
+    assert read_edge_arrays(str(tmp_path)) is None
+    assert read_edge_arrays(os.path.join(tmp_path, "missing.txt")) is None
+    monkeypatch.setattr(local_edges, "MAX_BYTES", 2)
+    assert read_edge_arrays(path) is None
+
+
+def test_truncated_gzip_is_left_to_spark(tmp_path):
+    path = write(tmp_path, "g.txt.gz", "1 2\n" * 1000)
+    with open(path, "r+b") as handle:
+        handle.truncate(os.path.getsize(path) // 2)
+    assert read_edge_arrays(path) is None
+
+
+def test_unique_pairs_and_orientation_equal_python():
+    rng = np.random.default_rng(7)
+    for low, high in ((0, 50), (-(2**62), 2**62)):  # packed keys, then the lexsort branch
+        pool = rng.integers(low, high, size=40)
+        src, dst = rng.choice(pool, 500), rng.choice(pool, 500)
+        u, v = unique_pairs(*without_self_loops(src, dst))
+        assert list(zip(u.tolist(), v.tolist())) == sorted({(a, b) for a, b in zip(src.tolist(), dst.tolist()) if a != b})
+        pairs = {(min(a, b), max(a, b)) for a, b in zip(src.tolist(), dst.tolist()) if a != b}
+        degree: dict[int, int] = {}
+        for a, b in pairs:
+            degree[a] = degree.get(a, 0) + 1
+            degree[b] = degree.get(b, 0) + 1
+        expected = sorted((a, b) if (degree[a], a) < (degree[b], b) else (b, a) for a, b in pairs)
+        assert sorted(zip(*(x.tolist() for x in degree_orient(src, dst)))) == expected
+
+
+# --- with Spark: the same rows as the Spark path -----------------------------------------------
+
+
+@pytest.mark.usefixtures("spark")
+@pytest.mark.parametrize(
+    "options",
+    [
+        {},
+        {"self_loops": "keep"},
+        {"undirected": True},
+        {"duplicates": "keep"},
+        {"duplicates": "sum", "undirected": True, "self_loops": "keep"},
+        {"semiring": "boolean", "duplicates": "sum"},
+        {"semiring": "real", "variables": ("a", "b")},
+    ],
+)
+def test_read_edge_list_engines_agree(tmp_path, options):
+    path = os.path.join(DATA, "email-Eu-core.txt.gz")  # 25,571 records, 642 self-loops
+    fast, spark = (io.read_edge_list(path, engine=e, **options) for e in ("auto", "spark"))
+    assert fast.variables == spark.variables and fast.semiring == spark.semiring and fast.name == spark.name
+    assert fast.df.dtypes == spark.df.dtypes
+    assert rows(fast) == rows(spark)
+    small = write(tmp_path, "d.txt", "1 2\n1 2\n2 1\n3 3\n2 3\n")
+    assert rows(io.read_edge_list(small, engine="auto", **options)) == rows(io.read_edge_list(small, engine="spark", **options))
+
+
+@pytest.mark.usefixtures("spark")
+def test_fallback_keeps_the_spark_paths_rows_and_errors(tmp_path):
+    odd = write(tmp_path, "odd.txt", "# h\n  1 2  \n2\t 3\n% c\n+3,1\n")
+    assert read_edge_arrays(odd) is None
+    assert rows(io.read_edge_list(odd)) == [(1, 2, 1), (2, 3, 1), (3, 1, 1)]
+    for text, number in (("1 2\r\n2 0x1F\r\n", 2), ("# h\n1 2\n00000000000000000001 2\n", 3)):
+        path = write(tmp_path, "bad.txt", text)
+        with pytest.raises(MalformedInputError) as info:
+            io.read_edge_list(path)
+        assert (info.value.parameters["path"], info.value.parameters["line_number"]) == (path, number)
+
+
+@pytest.mark.usefixtures("spark")
+def test_prepared_graph_equals_the_spark_functions():
+    path = os.path.join(DATA, "ca-GrQc.txt")  # tab-separated, CRLF, a 4-line header, self-loops
+    raw = io.read_edge_list(path, engine="spark")
+    assert rows(prepared_graph(path, directed=True)) == rows(simple_directed(raw))
+    assert rows(prepared_graph(path, directed=False)) == rows(degree_oriented(raw))
+
+
+@pytest.mark.usefixtures("spark")
+def test_count_triangles_reports_load_apart():
+    events = []
+    result = count_triangles(os.path.join(DATA, "ca-GrQc.txt"), progress=events.append)
+    assert result.count == 48260  # SNAP's published count (graphs-MANIFEST.tsv)
+    load = [e for e in events if isinstance(e, StepEvent) and e.kind == "load"]
+    assert len(load) == 1 and load[0].rows == result.edges == 14484
+    assert events[0] is load[0]  # before the join's steps
+    assert 0 < result.load_seconds <= result.seconds
+    assert result.join_seconds == pytest.approx(result.seconds - result.load_seconds)
+    summary = result.to_dict()
+    assert {"load_seconds", "join_seconds"} <= set(summary)
