@@ -476,8 +476,6 @@ def _broadcast_join(
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
-    from faq.semirings.spark_backend import columns as spark_columns
-
     _check_integral(uses)
     collected = [
         _collect(_normalised(uses[g[0]]), len(uses[g[0]].attributes), uses[g[0]].valued, semiring) for g in groups
@@ -512,11 +510,20 @@ def _broadcast_join(
     note = f"broadcast index of {index_rows} rows" + (f"; {note}" if note else "")
     if kernel.ops is not None:
         return df.select(*out, F.col(VALUE_COLUMN)), out, note
+    return with_product(df, out, [i for i, _ in kernel.values], semiring), out, note
+
+
+def with_product(df: "DataFrame", out: Sequence[str], gathered: Sequence[int], semiring: Semiring) -> "DataFrame":
+    """Listed bindings: ``out`` and the ⊗ of the gathered values ``__g<i>`` as :data:`VALUE_COLUMN` (Columns)."""
+    from pyspark.sql import functions as F
+
+    from faq.semirings.spark_backend import columns as spark_columns
+
     ops = spark_columns(semiring)
     product = ops.one()
-    for k, (i, _) in enumerate(kernel.values):
+    for k, i in enumerate(gathered):
         product = F.col(f"__g{i}") if k == 0 else ops.mul(product, F.col(f"__g{i}"))
-    return df.select(*out, product.alias(VALUE_COLUMN)), out, note
+    return df.select(*out, product.alias(VALUE_COLUMN))
 
 
 class _Shipped:

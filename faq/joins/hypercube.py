@@ -25,11 +25,9 @@ Examples
 >>> from faq.joins import Frame, VALUE_COLUMN
 >>> from faq.joins.generic import generic_join
 >>> from faq.semirings import COUNTING
->>> edges = [(0, 1, 1), (1, 2, 1), (0, 2, 1), (2, 3, 1), (1, 3, 1)]
->>> def use(a, b):
-...     f = factor_of(edges, ["s", "t"], "counting")
-...     return Frame(f.df.selectExpr(f"s AS {a}", f"t AS {b}", f"value AS {VALUE_COLUMN}"), (a, b))
->>> out = generic_join([use("a", "b"), use("a", "c"), use("b", "c")], [], COUNTING, ["a", "b", "c"],
+>>> edge = factor_of([(0, 1, 1), (1, 2, 1), (0, 2, 1), (2, 3, 1), (1, 3, 1)], ["s", "t"], "counting").df
+>>> ab, ac, bc = (Frame(edge.toDF(x, y, VALUE_COLUMN), (x, y)) for x, y in ("ab", "ac", "bc"))
+>>> out = generic_join([ab, ac, bc], [], COUNTING, ["a", "b", "c"],
 ...                    strategy="partitioned", grid={"a": 2, "b": 2, "c": 2})
 >>> out.note
 'partitioned grid a=2 × b=2 × c=2 (8 cells)'
@@ -86,8 +84,7 @@ def partitioned_join(
     from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
     from faq.joins.frame import VALUE_COLUMN
-    from faq.joins.generic import PARTITIONS_PER_CORE, _check_integral
-    from faq.semirings.spark_backend import columns as spark_columns
+    from faq.joins.generic import PARTITIONS_PER_CORE, _check_integral, with_product
     from faq.spark import default_parallelism
 
     _check_integral(uses)
@@ -123,11 +120,7 @@ def partitioned_join(
     note = f"partitioned grid {split} ({cells} cells)" + (f"; {note}" if note else "")
     if ops is not None:
         return df.select(*out, F.col(VALUE_COLUMN)), out, note
-    columns = spark_columns(semiring)
-    product = columns.one()
-    for k, i in enumerate(valued):
-        product = F.col(f"__g{i}") if k == 0 else columns.mul(product, F.col(f"__g{i}"))
-    return df.select(*out, product.alias(VALUE_COLUMN)), out, note
+    return with_product(df, out, valued, semiring), out, note
 
 
 def _cell_aggregation(
