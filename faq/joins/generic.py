@@ -428,12 +428,7 @@ def build_kernel(
         for key in (pieces[0].columns if pieces else {})
         if key == ("a", 0) or key[0] == "n"
     }
-    if ops is not None:
-        out = tuple(aggregate.keep)
-        names = [*out, VALUE_COLUMN]
-    else:
-        out = tuple(variables)
-        names = [*out, *(f"__g{i}" for i in value_uses)]
+    out, names = output_names(aggregate if ops is not None else None, variables, value_uses)
     kernel = _Kernel(
         extenders=levels[1:],
         seeds=seed_columns,
@@ -511,6 +506,16 @@ def _broadcast_join(
     if kernel.ops is not None:
         return df.select(*out, F.col(VALUE_COLUMN)), out, note
     return with_product(df, out, [i for i, _ in kernel.values], semiring), out, note
+
+
+def output_names(
+    aggregate: Optional[Aggregation], variables: Sequence[str], gathered: Sequence[int]
+) -> tuple[tuple[str, ...], list[str]]:
+    """(key columns, all columns) a task emits: the kept keys and the ⊕ (``aggregate``: partial
+    aggregates), or every variable and the gathered values ``__g<i>`` (listing)."""
+    if aggregate is not None:
+        return tuple(aggregate.keep), [*aggregate.keep, VALUE_COLUMN]
+    return tuple(variables), [*variables, *(f"__g{i}" for i in gathered)]
 
 
 def with_product(df: "DataFrame", out: Sequence[str], gathered: Sequence[int], semiring: Semiring) -> "DataFrame":

@@ -21,10 +21,10 @@ plan's grid) are chosen without Spark by :mod:`faq.hypergraph.shares`.
 
 Examples
 --------
->>> from faq.factor import factor_of
->>> from faq.joins import Frame, VALUE_COLUMN
 >>> from faq.joins.generic import generic_join
+>>> from faq.joins import Frame, VALUE_COLUMN
 >>> from faq.semirings import COUNTING
+>>> from faq.factor import factor_of
 >>> edge = factor_of([(0, 1, 1), (1, 2, 1), (0, 2, 1), (2, 3, 1), (1, 3, 1)], ["s", "t"], "counting").df
 >>> ab, ac, bc = (Frame(edge.toDF(x, y, VALUE_COLUMN), (x, y)) for x, y in ("ab", "ac", "bc"))
 >>> out = generic_join([ab, ac, bc], [], COUNTING, ["a", "b", "c"],
@@ -84,7 +84,7 @@ def partitioned_join(
     from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
     from faq.joins.frame import VALUE_COLUMN
-    from faq.joins.generic import PARTITIONS_PER_CORE, _check_integral, with_product
+    from faq.joins.generic import PARTITIONS_PER_CORE, _check_integral, output_names, with_product
     from faq.spark import default_parallelism
 
     _check_integral(uses)
@@ -100,12 +100,7 @@ def partitioned_join(
     ops, note = _cell_aggregation(uses, valued, aggregate, ops)
     rows = _cell_rows(uses, order, semiring, share, dims, stride, width, value_type)
 
-    if ops is not None:
-        out = tuple(aggregate.keep)
-        names = [*out, VALUE_COLUMN]
-    else:
-        out = tuple(variables)
-        names = [*out, *(f"__g{i}" for i in valued)]
+    out, names = output_names(aggregate if ops is not None else None, variables, valued)
     schema = StructType([StructField(v, LongType()) for v in out] +
                         [StructField(n, value_type) for n in names[len(out):]])
     spec = _CellSpec(
