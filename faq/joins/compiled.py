@@ -166,6 +166,6 @@ def aggregate_seeds(kernel: "_Kernel", seed_ids: np.ndarray) -> Any:
     from faq.joins.compiled_loop import aggregate
 
     total = aggregate(seed_nodes, flat.depth_start, flat.ext_slot, flat.ext_level, flat.comp, flat.comp_start,
-                 flat.offsets, flat.offsets_start, np.int64(kernel.encoding.span), flat.values, flat.values_start,
-                 flat.value_slot, _CODES[ops.add], _CODES[ops.mul], zero, one)
+                      flat.offsets, flat.offsets_start, np.int64(kernel.encoding.span), flat.values,
+                      flat.values_start, flat.value_slot, _CODES[ops.add], _CODES[ops.mul], zero, one)
     return np.asarray(total, dtype=ops.dtype)[()]

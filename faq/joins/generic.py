@@ -58,7 +58,8 @@ one that declares them): each task multiplies the values
 in numpy and ⊕-combines them per kept key (:mod:`faq.joins.partial`), so a
 triangle count ships one number per task instead of every triangle.  The
 result is then partial aggregates over the kept variables, which the caller's
-group-by combines.  User-defined semirings without a numpy form, and the
+group-by combines.  When nothing is kept (a count), the task runs the compiled
+loop of :mod:`faq.joins.compiled` instead of the numpy extenders, where it can.  User-defined semirings without a numpy form, and the
 shuffle strategy, list bindings as before.  The returned Frame's ``note``
 says which happened (int64 partial sums that could overflow are listed
 instead, a guard only the data can decide).
