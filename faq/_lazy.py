@@ -43,7 +43,9 @@ def lazy_exports(
         if module is None:
             try:  # a submodule, as ``import package`` used to load them all
                 value = importlib.import_module(f"{package}.{name}")
-            except ModuleNotFoundError:
+            except ModuleNotFoundError as missing:
+                if missing.name != f"{package}.{name}":  # the submodule exists; something it imports does not
+                    raise
                 raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
         else:
             value = getattr(importlib.import_module(module), name)

@@ -379,12 +379,12 @@ def task_aggregation(
         return False, f"every binding listed: kept variables {list(keep)} are not distinct join variables"
     times = get_semiring(product)
     plus = times if aggregate in (times, times.name) else get_semiring(aggregate)  # the query's own ⊕ need not be registered
-    if numpy_ops(times, plus) is None:
+    ops = numpy_ops(times, plus)
+    if ops is None:
         return False, (
             f"every binding listed: no numpy ⊗/⊕ for {times.name}/{plus.name} "
             "(a user-defined operation needs numpy_add=/numpy_mul=)"
         )
-    ops = numpy_ops(times, plus)
     compiled, why = compiled_form(ops, keep)
     how = "compiled loop (numba)" if compiled else f"numpy kernel: {why}"
     return True, f"⊕ of {plus.name} inside tasks onto ({', '.join(keep)}); {how}"

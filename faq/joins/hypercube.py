@@ -42,8 +42,6 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
-from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for, shares, task_rows  # noqa: F401
-
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
