@@ -42,7 +42,15 @@ Slow methods are cancelled after ``--timeout`` seconds (reported as a lower
 bound).  ``--repeat N`` runs each method N times and reports the median.
 Peak memory: VmHWM of the driver JVM and of the Python workers it forked,
 reset before each measurement (``/proc/PID/clear_refs``), plus the driver
-Python's own peak (it builds the broadcast index).  The growth exponent is a
+Python's own peak (it builds the broadcast index); and ``machine_pss_peak_mb``,
+the peak of the summed proportional set size of all of them, sampled every
+0.2 s (bench.common.MachineMemory): the machine's memory with shared pages
+(the index file every worker maps) counted once.  A broadcast row's
+``join_note`` gives the index file's size.
+
+A method that timed out on a graph is not run on the larger graphs of the
+same query (a ``skipped`` row says so); DuckDB's query is interrupted at
+``--timeout`` too.  The growth exponent is a
 least-squares fit of log(time) against log(edges) over the R-MAT scales.
 
 ``--kernel`` runs no Spark: it times the broadcast kernel itself (one task,
@@ -71,6 +79,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 import threading
 import time
@@ -80,7 +89,7 @@ from typing import Optional
 import numpy as np
 
 from bench.common import RESULTS as RESULTS_DIR
-from bench.common import SNAP_GRAPH, Memory, Run, graph_path, log
+from bench.common import SNAP_GRAPH, MachineMemory, Memory, Run, graph_path, log
 from faq.graphs.edges import simple_directed
 from faq.io import read_edge_list
 from faq.joins import VALUE_COLUMN, Aggregation, Frame
@@ -151,8 +160,9 @@ def run_with_timeout(spark, fn, timeout: float):
         sc.setLocalProperty("spark.jobGroup.id", None)
 
 
-def generic_count(edges_df, pattern, method: str) -> int:
-    """Count bindings with the generic join as InsideOut's executor runs it: the join, then ⊕ (sum).
+def generic_count(edges_df, pattern, method: str) -> tuple[int, str]:
+    """(count, the join's note): bindings counted with the generic join as InsideOut's executor
+    runs it: the join, then ⊕ (sum).
 
     ``broadcast`` is told the product is summed to a scalar (it aggregates
     inside its tasks); ``broadcast_listing`` and ``shuffle`` list every binding
@@ -168,7 +178,7 @@ def generic_count(edges_df, pattern, method: str) -> int:
     if aggregate is not None and "⊕" not in out.note:
         raise RuntimeError(f"asked to aggregate in the tasks, but: {out.note}")
     total = out.df.agg(F.sum(VALUE_COLUMN)).first()[0]
-    return int(total or 0)
+    return int(total or 0), out.note
 
 
 def _delimiter(path: Path) -> str:
@@ -183,12 +193,14 @@ def _delimiter(path: Path) -> str:
     return " "
 
 
-def duckdb_count(path: Path, pattern) -> tuple[int | None, float | None, float | None, str]:
+def duckdb_count(path: Path, pattern, timeout: float = math.inf) -> tuple[int | None, float | None, float | None, str]:
     """(count, seconds, query seconds, note): DuckDB on the same file, 2 threads, in memory.
 
     ``seconds`` covers loading the edge list, dropping self-loops and repeated
     edges, and the query (GraphFrames' plan as SQL; DuckDB plans it itself);
-    ``query seconds`` the query alone.
+    ``query seconds`` the query alone.  A query still running ``timeout``
+    seconds after the start is interrupted: count None, ``seconds`` the time
+    until then (a lower bound), note ``"timed out"``.
     """
     try:
         import duckdb
@@ -207,7 +219,16 @@ def duckdb_count(path: Path, pattern) -> tuple[int | None, float | None, float |
             f"WHERE column0 <> column1"
         )
         t1 = time.perf_counter()
-        n = con.execute(sql_of(pattern, "e")).fetchone()[0]
+        timer = threading.Timer(max(0.0, timeout - (t1 - t0)), con.interrupt) if math.isfinite(timeout) else None
+        if timer is not None:
+            timer.start()
+        try:
+            n = con.execute(sql_of(pattern, "e")).fetchone()[0]
+        except duckdb.InterruptException:
+            return None, time.perf_counter() - t0, None, "timed out"
+        finally:
+            if timer is not None:
+                timer.cancel()
         t2 = time.perf_counter()
     finally:
         con.close()
@@ -476,6 +497,9 @@ def main(argv: Optional[list[str]] = None) -> int:
         config={"spark.sql.shuffle.partitions": "8", "spark.driver.memory": args.driver_memory},
     )
     memory = Memory(spark)
+    machine = MachineMemory(spark)
+    # (query, method) that timed out on a smaller graph: not run on the larger ones.
+    gave_up: dict[tuple[str, str], str] = {}
     if not args.no_warmup:
         warm_up(spark, args.methods)
     graphs = graph_names(args)
@@ -499,13 +523,24 @@ def main(argv: Optional[list[str]] = None) -> int:
             stopped: set[str] = set()
             # Rounds of every method in turn (not all runs of one method, then the next):
             # load from other processes then weighs on every method alike.
+            for method in args.methods:
+                if (query, method) in gave_up:
+                    stopped.add(method)
+                    info[method]["skipped"] = f"timed out on {gave_up[query, method]}, a smaller graph"
             for round_ in range(args.repeat):
                 for method in args.methods:
                     if method in stopped:
                         continue
                     if method in LOCAL_METHODS:
                         if method == "duckdb":
-                            n, seconds, query_seconds, note = duckdb_count(path, pattern)
+                            n, seconds, query_seconds, note = duckdb_count(path, pattern, args.timeout)
+                            if note == "timed out":
+                                info[method].update(count=None, timed_out=True)
+                                stopped.add(method)
+                                gave_up[query, method] = name
+                                runs[method].append(seconds)
+                                log(f"[{name} {query}] round {round_ + 1}: {method} timed out after {seconds:.0f} s")
+                                continue
                         else:
                             n, load_seconds, query_seconds, note = graphblas_count(path, pattern)
                             seconds = None if n is None else load_seconds + query_seconds
@@ -524,19 +559,27 @@ def main(argv: Optional[list[str]] = None) -> int:
                         else:
                             fn = lambda m=method: generic_count(cached, pattern, m)  # noqa: E731
                         memory.reset()
-                        n, seconds, timed_out = run_with_timeout(spark, fn, args.timeout)
-                        peaks = memory.peaks()
+                        machine.start()
+                        found, seconds, timed_out = run_with_timeout(spark, fn, args.timeout)
+                        peaks = {**memory.peaks(), "machine_pss_peak_mb": machine.stop()}
+                        n, join_note = found if isinstance(found, tuple) else (found, None)
+                        if join_note:
+                            info[method]["join_note"] = join_note
                         for key, value in peaks.items():
                             old = info[method].get(key)
                             info[method][key] = value if old is None or value is None else max(old, value)
                         info[method].update(count=n, timed_out=timed_out)
                         if timed_out:
                             stopped.add(method)
+                            gave_up[query, method] = name
                     runs[method].append(seconds)
                     log(f"[{name} {query}] round {round_ + 1}: {method} {seconds:.2f} s")
             results = {}
             for method in args.methods:
                 if not runs[method]:
+                    if info[method].get("skipped"):
+                        rows.append({"graph": name, "query": query, "edges": n_edges, "method": method,
+                                     "count": None, "seconds": None, "skipped": info[method]["skipped"]})
                     continue
                 extra = dict(info[method])
                 query_runs = extra.pop("query_runs", None)
@@ -579,23 +622,25 @@ def main(argv: Optional[list[str]] = None) -> int:
     fits = {}
     for query in args.queries:
         for method in args.methods:
-            points = [
-                (r["edges"], r["seconds"])
-                for r in rows
-                if r["query"] == query and r["method"] == method and r["graph"].startswith("rmat")
-                and not r.get("timed_out")
-            ]
-            fits[f"{query}/{method}"] = fit_exponent(points)
+            for key, suffix in (("seconds", ""), ("end_to_end_seconds", " end-to-end")):
+                points = [
+                    (r["edges"], r[key])
+                    for r in rows
+                    if r["query"] == query and r["method"] == method and r["graph"].startswith("rmat")
+                    and not r.get("timed_out") and r.get(key)
+                ]
+                if points or not suffix:
+                    fits[f"{query}/{method}{suffix}"] = fit_exponent(points)
 
     out = write_results(args, spark, run, rows, fits, notes)
     print()
     header = (
         f"{'graph':9} {'query':9} {'edges':>9} {'method':17} {'count':>12} {'seconds':>9} {'xbinary':>8} "
-        f"{'xlisting':>8} {'JVM MB':>7} {'py MB':>7} {'load s':>7} {'e2e s':>7}"
+        f"{'xlisting':>8} {'JVM MB':>7} {'py MB':>7} {'PSS MB':>7} {'load s':>7} {'e2e s':>7}"
     )
     print(header)
     for r in rows:
-        seconds = f"{'>' if r.get('timed_out') else ''}{r['seconds']}"
+        seconds = "skipped" if r.get("skipped") else f"{'>' if r.get('timed_out') else ''}{r['seconds']}"
         speed = r.get("speedup_vs_binary")
         speed = "" if speed is None else f"{'≥' if r.get('speedup_is_lower_bound') else ''}{speed}"
         listing = r.get("speedup_vs_broadcast_listing") or ""
@@ -603,6 +648,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(
             f"{r['graph']:9} {r['query']:9} {r['edges']:>9} {r['method']:17} {count:>12} {seconds:>9} {speed:>8} "
             f"{listing:>8} {r.get('jvm_peak_mb') or '':>7} {r.get('python_workers_peak_mb') or '':>7} "
+            f"{r.get('machine_pss_peak_mb') or '':>7} "
             f"{r.get('load_seconds') or '':>7} {r.get('end_to_end_seconds') or '':>7}"
         )
     print()

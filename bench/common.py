@@ -27,6 +27,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable, Optional, TypeVar
@@ -186,6 +187,56 @@ class Memory:
             "python_workers_sum_peak_mb": round(sum(workers)) if workers else None,
             "driver_python_peak_mb": round(_hwm_mb(os.getpid())),
         }
+
+
+def _pss_mb(pid: int) -> float:
+    """Proportional set size: private pages plus a 1/n share of pages n processes map (a file
+    mapped by every worker counts once in the sum over them)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+class MachineMemory:
+    """Peak of the summed PSS of the driver JVM, its Python workers and this process, sampled.
+
+    The machine's memory for a job, shared pages counted once (unlike VmHWM,
+    which counts a mapped index file in every worker that touches it).  A
+    thread samples every ``interval`` seconds between :meth:`start` and
+    :meth:`stop`; :meth:`stop` returns the peak in MiB.
+    """
+
+    def __init__(self, spark, interval: float = 0.2) -> None:
+        self.jvm = spark.sparkContext._gateway.proc.pid
+        self.interval = interval
+        self._peak = 0.0
+        self._done = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def sample(self) -> float:
+        return sum(_pss_mb(p) for p in [self.jvm, os.getpid(), *descendants(self.jvm)])
+
+    def start(self) -> None:
+        self._peak = self.sample()
+        self._done.clear()
+
+        def loop() -> None:
+            while not self._done.wait(self.interval):
+                self._peak = max(self._peak, self.sample())
+
+        self._thread = threading.Thread(target=loop, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> float:
+        self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+        return round(max(self._peak, self.sample()))
 
 
 def log(message: str) -> None:

@@ -12,9 +12,12 @@ see it), and applies the settings faq relies on: few shuffle partitions on
 small machines, no UI, Arrow for pandas conversion.
 
 faq runs on Spark Connect: nothing outside this module touches
-``sparkContext``, RDDs or the JVM except the one marked fast path of the
-generic join (broadcast variables, used when :func:`is_connect` is False)
-and the executor placement of resident indexes, which is classic-only.
+``sparkContext``, RDDs or the JVM except two marked classic-only paths:
+the status tracker behind progress reports (:mod:`faq.progress`; Connect
+reports through its progress handler) and the executor placement of
+resident indexes (broadcast variables, refused on Connect).  The generic
+join ships its index as a session file (:mod:`faq.joins.mapped`), the same
+on both.
 
 Examples
 --------

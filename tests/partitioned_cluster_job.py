@@ -39,9 +39,21 @@ def main(graph: str, index_memory: str) -> None:
             "strategy": step.strategy.to_dict(),
             "explain": step.strategy.describe(),
             "index_memory": result.plan.environment.index_memory,
+            **_broadcast(spark, graph),
         }))
     finally:
         stop_session()
+
+
+def _broadcast(spark, graph: str) -> dict:
+    """The same count with room for the index: the broadcast strategy, its index file fetched by
+    both executor JVMs from the driver and mapped by their Python workers."""
+    from faq.graphs.triangles import count_triangles
+
+    spark.conf.set("spark.faq.indexMemory", "256m")
+    result = count_triangles(graph)
+    step = next(s for s in result.plan.steps if s.strategy.name != "binary")
+    return {"broadcast_count": result.count, "broadcast_strategy": step.strategy.name}
 
 
 if __name__ == "__main__":

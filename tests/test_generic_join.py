@@ -412,19 +412,17 @@ def test_string_keys_fall_back_to_shuffle(spark):
 
 
 def test_strategy_from_size_limits_and_forcing():
-    """The plan broadcasts small integer relations, partitions them above the automatic row
-    limit or the index memory (and shuffles a forced broadcast above the hard limit), and
-    shuffles or partitions when told; each runs as planned."""
+    """The plan broadcasts small integer relations, partitions them when the index exceeds the
+    index memory (a forced broadcast runs anyway: no row limit), and shuffles or partitions when
+    told; each runs as planned."""
     edge = factor_of(TRIANGLE_EDGES, ["s", "t"], "counting", name="edge")
     text = "count() := edge(a,b), edge(a,c), edge(b,c)"
-    small = Environment(broadcast_max_rows=3)
+    small = Environment(index_memory=100)
     cases = [
         ("auto", Environment(), "broadcast", "index of 8 rows"),
-        ("auto", small, "partitioned", "automatic broadcast limit"),
-        ("auto", Environment(index_memory=100), "partitioned", "exceeds the index memory"),
+        ("auto", small, "partitioned", "exceeds the index memory"),
         ("generic_partitioned", Environment(), "partitioned", "forced"),
         ("generic_broadcast", small, "broadcast", "forced"),
-        ("generic_broadcast", Environment(broadcast_hard_max_rows=3), "shuffle", "broadcast limit"),
         ("generic_shuffle", Environment(), "shuffle", "forced"),
     ]
     counts = set()

@@ -183,7 +183,8 @@ def test_local_cluster_chooses_partitioned_when_the_index_cannot_fit():
     """Two executor JVMs (local-cluster[2,1,1024]) and ``spark.faq.indexMemory=600k``: the
     oriented email-Eu-core index (16,064 rows, about 1 MB estimated) does not fit, so the plan
     picks the partitioned strategy by itself, with a grid whose cell fits the budget, and the
-    count is SNAP's.  Runs in a child process (one SparkContext per process; the suite's
+    count is SNAP's; with 256m it broadcasts (a mapped index file both executors fetch), and
+    the count is SNAP's again.  Runs in a child process (one SparkContext per process; the suite's
     session stays as it is)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     run = subprocess.run([sys.executable, str(ROOT / "tests" / "partitioned_cluster_job.py"),
@@ -198,3 +199,6 @@ def test_local_cluster_chooses_partitioned_when_the_index_cannot_fit():
     assert strategy["index_bytes"] > found["index_memory"] >= strategy["task_bytes"]
     assert strategy["cells"] > 1 and "grid a=" in found["explain"]
     assert found["count"] == EMAIL_EU_CORE_TRIANGLES
+    # With room for the index: broadcast, the index file fetched by both executors and mapped.
+    assert found["broadcast_strategy"] == "broadcast"
+    assert found["broadcast_count"] == EMAIL_EU_CORE_TRIANGLES

@@ -46,7 +46,7 @@ __all__ = ["DEFAULT_PORT", "url_of", "state_path", "status", "start", "stop", "s
 
 # Seconds to wait for a new server to accept connections (a cold JVM on a small machine takes ~20 s).
 START_TIMEOUT = 180.0
-# The index a query ships inside its function's payload on Connect can be large; allow 1 GiB messages.
+# Connect messages carry plans and local data (createDataFrame of a driver-side load); generous limit, 1 GiB.
 MAX_MESSAGE_BYTES = 1 << 30
 
 

@@ -12,16 +12,14 @@ A bag joined by the generic (worst-case optimal) join runs one of three
 strategies:
 
 ``broadcast``
-    each relation becomes a CSR trie collected to the driver and sent to
-    every task once (a broadcast variable on classic Spark, inside the
-    function on Spark Connect); tasks extend seeds in numpy.  Needs integer
-    keys and an index small enough to ship: at most
-    :attr:`Environment.broadcast_max_rows` rows when chosen automatically,
-    never more than :attr:`Environment.broadcast_hard_max_rows` (or
-    :attr:`Environment.connect_ship_max_rows` on Connect), and, when chosen
-    automatically, an estimated index (:data:`BYTES_PER_INDEX_ROW` per row)
-    within the memory an executor's index may use,
-    :attr:`Environment.index_memory`.
+    each relation becomes a CSR trie built on the driver, written to one
+    file that every executor machine receives once and its Python workers
+    memory-map (:mod:`faq.joins.mapped`; classic Spark and Spark Connect
+    alike); tasks extend seeds in numpy or the compiled loop.  Needs integer
+    keys; chosen automatically when the estimated index
+    (:data:`BYTES_PER_INDEX_ROW` per row) fits the memory an executor's
+    index may use, :attr:`Environment.index_memory`.  No row limit: the
+    index's bytes against the executor's memory decide.
 ``partitioned``
     HyperCube / Shares (:mod:`faq.joins.hypercube`): the bag's variables
     hashed onto a grid of cells, each cell joining its share of the rows
@@ -45,7 +43,7 @@ Examples
 'broadcast'
 >>> s = choose_strategy("generic", index_rows=3e7, integral=True, environment=env)
 >>> s.name, s.reason
-('partitioned', 'index of 3e+07 rows exceeds the automatic broadcast limit 2e+07')
+('partitioned', 'index of 3e+07 rows (~1.79 GiB) exceeds the index memory 256 MiB')
 >>> choose_strategy("generic", index_rows=3e7, integral=False, environment=env).name
 'shuffle'
 >>> choose_strategy("generic_broadcast", index_rows=10, integral=False, environment=env).reason
@@ -78,22 +76,12 @@ JOIN_METHODS = ("binary", "generic", "generic_shuffle", "generic_broadcast", "ge
 # What a step runs.
 STRATEGIES = ("binary", "broadcast", "shuffle", "partitioned")
 
-# Index limits (rows of all relations of one bag).  The automatic choice broadcasts up to
-# AUTO_BROADCAST_MAX_ROWS: every executor's Python worker holds the whole index.
-AUTO_BROADCAST_MAX_ROWS = 20_000_000
-# A forced broadcast is refused above this many rows.
-BROADCAST_MAX_ROWS = 50_000_000
-# On Spark Connect the index is pickled into the mapInArrow function's payload (no broadcast
-# variables), and a Connect message is bounded.
-CONNECT_SHIP_MAX_ROWS = 8_000_000
-
 # The memory one index may use on an executor, unless the session sets INDEX_MEMORY_CONF: this
 # fraction of the executor's memory (spark.executor.memory, default 1g; on a local master, where the
 # executor is the driver, spark.driver.memory).  A quarter, because the index is not in the JVM heap
-# that setting sizes but in the Python workers beside it, one per executor core and each with its
-# own copy of a broadcast index (plus the task's working arrays, about as large again), while the
-# heap itself stays in use by Spark: a machine sized for the heap has room for a few copies of a
-# quarter of it, not of all of it.
+# that setting sizes but beside it: one mapped copy per machine (faq.joins.mapped), plus what each
+# Python worker adds on its own (hash tables of validated levels, the task's working arrays, about
+# as large again per worker), while the heap itself stays in use by Spark.
 INDEX_MEMORY_FRACTION = 0.25
 # Session conf key (bytes, or a Spark size string: "256m", "4g") that sets the budget directly.
 INDEX_MEMORY_CONF = "spark.faq.indexMemory"
@@ -108,12 +96,9 @@ class Environment:
     Attributes
     ----------
     connect : bool
-        A Spark Connect session (the broadcast index travels inside the
-        function, up to ``connect_ship_max_rows``).
+        A Spark Connect session.
     parallelism : int
         Tasks that keep every core busy.
-    broadcast_max_rows, broadcast_hard_max_rows, connect_ship_max_rows : int
-        Index limits in rows (module constants by default; tests lower them).
     index_memory : int
         Bytes one index may use on an executor (:data:`INDEX_MEMORY_CONF`,
         else :data:`INDEX_MEMORY_FRACTION` of the executor's memory; see
@@ -124,18 +109,12 @@ class Environment:
 
     connect: bool = False
     parallelism: int = 2
-    broadcast_max_rows: int = AUTO_BROADCAST_MAX_ROWS
-    broadcast_hard_max_rows: int = BROADCAST_MAX_ROWS
-    connect_ship_max_rows: int = CONNECT_SHIP_MAX_ROWS
     index_memory: int = DEFAULT_INDEX_MEMORY
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "connect": self.connect,
             "parallelism": self.parallelism,
-            "broadcast_max_rows": self.broadcast_max_rows,
-            "broadcast_hard_max_rows": self.broadcast_hard_max_rows,
-            "connect_ship_max_rows": self.connect_ship_max_rows,
             "index_memory": self.index_memory,
         }
 
@@ -193,6 +172,9 @@ class Strategy:
     def describe(self) -> str:
         """One line for ``explain``."""
         parts = [f"strategy {self.name} ({self.reason})"]
+        if self.name == "broadcast":
+            size = f"est. {format_bytes(self.index_bytes)} " if self.index_bytes is not None else ""
+            parts.append(f"index {size}in one file per machine, mapped by its workers")
         if self.grid is not None:
             parts.append(self.grid.describe())
         if self.shared and any(len(g) > 1 for g in self.shared) and self.name != "partitioned":
@@ -302,12 +284,6 @@ def _broadcast_refusal(
         return "needs integer keys" if forced else "keys are not all integers"
     if rows is None:
         return None
-    if env.connect and rows > env.connect_ship_max_rows:
-        return f"index of {rows:.3g} rows exceeds the Spark Connect shipping limit {env.connect_ship_max_rows:.3g}"
-    if rows > env.broadcast_hard_max_rows:
-        return f"index of {rows:.3g} rows exceeds the broadcast limit {env.broadcast_hard_max_rows:.3g}"
-    if not forced and rows > env.broadcast_max_rows:
-        return f"index of {rows:.3g} rows exceeds the automatic broadcast limit {env.broadcast_max_rows:.3g}"
     if not forced and rows * BYTES_PER_INDEX_ROW > env.index_memory:
         return (f"index of {rows:.3g} rows (~{format_bytes(rows * BYTES_PER_INDEX_ROW)}) exceeds the index memory "
                 f"{format_bytes(env.index_memory)}")

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import importlib.util
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
@@ -145,13 +145,25 @@ def _flatten(kernel: "_Kernel") -> _Flat:
     )
 
 
+def for_tasks(kernel: "_Kernel") -> "_Kernel":
+    """``kernel`` as its tasks need it: a compiled kernel carries its flat form, not the tries.
+
+    The flat form concatenates the trie levels; built here on the driver, it
+    is the only copy shipped (and mapped once per machine, :mod:`faq.joins.mapped`)
+    instead of one built by every worker beside the tries it came from.
+    """
+    if not kernel.compiled:
+        return kernel
+    return replace(kernel, extenders=[], values=[], flat=_flatten(kernel))
+
+
 def aggregate_seeds(kernel: "_Kernel", seed_ids: np.ndarray) -> Any:
     """⊕ over every binding extending the seeds ``seed_ids`` of the ⊗ of its values (numpy scalar).
 
-    ``kernel`` must be :func:`compilable`.  The flat form is built once per
-    kernel object (in a task: once per worker process).
+    ``kernel`` must be :func:`compilable`.  Its flat form is the one it
+    carries (:func:`for_tasks`), else built once per kernel object.
     """
-    flat = _FLAT.get(id(kernel))
+    flat = kernel.flat if kernel.flat is not None else _FLAT.get(id(kernel))
     if flat is None:
         flat = _FLAT[id(kernel)] = _flatten(kernel)
         weakref.finalize(kernel, _FLAT.pop, id(kernel), None)

@@ -26,8 +26,9 @@ Three physical strategies; which one a step runs is the plan's decision
     Any key type; memory is Spark's (shuffles spill).
 ``"broadcast"``
     Each relation becomes a CSR trie of numpy arrays (:mod:`faq.joins.csr`),
-    sent to every task once (a broadcast variable on classic Spark, inside
-    the function on Spark Connect); the first attribute's values (seeds) are
+    written once to a file that Spark ships to each executor and every
+    Python worker there memory-maps (:mod:`faq.joins.mapped`: one copy per
+    machine, on classic Spark and Spark Connect alike); the first attribute's values (seeds) are
     enumerated on the driver from the tries, and each partition of seeds is
     extended to full bindings in vectorised numpy inside ``mapInArrow``
     (validation looks candidates up in a trie level: binary search, then a
@@ -42,8 +43,8 @@ Three physical strategies; which one a step runs is the plan's decision
     hashed onto a grid of cells, each row sent to every cell consistent with
     its keys, and each cell runs the broadcast strategy's numpy kernel on its
     own rows (``groupBy(cell).applyInArrow``).  Memory per task is a
-    fraction of the input; one shuffle; no broadcast variable (Spark Connect
-    runs it as it is).  Integer keys only.
+    fraction of the input; one shuffle; no index shipped (each cell builds
+    its own from its rows).  Integer keys only.
 
 When listing bindings, the ⊗ of the values is a Spark Column expression of
 the semiring (the broadcast strategy gathers each relation's value per output
@@ -90,7 +91,8 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 import numpy as np
 
 from faq.errors import PlanError
-from faq.joins.compiled import aggregate_seeds, compilable
+from faq.hypergraph.shares import format_bytes
+from faq.joins.compiled import aggregate_seeds, compilable, for_tasks
 from faq.joins.csr import Encoding, Trie, build_encoding, build_trie
 from faq.joins.extenders import ArrayBackend, Chunk, FrameBackend, FrameExtender, TrieExtender, complete, extend
 from faq.joins.frame import VALUE_COLUMN, Aggregation, Frame
@@ -319,6 +321,7 @@ class _Kernel:
     bound: int = 1  # magnitude bound of one binding's integer value (PartialAggregate)
     flush_rows: int = partial_aggregates.FLUSH_ROWS  # PartialAggregate's buffer (set on the driver)
     compiled: bool = False  # ⊕ to one value by the compiled loop (faq.joins.compiled)
+    flat: Any = None  # the compiled loop's flat arrays, in place of the tries (compiled.for_tasks)
 
 
 def _collect(df: "DataFrame", arity: int, valued: bool, semiring: Semiring) -> tuple[list[np.ndarray], Optional[np.ndarray]]:
@@ -485,15 +488,17 @@ def _broadcast_join(
     schema = StructType(
         [StructField(v, LongType()) for v in out] + [StructField(n, value_type) for n in kernel.names[len(out):]]
     )
+    index_bytes = 0
     if n_seeds == 0:
         df = spark.createDataFrame([], schema)
     else:
-        from faq.spark import default_parallelism, is_connect
+        from faq.joins.mapped import ship
+        from faq.spark import default_parallelism
 
-        # The fast path: a classic session broadcasts the index once per executor.  Spark Connect
-        # has no broadcast variables; the index then travels inside the function's payload
-        # (bounded by the plan: faq.insideout.physical.CONNECT_SHIP_MAX_ROWS).
-        broadcast = _Shipped(kernel) if is_connect(spark) else spark.sparkContext.broadcast(kernel)
+        # One file per machine, mapped by every worker (faq.joins.mapped): not one copy per worker
+        # as a broadcast variable would be; the same on classic Spark and on Spark Connect.
+        shipped = ship(spark, for_tasks(kernel))
+        index_bytes = shipped.nbytes
         partitions = min(
             n_seeds,
             default_parallelism(spark) * PARTITIONS_PER_CORE,
@@ -501,9 +506,10 @@ def _broadcast_join(
         )
         partitions = max(1, partitions)
         df = spark.range(0, n_seeds, 1, partitions).mapInArrow(
-            functools.partial(_expand_partition, broadcast=broadcast), schema
+            functools.partial(_expand_partition, index=shipped), schema
         )
-    note = f"broadcast index of {index_rows} rows" + (f"; {note}" if note else "")
+    note = f"broadcast index of {index_rows} rows ({format_bytes(index_bytes)} file, mapped once per machine)" + (
+        f"; {note}" if note else "")
     if kernel.ops is not None:
         return df.select(*out, F.col(VALUE_COLUMN)), out, note
     return with_product(df, out, [i for i, _ in kernel.values], semiring), out, note
@@ -532,16 +538,9 @@ def with_product(df: "DataFrame", out: Sequence[str], gathered: Sequence[int], s
     return df.select(*out, product.alias(VALUE_COLUMN))
 
 
-class _Shipped:
-    """The index shipped with the function on Spark Connect: read as ``.value`` like a broadcast."""
-
-    def __init__(self, value: Any) -> None:
-        self.value = value
-
-
-def _expand_partition(batches: Iterator[Any], broadcast: Any) -> Iterator[Any]:
+def _expand_partition(batches: Iterator[Any], index: Any) -> Iterator[Any]:
     """mapInArrow body: seed ids in; full bindings, or partial aggregates (``kernel.ops``), out."""
-    yield from run_kernel(batches, broadcast.value)
+    yield from run_kernel(batches, index.value)
 
 
 def run_kernel(batches: Iterator[Any], kernel: "_Kernel") -> Iterator[Any]:
