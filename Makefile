@@ -31,8 +31,12 @@ demo: java $(STAMP)
 	@echo "== SuiteSparse bcsstk21 · bcsstm21 · bcsstk21 (real), the planner picks the order"
 	$(BIN)/faq matrix-chain tests/data/bcsstk21.mtx tests/data/bcsstm21.mtx tests/data/bcsstk21.mtx --out $(DEMO_OUT)/kmk.mtx
 
+# Two test processes (pytest-xdist), each file's tests in one of them: much of the suite waits on
+# JVM starts, child processes and notebook kernels, which the other process overlaps.
+TEST_WORKERS ?= 2
+
 test: java $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 java:
 	@scripts/check_java.sh

@@ -166,7 +166,10 @@ def generic_count(edges_df, pattern, method: str) -> tuple[int, str]:
 
     ``broadcast`` is told the product is summed to a scalar (it aggregates
     inside its tasks); ``broadcast_listing`` and ``shuffle`` list every binding
-    and Spark sums them.
+    and Spark sums them.  Every use reads the edge table in the attribute
+    order (``(a, b)``, ``(a, c)``, ... with ``a < b < c``), so they share one
+    index, as the planner decides for InsideOut
+    (:func:`faq.insideout.physical.shared_indexes`).
     """
     from pyspark.sql import functions as F
 
@@ -174,7 +177,9 @@ def generic_count(edges_df, pattern, method: str) -> tuple[int, str]:
     aggregate = Aggregation((), COUNTING) if method == "broadcast" else None
     frames = [Frame(edges_df.toDF(x, y, VALUE_COLUMN), (x, y)) for x, y in pattern]
     order = list(dict.fromkeys(v for p in pattern for v in p))
-    out = generic_module.generic_join(frames, [], COUNTING, order, strategy=strategy, aggregate=aggregate)
+    shared = [list(range(len(pattern)))] if all(order.index(x) < order.index(y) for x, y in pattern) else None
+    out = generic_module.generic_join(frames, [], COUNTING, order, strategy=strategy, aggregate=aggregate,
+                                      shared=shared)
     if aggregate is not None and "⊕" not in out.note:
         raise RuntimeError(f"asked to aggregate in the tasks, but: {out.note}")
     total = out.df.agg(F.sum(VALUE_COLUMN)).first()[0]
@@ -422,7 +427,7 @@ def warm_up(spark, methods) -> None:
         if method == "binary":
             counts.add(int(spark.sql(sql_of(pattern, "e")).first()["n"]))
         elif method in GENERIC_METHODS:
-            counts.add(generic_count(df, pattern, method))
+            counts.add(generic_count(df, pattern, method)[0])
     df.unpersist()
     if len(counts) > 1:
         raise RuntimeError(f"warm-up: methods disagree: {counts}")
