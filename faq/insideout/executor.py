@@ -19,7 +19,7 @@ Examples
 >>> triangles = "count() := edge(a,b), edge(a,c), edge(b,c)"
 >>> with evaluate(triangles, {"edge": edge}) as result:
 ...     result.scalar(), result.notes[0]
-(1, 'broadcast index of 4 rows; ⊕ of counting inside tasks onto (); compiled loop (numba)')
+(1, 'broadcast index of 4 rows (... file, mapped once per machine); ⊕ of counting inside tasks onto (); compiled loop (numba)')
 >>> shuffled = plan_for(triangles, {"edge": edge}, join="generic_shuffle")
 >>> with evaluate(triangles, {"edge": edge}, plan=shuffled) as result:
 ...     result.scalar(), result.notes[0]

@@ -488,7 +488,6 @@ def _broadcast_join(
     schema = StructType(
         [StructField(v, LongType()) for v in out] + [StructField(n, value_type) for n in kernel.names[len(out):]]
     )
-    index_bytes = 0
     if n_seeds == 0:
         df = spark.createDataFrame([], schema)
     else:
@@ -508,8 +507,8 @@ def _broadcast_join(
         df = spark.range(0, n_seeds, 1, partitions).mapInArrow(
             functools.partial(_expand_partition, index=shipped), schema
         )
-    note = f"broadcast index of {index_rows} rows ({format_bytes(index_bytes)} file, mapped once per machine)" + (
-        f"; {note}" if note else "")
+    shipped_as = f"{format_bytes(index_bytes)} file, mapped once per machine" if n_seeds else "no seeds: nothing shipped"
+    note = f"broadcast index of {index_rows} rows ({shipped_as})" + (f"; {note}" if note else "")
     if kernel.ops is not None:
         return df.select(*out, F.col(VALUE_COLUMN)), out, note
     return with_product(df, out, [i for i, _ in kernel.values], semiring), out, note
