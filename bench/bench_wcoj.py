@@ -44,7 +44,7 @@ Peak memory: VmHWM of the driver JVM and of the Python workers it forked,
 reset before each measurement (``/proc/PID/clear_refs``), plus the driver
 Python's own peak (it builds the broadcast index); and ``machine_pss_peak_mb``,
 the peak of the summed proportional set size of all of them, sampled every
-0.2 s (bench.common.MachineMemory): the machine's memory with shared pages
+0.2 s (bench.common.machine_pss_mb, PeakSampler): the machine's memory with shared pages
 (the index file every worker maps) counted once.  A broadcast row's
 ``join_note`` gives the index file's size.
 
@@ -89,7 +89,7 @@ from typing import Optional
 import numpy as np
 
 from bench.common import RESULTS as RESULTS_DIR
-from bench.common import SNAP_GRAPH, MachineMemory, Memory, Run, graph_path, log
+from bench.common import SNAP_GRAPH, Memory, PeakSampler, Run, graph_path, log, machine_pss_mb
 from faq.graphs.edges import simple_directed
 from faq.io import read_edge_list
 from faq.joins import VALUE_COLUMN, Aggregation, Frame
@@ -502,7 +502,7 @@ def main(argv: Optional[list[str]] = None) -> int:
         config={"spark.sql.shuffle.partitions": "8", "spark.driver.memory": args.driver_memory},
     )
     memory = Memory(spark)
-    machine = MachineMemory(spark)
+    jvm = memory.jvm
     # (query, method) that timed out on a smaller graph: not run on the larger ones.
     gave_up: dict[tuple[str, str], str] = {}
     if not args.no_warmup:
@@ -564,9 +564,9 @@ def main(argv: Optional[list[str]] = None) -> int:
                         else:
                             fn = lambda m=method: generic_count(cached, pattern, m)  # noqa: E731
                         memory.reset()
-                        machine.start()
-                        found, seconds, timed_out = run_with_timeout(spark, fn, args.timeout)
-                        peaks = {**memory.peaks(), "machine_pss_peak_mb": machine.stop()}
+                        with PeakSampler(lambda: {"pss": machine_pss_mb(jvm)}) as machine:
+                            found, seconds, timed_out = run_with_timeout(spark, fn, args.timeout)
+                        peaks = {**memory.peaks(), "machine_pss_peak_mb": round(machine.peaks["pss"])}
                         n, join_note = found if isinstance(found, tuple) else (found, None)
                         if join_note:
                             info[method]["join_note"] = join_note

@@ -30,7 +30,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional, TypeVar
+from typing import Any, Callable, Optional, Sequence, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DATA = ROOT / "tests" / "data"
@@ -149,15 +149,23 @@ def descendants(pid: int) -> list[int]:
     return out
 
 
-def _hwm_mb(pid: int) -> float:
+def proc_mb(pid: int, name: str, fields: Sequence[str]) -> dict[str, float]:
+    """The ``fields`` of ``/proc/PID/NAME`` (``status``, ``smaps_rollup``: lines ``Field: N kB``) in MiB;
+    a field not found (or a process gone) is left out."""
+    found: dict[str, float] = {}
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(f"/proc/{pid}/{name}") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) / 1024
+                key = line.split(":", 1)[0]
+                if key in fields:
+                    found[key] = int(line.split()[1]) / 1024
     except OSError:
         pass
-    return float("nan")
+    return found
+
+
+def _hwm_mb(pid: int) -> float:
+    return proc_mb(pid, "status", ("VmHWM",)).get("VmHWM", float("nan"))
 
 
 def _reset_hwm(pid: int) -> None:
@@ -189,54 +197,50 @@ class Memory:
         }
 
 
-def _pss_mb(pid: int) -> float:
-    """Proportional set size: private pages plus a 1/n share of pages n processes map (a file
-    mapped by every worker counts once in the sum over them)."""
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                if line.startswith("Pss:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
+def machine_pss_mb(jvm: int) -> float:
+    """Summed proportional set size (private pages plus a 1/n share of pages n processes map) of the
+    driver JVM, the Python workers below it and this process: the machine's memory for a job, a file
+    every worker maps counted once (VmHWM counts it in each)."""
+    return sum(proc_mb(p, "smaps_rollup", ("Pss",)).get("Pss", 0.0) for p in [jvm, os.getpid(), *descendants(jvm)])
 
 
-class MachineMemory:
-    """Peak of the summed PSS of the driver JVM, its Python workers and this process, sampled.
+class PeakSampler:
+    """Peaks of ``measure()`` (a dict of numbers) while a ``with`` block runs, sampled by a thread.
 
-    The machine's memory for a job, shared pages counted once (unlike VmHWM,
-    which counts a mapped index file in every worker that touches it).  A
-    thread samples every ``interval`` seconds between :meth:`start` and
-    :meth:`stop`; :meth:`stop` returns the peak in MiB.
+    ``before`` holds the levels at entry, ``peaks`` the highest seen per key
+    (every ``interval`` seconds, and once more at exit).
     """
 
-    def __init__(self, spark, interval: float = 0.2) -> None:
-        self.jvm = spark.sparkContext._gateway.proc.pid
+    def __init__(self, measure: Callable[[], dict], interval: float = 0.2) -> None:
+        self.measure = measure
         self.interval = interval
-        self._peak = 0.0
+        self.before: dict = {}
+        self.peaks: dict = {}
         self._done = threading.Event()
-        self._thread: threading.Thread | None = None
+        self._thread: Optional[threading.Thread] = None
 
-    def sample(self) -> float:
-        return sum(_pss_mb(p) for p in [self.jvm, os.getpid(), *descendants(self.jvm)])
+    def _sample(self) -> None:
+        for key, value in self.measure().items():
+            self.peaks[key] = max(self.peaks.get(key, value), value)
 
-    def start(self) -> None:
-        self._peak = self.sample()
+    def __enter__(self) -> "PeakSampler":
+        self.before = self.measure()
+        self.peaks = dict(self.before)
         self._done.clear()
 
         def loop() -> None:
             while not self._done.wait(self.interval):
-                self._peak = max(self._peak, self.sample())
+                self._sample()
 
         self._thread = threading.Thread(target=loop, daemon=True)
         self._thread.start()
+        return self
 
-    def stop(self) -> float:
+    def __exit__(self, *exc: Any) -> None:
         self._done.set()
         if self._thread is not None:
             self._thread.join()
-        return round(max(self._peak, self.sample()))
+        self._sample()
 
 
 def log(message: str) -> None:

@@ -31,28 +31,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
-import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
-from bench.common import RESULTS, Run, descendants, graph_path, log
-
-
-def _rollup(pid: int) -> dict:
-    found = {"Rss": 0, "Pss": 0, "Anonymous": 0}
-    try:
-        with open(f"/proc/{pid}/smaps_rollup") as f:
-            for line in f:
-                key = line.split(":")[0]
-                if key in found:
-                    found[key] = int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return found
+from bench.common import RESULTS, PeakSampler, Run, descendants, graph_path, log, proc_mb
 
 
 def _workers(jvm: int) -> list[int]:
@@ -68,31 +53,10 @@ def _workers(jvm: int) -> list[int]:
 
 
 def _levels(jvm: int) -> dict:
-    rolls = [_rollup(p) for p in _workers(jvm)]
-    return {key: sum(r[key] for r in rolls) for key in ("Anonymous", "Pss", "Rss")}
-
-
-def sampled(jvm: int, fn):
-    """(fn's result, the rise of the workers' summed Anonymous / Pss / Rss MiB during fn, workers seen)."""
-    before = _levels(jvm)
-    peaks = dict(before)
-    seen: set[int] = set()
-    done = threading.Event()
-
-    def loop():
-        while not done.wait(0.1):
-            seen.update(_workers(jvm))
-            for key, value in _levels(jvm).items():
-                peaks[key] = max(peaks[key], value)
-
-    thread = threading.Thread(target=loop, daemon=True)
-    thread.start()
-    try:
-        result = fn()
-    finally:
-        done.set()
-        thread.join()
-    return result, {k: round(peaks[k] - before[k]) for k in peaks}, len(seen)
+    """The Python workers' summed Anonymous, Pss and Rss, MiB."""
+    fields = ("Anonymous", "Pss", "Rss")
+    rolls = [proc_mb(p, "smaps_rollup", fields) for p in _workers(jvm)]
+    return {key: sum(r.get(key, 0.0) for r in rolls) for key in fields}
 
 
 def main(argv=None) -> int:
@@ -142,11 +106,13 @@ def main(argv=None) -> int:
         if way == "mapped":
             index_mb = index.nbytes / 2**20
         t0 = time.perf_counter()
-        total, peaks, workers = sampled(jvm, lambda: df.groupBy().sum("__value").first()[0])
+        with PeakSampler(lambda: _levels(jvm), interval=0.1) as sampler:
+            total = df.groupBy().sum("__value").first()[0]
         seconds = time.perf_counter() - t0
-        rows.append({"way": way, "count": int(total), "seconds": round(seconds, 2), "workers": workers,
-                     "anonymous_rise_mb": peaks["Anonymous"], "pss_rise_mb": peaks["Pss"],
-                     "rss_rise_mb": peaks["Rss"]})
+        rise = {key: round(sampler.peaks[key] - sampler.before[key]) for key in sampler.before}
+        rows.append({"way": way, "count": int(total), "seconds": round(seconds, 2), "workers": len(_workers(jvm)),
+                     "anonymous_rise_mb": rise["Anonymous"], "pss_rise_mb": rise["Pss"],
+                     "rss_rise_mb": rise["Rss"]})
         log(f"{way}: {rows[-1]}")
         stop_session()
     for r in rows:
