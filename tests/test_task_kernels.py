@@ -98,6 +98,23 @@ def test_task_kernels_equal_brute_force(edges, pattern_name, semiring_name):
         assert same_value(aggregate_seeds(kernel, np.arange(seeds)).item(), expected)
 
 
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), min_size=20, max_size=130),
+       st.sampled_from(sorted(PATTERNS)), st.sampled_from(SEMIRINGS))
+def test_compiled_counts_equal_brute_force(pairs, pattern_name, semiring_name):
+    """Every value the semiring's one: no value is gathered and the compiled loop's last depth counts
+    its candidates (a galloping merge when one relation validates, the general loop otherwise)."""
+    one = PY_SEMIRINGS[semiring_name][3]
+    edges = simple([(s, d, one) for s, d in pairs])
+    if not edges:
+        return
+    pattern = PATTERNS[pattern_name]
+    kernel, seeds, _, semiring = kernel_for(edges, pattern, semiring_name, aggregate=True)
+    assert kernel.values == []  # ⊗ by one: nothing to gather
+    if compilable(kernel)[0]:
+        assert same_value(aggregate_seeds(kernel, np.arange(seeds)).item(), brute(edges, pattern, semiring_name))
+
+
 def test_listing_keeps_every_relation_entry_when_a_proposer_group_empties():
     """Regression: a 4-clique listed (5, 15, 6, 6) — c = d, no edge (6, 6) — because an emptied
     proposer group dropped the (c, d) relation's entry from the union of groups."""

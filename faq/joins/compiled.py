@@ -113,6 +113,7 @@ class _Flat:
     values: np.ndarray
     values_start: np.ndarray
     value_slot: np.ndarray
+    mark_ext: int  # the last depth's extender whose parent stays while the depth before varies, or -1
 
 
 def _flatten(kernel: "_Kernel") -> _Flat:
@@ -141,8 +142,26 @@ def _flatten(kernel: "_Kernel") -> _Flat:
         slots, np.array(depth_start, dtype=np.int64), np.array(ext_slot, dtype=np.int64),
         np.array(ext_level, dtype=np.int64), joined(comps, np.int64), starts(comps),
         joined(offsets, np.int64), starts(offsets), joined(values, dtype), starts(values),
-        np.array([i for i, _ in kernel.values], dtype=np.int64),
+        np.array([i for i, _ in kernel.values], dtype=np.int64), _staying(kernel, ext_slot, depth_start),
     )
+
+
+def _staying(kernel: "_Kernel", ext_slot: list[int], depth_start: list[int]) -> int:
+    """The last depth's extender (of two) whose parent was fixed before the depth above it, or -1.
+
+    Its segment is the same for every candidate of the depth above (a
+    triangle's ``edge(a, c)`` while ``b`` varies), so the compiled loop marks
+    it once and looks the other extender's entries up.
+    """
+    last = len(depth_start) - 1
+    if last < 2 or depth_start[last] - depth_start[last - 1] != 2:
+        return -1
+    fixed_at = {key[1]: 0 for key in kernel.seeds if key[0] == "n"}  # the depth that last set each slot
+    for depth in range(1, last):
+        for e in range(depth_start[depth - 1], depth_start[depth]):
+            fixed_at[ext_slot[e]] = depth
+    early = [e for e in range(depth_start[last - 1], depth_start[last]) if fixed_at.get(ext_slot[e], 0) < last - 1]
+    return early[0] if len(early) == 1 else -1
 
 
 def for_tasks(kernel: "_Kernel") -> "_Kernel":
@@ -179,5 +198,6 @@ def aggregate_seeds(kernel: "_Kernel", seed_ids: np.ndarray) -> Any:
 
     total = aggregate(seed_nodes, flat.depth_start, flat.ext_slot, flat.ext_level, flat.comp, flat.comp_start,
                       flat.offsets, flat.offsets_start, np.int64(kernel.encoding.span), flat.values,
-                      flat.values_start, flat.value_slot, _CODES[ops.add], _CODES[ops.mul], zero, one)
+                      flat.values_start, flat.value_slot, _CODES[ops.add], _CODES[ops.mul], zero, one,
+                      np.int64(flat.mark_ext))
     return np.asarray(total, dtype=ops.dtype)[()]

@@ -82,7 +82,7 @@ def _open(d, node, parent, cursor, position, end, proposer, depth_start, ext_slo
 
 @_jit
 def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, offsets, offsets_start, span,
-          values, values_start, value_slot, add, mul, zero, one):
+          values, values_start, value_slot, add, mul, zero, one, mark_ext):
     """Long because: one compiled loop, depth first over the attributes, with an explicit stack."""
     depths = len(depth_start) - 1
     node = np.zeros((depths + 1, seed_nodes.shape[1]), dtype=np.int64)
@@ -92,6 +92,11 @@ def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, of
     end = np.zeros(depths + 1, dtype=np.int64)
     proposer = np.zeros(depths + 1, dtype=np.int64)
     total = zero
+    # A count (no value to gather; ⊕ is +, min or max): the last depth counts its candidates in one tight loop.
+    counted = len(value_slot) == 0 and add != 1
+    # The last depth's extender whose segment stays while its siblings vary, marked in a dense bitmap.
+    mark = np.zeros(span if counted and mark_ext >= 0 else 0, dtype=np.uint8)
+    marked = np.full(1, -1, dtype=np.int64)  # the parent whose segment ``mark`` holds
     for s in range(seed_nodes.shape[0]):
         node[0, :] = seed_nodes[s, :]
         if not _open(1, node, parent, cursor, position, end, proposer, depth_start, ext_slot, ext_level, offsets,
@@ -123,12 +128,93 @@ def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, of
                 node[d, ext_slot[o]] = at
             if not held:
                 continue
-            if d == depths:
+            if d == depths:  # reached only when the last level is enumerated (values to gather)
                 product = one
                 for q in range(len(value_slot)):
                     product = _apply(mul, product, values[values_start[q] + node[d, value_slot[q]]])
                 total = _apply(add, total, product)
             elif _open(d + 1, node, parent, cursor, position, end, proposer, depth_start, ext_slot, ext_level, offsets,
                        offsets_start):
-                d += 1
+                if d + 1 == depths and counted:
+                    found = _count_last(depths, parent, cursor, position, end, proposer, depth_start, ext_level,
+                                        comp, comp_start, offsets, offsets_start, span, mark_ext, mark, marked)
+                    if found > 0:
+                        total = _apply(add, total, one * found if add == 0 else one)
+                else:
+                    d += 1
     return total
+
+
+@_jit
+def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_level, comp, comp_start, offsets,
+                offsets_start, span, mark_ext, mark, marked):
+    """How many of the proposer's candidates at the last depth ``d`` every other extender holds.
+
+    The leaf's tight loop when no value is gathered (a count): the same
+    galloping validation as the depth-first loop, with no stack and no
+    per-binding product.  With two extenders, where the one that stays
+    (``mark_ext``) is the larger, its segment is marked in ``mark`` once
+    per parent and the other's entries are looked up there (one load each,
+    no search).
+    """
+    e = proposer[d]
+    first, last = depth_start[d - 1], depth_start[d]
+    proposed = comp_start[ext_level[e]]
+    shift = parent[e] * span
+    found = 0
+    if last - first == 2 and mark_ext >= 0 and e != mark_ext:
+        _mark(mark_ext, parent, ext_level, comp, comp_start, offsets, offsets_start, span, mark, marked)
+        for k in range(position[d], end[d]):
+            found += mark[comp[proposed + k] - shift]
+        return found
+    if last - first == 2:  # one validator (a triangle's last level): a galloping merge of two segments
+        o = first if e != first else first + 1
+        held = comp_start[ext_level[o]]
+        shift = parent[o] * span - shift  # the validator's keys minus the proposer's
+        at, high = cursor[o], offsets[offsets_start[ext_level[o]] + parent[o] + 1]
+        for k in range(position[d], end[d]):
+            key = comp[proposed + k] + shift
+            at = _find(comp, held, at, high, key)
+            if at >= high:
+                break
+            if comp[held + at] == key:
+                found += 1
+                at += 1
+        return found
+    for k in range(position[d], end[d]):
+        value = comp[proposed + k] - shift
+        held = True
+        for o in range(first, last):
+            if o == e:
+                continue
+            base = offsets_start[ext_level[o]]
+            p = parent[o]
+            key = p * span + value
+            high = offsets[base + p + 1]
+            at = _find(comp, comp_start[ext_level[o]], cursor[o], high, key)
+            cursor[o] = at
+            if at >= high:
+                return found  # this validator has nothing left at or above the candidates to come
+            if comp[comp_start[ext_level[o]] + at] != key:
+                held = False
+                break
+        if held:
+            found += 1
+    return found
+
+
+@_jit
+def _mark(m, parent, ext_level, comp, comp_start, offsets, offsets_start, span, mark, marked):
+    """``mark`` holds the values of extender ``m``'s segment under its parent (the old one's cleared)."""
+    level = ext_level[m]
+    held, base = comp_start[level], offsets_start[level]
+    p = parent[m]
+    if marked[0] == p:
+        return
+    if marked[0] >= 0:
+        q = marked[0]
+        for k in range(offsets[base + q], offsets[base + q + 1]):
+            mark[comp[held + k] - q * span] = 0
+    for k in range(offsets[base + p], offsets[base + p + 1]):
+        mark[comp[held + k] - p * span] = 1
+    marked[0] = p
