@@ -185,3 +185,26 @@ def test_int64_guard_emits_partials_before_they_could_overflow():
         total += int(values[0])
     assert total == 20 * (1 << 59)  # > 2^63: only the partials fit in int64, exactly
     assert value_bound([np.array([-(1 << 40)]), np.array([3, -5])]) == 5 << 40
+
+
+@QUICK
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6)), min_size=1, max_size=40),
+       st.randoms(use_true_random=False))
+def test_trie_of_sorted_rows_equals_trie_of_shuffled_rows(rows, random):
+    """build_trie skips its sort for rows already in order: the trie is the same either way."""
+    rows = sorted(rows)
+    values = np.arange(len(rows), dtype=np.int64)
+    shuffled = list(range(len(rows)))
+    random.shuffle(shuffled)
+    columns = [np.array(c, dtype=np.int64) for c in zip(*rows)]
+    assert csr.lexicographically_sorted(columns)
+    mixed = [c[shuffled] for c in columns]
+    in_order, out_of_order = csr.build_trie(columns, 7, values), csr.build_trie(mixed, 7, values[shuffled])
+    for a, b in zip(in_order.levels, out_of_order.levels):
+        assert np.array_equal(a.comp, b.comp) and np.array_equal(a.offsets, b.offsets)
+        assert a.duplicates == b.duplicates
+    # Rows repeat among the triples: their values may come in either order, but as one multiset per row.
+    key = lambda trie: sorted(zip(trie.levels[-1].comp.tolist(), trie.values.tolist()))
+    assert key(in_order) == key(out_of_order)
+    mixed_rows = list(zip(*[c.tolist() for c in mixed]))
+    assert csr.lexicographically_sorted(mixed) == (mixed_rows == sorted(mixed_rows))

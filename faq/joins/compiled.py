@@ -61,6 +61,10 @@ if TYPE_CHECKING:
 # pickled to the tasks never carries one).
 _FLAT: dict[int, "_Flat"] = {}
 
+#: Largest key span whose dense bitmap (one byte a key, per task) the compiled loop's last depth
+#: uses; a wider span (sparse keys) validates by search alone.
+MARK_MAX_SPAN = 1 << 25
+
 # Operation codes of the compiled loop.
 _ADD, _MUL, _MIN, _MAX = 0, 1, 2, 3
 _CODES = {np.add: _ADD, np.multiply: _MUL, np.minimum: _MIN, np.fmin: _MIN, np.maximum: _MAX, np.fmax: _MAX}
@@ -154,7 +158,7 @@ def _staying(kernel: "_Kernel", ext_slot: list[int], depth_start: list[int]) -> 
     it once and looks the other extender's entries up.
     """
     last = len(depth_start) - 1
-    if last < 2 or depth_start[last] - depth_start[last - 1] != 2:
+    if last < 2 or depth_start[last] - depth_start[last - 1] != 2 or kernel.encoding.span > MARK_MAX_SPAN:
         return -1
     fixed_at = {key[1]: 0 for key in kernel.seeds if key[0] == "n"}  # the depth that last set each slot
     for depth in range(1, last):

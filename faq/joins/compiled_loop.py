@@ -4,6 +4,11 @@ Depth first over the attributes with an explicit stack: per prefix, the
 extender with the fewest entries proposes its sorted candidates, the others
 validate each by a galloping search resuming where the previous one ended;
 the leaf ⊗-multiplies the relations' values and ⊕-adds them to the total.
+A count (no value gathered) stops one depth early: :func:`_count_last`
+counts the last depth's candidates in one tight loop, and where one of two
+extenders keeps its segment while the depth above varies (a triangle's
+``edge(a, c)`` as ``b`` runs) that segment is marked in a dense bitmap once
+and the other's entries are looked up in it.
 Operations are codes: 0 +, 1 ×, 2 min, 3 max.  Compiled once per machine
 (numba's on-disk cache), not once per Spark worker.
 
