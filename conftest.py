@@ -48,6 +48,7 @@ TEST_CONFIG = {
 SPARK_DOCTESTS = frozenset({
     "faq",  # the front door's example builds a DataFrame
     "faq.api",
+    "faq.driver_copy",
     "faq.factor",
     "faq.graphs.edges",
     "faq.graphs.matrix_chain",

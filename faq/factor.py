@@ -215,8 +215,11 @@ class Factor:
     # -- small results ------------------------------------------------------
 
     def count(self) -> int:
-        """Number of rows (a Spark job)."""
-        return self.df.count()
+        """Number of rows: a Spark job, unless the driver holds the rows (:mod:`faq.driver_copy`)."""
+        from faq.driver_copy import rows_held
+
+        held = rows_held(self.df)
+        return self.df.count() if held is None else held
 
     def scalar(self) -> Any:
         """The value of a factor with no variables (zero when it has no row).

@@ -148,6 +148,9 @@ def prepared_graph(edges: GraphLike, directed: bool, spark=None) -> Factor:
     if isinstance(edges, (str, os.PathLike)):
         from pyspark.sql import functions as F
 
+        import numpy as np
+
+        from faq.driver_copy import keep_driver_copy
         from faq.io._common import session
         from faq.io.local_edges import degree_orient, edges_dataframe, read_edge_arrays, unique_pairs
         from faq.io.local_edges import without_self_loops
@@ -156,7 +159,11 @@ def prepared_graph(edges: GraphLike, directed: bool, spark=None) -> Factor:
         if arrays is not None:
             src, dst = unique_pairs(*without_self_loops(*arrays)) if directed else degree_orient(*arrays)
             df = edges_dataframe(session(spark), {SRC: src, DST: dst}).withColumn(VALUE, F.lit(1).cast("bigint"))
-            return Factor.from_dataframe(df, [SRC, DST], "counting", name=EDGE)
+            factor = Factor.from_dataframe(df, [SRC, DST], "counting", name=EDGE)
+            # The driver keeps the arrays: row counts and the broadcast index need no Spark job.
+            ones = np.broadcast_to(np.int64(1), src.shape)
+            keep_driver_copy(factor.df, {SRC: src, DST: dst, VALUE: ones})
+            return factor
     raw = edge_factor(edges, spark=spark)
     return simple_directed(raw) if directed else degree_oriented(raw)
 

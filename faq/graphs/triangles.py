@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, replace
 from typing import Optional
 
+from faq.driver_copy import rows_held
 from faq.factor import Factor
 from faq.graphs.edges import GraphLike, prepared_graph
 from faq.insideout.executor import Progress, StepEvent, evaluate
@@ -101,7 +102,7 @@ def count_triangles(
         False (the default, as the ``faq`` command): each triangle of the
         simple undirected graph once; True: feed-forward triangles.
     progress : callable, optional
-        Receives a ``"load"`` event (the edges read, cleaned and cached: rows and
+        Receives a ``"load"`` event (the edges read, cleaned and cached or held on the driver: rows and
         seconds), then the executor's step events.
 
     Returns
@@ -115,8 +116,10 @@ def count_triangles(
     graph = prepared_graph(edges, directed, spark=spark)
     # The prepared edges feed three atoms and the size statistics: build them once.
     with Scope() as scope:
-        graph = replace(graph, df=scope.persist(graph.df), name="edge")
-        n_edges = graph.count()  # Spark runs the load (parse, clean, orient) here
+        if rows_held(graph.df) is None:  # else the driver holds the edges (faq.driver_copy): nothing to cache
+            graph = replace(graph, df=scope.persist(graph.df))
+        graph = replace(graph, name="edge")
+        n_edges = graph.count()  # Spark runs the load (parse, clean, orient) here, unless the driver did
         load_seconds = time.perf_counter() - started
         if progress is not None:
             what = "feed-forward" if directed else "degree-oriented undirected"

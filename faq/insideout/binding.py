@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
+from faq.driver_copy import project_driver_copy
 from faq.errors import ArityMismatchError, SemiringMismatchError, UnknownFactorError, VariableTypeMismatchError
 from faq.factor import Factor
 from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
@@ -118,9 +119,10 @@ def bind(query: FAQ, factors: Mapping[str, Factor], semiring: Semiring) -> dict[
             F.col(c).cast("bigint").alias(v) if types[v] == "bigint" else F.col(c).alias(v)
             for v, c in first_column.items()
         ]
-        frames[f"{atom.factor}#{k}"] = Frame(
-            df.select(*columns, F.col(factor.value).alias(VALUE_COLUMN)), tuple(first_column)
-        )
+        projected = df.select(*columns, F.col(factor.value).alias(VALUE_COLUMN))
+        if condition is None:  # a renaming of the factor's rows: the driver's copy, if any, still holds them
+            project_driver_copy(projected, df, {**first_column, VALUE_COLUMN: factor.value})
+        frames[f"{atom.factor}#{k}"] = Frame(projected, tuple(first_column))
     return frames
 
 

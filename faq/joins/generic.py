@@ -90,6 +90,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
+from faq.driver_copy import driver_copy
 from faq.errors import PlanError
 from faq.hypergraph.shares import format_bytes
 from faq.joins.compiled import aggregate_seeds, compilable, for_tasks
@@ -340,6 +341,21 @@ def _collect(df: "DataFrame", arity: int, valued: bool, semiring: Semiring) -> t
     return keys, values
 
 
+def _gathered(use: _Use, semiring: Semiring) -> tuple[tuple[list[np.ndarray], Optional[np.ndarray]], bool]:
+    """(the use's key columns in attribute order and values, whether the driver held them).
+
+    Rows the driver already holds (:mod:`faq.driver_copy`: an edge list
+    read and cleaned there) are taken as they are; others are collected.
+    """
+    copy = driver_copy(use.frame.df)
+    if copy is None:
+        return _collect(_normalised(use), len(use.attributes), use.valued, semiring), False
+    keys = [np.asarray(copy[a], dtype=np.int64) for a in use.attributes]
+    dtype = {"bigint": np.int64, "double": np.float64, "boolean": np.bool_}[semiring.value_type]
+    values = np.asarray(copy[VALUE_COLUMN], dtype=dtype) if use.valued else None
+    return (keys, values), True
+
+
 def _all_one(values: np.ndarray, semiring: Semiring) -> bool:
     one = semiring.python_value(semiring.one)
     return bool(len(values) == 0 or np.all(values == one))
@@ -476,9 +492,8 @@ def _broadcast_join(
     from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
     _check_integral(uses)
-    collected = [
-        _collect(_normalised(uses[g[0]]), len(uses[g[0]].attributes), uses[g[0]].valued, semiring) for g in groups
-    ]
+    gathered = [_gathered(uses[g[0]], semiring) for g in groups]
+    collected = [columns for columns, _ in gathered]
     index_rows = sum(len(keys[0]) for keys, _ in collected)
     kernel, n_seeds, note = build_kernel(
         [u.attributes for u in uses], groups, collected, order, variables, semiring, aggregate, ops
@@ -508,7 +523,10 @@ def _broadcast_join(
             functools.partial(_expand_partition, index=shipped), schema
         )
     shipped_as = f"{format_bytes(index_bytes)} file, mapped once per machine" if n_seeds else "no seeds: nothing shipped"
-    note = f"broadcast index of {index_rows} rows ({shipped_as})" + (f"; {note}" if note else "")
+    held = sum(from_driver for _, from_driver in gathered)
+    source = "" if not held else "; rows held on the driver, not collected" if held == len(gathered) else (
+        f"; {held} of {len(gathered)} relations held on the driver")
+    note = f"broadcast index of {index_rows} rows ({shipped_as}{source})" + (f"; {note}" if note else "")
     if kernel.ops is not None:
         return df.select(*out, F.col(VALUE_COLUMN)), out, note
     return with_product(df, out, [i for i, _ in kernel.values], semiring), out, note
