@@ -151,21 +151,24 @@ def _flatten(kernel: "_Kernel") -> _Flat:
 
 
 def _staying(kernel: "_Kernel", ext_slot: list[int], depth_start: list[int]) -> int:
-    """The last depth's extender (of two) whose parent was fixed before the depth above it, or -1.
+    """The last depth's extender whose parent was fixed earliest, before the depth above it, or -1.
 
     Its segment is the same for every candidate of the depth above (a
-    triangle's ``edge(a, c)`` while ``b`` varies), so the compiled loop marks
-    it once and looks the other extender's entries up.
+    triangle's ``edge(a, c)`` while ``b`` varies; a 4-clique's ``edge(a, d)``
+    while ``b`` and ``c`` vary), so the compiled loop marks it once and looks
+    the other extenders' entries up.
     """
     last = len(depth_start) - 1
-    if last < 2 or depth_start[last] - depth_start[last - 1] != 2 or kernel.encoding.span > MARK_MAX_SPAN:
+    if last < 2 or depth_start[last] - depth_start[last - 1] < 2 or kernel.encoding.span > MARK_MAX_SPAN:
         return -1
     fixed_at = {key[1]: 0 for key in kernel.seeds if key[0] == "n"}  # the depth that last set each slot
     for depth in range(1, last):
         for e in range(depth_start[depth - 1], depth_start[depth]):
             fixed_at[ext_slot[e]] = depth
-    early = [e for e in range(depth_start[last - 1], depth_start[last]) if fixed_at.get(ext_slot[e], 0) < last - 1]
-    return early[0] if len(early) == 1 else -1
+    fixed = {e: fixed_at.get(ext_slot[e], 0) for e in range(depth_start[last - 1], depth_start[last])}
+    earliest = min(fixed.values())
+    staying = [e for e, depth in fixed.items() if depth == earliest]
+    return staying[0] if earliest < last - 1 and len(staying) == 1 else -1
 
 
 def for_tasks(kernel: "_Kernel") -> "_Kernel":

@@ -157,10 +157,9 @@ def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_lev
 
     The leaf's tight loop when no value is gathered (a count): the same
     galloping validation as the depth-first loop, with no stack and no
-    per-binding product.  With two extenders, where the one that stays
-    (``mark_ext``) is the larger, its segment is marked in ``mark`` once
-    per parent and the other's entries are looked up there (one load each,
-    no search).
+    per-binding product.  Where the extender that stays (``mark_ext``)
+    validates, its segment is marked in ``mark`` once per parent and
+    candidates are looked up there (one load each, no search).
     """
     e = proposer[d]
     first, last = depth_start[d - 1], depth_start[d]
@@ -186,11 +185,16 @@ def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_lev
                 found += 1
                 at += 1
         return found
+    looked_up = mark_ext >= 0 and e != mark_ext  # that validator answers from the bitmap
+    if looked_up:
+        _mark(mark_ext, parent, ext_level, comp, comp_start, offsets, offsets_start, span, mark, marked)
     for k in range(position[d], end[d]):
         value = comp[proposed + k] - shift
+        if looked_up and mark[value] == 0:
+            continue
         held = True
         for o in range(first, last):
-            if o == e:
+            if o == e or (looked_up and o == mark_ext):
                 continue
             base = offsets_start[ext_level[o]]
             p = parent[o]
