@@ -23,6 +23,7 @@ from faq.errors import PlanError
 from faq.insideout import Environment, plan_for
 from faq.joins.generic import generic_join
 from faq.language import make_query
+from faq.scope import Scope
 from faq.semirings import Semiring, get_semiring
 from faq.semirings.spark_backend import columns as spark_columns
 from tests.brute_force import PY_SEMIRINGS, assert_same_answer, brute_force
@@ -187,6 +188,12 @@ def test_aggregated_join_equals_listing_and_brute_force(semiring):
                                  grid=grid)
             assert cells.note.startswith("partitioned grid") and "; ⊕" in cells.note, cells.note
             assert_same_answer(aggregated_rows(cells, keep, ring), expected, "partitioned")
+            with Scope() as scope:  # owns each batch's checkpoint
+                batched = generic_join(frames, [], ring, (), strategy="shuffle", aggregate=Aggregation(keep, ring),
+                                       scope=scope, batches=3)
+                assert "seeds in 3 batches" in batched.note and "per batch" in batched.note, batched.note
+                assert batched.variables == keep
+                assert_same_answer(aggregated_rows(batched, keep, ring), expected, "shuffle in batches")
 
         check()
 
@@ -434,6 +441,45 @@ def test_strategy_from_size_limits_and_forcing():
             assert result.notes[0].startswith(strategy)
             counts.add(result.scalar())
     assert len(counts) == 1
+
+
+def test_shuffle_in_batches_lists_every_binding_once():
+    """Seeds hashed into batches, each checkpointed: the union is binary_join's listing."""
+    rng = np.random.default_rng(3)
+    pairs = sorted({(int(a), int(b)) for a, b in rng.integers(0, 12, size=(60, 2)) if a != b})
+    rels = edge_frames([(a, b, 1) for a, b in pairs], [("a", "b"), ("a", "c"), ("b", "c")])
+    expected = rows_of(binary_join(rels, [], get_semiring("counting")), ("a", "b", "c"))
+    with Scope() as scope:
+        out = generic_join(rels, [], get_semiring("counting"), ("a", "b", "c"), strategy="shuffle", scope=scope,
+                           batches=4)
+        assert out.note == "shuffle, seeds in 4 batches by hash of a; every binding listed"
+        assert rows_of(out, ("a", "b", "c")) == expected and expected
+    with pytest.raises(PlanError, match="needs a scope"):
+        generic_join(rels, [], get_semiring("counting"), ("a", "b", "c"), strategy="shuffle", batches=2)
+
+
+def test_the_plan_sizes_shuffle_batches_from_the_index_memory(spark):
+    """String keys shuffle; with little index memory the plan runs the seeds in batches, explain says
+    how many, and the count is the one-batch count."""
+    from faq.factor import Factor
+
+    rows = [(str(a), str(b), 1) for a, b, _ in TRIANGLE_EDGES]
+    edge = Factor.from_dataframe(spark.createDataFrame(rows, "s string, t string, value bigint"), ["s", "t"],
+                                 "counting", name="edge")
+    text = "count() := edge(a,b), edge(a,c), edge(b,c)"
+    whole = plan_for(text, {"edge": edge})
+    tight = plan_for(text, {"edge": edge}, environment=Environment(parallelism=1, index_memory=128))
+    assert whole.steps[0].strategy.batches == 1
+    batches = tight.steps[0].strategy.batches
+    assert 1 < batches <= 64
+    assert f"seeds in {batches} batches" in str(tight) and "per batch onto ()" in str(tight)
+    answers = []
+    for the_plan in (whole, tight):
+        with evaluate(text, {"edge": edge}, plan=the_plan) as result:
+            answers.append(result.scalar())
+            note = result.notes[0]
+    assert f"seeds in {batches} batches" in note
+    assert answers[0] == answers[1] == 6
 
 
 def test_a_plan_for_another_query_is_refused():

@@ -29,7 +29,11 @@ strategies:
     :attr:`Environment.index_memory` (:func:`faq.hypergraph.shares.grid_for`).
 ``shuffle``
     DataFrame joins, attribute at a time (count / propose / validate as
-    joins); any key type, any size (Spark spills).
+    joins); any key type, any size.  Its intermediate tables are bounded by
+    running the seeds (the first attribute's values) in batches, hashed
+    apart, each batch materialised (and ⊕-aggregated when the step
+    aggregates) before the next: :func:`shuffle_batches` sizes them from the
+    estimated largest table against the index memory of every task.
 
 Uses of one factor in the same column order share one index
 (:func:`shared_indexes`), and a broadcast join that is ⊕-aggregated right
@@ -140,6 +144,10 @@ class Strategy:
         Partitioned joins: the grid's cells (``Π shares``).
     task_rows, task_bytes : float or None
         Partitioned joins: estimated input rows and index bytes per cell.
+        Shuffle joins in batches: the estimated rows and bytes of a batch's
+        largest intermediate table.
+    batches : int
+        Shuffle joins: the seeds run in this many batches (1: all at once).
     shared : tuple of tuple of int
         Generic joins: groups of uses (relations, then indicators, in the
         step's order) that read one index.
@@ -161,6 +169,7 @@ class Strategy:
     cells: int = 0
     task_rows: Optional[float] = None
     task_bytes: Optional[float] = None
+    batches: int = 1
 
     @property
     def grid(self) -> Optional[Grid]:
@@ -177,6 +186,10 @@ class Strategy:
             parts.append(f"index {size}in one file per machine, mapped by its workers")
         if self.grid is not None:
             parts.append(self.grid.describe())
+        if self.name == "shuffle" and self.batches > 1:
+            size = "" if self.task_rows is None else (
+                f", est. {self.task_rows:.3g} rows / {format_bytes(self.task_bytes)} largest table per batch")
+            parts.append(f"seeds in {self.batches} batches{size}")
         if self.shared and any(len(g) > 1 for g in self.shared) and self.name != "partitioned":
             parts.append(f"{sum(map(len, self.shared))} uses read {len(self.shared)} index(es)")
         if self.aggregation:
@@ -196,6 +209,7 @@ class Strategy:
             "cells": self.cells,
             "task_rows": _finite(self.task_rows),
             "task_bytes": _finite(self.task_bytes),
+            "batches": self.batches,
         }
 
 
@@ -245,6 +259,38 @@ def choose_strategy(
         return Strategy("shuffle", refusal, index_rows, index_bytes=index_bytes)
     size = "sizes unknown" if index_rows is None else f"index of {index_rows:.3g} rows"
     return Strategy("broadcast", "forced, " + size if forced else size, index_rows, index_bytes=index_bytes)
+
+
+#: Bytes of a row of the shuffle strategy's intermediate tables (keys, value, Spark's row overhead).
+SHUFFLE_BYTES_PER_ROW = BYTES_PER_INDEX_ROW
+#: Most batches a shuffle join's seeds are split into (each batch is a full pass of Spark jobs).
+MAX_SHUFFLE_BATCHES = 64
+
+
+def shuffle_batches(largest_rows: Optional[float], environment: Environment) -> Strategy:
+    """A shuffle strategy whose seeds run in batches, so that a batch's largest table fits the tasks' memory.
+
+    The budget is :attr:`Environment.index_memory` for each of the
+    ``parallelism`` tasks; ``largest_rows`` (the most proposals any
+    attribute makes, from the plan's work estimate, else the bag's size
+    estimate; None: unknown) at :data:`SHUFFLE_BYTES_PER_ROW` a row is split
+    evenly, in at most :data:`MAX_SHUFFLE_BATCHES` batches.
+
+    >>> env = Environment(parallelism=2, index_memory=1 << 20)
+    >>> s = shuffle_batches(1e5, env)
+    >>> s.batches, s.describe()
+    (4, 'strategy shuffle (); seeds in 4 batches, est. 2.5e+04 rows / 1.53 MiB largest table per batch')
+    >>> shuffle_batches(1e3, env).batches, shuffle_batches(None, env).batches
+    (1, 1)
+    """
+    if largest_rows is None or not math.isfinite(largest_rows) or largest_rows <= 0:
+        return Strategy("shuffle", "")
+    budget = environment.index_memory * max(1, environment.parallelism)
+    batches = min(MAX_SHUFFLE_BATCHES, max(1, math.ceil(largest_rows * SHUFFLE_BYTES_PER_ROW / budget)))
+    if batches == 1:
+        return Strategy("shuffle", "")
+    rows = largest_rows / batches
+    return Strategy("shuffle", "", task_rows=rows, task_bytes=rows * SHUFFLE_BYTES_PER_ROW, batches=batches)
 
 
 def _partitioned(

@@ -62,6 +62,7 @@ from faq.insideout.physical import (
     choose_strategy,
     integral_bag,
     shared_indexes,
+    shuffle_batches,
     task_aggregation,
 )
 from faq.language import FAQ
@@ -569,11 +570,14 @@ def _step(
 ) -> Step:
     """A step with its logical join method, attribute order and physical strategy."""
     method, reason, attributes = _choose_join(context.join, participants, indicators, est_size)
-    strategy = _strategy(context, method, participants, indicators, attributes, est_size)
+    work = _work(participants, indicators, attributes, profiles)
+    # The shuffle strategy's largest table: the most proposals of any attribute, else the bag's size.
+    largest = max(level.work for level in work.levels) if work and work.levels else estimate
+    strategy = _strategy(context, method, participants, indicators, attributes, est_size, largest)
     return Step(
         index, eliminated, aggregate, bag, tuple(r.id for r in participants), indicators, out,
         rho_star(context.edges, set(bag)), estimate, method, reason, attributes,
-        _work(participants, indicators, attributes, profiles), strategy, _cover(context, set(bag)),
+        work, strategy, _cover(context, set(bag)),
     )
 
 
@@ -594,8 +598,10 @@ def _strategy(
     indicators: Sequence[Indicator],
     attributes: Sequence[str],
     est_size: Mapping[str, float],
+    largest: Optional[float] = None,
 ) -> Strategy:
-    """The physical strategy of a step: binary, or the generic join broadcast, partitioned or shuffled."""
+    """The physical strategy of a step: binary, or the generic join broadcast, partitioned or shuffled
+    (in batches sized from ``largest``, the estimated rows of its largest table)."""
     if method == "binary":
         return Strategy("binary", "")
     position = {a: i for i, a in enumerate(attributes)}
@@ -613,6 +619,9 @@ def _strategy(
     per_use = [(vs, est_size.get(rid, math.inf)) for rid, vs in uses]
     chosen = choose_strategy(method, index_rows, integral_bag(variables, context.types), context.environment,
                              uses=per_use)
+    if chosen.name == "shuffle":
+        sized = shuffle_batches(largest, context.environment)
+        chosen = replace(chosen, batches=sized.batches, task_rows=sized.task_rows, task_bytes=sized.task_bytes)
     return replace(chosen, shared=shared)
 
 
@@ -622,6 +631,9 @@ def _aggregate_in_tasks(context: _Context, step: Step) -> Step:
     if step.strategy.name == "binary" or step.aggregate is None:
         return step
     if step.strategy.name == "shuffle":
+        if step.strategy.batches > 1:  # each batch is ⊕-aggregated as it is materialised
+            note = f"⊕ of {step.aggregate} per batch onto ({', '.join(step.output.variables)})"
+            return replace(step, strategy=replace(step.strategy, aggregate_in_tasks=True, aggregation=note))
         note = "every binding listed: the shuffle strategy does not aggregate"
         return replace(step, strategy=replace(step.strategy, aggregation=note))
     in_tasks, note = task_aggregation(

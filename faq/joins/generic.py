@@ -138,6 +138,7 @@ def generic_join(
     shared: Optional[Sequence[Sequence[int]]] = None,
     scope: Optional["Scope"] = None,
     grid: Optional[Mapping[str, int]] = None,
+    batches: int = 1,
 ) -> Frame:
     """⊗-product of ``relations``, semi-joined with ``indicators``, attribute at a time.
 
@@ -173,6 +174,13 @@ def generic_join(
         Owns what the result reads and the join had to materialise (the
         shuffle strategy's checkpoints); the caller closes it once it has
         materialised the result.  None: nothing is released.
+    grid : mapping of str to int, optional
+        The partitioned strategy's shares per variable (None: sized here).
+    batches : int
+        The shuffle strategy: run the seeds (values of the first attribute)
+        in this many batches, hashed apart, each materialised before the
+        next -- and ⊕-aggregated onto ``aggregate.keep`` when ``aggregate`` is
+        given and ``aggregate_in_tasks`` is not False.  Needs ``scope``.
 
     Returns
     -------
@@ -226,6 +234,9 @@ def generic_join(
             df, out, note = partitioned_join(spark, uses, order, variables, semiring, grid, aggregate, ops)
         if aggregate is not None and ops is None:
             note += f"; {why}"
+    elif batches > 1:
+        per_batch = aggregate if aggregate_in_tasks is not False else None
+        df, out, note = _shuffle_in_batches(spark, uses, order, variables, semiring, scope, batches, per_batch)
     else:
         df, note = _shuffle_join(spark, uses, order, variables, semiring, scope), "shuffle"
     log.info("generic join: %s, attributes %s", note, ", ".join(order))
@@ -689,3 +700,48 @@ def _shuffle_join(
             extenders.append(FrameExtender(relation, columns[:-1], x, last and use.valued, semiring, counted))
         (prefix,) = list(extend(prefix, extenders, backend))
     return prefix.select(*variables, VALUE_COLUMN)
+
+
+def _shuffle_in_batches(
+    spark: "SparkSession",
+    uses: Sequence[_Use],
+    order: Sequence[str],
+    variables: Sequence[str],
+    semiring: Semiring,
+    scope: Optional["Scope"],
+    batches: int,
+    aggregate: Optional[Aggregation],
+) -> tuple["DataFrame", tuple[str, ...], str]:
+    """The shuffle strategy over the seeds in ``batches`` parts: (DataFrame, its variables, what it did).
+
+    A seed (a value of the first attribute) goes to batch
+    ``pmod(xxhash64(seed), batches)``, any key type; every use holding the
+    first attribute keeps that batch's rows.  Each batch is checkpointed in
+    ``scope`` (⊕-aggregated onto ``aggregate.keep`` first, when given), so
+    its intermediate tables are gone before the next batch runs; the result
+    is the union of the batches.
+    """
+    from pyspark.sql import functions as F
+
+    from faq.semirings.spark_backend import columns as spark_columns
+
+    if scope is None:
+        raise PlanError(reason="the shuffle strategy in batches needs a scope to own each batch's checkpoint")
+    first = order[0]
+    out = tuple(aggregate.keep) if aggregate is not None else tuple(variables)
+    done = None
+    for batch in range(batches):
+        in_batch = F.pmod(F.xxhash64(F.col(first)), F.lit(batches)) == batch
+        part = [
+            _Use(Frame(u.frame.df.where(in_batch), u.frame.variables), u.attributes, u.valued)
+            if first in u.attributes else u
+            for u in uses
+        ]
+        product = _shuffle_join(spark, part, order, variables, semiring, scope)
+        if aggregate is not None:
+            grouped = product.groupBy(*out) if out else product.groupBy()
+            product = grouped.agg(spark_columns(aggregate.semiring).sum(F.col(VALUE_COLUMN)).alias(VALUE_COLUMN))
+        product = scope.checkpoint(product.select(*out, VALUE_COLUMN))
+        done = product if done is None else done.unionByName(product)
+    how = f"⊕ onto ({', '.join(out)}) per batch" if aggregate is not None else "every binding listed"
+    return done, out, f"shuffle, seeds in {batches} batches by hash of {first}; {how}"
