@@ -62,6 +62,27 @@ def _find(comp, base, low, high, key):
     return low
 
 
+# What _seek returns when the key is missing: before the segment's end, or past it.
+_MISSING, _PAST_END = -1, -2
+
+
+@_jit
+def _seek(o, value, parent, cursor, ext_level, comp, comp_start, offsets, offsets_start, span):
+    """Validator ``o``: the position of ``value`` in its segment (its cursor moved there), else
+    :data:`_MISSING`, or :data:`_PAST_END` when the segment holds nothing at or above it."""
+    base = offsets_start[ext_level[o]]
+    p = parent[o]
+    key = p * span + value
+    high = offsets[base + p + 1]
+    at = _find(comp, comp_start[ext_level[o]], cursor[o], high, key)
+    cursor[o] = at
+    if at >= high:
+        return _PAST_END
+    if comp[comp_start[ext_level[o]] + at] != key:
+        return _MISSING
+    return at
+
+
 @_jit
 def _open(d, node, parent, cursor, position, end, proposer, depth_start, ext_slot, ext_level, offsets,
           offsets_start):
@@ -121,13 +142,8 @@ def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, of
             for o in range(depth_start[d - 1], depth_start[d]):
                 if o == e:
                     continue
-                base = offsets_start[ext_level[o]]
-                p = parent[o]
-                key = p * span + value
-                high = offsets[base + p + 1]
-                at = _find(comp, comp_start[ext_level[o]], cursor[o], high, key)
-                cursor[o] = at
-                if at >= high or comp[comp_start[ext_level[o]] + at] != key:
+                at = _seek(o, value, parent, cursor, ext_level, comp, comp_start, offsets, offsets_start, span)
+                if at < 0:
                     held = False
                     break
                 node[d, ext_slot[o]] = at
@@ -196,15 +212,10 @@ def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_lev
         for o in range(first, last):
             if o == e or (looked_up and o == mark_ext):
                 continue
-            base = offsets_start[ext_level[o]]
-            p = parent[o]
-            key = p * span + value
-            high = offsets[base + p + 1]
-            at = _find(comp, comp_start[ext_level[o]], cursor[o], high, key)
-            cursor[o] = at
-            if at >= high:
+            at = _seek(o, value, parent, cursor, ext_level, comp, comp_start, offsets, offsets_start, span)
+            if at == _PAST_END:
                 return found  # this validator has nothing left at or above the candidates to come
-            if comp[comp_start[ext_level[o]] + at] != key:
+            if at < 0:
                 held = False
                 break
         if held:

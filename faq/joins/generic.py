@@ -100,7 +100,7 @@ from faq.joins.frame import VALUE_COLUMN, Aggregation, Frame
 from faq.joins import partial as partial_aggregates
 from faq.joins.partial import INT_LIMIT, PartialAggregate, integer_bound
 from faq.semirings import Semiring
-from faq.semirings.numpy_backend import NumpyForm, numpy_ops
+from faq.semirings.numpy_backend import NUMPY_DTYPES, NumpyForm, numpy_ops
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -362,7 +362,7 @@ def _gathered(use: _Use, semiring: Semiring) -> tuple[tuple[list[np.ndarray], Op
     if copy is None:
         return _collect(_normalised(use), len(use.attributes), use.valued, semiring), False
     keys = [np.asarray(copy[a], dtype=np.int64) for a in use.attributes]
-    dtype = {"bigint": np.int64, "double": np.float64, "boolean": np.bool_}[semiring.value_type]
+    dtype = NUMPY_DTYPES[semiring.value_type]
     values = np.asarray(copy[VALUE_COLUMN], dtype=dtype) if use.valued else None
     return (keys, values), True
 
