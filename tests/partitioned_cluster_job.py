@@ -22,7 +22,7 @@ def main(graph: str, index_memory: str) -> None:
     from faq.spark import get_session, stop_session
 
     spark = get_session(master="local-cluster[2,1,1024]", config={
-        "spark.faq.indexMemory": index_memory,  # the index (about 1 MB) cannot fit
+        "spark.faq.indexMemory": index_memory,  # the index (about 502 KiB) cannot fit
         "spark.sql.shuffle.partitions": "4",
         "spark.driver.memory": "1g",
         # The executors' Python workers import this checkout's faq.

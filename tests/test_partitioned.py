@@ -27,7 +27,7 @@ from faq.insideout.physical import (
     choose_strategy,
     parse_size,
 )
-from faq.hypergraph.shares import grid_for, shares, task_rows
+from faq.hypergraph.shares import COMPILED_BYTES_PER_INDEX_ROW, grid_for, shares, task_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data"
@@ -111,6 +111,29 @@ def test_broadcast_while_the_index_fits_the_index_memory():
     assert d["grid"] == dict(over.shares) and d["cells"] == over.cells and d["task_bytes"] == over.task_bytes
 
 
+def test_the_kernel_sets_the_bytes_per_row_that_decide_broadcast():
+    """A count compiles (no hash tables: COMPILED_BYTES_PER_INDEX_ROW a row) and broadcasts an index
+    that the numpy kernel (BYTES_PER_INDEX_ROW a row, with its hash tables) could not hold; the
+    same triangle keeping ``a`` runs numpy and is partitioned under the same budget."""
+    from faq.insideout.planner import plan
+    from faq.language import parse_query
+
+    rows = 10_000
+    env = Environment(parallelism=2, index_memory=rows * (BYTES_PER_INDEX_ROW + COMPILED_BYTES_PER_INDEX_ROW) // 2)
+    types = dict.fromkeys("abc", "bigint")
+    counted = plan(parse_query("q() := edge(a, b), edge(a, c), edge(b, c)"), semiring="counting",
+                   sizes={"edge": rows}, variable_types=types, environment=env)
+    step = next(s for s in counted.steps if s.strategy.name != "binary")
+    assert step.strategy.name == "broadcast" and step.strategy.aggregation.endswith("compiled loop (numba)")
+    assert step.strategy.index_bytes == rows * COMPILED_BYTES_PER_INDEX_ROW < env.index_memory
+    by_a = plan(parse_query("q(a) := edge(a, b), edge(a, c), edge(b, c)"), semiring="counting",
+                sizes={"edge": rows}, variable_types=types, environment=env)
+    step = next(s for s in by_a.steps if s.strategy.name != "binary")
+    assert step.strategy.name == "partitioned" and "numpy kernel" in step.strategy.aggregation
+    assert step.strategy.index_bytes == rows * BYTES_PER_INDEX_ROW > env.index_memory
+    assert step.strategy.task_bytes <= env.index_memory
+
+
 def test_non_integer_keys_over_the_budget_shuffle():
     env = Environment(parallelism=2, index_memory=1000)
     assert choose_strategy("generic", 10_000, False, env, uses(10_000)).name == "shuffle"
@@ -180,21 +203,22 @@ def test_published_triangle_count_through_the_forced_partitioned_join(spark):
 
 
 def test_local_cluster_chooses_partitioned_when_the_index_cannot_fit():
-    """Two executor JVMs (local-cluster[2,1,1024]) and ``spark.faq.indexMemory=600k``: the
-    oriented email-Eu-core index (16,064 rows, about 1 MB estimated) does not fit, so the plan
+    """Two executor JVMs (local-cluster[2,1,1024]) and ``spark.faq.indexMemory=300k``: the
+    oriented email-Eu-core index (16,064 rows, about 502 KiB estimated for the compiled loop the
+    count runs) does not fit, so the plan
     picks the partitioned strategy by itself, with a grid whose cell fits the budget, and the
     count is SNAP's; with 256m it broadcasts (a mapped index file both executors fetch), and
     the count is SNAP's again.  Runs in a child process (one SparkContext per process; the suite's
     session stays as it is)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     run = subprocess.run([sys.executable, str(ROOT / "tests" / "partitioned_cluster_job.py"),
-                          str(DATA / "email-Eu-core.txt.gz"), "600k"],
+                          str(DATA / "email-Eu-core.txt.gz"), "300k"],
                          capture_output=True, text=True, env=env, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     found = json.loads(run.stdout.strip().splitlines()[-1])
     assert found["master"] == "local-cluster[2,1,1024]" and found["executors"] == 2
     strategy = found["strategy"]
-    assert found["index_memory"] == 600 * 1024
+    assert found["index_memory"] == 300 * 1024
     assert strategy["name"] == "partitioned" and "exceeds the index memory" in strategy["reason"]
     assert strategy["index_bytes"] > found["index_memory"] >= strategy["task_bytes"]
     assert strategy["cells"] > 1 and "grid a=" in found["explain"]

@@ -35,7 +35,13 @@ from typing import Iterator, Mapping, Optional, Sequence
 # relation its two trie levels' entries and CSR offsets as int64 (~24 B), the value (8 B), and the
 # hash table a level builds once it is validated against often enough (about four 8-byte slots per
 # entry, 32 B; faq.joins.csr.HASH_SLOTS_PER_ENTRY).  Keys are int64 (faq.joins.csr.Encoding).
+# This is the numpy kernel's footprint.
 BYTES_PER_INDEX_ROW = 64
+# The same for the compiled loop (faq.joins.compiled_loop), which validates by search in the sorted
+# levels and builds no hash table: a binary relation's levels (at most 24 B a row when every first
+# key is distinct; 9 B measured on R-MAT graphs) and its value (8 B).  Its per-worker bitmap is
+# bounded apart (faq.joins.compiled.MARK_MAX_SPAN), not per row.
+COMPILED_BYTES_PER_INDEX_ROW = 32
 # Most cells a grid may have (each cell is one group of a Spark group-by, run as one kernel).
 MAX_CELLS = 1024
 # Share vectors enumerated exhaustively up to this many; beyond, shares grow greedily.
@@ -167,7 +173,7 @@ class Grid:
     rows_per_task : float
         Estimated input rows of one cell (:func:`task_rows`).
     bytes_per_task : float
-        Their index's estimated bytes (:data:`BYTES_PER_INDEX_ROW` per row).
+        Their index's estimated bytes (the kernel's bytes per row, :func:`grid_for`).
     """
 
     shares: tuple[tuple[str, int], ...]
@@ -188,25 +194,29 @@ def grid_for(
     budget_bytes: float,
     parallelism: int,
     max_cells: int = MAX_CELLS,
+    bytes_per_row: float = BYTES_PER_INDEX_ROW,
 ) -> Grid:
     """The grid of fewest cells (at least ``parallelism``) whose estimated cell index fits ``budget_bytes``.
 
     The number of cells tried doubles from ``parallelism`` (every core busy)
     up to ``max_cells``; more cells replicate more rows, so the first that
     fits is taken (the last one when none does: the plan then says the
-    budget is exceeded).
+    budget is exceeded).  A cell's index is ``bytes_per_row`` a row: the
+    kernel's (:data:`BYTES_PER_INDEX_ROW`, :data:`COMPILED_BYTES_PER_INDEX_ROW`).
 
     >>> grid_for(["a", "b"], [("a", "b")], [100], budget_bytes=1e9, parallelism=4).describe()
     'grid a=2 × b=2 (4 cells), est. 25 rows / 1.56 KiB per task'
+    >>> grid_for(["a", "b"], [("a", "b")], [100], 1e9, 4, bytes_per_row=32).describe()
+    'grid a=2 × b=2 (4 cells), est. 25 rows / 800 B per task'
     """
     tasks = max(1, int(parallelism))
     while True:
         share = shares(variables, relation_variables, relation_rows, tasks)
         rows = task_rows(relation_variables, relation_rows, share)
-        if rows * BYTES_PER_INDEX_ROW <= budget_bytes or tasks * 2 > max_cells:
+        if rows * bytes_per_row <= budget_bytes or tasks * 2 > max_cells:
             break
         tasks *= 2
-    return Grid(tuple(share.items()), math.prod(share.values()), rows, rows * BYTES_PER_INDEX_ROW)
+    return Grid(tuple(share.items()), math.prod(share.values()), rows, rows * bytes_per_row)
 
 
 def format_bytes(n: float) -> str:

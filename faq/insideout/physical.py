@@ -16,10 +16,12 @@ strategies:
     file that every executor machine receives once and its Python workers
     memory-map (:mod:`faq.joins.mapped`; classic Spark and Spark Connect
     alike); tasks extend seeds in numpy or the compiled loop.  Needs integer
-    keys; chosen automatically when the estimated index
-    (:data:`BYTES_PER_INDEX_ROW` per row) fits the memory an executor's
-    index may use, :attr:`Environment.index_memory`.  No row limit: the
-    index's bytes against the executor's memory decide.
+    keys; chosen automatically when the estimated index fits the memory an
+    executor's index may use, :attr:`Environment.index_memory`.  No row
+    limit: the index's bytes against the executor's memory decide, at the
+    bytes per row of the kernel the tasks run (:func:`task_aggregation`:
+    :data:`BYTES_PER_INDEX_ROW` for the numpy kernel and its hash tables,
+    :data:`COMPILED_BYTES_PER_INDEX_ROW` for the compiled loop).
 ``partitioned``
     HyperCube / Shares (:mod:`faq.joins.hypercube`): the bag's variables
     hashed onto a grid of cells, each cell joining its share of the rows
@@ -69,9 +71,9 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
-from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for
+from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, COMPILED_BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for
 
 # Requested bag-join methods: the planner's "auto" picks binary joins for acyclic bags and
 # "generic" for cyclic ones; "generic_shuffle" / "generic_broadcast" / "generic_partitioned"
@@ -136,8 +138,8 @@ class Strategy:
         Rows of all relations of the bag, the broadcast index's size
         (estimated for intermediate relations; None when sizes are unknown).
     index_bytes : float or None
-        The broadcast index's estimated bytes (:data:`BYTES_PER_INDEX_ROW`
-        per row).
+        The broadcast index's estimated bytes (the kernel's bytes per row:
+        :attr:`TaskAggregation.bytes_per_row`).
     shares : tuple of (str, int)
         Partitioned joins: the grid, share per variable (1: not split).
     cells : int
@@ -219,6 +221,7 @@ def choose_strategy(
     integral: Optional[bool],
     environment: Environment,
     uses: Sequence[tuple[Sequence[str], float]] = (),
+    bytes_per_row: float = BYTES_PER_INDEX_ROW,
 ) -> Strategy:
     """The strategy of a bag joined with ``method`` (a :data:`JOIN_METHODS` name).
 
@@ -239,23 +242,28 @@ def choose_strategy(
         Each relation and indicator of the bag with its (estimated) rows:
         the partitioned join's grid is sized from them (rows unknown: taken
         as equal).
+    bytes_per_row : float
+        The index's bytes per row in the kernel the tasks will run
+        (:data:`BYTES_PER_INDEX_ROW` for the numpy kernel and its hash
+        tables, :data:`COMPILED_BYTES_PER_INDEX_ROW` for the compiled loop;
+        :func:`task_aggregation` says which).
     """
     if method == "binary":
         return Strategy("binary", "")
     if method == "generic_shuffle":
         return Strategy("shuffle", "forced")
-    index_bytes = None if index_rows is None else index_rows * BYTES_PER_INDEX_ROW
+    index_bytes = None if index_rows is None else index_rows * bytes_per_row
     if method == "generic_partitioned":
         if integral is False:
             return Strategy("shuffle", "forced partitioned needs integer keys: shuffle instead", index_rows)
-        return _partitioned("forced", index_rows, index_bytes, environment, uses)
+        return _partitioned("forced", index_rows, index_bytes, environment, uses, bytes_per_row)
     forced = method == "generic_broadcast"
-    refusal = _broadcast_refusal(index_rows, integral, environment, forced)
+    refusal = _broadcast_refusal(index_rows, integral, environment, forced, bytes_per_row)
     if refusal:
         if forced:
             return Strategy("shuffle", f"forced broadcast {refusal}: shuffle instead", index_rows, index_bytes=index_bytes)
         if integral is not False:
-            return _partitioned(refusal, index_rows, index_bytes, environment, uses)
+            return _partitioned(refusal, index_rows, index_bytes, environment, uses, bytes_per_row)
         return Strategy("shuffle", refusal, index_rows, index_bytes=index_bytes)
     size = "sizes unknown" if index_rows is None else f"index of {index_rows:.3g} rows"
     return Strategy("broadcast", "forced, " + size if forced else size, index_rows, index_bytes=index_bytes)
@@ -299,6 +307,7 @@ def _partitioned(
     index_bytes: Optional[float],
     env: Environment,
     uses: Sequence[tuple[Sequence[str], float]],
+    bytes_per_row: float,
 ) -> Strategy:
     """A partitioned strategy whose grid's cell index fits ``env.index_memory`` (as far as it can)."""
     relation_variables = [tuple(vs) for vs, _ in uses if vs]
@@ -311,7 +320,7 @@ def _partitioned(
     else:
         budget = env.index_memory
     variables = list(dict.fromkeys(v for vs in relation_variables for v in vs))
-    grid = grid_for(variables, relation_variables, rows, budget, env.parallelism)
+    grid = grid_for(variables, relation_variables, rows, budget, env.parallelism, bytes_per_row=bytes_per_row)
     if budget is math.inf:
         task_rows = task_bytes = None
     else:
@@ -323,15 +332,15 @@ def _partitioned(
 
 
 def _broadcast_refusal(
-    rows: Optional[float], integral: Optional[bool], env: Environment, forced: bool
+    rows: Optional[float], integral: Optional[bool], env: Environment, forced: bool, bytes_per_row: float
 ) -> Optional[str]:
     """Why the broadcast strategy cannot (or, unforced, should not) run; None if it can."""
     if integral is False:
         return "needs integer keys" if forced else "keys are not all integers"
     if rows is None:
         return None
-    if not forced and rows * BYTES_PER_INDEX_ROW > env.index_memory:
-        return (f"index of {rows:.3g} rows (~{format_bytes(rows * BYTES_PER_INDEX_ROW)}) exceeds the index memory "
+    if not forced and rows * bytes_per_row > env.index_memory:
+        return (f"index of {rows:.3g} rows (~{format_bytes(rows * bytes_per_row)}) exceeds the index memory "
                 f"{format_bytes(env.index_memory)}")
     return None
 
@@ -363,10 +372,33 @@ def parse_size(text: Any, default_unit: str = "b") -> int:
     return int(float(number) * 1024 ** units[unit or default_unit.lower()])
 
 
+class TaskAggregation(NamedTuple):
+    """What a broadcast or partitioned join's tasks do with the product (:func:`task_aggregation`).
+
+    Attributes
+    ----------
+    in_tasks : bool
+        The tasks multiply and ⊕-combine (else they list every binding).
+    note : str
+        What they do, or why they list, in words (shown by ``explain``).
+    compiled : bool
+        The compiled loop (:mod:`faq.joins.compiled_loop`) runs them.
+    """
+
+    in_tasks: bool
+    note: str
+    compiled: bool = False
+
+    @property
+    def bytes_per_row(self) -> float:
+        """The index's estimated bytes per row in this kernel: the compiled loop builds no hash tables."""
+        return COMPILED_BYTES_PER_INDEX_ROW if self.compiled else BYTES_PER_INDEX_ROW
+
+
 def task_aggregation(
     product: str, aggregate: Optional[str], keep: Sequence[str], variables: Sequence[str], enabled: bool = True
-) -> tuple[bool, str]:
-    """Whether a broadcast join ⊕-aggregates inside its tasks, and what it does (or why not).
+) -> TaskAggregation:
+    """Whether a broadcast join ⊕-aggregates inside its tasks, in which kernel, and what it does (or why not).
 
     Parameters
     ----------
@@ -382,34 +414,37 @@ def task_aggregation(
 
     Examples
     --------
-    >>> task_aggregation("counting", "counting", (), ("a", "b", "c"))[1]   # numba is a core dependency
-    '⊕ of counting inside tasks onto (); compiled loop (numba)'
-    >>> task_aggregation("counting", "counting", ("a",), ("a", "b", "c"))[1]
-    '⊕ of counting inside tasks onto (a); numpy kernel: the tasks do not ⊕-aggregate to one value'
+    >>> counted = task_aggregation("counting", "counting", (), ("a", "b", "c"))  # numba is a core dependency
+    >>> counted.note, counted.compiled, counted.bytes_per_row
+    ('⊕ of counting inside tasks onto (); compiled loop (numba)', True, 32)
+    >>> by_a = task_aggregation("counting", "counting", ("a",), ("a", "b", "c"))
+    >>> by_a.note, by_a.bytes_per_row
+    ('⊕ of counting inside tasks onto (a); numpy kernel: the tasks do not ⊕-aggregate to one value', 64)
     >>> task_aggregation("counting", "counting", (), ("a", "b"), enabled=False)
-    (False, 'every binding listed: task aggregation is off')
+    TaskAggregation(in_tasks=False, note='every binding listed: task aggregation is off', compiled=False)
     """
     from faq.joins.compiled import compiled_form
     from faq.semirings.numpy_backend import numpy_ops
     from faq.semirings import get_semiring
 
     if aggregate is None:
-        return False, ""
+        return TaskAggregation(False, "")
     if not enabled:
-        return False, "every binding listed: task aggregation is off"
+        return TaskAggregation(False, "every binding listed: task aggregation is off")
     if not set(keep) <= set(variables) or len(set(keep)) != len(keep):
-        return False, f"every binding listed: kept variables {list(keep)} are not distinct join variables"
+        return TaskAggregation(
+            False, f"every binding listed: kept variables {list(keep)} are not distinct join variables")
     times = get_semiring(product)
     plus = times if aggregate in (times, times.name) else get_semiring(aggregate)  # the query's own ⊕ need not be registered
     ops = numpy_ops(times, plus)
     if ops is None:
-        return False, (
+        return TaskAggregation(False, (
             f"every binding listed: no numpy ⊗/⊕ for {times.name}/{plus.name} "
             "(a user-defined operation needs numpy_add=/numpy_mul=)"
-        )
+        ))
     compiled, why = compiled_form(ops, keep)
     how = "compiled loop (numba)" if compiled else f"numpy kernel: {why}"
-    return True, f"⊕ of {plus.name} inside tasks onto ({', '.join(keep)}); {how}"
+    return TaskAggregation(True, f"⊕ of {plus.name} inside tasks onto ({', '.join(keep)}); {how}", bool(compiled))
 
 
 def shared_indexes(keys: Sequence[Optional[Any]]) -> tuple[tuple[int, ...], ...]:

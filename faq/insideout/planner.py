@@ -56,6 +56,7 @@ from faq.hypergraph import symbolic
 from faq.hypergraph.acyclic import attribute_order, is_acyclic
 from faq.hypergraph.statistics import RelationProfile, RelationStatistics, WorkEstimate, estimate_generic_join_work
 from faq.insideout.physical import (
+    BYTES_PER_INDEX_ROW,
     JOIN_METHODS,
     Environment,
     Strategy,
@@ -454,7 +455,8 @@ def plan(
         environment=environment or Environment(),
         task_aggregation=task_aggregation,
     )
-    steps = [_aggregate_in_tasks(context, s) for s in _fold_aggregations(_steps(context, chosen, sizes, statistics))]
+    logical, relations, est_size = _steps(context, chosen, sizes, statistics)
+    steps = [_physical(context, s, relations, est_size) for s in _fold_aggregations(logical)]
     free_set = set(query.free)
     free_rho = rho_star(edges, free_set)
     free_cover = _cover(context, free_set)
@@ -507,11 +509,17 @@ class _Context:
 
 def _steps(
     context: _Context, order: Sequence[str], sizes: Mapping[str, int], statistics: Mapping[str, RelationStatistics]
-) -> list[Step]:
-    """One step per eliminated variable, then the product on the free variables if one is needed."""
+) -> tuple[list[Step], dict[str, Relation], dict[str, float]]:
+    """One step per eliminated variable, then the product on the free variables if one is needed.
+
+    The steps are logical (join method and attribute order; no strategy yet,
+    :func:`_physical` chooses it once folding has fixed what each step
+    keeps); returned with every relation by id and its estimated rows.
+    """
     query, inputs, edges, edge_sizes = context.query, context.inputs, context.edges, context.edge_sizes
     position = {v: i for i, v in enumerate(query.variables)}
     current: dict[str, Relation] = {r.id: r for r, _ in inputs}
+    relations = dict(current)
     est_size: dict[str, float] = {r.id: float(sizes.get(f, 0)) or float("inf") for r, f in inputs}
     profiles: dict[str, RelationProfile] = {}
     if sizes:
@@ -538,7 +546,7 @@ def _steps(
         )
         for r in participants:
             del current[r.id]
-        current[out.id] = out
+        current[out.id] = relations[out.id] = out
         est_size[out.id] = estimate if estimate is not None else float("inf")
         if profiles:
             profiles[out.id] = RelationProfile(out.id, out.variables, est_size[out.id])
@@ -552,7 +560,7 @@ def _steps(
             _step(context, k, (), None, tuple(query.free), _join_order(remaining, est_size), (),
                   Relation(f"t{k}", tuple(query.free)), estimate, est_size, profiles)
         )
-    return steps
+    return steps, relations, est_size
 
 
 def _step(
@@ -568,16 +576,13 @@ def _step(
     est_size: Mapping[str, float],
     profiles: Mapping[str, RelationProfile],
 ) -> Step:
-    """A step with its logical join method, attribute order and physical strategy."""
+    """A step with its logical join method and attribute order (its strategy: :func:`_physical`)."""
     method, reason, attributes = _choose_join(context.join, participants, indicators, est_size)
     work = _work(participants, indicators, attributes, profiles)
-    # The shuffle strategy's largest table: the most proposals of any attribute, else the bag's size.
-    largest = max(level.work for level in work.levels) if work and work.levels else estimate
-    strategy = _strategy(context, method, participants, indicators, attributes, est_size, largest)
     return Step(
         index, eliminated, aggregate, bag, tuple(r.id for r in participants), indicators, out,
         rho_star(context.edges, set(bag)), estimate, method, reason, attributes,
-        work, strategy, _cover(context, set(bag)),
+        work, Strategy("binary", ""), _cover(context, set(bag)),
     )
 
 
@@ -599,9 +604,11 @@ def _strategy(
     attributes: Sequence[str],
     est_size: Mapping[str, float],
     largest: Optional[float] = None,
+    bytes_per_row: float = BYTES_PER_INDEX_ROW,
 ) -> Strategy:
     """The physical strategy of a step: binary, or the generic join broadcast, partitioned or shuffled
-    (in batches sized from ``largest``, the estimated rows of its largest table)."""
+    (in batches sized from ``largest``, the estimated rows of its largest table); an index is
+    ``bytes_per_row`` a row in the kernel its tasks run."""
     if method == "binary":
         return Strategy("binary", "")
     position = {a: i for i, a in enumerate(attributes)}
@@ -618,28 +625,42 @@ def _strategy(
     # Each use with its rows, for a partitioned join's grid (each use is hashed apart: no sharing).
     per_use = [(vs, est_size.get(rid, math.inf)) for rid, vs in uses]
     chosen = choose_strategy(method, index_rows, integral_bag(variables, context.types), context.environment,
-                             uses=per_use)
+                             uses=per_use, bytes_per_row=bytes_per_row)
     if chosen.name == "shuffle":
         sized = shuffle_batches(largest, context.environment)
         chosen = replace(chosen, batches=sized.batches, task_rows=sized.task_rows, task_bytes=sized.task_bytes)
     return replace(chosen, shared=shared)
 
 
-def _aggregate_in_tasks(context: _Context, step: Step) -> Step:
-    """Decide whether a generic-join step ⊕-aggregates inside its tasks (after folding: the
-    step's output variables are then final)."""
-    if step.strategy.name == "binary" or step.aggregate is None:
+def _physical(context: _Context, step: Step, relations: Mapping[str, Relation], est_size: Mapping[str, float]) -> Step:
+    """The step with its strategy and what its tasks do, chosen once folding has fixed its output.
+
+    The kernel comes first: whether the tasks ⊕-aggregate, and whether the
+    compiled loop runs them, sets the index's bytes per row, which decides
+    broadcast against partitioned and sizes a grid.  A compiled task that
+    falls back to numpy at run time (a relation with repeated rows, valued
+    int64 sums; :func:`faq.joins.compiled.compilable`) says so in its note,
+    and may use up to twice the estimate.
+    """
+    if step.join_method == "binary":
         return step
-    if step.strategy.name == "shuffle":
-        if step.strategy.batches > 1:  # each batch is ⊕-aggregated as it is materialised
-            note = f"⊕ of {step.aggregate} per batch onto ({', '.join(step.output.variables)})"
-            return replace(step, strategy=replace(step.strategy, aggregate_in_tasks=True, aggregation=note))
-        note = "every binding listed: the shuffle strategy does not aggregate"
-        return replace(step, strategy=replace(step.strategy, aggregation=note))
-    in_tasks, note = task_aggregation(
-        context.product, step.aggregate, step.output.variables, step.bag, context.task_aggregation
-    )
-    return replace(step, strategy=replace(step.strategy, aggregate_in_tasks=in_tasks, aggregation=note))
+    kernel = task_aggregation(context.product, step.aggregate, step.output.variables, step.bag,
+                              context.task_aggregation)
+    # The shuffle strategy's largest table: the most proposals of any attribute, else the bag's size.
+    work = step.work
+    largest = max(level.work for level in work.levels) if work and work.levels else step.estimated_rows
+    strategy = _strategy(context, step.join_method, [relations[r] for r in step.inputs], step.indicators,
+                         step.attribute_order, est_size, largest, kernel.bytes_per_row)
+    if step.aggregate is None:
+        pass
+    elif strategy.name == "shuffle" and strategy.batches > 1:  # each batch is ⊕-aggregated as it is materialised
+        note = f"⊕ of {step.aggregate} per batch onto ({', '.join(step.output.variables)})"
+        strategy = replace(strategy, aggregate_in_tasks=True, aggregation=note)
+    elif strategy.name == "shuffle":
+        strategy = replace(strategy, aggregation="every binding listed: the shuffle strategy does not aggregate")
+    else:
+        strategy = replace(strategy, aggregate_in_tasks=kernel.in_tasks, aggregation=kernel.note)
+    return replace(step, strategy=strategy)
 
 
 def _work(

@@ -218,8 +218,8 @@ def generic_join(
         if in_tasks is None:
             from faq.insideout.physical import task_aggregation
 
-            in_tasks, why = task_aggregation(semiring, aggregate and aggregate.semiring,
-                                             aggregate.keep if aggregate else (), variables)
+            in_tasks, why, _ = task_aggregation(semiring, aggregate and aggregate.semiring,
+                                                aggregate.keep if aggregate else (), variables)
         ops = numpy_ops(semiring, aggregate.semiring) if in_tasks and aggregate is not None else None
         if strategy == "broadcast":
             df, out, note = _broadcast_join(spark, uses, _groups(shared, kept), order, variables, semiring,
