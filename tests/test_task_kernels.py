@@ -115,6 +115,28 @@ def test_compiled_counts_equal_brute_force(pairs, pattern_name, semiring_name):
         assert same_value(aggregate_seeds(kernel, np.arange(seeds)).item(), brute(edges, pattern, semiring_name))
 
 
+@pytest.mark.skipif(not AVAILABLE, reason="numba is not installed")
+@pytest.mark.parametrize("pattern_name", sorted(PATTERNS))
+def test_compiled_counts_with_keys_wider_than_int32(pattern_name):
+    """Keys spread past 2^31: the compiled loop's local keys stay int64 (and the bitmap is off, the
+    span being wider than MARK_MAX_SPAN); the count is brute force's, as with dense keys."""
+    from faq.joins.compiled import local_keys
+
+    rng = np.random.default_rng(7)
+    dense = simple([(int(s), int(d), 1) for s, d in rng.integers(0, 12, size=(90, 2))])
+    wide = [(s * 2**33 + 5, d * 2**33 + 5, v) for s, d, v in dense]
+    counts = []
+    for edges in (dense, wide):
+        kernel, seeds, _, _ = kernel_for(edges, PATTERNS[pattern_name], "counting", aggregate=True)
+        assert compilable(kernel)[0]
+        levels = [e.level for level in kernel.extenders for e in level]
+        wide_keys = kernel.encoding.span > 2**31
+        assert local_keys(levels, kernel.encoding.span).dtype == (np.int64 if wide_keys else np.int32)
+        counts.append(aggregate_seeds(kernel, np.arange(seeds)).item())
+    assert kernel.encoding.span > 2**31
+    assert counts[0] == counts[1] == brute(wide, PATTERNS[pattern_name], "counting")
+
+
 def test_listing_keeps_every_relation_entry_when_a_proposer_group_empties():
     """Regression: a 4-clique listed (5, 15, 6, 6) — c = d, no edge (6, 6) — because an emptied
     proposer group dropped the (c, d) relation's entry from the union of groups."""

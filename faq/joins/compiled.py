@@ -54,6 +54,7 @@ import numpy as np
 AVAILABLE = importlib.util.find_spec("numba") is not None
 
 if TYPE_CHECKING:
+    from faq.joins.csr import TrieLevel
     from faq.joins.generic import _Kernel
     from faq.semirings.numpy_backend import NumpyForm
 
@@ -110,7 +111,7 @@ class _Flat:
     depth_start: np.ndarray  # extenders of depth d (1-based) are depth_start[d-1]:depth_start[d]
     ext_slot: np.ndarray
     ext_level: np.ndarray
-    comp: np.ndarray
+    comp: np.ndarray  # every level's values within their parent's segment (local_keys), one after another
     comp_start: np.ndarray
     offsets: np.ndarray
     offsets_start: np.ndarray
@@ -122,12 +123,12 @@ class _Flat:
 
 def _flatten(kernel: "_Kernel") -> _Flat:
     levels: dict[int, int] = {}
-    comps, offsets, ext_slot, ext_level, depth_start = [], [], [], [], [0]
+    trie_levels, offsets, ext_slot, ext_level, depth_start = [], [], [], [], [0]
     for extenders in kernel.extenders:
         for e in extenders:
             if id(e.level) not in levels:
-                levels[id(e.level)] = len(comps)
-                comps.append(e.level.comp)
+                levels[id(e.level)] = len(trie_levels)
+                trie_levels.append(e.level)
                 offsets.append(e.level.offsets)
             ext_slot.append(e.slot)
             ext_level.append(levels[id(e.level)])
@@ -144,10 +145,38 @@ def _flatten(kernel: "_Kernel") -> _Flat:
 
     return _Flat(
         slots, np.array(depth_start, dtype=np.int64), np.array(ext_slot, dtype=np.int64),
-        np.array(ext_level, dtype=np.int64), joined(comps, np.int64), starts(comps),
+        np.array(ext_level, dtype=np.int64), local_keys(trie_levels, kernel.encoding.span),
+        starts([level.comp for level in trie_levels]),
         joined(offsets, np.int64), starts(offsets), joined(values, dtype), starts(values),
         np.array([i for i, _ in kernel.values], dtype=np.int64), _staying(kernel, ext_slot, depth_start),
     )
+
+
+def local_keys(levels: Sequence["TrieLevel"], span: int) -> np.ndarray:
+    """The levels' entries without their parents, one level after another: ``comp - parent * span``.
+
+    Within a parent's segment the values are as sorted as the composites, so
+    the compiled loop searches and marks them directly; int32 (half the bytes
+    to ship, map and stream through the cache) when every value fits,
+    that is when ``span`` does.
+
+    >>> from faq.joins.csr import build_trie
+    >>> trie = build_trie([np.array([0, 0, 2]), np.array([1, 2, 1])], span=3)
+    >>> [level.comp.tolist() for level in trie.levels]
+    [[0, 2], [1, 2, 4]]
+    >>> local = local_keys(trie.levels, span=3)
+    >>> local.tolist(), local.dtype.name
+    ([0, 2, 1, 2, 1], 'int32')
+    """
+    dtype = np.int32 if span <= np.iinfo(np.int32).max + 1 else np.int64
+    out = np.empty(sum(len(level.comp) for level in levels), dtype=dtype)
+    at = 0
+    for level in levels:
+        counts = np.diff(level.offsets)
+        parents = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        np.subtract(level.comp, parents * np.int64(span), out=out[at:at + len(level.comp)], casting="unsafe")
+        at += len(level.comp)
+    return out
 
 
 def _staying(kernel: "_Kernel", ext_slot: list[int], depth_start: list[int]) -> int:

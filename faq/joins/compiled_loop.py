@@ -2,7 +2,9 @@
 
 Depth first over the attributes with an explicit stack: per prefix, the
 extender with the fewest entries proposes its sorted candidates, the others
-validate each by a galloping search resuming where the previous one ended;
+validate each by a galloping search resuming where the previous one ended
+(``comp`` holds each level's values within their parent's segment, int32
+where the keys allow: :func:`faq.joins.compiled.local_keys`);
 the leaf ⊗-multiplies the relations' values and ⊕-adds them to the total.
 A count (no value gathered) stops one depth early: :func:`_count_last`
 counts the last depth's candidates in one tight loop, and where one of two
@@ -67,18 +69,15 @@ _MISSING, _PAST_END = -1, -2
 
 
 @_jit
-def _seek(o, value, parent, cursor, ext_level, comp, comp_start, offsets, offsets_start, span):
+def _seek(o, value, parent, cursor, ext_level, comp, comp_start, offsets, offsets_start):
     """Validator ``o``: the position of ``value`` in its segment (its cursor moved there), else
     :data:`_MISSING`, or :data:`_PAST_END` when the segment holds nothing at or above it."""
-    base = offsets_start[ext_level[o]]
-    p = parent[o]
-    key = p * span + value
-    high = offsets[base + p + 1]
-    at = _find(comp, comp_start[ext_level[o]], cursor[o], high, key)
+    high = offsets[offsets_start[ext_level[o]] + parent[o] + 1]
+    at = _find(comp, comp_start[ext_level[o]], cursor[o], high, value)
     cursor[o] = at
     if at >= high:
         return _PAST_END
-    if comp[comp_start[ext_level[o]] + at] != key:
+    if comp[comp_start[ext_level[o]] + at] != value:
         return _MISSING
     return at
 
@@ -136,13 +135,13 @@ def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, of
             k = position[d]
             position[d] += 1
             e = proposer[d]
-            value = comp[comp_start[ext_level[e]] + k] - parent[e] * span
+            value = comp[comp_start[ext_level[e]] + k]
             node[d, ext_slot[e]] = k
             held = True
             for o in range(depth_start[d - 1], depth_start[d]):
                 if o == e:
                     continue
-                at = _seek(o, value, parent, cursor, ext_level, comp, comp_start, offsets, offsets_start, span)
+                at = _seek(o, value, parent, cursor, ext_level, comp, comp_start, offsets, offsets_start)
                 if at < 0:
                     held = False
                     break
@@ -158,7 +157,7 @@ def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, of
                        offsets_start):
                 if d + 1 == depths and counted:
                     found = _count_last(depths, parent, cursor, position, end, proposer, depth_start, ext_level,
-                                        comp, comp_start, offsets, offsets_start, span, mark_ext, mark, marked)
+                                        comp, comp_start, offsets, offsets_start, mark_ext, mark, marked)
                     if found > 0:
                         total = _apply(add, total, one * found if add == 0 else one)
                 else:
@@ -168,7 +167,7 @@ def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, of
 
 @_jit
 def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_level, comp, comp_start, offsets,
-                offsets_start, span, mark_ext, mark, marked):
+                offsets_start, mark_ext, mark, marked):
     """How many of the proposer's candidates at the last depth ``d`` every other extender holds.
 
     The leaf's tight loop when no value is gathered (a count): the same
@@ -180,20 +179,18 @@ def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_lev
     e = proposer[d]
     first, last = depth_start[d - 1], depth_start[d]
     proposed = comp_start[ext_level[e]]
-    shift = parent[e] * span
     found = 0
     if last - first == 2 and mark_ext >= 0 and e != mark_ext:
-        _mark(mark_ext, parent, ext_level, comp, comp_start, offsets, offsets_start, span, mark, marked)
+        _mark(mark_ext, parent, ext_level, comp, comp_start, offsets, offsets_start, mark, marked)
         for k in range(position[d], end[d]):
-            found += mark[comp[proposed + k] - shift]
+            found += mark[comp[proposed + k]]
         return found
     if last - first == 2:  # one validator (a triangle's last level): a galloping merge of two segments
         o = first if e != first else first + 1
         held = comp_start[ext_level[o]]
-        shift = parent[o] * span - shift  # the validator's keys minus the proposer's
         at, high = cursor[o], offsets[offsets_start[ext_level[o]] + parent[o] + 1]
         for k in range(position[d], end[d]):
-            key = comp[proposed + k] + shift
+            key = comp[proposed + k]
             at = _find(comp, held, at, high, key)
             if at >= high:
                 break
@@ -203,16 +200,16 @@ def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_lev
         return found
     looked_up = mark_ext >= 0 and e != mark_ext  # that validator answers from the bitmap
     if looked_up:
-        _mark(mark_ext, parent, ext_level, comp, comp_start, offsets, offsets_start, span, mark, marked)
+        _mark(mark_ext, parent, ext_level, comp, comp_start, offsets, offsets_start, mark, marked)
     for k in range(position[d], end[d]):
-        value = comp[proposed + k] - shift
+        value = comp[proposed + k]
         if looked_up and mark[value] == 0:
             continue
         held = True
         for o in range(first, last):
             if o == e or (looked_up and o == mark_ext):
                 continue
-            at = _seek(o, value, parent, cursor, ext_level, comp, comp_start, offsets, offsets_start, span)
+            at = _seek(o, value, parent, cursor, ext_level, comp, comp_start, offsets, offsets_start)
             if at == _PAST_END:
                 return found  # this validator has nothing left at or above the candidates to come
             if at < 0:
@@ -224,7 +221,7 @@ def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_lev
 
 
 @_jit
-def _mark(m, parent, ext_level, comp, comp_start, offsets, offsets_start, span, mark, marked):
+def _mark(m, parent, ext_level, comp, comp_start, offsets, offsets_start, mark, marked):
     """``mark`` holds the values of extender ``m``'s segment under its parent (the old one's cleared)."""
     level = ext_level[m]
     held, base = comp_start[level], offsets_start[level]
@@ -234,7 +231,7 @@ def _mark(m, parent, ext_level, comp, comp_start, offsets, offsets_start, span, 
     if marked[0] >= 0:
         q = marked[0]
         for k in range(offsets[base + q], offsets[base + q + 1]):
-            mark[comp[held + k] - q * span] = 0
+            mark[comp[held + k]] = 0
     for k in range(offsets[base + p], offsets[base + p + 1]):
-        mark[comp[held + k] - p * span] = 1
+        mark[comp[held + k]] = 1
     marked[0] = p
