@@ -100,7 +100,8 @@ def main(argv=None) -> int:
         # compiled loop before sampling starts, so the rise is the index and the task's arrays.
         for k, n in ((tiny, tiny_seeds), (kernel, seeds)):
             index = ship(spark, k) if way == "mapped" else spark.sparkContext.broadcast(k)
-            df = spark.range(0, n, 1, 8).mapInArrow(functools.partial(_expand_partition, index=index), schema)
+            df = spark.range(0, 8, 1, 8).mapInArrow(
+                functools.partial(_expand_partition, index=index, seeds=n, tasks=8), schema)
             if k is tiny:
                 df.groupBy().sum("__value").first()
         if way == "mapped":
