@@ -173,8 +173,7 @@ def _run_step(
         product = join_bag(step.strategy, inputs, indicators, semiring, step.attribute_order, aggregation,
                            join_scope)
         if step.eliminated:
-            grouped = product.df.groupBy(*out_vars) if out_vars else product.df.groupBy()
-            df = grouped.agg(spark_columns(aggregation.semiring).sum(value).alias(VALUE_COLUMN))
+            df = aggregation.combine(product.df)
         elif any(r in inputs_of_query for r in step.inputs):
             # An input atom reached the output unaggregated: merge duplicate keys.
             df = product.df.groupBy(*out_vars).agg(spark_columns(semiring).sum(value).alias(VALUE_COLUMN))

@@ -652,8 +652,8 @@ def _physical(context: _Context, step: Step, relations: Mapping[str, Relation], 
     strategy = _strategy(context, step.join_method, [relations[r] for r in step.inputs], step.indicators,
                          step.attribute_order, est_size, largest, kernel.bytes_per_row)
     if step.aggregate is None:
-        pass
-    elif strategy.name == "shuffle" and strategy.batches > 1:  # each batch is ⊕-aggregated as it is materialised
+        return replace(step, strategy=strategy)
+    if strategy.name == "shuffle" and strategy.batches > 1:  # each batch is ⊕-aggregated as it is materialised
         note = f"⊕ of {step.aggregate} per batch onto ({', '.join(step.output.variables)})"
         strategy = replace(strategy, aggregate_in_tasks=True, aggregation=note)
     elif strategy.name == "shuffle":

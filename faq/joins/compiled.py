@@ -123,13 +123,12 @@ class _Flat:
 
 def _flatten(kernel: "_Kernel") -> _Flat:
     levels: dict[int, int] = {}
-    trie_levels, offsets, ext_slot, ext_level, depth_start = [], [], [], [], [0]
+    trie_levels, ext_slot, ext_level, depth_start = [], [], [], [0]
     for extenders in kernel.extenders:
         for e in extenders:
             if id(e.level) not in levels:
                 levels[id(e.level)] = len(trie_levels)
                 trie_levels.append(e.level)
-                offsets.append(e.level.offsets)
             ext_slot.append(e.slot)
             ext_level.append(levels[id(e.level)])
         depth_start.append(len(ext_slot))
@@ -143,6 +142,7 @@ def _flatten(kernel: "_Kernel") -> _Flat:
     def joined(parts: list[np.ndarray], kind) -> np.ndarray:
         return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0, dtype=kind), dtype=kind)
 
+    offsets = [level.offsets for level in trie_levels]
     return _Flat(
         slots, np.array(depth_start, dtype=np.int64), np.array(ext_slot, dtype=np.int64),
         np.array(ext_level, dtype=np.int64), local_keys(trie_levels, kernel.encoding.span),

@@ -62,3 +62,15 @@ class Aggregation:
 
     keep: tuple[str, ...]
     semiring: "Semiring"
+
+    def combine(self, df: "DataFrame") -> "DataFrame":
+        """``df``'s rows ⊕-combined per ``keep`` key: columns ``keep`` and :data:`VALUE_COLUMN`.
+
+        A Spark group-by (one row when ``keep`` is empty) with the semiring's ⊕ as a Column expression.
+        """
+        from pyspark.sql import functions as F
+
+        from faq.semirings.spark_backend import columns
+
+        grouped = df.groupBy(*self.keep) if self.keep else df.groupBy()
+        return grouped.agg(columns(self.semiring).sum(F.col(VALUE_COLUMN)).alias(VALUE_COLUMN))

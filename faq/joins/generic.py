@@ -113,8 +113,6 @@ log = logging.getLogger(__name__)
 STRATEGIES = ("shuffle", "broadcast", "partitioned")
 # Largest number of candidates a piece of prefixes may propose (per task, per level).
 BATCH_ROWS = 1 << 16
-# A partitioned join's cell groups per core of the default parallelism (skewed cells need slack).
-PARTITIONS_PER_CORE = 4
 # A broadcast join's tasks per core.  Its seeds are dealt round-robin (task p of P runs seeds p,
 # p + P, ...), so every task gets an even share of light and heavy seeds however the key order
 # clusters them: SNAP graphs number their hubs together, and contiguous seed ranges gave the
@@ -750,8 +748,6 @@ def _shuffle_in_batches(
     """
     from pyspark.sql import functions as F
 
-    from faq.semirings.spark_backend import columns as spark_columns
-
     if scope is None:
         raise PlanError(reason="the shuffle strategy in batches needs a scope to own each batch's checkpoint")
     first = order[0]
@@ -766,8 +762,7 @@ def _shuffle_in_batches(
         ]
         product = _shuffle_join(spark, part, order, variables, semiring, scope)
         if aggregate is not None:
-            grouped = product.groupBy(*out) if out else product.groupBy()
-            product = grouped.agg(spark_columns(aggregate.semiring).sum(F.col(VALUE_COLUMN)).alias(VALUE_COLUMN))
+            product = aggregate.combine(product)
         product = scope.checkpoint(product.select(*out, VALUE_COLUMN))
         done = product if done is None else done.unionByName(product)
     how = f"⊕ onto ({', '.join(out)}) per batch" if aggregate is not None else "every binding listed"

@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 # Column names of the partitioned rows (internal: query variables never start with "__").
 CELL_COLUMN = "__cell"
 USE_COLUMN = "__use"
+# Cell groups per core of the default parallelism (skewed cells need slack).
+PARTITIONS_PER_CORE = 4
 
 
 # --- on Spark ------------------------------------------------------------------------
@@ -82,7 +84,7 @@ def partitioned_join(
     from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
     from faq.joins.frame import VALUE_COLUMN
-    from faq.joins.generic import PARTITIONS_PER_CORE, _check_integral, output_names, with_product
+    from faq.joins.generic import _check_integral, output_names, with_product
     from faq.spark import default_parallelism
 
     _check_integral(uses)
