@@ -66,6 +66,11 @@ _FLAT: dict[int, "_Flat"] = {}
 #: uses; a wider span (sparse keys) validates by search alone.
 MARK_MAX_SPAN = 1 << 25
 
+#: Pairs of segments the compiled loop's last depth defers before it counts them (int64 each:
+#: 512 KiB a task): where the staying segment is the smaller, it is looked up in the other's bitmap
+#: later, the pairs grouped by the other segment (:func:`faq.joins.compiled_loop._settle`).
+DEFER_PAIRS = 1 << 16
+
 # Operation codes of the compiled loop.
 _ADD, _MUL, _MIN, _MAX = 0, 1, 2, 3
 _CODES = {np.add: _ADD, np.multiply: _MUL, np.minimum: _MIN, np.fmin: _MIN, np.maximum: _MAX, np.fmax: _MAX}
@@ -235,5 +240,5 @@ def aggregate_seeds(kernel: "_Kernel", seed_ids: np.ndarray) -> Any:
     total = aggregate(seed_nodes, flat.depth_start, flat.ext_slot, flat.ext_level, flat.comp, flat.comp_start,
                       flat.offsets, flat.offsets_start, np.int64(kernel.encoding.span), flat.values,
                       flat.values_start, flat.value_slot, _CODES[ops.add], _CODES[ops.mul], zero, one,
-                      np.int64(flat.mark_ext))
+                      np.int64(flat.mark_ext), np.int64(DEFER_PAIRS))
     return np.asarray(total, dtype=ops.dtype)[()]

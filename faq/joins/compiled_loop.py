@@ -9,8 +9,12 @@ the leaf ⊗-multiplies the relations' values and ⊕-adds them to the total.
 A count (no value gathered) stops one depth early: :func:`_count_last`
 counts the last depth's candidates in one tight loop, and where one of two
 extenders keeps its segment while the depth above varies (a triangle's
-``edge(a, c)`` as ``b`` runs) that segment is marked in a dense bitmap once
-and the other's entries are looked up in it.
+``edge(a, c)`` as ``b`` runs) that segment is marked in a bitmap (a bit a
+key) once and the other's entries are looked up in it.  Where the staying
+segment is the smaller, the pair is deferred instead: :func:`_settle` later
+takes the deferred pairs grouped by the other segment, marks that one and
+looks the staying one's entries up, so each intersection costs its smaller
+side in lookups and no search.
 Operations are codes: 0 +, 1 ×, 2 min, 3 max.  Compiled once per machine
 (numba's on-disk cache), not once per Spark worker.
 
@@ -64,6 +68,10 @@ def _find(comp, base, low, high, key):
     return low
 
 
+#: The fewest entries of a staying segment worth deferring (:func:`_count_last`): one is one search.
+DEFER_MIN_ENTRIES = 2
+_PACKED = 1 << 32  # a deferred pair packs two parents below this into one int64
+
 # What _seek returns when the key is missing: before the segment's end, or past it.
 _MISSING, _PAST_END = -1, -2
 
@@ -107,7 +115,7 @@ def _open(d, node, parent, cursor, position, end, proposer, depth_start, ext_slo
 
 @_jit
 def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, offsets, offsets_start, span,
-          values, values_start, value_slot, add, mul, zero, one, mark_ext):
+          values, values_start, value_slot, add, mul, zero, one, mark_ext, defer_pairs):
     """Long because: one compiled loop, depth first over the attributes, with an explicit stack."""
     depths = len(depth_start) - 1
     node = np.zeros((depths + 1, seed_nodes.shape[1]), dtype=np.int64)
@@ -119,9 +127,15 @@ def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, of
     total = zero
     # A count (no value to gather; ⊕ is +, min or max): the last depth counts its candidates in one tight loop.
     counted = len(value_slot) == 0 and add != 1
-    # The last depth's extender whose segment stays while its siblings vary, marked in a dense bitmap.
-    mark = np.zeros(span if counted and mark_ext >= 0 else 0, dtype=np.uint8)
+    # The last depth's extender whose segment stays while its siblings vary, marked in a bitmap.
+    words = (span + 63) >> 6 if counted and mark_ext >= 0 else 0
+    mark = np.zeros(words, dtype=np.uint64)
     marked = np.full(1, -1, dtype=np.int64)  # the parent whose segment ``mark`` holds
+    # Pairs of segments whose intersection _count_last left to _settle, which marks the other one.
+    deferred = np.empty(defer_pairs if words else 0, dtype=np.int64)
+    pending = np.zeros(1, dtype=np.int64)
+    swapped = np.zeros(words, dtype=np.uint64)
+    other = depth_start[depths - 1] if depth_start[depths - 1] != mark_ext else depth_start[depths - 1] + 1
     for s in range(seed_nodes.shape[0]):
         node[0, :] = seed_nodes[s, :]
         if not _open(1, node, parent, cursor, position, end, proposer, depth_start, ext_slot, ext_level, offsets,
@@ -157,17 +171,24 @@ def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, of
                        offsets_start):
                 if d + 1 == depths and counted:
                     found = _count_last(depths, parent, cursor, position, end, proposer, depth_start, ext_level,
-                                        comp, comp_start, offsets, offsets_start, mark_ext, mark, marked)
+                                        comp, comp_start, offsets, offsets_start, mark_ext, mark, marked,
+                                        deferred, pending)
                     if found > 0:
                         total = _apply(add, total, one * found if add == 0 else one)
+                    if pending[0] == len(deferred) > 0:
+                        total = _settle(total, deferred, pending, ext_level[mark_ext], ext_level[other], comp,
+                                        comp_start, offsets, offsets_start, swapped, add, one)
                 else:
                     d += 1
+    if pending[0] > 0:
+        total = _settle(total, deferred, pending, ext_level[mark_ext], ext_level[other], comp, comp_start,
+                        offsets, offsets_start, swapped, add, one)
     return total
 
 
 @_jit
 def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_level, comp, comp_start, offsets,
-                offsets_start, mark_ext, mark, marked):
+                offsets_start, mark_ext, mark, marked, deferred, pending):
     """How many of the proposer's candidates at the last depth ``d`` every other extender holds.
 
     The leaf's tight loop when no value is gathered (a count): the same
@@ -182,9 +203,15 @@ def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_lev
     found = 0
     if last - first == 2 and mark_ext >= 0 and e != mark_ext:
         _mark(mark_ext, parent, ext_level, comp, comp_start, offsets, offsets_start, mark, marked)
-        for k in range(position[d], end[d]):
-            found += mark[comp[proposed + k]]
-        return found
+        return _count_bits(mark, comp, proposed, position[d], end[d])
+    if last - first == 2 and mark_ext >= 0 and end[d] - position[d] >= DEFER_MIN_ENTRIES:
+        # The staying segment is the smaller: searching the other for each of its entries costs
+        # most of a triangle count on skewed graphs.  Defer the pair; _settle marks the other.
+        o = first if e != first else first + 1
+        if parent[o] < _PACKED and parent[e] < _PACKED:
+            deferred[pending[0]] = (parent[o] << 32) | parent[e]
+            pending[0] += 1
+            return 0
     if last - first == 2:  # one validator (a triangle's last level): a galloping merge of two segments
         o = first if e != first else first + 1
         held = comp_start[ext_level[o]]
@@ -203,7 +230,7 @@ def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_lev
         _mark(mark_ext, parent, ext_level, comp, comp_start, offsets, offsets_start, mark, marked)
     for k in range(position[d], end[d]):
         value = comp[proposed + k]
-        if looked_up and mark[value] == 0:
+        if looked_up and not _has(mark, value):
             continue
         held = True
         for o in range(first, last):
@@ -230,8 +257,65 @@ def _mark(m, parent, ext_level, comp, comp_start, offsets, offsets_start, mark, 
         return
     if marked[0] >= 0:
         q = marked[0]
-        for k in range(offsets[base + q], offsets[base + q + 1]):
-            mark[comp[held + k]] = 0
-    for k in range(offsets[base + p], offsets[base + p + 1]):
-        mark[comp[held + k]] = 1
+        _clear_bits(mark, comp, held, offsets[base + q], offsets[base + q + 1])
+    _set_bits(mark, comp, held, offsets[base + p], offsets[base + p + 1])
     marked[0] = p
+
+
+@_jit
+def _set_bits(mark, comp, held, start, stop):
+    """Set the bits of ``comp[held + start : held + stop]`` in ``mark`` (64 keys a word)."""
+    for k in range(start, stop):
+        v = comp[held + k]
+        mark[v >> 6] |= np.uint64(1) << np.uint64(v & 63)
+
+
+@_jit
+def _clear_bits(mark, comp, held, start, stop):
+    """Clear what :func:`_set_bits` set for the same entries (whole words: only they were set)."""
+    for k in range(start, stop):
+        mark[comp[held + k] >> 6] = 0
+
+
+@_jit
+def _has(mark, v):
+    """Whether key ``v`` is set in ``mark``."""
+    return (mark[v >> 6] >> np.uint64(v & 63)) & np.uint64(1) != 0
+
+
+@_jit
+def _count_bits(mark, comp, held, start, stop):
+    """How many of ``comp[held + start : held + stop]`` are set in ``mark``."""
+    found = 0
+    for k in range(start, stop):
+        v = comp[held + k]
+        found += np.int64((mark[v >> 6] >> np.uint64(v & 63)) & np.uint64(1))
+    return found
+
+
+@_jit
+def _settle(total, deferred, pending, s_level, v_level, comp, comp_start, offsets, offsets_start, mark, add, one):
+    """⊕ into ``total`` the counts of the pairs :func:`_count_last` deferred; none are left pending.
+
+    Each pair packs (the varying extender's parent << 32 | the staying
+    one's).  Sorted, the pairs come grouped by the varying segment, which is
+    marked once per group; the staying segment's entries are looked up.
+    """
+    keys = np.sort(deferred[:pending[0]])
+    pending[0] = 0
+    s_held, s_base = comp_start[s_level], offsets_start[s_level]
+    v_held, v_base = comp_start[v_level], offsets_start[v_level]
+    current = -1
+    for key in keys:
+        v, s = key >> 32, key & 0xFFFFFFFF
+        if v != current:
+            if current >= 0:
+                _clear_bits(mark, comp, v_held, offsets[v_base + current], offsets[v_base + current + 1])
+            _set_bits(mark, comp, v_held, offsets[v_base + v], offsets[v_base + v + 1])
+            current = v
+        found = _count_bits(mark, comp, s_held, offsets[s_base + s], offsets[s_base + s + 1])
+        if found > 0:
+            total = _apply(add, total, one * found if add == 0 else one)
+    if current >= 0:
+        _clear_bits(mark, comp, v_held, offsets[v_base + current], offsets[v_base + current + 1])
+    return total
