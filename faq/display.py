@@ -138,7 +138,7 @@ def result_html(result: "QueryResult") -> str:
     plan = result.plan
     facts: list[tuple[str, Any]] = []
     preview = ""
-    is_open = len(result.scope) > 0  # the answer is cached; closed results are not recomputed
+    is_open = not result.scope.closed  # the answer is cached or held; closed results are not recomputed
     rows = result.step_rows[-1] if result.step_rows else None
     if not plan.free:
         if is_open:

@@ -228,7 +228,13 @@ class Factor:
         """
         if self.variables:
             raise ValueError(f"factor {self.name!r} has variables {self.variables}; it is not a scalar")
-        rows = self.df.select(self.value).limit(2).collect()  # at most 2 rows
+        from faq.driver_copy import driver_copy
+
+        copy = driver_copy(self.df)
+        if copy is not None and self.value in copy:  # held on the driver: no Spark job
+            rows = [(v,) for v in copy[self.value][:2].tolist()]
+        else:
+            rows = self.df.select(self.value).limit(2).collect()  # at most 2 rows
         if not rows:
             return self.semiring.zero
         if len(rows) > 1:

@@ -133,6 +133,11 @@ class Scope:
             self.close()
             raise
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran (what it held is released)."""
+        return self._closed
+
     def __len__(self) -> int:
         return len(self._held)
 

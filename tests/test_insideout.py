@@ -92,6 +92,29 @@ def test_scalar_of_an_empty_answer_is_zero():
         assert result.scalar() == 0
 
 
+@pytest.mark.parametrize("semiring", ["counting", "min_plus", "boolean"])
+@pytest.mark.parametrize("in_tasks", [True, False])
+def test_a_scalar_is_held_on_the_driver_however_it_was_combined(semiring, in_tasks):
+    """The last step onto no variable: partial aggregates ⊕-combined on the driver (in_tasks) or
+    by Spark's group-by, then held (no job to read it); zero (no triangle) is no row."""
+    from faq.driver_copy import rows_held
+
+    triangle_and_tail = [(0, 1, 2), (1, 2, 3), (0, 2, 4), (2, 3, 5), (3, 4, 6)]
+    if semiring == "boolean":
+        triangle_and_tail = [(s, t, True) for s, t, _ in triangle_and_tail]
+    expected = brute_force([("e", ["a", "b"]), ("e", ["b", "c"]), ("e", ["a", "c"])],
+                           {"e": triangle_and_tail}, [], semiring, range(5))[()]
+    for edges, want, rows in ((triangle_and_tail, expected, 1), (triangle_and_tail[3:], None, 0)):
+        factors = {"e": factor_of(edges, ["s", "t"], semiring)}
+        with evaluate("q() := e(a,b), e(b,c), e(a,c)", factors, join="generic_broadcast",
+                      task_aggregation=in_tasks) as result:
+            assert result.step_rows == [rows]
+            assert rows_held(result.factor.df) == rows
+            zero = result.factor.semiring.zero
+            assert result.scalar() == (zero if want is None else want)
+            assert ("inside tasks" in result.notes[-1]) == in_tasks
+
+
 def test_disconnected_free_variables_form_a_product():
     f = factor_of([(0, 2), (1, 3)], ["x"], "counting")
     g = factor_of([(5, 7)], ["y"], "counting")

@@ -15,6 +15,7 @@ import os
 import re
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from faq import io
@@ -92,6 +93,19 @@ def test_commas_and_wide_ids(tmp_path):
     assert dst.tolist() == [7, -3, -9223372036854775808]
 
 
+@pytest.mark.parametrize("text", ["1 0000000000000000001\n-1234567890123456789 2\n", "7 -0\n007 1\n"])
+def test_the_unchecked_parse_and_the_checked_one_agree(tmp_path, text):
+    """19-digit ids, a sign, leading zeros: read as plain integers (short lines) or checked as strings."""
+    from faq.io.local_edges import _plain_integers
+
+    expected = [tuple(int(x) for x in line.split()) for line in text.splitlines()]
+    src, dst = read_edge_arrays(write(tmp_path, "ok.txt", text))
+    assert list(zip(src.tolist(), dst.tolist())) == expected
+    first = text.splitlines()[0]
+    assert _plain_integers(pa.py_buffer(text.encode()), " ") == all(len(line) <= 21 for line in text.splitlines())
+    assert _plain_integers(pa.py_buffer((first + "\n").encode()), " ")
+
+
 def test_empty_and_comment_only_files(tmp_path):
     for text in ("", "# only a comment\n", "\n\n"):
         src, dst = read_edge_arrays(write(tmp_path, "e.txt", text))
@@ -114,6 +128,11 @@ def test_empty_and_comment_only_files(tmp_path):
         "1 2\n3\n",
         '"1" 2\n',  # quotes are characters, not quoting
         " 1 2\n",
+        # Plain digits and '-' (the unchecked int64 parse) that are still not ids:
+        "1 2\n2 -\n",
+        "1 2\n5-3 1\n",
+        "1 2\n2 \n",  # an empty field
+        "1 2\n2\t3\n",
     ],
 )
 def test_irregular_or_malformed_files_are_left_to_spark(tmp_path, text):

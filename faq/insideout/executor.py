@@ -32,6 +32,9 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
+import numpy as np
+
+from faq.driver_copy import keep_driver_copy, project_driver_copy
 from faq.errors import PlanError
 from faq.factor import VALUE, Factor
 from faq.insideout.binding import bind, plan_for, query_semiring
@@ -40,9 +43,10 @@ from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag
 from faq.language import FAQ, parse_query
 from faq.scope import Owner, Scope
 from faq.semirings import Semiring, get_semiring
+from faq.semirings.numpy_backend import NUMPY_DTYPES
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
+    from pyspark.sql import DataFrame, SparkSession
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,8 @@ def execute(
     result_frame = relations[plan.result.id]
     out_value = VALUE if VALUE not in plan.free else "__value"
     out_df = result_frame.df.select(*plan.free, F.col(VALUE_COLUMN).alias(out_value))
+    if not plan.free:  # a scalar the last step holds on the driver stays held (Factor.scalar runs no job)
+        project_driver_copy(out_df, result_frame.df, {out_value: VALUE_COLUMN})
     factor = Factor(df=out_df, variables=tuple(plan.free), semiring=semiring, value=out_value, name="result")
     return QueryResult(factor, plan, step_rows, time.perf_counter() - started, scope, notes)
 
@@ -140,7 +146,8 @@ def _run_step(
     scope: Scope,
     progress: Optional[Progress],
 ) -> tuple[Frame, int]:
-    """One step: join its bag as its strategy says, ⊕-aggregate, drop zeros, persist and count.
+    """One step: join its bag as its strategy says, ⊕-aggregate, drop zeros, persist and count
+    (a step onto no variable: collect its one row, or none, into a local relation).
 
     Returns the step's output (persisted in ``scope``; its ``note`` says how the join ran) and its rows.
     """
@@ -172,18 +179,50 @@ def _run_step(
     with Scope() as join_scope:
         product = join_bag(step.strategy, inputs, indicators, semiring, step.attribute_order, aggregation,
                            join_scope)
-        if step.eliminated:
-            df = aggregation.combine(product.df)
-        elif any(r in inputs_of_query for r in step.inputs):
-            # An input atom reached the output unaggregated: merge duplicate keys.
-            df = product.df.groupBy(*out_vars).agg(spark_columns(semiring).sum(value).alias(VALUE_COLUMN))
+        held = _combined_on_driver(product, aggregation, semiring)
+        if held is not None:
+            df, rows = _held_scalar(product.df.sparkSession, held, semiring), len(held)
         else:
-            df = product.df.select(*out_vars, VALUE_COLUMN)
-        df = scope.persist(df.where(value.isNotNull() & ~spark_columns(semiring).is_zero(value)))
-        rows = df.count()
+            if step.eliminated:
+                df = aggregation.combine(product.df)
+            elif any(r in inputs_of_query for r in step.inputs):
+                # An input atom reached the output unaggregated: merge duplicate keys.
+                df = product.df.groupBy(*out_vars).agg(spark_columns(semiring).sum(value).alias(VALUE_COLUMN))
+            else:
+                df = product.df.select(*out_vars, VALUE_COLUMN)
+            df = df.where(value.isNotNull() & ~spark_columns(semiring).is_zero(value))
+            if out_vars:
+                df = scope.persist(df)
+                rows = df.count()
+            else:  # at most one row: one job brings it to the driver, which holds it from then on
+                held = [row[0] for row in df.collect()]
+                df, rows = _held_scalar(df.sparkSession, held, semiring), len(held)
     if progress:
         progress(StepEvent("done", step.index, total, description, rows, time.perf_counter() - t0, product.note))
     return Frame(df, out_vars, product.note), rows
+
+
+def _combined_on_driver(product: Frame, aggregation: Optional[Aggregation], semiring: Semiring) -> Optional[list]:
+    """The step's value when the join returned a few partial aggregates onto no variable
+    (:attr:`Frame.task_partials`): ⊕-combined on the driver, ``[value]``, or ``[]`` for zero.
+
+    None otherwise, or when the ⊕ has no exact driver form: the step then combines in Spark, a
+    group-by whose shuffle stage costs more than the collect of a few rows.
+    """
+    if aggregation is None or aggregation.keep or not product.task_partials:
+        return None
+    partials = [row[0] for row in product.df.select(VALUE_COLUMN).collect()]  # one or so per task
+    total = aggregation.combine_values(partials, semiring)
+    if total is None:
+        return None
+    return [] if total == semiring.zero else [total]
+
+
+def _held_scalar(spark: "SparkSession", held: list, semiring: Semiring) -> "DataFrame":
+    """A step's output onto no variable (``held``: its value, or none) as a local relation whose
+    rows the driver holds (:mod:`faq.driver_copy`): no cache to own, and reading it runs no job."""
+    df = spark.createDataFrame([(v,) for v in held], f"{VALUE_COLUMN} {semiring.value_type}")
+    return keep_driver_copy(df, {VALUE_COLUMN: np.array(held, dtype=NUMPY_DTYPES[semiring.value_type])})
 
 
 def evaluate(

@@ -13,7 +13,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -36,6 +36,9 @@ class Frame:
     df: "DataFrame"
     variables: tuple[str, ...]
     note: str = ""
+    #: Partial aggregates onto no variable: a row per task (more only where an int64 sum nears
+    #: overflow and the task flushes early), few enough to ⊕ on the driver.
+    task_partials: bool = False
 
 
 @dataclass(frozen=True)
@@ -74,3 +77,28 @@ class Aggregation:
 
         grouped = df.groupBy(*self.keep) if self.keep else df.groupBy()
         return grouped.agg(columns(self.semiring).sum(F.col(VALUE_COLUMN)).alias(VALUE_COLUMN))
+
+    def combine_values(self, values: Sequence[Any], product: "Semiring") -> Optional[Any]:
+        """The ⊕ of a few ``values`` (nulls skipped) on the driver, for ``keep`` empty; None when
+        there is no exact numpy form (the caller then combines in Spark).
+
+        Integer sums are exact Python sums, None past int64 (where Spark's sum would overflow).
+
+        >>> from faq.semirings import COUNTING, get_semiring
+        >>> Aggregation((), COUNTING).combine_values([3, None, 4], COUNTING)
+        7
+        >>> Aggregation((), get_semiring("min_plus")).combine_values([], get_semiring("min_plus"))
+        inf
+        """
+        import numpy as np
+
+        from faq.semirings.numpy_backend import numpy_ops
+
+        ops = numpy_ops(product, self.semiring)
+        if ops is None or self.keep:
+            return None
+        values = [v for v in values if v is not None]
+        if ops.add is np.add and np.dtype(ops.dtype).kind == "i":
+            total = sum(int(v) for v in values)
+            return total if -(2**63) <= total < 2**63 else None
+        return ops.add.reduce(np.array(values, dtype=ops.dtype), initial=ops.zero).item()

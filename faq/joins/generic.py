@@ -215,7 +215,7 @@ def generic_join(
         for k in kept
     ]
     spark = _spark_of(relations, indicators)
-    out = variables
+    out, ops = variables, None
     if not uses:
         df, note = spark.range(1).select(spark_columns(semiring).one().alias(VALUE_COLUMN)), "no variables"
     elif strategy in ("broadcast", "partitioned"):
@@ -257,7 +257,9 @@ def generic_join(
     for ind in indicators:
         if not ind.variables:
             df = df.crossJoin(ind.df.limit(1).select(F.lit(1).alias("__one"))).drop("__one")
-    return Frame(df.select(*variables, VALUE_COLUMN), variables, note)
+    # Partial aggregates onto no variable: about one row per task (Frame.task_partials).
+    task_partials = ops is not None and not out
+    return Frame(df.select(*variables, VALUE_COLUMN), variables, note, task_partials)
 
 
 def _groups(shared: Optional[Sequence[Sequence[int]]], kept: Sequence[int]) -> list[list[int]]:
