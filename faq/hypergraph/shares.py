@@ -40,8 +40,9 @@ BYTES_PER_INDEX_ROW = 64
 # The same for the compiled loop (faq.joins.compiled_loop), which validates by search in the sorted
 # levels and builds no hash table: a binary relation's levels (at most 24 B a row when every first
 # key is distinct and keys are int64; int32 where the key span allows, about 5 B a row shipped for
-# R-MAT graphs) and its value (8 B).  Its per-worker bitmap is bounded apart
-# (faq.joins.compiled.MARK_MAX_SPAN), not per row.
+# R-MAT graphs) and its value (8 B).  Its per-task bitmaps (two, a bit a key, up to
+# faq.joins.compiled.MARK_MAX_SPAN keys) and deferred pairs (faq.joins.compiled.DEFER_PAIRS)
+# are bounded apart, not per row.
 COMPILED_BYTES_PER_INDEX_ROW = 32
 # Most cells a grid may have (each cell is one group of a Spark group-by, run as one kernel).
 MAX_CELLS = 1024

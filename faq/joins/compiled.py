@@ -62,8 +62,8 @@ if TYPE_CHECKING:
 # pickled to the tasks never carries one).
 _FLAT: dict[int, "_Flat"] = {}
 
-#: Largest key span whose dense bitmap (one byte a key, per task) the compiled loop's last depth
-#: uses; a wider span (sparse keys) validates by search alone.
+#: Largest key span whose bitmaps (a bit a key, two per task: 8 MiB at this span) the compiled
+#: loop's last depth uses; a wider span (sparse keys) validates by search alone.
 MARK_MAX_SPAN = 1 << 25
 
 #: Pairs of segments the compiled loop's last depth defers before it counts them (int64 each:
