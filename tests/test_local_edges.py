@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import os
 import re
+from unittest import mock
 
 import numpy as np
 import pyarrow as pa
@@ -96,14 +97,18 @@ def test_commas_and_wide_ids(tmp_path):
 @pytest.mark.parametrize("text", ["1 0000000000000000001\n-1234567890123456789 2\n", "7 -0\n007 1\n"])
 def test_the_unchecked_parse_and_the_checked_one_agree(tmp_path, text):
     """19-digit ids, a sign, leading zeros: read as plain integers (short lines) or checked as strings."""
+    from faq.io import local_edges
     from faq.io.local_edges import _plain_integers
 
     expected = [tuple(int(x) for x in line.split()) for line in text.splitlines()]
     src, dst = read_edge_arrays(write(tmp_path, "ok.txt", text))
     assert list(zip(src.tolist(), dst.tolist())) == expected
     first = text.splitlines()[0]
-    assert _plain_integers(pa.py_buffer(text.encode()), " ") == all(len(line) <= 21 for line in text.splitlines())
-    assert _plain_integers(pa.py_buffer((first + "\n").encode()), " ")
+    short = all(len(line) <= 21 for line in text.splitlines())
+    for piece in (local_edges._SCAN_BYTES, 4):  # a line across pieces is measured whole
+        with mock.patch.object(local_edges, "_SCAN_BYTES", piece):
+            assert _plain_integers(pa.py_buffer(text.encode()), " ") == short
+            assert _plain_integers(pa.py_buffer((first + "\n").encode()), " ")
 
 
 def test_empty_and_comment_only_files(tmp_path):

@@ -84,6 +84,7 @@ _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
 # which no field can reach 20 characters (the other field and the separator take at least 2).
 _PLAIN_BYTES = b"0123456789-\r\n"
 _PLAIN_LINE_MAX = 21
+_SCAN_BYTES = 1 << 24
 _BOM = b"\xef\xbb\xbf"
 _NAMES = ("src", "dst")
 
@@ -184,18 +185,26 @@ def _plain_integers(body, delimiter: str) -> bool:
     """Whether ``body`` holds only digits, ``-``, ``delimiter`` and line breaks, in lines of at most
     :data:`_PLAIN_LINE_MAX` bytes (so no field reaches 20 digits; INT_RE allows 19).
 
+    Scanned :data:`_SCAN_BYTES` at a time: a copy of one piece, not of the file.
+
     >>> import pyarrow as pa
     >>> _plain_integers(pa.py_buffer(b"1 2\\n-3 4\\n"), " "), _plain_integers(pa.py_buffer(b"0x1 2\\n"), " ")
     (True, False)
     """
-    text = memoryview(body).tobytes()
-    if text.translate(None, delete=_PLAIN_BYTES + delimiter.encode()):
-        return False
-    breaks = np.flatnonzero(np.frombuffer(text, dtype=np.uint8) == ord("\n"))
-    if len(breaks) == 0:
-        return len(text) <= _PLAIN_LINE_MAX
-    longest = max(int(breaks[0]), int(np.diff(breaks).max(initial=0)) - 1, len(text) - int(breaks[-1]) - 1)
-    return longest <= _PLAIN_LINE_MAX
+    view = memoryview(body)
+    other = _PLAIN_BYTES + delimiter.encode()
+    line_start = 0  # where the line being scanned began
+    for low in range(0, len(view), _SCAN_BYTES):
+        piece = view[low:low + _SCAN_BYTES]
+        if bytes(piece).translate(None, delete=other):  # a byte of another kind
+            return False
+        breaks = np.flatnonzero(np.frombuffer(piece, dtype=np.uint8) == ord("\n")) + low
+        if len(breaks):
+            starts = np.concatenate(([line_start], breaks[:-1] + 1))
+            if int((breaks - starts).max()) > _PLAIN_LINE_MAX:
+                return False
+            line_start = int(breaks[-1]) + 1
+    return len(view) - line_start <= _PLAIN_LINE_MAX
 
 
 def _first_data_line(data) -> Optional[tuple[int, str, int]]:

@@ -70,7 +70,7 @@ def _find(comp, base, low, high, key):
 
 #: The fewest entries of a staying segment worth deferring (:func:`_count_last`): one is one search.
 DEFER_MIN_ENTRIES = 2
-_PACKED = 1 << 32  # a deferred pair packs two parents below this into one int64
+_PACKED = 1 << 31  # a deferred pair packs two parents below this into one non-negative int64
 
 # What _seek returns when the key is missing: before the segment's end, or past it.
 _MISSING, _PAST_END = -1, -2
@@ -204,7 +204,7 @@ def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_lev
     if last - first == 2 and mark_ext >= 0 and e != mark_ext:
         _mark(mark_ext, parent, ext_level, comp, comp_start, offsets, offsets_start, mark, marked)
         return _count_bits(mark, comp, proposed, position[d], end[d])
-    if last - first == 2 and mark_ext >= 0 and end[d] - position[d] >= DEFER_MIN_ENTRIES:
+    if last - first == 2 and mark_ext >= 0 and end[d] - position[d] >= DEFER_MIN_ENTRIES and len(deferred):
         # The staying segment is the smaller: searching the other for each of its entries costs
         # most of a triangle count on skewed graphs.  Defer the pair; _settle marks the other.
         o = first if e != first else first + 1
