@@ -151,10 +151,6 @@ def _run_step(
 
     Returns the step's output (persisted in ``scope``; its ``note`` says how the join ran) and its rows.
     """
-    from pyspark.sql import functions as F
-
-    from faq.semirings.spark_backend import columns as spark_columns
-
     description = (
         f"eliminate {', '.join(step.eliminated)} (bag {{{', '.join(step.bag)}}}, "
         f"{len(step.inputs)} relation(s), {len(step.indicators)} indicator(s))"
@@ -169,7 +165,6 @@ def _run_step(
         Frame(relations[i.relation].df.select(*i.variables).distinct(), i.variables) for i in step.indicators
     ]
     out_vars = step.output.variables
-    value = F.col(VALUE_COLUMN)
     # The join is told what follows it: when the plan says so it ⊕-aggregates while it
     # enumerates and returns partial aggregates over out_vars (the group-by below combines them).
     # The step's ⊕ is the query's own semiring (which need not be registered) or a registered one.
@@ -180,26 +175,39 @@ def _run_step(
         product = join_bag(step.strategy, inputs, indicators, semiring, step.attribute_order, aggregation,
                            join_scope)
         held = _combined_on_driver(product, aggregation, semiring)
-        if held is not None:
-            df, rows = _held_scalar(product.df.sparkSession, held, semiring), len(held)
-        else:
-            if step.eliminated:
-                df = aggregation.combine(product.df)
-            elif any(r in inputs_of_query for r in step.inputs):
-                # An input atom reached the output unaggregated: merge duplicate keys.
-                df = product.df.groupBy(*out_vars).agg(spark_columns(semiring).sum(value).alias(VALUE_COLUMN))
-            else:
-                df = product.df.select(*out_vars, VALUE_COLUMN)
-            df = df.where(value.isNotNull() & ~spark_columns(semiring).is_zero(value))
+        if held is None:
+            df = _combined_in_spark(product, step, aggregation, semiring, inputs_of_query)
             if out_vars:
                 df = scope.persist(df)
                 rows = df.count()
             else:  # at most one row: one job brings it to the driver, which holds it from then on
                 held = [row[0] for row in df.collect()]
-                df, rows = _held_scalar(df.sparkSession, held, semiring), len(held)
+        if held is not None:
+            df, rows = _held_scalar(product.df.sparkSession, held, semiring), len(held)
     if progress:
         progress(StepEvent("done", step.index, total, description, rows, time.perf_counter() - t0, product.note))
     return Frame(df, out_vars, product.note), rows
+
+
+def _combined_in_spark(
+    product: Frame, step: Any, aggregation: Optional[Aggregation], semiring: Semiring,
+    inputs_of_query: Mapping[str, Frame],
+) -> "DataFrame":
+    """The step's output from the join's product in Spark: ⊕-combined onto the step's variables
+    (duplicate keys merged when an input atom reached the output unaggregated), zeros dropped."""
+    from pyspark.sql import functions as F
+
+    from faq.semirings.spark_backend import columns as spark_columns
+
+    value = F.col(VALUE_COLUMN)
+    out_vars = step.output.variables
+    if aggregation is not None:
+        df = aggregation.combine(product.df)
+    elif any(r in inputs_of_query for r in step.inputs):
+        df = product.df.groupBy(*out_vars).agg(spark_columns(semiring).sum(value).alias(VALUE_COLUMN))
+    else:
+        df = product.df.select(*out_vars, VALUE_COLUMN)
+    return df.where(value.isNotNull() & ~spark_columns(semiring).is_zero(value))
 
 
 def _combined_on_driver(product: Frame, aggregation: Optional[Aggregation], semiring: Semiring) -> Optional[list]:

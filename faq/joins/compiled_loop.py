@@ -201,19 +201,19 @@ def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_lev
     first, last = depth_start[d - 1], depth_start[d]
     proposed = comp_start[ext_level[e]]
     found = 0
-    if last - first == 2 and mark_ext >= 0 and e != mark_ext:
-        _mark(mark_ext, parent, ext_level, comp, comp_start, offsets, offsets_start, mark, marked)
-        return _count_bits(mark, comp, proposed, position[d], end[d])
-    if last - first == 2 and mark_ext >= 0 and end[d] - position[d] >= DEFER_MIN_ENTRIES and len(deferred):
-        # The staying segment is the smaller: searching the other for each of its entries costs
-        # most of a triangle count on skewed graphs.  Defer the pair; _settle marks the other.
+    if last - first == 2:  # one validator (a triangle's last level)
         o = first if e != first else first + 1
-        if parent[o] < _PACKED and parent[e] < _PACKED:
+        if mark_ext >= 0 and e != mark_ext:  # the validator stays: look the candidates up in its bitmap
+            _mark(mark_ext, parent, ext_level, comp, comp_start, offsets, offsets_start, mark, marked)
+            return _count_bits(mark, comp, proposed, position[d], end[d])
+        if (mark_ext >= 0 and end[d] - position[d] >= DEFER_MIN_ENTRIES and len(deferred)
+                and parent[o] < _PACKED and parent[e] < _PACKED):
+            # The staying segment is the smaller: searching the other for each of its entries costs
+            # most of a triangle count on skewed graphs.  Defer the pair; _settle marks the other.
             deferred[pending[0]] = (parent[o] << 32) | parent[e]
             pending[0] += 1
             return 0
-    if last - first == 2:  # one validator (a triangle's last level): a galloping merge of two segments
-        o = first if e != first else first + 1
+        # Else a galloping merge of the two segments.
         held = comp_start[ext_level[o]]
         at, high = cursor[o], offsets[offsets_start[ext_level[o]] + parent[o] + 1]
         for k in range(position[d], end[d]):
