@@ -68,6 +68,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.io.tables",
     "faq.io.writers",
     "faq.joins.binary",
+    "faq.joins.executor_index",
     "faq.joins.generic",
     "faq.joins.hypercube",
     "faq.recursive.seminaive",

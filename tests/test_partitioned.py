@@ -208,7 +208,8 @@ def test_local_cluster_chooses_partitioned_when_the_index_cannot_fit():
     count runs) does not fit, so the plan
     picks the partitioned strategy by itself, with a grid whose cell fits the budget, and the
     count is SNAP's; with 256m it broadcasts (a mapped index file both executors fetch), and
-    the count is SNAP's again.  Runs in a child process (one SparkContext per process; the suite's
+    the count is SNAP's again; with a 100 KiB driver budget the index is built on the executors
+    and the count is SNAP's once more.  Runs in a child process (one SparkContext per process; the suite's
     session stays as it is)."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     run = subprocess.run([sys.executable, str(ROOT / "tests" / "partitioned_cluster_job.py"),
@@ -224,5 +225,11 @@ def test_local_cluster_chooses_partitioned_when_the_index_cannot_fit():
     assert strategy["cells"] > 1 and "grid a=" in found["explain"]
     assert found["count"] == EMAIL_EU_CORE_TRIANGLES
     # With room for the index: broadcast, the index file fetched by both executors and mapped.
-    assert found["broadcast_strategy"] == "broadcast"
+    assert found["broadcast_strategy"]["name"] == "broadcast" and found["broadcast_strategy"]["index_dir"] is None
     assert found["broadcast_count"] == EMAIL_EU_CORE_TRIANGLES
+    # A driver budget below the index: built on the executors (each executor JVM's workers build
+    # their own copy from the Parquet inputs), exact again.
+    built = found["built_strategy"]
+    assert built["name"] == "broadcast" and built["index_dir"], built
+    assert "exceeds the driver index memory" in built["reason"]
+    assert found["built_count"] == EMAIL_EU_CORE_TRIANGLES

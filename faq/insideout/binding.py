@@ -26,7 +26,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 from faq.driver_copy import project_driver_copy
-from faq.errors import ArityMismatchError, SemiringMismatchError, UnknownFactorError, VariableTypeMismatchError
+from faq.errors import (
+    ArityMismatchError,
+    InvalidArgumentError,
+    SemiringMismatchError,
+    UnknownFactorError,
+    VariableTypeMismatchError,
+)
 from faq.factor import Factor
 from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
 from faq.insideout.physical import INTEGRAL_TYPES, Environment
@@ -205,27 +211,70 @@ def session_environment(spark: "SparkSession") -> Environment:
     """
     from faq.spark import default_parallelism, is_connect
 
-    return Environment(connect=is_connect(spark), parallelism=default_parallelism(spark),
-                       index_memory=index_memory(spark))
+    connect = is_connect(spark)
+    return Environment(connect=connect, parallelism=default_parallelism(spark), index_memory=index_memory(spark),
+                       driver_index_memory=driver_index_memory(spark), index_dir=index_dir(spark, connect),
+                       index_build=index_build(spark))
+
+
+def _setting(spark: "SparkSession", key: str) -> Optional[str]:
+    try:
+        return spark.conf.get(key, None)
+    except Exception:  # noqa: BLE001 - a Connect server may refuse to show a static setting
+        return None
 
 
 def index_memory(spark: "SparkSession") -> int:
     """Bytes one index may use on an executor of ``spark`` (see :func:`session_environment`)."""
     from faq.insideout.physical import INDEX_MEMORY_CONF, INDEX_MEMORY_FRACTION, parse_size
 
-    def setting(key: str) -> Optional[str]:
-        try:
-            return spark.conf.get(key, None)
-        except Exception:  # noqa: BLE001 - a Connect server may refuse to show a static setting
-            return None
-
-    given = setting(INDEX_MEMORY_CONF)
+    given = _setting(spark, INDEX_MEMORY_CONF)
     if given:
         return parse_size(given)
-    master = setting("spark.master") or ""
+    master = _setting(spark, "spark.master") or ""
     key = "spark.driver.memory" if master.startswith("local[") or master == "local" else "spark.executor.memory"
-    memory = parse_size(setting(key) or "1g", default_unit="m")  # Spark reads a bare number as MiB
+    memory = parse_size(_setting(spark, key) or "1g", default_unit="m")  # Spark reads a bare number as MiB
     return int(INDEX_MEMORY_FRACTION * memory)
+
+
+def driver_index_memory(spark: "SparkSession") -> int:
+    """Bytes the driver of ``spark`` may give to building one broadcast index (see :func:`session_environment`)."""
+    from faq.insideout.physical import DRIVER_INDEX_MEMORY_CONF, INDEX_MEMORY_FRACTION, parse_size
+
+    given = _setting(spark, DRIVER_INDEX_MEMORY_CONF)
+    if given:
+        return parse_size(given)
+    return int(INDEX_MEMORY_FRACTION * parse_size(_setting(spark, "spark.driver.memory") or "1g", default_unit="m"))
+
+
+def index_dir(spark: "SparkSession", connect: bool) -> Optional[str]:
+    """A directory the executors of ``spark`` can read, for the inputs of an index built there.
+
+    ``spark.faq.indexDir`` when set; else, for a classic session on a
+    ``local`` or ``local-cluster`` master (executors on this machine), the
+    driver's scratch directory; else None (a Connect server or a cluster
+    may not see this machine's files).
+    """
+    from faq.insideout.physical import INDEX_DIR_CONF
+
+    given = _setting(spark, INDEX_DIR_CONF)
+    if given:
+        return given
+    if not connect and (_setting(spark, "spark.master") or "").startswith("local"):
+        from faq.io.scratch import scratch_directory
+
+        return scratch_directory()
+    return None
+
+
+def index_build(spark: "SparkSession") -> str:
+    """``spark.faq.indexBuild``: "auto" (default), "driver" or "executors"; anything else is refused."""
+    from faq.insideout.physical import INDEX_BUILD_CONF, INDEX_BUILDS
+
+    given = (_setting(spark, INDEX_BUILD_CONF) or "auto").strip().lower()
+    if given not in INDEX_BUILDS:
+        raise InvalidArgumentError(argument=INDEX_BUILD_CONF, value=given, reason=f"expected one of {', '.join(INDEX_BUILDS)}")
+    return given
 
 
 def plan_for(

@@ -93,6 +93,13 @@ INDEX_MEMORY_FRACTION = 0.25
 INDEX_MEMORY_CONF = "spark.faq.indexMemory"
 DEFAULT_EXECUTOR_MEMORY = 1 << 30  # Spark's default spark.executor.memory, 1g
 DEFAULT_INDEX_MEMORY = int(INDEX_MEMORY_FRACTION * DEFAULT_EXECUTOR_MEMORY)
+# Session conf keys for where a broadcast index is built (faq.joins.executor_index): the driver's
+# budget for building one (bytes or a Spark size; default INDEX_MEMORY_FRACTION of spark.driver.memory),
+# a directory the executors can read for the index's inputs, and "auto" / "driver" / "executors".
+DRIVER_INDEX_MEMORY_CONF = "spark.faq.driverIndexMemory"
+INDEX_DIR_CONF = "spark.faq.indexDir"
+INDEX_BUILD_CONF = "spark.faq.indexBuild"
+INDEX_BUILDS = ("auto", "driver", "executors")
 
 
 @dataclass(frozen=True)
@@ -111,17 +118,37 @@ class Environment:
         :func:`faq.insideout.binding.session_environment`).  An automatic
         broadcast needs its estimated index within it; a partitioned join's
         grid is sized so that a cell's index fits it.
+    driver_index_memory : int
+        Bytes the driver may give to building one broadcast index
+        (:data:`DRIVER_INDEX_MEMORY_CONF`, else :data:`INDEX_MEMORY_FRACTION`
+        of ``spark.driver.memory``).  A broadcast index above it is built on
+        the executors, where ``index_dir`` allows.
+    index_dir : str or None
+        A directory the executors can read, where Spark writes the inputs of
+        an index built on the executors (:data:`INDEX_DIR_CONF`; by default
+        the driver's scratch directory on a ``local`` or ``local-cluster``
+        master, whose executors share the driver's file system; None
+        elsewhere: every index is built on the driver).
+    index_build : {"auto", "driver", "executors"}
+        :data:`INDEX_BUILD_CONF`: where broadcast indexes are built ("auto":
+        by ``driver_index_memory``).
     """
 
     connect: bool = False
     parallelism: int = 2
     index_memory: int = DEFAULT_INDEX_MEMORY
+    driver_index_memory: int = DEFAULT_INDEX_MEMORY
+    index_dir: Optional[str] = None
+    index_build: str = "auto"
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "connect": self.connect,
             "parallelism": self.parallelism,
             "index_memory": self.index_memory,
+            "driver_index_memory": self.driver_index_memory,
+            "index_dir": self.index_dir,
+            "index_build": self.index_build,
         }
 
 
@@ -150,6 +177,10 @@ class Strategy:
         largest intermediate table.
     batches : int
         Shuffle joins: the seeds run in this many batches (1: all at once).
+    index_dir : str or None
+        Broadcast joins: the index is built on the executors, from inputs
+        Spark writes under this directory (:mod:`faq.joins.executor_index`);
+        None: on the driver.
     shared : tuple of tuple of int
         Generic joins: groups of uses (relations, then indicators, in the
         step's order) that read one index.
@@ -172,6 +203,7 @@ class Strategy:
     task_rows: Optional[float] = None
     task_bytes: Optional[float] = None
     batches: int = 1
+    index_dir: Optional[str] = None
 
     @property
     def grid(self) -> Optional[Grid]:
@@ -185,7 +217,9 @@ class Strategy:
         parts = [f"strategy {self.name} ({self.reason})"]
         if self.name == "broadcast":
             size = f"est. {format_bytes(self.index_bytes)} " if self.index_bytes is not None else ""
-            parts.append(f"index {size}in one file per machine, mapped by its workers")
+            built = "built on the driver" if self.index_dir is None else (
+                f"built on the executors from Parquet under {self.index_dir}")
+            parts.append(f"index {size}{built}, in one file per machine, mapped by its workers")
         if self.grid is not None:
             parts.append(self.grid.describe())
         if self.name == "shuffle" and self.batches > 1:
@@ -212,6 +246,7 @@ class Strategy:
             "task_rows": _finite(self.task_rows),
             "task_bytes": _finite(self.task_bytes),
             "batches": self.batches,
+            "index_dir": self.index_dir,
         }
 
 
@@ -266,7 +301,37 @@ def choose_strategy(
             return _partitioned(refusal, index_rows, index_bytes, environment, uses, bytes_per_row)
         return Strategy("shuffle", refusal, index_rows, index_bytes=index_bytes)
     size = "sizes unknown" if index_rows is None else f"index of {index_rows:.3g} rows"
-    return Strategy("broadcast", "forced, " + size if forced else size, index_rows, index_bytes=index_bytes)
+    index_dir, where = index_builder(index_bytes, environment)
+    reason = ("forced, " + size if forced else size) + (f"; {where}" if where else "")
+    return Strategy("broadcast", reason, index_rows, index_bytes=index_bytes, index_dir=index_dir)
+
+
+def index_builder(index_bytes: Optional[float], environment: Environment) -> tuple[Optional[str], str]:
+    """Where a broadcast index is built: (the executors' input directory, or None for the driver; why).
+
+    On the executors when the session says so (:data:`INDEX_BUILD_CONF`), or
+    when the estimated index exceeds the driver's budget; only where the
+    executors can read a directory the driver names (``index_dir``).
+
+    >>> index_builder(1e9, Environment(driver_index_memory=1 << 20, index_dir="/shared"))
+    ('/shared', 'built on the executors: ~954 MiB exceeds the driver index memory 1 MiB')
+    >>> index_builder(1e9, Environment(driver_index_memory=1 << 20))
+    (None, 'built on the driver: ~954 MiB exceeds the driver index memory 1 MiB, but no directory the executors can read is known (set spark.faq.indexDir)')
+    >>> index_builder(1e3, Environment(index_dir="/shared"))
+    (None, '')
+    """
+    env = environment
+    if env.index_build == "driver":
+        return None, "built on the driver: spark.faq.indexBuild=driver"
+    if env.index_build == "executors":
+        why = "spark.faq.indexBuild=executors"
+    elif index_bytes is not None and index_bytes > env.driver_index_memory:
+        why = f"~{format_bytes(index_bytes)} exceeds the driver index memory {format_bytes(env.driver_index_memory)}"
+    else:
+        return None, ""
+    if env.index_dir is None:
+        return None, f"built on the driver: {why}, but no directory the executors can read is known (set {INDEX_DIR_CONF})"
+    return env.index_dir, f"built on the executors: {why}"
 
 
 #: Bytes of a row of the shuffle strategy's intermediate tables (keys, value, Spark's row overhead).

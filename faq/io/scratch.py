@@ -11,7 +11,7 @@ import os
 import tempfile
 from typing import Optional
 
-__all__ = ["scratch_path"]
+__all__ = ["scratch_directory", "scratch_path"]
 
 _root: Optional[tempfile.TemporaryDirectory] = None  # made on first use, removed at exit
 
@@ -44,11 +44,20 @@ def scratch_path(name: str, text: Optional[str] = None) -> str:
     >>> scratch_path("g.txt") != p, os.path.exists(scratch_path("out.csv"))
     (True, False)
     """
-    global _root
-    if _root is None:
-        _root = tempfile.TemporaryDirectory(prefix="faq-scratch-")
-    path = os.path.join(tempfile.mkdtemp(dir=_root.name), name)
+    path = os.path.join(tempfile.mkdtemp(dir=scratch_directory()), name)
     if text is not None:
         with open(path, "w", encoding="utf-8", newline="") as f:
             f.write(text)
     return path
+
+
+def scratch_directory() -> str:
+    """This process's scratch directory (made on first use, removed when the interpreter exits).
+
+    >>> os.path.dirname(os.path.dirname(scratch_path("a.txt"))) == scratch_directory()
+    True
+    """
+    global _root
+    if _root is None:
+        _root = tempfile.TemporaryDirectory(prefix="faq-scratch-")
+    return _root.name

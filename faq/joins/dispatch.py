@@ -33,7 +33,7 @@ def _generic(relations, indicators, semiring, strategy, attribute_order, aggrega
     return generic_join(
         relations, indicators, semiring, attribute_order, strategy=strategy.name, aggregate=aggregate,
         aggregate_in_tasks=strategy.aggregate_in_tasks, shared=strategy.shared or None, scope=scope,
-        grid=dict(strategy.shares) or None, batches=strategy.batches,
+        grid=dict(strategy.shares) or None, batches=strategy.batches, index_dir=strategy.index_dir,
     )
 
 

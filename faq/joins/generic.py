@@ -144,6 +144,7 @@ def generic_join(
     scope: Optional["Scope"] = None,
     grid: Optional[Mapping[str, int]] = None,
     batches: int = 1,
+    index_dir: Optional[str] = None,
 ) -> Frame:
     """⊗-product of ``relations``, semi-joined with ``indicators``, attribute at a time.
 
@@ -186,6 +187,11 @@ def generic_join(
         in this many batches, hashed apart, each materialised before the
         next -- and ⊕-aggregated onto ``aggregate.keep`` when ``aggregate`` is
         given and ``aggregate_in_tasks`` is not False.  Needs ``scope``.
+    index_dir : str, optional
+        The broadcast strategy: build the index on the executors, from
+        Parquet files Spark writes under this directory (which the executors
+        must be able to read; ``scope``, when given, removes them), not on
+        the driver (:mod:`faq.joins.executor_index`).  None: on the driver.
 
     Returns
     -------
@@ -228,7 +234,7 @@ def generic_join(
         ops = numpy_ops(semiring, aggregate.semiring) if in_tasks and aggregate is not None else None
         if strategy == "broadcast":
             df, out, note = _broadcast_join(spark, uses, _groups(shared, kept), order, variables, semiring,
-                                            aggregate, ops)
+                                            aggregate, ops, index_dir, scope)
         else:
             from faq.hypergraph.shares import shares
             from faq.joins.hypercube import partitioned_join
@@ -379,6 +385,46 @@ def _all_one(values: np.ndarray, semiring: Semiring) -> bool:
     return bool(len(values) == 0 or np.all(values == one))
 
 
+def kernel_values(
+    values: Sequence[Optional[np.ndarray]],
+    groups: Sequence[Sequence[int]],
+    semiring: Semiring,
+    aggregate: Optional[Aggregation],
+    ops: Optional[NumpyForm],
+) -> tuple[list[bool], Optional[NumpyForm], int, str]:
+    """What the kernel does with values: (gathered per group, ops, bound, note).
+
+    A group's values are gathered unless it has none or all are one (⊗ by
+    one).  ``ops`` (⊕ inside the tasks) is kept when integer partial sums
+    have a bound (:func:`~faq.joins.partial.integer_bound`), else None (every
+    binding listed, ``note`` says why).  Only each array's minimum and
+    maximum matter, so ``[min, max]`` arrays decide exactly as the full
+    ones: the index built on the executors is planned from them
+    (:mod:`faq.joins.executor_index`).
+
+    >>> from faq.semirings import get_semiring
+    >>> kept, ops, bound, note = kernel_values([np.array([1, 1]), np.array([2, 5])], [[0], [1, 2]],
+    ...                                        get_semiring("counting"), None, None)
+    >>> kept, ops, bound
+    ([False, True], None, 1)
+    """
+    kept = [v is not None and not _all_one(v, semiring) for v in values]
+    group_of = {i: n for n, g in enumerate(groups) for i in g}
+    per_use = [values[group_of[i]] for i in sorted(group_of) if kept[group_of[i]]]
+    note, bound = "", 1
+    if ops is not None and ops.integral:
+        found = integer_bound(ops, per_use)
+        if found is None:
+            ops, note = None, f"every binding listed: no int64 overflow bound for the ⊗/⊕ of {ops.name}"
+        elif found > INT_LIMIT // 2:
+            ops, note = None, f"every binding listed: values up to {found} could overflow int64 partial sums"
+        else:
+            bound = found
+    if ops is not None:
+        note = f"⊕ of {ops.name.split('/')[1]} inside tasks onto ({', '.join(aggregate.keep)})"
+    return kept, ops, bound, note
+
+
 def build_kernel(
     attributes: Sequence[tuple[str, ...]],
     groups: Sequence[Sequence[int]],
@@ -415,29 +461,16 @@ def build_kernel(
         values; run :func:`run_kernel` on seed ids ``0 .. seeds - 1``.
     """
     encoding = build_encoding([c for keys, _ in collected for c in keys], max(len(k[0]) for k, _ in collected))
+    kept_values, ops, bound, note = kernel_values([v for _, v in collected], groups, semiring, aggregate, ops)
     tries: dict[int, Trie] = {}
     value_of: dict[int, np.ndarray] = {}
-    for g, (keys, values) in zip(groups, collected):
-        if values is not None and _all_one(values, semiring):
-            values = None  # ⊗ by one: nothing to gather
-        trie = build_trie([encoding.encode(k) for k in keys], encoding.span, values)
+    for g, (keys, values), kept in zip(groups, collected, kept_values):
+        trie = build_trie([encoding.encode(k) for k in keys], encoding.span, values if kept else None)
         for i in g:
             tries[i] = trie
             if trie.values is not None:
                 value_of[i] = trie.values
     value_uses = sorted(value_of)
-    note = ""
-    bound = 1
-    if ops is not None and ops.integral:
-        found = integer_bound(ops, [value_of[i] for i in value_uses])
-        if found is None:
-            ops, note = None, f"every binding listed: no int64 overflow bound for the ⊗/⊕ of {ops.name}"
-        elif found > INT_LIMIT // 2:
-            ops, note = None, f"every binding listed: values up to {found} could overflow int64 partial sums"
-        else:
-            bound = found
-    if ops is not None:
-        note = f"⊕ of {ops.name.split('/')[1]} inside tasks onto ({', '.join(aggregate.keep)})"
 
     # One list of extenders per attribute: every use holding it, at its level for it.  A use's
     # trie entry is read later only at its next attribute, or to gather its values at the end.
@@ -485,6 +518,28 @@ def build_kernel(
     return kernel, n_seeds, note
 
 
+@dataclass
+class TaskIndex:
+    """What the broadcast tasks read, and the shape of what they emit.
+
+    ``handle.value`` is the kernel in a task (:class:`~faq.joins.mapped.MappedIndex`
+    when built on the driver, :class:`~faq.joins.mapped.BuiltIndex` when built on
+    the executors); ``seeds`` the number of seeds (None: counted where it is
+    built); ``rows`` the index's input rows; ``names`` the emitted columns, the
+    first ``keys`` of them keys; ``gathered`` the uses whose values are
+    gathered (listing); ``aggregated`` whether tasks emit partial aggregates.
+    """
+
+    handle: Any
+    seeds: Optional[int]
+    rows: int
+    names: list[str]
+    keys: int
+    gathered: list[int]
+    aggregated: bool
+    note: str
+
+
 def _broadcast_join(
     spark: "SparkSession",
     uses: Sequence[_Use],
@@ -494,11 +549,16 @@ def _broadcast_join(
     semiring: Semiring,
     aggregate: Optional[Aggregation] = None,
     ops: Optional[NumpyForm] = None,
+    index_dir: Optional[str] = None,
+    scope: Optional["Scope"] = None,
 ) -> tuple["DataFrame", tuple[str, ...], str]:
     """The broadcast strategy: (DataFrame, its variables, what it did).
 
-    Each group of uses sharing data is collected once (the index); the
-    plan bounded its size.
+    Each group of uses sharing data is indexed once: on the driver, from
+    rows it collects or holds (:func:`_index_on_driver`), or, given
+    ``index_dir``, on the executors from Parquet files Spark writes there
+    (:func:`faq.joins.executor_index.index_on_executors`; ``scope`` removes
+    them).  The plan bounded the index's size.
 
     With ``ops`` (numpy ⊗/⊕ for ``aggregate``), each task multiplies the
     values of its bindings and ⊕-combines them per kept key
@@ -509,46 +569,67 @@ def _broadcast_join(
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
+    from faq.spark import default_parallelism
+
     _check_integral(uses)
+    if index_dir is None:
+        index = _index_on_driver(spark, uses, groups, order, variables, semiring, aggregate, ops)
+    else:
+        from faq.joins.executor_index import index_on_executors
+
+        index = index_on_executors(uses, groups, order, variables, semiring, aggregate, ops, index_dir, scope)
+    value_type = {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType()}[semiring.value_type]
+    out = tuple(index.names[: index.keys])
+    schema = StructType(
+        [StructField(v, LongType()) for v in out] + [StructField(n, value_type) for n in index.names[index.keys:]]
+    )
+    if index.seeds == 0 or index.rows == 0:
+        df = spark.createDataFrame([], schema)
+    else:
+        seeds = index.rows if index.seeds is None else index.seeds  # the rows bound the seeds
+        tasks = max(1, min(seeds, default_parallelism(spark) * SEED_TASKS_PER_CORE,
+                           -(-index.rows // ROWS_PER_PARTITION)))
+        # One row per task, its number: the task deals itself its seeds (_dealt_seeds).
+        df = spark.range(0, tasks, 1, tasks).mapInArrow(
+            functools.partial(_expand_partition, index=index.handle, seeds=index.seeds, tasks=tasks), schema
+        )
+    if index.aggregated:
+        return df.select(*out, F.col(VALUE_COLUMN)), out, index.note
+    return with_product(df, out, index.gathered, semiring), out, index.note
+
+
+def _index_on_driver(
+    spark: "SparkSession",
+    uses: Sequence[_Use],
+    groups: list[list[int]],
+    order: Sequence[str],
+    variables: Sequence[str],
+    semiring: Semiring,
+    aggregate: Optional[Aggregation],
+    ops: Optional[NumpyForm],
+) -> TaskIndex:
+    """The index built on the driver from rows it collects or holds, shipped as one file per machine."""
     gathered = [_gathered(uses[g[0]], semiring) for g in groups]
     collected = [columns for columns, _ in gathered]
     index_rows = sum(len(keys[0]) for keys, _ in collected)
     kernel, n_seeds, note = build_kernel(
         [u.attributes for u in uses], groups, collected, order, variables, semiring, aggregate, ops
     )
-    value_type = {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType()}[semiring.value_type]
-    out = tuple(kernel.names[: len(kernel.outputs)])
-    schema = StructType(
-        [StructField(v, LongType()) for v in out] + [StructField(n, value_type) for n in kernel.names[len(out):]]
-    )
-    if n_seeds == 0:
-        df = spark.createDataFrame([], schema)
-    else:
+    shipped = None
+    if n_seeds:
         from faq.joins.mapped import ship
-        from faq.spark import default_parallelism
 
         # One file per machine, mapped by every worker (faq.joins.mapped): not one copy per worker
         # as a broadcast variable would be; the same on classic Spark and on Spark Connect.
         shipped = ship(spark, for_tasks(kernel))
-        index_bytes = shipped.nbytes
-        tasks = min(
-            n_seeds,
-            default_parallelism(spark) * SEED_TASKS_PER_CORE,
-            -(-index_rows // ROWS_PER_PARTITION),
-        )
-        tasks = max(1, tasks)
-        # One row per task, its number: the task deals itself its seeds (_dealt_seeds).
-        df = spark.range(0, tasks, 1, tasks).mapInArrow(
-            functools.partial(_expand_partition, index=shipped, seeds=n_seeds, tasks=tasks), schema
-        )
-    shipped_as = f"{format_bytes(index_bytes)} file, mapped once per machine" if n_seeds else "no seeds: nothing shipped"
+    shipped_as = f"{format_bytes(shipped.nbytes)} file, mapped once per machine" if shipped else (
+        "no seeds: nothing shipped")
     held = sum(from_driver for _, from_driver in gathered)
     source = "" if not held else "; rows held on the driver, not collected" if held == len(gathered) else (
         f"; {held} of {len(gathered)} relations held on the driver")
     note = f"broadcast index of {index_rows} rows ({shipped_as}{source})" + (f"; {note}" if note else "")
-    if kernel.ops is not None:
-        return df.select(*out, F.col(VALUE_COLUMN)), out, note
-    return with_product(df, out, [i for i, _ in kernel.values], semiring), out, note
+    return TaskIndex(shipped, n_seeds, index_rows, kernel.names, len(kernel.outputs), [i for i, _ in kernel.values],
+                     kernel.ops is not None, note)
 
 
 def output_names(
@@ -574,10 +655,16 @@ def with_product(df: "DataFrame", out: Sequence[str], gathered: Sequence[int], s
     return df.select(*out, product.alias(VALUE_COLUMN))
 
 
-def _expand_partition(batches: Iterator[Any], index: Any, seeds: int, tasks: int) -> Iterator[Any]:
+def _expand_partition(batches: Iterator[Any], index: Any, seeds: Optional[int], tasks: int) -> Iterator[Any]:
     """mapInArrow body: task numbers in; full bindings, or partial aggregates (``kernel.ops``), of the
-    seeds dealt to those tasks out."""
-    yield from run_kernel(_dealt_seeds(batches, seeds, tasks), index.value)
+    seeds dealt to those tasks out (``seeds`` None: the kernel's own count)."""
+    kernel = index.value
+    yield from run_kernel(_dealt_seeds(batches, seed_count(kernel) if seeds is None else seeds, tasks), kernel)
+
+
+def seed_count(kernel: "_Kernel") -> int:
+    """The number of seeds of ``kernel`` (first-attribute values)."""
+    return len(next(iter(kernel.seeds.values()))) if kernel.seeds else 0
 
 
 def _dealt_seeds(batches: Iterator[Any], seeds: int, tasks: int) -> Iterator[Any]:

@@ -12,6 +12,12 @@ the buffers as views of the mapping: the arrays are pages of the operating
 system's file cache, shared by every process on the machine, read from disk
 at most once, and never copied into a worker's heap.
 
+An index can also be built where it is used (:class:`BuiltIndex`, made by
+:mod:`faq.joins.executor_index`): the first worker of an executor that needs
+it builds it and writes the same file layout into Spark's files directory
+there; the executor's other workers wait on a lock and map that file
+(:func:`build_once`).
+
 File layout (little-endian)::
 
     b"FAQIDX01"                       magic
@@ -39,13 +45,14 @@ True
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 import os
 import pickle
 import struct
 import uuid
 from collections import OrderedDict
-from typing import Any
+from typing import Any, Callable, Iterator, Optional
 
 MAGIC = b"FAQIDX01"
 ALIGN = 64  # each buffer starts at a multiple of this (cache lines; any numpy dtype's alignment)
@@ -116,19 +123,90 @@ class MappedIndex:
 
     @property
     def value(self) -> Any:
-        found = _LOADED.get(self.name)
-        if found is None:
-            from pyspark import SparkFiles
+        from pyspark import SparkFiles
 
-            found = _LOADED[self.name] = read_index(SparkFiles.get(self.name))
-            while len(_LOADED) > KEEP_LOADED:
-                _LOADED.popitem(last=False)
-        else:
-            _LOADED.move_to_end(self.name)
-        return found
+        return _loaded(self.name, lambda: read_index(SparkFiles.get(self.name)))
 
     def __repr__(self) -> str:
         return f"MappedIndex({self.name!r}, {self.nbytes} bytes)"
+
+
+class BuiltIndex:
+    """A handle on an index built where it is used: pickles as its name and ``build``; ``.value``
+    maps this machine's copy, built by the first worker that needs it (:func:`build_once`).
+
+    ``build`` (a picklable function of no arguments, e.g. a :func:`functools.partial`)
+    returns the index object; ``nbytes`` is the driver's estimate, for messages.
+    Made by :mod:`faq.joins.executor_index`.
+    """
+
+    def __init__(self, name: str, build: Callable[[], Any], nbytes: Optional[float] = None) -> None:
+        self.name = name
+        self.build = build
+        self.nbytes = nbytes
+
+    @property
+    def value(self) -> Any:
+        from pyspark import SparkFiles
+
+        return _loaded(self.name, lambda: build_once(SparkFiles.getRootDirectory(), self.name, self.build))
+
+    def __repr__(self) -> str:
+        return f"BuiltIndex({self.name!r})"
+
+
+def build_once(directory: str, name: str, build: Callable[[], Any]) -> Any:
+    """The index ``name`` in ``directory``, mapped: built by ``build()`` and written there unless it is there.
+
+    Workers sharing ``directory`` (Spark's files directory of one executor)
+    take a lock first, so one of them builds and writes (to a temporary
+    name, renamed when complete) while the others wait, then all map the
+    one file.  A worker that dies while building leaves no file under
+    ``name``: the next one builds it.
+
+    >>> from faq.io import scratch_path
+    >>> where, calls = os.path.dirname(scratch_path("x")), []
+    >>> first = build_once(where, "i.bin", lambda: calls.append(1) or {"n": 1})
+    >>> again = build_once(where, "i.bin", lambda: calls.append(2) or {"n": 2})
+    >>> first, again, calls
+    ({'n': 1}, {'n': 1}, [1])
+    """
+    path = os.path.join(directory, name)
+    with _locked(path + ".lock"):
+        if not os.path.exists(path):
+            partial = f"{path}.{os.getpid()}.partial"
+            write_index(build(), partial)
+            os.replace(partial, path)
+    return read_index(path)
+
+
+@contextlib.contextmanager
+def _locked(path: str) -> Iterator[None]:
+    """An exclusive lock on ``path`` among processes (``flock``; none where it does not exist:
+    then each worker may build its own copy, and the last rename wins -- the same index)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(path, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _loaded(name: str, load: Callable[[], Any]) -> Any:
+    """The index ``name`` this process mapped, else ``load()`` (kept among the newest :data:`KEEP_LOADED`)."""
+    found = _LOADED.get(name)
+    if found is None:
+        found = _LOADED[name] = load()
+        while len(_LOADED) > KEEP_LOADED:
+            _LOADED.popitem(last=False)
+    else:
+        _LOADED.move_to_end(name)
+    return found
 
 
 def ship(spark: Any, value: Any) -> MappedIndex:
