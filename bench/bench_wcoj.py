@@ -108,7 +108,7 @@ KERNEL_RESULTS = RESULTS_DIR / "wcoj_kernel.json"
 QUOTED_RMAT17 = {"duckdb": 26.8, "kuzu": 15.6, "scipy": 19.7}
 
 # Spark methods timed through faq.joins.generic (see generic_count).
-GENERIC_METHODS = ("broadcast", "broadcast_listing", "shuffle")
+GENERIC_METHODS = ("broadcast", "broadcast_executors", "broadcast_listing", "shuffle")
 METHODS = (*GENERIC_METHODS, "job", "binary", "duckdb", "graphblas")
 # Methods that load the edge file themselves and time it on their own clock.
 SELF_LOADING = ("job", "duckdb", "graphblas")
@@ -171,7 +171,9 @@ def generic_count(edges_df, pattern, method: str) -> tuple[int, str]:
     runs it: the join, then ⊕ (sum).
 
     ``broadcast`` is told the product is summed to a scalar (it aggregates
-    inside its tasks); ``broadcast_listing`` and ``shuffle`` list every binding
+    inside its tasks); ``broadcast_executors`` too, with its index built on
+    the executors from Parquet inputs (:mod:`faq.joins.executor_index`) rather
+    than on the driver; ``broadcast_listing`` and ``shuffle`` list every binding
     and Spark sums them.  Every use reads the edge table in the attribute
     order (``(a, b)``, ``(a, c)``, ... with ``a < b < c``), so they share one
     index, as the planner decides for InsideOut
@@ -179,16 +181,21 @@ def generic_count(edges_df, pattern, method: str) -> tuple[int, str]:
     """
     from pyspark.sql import functions as F
 
+    from faq.io.scratch import scratch_directory
+    from faq.scope import Scope
+
     strategy = "broadcast" if method.startswith("broadcast") else method
-    aggregate = Aggregation((), COUNTING) if method == "broadcast" else None
+    aggregate = Aggregation((), COUNTING) if method in ("broadcast", "broadcast_executors") else None
+    index_dir = scratch_directory() if method == "broadcast_executors" else None
     frames = [Frame(edges_df.toDF(x, y, VALUE_COLUMN), (x, y)) for x, y in pattern]
     order = list(dict.fromkeys(v for p in pattern for v in p))
     shared = [list(range(len(pattern)))] if all(order.index(x) < order.index(y) for x, y in pattern) else None
-    out = generic_module.generic_join(frames, [], COUNTING, order, strategy=strategy, aggregate=aggregate,
-                                      shared=shared)
-    if aggregate is not None and "⊕" not in out.note:
-        raise RuntimeError(f"asked to aggregate in the tasks, but: {out.note}")
-    total = out.df.agg(F.sum(VALUE_COLUMN)).first()[0]
+    with Scope() as scope:  # removes the executors' Parquet inputs
+        out = generic_module.generic_join(frames, [], COUNTING, order, strategy=strategy, aggregate=aggregate,
+                                          shared=shared, index_dir=index_dir, scope=scope)
+        if aggregate is not None and "⊕" not in out.note:
+            raise RuntimeError(f"asked to aggregate in the tasks, but: {out.note}")
+        total = out.df.agg(F.sum(VALUE_COLUMN)).first()[0]
     return int(total or 0), out.note
 
 

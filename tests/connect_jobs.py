@@ -62,6 +62,30 @@ def test_partitioned_join_chosen_by_the_index_budget(spark):
         spark.conf.unset("spark.faq.indexMemory")
 
 
+def test_index_built_on_the_executors(spark, tmp_path):
+    """spark.faq.indexDir (a directory the server's executors read: this machine's, the server
+    being local) and indexBuild=executors: Spark writes the index's inputs, the server's
+    workers build the index, the count is SNAP's, and the inputs are gone once the result is closed."""
+    from dataclasses import replace
+
+    from faq.graphs.edges import degree_oriented, edge_factor
+    from faq.graphs.triangles import TRIANGLE_QUERY
+    from faq.insideout import evaluate
+
+    graph = replace(degree_oriented(edge_factor(str(DATA / "email-Eu-core.txt.gz"))), name="edge")
+    spark.conf.set("spark.faq.indexDir", str(tmp_path))
+    spark.conf.set("spark.faq.indexBuild", "executors")
+    try:
+        with evaluate(TRIANGLE_QUERY, {"edge": graph}) as result:
+            assert result.plan.steps[0].strategy.index_dir == str(tmp_path)
+            assert "built on the executors" in result.notes[0], result.notes
+            assert result.scalar() == 105461
+    finally:
+        spark.conf.unset("spark.faq.indexDir")
+        spark.conf.unset("spark.faq.indexBuild")
+    assert not os.listdir(tmp_path)
+
+
 def test_query_and_motif_count_equal_networkx(spark):
     from faq.factor import factor_of
     from faq.graphs.motifs import motifs

@@ -15,7 +15,11 @@ strategies:
     each relation becomes a CSR trie built on the driver, written to one
     file that every executor machine receives once and its Python workers
     memory-map (:mod:`faq.joins.mapped`; classic Spark and Spark Connect
-    alike); tasks extend seeds in numpy or the compiled loop.  Needs integer
+    alike); tasks extend seeds in numpy or the compiled loop.  An index
+    larger than the driver's budget (:attr:`Environment.driver_index_memory`)
+    is built on the executors instead, from Parquet inputs Spark writes
+    where they can read them (:func:`index_builder`,
+    :mod:`faq.joins.executor_index`).  Needs integer
     keys; chosen automatically when the estimated index fits the memory an
     executor's index may use, :attr:`Environment.index_memory`.  No row
     limit: the index's bytes against the executor's memory decide, at the

@@ -103,8 +103,9 @@ def index_on_executors(
     gathered = sorted(i for g, keep in zip(groups, kept) if keep for i in g)
     out, names = output_names(aggregate if ops is not None else None, variables, gathered)
     attributes = [u.attributes for u in uses]
+    # Values all one (or of an unvalued relation) are not gathered: the builder does not read them.
     build = functools.partial(
-        build_from_inputs, written.paths, written.rows, valued, attributes, [list(g) for g in groups], list(order),
+        build_from_inputs, written.paths, written.rows, kept, attributes, [list(g) for g in groups], list(order),
         list(variables), semiring, aggregate, ops, names,
     )
     rows = sum(written.rows)
@@ -164,19 +165,25 @@ def _write_observed(df: "DataFrame", metrics: dict[str, "Column"], path: str) ->
 
 def read_group(path: str, rows: int, arity: int, valued: bool,
                semiring: Semiring) -> tuple[list[np.ndarray], Optional[np.ndarray]]:
-    """One group's key columns (int64) and values, read back from its Parquet files (in a task)."""
+    """One group's key columns (int64) and values (``valued``), read back from its Parquet files (in a task).
+
+    A column at a time, so the builder holds one column's Arrow copy beside
+    the numpy arrays, not the whole table's.
+    """
     dtype = NUMPY_DTYPES[semiring.value_type]
     if rows == 0:  # Spark may write no data file for no rows
         return [np.zeros(0, dtype=np.int64) for _ in range(arity)], np.zeros(0, dtype=dtype) if valued else None
     import pyarrow.parquet as pq
 
-    table = pq.read_table(path)
-    keys = [table.column(f"__k{j}").to_numpy().astype(np.int64, copy=False) for j in range(arity)]
-    values = table.column(VALUE_COLUMN).to_numpy().astype(dtype, copy=False) if valued else None
-    if len(keys[0]) != rows:
-        raise PlanError(reason=f"the index input {path} has {len(keys[0])} rows, but {rows} were written: "
-                               "was it changed or removed while the join ran?")
-    return keys, values
+    def column(name: str, kind: Any) -> np.ndarray:
+        found = pq.read_table(path, columns=[name]).column(0).to_numpy().astype(kind, copy=False)
+        if len(found) != rows:
+            raise PlanError(reason=f"the index input {path} has {len(found)} rows, but {rows} were written: "
+                                   "was it changed or removed while the join ran?")
+        return found
+
+    keys = [column(f"__k{j}", np.int64) for j in range(arity)]
+    return keys, column(VALUE_COLUMN, dtype) if valued else None
 
 
 def build_from_inputs(
@@ -192,7 +199,11 @@ def build_from_inputs(
     ops: Optional[NumpyForm],
     names: Sequence[str],
 ) -> Any:
-    """The kernel a task runs, built from the written inputs (what :class:`~faq.joins.mapped.BuiltIndex` builds)."""
+    """The kernel a task runs, built from the written inputs (what :class:`~faq.joins.mapped.BuiltIndex` builds).
+
+    ``valued`` says per group whether its values are read (the driver's
+    :func:`~faq.joins.generic.kernel_values` decided which are gathered).
+    """
     collected = [
         read_group(path, n, len(attributes[g[0]]), has_values, semiring)
         for path, n, has_values, g in zip(paths, rows, valued, groups)

@@ -28,8 +28,11 @@ Three physical strategies; which one a step runs is the plan's decision
     Each relation becomes a CSR trie of numpy arrays (:mod:`faq.joins.csr`),
     written once to a file that Spark ships to each executor and every
     Python worker there memory-maps (:mod:`faq.joins.mapped`: one copy per
-    machine, on classic Spark and Spark Connect alike); the first attribute's values (seeds) are
-    enumerated on the driver from the tries and dealt round-robin to one task
+    machine, on classic Spark and Spark Connect alike) -- or, given
+    ``index_dir``, built by the first worker of each executor from Parquet
+    inputs Spark writes there (:mod:`faq.joins.executor_index`: the driver
+    holds no row); the first attribute's values (seeds) are
+    enumerated from the tries and dealt round-robin to one task
     per core (an even share of heavy seeds each), and each task's seeds are
     extended to full bindings in vectorised numpy inside ``mapInArrow``
     (validation looks candidates up in a trie level: binary search, then a
