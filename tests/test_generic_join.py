@@ -159,7 +159,9 @@ def test_aggregated_join_equals_listing_and_brute_force(semiring):
     listing every binding then aggregating gives, and what brute force gives — random cyclic
     FAQs (triangle, 4-cycle, ternary; up to two free variables) and a random FAQ with both
     free and bound variables.  The partitioned join aggregating in its cells (on a grid
-    splitting every variable in two) gives the same."""
+    splitting every variable in two) and the shuffle join in batches give the same, on the
+    first example of each kind (they run many Spark stages even on tiny inputs: about 2 and
+    10 s an example)."""
     from faq.insideout.binding import bind
 
     ring = get_semiring(semiring)
@@ -167,10 +169,12 @@ def test_aggregated_join_equals_listing_and_brute_force(semiring):
         lambda case: 0 < len(case[2]) < len({v for _, vs in case[0] for v in vs})
     )
     for strategy, examples in ((cyclic_faq(semiring), FEW), (partly_free, ONE)):
+        seen = []
 
         @examples
         @given(strategy)
         def check(case):
+            seen.append(case)
             atoms, data, free = case
             expected = brute_force(atoms, data, free, semiring, DOMAIN)
             factors = factors_of(atoms, data, semiring)
@@ -183,6 +187,8 @@ def test_aggregated_join_equals_listing_and_brute_force(semiring):
             assert "⊕" not in listing.note
             assert_same_answer(aggregated_rows(aggregated, keep, ring), expected, "aggregated")
             assert_same_answer(aggregated_rows(listing, keep, ring), expected, "listing")
+            if len(seen) > 1:
+                return
             grid = {v: 2 for f in frames for v in f.variables}
             cells = generic_join(frames, [], ring, (), strategy="partitioned", aggregate=Aggregation(keep, ring),
                                  grid=grid)
