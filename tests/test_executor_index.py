@@ -145,7 +145,9 @@ def test_snap_count_with_the_index_built_on_the_executors(spark):
     assert not [p for p in set(os.listdir(scratch_directory())) - before if p.startswith("faq-index-inputs-")]
 
 
-def test_an_unknown_index_build_setting_is_refused(spark):
+def test_the_session_settings_of_where_an_index_is_built(spark):
+    """An unknown spark.faq.indexBuild is refused by name; a relative spark.faq.indexDir is the
+    driver's (the workers would read it against their own directories); a URI is kept."""
     from faq.insideout.binding import session_environment
 
     spark.conf.set("spark.faq.indexBuild", "gpu")
@@ -154,6 +156,12 @@ def test_an_unknown_index_build_setting_is_refused(spark):
             session_environment(spark)
     finally:
         spark.conf.unset("spark.faq.indexBuild")
+    for given, expected in (("inputs/here", os.path.abspath("inputs/here")), ("s3://bucket/x", "s3://bucket/x")):
+        spark.conf.set("spark.faq.indexDir", given)
+        try:
+            assert session_environment(spark).index_dir == expected
+        finally:
+            spark.conf.unset("spark.faq.indexDir")
 
 
 def test_empty_and_repeated_relations_built_on_the_executors(spark):

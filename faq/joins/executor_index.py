@@ -26,7 +26,10 @@ The directory is the plan's (``spark.faq.indexDir``; on a ``local`` or
 the driver's scratch directory by default: see
 :func:`faq.insideout.binding.session_environment`).  The files live until
 the join's scope closes (they are read whenever the result is computed);
-a directory given as a URI (``hdfs://``, ``s3://``) is not removed by faq.
+a directory given as a URI (``hdfs://``, ``s3://``) is not removed by faq,
+nor one the driver cannot reach (a Spark Connect server's own disk).  The
+index each executor built stays in its Spark files directory until the
+session stops, as a shipped index does.
 
 Examples
 --------
@@ -97,8 +100,9 @@ def index_on_executors(
     frames = [_normalised(uses[g[0]]) for g in groups]
     valued = [uses[g[0]].valued for g in groups]
     written = write_inputs(frames, valued, semiring, directory)
-    if scope is not None and "://" not in directory:
-        scope.callback(functools.partial(shutil.rmtree, written.root, ignore_errors=True))
+    local = written.root[len("file://"):] if written.root.startswith("file://") else written.root
+    if scope is not None and "://" not in local:
+        scope.callback(functools.partial(shutil.rmtree, local, ignore_errors=True))
     kept, ops, _, note = kernel_values(list(written.value_ranges), groups, semiring, aggregate, ops)
     gathered = sorted(i for g, keep in zip(groups, kept) if keep for i in g)
     out, names = output_names(aggregate if ops is not None else None, variables, gathered)
