@@ -270,6 +270,12 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
     ),
     "LP_NOT_CERTIFIED": ErrorClass("{problem}: {detail}", ("problem", "detail")),
     "INVALID_PLAN": ErrorClass("{reason}", ("reason",)),
+    "INDEX_DIRECTORY": ErrorClass(
+        "cannot write the inputs of an index built on the executors under {path!r}: {reason}; set "
+        "spark.faq.indexDir to a directory the driver's Spark can write and the executors can read, or "
+        "spark.faq.indexBuild=driver",
+        ("path", "reason"),
+    ),
     # environment
     "MISSING_DEPENDENCY": ErrorClass(
         "{feature} needs {package}, which is not installed; install faq's {extra!r} extra: "
@@ -569,6 +575,12 @@ class PlanError(FAQValueError):
     """A plan or elimination order is not valid for its query."""
 
     error_class = "INVALID_PLAN"
+
+
+class IndexDirectoryError(FAQRuntimeError):
+    """The directory for an executor-built index's inputs cannot be written (``spark.faq.indexDir``)."""
+
+    error_class = "INDEX_DIRECTORY"
 
 
 class TimeTypeError(FAQTypeError):

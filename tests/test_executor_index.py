@@ -156,7 +156,8 @@ def test_the_session_settings_of_where_an_index_is_built(spark):
             session_environment(spark)
     finally:
         spark.conf.unset("spark.faq.indexBuild")
-    for given, expected in (("inputs/here", os.path.abspath("inputs/here")), ("s3://bucket/x", "s3://bucket/x")):
+    for given, expected in (("inputs/here", os.path.abspath("inputs/here")), ("s3://bucket/x", "s3://bucket/x"),
+                            ("file:/tmp/x", "file:/tmp/x")):
         spark.conf.set("spark.faq.indexDir", given)
         try:
             assert session_environment(spark).index_dir == expected
@@ -186,3 +187,20 @@ def test_empty_and_repeated_relations_built_on_the_executors(spark):
             assert rows_of(out, ()) == {(): [2]}, (index_dir, out.note)  # (1, 2) twice as edge(a, b)
             listed = generic_join(relations, [], ring, ("a", "b", "c"), index_dir=index_dir, scope=scope)
             assert rows_of(listed, ("a", "b", "c")) == {(1, 2, 3): [1, 1]}, (index_dir, listed.note)
+
+
+def test_a_directory_that_cannot_be_written_is_refused_by_name(spark, tmp_path):
+    """An index directory the driver cannot write (here a file): IndexDirectoryError naming it and
+    the settings that fix it, before any Spark job; nothing is left behind."""
+    from faq.errors import IndexDirectoryError
+    from faq.joins.generic import generic_join
+    from tests.test_generic_join import frame
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    ring = get_semiring("counting")
+    relations = [frame([(1, 2, 1)], ("a", "b")), frame([(2, 3, 1)], ("b", "c"))]
+    with pytest.raises(IndexDirectoryError, match="spark.faq.indexDir") as info:
+        generic_join(relations, [], ring, index_dir=str(blocker))
+    assert info.value.parameters["path"] == str(blocker)
+    assert os.listdir(tmp_path) == ["a-file"]

@@ -24,6 +24,7 @@ Examples
 from __future__ import annotations
 
 import os
+import re
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 from faq.driver_copy import project_driver_copy
@@ -261,7 +262,7 @@ def index_dir(spark: "SparkSession", connect: bool) -> Optional[str]:
     given = _setting(spark, INDEX_DIR_CONF)
     if given:
         # A relative path would be read against each worker's own directory: make it the driver's.
-        return given if "://" in given else os.path.abspath(given)
+        return given if re.match(r"[A-Za-z][A-Za-z0-9+.-]+:", given) else os.path.abspath(given)
     if not connect and (_setting(spark, "spark.master") or "").startswith("local"):
         from faq.io.scratch import scratch_directory
 

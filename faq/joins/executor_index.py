@@ -47,6 +47,8 @@ Examples
 from __future__ import annotations
 
 import functools
+import os
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -54,7 +56,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
-from faq.errors import PlanError
+from faq.errors import IndexDirectoryError, PlanError
 from faq.io.scratch import scratch_directory
 from faq.joins.compiled import for_tasks
 from faq.joins.frame import VALUE_COLUMN, Aggregation
@@ -100,8 +102,8 @@ def index_on_executors(
     frames = [_normalised(uses[g[0]]) for g in groups]
     valued = [uses[g[0]].valued for g in groups]
     written = write_inputs(frames, valued, semiring, directory)
-    local = written.root[len("file://"):] if written.root.startswith("file://") else written.root
-    if scope is not None and "://" not in local:
+    local = _local_path(written.root)
+    if scope is not None and local is not None:
         scope.callback(functools.partial(shutil.rmtree, local, ignore_errors=True))
     kept, ops, _, note = kernel_values(list(written.value_ranges), groups, semiring, aggregate, ops)
     gathered = sorted(i for g, keep in zip(groups, kept) if keep for i in g)
@@ -129,6 +131,12 @@ def write_inputs(frames: Sequence["DataFrame"], valued: Sequence[bool], semiring
     from pyspark.sql import functions as F
 
     root = f"{directory.rstrip('/')}/faq-index-inputs-{uuid.uuid4().hex}"
+    local = _local_path(root)
+    if local is not None:  # the driver sees a local directory: refuse one it cannot write before Spark tries
+        try:
+            os.makedirs(local)
+        except OSError as error:
+            raise IndexDirectoryError(path=directory, reason=f"{error.strerror or error}") from error
     paths, rows, ranges = [], [], []
     for k, (df, has_values) in enumerate(zip(frames, valued)):
         if has_values:
@@ -218,3 +226,17 @@ def build_from_inputs(
                                f"{list(names)}")
     return for_tasks(kernel)
 
+
+def _local_path(path: str) -> Optional[str]:
+    """``path`` as a path of this machine's file system (a ``file:`` URI's path), or None for another URI.
+
+    >>> _local_path("/tmp/x"), _local_path("file:///tmp/x"), _local_path("file:/tmp/x"), _local_path("s3://b/x")
+    ('/tmp/x', '/tmp/x', '/tmp/x', None)
+    """
+    scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]+:", path)
+    if scheme is None:
+        return path
+    if scheme.group().lower() != "file:":
+        return None
+    rest = path[len("file:"):]
+    return "/" + rest.lstrip("/") if rest.startswith("//") else rest
