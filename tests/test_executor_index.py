@@ -191,7 +191,8 @@ def test_empty_and_repeated_relations_built_on_the_executors(spark):
 
 def test_a_directory_that_cannot_be_written_is_refused_by_name(spark, tmp_path):
     """An index directory the driver cannot write (here a file): IndexDirectoryError naming it and
-    the settings that fix it, before any Spark job; nothing is left behind."""
+    the settings that fix it, before any Spark job; nothing is left behind, nor when a later
+    group's write fails."""
     from faq.errors import IndexDirectoryError
     from faq.joins.generic import generic_join
     from tests.test_generic_join import frame
@@ -203,4 +204,12 @@ def test_a_directory_that_cannot_be_written_is_refused_by_name(spark, tmp_path):
     with pytest.raises(IndexDirectoryError, match="spark.faq.indexDir") as info:
         generic_join(relations, [], ring, index_dir=str(blocker))
     assert info.value.parameters["path"] == str(blocker)
+    assert os.listdir(tmp_path) == ["a-file"]
+    # A write that fails after the first group's (a key that raises when computed): the inputs are removed.
+    from faq.joins import VALUE_COLUMN, Frame
+
+    failing = Frame(spark.range(3).selectExpr("id AS b", "CAST(raise_error('boom') AS BIGINT) AS c",
+                                              f"1L AS {VALUE_COLUMN}"), ("b", "c"))
+    with pytest.raises(Exception, match="boom"):
+        generic_join([relations[0], failing], [], ring, index_dir=str(tmp_path))
     assert os.listdir(tmp_path) == ["a-file"]

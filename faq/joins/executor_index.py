@@ -138,20 +138,23 @@ def write_inputs(frames: Sequence["DataFrame"], valued: Sequence[bool], semiring
         except OSError as error:
             raise IndexDirectoryError(path=directory, reason=f"{error.strerror or error}") from error
     paths, rows, ranges = [], [], []
-    for k, (df, has_values) in enumerate(zip(frames, valued)):
-        if has_values:
-            df = df.withColumn(VALUE_COLUMN, F.col(VALUE_COLUMN).cast(semiring.value_type))
-        metrics = {"rows": F.count(F.lit(1))}
-        if has_values:
-            metrics.update(low=F.min(VALUE_COLUMN), high=F.max(VALUE_COLUMN))
-        path = f"{root}/group{k}"
-        seen = _write_observed(df, metrics, path)
-        paths.append(path)
-        rows.append(int(seen["rows"]))
-        dtype = NUMPY_DTYPES[semiring.value_type]
-        span = np.array([seen["low"], seen["high"]], dtype=dtype) if has_values and seen["rows"] else (
-            np.zeros(0, dtype=dtype))
-        ranges.append(span if has_values else None)
+    dtype = NUMPY_DTYPES[semiring.value_type]
+    try:
+        for k, (df, has_values) in enumerate(zip(frames, valued)):
+            metrics = {"rows": F.count(F.lit(1))}
+            if has_values:
+                df = df.withColumn(VALUE_COLUMN, F.col(VALUE_COLUMN).cast(semiring.value_type))
+                metrics.update(low=F.min(VALUE_COLUMN), high=F.max(VALUE_COLUMN))
+            paths.append(f"{root}/group{k}")
+            seen = _write_observed(df, metrics, paths[-1])
+            rows.append(int(seen["rows"]))
+            span = np.array([seen["low"], seen["high"]], dtype=dtype) if has_values and seen["rows"] else (
+                np.zeros(0, dtype=dtype))
+            ranges.append(span if has_values else None)
+    except BaseException:
+        if local is not None:  # leave nothing half-written
+            shutil.rmtree(local, ignore_errors=True)
+        raise
     return WrittenInputs(root, tuple(paths), tuple(rows), tuple(ranges))
 
 
