@@ -5,12 +5,19 @@
 #   make test   set up .venv, then run the whole test suite
 #
 # Both check for Java 17+ first (Spark needs it) and create .venv with $(PYTHON) -m venv;
-# the package is (re)installed only when pyproject.toml changes.
+# the package is (re)installed only when pyproject.toml changes, and its numba kernels are compiled
+# into numba's on-disk cache right after (python -m faq.joins.warm), not inside the first job.
 
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Stamp of the kernel warm-up, kept in the directory numba caches the kernels in (faq/joins/__pycache__,
+# the clone being installed editable): removing that directory removes the stamp too, and the next
+# make compiles again.  Also redone when the loop or what chooses its argument types changes (numba
+# keys its cache by compiled_loop.py's content, so an edit would otherwise compile in the first job).
+WARM := faq/joins/__pycache__/.faq-warm
+WARM_SOURCES := faq/joins/compiled_loop.py faq/joins/compiled.py faq/joins/warm.py
 DEMO_OUT := build/demo
 
 .PHONY: help demo test java venv clean distclean
@@ -22,7 +29,7 @@ help:
 	@echo "make clean      remove build/ (demo output)"
 	@echo "make distclean  also remove .venv"
 
-demo: java $(STAMP)
+demo: java $(WARM)
 	@mkdir -p $(DEMO_OUT)
 	@echo "== undirected triangles of SNAP email-Eu-core (SNAP publishes 105461)"
 	$(BIN)/faq triangles tests/data/email-Eu-core.txt.gz --undirected
@@ -35,13 +42,13 @@ demo: java $(STAMP)
 # JVM starts, child processes and notebook kernels, which the other process overlaps.
 TEST_WORKERS ?= 2
 
-test: java $(STAMP)
+test: java $(WARM)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 java:
 	@scripts/check_java.sh
 
-venv: java $(STAMP)
+venv: java $(WARM)
 
 $(STAMP): pyproject.toml | java
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { \
@@ -53,6 +60,14 @@ $(STAMP): pyproject.toml | java
 	@echo "== installing faq and its dependencies into $(VENV) (first run downloads PySpark, ~450 MB)"
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
 	@touch $@
+
+# numba compiles the broadcast tasks' loop once per argument type signature (four, 3-14 s each on two
+# cores); done here, the demo's and the tests' first jobs load it from the cache (~0.5 s a process).
+# A failure to compile is printed and setup goes on: the first job then compiles.
+$(WARM): $(STAMP) $(WARM_SOURCES)
+	@echo "== compiling faq's numba kernels into numba's cache (once, about 20-40 s)"
+	$(BIN)/python -m faq.joins.warm
+	@mkdir -p $(@D) && touch $@
 
 clean:
 	rm -rf build

@@ -20,6 +20,9 @@ Examples
 >>> args = build_parser().parse_args(["motif", "(a)->(b); (b)->(a)", "g.txt", "--count"])
 >>> args.pattern.vertices, args.count, args.strategy
 (('a', 'b'), True, 'auto')
+>>> import importlib
+>>> STRATEGIES == importlib.import_module("faq.graphs.motifs").STRATEGIES   # the job's names, written here
+True
 """
 
 from __future__ import annotations
@@ -30,7 +33,6 @@ from typing import TYPE_CHECKING, Any
 
 from faq.cli.inputs import add_pattern_command, check_table_out, require_file
 from faq.cli.output import plural, preview, print_json, print_table, write_columns
-from faq.graphs.motifs import STRATEGIES
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -38,6 +40,11 @@ if TYPE_CHECKING:
     from faq.progress import Reporter
 
 __all__ = ["add_commands", "check_motif", "run_motif"]
+
+# faq.graphs.motifs.STRATEGIES, written out: importing it would load faq.graphs and with it the
+# executor and the join layers (about 0.8 s) in every faq command, since the parser is built whole
+# before any command runs (faq explain needs none of them).  The module's doctest checks they agree.
+STRATEGIES = ("auto", "direct", "inclusion_exclusion", "listing")
 
 _DESCRIPTION = """\
 List or count the bindings of a motif pattern in a graph given as an edge list (SNAP format;

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
-import networkx as nx
-
 from faq.errors import MissingDependencyError, PlanError
 from faq.hypergraph.hypergraph import normalize_bag, normalize_edges, primal_graph
 from faq.hypergraph.orders import _check_order
@@ -112,6 +110,7 @@ def draw_hypergraph(
     if names is not None and len(names) != len(es):
         raise PlanError(reason=f"{len(names)} names given for {len(es)} hyperedges")
     plt = _pyplot()
+    import networkx as nx  # here, not at the top: planning imports this package and needs no networkx
 
     graph = primal_graph(es)
     graph.add_nodes_from(sorted((set(position) | free_set) - set(graph)))  # in no hyperedge: isolated

@@ -6,6 +6,9 @@ hyperedge is an iterable of variable names (strings).  The same set may appear t
 
 The primal graph is a :class:`networkx.Graph`, so everything networkx offers on graphs
 (components, cliques, treewidth heuristics, drawing) applies to a query as it is.
+Planning reads the same graph as a dict of sets (:func:`primal_adjacency`), so
+networkx (0.2-0.4 s to import) is loaded only when :func:`primal_graph` is called,
+not by ``faq explain`` or a query's plan.
 
 Pure Python: nothing in :mod:`faq.hypergraph` imports Spark.
 """
@@ -13,13 +16,14 @@ Pure Python: nothing in :mod:`faq.hypergraph` imports Spark.
 from __future__ import annotations
 
 import itertools
-from typing import Iterable, Sequence
-
-import networkx as nx
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 from faq.errors import PlanError
 
-__all__ = ["normalize_edges", "normalize_bag", "hypergraph_variables", "primal_graph"]
+if TYPE_CHECKING:
+    import networkx as nx
+
+__all__ = ["normalize_edges", "normalize_bag", "hypergraph_variables", "primal_graph", "primal_adjacency"]
 
 
 def _as_vertex_set(items: Iterable[str], what: str) -> frozenset[str]:
@@ -112,7 +116,7 @@ def hypergraph_variables(edges: Sequence[Iterable[str]]) -> list[str]:
     return sorted(out)
 
 
-def primal_graph(edges: Sequence[Iterable[str]]) -> nx.Graph:
+def primal_graph(edges: Sequence[Iterable[str]]) -> "nx.Graph":
     """The primal (Gaifman) graph: variables adjacent when they share a hyperedge.
 
     Parameters
@@ -133,9 +137,42 @@ def primal_graph(edges: Sequence[Iterable[str]]) -> nx.Graph:
     >>> list(g), sorted(g["b"]), g.number_of_edges()
     (['a', 'b', 'c', 'd'], ['a', 'c'], 2)
     """
+    import networkx as nx
+
     es = normalize_edges(edges)
     graph = nx.Graph()
     graph.add_nodes_from(sorted(set().union(*es)))
     for e in es:
         graph.add_edges_from(itertools.combinations(sorted(e), 2))
+    return graph
+
+
+def primal_adjacency(edges: Sequence[Iterable[str]]) -> dict[str, set[str]]:
+    """The primal graph as a dict of neighbour sets, without networkx (what the planner reads).
+
+    Parameters
+    ----------
+    edges : sequence of iterables of str
+        The hyperedges, as :func:`normalize_edges` takes them.
+
+    Returns
+    -------
+    dict of str to set of str
+        Every variable (in name order, as :func:`primal_graph` inserts them)
+        to the variables it shares a hyperedge with; no variable is its own
+        neighbour.
+
+    Examples
+    --------
+    >>> primal_adjacency([{"a", "b"}, {"b", "c"}, {"d"}])
+    {'a': {'b'}, 'b': {'a', 'c'}, 'c': {'b'}, 'd': set()}
+    >>> edges = [{"a", "b", "c"}, {"c", "d"}]
+    >>> primal_adjacency(edges) == {v: set(n) for v, n in primal_graph(edges).adjacency()}
+    True
+    """
+    es = normalize_edges(edges)
+    graph: dict[str, set[str]] = {v: set() for v in sorted(set().union(*es))}
+    for e in es:
+        for v in e:
+            graph[v] |= e - {v}
     return graph

@@ -14,12 +14,20 @@ powers (a relation used twice adds its exponents: three halves of ``N_edge`` mak
 the solver produces them, and importing sympy (0.5-0.9 s here) for every plan would buy
 no exactness. sympy is imported when an expression is built, never when this module is.
 
+The one-line texts a printed plan shows (:func:`agm_text`, :func:`runtime`) need no
+sympy: a product of powers of distinct positive symbols and ``N^w + |output|`` are
+written here with :class:`~fractions.Fraction` arithmetic, character for character as
+:func:`show` prints the sympy expressions (tests/test_symbolic.py compares the two on
+random covers and widths), so ``faq explain`` does not pay sympy's import.
+
 Examples
 --------
 >>> from fractions import Fraction
->>> from faq.hypergraph.symbolic import agm_expression, show, runtime
+>>> from faq.hypergraph.symbolic import agm_expression, agm_text, show, runtime
 >>> half = Fraction(1, 2)
 >>> show(agm_expression([("edge", half), ("edge", half), ("edge", half)]))
+'N_edge^(3/2)'
+>>> agm_text([("edge", half), ("edge", half), ("edge", half)])
 'N_edge^(3/2)'
 >>> runtime(Fraction(3, 2))
 'Õ(N^(3/2) + |output|)'
@@ -33,7 +41,7 @@ from typing import TYPE_CHECKING, Iterable
 if TYPE_CHECKING:
     import sympy
 
-__all__ = ["size_symbol", "agm_expression", "runtime_expression", "show", "runtime"]
+__all__ = ["size_symbol", "agm_expression", "runtime_expression", "show", "agm_text", "runtime"]
 
 #: The name of the symbol for the rows of the largest factor, in :func:`runtime_expression`.
 LARGEST = "N"
@@ -151,16 +159,68 @@ def show(expr: "sympy.Expr") -> str:
     return _printer().doprint(expr).replace("**", "^")
 
 
+def agm_text(cover: Iterable[tuple[str, Fraction]]) -> str:
+    """``show(agm_expression(cover))`` without sympy: the AGM bound of a cover as one line.
+
+    The powers of each relation's size, its weights added, in the order sympy
+    prints a product of symbols (by name, as Python compares strings); a
+    weight of 0 drops the factor, 1 prints the bare symbol.  A negative weight
+    (no fractional edge cover has one) is left to sympy.
+
+    Parameters
+    ----------
+    cover : iterable of (str, Fraction)
+        ``(relation name, weight)`` per hyperedge, as :func:`agm_expression` takes it.
+
+    Returns
+    -------
+    str
+        ``'1'`` for an empty cover.
+
+    Examples
+    --------
+    >>> from fractions import Fraction
+    >>> agm_text([("S", Fraction(1, 2)), ("R", Fraction(1, 2)), ("T", Fraction(2)), ("U", Fraction(0))])
+    'N_R^(1/2)*N_S^(1/2)*N_T^2'
+    >>> agm_text([("A", Fraction(1)), ("D", Fraction(1))]), agm_text([])
+    ('N_A*N_D', '1')
+    """
+    cover = list(cover)
+    powers: dict[str, Fraction] = {}
+    for name, weight in cover:
+        powers[name] = powers.get(name, Fraction(0)) + Fraction(weight)
+    if any(w < 0 for w in powers.values()):  # a quotient: sympy's layout of it is not reproduced here
+        return show(agm_expression(cover))
+    factors = [_power(f"N_{name}", w) for name, w in sorted(powers.items()) if w != 0]
+    return "*".join(factors) or "1"
+
+
 def runtime(width: Fraction) -> str:
-    """``Õ(N^width + |output|)`` as text (see :func:`runtime_expression`).
+    """``Õ(N^width + |output|)`` as text (see :func:`runtime_expression`), without sympy.
 
     Examples
     --------
     >>> from fractions import Fraction
     >>> runtime(Fraction(1)), runtime(Fraction(5, 2))
     ('Õ(N + |output|)', 'Õ(N^(5/2) + |output|)')
+    >>> runtime(Fraction(0))            # N^0 = 1, which sympy prints after the symbol
+    'Õ(|output| + 1)'
     """
-    return f"Õ({show(runtime_expression(width))})"
+    w = Fraction(width)
+    if w < 0:  # no FAQ-width is negative; sympy's order of N^-w and |output| is not reproduced here
+        return f"Õ({show(runtime_expression(w))})"
+    if w == 0:
+        return f"Õ({OUTPUT} + 1)"
+    return f"Õ({_power(LARGEST, w)} + {OUTPUT})"
+
+
+def _power(base: str, exponent: Fraction) -> str:
+    """``base^exponent`` as :func:`show` prints a positive rational power: ``N``, ``N^2``, ``N^(3/2)``."""
+    if exponent == 1:
+        return base
+    if exponent.denominator == 1:
+        return f"{base}^{exponent.numerator}"
+    return f"{base}^({exponent.numerator}/{exponent.denominator})"
 
 
 _PRINTER = None

@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import importlib.util
 import weakref
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
@@ -148,13 +148,22 @@ def _flatten(kernel: "_Kernel") -> _Flat:
         return np.ascontiguousarray(np.concatenate(parts) if parts else np.zeros(0, dtype=kind), dtype=kind)
 
     offsets = [level.offsets for level in trie_levels]
-    return _Flat(
+    flat = _Flat(
         slots, np.array(depth_start, dtype=np.int64), np.array(ext_slot, dtype=np.int64),
         np.array(ext_level, dtype=np.int64), local_keys(trie_levels, kernel.encoding.span),
         starts([level.comp for level in trie_levels]),
         joined(offsets, np.int64), starts(offsets), joined(values, dtype), starts(values),
         np.array([i for i, _ in kernel.values], dtype=np.int64), _staying(kernel, ext_slot, depth_start),
     )
+    # Read-only, as the tasks' copies are (views of a read-only mapping, faq.joins.mapped): numba types
+    # a read-only array apart from a writable one, so otherwise the driver's call (a kernel run
+    # in-process) would compile the loop a second time per signature, and the warm-up
+    # (faq.joins.warm) would have twice as many to compile.  Every array here is a fresh copy.
+    for field in fields(flat):
+        array = getattr(flat, field.name)
+        if isinstance(array, np.ndarray):
+            array.setflags(write=False)
+    return flat
 
 
 def local_keys(levels: Sequence["TrieLevel"], span: int) -> np.ndarray:
