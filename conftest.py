@@ -76,6 +76,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.scope",
     "faq.semirings.spark_backend",
     "faq.spark.checkpoint_observed",  # the rest of faq.spark's doctests only ask for the Java version
+    "faq.workers.ensure_workers",  # the rest of faq.workers' doctests compare made-up reports
 })
 
 

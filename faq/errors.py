@@ -270,6 +270,11 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
     ),
     "LP_NOT_CERTIFIED": ErrorClass("{problem}: {detail}", ("problem", "detail")),
     "INVALID_PLAN": ErrorClass("{reason}", ("reason",)),
+    "INTEGER_OVERFLOW": ErrorClass(
+        "{operation} of {semiring} values overflows 64-bit integers in an in-process {where} (Spark's ANSI "
+        "arithmetic fails such a job the same way); use the 'real' semiring for values this large",
+        ("operation", "semiring", "where"),
+    ),
     "INDEX_DIRECTORY": ErrorClass(
         "cannot write the inputs of an index built on the executors under {path!r}: {reason}; set "
         "spark.faq.indexDir to a directory the driver's Spark can write and the executors can read, or "
@@ -287,6 +292,18 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         "or set JAVA_HOME",
         ("found",),
         derived={"what": lambda p: f"found {p['found']}" if p["found"] else "no 'java' on PATH and no JAVA_HOME"},
+    ),
+    "WORKER_ENVIRONMENT": ErrorClass(
+        "the Spark workers' Python ({executable}, Python {python}) cannot run faq's tasks: {shown}. "
+        "Locally, run the workers on this driver's interpreter: PYSPARK_PYTHON={driver} before the session "
+        "starts, or spark.conf.set('spark.sql.execution.pyspark.python', '{driver}'). On a cluster, ship an "
+        "environment: faq.workers.pack_environment('faq_env.tar.gz'), then spark.archives="
+        "faq_env.tar.gz#environment with PYSPARK_PYTHON=./environment/bin/python (or "
+        "spark.sql.execution.pyspark.python=./environment/bin/python); on Spark Connect "
+        "spark.addArtifacts('faq_env.tar.gz#environment', archive=True) and that setting. "
+        "See README.md, \"Workers' Python\"",
+        ("executable", "python", "problems", "driver"), convert={"problems": list},
+        derived={"shown": lambda p: "; ".join(p["problems"])}, extra=True,
     ),
     # change streams (differentiate, integrate, asof_join)
     "INVALID_TIME_TYPE": ErrorClass(
@@ -577,10 +594,28 @@ class PlanError(FAQValueError):
     error_class = "INVALID_PLAN"
 
 
+class IntegerOverflowError(FAQRuntimeError, ArithmeticError):
+    """An in-process step's int64 ⊗ or ⊕ overflowed (a Spark step fails the same way)."""
+
+    error_class = "INTEGER_OVERFLOW"
+
+
 class IndexDirectoryError(FAQRuntimeError):
     """The directory for an executor-built index's inputs cannot be written (``spark.faq.indexDir``)."""
 
     error_class = "INDEX_DIRECTORY"
+
+
+class WorkerEnvironmentError(FAQRuntimeError):
+    """The Spark workers' Python cannot run faq's tasks (:mod:`faq.workers`): ``problems`` says why.
+
+    ``executable`` and ``python`` are the worker's interpreter and version
+    (when the probe could not run at all: the interpreter as set, and
+    ``"unknown"`` or the version Spark names); ``report``, when the probe
+    ran, the worker's full :class:`faq.workers.WorkerReport`.
+    """
+
+    error_class = "WORKER_ENVIRONMENT"
 
 
 class TimeTypeError(FAQTypeError):

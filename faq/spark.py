@@ -174,7 +174,7 @@ def get_session(
     if remote:
         return _connect(remote, config)
     check_java()
-    _worker_environment()
+    _worker_environment(config)
     settings = dict(DEFAULT_CONFIG)
     settings["spark.driver.extraJavaOptions"] = _quiet_log4j_option()
     settings.update(config or {})
@@ -194,12 +194,24 @@ def get_session(
     return session
 
 
-def _worker_environment() -> None:
+def _worker_environment(config: Mapping[str, str] | None = None) -> None:
+    """Set the environment a classic session's JVM and Python workers start with.
+
+    PySpark starts its Python workers with ``$PYSPARK_PYTHON`` as it is when
+    the SparkContext starts (default ``python3`` on PATH), and reads no
+    ``spark.pyspark.python`` given to a session built from Python: so that
+    setting, when given, becomes ``PYSPARK_PYTHON``; else ``PYSPARK_PYTHON``
+    is kept when set, and is this interpreter (which has faq and its
+    dependencies) otherwise.  :mod:`faq.workers` checks the result before
+    the first job that runs faq's Python on the workers.
+    """
     # Keep Spark's "WARN Utils: hostname resolves to loopback" lines out of the output.
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    # Python workers (Arrow/pandas functions, clusters) must run this interpreter,
-    # which has faq and its dependencies; a bare "python3" on PATH may not.
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    chosen = (config or {}).get("spark.pyspark.python")
+    if chosen:
+        os.environ["PYSPARK_PYTHON"] = chosen
+    else:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
 def _connect(remote: str, config: Mapping[str, str] | None):

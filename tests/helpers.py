@@ -59,3 +59,13 @@ def log_add(a, b):
 
     hi, lo = F.greatest(a, b), F.least(a, b)
     return F.when(lo == F.lit(-math.inf), hi).otherwise(hi + F.log1p(F.exp(lo - hi)))
+
+
+def bare_python(directory) -> str:
+    """The interpreter of a fresh virtual environment without pip in ``directory``: the driver's Python
+    without faq, numpy, pyarrow or numba (a Spark worker's Python that lacks faq's dependencies)."""
+    import venv
+    from pathlib import Path
+
+    venv.EnvBuilder(symlinks=True, with_pip=False).create(Path(directory))
+    return str(Path(directory) / "bin" / "python")

@@ -53,6 +53,7 @@ from faq.spark import default_parallelism, is_connect
 from faq.joins.csr import Trie
 from faq.semirings.numpy_backend import NumpyForm
 from faq.scope import Owner, Scope
+from faq.workers import ensure_workers
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -86,6 +87,7 @@ class ExecutorIndexes(Owner):
         if is_connect(spark):
             raise FAQTypeError("indexes on the executors need broadcast variables, which Spark Connect does not "
                                "have; use placement='driver' (raise the budget)", argument="placement")
+        ensure_workers(spark)  # each batch's tasks run faq's Python on the workers: check once that they can
         self.spark = spark
         self.state = state
         self.scope = Scope()  # the broadcast of the base tries and each relation's checkpointed base rows

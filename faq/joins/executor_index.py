@@ -98,8 +98,10 @@ def index_on_executors(
     scratch directory until the interpreter exits).
     """
     from faq.joins.mapped import BuiltIndex
+    from faq.workers import ensure_workers
 
     frames = [_normalised(uses[g[0]]) for g in groups]
+    ensure_workers(frames[0].sparkSession)  # the workers build the index in Python: check once that they can
     valued = [uses[g[0]].valued for g in groups]
     written = write_inputs(frames, valued, semiring, directory)
     local = _local_path(written.root)

@@ -575,6 +575,9 @@ def _broadcast_join(
     from faq.spark import default_parallelism
 
     _check_integral(uses)
+    from faq.workers import ensure_workers
+
+    ensure_workers(spark)  # the tasks below run Python: check once per session that the workers can
     if index_dir is None:
         index = _index_on_driver(spark, uses, groups, order, variables, semiring, aggregate, ops)
     else:

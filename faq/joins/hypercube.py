@@ -86,8 +86,10 @@ def partitioned_join(
     from faq.joins.frame import VALUE_COLUMN
     from faq.joins.generic import _check_integral, output_names, with_product
     from faq.spark import default_parallelism
+    from faq.workers import ensure_workers
 
     _check_integral(uses)
+    ensure_workers(spark)  # the cells run faq's Python on the workers: check once that they can
     share = {v: max(1, int(grid.get(v, 1))) for v in order}
     dims = [v for v in order if share[v] > 1]
     stride, cells = {}, 1

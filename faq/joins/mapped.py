@@ -222,7 +222,9 @@ def ship(spark: Any, value: Any) -> MappedIndex:
     """
     from faq.io.scratch import scratch_path
     from faq.spark import is_connect
+    from faq.workers import ensure_workers
 
+    ensure_workers(spark)  # the tasks that map the file run faq's Python on the workers: check once that they can
     name = f"faq-index-{uuid.uuid4().hex}.bin"
     path = scratch_path(name)
     nbytes = write_index(value, path)
