@@ -70,17 +70,20 @@ _VALUE_SEMIRINGS = {"double": "real", "float": "real", "boolean": "boolean"}  # 
 
 
 def query(text: str, *, semiring: SemiringLike = None, plan: Optional["Plan"] = None, progress: Any = None,
-          **factors: FactorLike) -> "QueryResult":
+          placement: Optional[str] = None, **factors: FactorLike) -> "QueryResult":
     """Answer a query: ``faq.query("count() := edge(a,b), edge(b,c)", edge=df)``.
 
     Returns a :class:`~faq.insideout.executor.QueryResult`: ``.df`` (the free
     variables and ``value``), ``.scalar()`` for a query without free
     variables, ``.plan``; its cache is released by ``close()`` or ``with``.
     ``plan=`` runs a plan made by :func:`plan` (and perhaps inspected).
+    ``placement=`` ("auto", "driver" or "executors") overrides the session's
+    ``spark.faq.placement``: where the steps run (small ones in-process by default).
     """
     from faq.insideout.executor import evaluate
 
-    return evaluate(text, _factors(factors, semiring), semiring=semiring, plan=plan, progress=progress)
+    return evaluate(text, _factors(factors, semiring), semiring=semiring, plan=plan, progress=progress,
+                    placement=placement)
 
 
 def plan(text: str, *, semiring: SemiringLike = None, join: str = "auto", **factors: FactorLike) -> "Plan":
@@ -189,11 +192,12 @@ def connected_components(edges: GraphLike, *, progress: Any = None) -> "Fixpoint
 
 
 def as_factor(value: FactorLike, name: str = "factor", semiring: SemiringLike = None) -> "Factor":
-    """A :class:`~faq.factor.Factor` from a Factor, a DataFrame or a path (see the module notes).
+    """A :class:`~faq.factor.Factor` from a Factor, a DataFrame (Spark or pandas) or a path (see the module notes).
 
     A DataFrame's ``value`` column (if any) holds the values; its semiring is
     ``semiring``, else ``real`` for double values, ``boolean`` for booleans and
-    ``counting`` otherwise.
+    ``counting`` otherwise.  A pandas DataFrame's rows stay held on the
+    driver, where steps over them run in-process.
 
     >>> from faq.spark import get_session
     >>> df = get_session().createDataFrame([(1, 2, 0.5)], ["a", "b", "value"])
@@ -210,6 +214,13 @@ def as_factor(value: FactorLike, name: str = "factor", semiring: SemiringLike = 
 
         extra = {} if semiring is None else {"semiring": semiring}
         return read_factor(value, name=name, **extra)
+    if type(value).__module__.startswith("pandas") and type(value).__name__ == "DataFrame":
+        # A table on the driver already: it stays held there (steps over it run in-process).
+        from faq.io.convert import from_pandas
+
+        kind = value[VALUE].dtype.kind if VALUE in value.columns else None
+        ring = semiring or {"f": "real", "b": "boolean"}.get(kind, "counting")
+        return from_pandas(value, value=VALUE if kind else None, semiring=ring, name=name)
     df = _dataframe(value, "factor " + repr(name))
     columns = list(df.columns)
     if VALUE in columns:

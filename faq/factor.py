@@ -279,4 +279,14 @@ def factor_of(
     ddl = ", ".join([*(f"`{v}` bigint" for v in variables), f"`{VALUE}` {semiring.value_type}"])
     typed = [(*(int(x) for x in r[:-1]), semiring.python_value(r[-1])) for r in rows]
     df = spark.createDataFrame(typed, ddl)
-    return Factor.from_dataframe(df, variables, semiring, VALUE, name=name)
+    factor = Factor.from_dataframe(df, variables, semiring, VALUE, name=name)
+    # The driver has the rows: steps over this factor run in-process without fetching it back.
+    import numpy as np
+
+    from faq.driver_copy import keep_driver_copy
+    from faq.semirings.numpy_backend import NUMPY_DTYPES
+
+    columns = {v: np.array([r[i] for r in typed], dtype=np.int64) for i, v in enumerate(variables)}
+    columns[VALUE] = np.array([r[-1] for r in typed], dtype=NUMPY_DTYPES[semiring.value_type])
+    keep_driver_copy(factor.df, columns)
+    return factor

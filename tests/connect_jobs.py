@@ -53,6 +53,7 @@ def test_partitioned_join_chosen_by_the_index_budget(spark):
 
     graph = replace(degree_oriented(edge_factor(str(DATA / "email-Eu-core.txt.gz"))), name="edge")
     spark.conf.set("spark.faq.indexMemory", "300k")  # the index: ~502 KiB
+    spark.conf.set("spark.faq.placement", "executors")  # (in-process, the default, it would run on the client)
     try:
         with evaluate(TRIANGLE_QUERY, {"edge": graph}) as result:
             assert result.plan.steps[0].strategy.name == "partitioned"
@@ -60,6 +61,7 @@ def test_partitioned_join_chosen_by_the_index_budget(spark):
             assert result.scalar() == 105461
     finally:
         spark.conf.unset("spark.faq.indexMemory")
+        spark.conf.unset("spark.faq.placement")
 
 
 def test_index_built_on_the_executors(spark, tmp_path):
@@ -75,6 +77,7 @@ def test_index_built_on_the_executors(spark, tmp_path):
     graph = replace(degree_oriented(edge_factor(str(DATA / "email-Eu-core.txt.gz"))), name="edge")
     spark.conf.set("spark.faq.indexDir", str(tmp_path))
     spark.conf.set("spark.faq.indexBuild", "executors")
+    spark.conf.set("spark.faq.placement", "executors")
     try:
         with evaluate(TRIANGLE_QUERY, {"edge": graph}) as result:
             assert result.plan.steps[0].strategy.index_dir == str(tmp_path)
@@ -83,6 +86,7 @@ def test_index_built_on_the_executors(spark, tmp_path):
     finally:
         spark.conf.unset("spark.faq.indexDir")
         spark.conf.unset("spark.faq.indexBuild")
+        spark.conf.unset("spark.faq.placement")
     assert not os.listdir(tmp_path)
 
 

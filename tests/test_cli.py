@@ -264,10 +264,26 @@ def test_spark_failure_is_one_line(capsys, tmp_path):
     """A failure inside a Spark job (ANSI overflow in the counting semiring) -> exit 1, one line."""
     big = tmp_path / "big.csv"
     big.write_text("a,b,value\n1,2,9223372036854775807\n2,3,2\n")
-    code, out, err = run(capsys, "query", "p() := e(a,b), e(b,c)", "-f", f"e={big}", "-q")
+    code, out, err = run(capsys, "query", "p() := e(a,b), e(b,c)", "-f", f"e={big}", "-q", "--placement", "executors")
     assert code == 1 and out == ""
     assert_one_error_line(err, "ARITHMETIC_OVERFLOW")
     assert "stacktrace" not in err and "\tat " not in err
+
+
+@pytest.mark.usefixtures("spark")
+def test_an_overflow_in_process_is_refused_too(capsys, tmp_path):
+    """The same overflow in an in-process step (the default for small inputs): a catalog error,
+    exit 2, one line -- never a wrapped-around count."""
+    big = tmp_path / "big.csv"
+    big.write_text("a,b,value\n1,2,9223372036854775807\n2,3,2\n")
+    code, out, err = run(capsys, "query", "p() := e(a,b), e(b,c)", "-f", f"e={big}", "-q")
+    assert code == 2 and out == ""
+    assert_one_error_line(err, "INTEGER_OVERFLOW")
+    sums = tmp_path / "sums.csv"  # each product fits; their sum does not
+    sums.write_text("a,b,value\n1,2,9223372036854775807\n1,3,9223372036854775807\n")
+    code, out, err = run(capsys, "query", "p() := e(a,b)", "-f", f"e={sums}", "-q")
+    assert code == 2 and out == ""
+    assert_one_error_line(err, "INTEGER_OVERFLOW")
 
 
 def test_usage_errors_exit_2(capsys, edge_csv):

@@ -198,6 +198,7 @@ def test_certification_failure_raises(monkeypatch):
         return [0] * len(rows[0]), [0] * len(rows), 1
 
     monkeypatch.setattr(cover_module, "_solve_packing", wrong)
+    cover_module._solved.cache_clear()  # solved before by another test: remembered, not solved again
     with pytest.raises(LPCertificationError) as info:
         rho_star(TRIANGLE, {"a", "b", "c"})
     assert info.value.parameters["problem"].startswith("fractional edge cover")

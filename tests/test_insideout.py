@@ -1,4 +1,8 @@
-"""InsideOut on Spark against the brute-force evaluator, on random small FAQs."""
+"""InsideOut on Spark against the brute-force evaluator, on random small FAQs.
+
+These run every step on the executors (``placement="executors"``), as Spark
+jobs; tests/test_placement.py runs the same kind of queries in-process.
+"""
 
 from __future__ import annotations
 
@@ -24,10 +28,10 @@ PROPERTY = settings(
 )
 
 
-def run_and_compare(atoms, data, free, semiring, aggregates=(), method="auto"):
+def run_and_compare(atoms, data, free, semiring, aggregates=(), method="auto", placement="executors"):
     factors = factors_of(atoms, data, semiring)
     query = make_query(atoms, free, semiring=semiring, aggregates=aggregates)
-    with evaluate(query, factors, method=method) as result:
+    with evaluate(query, factors, method=method, placement=placement) as result:
         rows = result.factor.df.collect()
     got = {tuple(r[:-1]): r[-1] for r in rows}
     expected = brute_force(atoms, data, free, semiring, DOMAIN, aggregates)
@@ -107,7 +111,7 @@ def test_a_scalar_is_held_on_the_driver_however_it_was_combined(semiring, in_tas
     for edges, want, rows in ((triangle_and_tail, expected, 1), (triangle_and_tail[3:], None, 0)):
         factors = {"e": factor_of(edges, ["s", "t"], semiring)}
         with evaluate("q() := e(a,b), e(b,c), e(a,c)", factors, join="generic_broadcast",
-                      task_aggregation=in_tasks) as result:
+                      task_aggregation=in_tasks, placement="executors") as result:
             assert result.step_rows == [rows]
             assert rows_held(result.factor.df) == rows
             zero = result.factor.semiring.zero

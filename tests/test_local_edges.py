@@ -241,8 +241,17 @@ def test_the_driver_copy_holds_the_rows_spark_reads(directed):
 
 @pytest.mark.usefixtures("spark")
 def test_the_broadcast_index_is_built_from_the_driver_copy():
+    """On the executors (a broadcast index) as in-process (the default here), the index is built
+    from the rows the driver read, never collected back from Spark."""
+    from faq.spark import get_session
+
     events = []
-    result = count_triangles(os.path.join(DATA, "ca-GrQc.txt"), directed=True, progress=events.append)
+    spark = get_session()
+    spark.conf.set("spark.faq.placement", "executors")
+    try:
+        result = count_triangles(os.path.join(DATA, "ca-GrQc.txt"), directed=True, progress=events.append)
+    finally:
+        spark.conf.unset("spark.faq.placement")
     notes = [e.note for e in events if isinstance(e, StepEvent) and e.kind == "done"]
     assert any("rows held on the driver, not collected" in n for n in notes), notes
     # The SNAP file lists both directions of every undirected edge: each triangle is 6 feed-forward ones.

@@ -72,7 +72,7 @@ def test_a_failing_query_leaves_nothing_cached(spark, monkeypatch):
     monkeypatch.setattr(executor, "Scope", Recording)
     edge = factor_of([(1, 2, 1), (2, 3, 1), (3, 4, 1)], ["src", "dst"], "counting", name="edge")
     text = "q(a) := edge(a,b), edge(b,c), edge(c,d)"
-    with evaluate(text, {"edge": edge}) as result:
+    with evaluate(text, {"edge": edge}, placement="executors") as result:  # (in-process, nothing is cached)
         assert len(result.plan.steps) >= 2
         assert sorted(map(tuple, result.df.collect())) == [(1, 1)]
         assert cached(result.df) or any(cached(p) for p in persisted)
@@ -90,5 +90,5 @@ def test_a_failing_query_leaves_nothing_cached(spark, monkeypatch):
     monkeypatch.setattr(executor, "join_bag", failing_second)
     persisted.clear()
     with pytest.raises(RuntimeError, match="second step"):
-        evaluate(text, {"edge": edge})
+        evaluate(text, {"edge": edge}, placement="executors")
     assert persisted and not any(cached(p) for p in persisted)

@@ -144,6 +144,11 @@ def _run(args: argparse.Namespace) -> int:
             stack.callback(_stop, spark)
         reporter.watch(spark)
         stack.callback(reporter.close)  # stop the monitor before Spark stops
+        if getattr(args, "placement", None):
+            from faq.insideout.physical import PLACEMENT_CONF
+
+            spark.conf.set(PLACEMENT_CONF, args.placement)
+            stack.callback(spark.conf.unset, PLACEMENT_CONF)
         args.run(args, spark, reporter)
     return EXIT_OK
 

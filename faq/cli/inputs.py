@@ -69,6 +69,13 @@ def common_options() -> argparse.ArgumentParser:
         help="a Spark Connect server to run on instead of starting Spark, e.g. sc://localhost:15002 "
              f"(started by 'faq serve'; default ${REMOTE_ENV})",
     )
+    common.add_argument(
+        "--placement",
+        choices=("auto", "driver", "executors"),
+        default=None,
+        help="where the steps run: auto (the default: small steps in-process on the driver, no Spark job), "
+             "driver, or executors (Spark jobs); sets spark.faq.placement",
+    )
     common.add_argument("--quiet", "-q", action="store_true", help="no progress lines on stderr")
     common.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     return common

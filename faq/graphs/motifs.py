@@ -45,11 +45,13 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional, Union
 
+from faq.driver_copy import driver_copy, keep_driver_copy, rows_held
 from faq.errors import InvalidArgumentError
 from faq.factor import VALUE, Factor
 from faq.graphs.pattern import EDGE, MAX_EVENTS, SYM, Pattern, inclusion_exclusion, parse_pattern
 from faq.language import FAQ
 from faq.scope import Owner, Scope
+from faq.semirings import get_semiring
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -132,6 +134,10 @@ class _Graph(Owner):
         from pyspark.sql import functions as F
 
         if self._sym is None:
+            held = driver_copy(self.edge.df)
+            if held is not None:  # the driver holds the edges: both directions in numpy, held too
+                self._sym = _symmetric_held(held, self.edge.df.sparkSession)
+                return self._sym
             df = self.edge.df
             both = df.select(SRC, DST).unionByName(df.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST)))
             sym = both.distinct().withColumn(VALUE, F.lit(1).cast("bigint"))
@@ -139,6 +145,8 @@ class _Graph(Owner):
         return self._sym
 
     def _persist(self, factor: Factor) -> Factor:
+        if rows_held(factor.df) is not None:  # held on the driver: no cache (and the copy stays with it)
+            return factor
         return replace(factor, df=self.scope.persist(factor.df))
 
     def factors(self, query: FAQ) -> dict[str, Factor]:
@@ -146,6 +154,21 @@ class _Graph(Owner):
 
     def relation(self, directed: bool) -> Factor:
         return self.edge if directed else self.sym
+
+
+def _symmetric_held(edges: Any, spark: Any) -> Factor:
+    """Both directions of the held simple digraph ``edges`` (numpy columns), as a held factor."""
+    import numpy as np
+
+    src, dst = np.asarray(edges[SRC], dtype=np.int64), np.asarray(edges[DST], dtype=np.int64)
+    pairs = np.unique(np.stack([np.concatenate([src, dst]), np.concatenate([dst, src])], axis=1), axis=0)
+    ones = np.ones(len(pairs), dtype=np.int64)
+    import pyarrow as pa
+
+    table = pa.table({SRC: pairs[:, 0], DST: pairs[:, 1], VALUE: ones})
+    df = spark.createDataFrame(table) if len(pairs) else spark.createDataFrame([], f"{SRC} bigint, {DST} bigint, {VALUE} bigint")
+    keep_driver_copy(df, {SRC: pairs[:, 0], DST: pairs[:, 1], VALUE: ones})
+    return Factor(df=df, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=SYM)
 
 
 def _check_strategy(strategy: str) -> None:

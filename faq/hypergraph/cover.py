@@ -26,6 +26,8 @@ over one common denominator, so it is exact and much faster than a tableau of ``
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -227,7 +229,14 @@ def _solve(
     """Solve and certify the cover LP of ``bag``; edges and bag are bitmasks over ``names``.
 
     Input is trusted (validated by the public functions): costs are Fractions >= 0.
+    A plan asks the same LPs many times over (each bag's ρ*, AGM bound and cover): the
+    certified solutions are remembered (:func:`_solved`).
     """
+    return _solved(tuple(masks), bag, tuple(costs), tuple(names))
+
+
+@functools.lru_cache(maxsize=4096)
+def _solved(masks: tuple[int, ...], bag: int, costs: tuple[Fraction, ...], names: tuple[str, ...]) -> _Solution:
     inter = [m & bag for m in masks]
     reach = 0
     for m in inter:

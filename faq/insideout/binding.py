@@ -25,9 +25,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
-from faq.driver_copy import project_driver_copy
+from faq.driver_copy import driver_copy, project_driver_copy, rows_held
 from faq.errors import (
     ArityMismatchError,
     InvalidArgumentError,
@@ -37,7 +38,13 @@ from faq.errors import (
 )
 from faq.factor import Factor
 from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
-from faq.insideout.physical import INTEGRAL_TYPES, Environment
+from faq.insideout.physical import (
+    DEFAULT_LOCAL_ROWS,
+    INDEX_BUILD_CONF,
+    INDEX_BUILDS,
+    INTEGRAL_TYPES,
+    Environment,
+)
 from faq.insideout.planner import Plan, plan
 from faq.joins import VALUE_COLUMN, Frame
 from faq.language import FAQ, parse_query
@@ -45,6 +52,8 @@ from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+    from faq.joins.local import Table
 
 
 def query_semiring(query: FAQ, factors: Mapping[str, Factor], semiring: Union[str, Semiring, None] = None) -> Semiring:
@@ -106,32 +115,76 @@ def bind(query: FAQ, factors: Mapping[str, Factor], semiring: Semiring) -> dict[
     UnknownFactorError, ArityMismatchError, SemiringMismatchError,
     VariableTypeMismatchError
     """
+    types = variable_types(query, factors, semiring)
+    return {f"{atom.factor}#{k}": bind_atom(atom, factors[atom.factor], types)
+            for k, atom in enumerate(query.atoms, start=1)}
+
+
+def bind_atom(atom: Any, factor: Factor, types: Mapping[str, str]) -> Frame:
+    """One atom's :class:`Frame`: ``factor``'s columns renamed to the atom's variables (see :func:`bind`)."""
     from pyspark.sql import functions as F
 
-    types = variable_types(query, factors, semiring)
-    frames: dict[str, Frame] = {}
-    for k, atom in enumerate(query.atoms, start=1):
-        factor = factors[atom.factor]
-        df = factor.df
-        first_column: dict[str, str] = {}
-        condition = None
-        for column, var in zip(factor.variables, atom.variables):
-            if var in first_column:  # repeated variable: keep the diagonal
-                same = F.col(first_column[var]) == F.col(column)
-                condition = same if condition is None else condition & same
-            else:
-                first_column[var] = column
-        if condition is not None:
-            df = df.where(condition)
-        columns = [
-            F.col(c).cast("bigint").alias(v) if types[v] == "bigint" else F.col(c).alias(v)
-            for v, c in first_column.items()
-        ]
-        projected = df.select(*columns, F.col(factor.value).alias(VALUE_COLUMN))
-        if condition is None:  # a renaming of the factor's rows: the driver's copy, if any, still holds them
-            project_driver_copy(projected, df, {**first_column, VALUE_COLUMN: factor.value})
-        frames[f"{atom.factor}#{k}"] = Frame(projected, tuple(first_column))
-    return frames
+    df = factor.df
+    first_column, repeats = _columns_of(atom, factor)
+    condition = None
+    for column, var in repeats:  # repeated variable: keep the diagonal
+        same = F.col(first_column[var]) == F.col(column)
+        condition = same if condition is None else condition & same
+    if condition is not None:
+        df = df.where(condition)
+    columns = [
+        F.col(c).cast("bigint").alias(v) if types[v] == "bigint" else F.col(c).alias(v)
+        for v, c in first_column.items()
+    ]
+    projected = df.select(*columns, F.col(factor.value).alias(VALUE_COLUMN))
+    if condition is None:  # a renaming of the factor's rows: the driver's copy, if any, still holds them
+        project_driver_copy(projected, df, {**first_column, VALUE_COLUMN: factor.value})
+    return Frame(projected, tuple(first_column))
+
+
+def held_atom(atom: Any, factor: Factor, semiring: Semiring) -> Optional["Table"]:
+    """One atom as a numpy :class:`~faq.joins.local.Table` from the rows the driver holds
+    (:mod:`faq.driver_copy`), as :func:`bind_atom` would give them; None when it holds none.
+
+    No Spark call: an in-process step reads its inputs this way.
+
+    >>> from faq.factor import factor_of
+    >>> from faq.language import parse_query
+    >>> f = factor_of([(0, 0, 2), (0, 1, 3), (1, 1, 5)], ["x", "y"], "counting")
+    >>> table = held_atom(parse_query("q(x) := f(x, x)").atoms[0], f, f.semiring)
+    >>> table.variables, table.keys["x"].tolist(), table.values.tolist()
+    (('x',), [0, 1], [2, 5])
+    """
+    import numpy as np
+
+    from faq.joins.local import Table
+    from faq.semirings.numpy_backend import NUMPY_DTYPES
+
+    copy = driver_copy(factor.df)
+    if copy is None or factor.value not in copy or any(c not in copy for c in factor.variables):
+        return None
+    first_column, repeats = _columns_of(atom, factor)
+    keep = None
+    for column, var in repeats:
+        same = np.asarray(copy[first_column[var]]) == np.asarray(copy[column])
+        keep = same if keep is None else keep & same
+    keys = {v: np.asarray(copy[c]) for v, c in first_column.items()}
+    values = np.asarray(copy[factor.value], dtype=NUMPY_DTYPES[semiring.value_type])
+    if keep is not None:
+        keys, values = {v: k[keep] for v, k in keys.items()}, values[keep]
+    return Table(tuple(first_column), keys, values)
+
+
+def _columns_of(atom: Any, factor: Factor) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """(variable -> the factor column holding it first, (column, variable) of each repeat)."""
+    first_column: dict[str, str] = {}
+    repeats: list[tuple[str, str]] = []
+    for column, var in zip(factor.variables, atom.variables):
+        if var in first_column:
+            repeats.append((column, var))
+        else:
+            first_column[var] = column
+    return first_column, repeats
 
 
 def statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, int]:
@@ -167,6 +220,10 @@ def factor_statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, Re
         if not columns:
             out[name] = RelationStatistics(factor.count(), ())
             continue
+        held = _held_statistics(factor)
+        if held is not None:  # the driver holds the rows: counted in numpy, no job
+            out[name] = held
+            continue
         schema = factor.df.schema
         integral = all(schema[c].dataType.simpleString() in INTEGRAL_TYPES for c in columns)
         kind = "bigint" if integral else "string"
@@ -192,6 +249,21 @@ def factor_statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, Re
     return out
 
 
+def _held_statistics(factor: Factor) -> Optional[RelationStatistics]:
+    """:func:`factor_statistics` of a factor whose rows the driver holds, from its arrays (None: not held)."""
+    import pandas as pd
+
+    copy = driver_copy(factor.df)
+    if copy is None or any(c not in copy for c in factor.variables):
+        return None
+    rows = rows_held(factor.df) or 0
+    columns = []
+    for c in factor.variables:
+        counts = pd.Series(copy[c]).value_counts(sort=False, dropna=True)
+        columns.append(ColumnStatistics(int(len(counts)), int(counts.max()) if len(counts) else 0))
+    return RelationStatistics(rows, tuple(columns))
+
+
 def session_environment(spark: "SparkSession") -> Environment:
     """The facts of ``spark`` a plan's physical choices depend on.
 
@@ -213,10 +285,15 @@ def session_environment(spark: "SparkSession") -> Environment:
     """
     from faq.spark import default_parallelism, is_connect
 
+    from faq.insideout.physical import LOCAL_ROWS_CONF, PLACEMENT_CONF, PLACEMENTS
+
     connect = is_connect(spark)
+    local_rows = _setting(spark, LOCAL_ROWS_CONF)
     return Environment(connect=connect, parallelism=default_parallelism(spark), index_memory=index_memory(spark),
                        driver_index_memory=driver_index_memory(spark), index_dir=index_dir(spark, connect),
-                       index_build=index_build(spark))
+                       index_build=_choice(spark, INDEX_BUILD_CONF, INDEX_BUILDS),
+                       placement=_choice(spark, PLACEMENT_CONF, PLACEMENTS), local_memory=local_memory(spark),
+                       local_rows=DEFAULT_LOCAL_ROWS if not local_rows else _rows(LOCAL_ROWS_CONF, local_rows))
 
 
 def _setting(spark: "SparkSession", key: str) -> Optional[str]:
@@ -270,14 +347,47 @@ def index_dir(spark: "SparkSession", connect: bool) -> Optional[str]:
     return None
 
 
+def _choice(spark: "SparkSession", key: str, choices: Sequence[str]) -> str:
+    """A setting that names one of ``choices`` (the first is the default); anything else is refused.
+
+    ``spark.faq.indexBuild`` ("auto", "driver" or "executors") and
+    ``spark.faq.placement`` (the same names) are read this way.
+    """
+    given = (_setting(spark, key) or choices[0]).strip().lower()
+    if given not in choices:
+        raise InvalidArgumentError(argument=key, value=given, reason=f"expected one of {', '.join(choices)}")
+    return given
+
+
 def index_build(spark: "SparkSession") -> str:
     """``spark.faq.indexBuild``: "auto" (default), "driver" or "executors"; anything else is refused."""
-    from faq.insideout.physical import INDEX_BUILD_CONF, INDEX_BUILDS
+    return _choice(spark, INDEX_BUILD_CONF, INDEX_BUILDS)
 
-    given = (_setting(spark, INDEX_BUILD_CONF) or "auto").strip().lower()
-    if given not in INDEX_BUILDS:
-        raise InvalidArgumentError(argument=INDEX_BUILD_CONF, value=given, reason=f"expected one of {', '.join(INDEX_BUILDS)}")
-    return given
+
+def local_memory(spark: "SparkSession") -> int:
+    """Bytes an in-process step may use on the driver: ``spark.faq.localMemory`` when set, else
+    :data:`~faq.insideout.physical.LOCAL_MEMORY_FRACTION` of this machine's memory (the driver's
+    Python process, where in-process steps run, lives beside the JVM, not in its heap)."""
+    from faq.insideout.physical import LOCAL_MEMORY_CONF, LOCAL_MEMORY_FRACTION, parse_size
+
+    given = _setting(spark, LOCAL_MEMORY_CONF)
+    if given:
+        return parse_size(given)
+    try:
+        machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not a POSIX system: Spark's default executor memory
+        machine = 4 << 30
+    return int(LOCAL_MEMORY_FRACTION * machine)
+
+
+def _rows(key: str, text: str) -> int:
+    try:
+        rows = int(float(text))
+    except ValueError:
+        rows = -1
+    if rows < 0:
+        raise InvalidArgumentError(argument=key, value=text, reason="expected a number of rows (0 or more)")
+    return rows
 
 
 def plan_for(
@@ -291,6 +401,7 @@ def plan_for(
     detailed: bool = False,
     task_aggregation: bool = True,
     environment: Optional[Environment] = None,
+    placement: Optional[str] = None,
 ) -> Plan:
     """The plan :func:`~faq.insideout.executor.evaluate` would run, made from the factors' facts.
 
@@ -299,7 +410,8 @@ def plan_for(
     per key column, which give the generic join's estimated work), and reads
     the key types and the session; see :func:`faq.insideout.planner.plan`
     for the other parameters.  ``environment`` overrides the session's
-    facts (tests lower the index limits with it).
+    facts (tests lower the index limits with it); ``placement`` ("auto",
+    "driver", "executors") overrides its :attr:`~faq.insideout.physical.Environment.placement`.
     """
     if isinstance(query, str):
         query = parse_query(query)
@@ -310,5 +422,75 @@ def plan_for(
     spark = next(iter(factors.values())).df.sparkSession if factors else None
     if environment is None:
         environment = session_environment(spark) if spark is not None else Environment()
+    if placement is not None:
+        from faq.insideout.physical import PLACEMENTS
+
+        if placement not in PLACEMENTS:
+            raise InvalidArgumentError(argument="placement", value=placement,
+                                       reason=f"expected one of {', '.join(PLACEMENTS)}")
+        environment = replace(environment, placement=placement)
+    held = [name for name in query.factor_names if name in factors and rows_held(factors[name].df) is not None]
+    degrees = {name: held_degrees(factors[name]) for name in held if rows_held(factors[name].df) <= DEGREE_ROWS}
     return plan(query, semiring=ring, sizes=sizes, method=method, order=order, join=join, statistics=stats,
-                variable_types=types, environment=environment, task_aggregation=task_aggregation)
+                variable_types=types, environment=environment, task_aggregation=task_aggregation,
+                held=held, degrees={name: d for name, d in degrees.items() if d is not None})
+
+
+#: Most rows of a held factor whose largest degrees :func:`plan_for` counts (in numpy, no job).
+DEGREE_ROWS = 2_000_000
+
+
+def held_degrees(factor: Factor) -> Optional[tuple[int, ...]]:
+    """The most rows sharing one value of each key column of a factor the driver holds (None: not held).
+
+    >>> from faq.factor import factor_of
+    >>> held_degrees(factor_of([(1, 2, 1), (1, 3, 1), (2, 3, 1)], ["src", "dst"]))
+    (2, 2)
+    """
+    import pandas as pd
+
+    copy = driver_copy(factor.df)
+    if copy is None:
+        return None
+    return tuple(
+        int(pd.Series(copy[v]).value_counts(sort=False).max()) if len(copy[v]) else 0 for v in factor.variables
+    )
+
+
+#: Fetch jobs in flight at once (:func:`fetched_all`): small jobs mostly wait on scheduling and
+#: the round trip, which overlap.
+FETCH_THREADS = 4
+
+
+def fetched_all(factors: Mapping[str, Factor], limit: int) -> dict[str, Factor]:
+    """:func:`fetched` of every factor, the jobs run side by side (threads; Spark schedules them
+    together): a query over dozens of small tables waits for about one job's time, not dozens."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    pending = {name: f for name, f in factors.items() if rows_held(f.df) is None}
+    if len(pending) <= 1:
+        return {name: fetched(f, limit) for name, f in factors.items()}
+    with ThreadPoolExecutor(min(FETCH_THREADS, len(pending))) as pool:
+        done = dict(zip(pending, pool.map(lambda f: fetched(f, limit), pending.values())))
+    return {name: done.get(name, f) for name, f in factors.items()}
+
+
+def fetched(factor: Factor, limit: int) -> Factor:
+    """``factor`` with its rows held on the driver when it has at most ``limit`` rows (one Spark job,
+    which also counts it), else as it is; a factor held already is returned as it is.
+
+    The rows are fetched onto a new DataFrame object (a renaming of the
+    factor's columns), so the caller's own DataFrame carries no record and a
+    later call reads its source afresh.
+    """
+    from faq.driver_copy import keep_driver_copy
+    from faq.joins.local import Table
+
+    if rows_held(factor.df) is not None or limit <= 0:
+        return factor
+    columns = [*factor.variables, factor.value]
+    table = factor.df.select(*columns).limit(limit + 1).toArrow()
+    if table.num_rows > limit or any(table.column(c).null_count for c in columns):
+        return factor  # large, or with nulls the Spark joins leave out: read by Spark
+    arrays = {c: Table.column_array(table.column(c)) for c in columns}
+    return replace(factor, df=keep_driver_copy(factor.df.select(*columns), arrays))

@@ -3,12 +3,15 @@
 :func:`evaluate` is the entry point: it checks the query against the factors,
 gathers their sizes and plans (:func:`faq.insideout.binding.plan_for`) — or
 takes a plan the caller made and inspected (``plan=``) — and :func:`execute`
-runs it.  The executor decides nothing: each step's join strategy, attribute
-order, shared indexes and whether aggregation runs inside the tasks are the
-plan's (:class:`~faq.insideout.physical.Strategy`), dispatched by
-:func:`faq.joins.join_bag`.  Each step's output is materialised (persisted and
-counted) before the next starts, which gives honest progress reports and
-measured sizes; every cache is released when the result is (see
+runs it.  The executor decides nothing: where each step runs, its join
+strategy, attribute order, shared indexes and whether aggregation runs inside
+the tasks are the plan's (:attr:`~faq.insideout.planner.Step.placement`,
+:class:`~faq.insideout.physical.Strategy`).  A step placed on the driver runs
+in-process over numpy tables (:func:`faq.joins.local.join_local`, no Spark
+job); a step on the executors is dispatched by :func:`faq.joins.join_bag` and
+its output materialised (persisted and counted) before the next starts, which
+gives honest progress reports and measured sizes.  Relations cross between the
+two as the steps need; every cache is released when the result is (see
 :class:`QueryResult`).
 
 Examples
@@ -18,9 +21,12 @@ Examples
 >>> edge = factor_of([(1, 2, 1), (2, 3, 1), (1, 3, 1), (3, 4, 1)], ["src", "dst"], "counting")
 >>> triangles = "count() := edge(a,b), edge(a,c), edge(b,c)"
 >>> with evaluate(triangles, {"edge": edge}) as result:
+...     result.scalar(), result.plan.steps[0].placement, result.notes[0]
+(1, 'driver', 'in-process generic join, index of 4 rows; ⊕ of counting while joining onto (); compiled loop (numba), ... threads')
+>>> with evaluate(triangles, {"edge": edge}, placement="executors") as result:
 ...     result.scalar(), result.notes[0]
-(1, 'broadcast index of 4 rows (... file, mapped once per machine); ⊕ of counting inside tasks onto (); compiled loop (numba)')
->>> shuffled = plan_for(triangles, {"edge": edge}, join="generic_shuffle")
+(1, 'broadcast index of 4 rows (... file, mapped once per machine...); ⊕ of counting inside tasks onto (); compiled loop (numba)')
+>>> shuffled = plan_for(triangles, {"edge": edge}, join="generic_shuffle", placement="executors")
 >>> with evaluate(triangles, {"edge": edge}, plan=shuffled) as result:
 ...     result.scalar(), result.notes[0]
 (1, 'shuffle')
@@ -28,18 +34,28 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from faq.driver_copy import keep_driver_copy, project_driver_copy
+from faq.driver_copy import driver_copy, keep_driver_copy, project_driver_copy, rows_held
 from faq.errors import PlanError
 from faq.factor import VALUE, Factor
-from faq.insideout.binding import bind, plan_for, query_semiring
+from faq.insideout.binding import (
+    bind_atom,
+    fetched_all,
+    held_atom,
+    plan_for,
+    query_semiring,
+    session_environment,
+    variable_types,
+)
 from faq.insideout.planner import Plan
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag
+from faq.joins.local import Table, join_local
 from faq.language import FAQ, parse_query
 from faq.scope import Owner, Scope
 from faq.semirings import Semiring, get_semiring
@@ -71,14 +87,30 @@ class QueryResult(Owner):
 
     The answer's DataFrame is cached, owned by :attr:`scope`; call
     :meth:`close` (or use the result as a context manager) when done with it.
+    An answer made in-process is held by the driver (:attr:`held`): its
+    DataFrame is made when first asked for, and :meth:`scalar` runs no Spark
+    call at all.
     """
 
-    factor: Factor
+    _factor: Optional[Factor]
     plan: Plan
     step_rows: list[int] = field(default_factory=list)
     seconds: float = 0.0
     scope: Scope = field(default_factory=Scope, repr=False)
     notes: list[str] = field(default_factory=list)  # per step: how its join ran
+    held: Optional[Table] = field(default=None, repr=False)  # the answer, when the last step ran in-process
+    _make: Optional[Callable[[], Factor]] = field(default=None, repr=False)
+
+    @property
+    def factor(self) -> Factor:
+        """The answer as a :class:`~faq.factor.Factor` (free variables and ``value``)."""
+        if self._factor is None:
+            self._factor = self._make()
+        return self._factor
+
+    @factor.setter
+    def factor(self, value: Factor) -> None:  # a job reshaping its answer (faq.graphs.matrix_chain)
+        self._factor = value
 
     @property
     def df(self) -> "DataFrame":
@@ -87,6 +119,9 @@ class QueryResult(Owner):
 
     def scalar(self) -> Any:
         """The value of a query without free variables."""
+        if self._factor is None and isinstance(self._make, _Answer) and not self.held.variables:
+            semiring, values = self._make.semiring, self.held.values  # held in-process: no Spark call
+            return semiring.zero if len(values) == 0 else semiring.python_value(values[0].item())
         return self.factor.scalar()
 
     def _repr_html_(self) -> str:
@@ -103,11 +138,17 @@ class QueryResult(Owner):
 
 def execute(
     plan: Plan,
-    frames: Mapping[str, Frame],
+    frames: Mapping[str, Union[Frame, "Held"]],
     semiring: Semiring,
     progress: Optional[Progress] = None,
+    spark: Optional["SparkSession"] = None,
 ) -> QueryResult:
-    """Run ``plan`` over the bound ``frames`` (from :func:`~faq.insideout.binding.bind`).
+    """Run ``plan`` over the bound ``frames`` (from :func:`~faq.insideout.binding.bind`; an atom
+    whose rows the driver holds may come as :class:`Held`).
+
+    A step the plan places on the driver runs in-process (:mod:`faq.joins.local`,
+    no Spark job); a step on the executors as Spark jobs; relations cross
+    between them as the steps need.
 
     Returns a :class:`QueryResult` whose factor has the free variables as
     columns (in the query's order) and a ``value`` column.
@@ -115,24 +156,38 @@ def execute(
     from pyspark.sql import functions as F
 
     started = time.perf_counter()
-    relations: dict[str, Frame] = dict(frames)
+    # A relation is a Frame (Spark) or, where a step ran in-process, a table the driver holds.
+    relations: dict[str, Union[Frame, Held]] = dict(frames)
     step_rows: list[int] = []
     notes: list[str] = []
     scope = Scope()
+    spark = spark if spark is not None else _session_of(frames)
     with scope.closing_on_error():
         for step in plan.steps:
-            frame, rows = _run_step(step, len(plan.steps), relations, frames, semiring, scope, progress)
+            if step.placement == "driver":
+                held, rows = _run_local_step(step, len(plan.steps), relations, semiring, plan.environment, progress)
+                relations[step.output.id] = held
+                notes.append(held.note)
+            else:
+                frame, rows = _run_step(step, len(plan.steps), _as_frames(step, relations, spark, plan),
+                                        frames, semiring, scope, progress)
+                relations[step.output.id] = frame
+                notes.append(frame.note)
             step_rows.append(rows)
-            notes.append(frame.note)
             # Consumed intermediates are no longer needed: release them now (inputs are not ours).
             for r in step.inputs:
-                scope.release(relations.pop(r).df)
-            relations[step.output.id] = frame
-    result_frame = relations[plan.result.id]
+                consumed = relations.pop(r)
+                if isinstance(consumed, Frame):
+                    scope.release(consumed.df)
     out_value = VALUE if VALUE not in plan.free else "__value"
-    out_df = result_frame.df.select(*plan.free, F.col(VALUE_COLUMN).alias(out_value))
-    if not plan.free:  # a scalar the last step holds on the driver stays held (Factor.scalar runs no job)
-        project_driver_copy(out_df, result_frame.df, {out_value: VALUE_COLUMN})
+    result = relations[plan.result.id]
+    if isinstance(result, Held):
+        make = _Answer(spark, result.table, plan, semiring, out_value)
+        return QueryResult(None, plan, step_rows, time.perf_counter() - started, scope, notes, result.table, make)
+    else:
+        out_df = result.df.select(*plan.free, F.col(VALUE_COLUMN).alias(out_value))
+        if not plan.free:  # a scalar the last step holds on the driver stays held (Factor.scalar runs no job)
+            project_driver_copy(out_df, result.df, {out_value: VALUE_COLUMN})
     factor = Factor(df=out_df, variables=tuple(plan.free), semiring=semiring, value=out_value, name="result")
     return QueryResult(factor, plan, step_rows, time.perf_counter() - started, scope, notes)
 
@@ -151,12 +206,7 @@ def _run_step(
 
     Returns the step's output (persisted in ``scope``; its ``note`` says how the join ran) and its rows.
     """
-    description = (
-        f"eliminate {', '.join(step.eliminated)} (bag {{{', '.join(step.bag)}}}, "
-        f"{len(step.inputs)} relation(s), {len(step.indicators)} indicator(s))"
-        if step.eliminated
-        else f"multiply {len(step.inputs)} relation(s) on the free variables"
-    )
+    description = _description(step)
     if progress:
         progress(StepEvent("start", step.index, total, description))
     t0 = time.perf_counter()
@@ -187,6 +237,149 @@ def _run_step(
     if progress:
         progress(StepEvent("done", step.index, total, description, rows, time.perf_counter() - t0, product.note))
     return Frame(df, out_vars, product.note), rows
+
+
+@dataclass(frozen=True)
+class Held:
+    """A relation the driver holds: an in-process step's output (and how its join ran), or an
+    input atom over a factor the driver holds, with ``frame`` making its Spark frame when a step
+    on the executors reads it (:func:`~faq.insideout.binding.bind_atom`)."""
+
+    table: Table
+    note: str = ""
+    frame: Optional[Callable[[], Frame]] = None
+
+
+def _run_local_step(
+    step: Any,
+    total: int,
+    relations: Mapping[str, Union[Frame, Table, Held]],
+    semiring: Semiring,
+    environment: Any,
+    progress: Optional[Progress],
+) -> tuple[Held, int]:
+    """One step in-process (:mod:`faq.joins.local`): its inputs as numpy tables (held by the driver,
+    or fetched: the plan bounded them), joined, ⊕-aggregated and zeros dropped; no Spark job."""
+    description = _description(step)
+    if progress:
+        progress(StepEvent("start", step.index, total, description))
+    t0 = time.perf_counter()
+    inputs = [_table(relations[r], semiring) for r in step.inputs]
+    indicators = [_table(relations[i.relation], semiring).projection(i.variables) for i in step.indicators]
+    plus = semiring if step.aggregate == semiring.name else get_semiring(step.aggregate) if step.eliminated else None
+    aggregation = Aggregation(tuple(step.output.variables), plus) if step.eliminated else None
+    table, note = join_local(step.strategy.name, inputs, indicators, semiring, step.attribute_order, aggregation,
+                             step.strategy.shared or None, threads=max(1, environment.parallelism),
+                             in_kernel=step.strategy.aggregate_in_tasks)
+    if tuple(table.variables) != tuple(step.output.variables):  # a final product: the plan's column order
+        table = Table(tuple(step.output.variables), table.keys, table.values)
+    seconds = time.perf_counter() - t0
+    if progress:
+        progress(StepEvent("done", step.index, total, description, table.rows, seconds, note))
+    return Held(table, note), table.rows
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """Makes an in-process answer's Factor (a local DataFrame the driver holds) when first asked."""
+
+    spark: "SparkSession"
+    table: Table
+    plan: Plan
+    semiring: Semiring
+    value: str
+
+    def __call__(self) -> Factor:
+        df = _local_dataframe(self.spark, self.table, self.plan, self.semiring, value_name=self.value)
+        return Factor(df=df, variables=tuple(self.plan.free), semiring=self.semiring, value=self.value, name="result")
+
+
+def _table(relation: Union[Frame, Table, Held], semiring: Semiring) -> Table:
+    """A relation as a numpy table: an in-process output as it is, a frame from the rows the
+    driver holds (:mod:`faq.driver_copy`), else collected (one Spark job; the plan bounded it)."""
+    if isinstance(relation, Held):
+        return relation.table
+    if isinstance(relation, Table):
+        return relation
+    dtype = NUMPY_DTYPES[semiring.value_type]
+    copy = driver_copy(relation.df)
+    if copy is not None and all(v in copy for v in relation.variables) and VALUE_COLUMN in copy:
+        return Table(relation.variables, {v: copy[v] for v in relation.variables},
+                     np.asarray(copy[VALUE_COLUMN], dtype=dtype))
+    arrow = relation.df.select(*relation.variables, VALUE_COLUMN).toArrow()
+    return Table.from_arrow(arrow, relation.variables, semiring)
+
+
+def _as_frames(step: Any, relations: dict, spark: "SparkSession", plan: Plan) -> dict:
+    """``relations`` with the in-process outputs a Spark step reads turned into DataFrames
+    (local relations whose rows the driver keeps holding)."""
+    needed = [*step.inputs, *(i.relation for i in step.indicators)]
+    for r in needed:
+        held = relations[r]
+        if isinstance(held, Held) and held.frame is not None:
+            relations[r] = held.frame()
+        elif isinstance(held, Held):
+            df = _local_dataframe(spark, held.table, plan, get_semiring(plan.semiring), value_name=VALUE_COLUMN,
+                                  variables=held.table.variables)
+            relations[r] = Frame(df, tuple(held.table.variables), held.note)
+    return relations
+
+
+def _local_dataframe(
+    spark: "SparkSession", table: Table, plan: Plan, semiring: Semiring, value_name: str,
+    variables: Optional[Sequence[str]] = None,
+) -> "DataFrame":
+    """A table the driver holds as a Spark DataFrame (keys typed as the plan's variables, then the
+    value as ``value_name``), recorded as held (:mod:`faq.driver_copy`): reading it back runs no job."""
+    import pyarrow as pa
+
+    variables = tuple(plan.free if variables is None else variables)
+    arrow_types = {"bigint": pa.int64(), "int": pa.int64(), "string": pa.string(), "double": pa.float64(),
+                   "boolean": pa.bool_(), "float": pa.float64()}
+    columns, names = [], []
+    for v in variables:
+        kind = arrow_types.get(plan.variable_types.get(v, ""))
+        columns.append(pa.array(table.keys[v], type=kind) if kind is not None else pa.array(table.keys[v]))
+        names.append(v)
+    values = np.asarray(table.values, dtype=NUMPY_DTYPES[semiring.value_type])
+    columns.append(pa.array(values))
+    names.append(value_name)
+    arrow = pa.Table.from_arrays(columns, names=names)
+    schema = ", ".join(f"`{n}` {_spark_type(c.type)}" for n, c in zip(names, arrow.columns))
+    df = spark.createDataFrame([], schema) if arrow.num_rows == 0 else spark.createDataFrame(arrow)
+    copy = {v: np.asarray(table.keys[v]) for v in variables}
+    copy[value_name] = values
+    return keep_driver_copy(df, copy)
+
+
+def _spark_type(arrow_type: Any) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_integer(arrow_type):
+        return "bigint"
+    if pa.types.is_floating(arrow_type):
+        return "double"
+    if pa.types.is_boolean(arrow_type):
+        return "boolean"
+    return "string"
+
+
+def _session_of(frames: Mapping[str, Union[Frame, Held]]) -> "SparkSession":
+    for frame in frames.values():
+        if isinstance(frame, Frame):
+            return frame.df.sparkSession
+    from faq.spark import get_session
+
+    return get_session()
+
+
+def _description(step: Any) -> str:
+    return (
+        f"eliminate {', '.join(step.eliminated)} (bag {{{', '.join(step.bag)}}}, "
+        f"{len(step.inputs)} relation(s), {len(step.indicators)} indicator(s))"
+        if step.eliminated
+        else f"multiply {len(step.inputs)} relation(s) on the free variables"
+    )
 
 
 def _combined_in_spark(
@@ -244,6 +437,7 @@ def evaluate(
     progress: Optional[Progress] = None,
     plan: Optional[Plan] = None,
     task_aggregation: bool = True,
+    placement: Optional[str] = None,
 ) -> QueryResult:
     """Answer ``query`` over ``factors`` with InsideOut.
 
@@ -270,6 +464,10 @@ def evaluate(
     task_aggregation : bool
         Let broadcast joins ⊕-aggregate inside their tasks (False lists
         every binding; the plan records the choice).
+    placement : {"auto", "driver", "executors"}, optional
+        Where steps run (default: the session's ``spark.faq.placement``,
+        "auto": small steps in-process on the driver, others as Spark jobs;
+        :func:`~faq.insideout.physical.choose_placement`).
 
     Returns
     -------
@@ -285,15 +483,45 @@ def evaluate(
     # answer is materialised (or failed) when the scope closes.
     with Scope() as inputs:
         kept = dict(factors)
+        spark = next(iter(factors.values())).df.sparkSession if factors else None
+        environment = session_environment(spark) if spark is not None and plan is None else None
+        if environment is not None and placement is not None:
+            environment = replace(environment, placement=_placement(placement))
+        if environment is not None and environment.placement != "executors":
+            # Small factors come to the driver in one job each (which also counts them), so that
+            # steps over them run in-process (the plan decides; a large factor stays in Spark).
+            kept.update(fetched_all({n: kept[n] for n in query.factor_names if n in kept}, environment.local_rows))
         for name in _used_twice(query):
             # (A DataFrame the caller cached already is left alone, and not released by us.)
-            if name in factors and not _is_cached(factors[name].df):
-                kept[name] = replace(factors[name], df=inputs.persist(factors[name].df))
-        frames = bind(query, kept, ring)  # every check, before any Spark job
+            if name in kept and rows_held(kept[name].df) is None and not _is_cached(kept[name].df):
+                kept[name] = replace(kept[name], df=inputs.persist(kept[name].df))
+        frames = _bound(query, kept, ring)  # every check, before any Spark job
         if plan is None:
             plan = plan_for(query, kept, semiring=ring, method=method, order=order, join=join,
-                            task_aggregation=task_aggregation)
-        return execute(plan, frames, ring, progress)
+                            task_aggregation=task_aggregation, environment=environment)
+        return execute(plan, frames, ring, progress, spark=spark)
+
+
+def _bound(query: FAQ, factors: Mapping[str, Factor], semiring: Semiring) -> dict[str, Union[Frame, Held]]:
+    """:func:`~faq.insideout.binding.bind`'s frames, except that an atom over a factor the driver
+    holds is a :class:`Held` table (its frame made only if a step on the executors reads it)."""
+    types = variable_types(query, factors, semiring)
+    frames: dict[str, Union[Frame, Held]] = {}
+    for k, atom in enumerate(query.atoms, start=1):
+        factor = factors[atom.factor]
+        table = held_atom(atom, factor, semiring)
+        make = functools.partial(bind_atom, atom, factor, types)
+        frames[f"{atom.factor}#{k}"] = make() if table is None else Held(table, "", make)
+    return frames
+
+
+def _placement(value: str) -> str:
+    from faq.errors import InvalidArgumentError
+    from faq.insideout.physical import PLACEMENTS
+
+    if value not in PLACEMENTS:
+        raise InvalidArgumentError(argument="placement", value=value, reason=f"expected one of {', '.join(PLACEMENTS)}")
+    return value
 
 
 def _used_twice(query: FAQ) -> list[str]:

@@ -46,6 +46,12 @@ Uses of one factor in the same column order share one index
 after it multiplies and ⊕-combines inside its tasks when numpy computes the
 semirings exactly (:func:`task_aggregation`).
 
+Every step, whatever its strategy, also has a placement
+(:func:`choose_placement`): in-process on the driver (no Spark job; the
+strategy's kernel run there, :mod:`faq.joins.local`) when its inputs are held
+on the driver or small, and its estimated footprint (:func:`step_footprint`)
+fits the driver's in-process memory; else on the executors.
+
 Examples
 --------
 >>> env = Environment(parallelism=2)
@@ -104,6 +110,21 @@ DRIVER_INDEX_MEMORY_CONF = "spark.faq.driverIndexMemory"
 INDEX_DIR_CONF = "spark.faq.indexDir"
 INDEX_BUILD_CONF = "spark.faq.indexBuild"
 INDEX_BUILDS = ("auto", "driver", "executors")
+# Session conf keys for where one-shot steps run (choose_placement): "auto" (by size), "driver"
+# (in-process, no Spark job) or "executors"; the bytes an in-process step may use on the driver
+# (default LOCAL_MEMORY_FRACTION of this machine's memory: the driver's Python process is not in the
+# JVM heap spark.driver.memory sizes); and the most rows of a factor the driver fetches (one job)
+# to run a step in-process when it does not hold them already.
+PLACEMENT_CONF = "spark.faq.placement"
+PLACEMENTS = ("auto", "driver", "executors")
+LOCAL_MEMORY_CONF = "spark.faq.localMemory"
+LOCAL_ROWS_CONF = "spark.faq.localRows"
+LOCAL_MEMORY_FRACTION = 0.25
+DEFAULT_LOCAL_MEMORY = 1 << 30
+DEFAULT_LOCAL_ROWS = 100_000
+#: Bytes a row of an in-process step's tables takes at most: keys and value as numpy columns, and
+#: pandas' merge and group-by working copies beside them.
+LOCAL_BYTES_PER_ROW = 64
 
 
 @dataclass(frozen=True)
@@ -136,6 +157,18 @@ class Environment:
     index_build : {"auto", "driver", "executors"}
         :data:`INDEX_BUILD_CONF`: where broadcast indexes are built ("auto":
         by ``driver_index_memory``).
+    placement : {"", "auto", "driver", "executors"}
+        :data:`PLACEMENT_CONF`: where steps run ("auto": by size,
+        :func:`choose_placement`).  A plan made without a session's facts
+        (``""``) runs on the executors and says nothing of it; a session's
+        default is "auto".
+    local_memory : int
+        Bytes an in-process step may use on the driver
+        (:data:`LOCAL_MEMORY_CONF`).
+    local_rows : int
+        Most rows of an input the driver fetches to run a step in-process
+        (:data:`LOCAL_ROWS_CONF`); inputs it holds already have no limit
+        but ``local_memory``.
     """
 
     connect: bool = False
@@ -144,6 +177,9 @@ class Environment:
     driver_index_memory: int = DEFAULT_INDEX_MEMORY
     index_dir: Optional[str] = None
     index_build: str = "auto"
+    placement: str = ""
+    local_memory: int = DEFAULT_LOCAL_MEMORY
+    local_rows: int = DEFAULT_LOCAL_ROWS
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -153,6 +189,9 @@ class Environment:
             "driver_index_memory": self.driver_index_memory,
             "index_dir": self.index_dir,
             "index_build": self.index_build,
+            "placement": self.placement,
+            "local_memory": self.local_memory,
+            "local_rows": self.local_rows,
         }
 
 
@@ -216,15 +255,17 @@ class Strategy:
             return None
         return Grid(self.shares, self.cells, self.task_rows or 0.0, self.task_bytes or 0.0)
 
-    def describe(self) -> str:
-        """One line for ``explain``."""
+    def describe(self, in_process: bool = False) -> str:
+        """One line for ``explain`` (``in_process``: the step runs on the driver, its index read there)."""
         parts = [f"strategy {self.name} ({self.reason})"]
-        if self.name == "broadcast":
+        if in_process and self.index_bytes is not None:
+            parts.append(f"index est. {format_bytes(self.index_bytes)} built and read in-process")
+        elif self.name == "broadcast":
             size = f"est. {format_bytes(self.index_bytes)} " if self.index_bytes is not None else ""
             built = "built on the driver" if self.index_dir is None else (
                 f"built on the executors from Parquet under {self.index_dir}")
             parts.append(f"index {size}{built}, in one file per machine, mapped by its workers")
-        if self.grid is not None:
+        if self.grid is not None and not in_process:
             parts.append(self.grid.describe())
         if self.name == "shuffle" and self.batches > 1:
             size = "" if self.task_rows is None else (
@@ -412,6 +453,94 @@ def _broadcast_refusal(
         return (f"index of {rows:.3g} rows (~{format_bytes(rows * bytes_per_row)}) exceeds the index memory "
                 f"{format_bytes(env.index_memory)}")
     return None
+
+
+class Input(NamedTuple):
+    """One relation or indicator of a step, as :func:`choose_placement` sees it.
+
+    ``rows`` is its (estimated) rows, ``inf`` when unknown; ``held`` says the
+    driver holds its rows already (an input it loaded, or an earlier
+    in-process step's output).
+    """
+
+    rows: float
+    held: bool
+
+
+def choose_placement(
+    inputs: Sequence[Input], footprint: Optional[float], in_numpy: str, environment: Environment
+) -> tuple[str, str]:
+    """Where a step runs: ``("driver", why)`` in-process, or ``("executors", why)`` as Spark jobs.
+
+    In-process when the step's work has a numpy form (``in_numpy`` is empty;
+    else it says why not), its inputs are held on the driver or small enough
+    to fetch (at most :attr:`Environment.local_rows` rows each), and its
+    estimated ``footprint`` (bytes: the index or the joined rows, see
+    :func:`step_footprint`) fits :attr:`Environment.local_memory`.  A step
+    on the driver runs no Spark job; a step on the executors is what every
+    step was before.  :attr:`Environment.placement` forces either.
+
+    Examples
+    --------
+    >>> env = Environment(placement="auto", local_memory=1 << 30, local_rows=1000)
+    >>> choose_placement([Input(50, False), Input(80, False)], 8e3, "", env)
+    ('driver', 'inputs of 130 rows, est. 7.81 KiB within the in-process memory 1 GiB')
+    >>> choose_placement([Input(2e6, True)], 6.4e7, "", env)
+    ('driver', 'inputs of 2e+06 rows held on the driver, est. 61 MiB within the in-process memory 1 GiB')
+    >>> choose_placement([Input(5000, False)], 1e5, "", env)[1]
+    'an input of 5e+03 rows is not on the driver and exceeds spark.faq.localRows=1000'
+    >>> choose_placement([Input(2e8, True)], 1.3e10, "", env)[1]
+    'est. 12.1 GiB exceeds the in-process memory 1 GiB (spark.faq.localMemory)'
+    >>> choose_placement([Input(5, False)], 1e3, "no numpy ⊗/⊕ for log/log", env)
+    ('executors', 'no numpy ⊗/⊕ for log/log')
+    >>> choose_placement([Input(5, False)], 1e3, "", Environment(placement="executors"))
+    ('executors', 'spark.faq.placement=executors')
+    >>> choose_placement([Input(5, False)], 1e3, "", Environment())    # no session's facts: as before
+    ('executors', '')
+    """
+    env = environment
+    if env.placement in ("", "executors"):
+        return "executors", f"{PLACEMENT_CONF}=executors" if env.placement else ""
+    if in_numpy:
+        return "executors", in_numpy
+    if env.placement == "driver":
+        return "driver", f"{PLACEMENT_CONF}=driver"
+    if any(not math.isfinite(i.rows) for i in inputs) or footprint is None or not math.isfinite(footprint):
+        return "executors", "sizes unknown"
+    for i in inputs:
+        if not i.held and i.rows > env.local_rows:
+            return "executors", (f"an input of {i.rows:.3g} rows is not on the driver and exceeds "
+                                 f"{LOCAL_ROWS_CONF}={env.local_rows}")
+    if footprint > env.local_memory:
+        return "executors", (f"est. {format_bytes(footprint)} exceeds the in-process memory "
+                             f"{format_bytes(env.local_memory)} ({LOCAL_MEMORY_CONF})")
+    rows = sum(i.rows for i in inputs)
+    held = " held on the driver" if inputs and all(i.held for i in inputs) else ""
+    return "driver", (f"inputs of {rows:.3g} rows{held}, est. {format_bytes(footprint)} within the in-process "
+                      f"memory {format_bytes(env.local_memory)}")
+
+
+def step_footprint(
+    strategy: "Strategy", input_rows: float, product_rows: Optional[float], aggregated_in_kernel: bool
+) -> Optional[float]:
+    """Estimated bytes an in-process step holds at once (None: unknown).
+
+    A generic join with integer keys holds its index
+    (:attr:`Strategy.index_bytes`) and, unless its kernel ⊕-aggregates, the
+    listed product; merges hold their inputs and the product
+    (``product_rows``, a bound), :data:`LOCAL_BYTES_PER_ROW` a row.
+
+    >>> step_footprint(Strategy("binary", ""), 100, 1000, False)
+    70400
+    >>> step_footprint(Strategy("broadcast", "", 300, index_bytes=9600), 300, 1e9, True)
+    9600
+    """
+    if strategy.name in ("broadcast", "partitioned") and strategy.index_bytes is not None:
+        listed = 0 if aggregated_in_kernel else product_rows
+        return None if listed is None else strategy.index_bytes + listed * LOCAL_BYTES_PER_ROW
+    if product_rows is None or not math.isfinite(input_rows):
+        return None
+    return (input_rows + product_rows) * LOCAL_BYTES_PER_ROW
 
 
 def parse_size(text: Any, default_unit: str = "b") -> int:

@@ -59,11 +59,14 @@ from faq.insideout.physical import (
     BYTES_PER_INDEX_ROW,
     JOIN_METHODS,
     Environment,
+    Input,
     Strategy,
+    choose_placement,
     choose_strategy,
     integral_bag,
     shared_indexes,
     shuffle_batches,
+    step_footprint,
     task_aggregation,
 )
 from faq.language import FAQ
@@ -76,6 +79,8 @@ if TYPE_CHECKING:
 
 # What "auto" picks for a cyclic bag; binary joins are optimal on acyclic ones.
 CYCLIC_BAG_METHOD = "generic"
+# Join methods that name one of Spark's strategies: a step forced to one runs on the executors.
+FORCED_SPARK_JOINS = ("generic_broadcast", "generic_partitioned", "generic_shuffle")
 
 
 @dataclass(frozen=True)
@@ -118,6 +123,13 @@ class Step:
     # The bag's AGM bound as exponents: (input relation, weight > 0) of the fractional edge cover
     # that gives estimated_rows (the ρ*-optimal cover when the plan has no sizes).
     cover: tuple[tuple[str, Fraction], ...] = ()
+    # Where the step runs: "driver" (in-process, no Spark job: faq.joins.local) or "executors",
+    # and why (physical.choose_placement).
+    placement: str = "executors"
+    placement_reason: str = ""
+    # A bound on the rows of the bag's product before ⊕: the AGM bound, tightened by the largest
+    # degrees of the inputs the driver holds (Plan.degrees); None without sizes.
+    product_rows: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +172,12 @@ class Plan:
         Whether broadcast joins may ⊕-aggregate inside their tasks.
     free_cover : tuple of (str, Fraction)
         The free bag's fractional edge cover, as :attr:`Step.cover`.
+    held : tuple of str
+        Factors whose rows the driver held when the plan was made (steps over
+        them may run in-process without fetching them).
+    degrees : dict
+        Per held factor, the most rows sharing one value of each key column
+        (they bound the rows of in-process joins).
     """
 
     query: str
@@ -179,6 +197,8 @@ class Plan:
     environment: Environment = field(default_factory=Environment)
     task_aggregation: bool = True
     free_cover: tuple[tuple[str, Fraction], ...] = ()
+    held: tuple[str, ...] = ()
+    degrees: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def result(self) -> Relation:
@@ -210,6 +230,24 @@ class Plan:
         factor = {r.id: f for r, f in self.inputs}
         cover = self.free_cover if step is None else step.cover
         return symbolic.agm_expression((factor[r], w) for r, w in cover)
+
+    def agm_text(self, step: Optional[Step] = None) -> str:
+        """:meth:`agm_expression` as the one line a printed plan shows (``N_edge^(3/2)``), without sympy.
+
+        The text :func:`faq.hypergraph.symbolic.show` prints for :meth:`agm_expression`,
+        written from the cover's fractions (:func:`faq.hypergraph.symbolic.agm_text`):
+        printing a plan (``faq explain``) then never imports sympy.
+
+        Examples
+        --------
+        >>> from faq.language import parse_query
+        >>> p = plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
+        >>> p.agm_text(p.steps[0])
+        'N_edge^(3/2)'
+        """
+        factor = {r.id: f for r, f in self.inputs}
+        cover = self.free_cover if step is None else step.cover
+        return symbolic.agm_text((factor[r], w) for r, w in cover)
 
     def runtime_expression(self) -> "sympy.Expr":
         """``N^faqw + |output|``: the plan's runtime up to log factors, as a sympy expression.
@@ -270,6 +308,8 @@ class Plan:
             "statistics": {name: st.to_dict() for name, st in self.statistics.items()},
             "variable_types": dict(self.variable_types),
             "environment": self.environment.to_dict(),
+            "held": list(self.held),
+            "degrees": {name: list(d) for name, d in self.degrees.items()},
             "inputs": [{"relation": r.id, "factor": f, "variables": list(r.variables)} for r, f in self.inputs],
             "bags": [
                 {
@@ -284,16 +324,19 @@ class Plan:
                     "join_reason": s.join_reason,
                     "attribute_order": list(s.attribute_order),
                     "strategy": s.strategy.to_dict(),
+                    "placement": s.placement,
+                    "placement_reason": s.placement_reason,
+                    "product_rows": _finite(s.product_rows),
                     "generic_join_work": _finite(s.work.to_dict()) if s.work is not None else None,
                     "indicators": [{"relation": i.relation, "variables": list(i.variables)} for i in s.indicators],
                     "output": {"relation": s.output.id, "variables": list(s.output.variables)},
                     "cover": {r: str(w) for r, w in s.cover},
-                    "agm_expression": symbolic.show(self.agm_expression(s)),
+                    "agm_expression": self.agm_text(s),
                 }
                 for s in self.steps
             ],
             "free_cover": {r: str(w) for r, w in self.free_cover},
-            "free_agm_expression": symbolic.show(self.agm_expression()),
+            "free_agm_expression": self.agm_text(),
             "runtime": symbolic.runtime(self.faqw),
         }
 
@@ -323,7 +366,10 @@ class Plan:
                 how += f"; attributes {', '.join(s.attribute_order)}"
             lines.append(f"          join {join} [{how}]{ind} -> {s.output}")
             if s.strategy.name != "binary":
-                lines.append(f"          {s.strategy.describe()}")
+                lines.append(f"          {s.strategy.describe(in_process=s.placement == 'driver')}")
+            if s.placement_reason:
+                where = "in-process on the driver" if s.placement == "driver" else "on the executors"
+                lines.append(f"          runs {where} ({s.placement_reason})")
             if s.work is not None and s.work.levels:
                 lines.append(f"          generic-join work (est.): {s.work}")
             lines.append(f"          {self._agm_line(s)}")
@@ -337,7 +383,7 @@ class Plan:
         """``AGM bound N_edge^(3/2); cover edge#1 1/2, ...`` for a step (None: the free bag)."""
         cover = self.free_cover if step is None else step.cover
         weights = ", ".join(f"{r} {w}" for r, w in cover) or "none (empty bag)"
-        return f"AGM bound {symbolic.show(self.agm_expression(step))}; fractional edge cover {weights}"
+        return f"AGM bound {self.agm_text(step)}; fractional edge cover {weights}"
 
     def _largest(self) -> str:
         """`` (1e+03)``: N, when every factor of the plan has a size."""
@@ -383,6 +429,8 @@ def plan(
     variable_types: Optional[Mapping[str, str]] = None,
     environment: Optional[Environment] = None,
     task_aggregation: bool = True,
+    held: Sequence[str] = (),
+    degrees: Optional[Mapping[str, Sequence[int]]] = None,
 ) -> Plan:
     """Plan ``query`` with InsideOut: the elimination order and every physical choice.
 
@@ -416,6 +464,13 @@ def plan(
     task_aggregation : bool
         Let broadcast joins ⊕-aggregate inside their tasks where they can
         (False lists every binding; to compare both paths).
+    held : sequence of str
+        Factors whose rows the driver holds (a step over them may run
+        in-process without fetching them).
+    degrees : mapping factor name -> sequence of int, optional
+        Per factor, the most rows sharing one value of each key column
+        (factor column order): they bound the rows of a join's product
+        (:attr:`Step.product_rows`), which decides where a step runs.
 
     Returns
     -------
@@ -454,9 +509,12 @@ def plan(
         types=dict(variable_types or {}),
         environment=environment or Environment(),
         task_aggregation=task_aggregation,
+        held=frozenset(held),
+        degrees={f: tuple(d) for f, d in (degrees or {}).items()},
     )
-    logical, relations, est_size = _steps(context, chosen, sizes, statistics)
-    steps = [_physical(context, s, relations, est_size) for s in _fold_aggregations(logical)]
+    logical, relations, est_size, bounds = _steps(context, chosen, sizes, statistics)
+    steps = _placed(context, [_physical(context, s, relations, est_size) for s in _fold_aggregations(logical)],
+                    bounds)
     free_set = set(query.free)
     free_rho = rho_star(edges, free_set)
     free_cover = _cover(context, free_set)
@@ -479,6 +537,8 @@ def plan(
         environment=context.environment,
         task_aggregation=task_aggregation,
         free_cover=free_cover,
+        held=tuple(sorted(context.held)),
+        degrees=dict(context.degrees),
     )
 
 
@@ -496,6 +556,18 @@ class _Context:
     types: dict[str, str]
     environment: Environment
     task_aggregation: bool
+    held: frozenset = frozenset()
+    degrees: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+
+    def degree_of(self, relation_id: str) -> dict[str, int]:
+        """An input relation's largest degree per variable, where its factor's degrees are known."""
+        for k, (r, factor) in enumerate(self.inputs):
+            if r.id == relation_id and factor in self.degrees:
+                found: dict[str, int] = {}
+                for v, d in zip(self.query.atoms[k].variables, self.degrees[factor]):
+                    found[v] = min(found.get(v, d), d)
+                return found
+        return {}
 
     def index_key(self, relation_id: str, attributes: Sequence[str]) -> Optional[tuple]:
         """Equal for uses that read the same data in the same column order (None: unique)."""
@@ -509,18 +581,20 @@ class _Context:
 
 def _steps(
     context: _Context, order: Sequence[str], sizes: Mapping[str, int], statistics: Mapping[str, RelationStatistics]
-) -> tuple[list[Step], dict[str, Relation], dict[str, float]]:
+) -> tuple[list[Step], dict[str, Relation], dict[str, float], dict[str, float]]:
     """One step per eliminated variable, then the product on the free variables if one is needed.
 
     The steps are logical (join method and attribute order; no strategy yet,
     :func:`_physical` chooses it once folding has fixed what each step
-    keeps); returned with every relation by id and its estimated rows.
+    keeps); returned with every relation by id, its estimated rows and a bound on its rows
+    (the estimate tightened by degrees, :func:`_product_bound`).
     """
     query, inputs, edges, edge_sizes = context.query, context.inputs, context.edges, context.edge_sizes
     position = {v: i for i, v in enumerate(query.variables)}
     current: dict[str, Relation] = {r.id: r for r, _ in inputs}
     relations = dict(current)
     est_size: dict[str, float] = {r.id: float(sizes.get(f, 0)) or float("inf") for r, f in inputs}
+    bounds = dict(est_size)  # rows bounds: est_size, tightened by degrees (_product_bound)
     profiles: dict[str, RelationProfile] = {}
     if sizes:
         for (r, f), atom in zip(inputs, query.atoms):
@@ -540,14 +614,16 @@ def _steps(
         bag_t = tuple(sorted(bag, key=position.get))
         out = Relation(f"t{k}", tuple(x for x in bag_t if x != v))
         estimate = agm_bound(edges, edge_sizes, bag) if edge_sizes else None
+        bound = _product_bound(context, participants, estimate, bounds)
         steps.append(
-            _step(context, k, (v,), context.aggregate[v], bag_t, participants, indicators, out, estimate,
-                  est_size, profiles)
+            replace(_step(context, k, (v,), context.aggregate[v], bag_t, participants, indicators, out, estimate,
+                          est_size, profiles), product_rows=bound)
         )
         for r in participants:
             del current[r.id]
         current[out.id] = relations[out.id] = out
         est_size[out.id] = estimate if estimate is not None else float("inf")
+        bounds[out.id] = 1.0 if not out.variables else bound if bound is not None else float("inf")
         if profiles:
             profiles[out.id] = RelationProfile(out.id, out.variables, est_size[out.id])
 
@@ -556,11 +632,13 @@ def _steps(
     if len(remaining) > 1 or set(remaining[0].variables) != free_set or not steps:
         k = len(steps) + 1
         estimate = agm_bound(edges, edge_sizes, free_set) if (edge_sizes and free_set) else None
+        participants = _join_order(remaining, est_size)
+        bound = _product_bound(context, participants, estimate, bounds)
         steps.append(
-            _step(context, k, (), None, tuple(query.free), _join_order(remaining, est_size), (),
-                  Relation(f"t{k}", tuple(query.free)), estimate, est_size, profiles)
+            replace(_step(context, k, (), None, tuple(query.free), participants, (),
+                          Relation(f"t{k}", tuple(query.free)), estimate, est_size, profiles), product_rows=bound)
         )
-    return steps, relations, est_size
+    return steps, relations, est_size, bounds
 
 
 def _step(
@@ -696,6 +774,74 @@ def _choose_join(
         return method, reason, ()
     sizes = [int(min(est_size.get(r.id, 1e18), 1e18)) for r in participants] + [0] * len(indicators)
     return method, reason, tuple(attribute_order(edges, sizes))
+
+
+def _product_bound(
+    context: _Context, participants: Sequence[Relation], estimate: Optional[float], bounds: Mapping[str, float]
+) -> Optional[float]:
+    """A bound on the rows of the participants' product: the AGM ``estimate``, and the rows of the
+    joins in their order, each at most the rows before times the largest degree of the joined
+    relation on a shared variable (its factor's degrees) or its rows; None without sizes.
+
+    The largest bound along the way is returned (merges hold every
+    intermediate), capped by ``estimate``.  A product of relations over no
+    variable (scalars) has at most one row.
+    """
+    if not participants:
+        return estimate
+    if not any(r.variables for r in participants):
+        return 1.0
+    rows = [bounds.get(r.id, math.inf) for r in participants]
+    if any(math.isinf(r) for r in rows):
+        return estimate
+    # Rows so far, and the most of them sharing one value of each variable (inf: unknown):
+    # joining r on a shared variable v matches a row with at most deg_r(v) rows of r, and a row
+    # of r with at most deg_so_far(v) rows so far.
+    running = peak = rows[0]
+    degree: dict[str, float] = {v: context.degree_of(participants[0].id).get(v, math.inf)
+                                for v in participants[0].variables}
+    for r, n in zip(participants[1:], rows[1:]):
+        theirs = {v: context.degree_of(r.id).get(v, math.inf) for v in r.variables}
+        shared = [v for v in r.variables if v in degree]
+        if shared:
+            fan_out = min(min(theirs[v] for v in shared), n)  # rows of r per row so far
+            fan_in = min(min(degree[v] for v in shared), running)  # rows so far per row of r
+        else:
+            fan_out, fan_in = n, running
+        running = min(running * fan_out, n * fan_in)
+        degree = {v: d * fan_out for v, d in degree.items()}
+        for v, d in theirs.items():
+            degree[v] = min(degree.get(v, math.inf), d * fan_in)
+        peak = max(peak, running)
+    return peak if estimate is None else min(peak, max(estimate, max(rows)))
+
+
+def _placed(context: _Context, steps: list[Step], bounds: Mapping[str, float]) -> list[Step]:
+    """The steps with where each runs (:func:`~faq.insideout.physical.choose_placement`), in order:
+    a step's output is held on the driver when the step ran there."""
+    from faq.semirings import get_semiring
+    from faq.semirings.numpy_backend import numpy_ops
+
+    held = {r.id for r, f in context.inputs if f in context.held}
+    placed = []
+    for step in steps:
+        times = get_semiring(context.product)
+        plus = times if step.aggregate in (None, times.name) else get_semiring(step.aggregate)
+        in_numpy = "" if numpy_ops(times, plus) is not None else (
+            f"no numpy ⊗/⊕ for {times.name}/{plus.name} (a user-defined operation needs numpy_add=/numpy_mul=)")
+        if context.join in FORCED_SPARK_JOINS and step.join_method != "binary":
+            in_numpy = f"join method {context.join} forced (a Spark strategy)"
+        uses = [(r, bounds.get(r, math.inf)) for r in step.inputs] + [
+            (i.relation, bounds.get(i.relation, math.inf)) for i in step.indicators]
+        inputs = [Input(rows, r in held) for r, rows in uses]
+        input_rows = sum(rows for _, rows in uses)
+        kernel_aggregates = step.strategy.aggregate_in_tasks and step.strategy.name in ("broadcast", "partitioned")
+        footprint = step_footprint(step.strategy, input_rows, step.product_rows, kernel_aggregates)
+        where, why = choose_placement(inputs, footprint, in_numpy, context.environment)
+        if where == "driver":
+            held.add(step.output.id)
+        placed.append(replace(step, placement=where, placement_reason=why))
+    return placed
 
 
 def _fold_aggregations(steps: list[Step]) -> list[Step]:

@@ -229,7 +229,8 @@ def from_pandas(
     frame = frame[_nonzero_mask(values, semiring)]
     df = session(spark).createDataFrame(frame) if len(frame) else _empty_frame(spark, frame, semiring)
     df = df.select(*variables, df[VALUE].cast(semiring.value_type).alias(VALUE))
-    return Factor(df=df, variables=variables, semiring=semiring, value=VALUE, name=name)
+    return Factor(df=_held(df, frame, variables, semiring), variables=variables, semiring=semiring, value=VALUE,
+                  name=name)
 
 
 # --- out of factors (small results only) ----------------------------------------------------
@@ -369,7 +370,18 @@ def _ship(pdf: "pd.DataFrame", variables: Sequence[str], semiring: Semiring, spa
     """Send driver-side index/value columns to Spark (Arrow) as a factor."""
     ddl = ", ".join([*(f"`{v}` bigint" for v in variables), f"`{VALUE}` {semiring.value_type}"])
     df = session(spark).createDataFrame(pdf, ddl)
-    return Factor(df=df, variables=tuple(variables), semiring=semiring, value=VALUE, name=name)
+    return Factor(df=_held(df, pdf, variables, semiring), variables=tuple(variables), semiring=semiring,
+                  value=VALUE, name=name)
+
+
+def _held(df: "DataFrame", frame: "pd.DataFrame", variables: Sequence[str], semiring: Semiring) -> "DataFrame":
+    """Record that the driver holds ``df``'s rows (``frame``'s columns ``variables`` and ``value``):
+    steps over the factor then run in-process without fetching it (:mod:`faq.driver_copy`)."""
+    from faq.driver_copy import keep_driver_copy
+
+    columns = {v: frame[v].to_numpy() for v in variables}
+    columns[VALUE] = frame[VALUE].to_numpy().astype(_numpy_type(semiring), copy=False)
+    return keep_driver_copy(df, columns)
 
 
 def _empty_frame(spark, frame: "pd.DataFrame", semiring: Semiring) -> "DataFrame":

@@ -278,8 +278,13 @@ def _local_edges(
     u, v = variables
     edges = edges_dataframe(session(spark), {u: src, v: dst}).withColumn(VALUE, spark_columns(semiring).one())
     if duplicates == "sum":  # the semiring's ⊕ of its ones: Spark's aggregate, as on the Spark path
-        edges = _shape_graph(edges, variables, semiring, False, "keep", "sum", False)
-    return edges
+        return _shape_graph(edges, variables, semiring, False, "keep", "sum", False)
+    # The driver has the rows: statistics and in-process steps read them without a Spark job.
+    from faq.driver_copy import keep_driver_copy
+    from faq.semirings.numpy_backend import NUMPY_DTYPES
+
+    one = np.full(len(src), semiring.one, dtype=NUMPY_DTYPES[semiring.value_type])
+    return keep_driver_copy(edges, {u: src, v: dst, VALUE: one})
 
 
 # --- the error path: the first bad line and its number ------------------------------------------

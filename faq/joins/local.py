@@ -1,0 +1,459 @@
+"""A bag join run in-process on the driver: numpy arrays, no Spark job.
+
+Small steps pay more for Spark than for their work: a job per step, a Python
+worker to start, an index to ship.  A step the plan places on the driver
+(:func:`faq.insideout.physical.choose_placement`) runs here instead, with the
+same contract as :func:`faq.joins.join_bag` -- the ⊗-product of the relations,
+semi-joined with the indicators, ⊕-aggregated onto the kept variables -- over
+:class:`Table` values (numpy columns) rather than DataFrames:
+
+``binary``
+    pandas merges in the plan's order, ⊗ of the values in numpy, each
+    indicator applied as soon as its variables are joined; any key type.
+``broadcast`` / ``partitioned`` / ``shuffle`` (the generic join)
+    with integer keys, the broadcast strategy's own kernel
+    (:func:`faq.joins.generic.build_kernel`): the CSR tries built once, the
+    seeds dealt round-robin to ``threads`` threads, each running the
+    compiled loop (numba, ``nogil``) when the step ⊕-aggregates to one
+    value, else the numpy extenders; with other keys, the merges above.
+
+Then :func:`aggregate` ⊕-combines per kept key with the step's ⊕ as a numpy
+ufunc (``reduceat``), and zeros are dropped, as the executor's Spark
+group-by would.  Only semirings with a numpy form run here
+(:func:`faq.semirings.numpy_backend.numpy_ops`); the plan sends the others to
+Spark.
+
+Examples
+--------
+>>> import numpy as np
+>>> from faq.joins.local import Table, join_local
+>>> from faq.joins.frame import Aggregation
+>>> from faq.semirings import COUNTING
+>>> e = Table(("a", "b"), {"a": np.array([0, 1, 0]), "b": np.array([1, 2, 2])}, np.ones(3, dtype=np.int64))
+>>> def use(x, y):
+...     return Table((x, y), {x: e.keys["a"], y: e.keys["b"]}, e.values)
+>>> out, note = join_local("broadcast", [use("a", "b"), use("a", "c"), use("b", "c")], [], COUNTING,
+...                        ("a", "b", "c"), Aggregation((), COUNTING))
+>>> out.values.tolist(), note
+([1], 'in-process generic join, index of 9 rows; ⊕ of counting while joining onto (); compiled loop (numba), 2 threads')
+>>> paths, note = join_local("binary", [use("a", "b"), use("b", "c")], [], COUNTING, (), Aggregation(("a",), COUNTING))
+>>> sorted(zip(paths.keys["a"].tolist(), paths.values.tolist())), note
+([(0, 1)], 'in-process binary join (pandas merges)')
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from faq.errors import PlanError
+from faq.joins.frame import VALUE_COLUMN, Aggregation
+from faq.semirings import Semiring
+from faq.semirings.numpy_backend import NUMPY_DTYPES, NumpyForm, numpy_ops
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+#: Threads an in-process generic join deals its seeds to when the caller does not say (the
+#: cores Spark would use: the plan passes its parallelism).
+DEFAULT_THREADS = max(1, min(os.cpu_count() or 1, 8))
+#: Seeds per call of the compiled loop: a thread takes them round-robin, so hubs spread evenly.
+SEEDS_PER_CALL = 1 << 16
+
+
+@dataclass(frozen=True)
+class Table:
+    """A relation held in-process: a key column per variable and one value column.
+
+    ``values`` is None for an indicator (every row is one).  Rows with equal
+    keys may repeat (partial aggregates, an input with duplicate keys); the
+    join treats every row as a row, as the Spark joins do.
+    """
+
+    variables: tuple[str, ...]
+    keys: Mapping[str, np.ndarray]
+    values: Optional[np.ndarray]
+
+    @property
+    def rows(self) -> int:
+        if self.values is not None:
+            return len(self.values)
+        return len(next(iter(self.keys.values()))) if self.keys else 1
+
+    def projection(self, variables: Sequence[str]) -> "Table":
+        """The distinct ``variables``-projection of the rows (an indicator)."""
+        codes = key_codes([self.keys[v] for v in variables])
+        if codes is not None:
+            _, first = np.unique(codes, return_index=True)
+            return Table(tuple(variables), {v: np.asarray(self.keys[v])[first] for v in variables}, None)
+        frame = self.frame(valued=False)[list(variables)].drop_duplicates()
+        return Table(tuple(variables), {v: frame[v].to_numpy() for v in variables}, None)
+
+    def frame(self, valued: bool = True) -> "pd.DataFrame":
+        """The rows as a pandas DataFrame (keys, then :data:`VALUE_COLUMN` when ``valued``)."""
+        import pandas as pd
+
+        columns: dict[str, Any] = {v: self.keys[v] for v in self.variables}
+        if valued and self.values is not None:
+            columns[VALUE_COLUMN] = self.values
+        if not columns:
+            return pd.DataFrame(index=range(self.rows))
+        return pd.DataFrame(columns, copy=False)
+
+    @classmethod
+    def from_arrow(cls, table: "pa.Table", variables: Sequence[str], semiring: Semiring, valued: bool = True) -> "Table":
+        """A table of Arrow columns named as ``variables`` (and :data:`VALUE_COLUMN`), rows with a
+        null key or value left out (as the Spark joins leave them), values in ``semiring``'s dtype."""
+        import pyarrow.compute as pc
+
+        names = list(variables) + ([VALUE_COLUMN] if valued else [])
+        table = table.select(names)
+        if any(table.column(n).null_count for n in names):
+            keep = None
+            for n in names:
+                valid = pc.is_valid(table.column(n))
+                keep = valid if keep is None else pc.and_(keep, valid)
+            table = table.filter(keep)
+        keys = {v: cls.column_array(table.column(v)) for v in variables}
+        values = None
+        if valued:
+            values = np.asarray(cls.column_array(table.column(VALUE_COLUMN)), dtype=NUMPY_DTYPES[semiring.value_type])
+        return cls(tuple(variables), keys, values)
+
+    @staticmethod
+    def column_array(column: "pa.ChunkedArray") -> np.ndarray:
+        """An Arrow column without nulls as a numpy array (strings and other objects as an object array)."""
+        return column.to_numpy(zero_copy_only=False)
+
+    def to_arrow(self, value_name: str = VALUE_COLUMN) -> "pa.Table":
+        import pyarrow as pa
+
+        columns = [pa.array(self.keys[v]) for v in self.variables]
+        names = list(self.variables)
+        if self.values is not None:
+            columns.append(pa.array(self.values))
+            names.append(value_name)
+        return pa.Table.from_arrays(columns, names=names)
+
+
+def join_local(
+    strategy: str,
+    relations: Sequence[Table],
+    indicators: Sequence[Table],
+    semiring: Semiring,
+    attribute_order: Sequence[str] = (),
+    aggregate: Optional[Aggregation] = None,
+    shared: Optional[Sequence[Sequence[int]]] = None,
+    threads: int = DEFAULT_THREADS,
+    in_kernel: bool = True,
+) -> tuple[Table, str]:
+    """One step's bag joined in-process: (the step's output, how it ran).
+
+    Parameters
+    ----------
+    strategy : str
+        The plan's strategy name: ``"binary"`` merges; the generic join's
+        names run its kernel where keys are integers.
+    relations, indicators : sequence of Table
+        As :func:`faq.joins.join_bag` takes them (indicators unvalued and
+        distinct).
+    semiring : Semiring
+        The query's (⊗).
+    attribute_order : sequence of str
+        The generic join's attribute order.
+    aggregate : Aggregation, optional
+        ⊕ onto ``aggregate.keep`` (None: the step's product, ⊕-combined per
+        key in ``semiring``, as the executor does for a final product).
+    shared : sequence of sequence of int, optional
+        Uses (relations, then indicators) that read one index.
+    threads : int
+        Threads the generic join's seeds are dealt to.
+    in_kernel : bool
+        The generic join's kernel ⊕-aggregates while it enumerates (the
+        plan's :attr:`~faq.insideout.physical.Strategy.aggregate_in_tasks`);
+        False lists every binding first.
+
+    Returns
+    -------
+    (Table, str)
+        Keys per kept variable (no repeats) and their ⊕-aggregated values,
+        zeros left out; and a note for the step's report.
+    """
+    plus = aggregate.semiring if aggregate is not None else semiring
+    ops = numpy_ops(semiring, plus)
+    if ops is None:
+        raise PlanError(reason=f"no numpy ⊗/⊕ for {semiring.name}/{plus.name}: the step cannot run in-process")
+    keep = tuple(aggregate.keep) if aggregate is not None else _variables(relations, indicators)
+    integral = all(np.asarray(t.keys[v]).dtype.kind in "iu" for t in (*relations, *indicators) for v in t.variables)
+    if strategy != "binary" and integral and any(r.variables for r in relations):
+        product, note = _generic(relations, indicators, semiring, attribute_order,
+                                 aggregate if in_kernel else None, shared, threads)
+    else:
+        product, note = _merged(relations, indicators, ops), "in-process binary join (pandas merges)"
+    keys, values = aggregate_rows([product.keys[v] for v in keep], product.values, ops)
+    if ops.integral and ops.add is np.add:
+        _check_sums(product, keep, values, semiring)
+    zero = np.asarray(semiring.zero, dtype=ops.dtype)
+    nonzero = values != zero
+    if not nonzero.all():
+        keys, values = [k[nonzero] for k in keys], values[nonzero]
+    return Table(keep, dict(zip(keep, keys)), values), note
+
+
+def _variables(relations: Sequence[Table], indicators: Sequence[Table]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(v for r in (*relations, *indicators) for v in r.variables))
+
+
+def aggregate_rows(keys: Sequence[np.ndarray], values: np.ndarray, ops: NumpyForm) -> tuple[list[np.ndarray], np.ndarray]:
+    """``values`` ⊕-combined per key (rows of ``keys``): (one row per distinct key, its ⊕).
+
+    >>> from faq.semirings import MIN_PLUS
+    >>> keys, values = aggregate_rows([np.array(["x", "y", "x"])], np.array([3.0, 1.0, 2.0]), numpy_ops(MIN_PLUS))
+    >>> keys[0].tolist(), values.tolist()
+    (['x', 'y'], [2.0, 1.0])
+    """
+    values = np.asarray(values, dtype=ops.dtype)
+    if not keys:
+        total = ops.add.reduce(values, initial=ops.zero) if len(values) else ops.zero
+        return [], np.asarray([total], dtype=ops.dtype) if len(values) else np.empty(0, dtype=ops.dtype)
+    if len(values) == 0:
+        return [np.asarray(k) for k in keys], values
+    codes = key_codes(keys)
+    if codes is None:  # keys of other types: pandas numbers the groups
+        import pandas as pd
+
+        codes = pd.DataFrame({i: k for i, k in enumerate(keys)}, copy=False).groupby(
+            list(range(len(keys))), sort=False, dropna=False).ngroup().to_numpy()
+    order = np.argsort(codes, kind="stable")
+    sorted_codes = codes[order]
+    starts = np.flatnonzero(np.concatenate(([True], sorted_codes[1:] != sorted_codes[:-1])))
+    firsts = order[starts]
+    return [np.asarray(k)[firsts] for k in keys], ops.add.reduceat(values[order], starts)
+
+
+#: The largest magnitude an int64 sum may reach without overflow.
+INT_LIMIT = (1 << 63) - 1
+
+
+def _check_sums(product: Table, keep: Sequence[str], sums: np.ndarray, semiring: Semiring) -> None:
+    """Refuse int64 ⊕-sums that wrapped: exact Python sums of the group's magnitudes bound them."""
+    magnitude = np.abs(product.values.astype(np.float64))
+    if len(magnitude) == 0 or float(magnitude.sum()) < 2.0 ** 62:
+        return  # no group can reach 2^63
+    _, exact = aggregate_rows([product.keys[v] for v in keep], product.values.astype(object),
+                              _ObjectSum())
+    if any(not -INT_LIMIT - 1 <= int(v) <= INT_LIMIT for v in exact):
+        from faq.errors import IntegerOverflowError
+
+        raise IntegerOverflowError(operation="⊕", semiring=semiring.name, where="aggregation")
+
+
+class _ObjectSum:
+    """Exact integer sums (Python ints) in :func:`aggregate_rows`'s shape."""
+
+    dtype = object
+    zero = 0
+
+    class add:  # noqa: N801 - stands in for the ufunc np.add
+        @staticmethod
+        def reduce(values, initial=0):
+            return sum(values, initial)
+
+        @staticmethod
+        def reduceat(values, starts):
+            bounds = list(starts) + [len(values)]
+            return np.array([sum(values[a:b]) for a, b in zip(bounds, bounds[1:])], dtype=object)
+
+
+def _multiplied(a: np.ndarray, b: np.ndarray, ops: NumpyForm) -> np.ndarray:
+    """``a ⊗ b``; int64 products that would overflow are refused, as Spark's ANSI arithmetic refuses them."""
+    out = ops.mul(a, b)
+    if ops.integral and ops.mul is np.multiply and len(out):
+        wide = np.abs(a.astype(np.float64) * b.astype(np.float64))
+        if float(wide.max()) >= 2.0 ** 62:
+            exact = [int(x) * int(y) for x, y in zip(a.tolist(), b.tolist())]
+            if any(not -INT_LIMIT - 1 <= v <= INT_LIMIT for v in exact):
+                from faq.errors import IntegerOverflowError
+
+                raise IntegerOverflowError(operation="⊗", semiring=ops.name.split("/")[0], where="join")
+    return out
+
+
+def key_codes(keys: Sequence[np.ndarray]) -> Optional[np.ndarray]:
+    """One int64 per row, equal exactly where the rows of integer ``keys`` are equal (None for
+    keys of other types, or when the columns' distinct values are too many to combine).
+
+    >>> key_codes([np.array([5, 7, 5]), np.array([1, 1, 1])]).tolist()
+    [0, 1, 0]
+    """
+    code: Optional[np.ndarray] = None
+    span = 1
+    for k in keys:
+        k = np.asarray(k)
+        if k.dtype.kind not in "iub":
+            return None
+        values, inverse = np.unique(k, return_inverse=True)
+        if span * max(1, len(values)) >= 1 << 62:
+            return None
+        inverse = inverse.astype(np.int64).reshape(-1)
+        code = inverse if code is None else code * len(values) + inverse
+        span *= max(1, len(values))
+    return code
+
+
+def _merged(relations: Sequence[Table], indicators: Sequence[Table], ops: NumpyForm) -> Table:
+    """The bag's product by pandas merges in the given order, indicators applied once covered."""
+    import pandas as pd
+
+    product: Optional[pd.DataFrame] = None
+    pending = [ind for ind in indicators if ind.variables]
+    empty_indicator = any(not ind.variables and ind.rows == 0 for ind in indicators)
+    for r in relations:
+        right = r.frame()
+        if r.values is None:
+            right[VALUE_COLUMN] = np.full(len(right), ops.one, dtype=ops.dtype)
+        if product is None:
+            product = right
+        else:
+            right = right.rename(columns={VALUE_COLUMN: "__w"})
+            on = [v for v in r.variables if v in product.columns]
+            product = product.merge(right, on=on, how="inner") if on else product.merge(right, how="cross")
+            product[VALUE_COLUMN] = _multiplied(product[VALUE_COLUMN].to_numpy(), product.pop("__w").to_numpy(), ops)
+        covered = [ind for ind in pending if set(ind.variables) <= set(product.columns)]
+        for ind in covered:
+            product = product.merge(ind.frame(valued=False), on=list(ind.variables), how="inner")
+            pending.remove(ind)
+    if product is None:  # no relation: the product is one, on no variable
+        product = pd.DataFrame({VALUE_COLUMN: np.array([ops.one], dtype=ops.dtype)})
+    for ind in pending:  # variables no relation holds: a cross product with the indicator
+        product = product.merge(ind.frame(valued=False), how="cross")
+    if empty_indicator:
+        product = product.iloc[:0]
+    variables = tuple(c for c in product.columns if c != VALUE_COLUMN)
+    values = np.asarray(product[VALUE_COLUMN].to_numpy(), dtype=ops.dtype)
+    return Table(variables, {v: product[v].to_numpy() for v in variables}, values)
+
+
+def _generic(
+    relations: Sequence[Table],
+    indicators: Sequence[Table],
+    semiring: Semiring,
+    attribute_order: Sequence[str],
+    aggregate: Optional[Aggregation],
+    shared: Optional[Sequence[Sequence[int]]],
+    threads: int,
+) -> tuple[Table, str]:
+    """The generic join's kernel over integer keys, its seeds dealt to ``threads`` threads."""
+    import pyarrow as pa
+
+    from faq.hypergraph.acyclic import attribute_order as connected_order
+    from faq.joins.generic import build_kernel, run_kernel, seed_count
+
+    everything = [*relations, *indicators]
+    variables = _variables(relations, indicators)
+    given = [v for v in dict.fromkeys(attribute_order) if v in variables]
+    edges = [t.variables for t in everything if t.variables]
+    order = tuple(given) if set(given) == set(variables) else tuple(connected_order(edges, first=given))
+    position = {v: i for i, v in enumerate(order)}
+    kept = [k for k, t in enumerate(everything) if t.variables]
+    attributes = [tuple(sorted(everything[k].variables, key=position.__getitem__)) for k in kept]
+    groups = _groups(shared, kept)
+    collected = []
+    for g in groups:
+        table = everything[kept[g[0]]]
+        collected.append(([np.asarray(table.keys[a], dtype=np.int64) for a in attributes[g[0]]],
+                          table.values if kept[g[0]] < len(relations) else None))
+    ops = numpy_ops(semiring, aggregate.semiring) if aggregate is not None else None
+    kernel, seeds, why = build_kernel(attributes, groups, collected, order, variables, semiring, aggregate, ops)
+    rows = sum(len(keys[0]) for keys, _ in collected)
+    threads = max(1, min(threads, seeds))
+    why = why.replace(" inside tasks ", " while joining ")  # no tasks here: the kernel runs in-process
+    note = f"in-process generic join, index of {rows} rows" + (f"; {why}" if why else "")
+    if kernel.compiled:
+        total = _compiled_total(kernel, seeds, threads)
+        keys: dict[str, np.ndarray] = {}
+        values = np.asarray([] if total is None else [total], dtype=kernel.ops.dtype)
+        out = Table((), keys, values)
+        return _constant_factors(out, relations, indicators, ops or numpy_ops(semiring)), f"{note}, {threads} threads"
+
+    def batches(ids: np.ndarray):
+        for low in range(0, len(ids), SEEDS_PER_CALL):
+            yield pa.record_batch([pa.array(ids[low:low + SEEDS_PER_CALL])], names=["id"])
+
+    def run(task: int) -> list:
+        return list(run_kernel(batches(np.arange(task, seeds, threads, dtype=np.int64)), kernel))
+
+    n_seeds = seed_count(kernel)
+    with ThreadPoolExecutor(threads) as pool:
+        parts = [b for found in pool.map(run, range(threads)) if n_seeds for b in found]
+    names = kernel.names
+    if parts:
+        table = pa.Table.from_batches(parts)
+        columns = {n: table.column(n).to_numpy() for n in names}
+    else:
+        columns = {n: np.empty(0, dtype=np.int64) for n in names}
+    out_vars = tuple(names[: len(kernel.outputs)])
+    keys = {v: np.asarray(columns[v], dtype=np.int64) for v in out_vars}
+    times = numpy_ops(semiring)
+    if kernel.ops is not None:
+        values = np.asarray(columns[VALUE_COLUMN], dtype=times.dtype)
+    else:
+        values = np.full(len(columns[names[0]]) if names else 0, times.one, dtype=times.dtype)
+        for i, _ in kernel.values:
+            values = _multiplied(values, np.asarray(columns[f"__g{i}"], dtype=times.dtype), times)
+    out = Table(out_vars, keys, values)
+    return _constant_factors(out, relations, indicators, times), f"{note}, {threads} threads"
+
+
+def _compiled_total(kernel: Any, seeds: int, threads: int) -> Any:
+    """The compiled loop over every seed, ``threads`` threads taking seeds round-robin (``nogil``)."""
+    from faq.joins.compiled import aggregate_seeds, for_tasks
+
+    ops = kernel.ops
+    if seeds == 0:
+        return None
+    kernel = for_tasks(kernel)  # its flat arrays built once, before the threads read them
+
+    def run(task: int) -> Any:
+        return aggregate_seeds(kernel, np.arange(task, seeds, threads, dtype=np.int64))
+
+    if threads == 1:
+        parts = [run(0)]
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            parts = list(pool.map(run, range(threads)))
+    total = parts[0]
+    for p in parts[1:]:
+        total = ops.add(total, p)
+    return total
+
+
+def _constant_factors(out: Table, relations: Sequence[Table], indicators: Sequence[Table], ops: NumpyForm) -> Table:
+    """Relations without variables multiply every row; an empty indicator without variables empties it."""
+    values = out.values
+    for r in relations:
+        if not r.variables:
+            constant = r.values[0] if r.values is not None and len(r.values) else None
+            if constant is None:
+                return Table(out.variables, {v: k[:0] for v, k in out.keys.items()}, values[:0])
+            values = ops.mul(values, np.asarray(constant, dtype=ops.dtype))
+    if any(not ind.variables and ind.rows == 0 for ind in indicators):
+        return Table(out.variables, {v: k[:0] for v, k in out.keys.items()}, values[:0])
+    return Table(out.variables, out.keys, values)
+
+
+def _groups(shared: Optional[Sequence[Sequence[int]]], kept: Sequence[int]) -> list[list[int]]:
+    """``shared`` (positions among all relations and indicators) as groups of use indexes."""
+    use_of = {k: i for i, k in enumerate(kept)}
+    if shared is None:
+        return [[i] for i in range(len(kept))]
+    groups = [[use_of[k] for k in g if k in use_of] for g in shared]
+    groups = [g for g in groups if g]
+    if sorted(i for g in groups for i in g) != list(range(len(kept))):
+        return [[i] for i in range(len(kept))]
+    return groups
