@@ -164,8 +164,8 @@ def primal_adjacency(edges: Sequence[Iterable[str]]) -> dict[str, set[str]]:
 
     Examples
     --------
-    >>> primal_adjacency([{"a", "b"}, {"b", "c"}, {"d"}])
-    {'a': {'b'}, 'b': {'a', 'c'}, 'c': {'b'}, 'd': set()}
+    >>> {v: sorted(n) for v, n in primal_adjacency([{"a", "b"}, {"b", "c"}, {"d"}]).items()}
+    {'a': ['b'], 'b': ['a', 'c'], 'c': ['b'], 'd': []}
     >>> edges = [{"a", "b", "c"}, {"c", "d"}]
     >>> primal_adjacency(edges) == {v: set(n) for v, n in primal_graph(edges).adjacency()}
     True

@@ -311,8 +311,7 @@ def _merged(relations: Sequence[Table], indicators: Sequence[Table], ops: NumpyF
     import pandas as pd
 
     product: Optional[pd.DataFrame] = None
-    pending = [ind for ind in indicators if ind.variables]
-    empty_indicator = any(not ind.variables and ind.rows == 0 for ind in indicators)
+    pending = [ind for ind in indicators if ind.variables]  # (the plan's indicators all have variables)
     for r in relations:
         right = r.frame()
         if r.values is None:
@@ -332,8 +331,6 @@ def _merged(relations: Sequence[Table], indicators: Sequence[Table], ops: NumpyF
         product = pd.DataFrame({VALUE_COLUMN: np.array([ops.one], dtype=ops.dtype)})
     for ind in pending:  # variables no relation holds: a cross product with the indicator
         product = product.merge(ind.frame(valued=False), how="cross")
-    if empty_indicator:
-        product = product.iloc[:0]
     variables = tuple(c for c in product.columns if c != VALUE_COLUMN)
     values = np.asarray(product[VALUE_COLUMN].to_numpy(), dtype=ops.dtype)
     return Table(variables, {v: product[v].to_numpy() for v in variables}, values)
@@ -434,16 +431,14 @@ def _compiled_total(kernel: Any, seeds: int, threads: int) -> Any:
 
 
 def _constant_factors(out: Table, relations: Sequence[Table], indicators: Sequence[Table], ops: NumpyForm) -> Table:
-    """Relations without variables multiply every row; an empty indicator without variables empties it."""
+    """Relations without variables (scalars) multiply every row; an empty one empties the product."""
     values = out.values
     for r in relations:
         if not r.variables:
             constant = r.values[0] if r.values is not None and len(r.values) else None
             if constant is None:
                 return Table(out.variables, {v: k[:0] for v, k in out.keys.items()}, values[:0])
-            values = ops.mul(values, np.asarray(constant, dtype=ops.dtype))
-    if any(not ind.variables and ind.rows == 0 for ind in indicators):
-        return Table(out.variables, {v: k[:0] for v, k in out.keys.items()}, values[:0])
+            values = _multiplied(values, np.full(len(values), constant, dtype=ops.dtype), ops)
     return Table(out.variables, out.keys, values)
 
 
