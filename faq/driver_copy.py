@@ -37,14 +37,15 @@ from __future__ import annotations
 
 import weakref
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import numpy as np
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-__all__ = ["keep_driver_copy", "driver_copy", "rows_held", "project_driver_copy"]
+__all__ = ["keep_driver_copy", "driver_copy", "rows_held", "project_driver_copy", "held_dataframe",
+           "HeldDataFrame", "renamed"]
 
 # id(DataFrame) -> its columns; an entry leaves with its DataFrame (weakref.finalize).
 _COPIES: dict[int, Mapping[str, np.ndarray]] = {}
@@ -93,3 +94,114 @@ def project_driver_copy(projected: "DataFrame", source: "DataFrame", renames: Ma
     if copy is not None:
         keep_driver_copy(projected, {new: copy[old] for new, old in renames.items()})
     return projected
+
+
+# --- DataFrames made only when Spark needs them ------------------------------------------------
+
+#: Spark SQL type of a column held as a numpy array of each kind (anything else: string).
+_SPARK_TYPES = {"i": "bigint", "u": "bigint", "f": "double", "b": "boolean", "M": "timestamp"}
+
+
+class HeldDataFrame:
+    """A DataFrame of rows the driver holds, made (``createDataFrame``) only when first used.
+
+    A factor made from Python, pandas, numpy or scipy data, or from an edge
+    list the driver read, needs no Spark DataFrame while its steps run
+    in-process: creating one costs a round trip to the JVM (tens of
+    milliseconds each, for dozens of small factors) and, on Spark Connect,
+    ships the rows with the plan.  This stands in for it: its session,
+    columns and schema are known without Spark; any other attribute makes
+    the DataFrame once and answers from it, so every DataFrame method works.
+    :func:`faq.spark.is_dataframe` counts it as one; the driver's copy
+    (:func:`driver_copy`) is recorded under it.
+    """
+
+    def __init__(self, spark: Any, columns: Mapping[str, np.ndarray], types: Mapping[str, str]) -> None:
+        self.__dict__["_spark"] = spark
+        self.__dict__["_columns"] = dict(columns)
+        self.__dict__["_types"] = dict(types)
+        self.__dict__["_df"] = None
+
+    @property
+    def sparkSession(self) -> Any:  # noqa: N802 - DataFrame's name
+        return self._spark
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._columns)
+
+    @property
+    def schema(self) -> Any:
+        from pyspark.sql.types import (
+            BooleanType,
+            DoubleType,
+            LongType,
+            StringType,
+            StructField,
+            StructType,
+            TimestampType,
+        )
+
+        kinds = {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType(), "string": StringType(),
+                 "timestamp": TimestampType()}
+        return StructType([StructField(c, kinds[self._types[c]]) for c in self._columns])
+
+    @property
+    def dtypes(self) -> list[tuple[str, str]]:
+        return [(c, self._types[c]) for c in self._columns]
+
+    def materialized(self) -> "DataFrame":
+        """The Spark DataFrame of the rows (made on the first call)."""
+        if self._df is None:
+            import pandas as pd
+
+            ddl = ", ".join(f"`{c}` {self._types[c]}" for c in self._columns)
+            frame = pd.DataFrame({c: np.asarray(a) for c, a in self._columns.items()}, copy=False)
+            rows = len(frame)
+            self.__dict__["_df"] = self._spark.createDataFrame(frame, ddl) if rows else (
+                self._spark.createDataFrame([], ddl))
+        return self._df
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.materialized(), name)
+
+    def __getitem__(self, item: Any) -> Any:
+        return self.materialized()[item]
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{c}: {t}" for c, t in self.dtypes)
+        return f"DataFrame[{shown}] (held on the driver{'' if self._df is None else ', made'})"
+
+
+def held_dataframe(spark: Any, columns: Mapping[str, np.ndarray], types: Optional[Mapping[str, str]] = None
+                   ) -> HeldDataFrame:
+    """A :class:`HeldDataFrame` of ``columns`` (typed by ``types``, else by their numpy kinds), its
+    rows recorded as the driver's copy.
+
+    >>> import numpy as np
+    >>> from faq.spark import get_session
+    >>> df = held_dataframe(get_session(), {"a": np.array([1, 2]), "value": np.array([0.5, 1.5])})
+    >>> rows_held(df), df.columns, [f.dataType.simpleString() for f in df.schema]
+    (2, ['a', 'value'], ['bigint', 'double'])
+    >>> sorted(map(tuple, df.collect()))       # Spark's DataFrame, made now
+    [(1, 0.5), (2, 1.5)]
+    """
+    types = dict(types or {})
+    for name, array in columns.items():
+        types.setdefault(name, _SPARK_TYPES.get(np.asarray(array).dtype.kind, "string"))
+    df = HeldDataFrame(spark, columns, types)
+    keep_driver_copy(df, columns)
+    return df
+
+
+def renamed(df: Any, renames: Mapping[str, str]) -> Any:
+    """``df``'s columns ``renames[new]`` as ``new`` (a row-wise renaming): held rows stay held, with no
+    Spark call; else a ``select`` that keeps the driver's copy (:func:`project_driver_copy`)."""
+    if isinstance(df, HeldDataFrame):
+        types = dict(df.dtypes)
+        return held_dataframe(df.sparkSession, {new: df._columns[old] for new, old in renames.items()},
+                              {new: types[old] for new, old in renames.items()})
+    from pyspark.sql import functions as F
+
+    projected = df.select(*[F.col(old).alias(new) for new, old in renames.items()])
+    return project_driver_copy(projected, df, renames)

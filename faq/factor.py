@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Iterable, Sequence, Union
 
 from faq.errors import (
+    InvalidArgumentError,
     InvalidFactorValueError,
     MissingColumnError,
     NullKeyError,
@@ -276,17 +277,18 @@ def factor_of(
     semiring = get_semiring(semiring)
     variables = tuple(variables)
     rows = [tuple(r) for r in data]
-    ddl = ", ".join([*(f"`{v}` bigint" for v in variables), f"`{VALUE}` {semiring.value_type}"])
     typed = [(*(int(x) for x in r[:-1]), semiring.python_value(r[-1])) for r in rows]
-    df = spark.createDataFrame(typed, ddl)
-    factor = Factor.from_dataframe(df, variables, semiring, VALUE, name=name)
-    # The driver has the rows: steps over this factor run in-process without fetching it back.
+    # The driver has the rows: steps over this factor run in-process without a Spark call, and
+    # the DataFrame is made when Spark first needs it (faq.driver_copy.held_dataframe).
     import numpy as np
 
-    from faq.driver_copy import keep_driver_copy
+    from faq.driver_copy import held_dataframe
     from faq.semirings.numpy_backend import NUMPY_DTYPES
 
+    if len({len(r) for r in typed}) > 1 or (typed and len(typed[0]) != len(variables) + 1):
+        raise InvalidArgumentError(argument="data", value=f"rows of {sorted({len(r) for r in typed})} values",
+                                   reason=f"each row holds {len(variables)} keys and a value")
     columns = {v: np.array([r[i] for r in typed], dtype=np.int64) for i, v in enumerate(variables)}
     columns[VALUE] = np.array([r[-1] for r in typed], dtype=NUMPY_DTYPES[semiring.value_type])
-    keep_driver_copy(factor.df, columns)
-    return factor
+    df = held_dataframe(spark, columns, {**{v: "bigint" for v in variables}, VALUE: semiring.value_type})
+    return Factor(df=df, variables=variables, semiring=semiring, value=VALUE, name=name)

@@ -123,7 +123,9 @@ def is_dataframe(value) -> bool:
         return False
     from pyspark.sql import DataFrame  # the parent class of both kinds
 
-    return isinstance(value, DataFrame)
+    from faq.driver_copy import HeldDataFrame  # rows the driver holds, a DataFrame made when used
+
+    return isinstance(value, (DataFrame, HeldDataFrame))
 
 
 def is_connect(session) -> bool:

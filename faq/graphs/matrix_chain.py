@@ -78,10 +78,10 @@ def matrix_chain(
 
 def _as_matrix(product: Factor) -> Factor:
     """The product's index columns named ``row`` and ``col`` (the chain's ``i0`` and ``in``)."""
-    from pyspark.sql import functions as F
+    from faq.driver_copy import renamed
 
     first, last = product.variables
-    df = product.df.select(F.col(first).alias(ROW), F.col(last).alias(COL), F.col(product.value))
+    df = renamed(product.df, {ROW: first, COL: last, product.value: product.value})  # held rows stay held
     return Factor(df=df, variables=(ROW, COL), semiring=product.semiring, value=product.value, name=product.name)
 
 

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Un
 
 import numpy as np
 
-from faq.driver_copy import driver_copy, keep_driver_copy, project_driver_copy, rows_held
+from faq.driver_copy import driver_copy, held_dataframe, keep_driver_copy, project_driver_copy, rows_held
 from faq.errors import PlanError
 from faq.factor import VALUE, Factor
 from faq.insideout.binding import (
@@ -329,39 +329,16 @@ def _local_dataframe(
     spark: "SparkSession", table: Table, plan: Plan, semiring: Semiring, value_name: str,
     variables: Optional[Sequence[str]] = None,
 ) -> "DataFrame":
-    """A table the driver holds as a Spark DataFrame (keys typed as the plan's variables, then the
-    value as ``value_name``), recorded as held (:mod:`faq.driver_copy`): reading it back runs no job."""
-    import pyarrow as pa
-
+    """A table the driver holds as a DataFrame (keys typed as the plan's variables, then the value as
+    ``value_name``): held (:func:`faq.driver_copy.held_dataframe`), so reading it back runs no job and
+    Spark gets the rows only when a job needs them."""
     variables = tuple(plan.free if variables is None else variables)
-    arrow_types = {"bigint": pa.int64(), "int": pa.int64(), "string": pa.string(), "double": pa.float64(),
-                   "boolean": pa.bool_(), "float": pa.float64()}
-    columns, names = [], []
-    for v in variables:
-        kind = arrow_types.get(plan.variable_types.get(v, ""))
-        columns.append(pa.array(table.keys[v], type=kind) if kind is not None else pa.array(table.keys[v]))
-        names.append(v)
-    values = np.asarray(table.values, dtype=NUMPY_DTYPES[semiring.value_type])
-    columns.append(pa.array(values))
-    names.append(value_name)
-    arrow = pa.Table.from_arrays(columns, names=names)
-    schema = ", ".join(f"`{n}` {_spark_type(c.type)}" for n, c in zip(names, arrow.columns))
-    df = spark.createDataFrame([], schema) if arrow.num_rows == 0 else spark.createDataFrame(arrow)
-    copy = {v: np.asarray(table.keys[v]) for v in variables}
-    copy[value_name] = values
-    return keep_driver_copy(df, copy)
-
-
-def _spark_type(arrow_type: Any) -> str:
-    import pyarrow as pa
-
-    if pa.types.is_integer(arrow_type):
-        return "bigint"
-    if pa.types.is_floating(arrow_type):
-        return "double"
-    if pa.types.is_boolean(arrow_type):
-        return "boolean"
-    return "string"
+    known = {"bigint", "double", "boolean", "string"}
+    types = {v: plan.variable_types[v] for v in variables if plan.variable_types.get(v) in known}
+    columns = {v: np.asarray(table.keys[v]) for v in variables}
+    columns[value_name] = np.asarray(table.values, dtype=NUMPY_DTYPES[semiring.value_type])
+    types[value_name] = semiring.value_type
+    return held_dataframe(spark, columns, types)
 
 
 def _session_of(frames: Mapping[str, Union[Frame, Held]]) -> "SparkSession":

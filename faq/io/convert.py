@@ -227,9 +227,7 @@ def from_pandas(
     frame = pd.DataFrame(out).reset_index(drop=True)
     frame[VALUE] = values
     frame = frame[_nonzero_mask(values, semiring)]
-    df = session(spark).createDataFrame(frame) if len(frame) else _empty_frame(spark, frame, semiring)
-    df = df.select(*variables, df[VALUE].cast(semiring.value_type).alias(VALUE))
-    return Factor(df=_held(df, frame, variables, semiring), variables=variables, semiring=semiring, value=VALUE,
+    return Factor(df=_held(spark, frame, variables, semiring), variables=variables, semiring=semiring, value=VALUE,
                   name=name)
 
 
@@ -367,28 +365,18 @@ def _numpy_type(semiring: Semiring):
 
 
 def _ship(pdf: "pd.DataFrame", variables: Sequence[str], semiring: Semiring, spark, name: str) -> Factor:
-    """Send driver-side index/value columns to Spark (Arrow) as a factor."""
-    ddl = ", ".join([*(f"`{v}` bigint" for v in variables), f"`{VALUE}` {semiring.value_type}"])
-    df = session(spark).createDataFrame(pdf, ddl)
-    return Factor(df=_held(df, pdf, variables, semiring), variables=tuple(variables), semiring=semiring,
+    """Driver-side index/value columns as a factor (its DataFrame made when Spark needs it)."""
+    return Factor(df=_held(spark, pdf, variables, semiring), variables=tuple(variables), semiring=semiring,
                   value=VALUE, name=name)
 
 
-def _held(df: "DataFrame", frame: "pd.DataFrame", variables: Sequence[str], semiring: Semiring) -> "DataFrame":
-    """Record that the driver holds ``df``'s rows (``frame``'s columns ``variables`` and ``value``):
-    steps over the factor then run in-process without fetching it (:mod:`faq.driver_copy`)."""
-    from faq.driver_copy import keep_driver_copy
+def _held(spark, frame: "pd.DataFrame", variables: Sequence[str], semiring: Semiring) -> "DataFrame":
+    """``frame``'s columns ``variables`` and ``value`` as a DataFrame the driver holds
+    (:func:`faq.driver_copy.held_dataframe`): steps over the factor run in-process without fetching
+    it, and Spark gets the rows (Arrow) only when a job needs them."""
+    from faq.driver_copy import held_dataframe
 
     columns = {v: frame[v].to_numpy() for v in variables}
     columns[VALUE] = frame[VALUE].to_numpy().astype(_numpy_type(semiring), copy=False)
-    return keep_driver_copy(df, columns)
+    return held_dataframe(session(spark), columns, {VALUE: semiring.value_type})
 
-
-def _empty_frame(spark, frame: "pd.DataFrame", semiring: Semiring) -> "DataFrame":
-    """An empty DataFrame with a schema (Arrow cannot type empty object columns)."""
-    types = {"i": "bigint", "u": "bigint", "b": "boolean", "f": "double"}
-    ddl = ", ".join(
-        f"`{c}` {semiring.value_type if c == VALUE else types.get(frame[c].dtype.kind, 'string')}"
-        for c in frame.columns
-    )
-    return session(spark).createDataFrame([], ddl)
