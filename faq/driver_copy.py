@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import weakref
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 import numpy as np
 
@@ -116,10 +116,12 @@ class HeldDataFrame:
     (:func:`driver_copy`) is recorded under it.
     """
 
-    def __init__(self, spark: Any, columns: Mapping[str, np.ndarray], types: Mapping[str, str]) -> None:
+    def __init__(self, spark: Any, columns: Mapping[str, np.ndarray], types: Mapping[str, str],
+                 make: Optional[Callable[[], "DataFrame"]] = None) -> None:
         self.__dict__["_spark"] = spark
         self.__dict__["_columns"] = dict(columns)
         self.__dict__["_types"] = dict(types)
+        self.__dict__["_make"] = make
         self.__dict__["_df"] = None
 
     @property
@@ -152,6 +154,8 @@ class HeldDataFrame:
 
     def materialized(self) -> "DataFrame":
         """The Spark DataFrame of the rows (made on the first call)."""
+        if self._df is None and self._make is not None:
+            self.__dict__["_df"] = self._make()
         if self._df is None:
             import pandas as pd
 
@@ -173,10 +177,11 @@ class HeldDataFrame:
         return f"DataFrame[{shown}] (held on the driver{'' if self._df is None else ', made'})"
 
 
-def held_dataframe(spark: Any, columns: Mapping[str, np.ndarray], types: Optional[Mapping[str, str]] = None
-                   ) -> HeldDataFrame:
+def held_dataframe(spark: Any, columns: Mapping[str, np.ndarray], types: Optional[Mapping[str, str]] = None,
+                   make: Optional[Callable[[], "DataFrame"]] = None) -> HeldDataFrame:
     """A :class:`HeldDataFrame` of ``columns`` (typed by ``types``, else by their numpy kinds), its
-    rows recorded as the driver's copy.
+    rows recorded as the driver's copy; ``make`` makes the DataFrame when Spark needs it (default:
+    ``createDataFrame`` of the columns).
 
     >>> import numpy as np
     >>> from faq.spark import get_session
@@ -189,7 +194,7 @@ def held_dataframe(spark: Any, columns: Mapping[str, np.ndarray], types: Optiona
     types = dict(types or {})
     for name, array in columns.items():
         types.setdefault(name, _SPARK_TYPES.get(np.asarray(array).dtype.kind, "string"))
-    df = HeldDataFrame(spark, columns, types)
+    df = HeldDataFrame(spark, columns, types, make)
     keep_driver_copy(df, columns)
     return df
 

@@ -29,6 +29,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import TYPE_CHECKING, Any, Optional, Union
 
@@ -146,26 +147,34 @@ def prepared_graph(edges: GraphLike, directed: bool, spark=None) -> Factor:
     [(1, 2, 1), (2, 1, 1), (2, 3, 1)]
     """
     if isinstance(edges, (str, os.PathLike)):
-        from pyspark.sql import functions as F
-
         import numpy as np
 
-        from faq.driver_copy import keep_driver_copy
+        from faq.driver_copy import held_dataframe
         from faq.io._common import session
-        from faq.io.local_edges import degree_orient, edges_dataframe, read_edge_arrays, unique_pairs
-        from faq.io.local_edges import without_self_loops
+        from faq.io.local_edges import degree_orient, read_edge_arrays, unique_pairs, without_self_loops
+        from faq.semirings import get_semiring
 
         arrays = read_edge_arrays(os.fspath(edges))
         if arrays is not None:
             src, dst = unique_pairs(*without_self_loops(*arrays)) if directed else degree_orient(*arrays)
-            df = edges_dataframe(session(spark), {SRC: src, DST: dst}).withColumn(VALUE, F.lit(1).cast("bigint"))
-            factor = Factor.from_dataframe(df, [SRC, DST], "counting", name=EDGE)
-            # The driver keeps the arrays: row counts and the broadcast index need no Spark job.
+            # The driver keeps the arrays: row counts, the broadcast index and in-process steps need no
+            # Spark job, and Spark gets the edges (a Parquet file, edges_dataframe) only if a job reads them.
             ones = np.broadcast_to(np.int64(1), src.shape)
-            keep_driver_copy(factor.df, {SRC: src, DST: dst, VALUE: ones})
-            return factor
+            spark = session(spark)
+            df = held_dataframe(spark, {SRC: src, DST: dst, VALUE: ones}, {SRC: "bigint", DST: "bigint", VALUE: "bigint"},
+                                make=functools.partial(_edges_with_ones, spark, src, dst))
+            return Factor(df=df, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=EDGE)
     raw = edge_factor(edges, spark=spark)
     return simple_directed(raw) if directed else degree_oriented(raw)
+
+
+def _edges_with_ones(spark: Any, src: Any, dst: Any) -> "DataFrame":
+    """The edges as Spark reads them best (:func:`faq.io.local_edges.edges_dataframe`), value 1."""
+    from pyspark.sql import functions as F
+
+    from faq.io.local_edges import edges_dataframe
+
+    return edges_dataframe(spark, {SRC: src, DST: dst}).withColumn(VALUE, F.lit(1).cast("bigint"))
 
 
 def degree_oriented(edges: Factor) -> Factor:
