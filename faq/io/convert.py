@@ -305,9 +305,13 @@ def to_scipy(factor: Factor, shape: tuple[int, int] | None = None, max_rows: int
         kind = factor.df.schema[v].dataType.simpleString()
         if kind not in ("tinyint", "smallint", "int", "bigint"):
             raise NotAMatrixError(factor=factor.name, reason=f"variable {v!r} is {kind}, not an integer")
-    pdf = to_pandas(factor.normalize(), max_rows=max_rows)
-    i, j = (pdf[v].to_numpy(dtype=np.int64) for v in factor.variables)
-    values = pdf[factor.value].to_numpy(dtype=_numpy_type(factor.semiring))
+    held = _held_entries(factor)
+    if held is not None:  # the driver holds the rows, one per (i, j): no Spark job
+        i, j, values = held
+    else:
+        pdf = to_pandas(factor.normalize(), max_rows=max_rows)
+        i, j = (pdf[v].to_numpy(dtype=np.int64) for v in factor.variables)
+        values = pdf[factor.value].to_numpy(dtype=_numpy_type(factor.semiring))
     if i.size and (i.min() < 0 or j.min() < 0):
         raise NotAMatrixError(factor=factor.name, reason="it has negative indices")
     if shape is None:
@@ -380,3 +384,18 @@ def _held(spark, frame: "pd.DataFrame", variables: Sequence[str], semiring: Semi
     columns[VALUE] = frame[VALUE].to_numpy().astype(_numpy_type(semiring), copy=False)
     return held_dataframe(session(spark), columns, {VALUE: semiring.value_type})
 
+
+def _held_entries(factor: Factor) -> "tuple[np.ndarray, np.ndarray, np.ndarray] | None":
+    """(rows, columns, values) of a 2-variable factor the driver holds, zeros left out, when no
+    (i, j) repeats (else None: :meth:`Factor.normalize` merges repeats with the semiring's ⊕)."""
+    from faq.driver_copy import driver_copy
+
+    copy = driver_copy(factor.df)
+    if copy is None or factor.value not in copy or any(v not in copy for v in factor.variables):
+        return None
+    i, j = (np.asarray(copy[v], dtype=np.int64) for v in factor.variables)
+    values = np.asarray(copy[factor.value], dtype=_numpy_type(factor.semiring))
+    if len(i) and len(np.unique(np.stack([i, j], axis=1), axis=0)) < len(i):
+        return None
+    keep = _nonzero_mask(values, factor.semiring)
+    return i[keep], j[keep], values[keep]
