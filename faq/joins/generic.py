@@ -236,7 +236,7 @@ def generic_join(
                                                 aggregate.keep if aggregate else (), variables)
         ops = numpy_ops(semiring, aggregate.semiring) if in_tasks and aggregate is not None else None
         if strategy == "broadcast":
-            df, out, note = _broadcast_join(spark, uses, _groups(shared, kept), order, variables, semiring,
+            df, out, note = _broadcast_join(spark, uses, index_groups(shared, kept), order, variables, semiring,
                                             aggregate, ops, index_dir, scope)
         else:
             from faq.hypergraph.shares import shares
@@ -271,7 +271,7 @@ def generic_join(
     return Frame(df.select(*variables, VALUE_COLUMN), variables, note, task_partials)
 
 
-def _groups(shared: Optional[Sequence[Sequence[int]]], kept: Sequence[int]) -> list[list[int]]:
+def index_groups(shared: Optional[Sequence[Sequence[int]]], kept: Sequence[int]) -> list[list[int]]:
     """``shared`` (positions among all relations and indicators) as groups of use indexes."""
     use_of = {k: i for i, k in enumerate(kept)}
     if shared is None:

@@ -428,7 +428,7 @@ def _generic(
     import pyarrow as pa
 
     from faq.hypergraph.acyclic import attribute_order as connected_order
-    from faq.joins.generic import build_kernel, run_kernel, seed_count
+    from faq.joins.generic import build_kernel, index_groups, run_kernel, seed_count
 
     everything = [*relations, *indicators]
     variables = _variables(relations, indicators)
@@ -438,7 +438,7 @@ def _generic(
     position = {v: i for i, v in enumerate(order)}
     kept = [k for k, t in enumerate(everything) if t.variables]
     attributes = [tuple(sorted(everything[k].variables, key=position.__getitem__)) for k in kept]
-    groups = _groups(shared, kept)
+    groups = index_groups(shared, kept)
     collected = []
     for g in groups:
         table = everything[kept[g[0]]]
@@ -520,14 +520,3 @@ def _constant_factors(out: Table, relations: Sequence[Table], indicators: Sequen
             values = _multiplied(values, np.full(len(values), constant, dtype=ops.dtype), ops)
     return Table(out.variables, out.keys, values)
 
-
-def _groups(shared: Optional[Sequence[Sequence[int]]], kept: Sequence[int]) -> list[list[int]]:
-    """``shared`` (positions among all relations and indicators) as groups of use indexes."""
-    use_of = {k: i for i, k in enumerate(kept)}
-    if shared is None:
-        return [[i] for i in range(len(kept))]
-    groups = [[use_of[k] for k in g if k in use_of] for g in shared]
-    groups = [g for g in groups if g]
-    if sorted(i for g in groups for i in g) != list(range(len(kept))):
-        return [[i] for i in range(len(kept))]
-    return groups
