@@ -130,6 +130,8 @@ def is_dataframe(value) -> bool:
 
 def is_connect(session) -> bool:
     """True for a Spark Connect session (no ``sparkContext``, RDD or JVM on the client)."""
+    if isinstance(session, DeferredSession):
+        return session.remote is not None
     return type(session).__module__.startswith("pyspark.sql.connect")
 
 
@@ -240,9 +242,169 @@ def _connect(remote: str, config: Mapping[str, str] | None):
     return session
 
 
+class DeferredSession:
+    """A session made only when something needs Spark: what a command whose steps all run in-process never pays.
+
+    It answers, without starting anything, what planning asks of a session --
+    its settings (``conf.get``: those set on it, else the ones the session
+    will start with), whether it is Spark Connect (:func:`is_connect`), its
+    cores (:func:`default_parallelism`) -- and starts (or connects to) the
+    real session, once, on any other use; settings set before that are
+    applied to it, and ``on_start`` callbacks run with it.
+
+    Parameters
+    ----------
+    open_session : callable
+        Makes the real session (e.g. ``lambda: get_session(master=...)``).
+    master : str
+        The master the real session runs on (its server's, for Spark Connect):
+        ``local[N]``, ``local[*]`` and ``local-cluster[n,c,m]`` give the cores
+        without starting; other masters start the session when asked.
+    remote : str, optional
+        The Spark Connect URL, if the real session is a Connect client.
+    settings : mapping, optional
+        The settings the real session will have (e.g. :data:`DEFAULT_CONFIG`).
+
+    Examples
+    --------
+    >>> opened = []
+    >>> lazy = DeferredSession(lambda: opened.append(1) or "a session", master="local[3]",
+    ...                        settings={"spark.driver.memory": "4g"})
+    >>> lazy.conf.set("spark.faq.placement", "driver")
+    >>> lazy.conf.get("spark.faq.placement"), lazy.conf.get("spark.driver.memory"), lazy.conf.get("x", None)
+    ('driver', '4g', None)
+    >>> default_parallelism(lazy), is_connect(lazy), lazy.started, opened
+    (3, False, False, [])
+    """
+
+    def __init__(self, open_session, *, master: str, remote: Optional[str] = None,
+                 settings: Optional[Mapping[str, str]] = None, on_start=()) -> None:
+        self._open = open_session
+        self._session = None
+        self.master = master
+        self.remote = remote
+        self._settings = {"spark.master": master, **(settings or {})}
+        self._changed: dict[str, Optional[str]] = {}  # set (a value) or unset (None) before the start
+        self._on_start = list(on_start)
+        self.conf = _DeferredConf(self)
+        if remote:
+            # PySpark builds Connect Columns once a remote session was asked for; Columns made before
+            # the connection (planning) must be of that kind too.
+            os.environ.setdefault("SPARK_CONNECT_MODE_ENABLED", "1")
+
+    @property
+    def started(self) -> bool:
+        """Whether the real session exists (this object started it)."""
+        return self._session is not None
+
+    @property
+    def cores(self) -> Optional[int]:
+        """The cores of :attr:`master` when its URL says them, else None."""
+        return master_cores(self.master)
+
+    def session(self):
+        """The real session, started (or connected) now if it was not yet."""
+        if self._session is None:
+            global _chosen
+            chosen, _chosen = _chosen, None  # get_session() inside open_session must not answer this object
+            try:
+                session = self._open()
+            finally:
+                _chosen = chosen
+            for key, value in self._changed.items():
+                if value is None:
+                    session.conf.unset(key)
+                else:
+                    session.conf.set(key, value)
+            self._session = session
+            for callback in self._on_start:
+                callback(session)
+        return self._session
+
+    def when_started(self, callback) -> None:
+        """Call ``callback(session)`` when the real session starts (now, if it has)."""
+        if self._session is not None:
+            callback(self._session)
+        else:
+            self._on_start.append(callback)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__"):  # copy, pickle and the like ask for dunders: not a use of Spark
+            raise AttributeError(name)
+        return getattr(self.session(), name)
+
+    def __repr__(self) -> str:
+        state = "started" if self.started else "not started"
+        return f"DeferredSession({self.remote or self.master}, {state})"
+
+
+class _DeferredConf:
+    """``conf`` of a :class:`DeferredSession`: answered from its settings until the session starts."""
+
+    def __init__(self, owner: DeferredSession) -> None:
+        self._owner = owner
+
+    def get(self, key: str, default=None):
+        owner = self._owner
+        if owner.started:
+            return owner.session().conf.get(key, default)
+        if key in owner._changed:
+            value = owner._changed[key]
+            return default if value is None else value
+        return owner._settings.get(key, default)
+
+    def set(self, key: str, value) -> None:
+        if self._owner.started:
+            self._owner.session().conf.set(key, value)
+        else:
+            self._owner._changed[key] = str(value)
+
+    def unset(self, key: str) -> None:
+        if self._owner.started:
+            self._owner.session().conf.unset(key)
+        else:
+            self._owner._changed[key] = None
+
+
+def real_session(session):
+    """``session`` itself, or the real session of a :class:`DeferredSession` (started now if it was not).
+
+    Call it before building Column expressions for a session that may be
+    deferred: classic PySpark builds a Column only once a SparkContext runs.
+    """
+    return session.session() if isinstance(session, DeferredSession) else session
+
+
+_LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
+_CLUSTER_MASTER = re.compile(r"local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
+
+
+def master_cores(master: str) -> Optional[int]:
+    """The cores a local master's URL gives its tasks, or None for a cluster manager's.
+
+    >>> [master_cores(m) for m in ("local", "local[4]", "local[4,2]", "local-cluster[2,1,1024]", "yarn")]
+    [1, 4, 4, 2, None]
+    >>> master_cores("local[*]") == (os.cpu_count() or 1)
+    True
+    """
+    found = _LOCAL_MASTER.match(master.strip())
+    if found:
+        given = found.group(1)
+        return 1 if given is None else (os.cpu_count() or 1) if given == "*" else int(given)
+    found = _CLUSTER_MASTER.match(master.strip())
+    return int(found.group(1)) * int(found.group(2)) if found else None
+
+
 def default_parallelism(session) -> int:
-    """How many tasks keep every core busy: Spark's default parallelism (classic), else the shuffle partitions."""
-    if not is_connect(session):
+    """How many tasks keep every core busy: Spark's default parallelism (classic), else the shuffle partitions.
+
+    A :class:`DeferredSession` not started yet answers its master's cores, when the URL says them.
+    """
+    if isinstance(session, DeferredSession) and not session.started:
+        if session.remote is None:  # classic: the master's cores, as Spark's default parallelism is locally
+            return session.cores if session.cores is not None else default_parallelism(session.session())
+        # Connect: its settings answer the same as the server's would (it starts with faq's settings)
+    elif not is_connect(session):
         return int(session.sparkContext.defaultParallelism)
     value = session.conf.get("spark.default.parallelism", None) or session.conf.get("spark.sql.shuffle.partitions")
     return max(1, int(value))

@@ -49,6 +49,7 @@ from faq.cli import fixpoints, motifs, queries, serve, tracking
 from faq.cli.inputs import common_options
 from faq.errors import FAQError
 from faq.progress import Reporter
+from faq.spark import DeferredSession
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -130,19 +131,27 @@ def _run(args: argparse.Namespace) -> int:
     reporter = Reporter(enabled=not args.quiet)
     with ExitStack() as stack:
         stack.enter_context(reporter)
-        if not os.environ.get("FAQ_SPARK_VERBOSE"):
-            stack.callback(_quiet_pyspark_loggers())
         check = getattr(args, "check_early", None)
         if check is not None:
             check(args)  # fail on bad input before the (slow) start of Spark
-        spark, started = _session(args.master, args.remote, reporter)
-        if args.remote:  # every get_session() of this command answers the remote session
+        spark = _session(args.master, args.remote, reporter)
+        if not os.environ.get("FAQ_SPARK_VERBOSE"):  # PySpark's loggers are muted once it is used
+            if isinstance(spark, DeferredSession):
+                spark.when_started(lambda _: stack.callback(_quiet_pyspark_loggers()))
+            else:
+                stack.callback(_quiet_pyspark_loggers())
+        if isinstance(spark, DeferredSession) and not getattr(args, "in_process", False):
+            spark.session()  # a command whose steps always use Spark (fixpoints, tracking, motifs) starts it now
+        if isinstance(spark, DeferredSession):
             from faq.spark import use_session
 
+            # Every get_session() of this command answers this session; it starts (or connects) only
+            # when a step needs Spark, so a command whose steps all run in-process starts nothing.
             stack.callback(use_session, use_session(spark))
-        if started:
-            stack.callback(_stop, spark)
-        reporter.watch(spark)
+            stack.callback(_stop, spark)  # a Connect client releases its server-side session there
+            spark.when_started(reporter.watch)
+        else:
+            reporter.watch(spark)
         stack.callback(reporter.close)  # stop the monitor before Spark stops
         if getattr(args, "placement", None):
             from faq.insideout.physical import PLACEMENT_CONF
@@ -153,33 +162,66 @@ def _run(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _session(master: str, remote: Optional[str], reporter: Reporter) -> tuple["SparkSession", bool]:
-    """The session to run on, and whether this call started it (and must stop it).
+def _session(master: str, remote: Optional[str], reporter: Reporter) -> "SparkSession | DeferredSession":
+    """The session to run on: the active one if any, else a :class:`~faq.spark.DeferredSession`.
 
-    ``remote`` (a Spark Connect URL) wins; else the active session; else a new one on ``master``.
+    The deferred session starts Spark on ``master`` -- or connects to
+    ``remote`` (a Spark Connect URL, which wins) -- on its first real use, and
+    the command stops it (a Connect client releases its session on the
+    server: the files and cached data of the command).  A remote server whose
+    master is not known here (not a ``faq serve`` on this machine) is
+    connected to at once: the plan needs its cores.
     """
-    from pyspark import SparkContext
-    from pyspark.sql import SparkSession
-
-    from faq.spark import get_session
+    from faq.spark import DEFAULT_CONFIG, _connect, get_session, master_cores
 
     if remote:
-        from faq.spark import _connect
+        def connect() -> "SparkSession":
+            t0 = time.perf_counter()
+            session = _connect(remote, None)
+            reporter.note(f"connected to Spark {session.version} at {remote} in {time.perf_counter() - t0:.1f} s")
+            return session
 
+        served = _served_master(remote)
+        if served is None or master_cores(served) is None:
+            connected = DeferredSession(connect, master=served or "", remote=remote, settings=DEFAULT_CONFIG)
+            connected.session()
+            return connected
+        return DeferredSession(connect, master=served, remote=remote, settings=DEFAULT_CONFIG)
+    if "pyspark" in sys.modules:  # a session can exist only if pyspark is loaded (main() called from Python)
+        from pyspark import SparkContext
+        from pyspark.sql import SparkSession
+
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active
+        if SparkContext._active_spark_context is not None:  # a context without an active session
+            return get_session(master=master)
+
+    def start() -> "SparkSession":
+        reporter.note(f"starting Spark ({master}) ...")
         t0 = time.perf_counter()
-        spark = _connect(remote, None)
-        reporter.note(f"connected to Spark {spark.version} at {remote} in {time.perf_counter() - t0:.1f} s")
-        return spark, False  # the server stays up for the next command
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active, False
-    if SparkContext._active_spark_context is not None:  # a context without an active session
-        return get_session(master=master), False
-    reporter.note(f"starting Spark ({master}) ...")
-    t0 = time.perf_counter()
-    spark = get_session(master=master)
-    reporter.note(f"Spark {spark.version} ready in {time.perf_counter() - t0:.1f} s")
-    return spark, True
+        session = get_session(master=master)
+        reporter.note(f"Spark {session.version} ready in {time.perf_counter() - t0:.1f} s")
+        return session
+
+    return DeferredSession(start, master=master, settings=DEFAULT_CONFIG)
+
+
+def _served_master(remote: str) -> Optional[str]:
+    """The master of the ``faq serve`` server behind ``remote`` when it runs on this machine, else None."""
+    from urllib.parse import urlparse
+
+    from faq.cli.server import status
+
+    try:
+        url = urlparse(remote.replace("sc://", "http://", 1))
+        port = url.port
+    except ValueError:
+        return None
+    if url.hostname not in ("localhost", "127.0.0.1") or port is None:
+        return None
+    state = status(port)
+    return None if state is None else state.get("master")
 
 
 def _quiet_pyspark_loggers() -> Callable[[], None]:
@@ -206,7 +248,9 @@ def _quiet_pyspark_loggers() -> Callable[[], None]:
     return restore
 
 
-def _stop(spark: "SparkSession") -> None:
+def _stop(spark: "SparkSession | DeferredSession") -> None:
+    if isinstance(spark, DeferredSession) and not spark.started:
+        return
     try:
         spark.stop()
     except Exception:  # noqa: BLE001 - shutting down; nothing useful to report

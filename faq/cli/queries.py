@@ -88,7 +88,7 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
         action="store_true",
         help="count feed-forward triangles: ordered triples a, b, c with edges a->b, a->c, b->c",
     )
-    tri.set_defaults(directed=False, run=run_triangles, check_early=check_triangles)
+    tri.set_defaults(directed=False, run=run_triangles, check_early=check_triangles, in_process=True)
 
     chain = commands.add_parser(
         "matrix-chain",
@@ -105,13 +105,13 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
         "--semiring", default="real", metavar="NAME", help="semiring of the product (default: %(default)s)"
     )
     chain.add_argument("--method", choices=METHODS, default="auto", help="order search (default: %(default)s)")
-    chain.set_defaults(run=run_matrix_chain, check_early=check_matrix_chain)
+    chain.set_defaults(run=run_matrix_chain, check_early=check_matrix_chain, in_process=True)
 
     query = _query_parser(commands, common, "query", "answer a query over factors read from files", "Answer a query")
     query.add_argument(
         "--out", metavar="PATH", help="write the result to PATH (.csv or .parquet) instead of printing it"
     )
-    query.set_defaults(run=run_query)
+    query.set_defaults(run=run_query, in_process=True)
 
     explain = _query_parser(
         commands, common, "explain", "show a query's plan (order, bags, widths) without running it", _EXPLAIN
@@ -125,7 +125,7 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
     explain.add_argument("--budget", metavar="SIZE",
                          help="the driver's index budget for --maintained (e.g. 512m, 4g; default "
                               "$FAQ_INDEX_BUDGET or 2g)")
-    explain.set_defaults(run=run_explain)
+    explain.set_defaults(run=run_explain, in_process=True)
 
 
 def _query_parser(commands: "argparse._SubParsersAction", common: argparse.ArgumentParser, name: str, what: str,

@@ -121,7 +121,9 @@ class QueryResult(Owner):
         """The value of a query without free variables."""
         if self._factor is None and isinstance(self._make, _Answer) and not self.held.variables:
             semiring, values = self._make.semiring, self.held.values  # held in-process: no Spark call
-            return semiring.zero if len(values) == 0 else semiring.python_value(values[0].item())
+            if len(values) == 0:
+                return semiring.zero
+            return semiring.python_value(values[0].item() if values.ndim == 1 else values[0])  # a row: an array ring's
         return self.factor.scalar()
 
     def _repr_html_(self) -> str:
@@ -153,8 +155,6 @@ def execute(
     Returns a :class:`QueryResult` whose factor has the free variables as
     columns (in the query's order) and a ``value`` column.
     """
-    from pyspark.sql import functions as F
-
     started = time.perf_counter()
     # A relation is a Frame (Spark) or, where a step ran in-process, a table the driver holds.
     relations: dict[str, Union[Frame, Held]] = dict(frames)
@@ -185,6 +185,10 @@ def execute(
         make = _Answer(spark, result.table, plan, semiring, out_value)
         return QueryResult(None, plan, step_rows, time.perf_counter() - started, scope, notes, result.table, make)
     else:
+        from pyspark.sql import functions as F  # only here: a plan run in-process loads no PySpark
+
+        from pyspark.sql import functions as F  # only here: a plan run in-process loads no PySpark
+
         out_df = result.df.select(*plan.free, F.col(VALUE_COLUMN).alias(out_value))
         if not plan.free:  # a scalar the last step holds on the driver stays held (Factor.scalar runs no job)
             project_driver_copy(out_df, result.df, {out_value: VALUE_COLUMN})
@@ -270,7 +274,7 @@ def _run_local_step(
     aggregation = Aggregation(tuple(step.output.variables), plus) if step.eliminated else None
     table, note = join_local(step.strategy.name, inputs, indicators, semiring, step.attribute_order, aggregation,
                              step.strategy.shared or None, threads=max(1, environment.parallelism),
-                             in_kernel=step.strategy.aggregate_in_tasks)
+                             in_kernel=step.strategy.aggregate_in_tasks, compiled=not step.strategy.numpy_kernel)
     if tuple(table.variables) != tuple(step.output.variables):  # a final product: the plan's column order
         table = Table(tuple(step.output.variables), table.keys, table.values)
     seconds = time.perf_counter() - t0

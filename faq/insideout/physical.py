@@ -169,6 +169,10 @@ class Environment:
         Most rows of an input the driver fetches to run a step in-process
         (:data:`LOCAL_ROWS_CONF`); inputs it holds already have no limit
         but ``local_memory``.
+    compiled_loaded : bool
+        The compiled loop is loaded in this process already (numba imported,
+        its kernels read from the cache): a new process pays
+        :data:`COMPILED_LOAD_SECONDS` to load it (:func:`in_process_kernel`).
     """
 
     connect: bool = False
@@ -180,6 +184,7 @@ class Environment:
     placement: str = ""
     local_memory: int = DEFAULT_LOCAL_MEMORY
     local_rows: int = DEFAULT_LOCAL_ROWS
+    compiled_loaded: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -192,6 +197,7 @@ class Environment:
             "placement": self.placement,
             "local_memory": self.local_memory,
             "local_rows": self.local_rows,
+            "compiled_loaded": self.compiled_loaded,
         }
 
 
@@ -232,6 +238,9 @@ class Strategy:
         partial aggregates (the executor's group-by combines them).
     aggregation : str
         What the tasks do with the product, or why they list every binding.
+    numpy_kernel : bool
+        The plan chose the numpy kernel over the compiled loop
+        (:func:`in_process_kernel`; the reason is in ``aggregation``).
     """
 
     name: str
@@ -247,6 +256,7 @@ class Strategy:
     task_bytes: Optional[float] = None
     batches: int = 1
     index_dir: Optional[str] = None
+    numpy_kernel: bool = False
 
     @property
     def grid(self) -> Optional[Grid]:
@@ -465,6 +475,40 @@ class Input(NamedTuple):
 
     rows: float
     held: bool
+
+
+#: Estimated work (Σ of the smallest proposals per attribute, :class:`~faq.hypergraph.statistics.WorkEstimate`)
+#: below which an in-process generic join runs the numpy kernel when the compiled loop is not loaded yet.
+#: Measured (``python -m bench.bench_fresh``): loading numba and the cached loop takes 0.5-0.8 s in a new
+#: process, while the numpy kernel runs about 5e6 proposals a second: email-Eu-core (6.7e5) counts in
+#: 0.1 s against 0.9 s, wiki-Vote (1.9e6) in 0.3 s against 0.7 s, R-MAT 14 (5e6) about even.
+SMALL_KERNEL_WORK = 3e6
+COMPILED_LOAD_SECONDS = 0.6  # what the note says loading costs (see SMALL_KERNEL_WORK)
+
+
+def in_process_kernel(work: Optional[float], environment: Environment) -> tuple[bool, str]:
+    """Whether an in-process step that may run the compiled loop runs the numpy kernel instead, and why.
+
+    The compiled loop is much faster per proposal, but a process pays to load
+    it once; a small join is done before that (:data:`SMALL_KERNEL_WORK`).
+    Steps on the executors keep the compiled loop: their workers load it once
+    and serve many tasks.
+
+    Examples
+    --------
+    >>> in_process_kernel(6.7e5, Environment())
+    (True, 'numpy kernel: est. work 6.7e+05 below 3e+06, less than loading the compiled loop (~0.6 s)')
+    >>> in_process_kernel(5e7, Environment())
+    (False, '')
+    >>> in_process_kernel(6.7e5, Environment(compiled_loaded=True))   # a warm process has it loaded
+    (False, '')
+    >>> in_process_kernel(None, Environment())                          # no estimate: keep the loop
+    (False, '')
+    """
+    if environment.compiled_loaded or work is None or not math.isfinite(work) or work >= SMALL_KERNEL_WORK:
+        return False, ""
+    return True, (f"numpy kernel: est. work {work:.2g} below {SMALL_KERNEL_WORK:.0e}, less than loading the "
+                  f"compiled loop (~{COMPILED_LOAD_SECONDS:g} s)")
 
 
 def choose_placement(

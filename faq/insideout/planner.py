@@ -63,6 +63,7 @@ from faq.insideout.physical import (
     Strategy,
     choose_placement,
     choose_strategy,
+    in_process_kernel,
     integral_bag,
     shared_indexes,
     shuffle_batches,
@@ -655,7 +656,8 @@ def _step(
     profiles: Mapping[str, RelationProfile],
 ) -> Step:
     """A step with its logical join method and attribute order (its strategy: :func:`_physical`)."""
-    method, reason, attributes = _choose_join(context.join, participants, indicators, est_size)
+    method, reason, attributes = _choose_join(context.join, participants, indicators, est_size,
+                                              _structured(context.product))
     work = _work(participants, indicators, attributes, profiles)
     return Step(
         index, eliminated, aggregate, bag, tuple(r.id for r in participants), indicators, out,
@@ -760,11 +762,20 @@ def _choose_join(
     participants: Sequence[Relation],
     indicators: Sequence[Indicator],
     est_size: Mapping[str, float],
+    structured: str = "",
 ) -> tuple[str, str, tuple[str, ...]]:
-    """The bag-join method of a step, why, and the attribute order it needs."""
+    """The bag-join method of a step, why, and the attribute order it needs.
+
+    ``structured`` names the carrier of a ring whose values are arrays: the
+    generic join's kernels hold one number per binding, so such a ring's
+    bags are joined by binary joins (cyclic ones too: exact, though not
+    worst-case optimal).
+    """
     edges = [r.variables for r in participants] + [i.variables for i in indicators]
     acyclic = is_acyclic(edges)
     shape = "acyclic bag" if acyclic else "cyclic bag"
+    if structured:
+        return "binary", f"{shape}; values are {structured} arrays (the generic join holds one number a row)", ()
     if join == "auto":
         method = "binary" if acyclic else CYCLIC_BAG_METHOD
         reason = shape
@@ -774,6 +785,14 @@ def _choose_join(
         return method, reason, ()
     sizes = [int(min(est_size.get(r.id, 1e18), 1e18)) for r in participants] + [0] * len(indicators)
     return method, reason, tuple(attribute_order(edges, sizes))
+
+
+def _structured(product: Any) -> str:
+    """The carrier of ``product`` (a semiring or its name) when its values are arrays, else ""."""
+    from faq.semirings import get_semiring
+
+    ring = get_semiring(product)
+    return ring.carrier if getattr(ring, "structured", False) else ""
 
 
 def _product_bound(
@@ -827,7 +846,8 @@ def _placed(context: _Context, steps: list[Step], bounds: Mapping[str, float]) -
     for step in steps:
         times = get_semiring(context.product)
         plus = times if step.aggregate in (None, times.name) else get_semiring(step.aggregate)
-        in_numpy = "" if numpy_ops(times, plus) is not None else (
+        form = numpy_ops(times, plus, arrays=True) if _structured(times) else numpy_ops(times, plus)
+        in_numpy = "" if form is not None else (
             f"no numpy ⊗/⊕ for {times.name}/{plus.name} (a user-defined operation needs numpy_add=/numpy_mul=)")
         if context.join in FORCED_SPARK_JOINS and step.join_method != "binary":
             in_numpy = f"join method {context.join} forced (a Spark strategy)"
@@ -840,8 +860,21 @@ def _placed(context: _Context, steps: list[Step], bounds: Mapping[str, float]) -
         where, why = choose_placement(inputs, footprint, in_numpy, context.environment)
         if where == "driver":
             held.add(step.output.id)
+            step = _kernel_in_process(step, context.environment)
         placed.append(replace(step, placement=where, placement_reason=why))
     return placed
+
+
+def _kernel_in_process(step: Step, environment: Environment) -> Step:
+    """``step`` (placed on the driver) with the numpy kernel where the compiled loop would cost more to load."""
+    strategy = step.strategy
+    if not (strategy.aggregate_in_tasks and "compiled loop (numba)" in strategy.aggregation):
+        return step
+    numpy_kernel, why = in_process_kernel(step.work.total if step.work else None, environment)
+    if not numpy_kernel:
+        return step
+    note = strategy.aggregation.replace("compiled loop (numba)", why)
+    return replace(step, strategy=replace(strategy, numpy_kernel=True, aggregation=note))
 
 
 def _fold_aggregations(steps: list[Step]) -> list[Step]:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar, Union
 
 from faq.errors import InputNotFoundError, InvalidArgumentError, MalformedInputError, MissingColumnError
 from faq.factor import VALUE
-from faq.semirings.spark_backend import columns as spark_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -33,6 +32,14 @@ ROW, COL = "i", "j"
 
 #: The file formats :func:`format_of` tells apart (``read_factor(format=...)``).
 FORMATS = ("csv", "parquet", "mtx", "edges")
+
+
+def spark_columns(semiring: "Semiring"):
+    """``semiring``'s Spark Column forms (:func:`faq.semirings.spark_backend.columns`), imported when first
+    needed: reading a file the driver holds loads no PySpark."""
+    from faq.semirings.spark_backend import columns
+
+    return columns(semiring)
 
 
 def session(spark: "SparkSession | None") -> "SparkSession":

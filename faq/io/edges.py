@@ -40,12 +40,12 @@ from faq.io._common import (
     local_path,
     malformed_if_unreadable,
     session,
+    spark_columns,
     spark_read,
 )
 from faq.io.local_edges import COMMENT_PREFIXES, INT_RE, edges_dataframe, read_edge_arrays, unique_pairs
 from faq.io.local_edges import without_self_loops
 from faq.semirings import Semiring, get_semiring
-from faq.semirings.spark_backend import columns as spark_columns
 
 if TYPE_CHECKING:
     import numpy as np
@@ -275,16 +275,24 @@ def _local_edges(
         src, dst = np.concatenate([src, dst[~loop]]), np.concatenate([dst, src[~loop]])
     if duplicates == "collapse":
         src, dst = unique_pairs(src, dst)
+    from faq.spark import real_session
+
     u, v = variables
-    edges = edges_dataframe(session(spark), {u: src, v: dst}).withColumn(VALUE, spark_columns(semiring).one())
+    spark = session(spark)
+
+    def dataframe() -> "DataFrame":
+        return edges_dataframe(real_session(spark), {u: src, v: dst}).withColumn(VALUE, spark_columns(semiring).one())
+
     if duplicates == "sum":  # the semiring's ⊕ of its ones: Spark's aggregate, as on the Spark path
-        return _shape_graph(edges, variables, semiring, False, "keep", "sum", False)
-    # The driver has the rows: statistics and in-process steps read them without a Spark job.
-    from faq.driver_copy import keep_driver_copy
+        return _shape_graph(dataframe(), variables, semiring, False, "keep", "sum", False)
+    # The driver has the rows: statistics and in-process steps read them without a Spark job, and the
+    # DataFrame (a Parquet file for Spark to read) is made only if a step on the executors needs it.
+    from faq.driver_copy import held_dataframe
     from faq.semirings.numpy_backend import NUMPY_DTYPES
 
     one = np.full(len(src), semiring.one, dtype=NUMPY_DTYPES[semiring.value_type])
-    return keep_driver_copy(edges, {u: src, v: dst, VALUE: one})
+    return held_dataframe(spark, {u: src, v: dst, VALUE: one}, {u: "bigint", v: "bigint", VALUE: semiring.value_type},
+                          make=dataframe)
 
 
 # --- the error path: the first bad line and its number ------------------------------------------

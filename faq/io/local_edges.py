@@ -127,6 +127,8 @@ def read_edge_arrays(path: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
     import pyarrow.compute as pc
     import pyarrow.csv as pcsv
 
+    from faq.arrow_arrays import to_numpy
+
     local = local_file(path)
     if local is None:
         return None
@@ -155,7 +157,7 @@ def read_edge_arrays(path: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
                                   convert_options=pcsv.ConvertOptions(
                                       include_columns=names[:2], column_types={n: pa.int64() for n in names[:2]}))
             if not any(column.null_count for column in table.columns):  # an empty field is null here
-                return tuple(column.to_numpy() for column in table.columns)  # type: ignore[return-value]
+                return tuple(to_numpy(column) for column in table.columns)  # type: ignore[return-value]
         except pa.ArrowException:  # a stray '-' or a line of another shape: the checked pass decides
             pass
     try:
@@ -173,7 +175,7 @@ def read_edge_arrays(path: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
         for column in table.columns:
             if table.num_rows and not pc.all(pc.match_substring_regex(column, f"^(?:{INT_RE})$")).as_py():
                 return None
-            ids.append(pc.cast(column, pa.int64()).to_numpy())  # out of int64 range: ArrowInvalid
+            ids.append(to_numpy(pc.cast(column, pa.int64())))  # out of int64 range: ArrowInvalid
     except (pa.ArrowException, ValueError):  # a line of another shape, or a bad id
         return None
     if table.num_rows == 0:

@@ -23,12 +23,12 @@ from faq.io._common import (
     malformed_if_unreadable,
     resolve_value,
     session,
+    spark_columns,
     spark_read,
 )
 from faq.io.edges import read_edge_list
 from faq.io.matrix_market import read_matrix_market
 from faq.semirings import Semiring, get_semiring
-from faq.semirings.spark_backend import columns as spark_columns
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -24,11 +24,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from pyspark.sql import functions as F
-
 from faq.joins.frame import VALUE_COLUMN, Frame
 from faq.semirings import Semiring
-from faq.semirings.spark_backend import columns
 
 _RIGHT_VALUE = "__v_right"
 
@@ -54,6 +51,10 @@ def binary_join(
     attribute_order : sequence of str
         Unused: binary joins follow the order of ``relations``.
     """
+    from pyspark.sql import functions as F  # here, not at import: a job run in-process never loads PySpark
+
+    from faq.semirings.spark_backend import columns
+
     pending = list(indicators)
     acc = relations[0]
     acc, pending = _apply_indicators(acc, pending)

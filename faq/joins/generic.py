@@ -437,6 +437,7 @@ def build_kernel(
     semiring: Semiring,
     aggregate: Optional[Aggregation] = None,
     ops: Optional[NumpyForm] = None,
+    compiled: bool = True,
 ) -> tuple["_Kernel", int, str]:
     """The broadcast strategy's index, seeds and plan, in numpy (no Spark): (kernel, seeds, note).
 
@@ -455,6 +456,9 @@ def build_kernel(
     aggregate, ops :
         With ``ops`` (numpy ⊗/⊕ for ``aggregate``), the kernel's tasks
         ⊕-combine per ``aggregate.keep`` instead of listing bindings.
+    compiled : bool
+        False: the numpy extenders even where the compiled loop qualifies
+        (the plan chose them; its note says why).
 
     Returns
     -------
@@ -515,7 +519,9 @@ def build_kernel(
         bound=bound,
         flush_rows=partial_aggregates.FLUSH_ROWS,
     )
-    if ops is not None:
+    if ops is not None and not compiled:
+        note += "; numpy kernel (the plan's choice)"
+    elif ops is not None:
         kernel.compiled, why = compilable(kernel)
         note += "; compiled loop (numba)" if kernel.compiled else f"; numpy kernel: {why}"
     return kernel, n_seeds, note
@@ -717,8 +723,10 @@ def run_kernel(batches: Iterator[Any], kernel: "_Kernel") -> Iterator[Any]:
 
 
 def _seed_chunks(batches: Iterator[Any], kernel: _Kernel) -> Iterator[Chunk]:
+    from faq.arrow_arrays import to_numpy
+
     for batch in batches:
-        ids = batch.column(0).to_numpy()
+        ids = to_numpy(batch.column(0))  # not Arrow's to_numpy: that imports pandas (0.5 s in a new process)
         if len(ids):
             yield Chunk({key: column[ids] for key, column in kernel.seeds.items()}, len(ids))
 
@@ -755,8 +763,10 @@ def _compiled_partition(batches: Iterator[Any], kernel: _Kernel) -> Iterator[Any
     import pyarrow as pa
 
     ops, total = kernel.ops, None
+    from faq.arrow_arrays import to_numpy
+
     for batch in batches:
-        ids = batch.column(0).to_numpy()
+        ids = to_numpy(batch.column(0))  # not Arrow's to_numpy: that imports pandas (0.5 s in a new process)
         if len(ids):
             part = aggregate_seeds(kernel, ids)
             total = part if total is None else ops.add(total, part)
@@ -767,8 +777,10 @@ def _compiled_partition(batches: Iterator[Any], kernel: _Kernel) -> Iterator[Any
 def _partial_batch(partial: PartialAggregate, kernel: _Kernel) -> Any:
     import pyarrow as pa
 
+    from faq.arrow_arrays import from_numpy
+
     keys, values = partial.drain()
-    columns = [pa.array(kernel.encoding.decode(k)) for k in keys] + [pa.array(values)]
+    columns = [from_numpy(kernel.encoding.decode(k)) for k in keys] + [from_numpy(values)]
     return pa.RecordBatch.from_arrays(columns, names=kernel.names)
 
 
