@@ -6,6 +6,7 @@ they take, loaded on first use (so ``import faq.semirings`` or
 
 =============================  ===========================================================
 answering                      :func:`query`, :func:`plan`, :func:`explain`, :func:`maintain`
+learning over joins            :func:`linear_regression`, :func:`covariance`, :func:`moments`
 graphs and matrices            :func:`count_triangles`, :func:`motifs`, :func:`track`,
                                :func:`matrix_chain`, :func:`shortest_paths`,
                                :func:`widest_paths`, :func:`reachability`,
@@ -56,6 +57,7 @@ _EXPORTS = {
     ),
     **dict.fromkeys(("get_session", "use_session"), "faq.spark"),
     **dict.fromkeys(("parse_query", "FAQ"), "faq.language"),
+    **dict.fromkeys(("covariance", "moments", "linear_regression"), "faq.learning"),
     "Plan": "faq.insideout.planner",
     "FAQError": "faq.errors",
 }

@@ -149,13 +149,23 @@ def matrix_chain(matrices: Sequence[FactorLike], *, semiring: SemiringLike = "re
     """Multiply matrices in a semiring, in the order the planner picks.
 
     Each matrix is a DataFrame of row index, column index and ``value`` (or a
-    Factor, or a Matrix Market path).  The result's ``.df`` has columns
-    ``row``, ``col`` and ``value``; release it with ``close()`` or ``with``.
+    Factor, or a Matrix Market path; a path given more than once is read
+    once).  The result's ``.df`` has columns ``row``, ``col`` and ``value``;
+    release it with ``close()`` or ``with``.
     """
     from faq.graphs.matrix_chain import matrix_chain as _chain
 
-    return _chain([_matrix(m, k) for k, m in enumerate(matrices, start=1)], semiring or "real", method=method,
-                  progress=progress)
+    read: dict[str, "Factor"] = {}  # path -> its factor: a power or a K·M·K chain parses each file once
+    factors = []
+    for k, m in enumerate(matrices, start=1):
+        if isinstance(m, (str, os.PathLike)):
+            path = os.fspath(m)
+            if path not in read:
+                read[path] = _matrix(m, k)
+            factors.append(read[path].with_name(f"M{k}"))  # a Factor is immutable: one for several uses
+        else:
+            factors.append(_matrix(m, k))
+    return _chain(factors, semiring or "real", method=method, progress=progress)
 
 
 def shortest_paths(edges: GraphLike, source: int, *, weight: Optional[str] = WEIGHT, progress: Any = None

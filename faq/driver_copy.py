@@ -160,7 +160,9 @@ class HeldDataFrame:
             import pandas as pd
 
             ddl = ", ".join(f"`{c}` {self._types[c]}" for c in self._columns)
-            frame = pd.DataFrame({c: np.asarray(a) for c, a in self._columns.items()}, copy=False)
+            # An array ring's values are (rows, w): a column of one array per row.
+            frame = pd.DataFrame({c: list(a) if np.ndim(a) == 2 else np.asarray(a) for c, a in self._columns.items()},
+                                 copy=False)
             rows = len(frame)
             self.__dict__["_df"] = self._spark.createDataFrame(frame, ddl) if rows else (
                 self._spark.createDataFrame([], ddl))

@@ -244,18 +244,22 @@ def test_steps_that_are_not_a_sparse_product_go_to_the_merges():
 
 
 @pytest.mark.usefixtures("spark")
-def test_matrix_chains_run_as_sparse_products():
+def test_matrix_chains_run_as_sparse_products(monkeypatch):
     import scipy.io
 
     import faq
+    import faq.io
     from faq.io import from_scipy, to_scipy
 
     paths = [str(DATA / f) for f in ("bcsstk21.mtx", "bcsstm21.mtx", "bcsstk21.mtx")]
     k, m = (sp.csr_matrix(scipy.io.mmread(p)) for p in paths[:2])
     expected = k @ m @ k
+    read, reader = [], faq.io.read_factor
+    monkeypatch.setattr(faq.io, "read_factor", lambda path, **kw: read.append(path) or reader(path, **kw))
     with faq.matrix_chain(paths) as result:
         got = to_scipy(result.factor, shape=expected.shape)
         assert result.notes == [SPARSE, SPARSE]
+    assert read == paths[:2]  # a path given twice is read once
     assert abs(got - expected).max() <= 1e-12 * abs(expected).max()
     rng = np.random.default_rng(5)
     ints = [sp.random(30, 30, density=0.1, random_state=rng, format="csr",

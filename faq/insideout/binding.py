@@ -53,6 +53,7 @@ from faq.language import FAQ, parse_query
 from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
+    import numpy
     from pyspark.sql import SparkSession
 
     from faq.joins.local import Table
@@ -162,8 +163,7 @@ def held_atom(atom: Any, factor: Factor, semiring: Semiring) -> Optional["Table"
     """
     import numpy as np
 
-    from faq.joins.local import Table
-    from faq.semirings.numpy_backend import NUMPY_DTYPES
+    from faq.joins.local import Table, value_array
 
     copy = driver_copy(factor.df)
     if copy is None or factor.value not in copy or any(c not in copy for c in factor.variables):
@@ -174,7 +174,7 @@ def held_atom(atom: Any, factor: Factor, semiring: Semiring) -> Optional["Table"
         same = np.asarray(copy[first_column[var]]) == np.asarray(copy[column])
         keep = same if keep is None else keep & same
     keys = {v: np.asarray(copy[c]) for v, c in first_column.items()}
-    values = np.asarray(copy[factor.value], dtype=NUMPY_DTYPES[semiring.value_type])
+    values = value_array(copy[factor.value], semiring)
     if keep is not None:
         keys, values = {v: k[keep] for v, k in keys.items()}, values[keep]
     return Table(tuple(first_column), keys, values)
@@ -457,7 +457,7 @@ def held_degrees(factor: Factor) -> Optional[tuple[int, ...]]:
     return tuple(int(value_counts(copy[v]).max()) if len(copy[v]) else 0 for v in factor.variables)
 
 
-def value_counts(values: "np.ndarray") -> "np.ndarray":
+def value_counts(values: "numpy.ndarray") -> "numpy.ndarray":
     """How many times each distinct non-null value of ``values`` occurs (in no particular order).
 
     Integers over a range of at most four times their number are counted

@@ -55,11 +55,10 @@ from faq.insideout.binding import (
 )
 from faq.insideout.planner import Plan
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag
-from faq.joins.local import Table, join_local
+from faq.joins.local import Table, join_local, value_array
 from faq.language import FAQ, parse_query
 from faq.scope import Owner, Scope
 from faq.semirings import Semiring, get_semiring
-from faq.semirings.numpy_backend import NUMPY_DTYPES
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -187,8 +186,6 @@ def execute(
     else:
         from pyspark.sql import functions as F  # only here: a plan run in-process loads no PySpark
 
-        from pyspark.sql import functions as F  # only here: a plan run in-process loads no PySpark
-
         out_df = result.df.select(*plan.free, F.col(VALUE_COLUMN).alias(out_value))
         if not plan.free:  # a scalar the last step holds on the driver stays held (Factor.scalar runs no job)
             project_driver_copy(out_df, result.df, {out_value: VALUE_COLUMN})
@@ -305,11 +302,10 @@ def _table(relation: Union[Frame, Table, Held], semiring: Semiring) -> Table:
         return relation.table
     if isinstance(relation, Table):
         return relation
-    dtype = NUMPY_DTYPES[semiring.value_type]
     copy = driver_copy(relation.df)
     if copy is not None and all(v in copy for v in relation.variables) and VALUE_COLUMN in copy:
         return Table(relation.variables, {v: copy[v] for v in relation.variables},
-                     np.asarray(copy[VALUE_COLUMN], dtype=dtype))
+                     value_array(copy[VALUE_COLUMN], semiring))
     arrow = relation.df.select(*relation.variables, VALUE_COLUMN).toArrow()
     return Table.from_arrow(arrow, relation.variables, semiring)
 
@@ -340,7 +336,7 @@ def _local_dataframe(
     known = {"bigint", "double", "boolean", "string"}
     types = {v: plan.variable_types[v] for v in variables if plan.variable_types.get(v) in known}
     columns = {v: np.asarray(table.keys[v]) for v in variables}
-    columns[value_name] = np.asarray(table.values, dtype=NUMPY_DTYPES[semiring.value_type])
+    columns[value_name] = value_array(table.values, semiring)
     types[value_name] = semiring.value_type
     return held_dataframe(spark, columns, types)
 
@@ -397,14 +393,15 @@ def _combined_on_driver(product: Frame, aggregation: Optional[Aggregation], semi
     total = aggregation.combine_values(partials, semiring)
     if total is None:
         return None
-    return [] if total == semiring.zero else [total]
+    is_zero = np.all(np.asarray(total) == np.asarray(semiring.zero)) if semiring.structured else total == semiring.zero
+    return [] if is_zero else [total]
 
 
 def _held_scalar(spark: "SparkSession", held: list, semiring: Semiring) -> "DataFrame":
     """A step's output onto no variable (``held``: its value, or none) as a local relation whose
     rows the driver holds (:mod:`faq.driver_copy`): no cache to own, and reading it runs no job."""
     df = spark.createDataFrame([(v,) for v in held], f"{VALUE_COLUMN} {semiring.value_type}")
-    return keep_driver_copy(df, {VALUE_COLUMN: np.array(held, dtype=NUMPY_DTYPES[semiring.value_type])})
+    return keep_driver_copy(df, {VALUE_COLUMN: value_array(held, semiring)})
 
 
 def evaluate(

@@ -127,7 +127,7 @@ class Table:
         keys = {v: cls.column_array(table.column(v)) for v in variables}
         values = None
         if valued:
-            values = np.asarray(cls.column_array(table.column(VALUE_COLUMN)), dtype=NUMPY_DTYPES[semiring.value_type])
+            values = value_array(cls.column_array(table.column(VALUE_COLUMN)), semiring)
         return cls(tuple(variables), keys, values)
 
     @staticmethod
@@ -144,6 +144,15 @@ class Table:
             columns.append(pa.array(self.values))
             names.append(value_name)
         return pa.Table.from_arrays(columns, names=names)
+
+
+def value_array(values: Any, semiring: Semiring) -> np.ndarray:
+    """Values of ``semiring`` as numpy: one number a row, or ``(rows, w)`` for an array ring (Arrow
+    hands an ``array<double>`` column over as an object array of rows)."""
+    if getattr(semiring, "structured", False):
+        rows = [np.asarray(v, dtype=np.float64) for v in values]
+        return np.stack(rows) if rows else np.empty((0, semiring.width))
+    return np.asarray(values, dtype=NUMPY_DTYPES[semiring.value_type])
 
 
 def join_local(
@@ -194,7 +203,8 @@ def join_local(
         zeros left out; and a note for the step's report.
     """
     plus = aggregate.semiring if aggregate is not None else semiring
-    ops = numpy_ops(semiring, plus)
+    arrays = bool(getattr(semiring, "structured", False))  # an array ring: values are (rows, w) arrays
+    ops = numpy_ops(semiring, plus, arrays=True) if arrays else numpy_ops(semiring, plus)
     if ops is None:
         raise PlanError(reason=f"no numpy ⊗/⊕ for {semiring.name}/{plus.name}: the step cannot run in-process")
     keep = tuple(aggregate.keep) if aggregate is not None else _variables(relations, indicators)
@@ -206,15 +216,15 @@ def join_local(
         if strategy != "binary" and integral and any(r.variables for r in relations):
             product, note = _generic(relations, indicators, semiring, attribute_order,
                                      aggregate if in_kernel else None, shared, threads, compiled)
-        elif integral and all(t.rows <= SORT_MERGE_ROWS for t in (*relations, *indicators)):
+        elif integral and (arrays or all(t.rows <= SORT_MERGE_ROWS for t in (*relations, *indicators))):
+            # (a pandas column holds one number a row: array values are merged in numpy at any size)
             product, note = _sort_merged(relations, indicators, ops), "in-process binary join (sort-merge)"
         else:
             product, note = _merged(relations, indicators, ops), "in-process binary join (pandas merges)"
         keys, values = aggregate_rows([product.keys[v] for v in keep], product.values, ops)
         if ops.integral and ops.add is np.add:
             _check_sums(product, keep, values, semiring)
-    zero = np.asarray(semiring.zero, dtype=ops.dtype)
-    nonzero = values != zero
+    nonzero = ~ops.is_zero(values)
     if not nonzero.all():
         keys, values = [k[nonzero] for k in keys], values[nonzero]
     return Table(keep, dict(zip(keep, keys)), values), note
@@ -425,8 +435,7 @@ def aggregate_rows(keys: Sequence[np.ndarray], values: np.ndarray, ops: NumpyFor
     """
     values = np.asarray(values, dtype=ops.dtype)
     if not keys:
-        total = ops.add.reduce(values, initial=ops.zero) if len(values) else ops.zero
-        return [], np.asarray([total], dtype=ops.dtype) if len(values) else np.empty(0, dtype=ops.dtype)
+        return [], ops.sum(values)[None] if len(values) else values[:0]
     if len(values) == 0:
         return [np.asarray(k) for k in keys], values
     codes = key_codes(keys)
@@ -439,7 +448,7 @@ def aggregate_rows(keys: Sequence[np.ndarray], values: np.ndarray, ops: NumpyFor
     sorted_codes = codes[order]
     starts = np.flatnonzero(np.concatenate(([True], sorted_codes[1:] != sorted_codes[:-1])))
     firsts = order[starts]
-    return [np.asarray(k)[firsts] for k in keys], ops.add.reduceat(values[order], starts)
+    return [np.asarray(k)[firsts] for k in keys], ops.segment_sum(values[order], starts)
 
 
 #: The largest magnitude an int64 sum may reach without overflow.
@@ -465,15 +474,14 @@ class _ObjectSum:
     dtype = object
     zero = 0
 
-    class add:  # noqa: N801 - stands in for the ufunc np.add
-        @staticmethod
-        def reduce(values, initial=0):
-            return sum(values, initial)
+    @staticmethod
+    def sum(values):
+        return np.array(sum(values, 0), dtype=object)
 
-        @staticmethod
-        def reduceat(values, starts):
-            bounds = list(starts) + [len(values)]
-            return np.array([sum(values[a:b]) for a, b in zip(bounds, bounds[1:])], dtype=object)
+    @staticmethod
+    def segment_sum(values, starts):
+        bounds = list(starts) + [len(values)]
+        return np.array([sum(values[a:b]) for a, b in zip(bounds, bounds[1:])], dtype=object)
 
 
 def _multiplied(a: np.ndarray, b: np.ndarray, ops: NumpyForm) -> np.ndarray:
@@ -549,7 +557,7 @@ def _sort_merged(relations: Sequence[Table], indicators: Sequence[Table], ops: N
     pending = [ind for ind in indicators if ind.variables]
     for r in relations:
         theirs = {v: np.asarray(r.keys[v]) for v in r.variables}
-        their_values = r.values if r.values is not None else np.full(r.rows, ops.one, dtype=ops.dtype)
+        their_values = r.values if r.values is not None else ops.ones(r.rows)
         if values is None:
             keys, values = theirs, np.asarray(their_values, dtype=ops.dtype)
         else:
@@ -570,7 +578,7 @@ def _sort_merged(relations: Sequence[Table], indicators: Sequence[Table], ops: N
             keys, values = {v: k[held] for v, k in keys.items()}, values[held]
             pending.remove(ind)
     if values is None:  # no relation: the product is one, on no variable
-        values = np.array([ops.one], dtype=ops.dtype)
+        values = ops.ones(1)
     product = Table(tuple(keys), keys, values)
     if pending:  # variables no relation holds (the plan makes none): as the merges would
         return _merged([product], pending, ops)

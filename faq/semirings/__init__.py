@@ -5,6 +5,8 @@ module                             what it holds
 =================================  =============================================
 :mod:`~faq.semirings.operations`   ⊕ / ⊗ / ⊖ as named operation values
 :mod:`~faq.semirings.base`         :class:`Semiring`: value type, 0, 1, ⊕, ⊗
+:mod:`~faq.semirings.structured`   :class:`ArraySemiring`: values of w doubles
+:mod:`~faq.semirings.rings`        :data:`MOMENTS`, :func:`cofactor` (array rings)
 :mod:`~faq.semirings.builtins`     the built-in semirings and the registry
 :mod:`~faq.semirings.laws`         law checks on sample values
 :mod:`~faq.semirings.spark_backend`  ``columns(semiring)``: Spark Columns
@@ -22,6 +24,12 @@ Examples
 (False, True, True, False)
 >>> s.add, s.mul
 (Operation('or'), Operation('and'))
+
+Rings whose values are arrays of doubles, e.g. (count, sum, sum of squares):
+
+>>> from faq.semirings import MOMENTS, cofactor
+>>> MOMENTS.width, MOMENTS.components, MOMENTS.is_ring, cofactor(4).width
+(3, ('count', 'sum', 'sum_sq'), True, 15)
 """
 
 from faq.semirings.base import Semiring
@@ -42,10 +50,17 @@ from faq.semirings.builtins import (
     semiring_names,
 )
 from faq.semirings.laws import assert_laws, check_laws
+from faq.semirings.rings import MOMENTS, CofactorRing, cofactor
+from faq.semirings.structured import ArraySemiring, BilinearProduct
 from faq.semirings.operations import AND, MAX, MIN, NEGATE, OR, PLUS, TIMES, Operation, UnaryOperation
 
 __all__ = [
     "Semiring",
+    "ArraySemiring",
+    "BilinearProduct",
+    "CofactorRing",
+    "MOMENTS",
+    "cofactor",
     "Operation",
     "UnaryOperation",
     "PLUS",

@@ -18,6 +18,11 @@ function — ``add`` (with ``sum``, ⊕ as a Spark aggregate, optional), ``mul``
 Spark only (e.g. the broadcast generic join then lists every binding instead
 of ⊕-aggregating inside its tasks).
 
+Values here are scalars: :attr:`Semiring.width` is 1.  A ring whose values
+are arrays of doubles (moments, the cofactor ring) is an
+:class:`~faq.semirings.structured.ArraySemiring`, a subclass with the same
+attributes, whose ``width``, ``components`` and ``carrier`` say its shape.
+
 Examples
 --------
 The log semiring (⊕ = log-sum-exp, ⊗ = +) in a few lines: ⊗ is the built-in
@@ -175,6 +180,36 @@ class Semiring:
     def is_ring(self) -> bool:
         """True when ⊕ has inverses (``neg`` is defined)."""
         return self.neg is not None
+
+    @property
+    def width(self) -> int:
+        """Numbers per value: 1 for a scalar semiring (an array ring has more; plans print it per row)."""
+        return 1
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        """Names of a value's components, in storage order: ``("value",)`` for a scalar semiring."""
+        return ("value",)
+
+    @property
+    def structured(self) -> bool:
+        """True when a value is an array of numbers (:class:`~faq.semirings.structured.ArraySemiring`)."""
+        return False
+
+    @property
+    def element_type(self) -> str:
+        """Spark SQL type of one component: the value type itself for a scalar semiring."""
+        return self.value_type
+
+    @property
+    def carrier(self) -> str:
+        """What a value is, for plans and listings: ``"bigint"``, or ``"double[3]"`` for an array ring.
+
+        >>> from faq.semirings import COUNTING
+        >>> COUNTING.carrier, COUNTING.width, COUNTING.components
+        ('bigint', 1, ('value',))
+        """
+        return self.value_type
 
     @property
     def builtin_operations(self) -> bool:

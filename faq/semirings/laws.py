@@ -12,6 +12,14 @@ forms, so what is checked is exactly what that backend runs:
   as an aggregate agrees with binary ⊕.  The default for a semiring given
   as Column functions only, or when a ``spark`` session is passed.
 
+Array rings (:class:`~faq.semirings.structured.ArraySemiring`) are checked
+the same way, on ``(rows, w)`` arrays (numpy) or ``array<double>`` columns
+(Spark): a law holds on a row when every component does, within
+:data:`REL_TOL` of the row's largest magnitude (an array's components can
+differ by orders of magnitude, and a component that cancels to ~0 is still
+right if the error is small against the rest).  Their default samples are
+reproducible random elements and lifts (the ring's ``samples``).
+
 Examples
 --------
 >>> from faq.semirings import get_semiring, check_laws
@@ -19,6 +27,9 @@ Examples
 []
 >>> check_laws(get_semiring("max_product"), samples=[-1.0, 2.0])[:1]
 ['a⊕0 = a fails for a=-1.0, b=-1.0, c=-1.0']
+>>> from faq.semirings import MOMENTS, cofactor
+>>> check_laws(MOMENTS), check_laws(cofactor(3), samples=[[1.5] * 10, [-0.5] * 10])
+([], [])
 """
 
 from __future__ import annotations
@@ -29,6 +40,7 @@ from typing import Any, Callable, Optional, Sequence
 
 from faq.errors import FAQValueError, SemiringLawError
 from faq.semirings.base import Semiring
+from faq.semirings.structured import ARRAY_DOUBLE
 
 # Relative tolerance for double-valued semirings (floating-point + is not associative).
 REL_TOL = 1e-9
@@ -83,10 +95,12 @@ def check_laws(
     from faq.semirings.numpy_backend import numpy_ops
 
     if backend is None:
-        backend = "spark" if spark is not None or numpy_ops(semiring) is None else "numpy"
+        backend = "spark" if spark is not None or numpy_ops(semiring, arrays=True) is None else "numpy"
     if backend not in BACKENDS:
         raise FAQValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}", backend=backend)
     values = list(samples if samples is not None else semiring.samples)
+    if semiring.structured:  # arrays, lists or tuples of components: compare as tuples of floats
+        values = [semiring.python_value(v) for v in values]
     for special in (semiring.zero, semiring.one):
         if not any(_same(special, v) for v in values):
             values.append(special)
@@ -111,7 +125,7 @@ def _numpy_violations(semiring: Semiring, triples: list[tuple]) -> list[str]:
 
     from faq.semirings.numpy_backend import numpy_ops
 
-    ops = numpy_ops(semiring)
+    ops = numpy_ops(semiring, arrays=True)
     if ops is None:
         raise FAQValueError(
             f"semiring {semiring.name!r} has no numpy form to check; use backend='spark'",
@@ -129,14 +143,24 @@ def _numpy_violations(semiring: Semiring, triples: list[tuple]) -> list[str]:
 
 
 def _close(lhs: Any, rhs: Any) -> Any:
-    """Elementwise: equal (NaN equals NaN), or within :data:`REL_TOL` for floats (infinities exactly)."""
+    """Per row: equal (NaN equals NaN), or within :data:`REL_TOL` for floats (infinities exactly).
+
+    Scalar values compare elementwise; a row of an array ring's ``(n, w)``
+    values is close when every component is, against the row's largest
+    magnitude.
+    """
     import numpy as np
 
     lhs, rhs = np.broadcast_arrays(np.asarray(lhs), np.asarray(rhs))
     if lhs.dtype.kind != "f":
         return lhs == rhs
-    close = np.abs(lhs - rhs) <= REL_TOL * np.maximum(1.0, np.maximum(np.abs(lhs), np.abs(rhs)))
-    return (lhs == rhs) | (np.isnan(lhs) & np.isnan(rhs)) | (np.isfinite(lhs) & np.isfinite(rhs) & close)
+    scale = np.maximum(np.abs(lhs), np.abs(rhs))
+    if lhs.ndim > 1:  # an array ring: one tolerance per row, from its largest finite magnitude
+        finite = np.where(np.isfinite(scale), scale, 0.0)
+        scale = np.broadcast_to(finite.max(axis=-1, keepdims=True), scale.shape)
+    close = np.abs(lhs - rhs) <= REL_TOL * np.maximum(1.0, scale)
+    same = (lhs == rhs) | (np.isnan(lhs) & np.isnan(rhs)) | (np.isfinite(lhs) & np.isfinite(rhs) & close)
+    return same if lhs.ndim <= 1 else np.all(same, axis=tuple(range(1, lhs.ndim)))
 
 
 def _spark_violations(semiring: Semiring, triples: list[tuple], values: list, spark) -> list[str]:
@@ -149,9 +173,13 @@ def _spark_violations(semiring: Semiring, triples: list[tuple], values: list, sp
 
     spark = spark or get_session()
     ops = columns(semiring)
-    spark_type = {"bigint": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType()}[
-        semiring.value_type
-    ]
+    if semiring.structured:
+        spark_type = T.ArrayType(T.DoubleType(), False)
+        triples = [tuple(list(x) for x in t) for t in triples]  # Spark takes an array as a list
+    else:
+        spark_type = {"bigint": T.LongType(), "double": T.DoubleType(), "boolean": T.BooleanType()}[
+            semiring.value_type
+        ]
     schema = T.StructType([T.StructField(n, spark_type, False) for n in ("a", "b", "c")])
     df = spark.createDataFrame(triples, schema)
 
@@ -172,6 +200,8 @@ def _spark_violations(semiring: Semiring, triples: list[tuple], values: list, sp
 
     # The aggregate must agree with binary ⊕ on every pair.
     pair_rows = [tuple(semiring.python_value(x) for x in t) for t in itertools.product(values, repeat=2)]
+    if semiring.structured:
+        pair_rows = [tuple(list(x) for x in t) for t in pair_rows]
     group_schema = T.StructType([T.StructField("g", T.LongType()), T.StructField("x", spark_type)])
     pairs = spark.createDataFrame([(i, x) for i, pq in enumerate(pair_rows) for x in pq], group_schema)
     agg = pairs.groupBy("g").agg(ops.sum(F.col("x")).alias("s"))
@@ -196,6 +226,10 @@ def _equal(lhs, rhs, value_type: str):
     from pyspark.sql import functions as F
 
     exact = lhs.eqNullSafe(rhs)
+    if value_type == ARRAY_DOUBLE:  # every component close, against the row's largest magnitude
+        scale = F.greatest(F.lit(1.0), F.array_max(F.transform(F.concat(lhs, rhs), F.abs)))
+        close = F.forall(F.zip_with(lhs, rhs, lambda x, y: F.abs(x - y) <= F.lit(REL_TOL) * scale), lambda ok: ok)
+        return exact | F.coalesce(close & (F.size(lhs) == F.size(rhs)), F.lit(False))
     if value_type != "double":
         return exact
     close = F.abs(lhs - rhs) <= F.lit(REL_TOL) * F.greatest(F.lit(1.0), F.abs(lhs), F.abs(rhs))

@@ -44,6 +44,29 @@ one (``Semiring(..., numpy_add=np.logaddexp, numpy_mul=np.add)``); without
 it :func:`numpy_ops` returns None and those paths use Spark (or list rows)
 instead.
 
+**Array rings** (:class:`~faq.semirings.structured.ArraySemiring`: moments,
+cofactor) have values of ``w`` doubles, held as ``(rows, w)`` float64 arrays.
+Their form, :class:`ArrayNumpyForm`, is returned only to a caller that asks
+with ``numpy_ops(ring, arrays=True)`` -- one that uses the shape-generic
+methods below rather than 1-D ufunc idioms -- so every other caller gets None
+and takes its Spark path, as for a semiring without a numpy form.  Both forms
+answer the same generic calls, so a caller written against them runs scalar
+semirings unchanged:
+
+=============================  ===============================  ===============================
+call                           scalar semiring (values ``(n,)``)  array ring (values ``(n, w)``)
+=============================  ===============================  ===============================
+``ops.mul(a, b)``              the ⊗ ufunc                       the bilinear terms, vectorised
+``ops.add(a, b)``              the ⊕ ufunc                       ``np.add`` (componentwise)
+``ops.neg(a)``                 ``np.negative`` (rings)           ``np.negative``
+``ops.sum(values)``            ⊕ of all rows (zero if none)      the same, shape ``(w,)``
+``ops.segment_sum(v, starts)``  ``add.reduceat(v, starts)``       ``np.add.reduceat(v, starts, axis=0)``
+``ops.add_at(v, index, p)``    ``add.at(v, index, p)``           ``np.add.at`` on rows
+``ops.is_zero(values)``        ``values == zero``                all components zero, shape ``(n,)``
+``ops.ones(n)``, ``zeros(n)``  ``(n,)``                          ``(n, w)``
+``ops.width``, ``value_shape``  ``1``, ``()``                     ``w``, ``(w,)``
+=============================  ===============================  ===============================
+
 Examples
 --------
 >>> import numpy as np
@@ -59,17 +82,28 @@ Examples
 True
 >>> numpy_ops(COUNTING).repeated_one(np.array([1, 3])).tolist()  # ⊕ of k ones
 [1, 3]
+>>> numpy_ops(MIN_PLUS).segment_sum(np.array([3.0, 1.0, 2.0]), np.array([0, 2])).tolist()
+[1.0, 2.0]
+
+An array ring, for a caller that asks for it:
+
+>>> from faq.semirings import MOMENTS
+>>> numpy_ops(MOMENTS) is None, type(numpy_ops(MOMENTS, arrays=True)).__name__
+(True, 'ArrayNumpyForm')
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
 from faq.semirings.base import Semiring
 from faq.semirings.operations import AND, MAX, MIN, NEGATE, OR, PLUS, TIMES
+
+if TYPE_CHECKING:
+    from faq.semirings.structured import ArraySemiring, BilinearProduct
 
 #: numpy dtype of each value type.
 NUMPY_DTYPES = {"bigint": np.int64, "double": np.float64, "boolean": np.bool_}
@@ -124,11 +158,195 @@ class NumpyForm:
         """⊕ of ``k`` copies of ``one`` for each ``k`` (≥ 1) in ``sizes``: the value of ``k`` unvalued rows."""
         sizes = np.asarray(sizes, dtype=np.int64)
         if self.counts:
-            return (sizes * self.one).astype(self.dtype, copy=False)
+            # (n,) sizes times a scalar one, or (n, 1) times an array ring's (w,) one.
+            return (sizes.reshape(-1, *(1,) * len(self.value_shape)) * self.one).astype(self.dtype, copy=False)
         if self.idempotent or len(sizes) == 0:
-            return np.full(len(sizes), self.one, dtype=self.dtype)
+            return self.full(len(sizes), self.one)
         starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
-        return self.add.reduceat(np.full(int(sizes.sum()), self.one, dtype=self.dtype), starts)
+        return self.add.reduceat(self.full(int(sizes.sum()), self.one), starts)
+
+    # --- shape-generic calls: the same on scalar semirings and array rings (see the module notes) ---
+
+    @property
+    def width(self) -> int:
+        """Numbers per value: 1."""
+        return 1
+
+    @property
+    def value_shape(self) -> tuple[int, ...]:
+        """Shape of one value: ``()`` (an array ring's is ``(w,)``); values arrays are ``(n, *value_shape)``."""
+        return ()
+
+    def full(self, n: int, value: Any) -> np.ndarray:
+        """``n`` copies of ``value``.
+
+        >>> from faq.semirings import REAL
+        >>> numpy_ops(REAL).full(2, 0.5).tolist()
+        [0.5, 0.5]
+        """
+        return np.full((n, *self.value_shape), value, dtype=self.dtype)
+
+    def ones(self, n: int) -> np.ndarray:
+        """``n`` copies of ⊗'s identity.
+
+        >>> from faq.semirings import COUNTING
+        >>> numpy_ops(COUNTING).ones(3).tolist()
+        [1, 1, 1]
+        """
+        return self.full(n, self.one)
+
+    def zeros(self, n: int) -> np.ndarray:
+        """``n`` copies of ⊕'s identity.
+
+        >>> from faq.semirings import MIN_PLUS
+        >>> numpy_ops(MIN_PLUS).zeros(2).tolist()
+        [inf, inf]
+        """
+        return self.full(n, self.zero)
+
+    def sum(self, values: np.ndarray) -> Any:
+        """⊕ of all rows of ``values``: one value (zero when there are none).
+
+        >>> from faq.semirings import MAX_PLUS
+        >>> numpy_ops(MAX_PLUS).sum(np.array([1.0, 4.0])).item(), numpy_ops(MAX_PLUS).sum(np.array([])).item()
+        (4.0, -inf)
+        """
+        values = np.asarray(values, dtype=self.dtype)
+        return self.add.reduce(values, axis=0) if len(values) else self.zero.copy()
+
+    def segment_sum(self, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """⊕ of each run of rows ``values[starts[i]:starts[i+1]]`` (the last to the end).
+
+        ``starts`` is increasing, from 0, every run non-empty (rows sorted by
+        group, ``starts`` their first rows): numpy's ``reduceat`` contract.
+
+        >>> from faq.semirings import COUNTING
+        >>> numpy_ops(COUNTING).segment_sum(np.array([1, 2, 3, 4]), np.array([0, 1])).tolist()
+        [1, 9]
+        """
+        values = np.asarray(values, dtype=self.dtype)
+        if len(starts) == 0:
+            return np.empty((0, *self.value_shape), dtype=self.dtype)
+        return self.add.reduceat(values, np.asarray(starts, dtype=np.intp), axis=0)
+
+    def add_at(self, values: np.ndarray, index: np.ndarray, proposals: np.ndarray) -> None:
+        """In place: ``values[index[i]] ⊕= proposals[i]`` for every ``i`` (repeated indices accumulate).
+
+        >>> from faq.semirings import MIN_PLUS
+        >>> v = np.array([5.0, 5.0])
+        >>> numpy_ops(MIN_PLUS).add_at(v, np.array([1, 1]), np.array([3.0, 4.0])); v.tolist()
+        [5.0, 3.0]
+        """
+        self.add.at(values, index, proposals)
+
+    def is_zero(self, values: np.ndarray) -> np.ndarray:
+        """One boolean per row: the value is ⊕'s identity (rows the engine drops).
+
+        >>> from faq.semirings import INTEGER
+        >>> numpy_ops(INTEGER).is_zero(np.array([0, 3])).tolist()
+        [True, False]
+        """
+        values = np.asarray(values)
+        return np.all(values == self.zero, axis=tuple(range(1, values.ndim)))
+
+
+@dataclass(frozen=True, eq=False)
+class ArrayNumpyForm(NumpyForm):
+    """The numpy form of an array ring: values are ``(n, w)`` float64 arrays.
+
+    ``add`` is ``np.add`` (⊕ is componentwise, so its ufunc methods work on
+    rows: ``reduce``/``reduceat``/``at`` along axis 0), ``neg`` is
+    ``np.negative`` and ``mul`` an :class:`ArrayProduct` (not a ufunc: it
+    has no ``reduce``).  ``zero`` and ``one`` are read-only ``(w,)`` arrays.
+    Get one with ``numpy_ops(ring, arrays=True)``.
+
+    Examples
+    --------
+    >>> from faq.semirings import MOMENTS
+    >>> ops = numpy_ops(MOMENTS, arrays=True)
+    >>> a = MOMENTS.lift(0, np.array([1.0, 2.0, 3.0]))
+    >>> ops.mul(a, ops.ones(3)).tolist() == a.tolist(), ops.width, ops.value_shape
+    (True, 3, (3,))
+    >>> ops.segment_sum(a, np.array([0, 2])).tolist()        # rows 0-1 and row 2
+    [[2.0, 3.0, 5.0], [1.0, 3.0, 9.0]]
+    >>> ops.is_zero(np.vstack([ops.zeros(1), a[:1], -ops.zeros(1)])).tolist()
+    [True, False, True]
+    >>> ops.repeated_one(np.array([2, 1])).tolist()
+    [[2.0, 0.0, 0.0], [1.0, 0.0, 0.0]]
+    """
+
+    components: tuple[str, ...] = ()
+
+    @property
+    def width(self) -> int:
+        return len(self.components)
+
+    @property
+    def value_shape(self) -> tuple[int, ...]:
+        return (len(self.components),)
+
+    def _key(self) -> tuple:
+        return (self.name, self.components, self.mul, self.one.tobytes())
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+class ArrayProduct:
+    """⊗ of an array ring on ``(n, w)`` arrays, from its :class:`~faq.semirings.structured.BilinearProduct`.
+
+    Every term ``coef · a[:, left] · b[:, right]`` at once (one gather per
+    side, one multiply), then a ``reduceat`` over each component's run of
+    terms: a handful of numpy calls whatever the width, so small batches
+    do not pay a Python loop per component.  Inputs broadcast (a ``(w,)``
+    value against ``(n, w)`` rows).
+
+    Examples
+    --------
+    >>> from faq.semirings import MOMENTS
+    >>> ArrayProduct(MOMENTS.product)(np.array([[1.0, 2.0, 3.0]]), np.array([4.0, 5.0, 6.0])).tolist()
+    [[4.0, 13.0, 38.0]]
+    """
+
+    def __init__(self, product: "BilinearProduct") -> None:
+        self.product = product
+        self.width = product.width
+        self.left = np.asarray(product.left, dtype=np.intp)
+        self.right = np.asarray(product.right, dtype=np.intp)
+        self.coef = np.asarray(product.coef, dtype=np.float64)
+        self.unit = bool(np.all(self.coef == 1.0))
+        out = np.asarray(product.out, dtype=np.intp)
+        # Terms are sorted by component: each component's terms are one run, starting at its first term.
+        self.filled, self.starts = np.unique(out, return_index=True)
+        self.dense = len(self.filled) == self.width
+
+    def __call__(self, a: Any, b: Any) -> np.ndarray:
+        a, b = np.broadcast_arrays(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+        lead = a.shape[:-1]
+        a2, b2 = a.reshape(-1, self.width), b.reshape(-1, self.width)
+        if len(a2) == 0 or len(self.starts) == 0:
+            return np.zeros((*lead, self.width))
+        terms = a2[:, self.left] * b2[:, self.right]
+        if not self.unit:
+            terms *= self.coef
+        summed = np.add.reduceat(terms, self.starts, axis=1)
+        if not self.dense:
+            full = np.zeros((len(a2), self.width))
+            full[:, self.filled] = summed
+            summed = full
+        return summed.reshape(*lead, self.width)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and self.product == other.product
+
+    def __hash__(self) -> int:
+        return hash(self.product)
+
+    def __reduce__(self) -> tuple:
+        return ArrayProduct, (self.product,)
 
 
 def ufunc(operation: Any) -> Optional[np.ufunc]:
@@ -137,15 +355,20 @@ def ufunc(operation: Any) -> Optional[np.ufunc]:
     return form if form is not None else operation.numpy
 
 
-def numpy_ops(semiring: Semiring, aggregate: Optional[Semiring] = None) -> Optional[NumpyForm]:
+def numpy_ops(semiring: Semiring, aggregate: Optional[Semiring] = None, *, arrays: bool = False) -> Optional[NumpyForm]:
     """numpy ⊗ of ``semiring`` and ⊕ of ``aggregate`` (default: ``semiring``'s own).
 
     None when one of them has no numpy form, or when ``aggregate`` does not
-    share ``semiring``'s ⊗ (they would not be aggregates of one query).
+    share ``semiring``'s ⊗ (they would not be aggregates of one query).  An
+    array ring's form (:class:`ArrayNumpyForm`) only with ``arrays=True``:
+    the caller says it uses the shape-generic calls (module notes), not 1-D
+    idioms; without it an array ring has no numpy form, as before.
     """
     aggregate = semiring if aggregate is None else aggregate
     if not aggregate.shares_product_with(semiring):
         return None
+    if semiring.structured or aggregate.structured:
+        return array_ops(semiring) if arrays and aggregate is semiring else None
     mul, add = ufunc(semiring.mul), ufunc(aggregate.add)
     if mul is None or add is None:
         return None
@@ -161,4 +384,89 @@ def numpy_ops(semiring: Semiring, aggregate: Optional[Semiring] = None) -> Optio
         counts=add is np.add,
         idempotent=aggregate.idempotent,
         neg=neg,
+    )
+
+
+def as_values(semiring: Semiring, values: Any) -> np.ndarray:
+    """``values`` as the numpy forms take them: ``(n,)`` of the value dtype, ``(n, w)`` float64 for an array ring.
+
+    For a scalar semiring this is ``np.asarray(values, dtype=NUMPY_DTYPES[value_type])``.
+    An array ring's values may come as an ``(n, w)`` array, a sequence of
+    ``w``-long lists or tuples (as Spark rows hold them), an object array of
+    them, or an Arrow list array (read without a Python loop).  Raises
+    :class:`~faq.errors.FAQValueError` on a null value or one of another width.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> from faq.semirings import MOMENTS, REAL
+    >>> as_values(REAL, [1, 2]).tolist(), as_values(MOMENTS, [[1, 2, 4], (1, 3, 9)]).tolist()
+    ([1.0, 2.0], [[1.0, 2.0, 4.0], [1.0, 3.0, 9.0]])
+    >>> as_values(MOMENTS, pa.array([[1.0, 2.0, 4.0], [1.0, 3.0, 9.0]])).shape
+    (2, 3)
+    >>> as_values(MOMENTS, []).shape
+    (0, 3)
+    """
+    if not semiring.structured:
+        return np.asarray(values, dtype=NUMPY_DTYPES[semiring.value_type])
+    width = semiring.width
+    if type(values).__module__.startswith("pyarrow"):
+        if hasattr(values, "combine_chunks"):  # a ChunkedArray
+            values = values.combine_chunks()
+        lengths = np.asarray(values.value_lengths()) if hasattr(values, "value_lengths") else None
+        if values.null_count or (lengths is not None and np.any(lengths != width)):
+            found = f"an Arrow array with {values.null_count} null(s) or lists not {width} long"
+            raise _bad_values(semiring, found)
+        array = np.asarray(values.flatten(), dtype=np.float64)  # the list items, offsets and slicing applied
+    else:
+        raw = np.asarray(values) if isinstance(values, np.ndarray) else None
+        if raw is not None and raw.dtype != object:
+            array = raw.astype(np.float64, copy=False)
+        else:
+            items = list(values)
+            if any(v is None for v in items):
+                raise _bad_values(semiring, "a null value")
+            try:
+                array = np.array(items, dtype=np.float64)
+            except ValueError:  # rows of different lengths
+                raise _bad_values(semiring, "rows of different lengths") from None
+            if not items:
+                array = array.reshape(0, width)
+    if array.ndim == 1 and array.size % width == 0 and type(values).__module__.startswith("pyarrow"):
+        array = array.reshape(-1, width)
+    if array.ndim != 2 or array.shape[1] != width:
+        raise _bad_values(semiring, f"an array of shape {array.shape}")
+    return array
+
+
+def _bad_values(semiring: Semiring, found: str) -> Exception:
+    from faq.errors import FAQValueError
+
+    return FAQValueError(
+        f"{semiring.name}: values must be {semiring.width} numbers each (no nulls), got {found}",
+        semiring=semiring.name, found=found,
+    )
+
+
+def array_ops(ring: "ArraySemiring") -> ArrayNumpyForm:
+    """The numpy form of an array ring (``numpy_ops(ring, arrays=True)`` calls this).
+
+    >>> from faq.semirings import cofactor
+    >>> ops = array_ops(cofactor(2))
+    >>> ops.one.tolist(), ops.dtype.__name__, ops.counts, ops.idempotent
+    ([1.0, 0.0, 0.0, 0.0, 0.0, 0.0], 'float64', True, False)
+    """
+    zero, one = np.array(ring.zero, dtype=np.float64), np.array(ring.one, dtype=np.float64)
+    zero.flags.writeable = one.flags.writeable = False  # shared by every caller of the form
+    return ArrayNumpyForm(
+        name=f"{ring.name}/{ring.name}",
+        mul=ArrayProduct(ring.product),
+        add=np.add,
+        dtype=np.float64,
+        one=one,
+        zero=zero,
+        counts=True,
+        idempotent=False,
+        neg=np.negative,
+        components=ring.components,
     )

@@ -28,6 +28,32 @@ Without an aggregate, ⊕ over a group is the *fold*
 but it gathers each group's values into one array, so a native aggregate is
 faster where there is one.
 
+**Array rings** (:class:`~faq.semirings.structured.ArraySemiring`) hold an
+``array<double>`` of ``w`` components; :func:`columns` gives them an
+:class:`ArrayColumns` with the same calls (``add``, ``mul``, ``sum``,
+``neg``, ``zero``, ``one``, ``is_zero``), so callers need not tell them
+apart, and ``lift`` / ``components`` besides:
+
+============  ==============================================  ==============================
+operation     up to :data:`NARROW_WIDTH` components            wider
+============  ==============================================  ==============================
+⊕             ``F.array(a[0] + b[0], ...)``                     ``F.zip_with(a, b, +)``
+⊗             ``F.array(Σ coef·a[i]·b[j], ...)`` per component  ``F.transform`` over the terms
+⊕ aggregate   ``F.array(F.sum(x[0]), ...)`` (null if no rows)   the same
+⊖             ``F.array(-a[0], ...)``                           ``F.transform(a, -)``
+is zero       ``a = array(0.0, ...)`` (``-0.0`` equals ``0.0``)  the same
+============  ==============================================  ==============================
+
+Per-component expressions are compiled by whole-stage codegen and are the
+fastest while they are few; above that the generated method outgrows what
+the JVM compiles (HotSpot leaves methods over 8,000 bytes of bytecode
+interpreted), and the higher-order functions, evaluated per element, win.
+Measured here, ⊗ of 300K pairs on 2 cores, per component vs higher-order:
+moments (w = 3) 0.46 s vs 0.57 s, cofactor(5) (w = 21) 1.6 s vs 2.5 s,
+cofactor(6) (w = 28) 6.3 s vs 3.9 s, cofactor(10) (w = 66) 15.3 s vs 5.1 s
+(⊕ per component at w = 66: 13.6 s vs 4.0 s with ``zip_with``).  All are
+plain Column functions: they run on Spark Connect.
+
 Examples
 --------
 >>> from pyspark.sql import functions as F
@@ -42,12 +68,24 @@ Examples
 [Row(g=1, s=0.5)]
 >>> df.where(~ops.is_zero(F.col("b"))).count()
 1
+
+An array ring: lift a column, ⊗ two values, ⊕ a group, test for zero:
+
+>>> from faq.semirings import MOMENTS
+>>> ops = columns(MOMENTS)
+>>> xs = spark.createDataFrame([(1, 2.0), (1, 3.0), (2, None)], "g long, x double")
+>>> lifted = xs.select("g", ops.lift(0, "x").alias("v"))
+>>> lifted.groupBy("g").agg(ops.sum("v").alias("v")).orderBy("g").collect()
+[Row(g=1, v=[2.0, 5.0, 13.0]), Row(g=2, v=None)]
+>>> lifted.select(ops.mul("v", "v").alias("p"), ops.is_zero(ops.add("v", ops.neg("v"))).alias("z")).first()
+Row(p=[1.0, 4.0, 16.0], z=True)
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Union
+from functools import reduce
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from pyspark.sql import Column
 from pyspark.sql import functions as F
@@ -56,6 +94,9 @@ from faq.errors import FAQTypeError
 from faq.semirings.base import Semiring
 from faq.semirings.operations import AND, MAX, MIN, NEGATE, OR, PLUS, TIMES
 from faq.semirings.operations import BinaryColumnFn, Operation, UnaryColumnFn, UnaryOperation
+
+if TYPE_CHECKING:
+    from faq.semirings.structured import ArraySemiring
 
 ColumnOrName = Union[Column, str]
 
@@ -132,9 +173,11 @@ def columns(semiring: Semiring) -> SparkColumns:
     """The Spark forms of ``semiring``'s operations.
 
     Built-in operations map to the table above; a user-defined one brings
-    its Column function.  Raises :class:`~faq.errors.FAQTypeError` when an
-    operation has no Spark form.
+    its Column function; an array ring gets :class:`ArrayColumns`.  Raises
+    :class:`~faq.errors.FAQTypeError` when an operation has no Spark form.
     """
+    if semiring.structured:
+        return array_columns(semiring)
     add = binary(semiring.add)
     if semiring.add in _AGGREGATE:
         total = _AGGREGATE[semiring.add]
@@ -162,6 +205,137 @@ def binary(operation: Operation) -> BinaryColumnFn:
 def _fold(add: BinaryColumnFn, zero: Callable[[], Column]) -> UnaryColumnFn:
     """⊕ over a group as ``aggregate(collect_list(x), zero, ⊕)`` (nulls are skipped, as by F.sum)."""
     return lambda values: F.aggregate(F.collect_list(values), zero(), add)
+
+
+#: Widest array ring whose operations are built as one expression per component (see the module notes).
+NARROW_WIDTH = 24
+
+
+@dataclass(frozen=True)
+class ArrayColumns(SparkColumns):
+    """An array ring's operations as functions building ``array<double>`` Columns.
+
+    The calls of :class:`SparkColumns`, plus :meth:`lift` (a number column
+    into the ring) and :meth:`components` (a value spread into named
+    columns, for display).
+
+    Examples
+    --------
+    >>> from faq.semirings import cofactor
+    >>> from faq.spark import get_session
+    >>> ops = columns(cofactor(2))
+    >>> df = get_session().createDataFrame([(1.0, 2.0)], "x0 double, x1 double")
+    >>> v = ops.mul(ops.lift(0, "x0"), ops.lift(1, "x1"))
+    >>> df.select(v.alias("v")).first().v                   # (1, (x0, x1), upper triangle of vvᵀ)
+    [1.0, 1.0, 2.0, 1.0, 2.0, 4.0]
+    >>> df.select(*ops.components(v)).columns[:3]
+    ['count', 's[0]', 's[1]']
+    >>> df.select(ops.one().alias("one"), ops.is_zero(ops.zero()).alias("z")).first()
+    Row(one=[1.0, 0.0, 0.0, 0.0, 0.0, 0.0], z=True)
+    """
+
+    def lit(self, value: Any) -> Column:
+        """A literal value: ``w`` numbers."""
+        return F.array(*[F.lit(x) for x in self.semiring.python_value(value)])
+
+    def is_zero(self, value: ColumnOrName) -> Column:
+        """A boolean Column: every component is 0 (``-0.0`` too; null for a null value)."""
+        return _col(value) == self.zero()
+
+    def lift(self, feature: int, values: ColumnOrName) -> Column:
+        """Numbers of feature ``feature`` as ring values (a null number gives a null value).
+
+        >>> from faq.semirings import MOMENTS
+        >>> from faq.spark import get_session
+        >>> get_session().range(2).select(columns(MOMENTS).lift(0, F.col("id") + 1).alias("v")).collect()
+        [Row(v=[1.0, 1.0, 1.0]), Row(v=[1.0, 2.0, 4.0])]
+        """
+        ring = self.semiring
+        ring.check_feature(feature)
+        x = _col(values).cast("double")
+        parts = [p if isinstance(p, Column) else F.lit(float(p)) for p in ring.lifting(feature, x)]
+        return F.when(x.isNotNull(), F.array(*parts))
+
+    def components(self, value: ColumnOrName) -> list[Column]:
+        """One Column per component, named after it (``count``, ``s[0]``, ...).
+
+        >>> from faq.semirings import MOMENTS
+        >>> from faq.spark import get_session
+        >>> get_session().range(1).select(*columns(MOMENTS).components(columns(MOMENTS).one())).first()
+        Row(count=1.0, sum=0.0, sum_sq=0.0)
+        """
+        value = _col(value)
+        return [value[i].alias(name) for i, name in enumerate(self.semiring.components)]
+
+
+def array_columns(ring: "ArraySemiring") -> ArrayColumns:
+    """The Spark forms of an array ring (``columns(ring)`` calls this): see the module notes.
+
+    >>> from faq.semirings import MOMENTS, cofactor
+    >>> from faq.spark import get_session
+    >>> df = get_session().createDataFrame([([1.0, 2.0, 3.0], [4.0, 5.0, 6.0])], "a array<double>, b array<double>")
+    >>> df.select(columns(MOMENTS).mul("a", "b").alias("p")).first().p   # (c1c2, c2s1 + c1s2, c2q1 + c1q2 + 2s1s2)
+    [4.0, 13.0, 38.0]
+    >>> wide = cofactor(6)                                   # 28 components: higher-order functions
+    >>> one = columns(wide).one()
+    >>> get_session().range(1).select(columns(wide).mul(one, one).alias("p")).first().p == list(wide.one)
+    True
+    """
+    width = ring.width
+    if width <= NARROW_WIDTH:
+        add = lambda a, b: F.array(*[a[i] + b[i] for i in range(width)])  # noqa: E731
+        neg = lambda a: F.array(*[-a[i] for i in range(width)])  # noqa: E731
+        mul = _product_per_component(ring)
+    else:
+        add = lambda a, b: F.zip_with(a, b, lambda x, y: x + y)  # noqa: E731
+        neg = lambda a: F.transform(a, lambda x: -x)  # noqa: E731
+        mul = _product_over_terms(ring)
+
+    def total(values: Column) -> Column:
+        # Null when the group has no value, as F.sum: the engine drops null values.
+        return F.when(F.count(values) > 0, F.array(*[F.sum(values[i]) for i in range(width)]))
+
+    return ArrayColumns(ring, add, mul, total, neg)
+
+
+def _product_per_component(ring: "ArraySemiring") -> BinaryColumnFn:
+    """⊗ as ``F.array`` of one sum of products per component."""
+
+    def mul(a: Column, b: Column) -> Column:
+        parts = []
+        for terms in ring.product.by_component:
+            products = [a[i] * b[j] if c == 1.0 else F.lit(c) * (a[i] * b[j]) for i, j, c in terms]
+            parts.append(reduce(lambda x, y: x + y, products) if products else F.lit(0.0))
+        return F.array(*parts)
+
+    return mul
+
+
+def _product_over_terms(ring: "ArraySemiring") -> BinaryColumnFn:
+    """⊗ as higher-order functions over the terms, held in literal arrays.
+
+    ``terms[k]`` lists the indices ``t`` of component ``k``'s terms (empty for
+    a component with none: ``aggregate`` then gives 0); each adds
+    ``coef[t] · a[left[t]] · b[right[t]]``.
+    """
+    product = ring.product
+    left = F.array(*[F.lit(i) for i in product.left])
+    right = F.array(*[F.lit(j) for j in product.right])
+    coef = F.array(*[F.lit(c) for c in product.coef])
+    runs: list[list[int]] = [[] for _ in range(product.width)]
+    for t, k in enumerate(product.out):
+        runs[k].append(t)
+    terms = F.array(*[F.array(*[F.lit(t) for t in run]).cast("array<int>") for run in runs])
+
+    def mul(a: Column, b: Column) -> Column:
+        def component(run: Column) -> Column:
+            return F.aggregate(
+                run, F.lit(0.0), lambda acc, t: acc + coef[t] * F.get(a, left[t]) * F.get(b, right[t])
+            )
+
+        return F.transform(terms, component)
+
+    return mul
 
 
 def _col(value: ColumnOrName) -> Column:

@@ -1,0 +1,127 @@
+"""Learning over joins: moments, covariance matrices and linear regression as one FAQ each.
+
+The tables stay as they are; a feature is named ``"table.column"`` and lifted
+into the degree-2 cofactor ring in the table that holds it
+(:mod:`faq.learning.features`); InsideOut ⊕-aggregates every join variable
+away, so the join is never listed; :mod:`faq.learning.models` turns the
+aggregate ``(n, Σx, Σxxᵀ)`` into answers.  ``faq.covariance``,
+``faq.moments`` and ``faq.linear_regression`` are these functions.
+
+==========================  =====================================================
+:func:`covariance`          ``(n, Σx, Σxxᵀ)`` of features over the join, labelled
+:func:`moments`             count, mean and variance of one value over the join
+:func:`linear_regression`   least squares with an intercept (optional ridge)
+==========================  =====================================================
+
+Examples
+--------
+>>> import pandas as pd
+>>> import faq
+>>> orders = pd.DataFrame({"o": [1, 2, 3], "amount": [10.0, 20.0, 30.0]})
+>>> items = pd.DataFrame({"o": [1, 1, 2, 3, 3], "qty": [2.0, 2.0, 4.5, 7.0, 7.0]})   # amount = 2 + 4·qty
+>>> m = faq.linear_regression("orders(o), items(o)", target="orders.amount", features=["items.qty"],
+...                           orders=orders, items=items)
+>>> round(m.intercept, 6), round(m.coefficients["items.qty"], 6), m.rows
+(2.0, 4.0, 5.0)
+>>> faq.moments("orders(o), items(o)", "orders.amount", orders=orders, items=items).mean   # per joined row
+20.0
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from faq.learning.models import Covariance, LinearModel, Moments, fit_linear, moments_of
+
+__all__ = ["covariance", "moments", "linear_regression", "Covariance", "Moments", "LinearModel"]
+
+
+def covariance(query: str, features: Sequence[str], *, placement: Optional[str] = None, spark: Any = None,
+               **tables: Any) -> Covariance:
+    """``(n, Σx, Σxxᵀ)`` of ``features`` over the rows of the join ``query`` of ``tables``.
+
+    Parameters
+    ----------
+    query : str
+        The join: ``"lineitem(orderkey, partkey), part(partkey)"`` (a head,
+        ``q() := ...``, may be given; every variable is aggregated away).
+    features : sequence of str
+        ``"table.column"`` names.
+    placement : {"auto", "driver", "executors"}, optional
+        Where the steps run (default: the session's ``spark.faq.placement``).
+    **tables
+        Each table of the query by name: a pandas or Spark DataFrame whose
+        columns named like the atom's variables are its join keys.
+
+    Returns
+    -------
+    Covariance
+    """
+    from faq.learning.features import parse_features
+
+    parsed, atoms = _parsed(query)
+    chosen = parse_features(features, atoms)
+    return _aggregate(parsed, chosen, tables, placement, spark)
+
+
+def moments(query: str, value: str, *, placement: Optional[str] = None, spark: Any = None,
+            **tables: Any) -> Moments:
+    """Count, sum and sum of squares of ``value`` (``"table.column"``) over the rows of the join.
+
+    Returns a :class:`Moments` (``.mean``, ``.variance(ddof=0)``).
+    """
+    from faq.learning.features import parse_features
+
+    parsed, atoms = _parsed(query)
+    chosen = parse_features([value], atoms)
+    aggregate = _aggregate(parsed, chosen, tables, placement, spark)
+    return moments_of(str(chosen[0]), [aggregate.count, aggregate.sums[0], aggregate.products[0, 0]],
+                      aggregate.plan, aggregate.notes)
+
+
+def linear_regression(query: str, target: str, features: Sequence[str], *, ridge: float = 0.0,
+                      placement: Optional[str] = None, spark: Any = None, **tables: Any) -> LinearModel:
+    """Least squares of ``target`` on ``features`` with an intercept, over the rows of the join.
+
+    Equal to least squares on the materialised join (every row of the join
+    one observation), computed from one cofactor aggregate: the join is
+    never listed.  ``ridge`` (λ ≥ 0) penalises the coefficients' squares.
+
+    Returns a :class:`LinearModel`: ``intercept``, ``coefficients``
+    (feature -> float), ``covariance`` (the aggregate it was solved from).
+    """
+    from faq.learning.features import parse_features
+
+    parsed, atoms = _parsed(query)
+    names = [*([features] if isinstance(features, str) else features), target]
+    chosen = parse_features(names, atoms)
+    return fit_linear(_aggregate(parsed, chosen, tables, placement, spark), str(chosen[-1]), ridge)
+
+
+def _parsed(query: str) -> tuple[Any, dict[str, tuple[str, ...]]]:
+    from faq.language import parse_query
+
+    text = query if (":=" in query or ":-" in query) else f"count() := {query}"
+    parsed = parse_query(text)
+    atoms: dict[str, tuple[str, ...]] = {}
+    for atom in parsed.atoms:
+        atoms.setdefault(atom.factor, atom.variables)
+    return parsed, atoms
+
+
+def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Optional[str],
+               spark: Any) -> Covariance:
+    from faq.insideout.executor import evaluate
+    from faq.learning.features import lifted_factors
+    from faq.semirings import cofactor
+
+    ring = cofactor(len(features))
+    query, factors, lifted = lifted_factors(parsed, features, ring, tables, spark)
+    with evaluate(query, factors, semiring=ring, placement=placement) as result:
+        value = result.scalar()
+        plan = result.plan
+        notes = tuple(item.describe(ring.width) for item in lifted) + tuple(n for n in result.notes if n)
+    if value is None:  # an empty join: the ring's zero
+        value = [0.0] * ring.width
+    count, sums, products = ring.unpack(value)
+    return Covariance(tuple(str(f) for f in features), float(count), sums, products, plan, notes)
