@@ -51,15 +51,19 @@ __all__ = ["keep_driver_copy", "driver_copy", "rows_held", "project_driver_copy"
 _COPIES: dict[int, Mapping[str, np.ndarray]] = {}
 
 
-def keep_driver_copy(df: "DataFrame", columns: Mapping[str, np.ndarray]) -> "DataFrame":
+def keep_driver_copy(df: "DataFrame", columns: Mapping[str, np.ndarray], check: bool = True) -> "DataFrame":
     """Record that the driver holds ``df``'s rows as ``columns`` (one array per column); returns ``df``.
+
+    ``check=False`` skips comparing the names with ``df.columns``, which on
+    Spark Connect is a round trip carrying the DataFrame's plan -- with a
+    local relation of the rows in it (:func:`project_driver_copy` knows them).
 
     Raises
     ------
     ValueError
         When the arrays differ in length or do not name exactly ``df``'s columns.
     """
-    if sorted(columns) != sorted(df.columns):
+    if check and sorted(columns) != sorted(df.columns):
         raise ValueError(f"a driver copy needs exactly the columns {df.columns}, got {sorted(columns)}")
     if len({len(c) for c in columns.values()}) > 1:
         raise ValueError("the columns of a driver copy differ in length")
@@ -92,7 +96,7 @@ def project_driver_copy(projected: "DataFrame", source: "DataFrame", renames: Ma
     """
     copy = driver_copy(source)
     if copy is not None:
-        keep_driver_copy(projected, {new: copy[old] for new, old in renames.items()})
+        keep_driver_copy(projected, {new: copy[old] for new, old in renames.items()}, check=False)
     return projected
 
 

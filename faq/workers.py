@@ -561,10 +561,13 @@ def pack_environment(
     names = list(distributions) if distributions is not None else worker_distributions()
     found = []
     for name in names:
-        try:
-            found.append(importlib.metadata.distribution(name))
-        except importlib.metadata.PackageNotFoundError as error:
-            raise InvalidArgumentError(argument="distributions", value=name, reason="not installed here") from error
+        candidates = list(importlib.metadata.distributions(name=name))
+        if not candidates:
+            raise InvalidArgumentError(argument="distributions", value=name, reason="not installed here")
+        # A source tree on sys.path may hold an old egg-info of its own (setuptools leaves one beside
+        # pyproject.toml), found before the installed metadata; its file list dates from when it was
+        # written.  The editable install's metadata is the one that says where the package lives.
+        found.append(next((d for d in candidates if _is_editable(d)), candidates[0]))
     os.makedirs(os.path.dirname(output), exist_ok=True)
     work = tempfile.mkdtemp(prefix=".faq-pack-", dir=os.path.dirname(output))  # beside it: hard links work
     try:

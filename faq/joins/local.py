@@ -150,6 +150,8 @@ def value_array(values: Any, semiring: Semiring) -> np.ndarray:
     """Values of ``semiring`` as numpy: one number a row, or ``(rows, w)`` for an array ring (Arrow
     hands an ``array<double>`` column over as an object array of rows)."""
     if getattr(semiring, "structured", False):
+        if isinstance(values, np.ndarray) and values.ndim == 2:  # held as (rows, w) already: no per-row pass
+            return np.asarray(values, dtype=np.float64)
         rows = [np.asarray(v, dtype=np.float64) for v in values]
         return np.stack(rows) if rows else np.empty((0, semiring.width))
     return np.asarray(values, dtype=NUMPY_DTYPES[semiring.value_type])

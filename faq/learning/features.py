@@ -210,7 +210,19 @@ def row_values(ring: "ArraySemiring", features: Sequence[Feature], columns: Mapp
     [[1.0, 2.0, 3.0, 4.0, 6.0, 9.0]]
     """
     from faq.semirings.numpy_backend import numpy_ops
+    from faq.semirings.rings import CofactorRing
 
+    if isinstance(ring, CofactorRing):  # in closed form: (1, x, xxᵀ), not one general ⊗ per feature
+        x = {f.index: np.asarray(columns[f.column], dtype=np.float64) for f in features}
+        m = ring.features
+        values = np.zeros((rows, ring.width))
+        values[:, 0] = 1.0
+        for j, column in x.items():
+            values[:, 1 + j] = column
+        for k, (i, j) in enumerate(zip(*np.triu_indices(m))):
+            if int(i) in x and int(j) in x:
+                values[:, 1 + m + k] = x[int(i)] * x[int(j)]
+        return values
     ops = numpy_ops(ring, arrays=True)
     values = np.broadcast_to(np.asarray(ring.python_value(ring.one), dtype=np.float64), (rows, ring.width)).copy()
     for f in features:

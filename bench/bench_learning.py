@@ -1,0 +1,278 @@
+"""Learning over joins (issue #25): ``faq.linear_regression`` against materialising the join.
+
+The data are TPC-H shaped and synthetic (numpy, seeded per scale): ``lineitem``
+of ``L`` rows (orderkey, partkey, suppkey, quantity, discount, extendedprice),
+``partsupp`` of about ``L/8`` rows with (partkey, suppkey) unique (supplycost)
+and ``part`` of about ``L/30`` rows (size).  Every lineitem row names an
+existing (partkey, suppkey) of partsupp, so the join
+``lineitem(orderkey, partkey, suppkey), partsupp(partkey, suppkey), part(partkey)``
+has ``L`` rows.  The target ``extendedprice`` is a linear combination of
+quantity, discount, supplycost and size plus Gaussian noise.
+
+Measured per scale, in one process, each against the baseline of the same run:
+
+1. ``faq_pandas_driver``: ``faq.linear_regression`` of pandas tables,
+   ``placement="driver"`` (in-process: one cofactor FAQ, the join never listed);
+2. ``pandas_lstsq`` (baseline A): ``merge`` of the three tables, then
+   ``numpy.linalg.lstsq`` with an intercept on the materialised join;
+3. ``faq_spark_executors``: ``faq.linear_regression`` of Spark DataFrames
+   (created and cached before timing), ``placement="executors"``;
+4. ``spark_sql`` (baseline B): the same cached DataFrames joined and the
+   sufficient statistics (count, sums, sums of products: ``F.sum`` of column
+   products) taken in one aggregation, then the normal equations solved in
+   numpy, as a Spark user would without faq.
+
+3 and 4 run only at the scales of ``--spark-scales`` (Spark is slow on this
+machine).  Every figure is the median of ``--repeat`` warm runs with the
+minimum and maximum beside it; the first (cold) run is reported apart.  Every
+answer (intercept and coefficients) must equal baseline A's to ``1e-6``
+relative, or the run stops.  ``ratio_*`` are faq's median over the
+baseline's median from the same run.  ``faq_driver_split`` times one extra
+in-process run in its phases (lifting the tables into the ring, the FAQ, the
+solve).
+
+Run from the repository root::
+
+    python -m bench.bench_learning --out bench/results/learning.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from bench.common import Run, log
+
+QUERY = "lineitem(orderkey, partkey, suppkey), partsupp(partkey, suppkey), part(partkey)"
+FEATURES = ["lineitem.quantity", "lineitem.discount", "partsupp.supplycost", "part.size"]
+TARGET = "lineitem.extendedprice"
+TRUE_WEIGHTS = {"intercept": 5.0, "quantity": 30.0, "discount": -200.0, "supplycost": 0.5, "size": 2.0}
+TOLERANCE = 1e-6
+
+
+# --- data ---------------------------------------------------------------------------------
+
+
+def tables(lineitem_rows: int, seed: int) -> dict[str, Any]:
+    """The three TPC-H-shaped pandas tables at one scale (deterministic in ``seed``)."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    n_part = max(1, lineitem_rows // 30)
+    n_partsupp = max(n_part, lineitem_rows // 8)
+    part = pd.DataFrame({"partkey": np.arange(n_part, dtype=np.int64),
+                         "size": rng.integers(1, 51, n_part).astype(np.float64)})
+    k = np.arange(n_partsupp, dtype=np.int64)  # (partkey, suppkey) unique: the k-th supplier of a part
+    partsupp = pd.DataFrame({"partkey": k % n_part, "suppkey": k // n_part,
+                             "supplycost": rng.uniform(1.0, 1000.0, n_partsupp)})
+    pick = rng.integers(0, n_partsupp, lineitem_rows)  # each lineitem names an existing partsupp row
+    lineitem = pd.DataFrame({
+        "orderkey": rng.integers(0, max(1, lineitem_rows // 4), lineitem_rows).astype(np.int64),
+        "partkey": partsupp["partkey"].to_numpy()[pick],
+        "suppkey": partsupp["suppkey"].to_numpy()[pick],
+        "quantity": rng.integers(1, 51, lineitem_rows).astype(np.float64),
+        "discount": rng.integers(0, 11, lineitem_rows) / 100.0,
+    })
+    w = TRUE_WEIGHTS
+    lineitem["extendedprice"] = (w["intercept"] + w["quantity"] * lineitem["quantity"].to_numpy()
+                                 + w["discount"] * lineitem["discount"].to_numpy()
+                                 + w["supplycost"] * partsupp["supplycost"].to_numpy()[pick]
+                                 + w["size"] * part["size"].to_numpy()[lineitem["partkey"].to_numpy()]
+                                 + rng.normal(0.0, 10.0, lineitem_rows))
+    return {"lineitem": lineitem, "partsupp": partsupp, "part": part}
+
+
+# --- the four methods: each returns (intercept, coefficients in FEATURES order, join rows) -------------
+
+
+def with_faq(given: dict[str, Any], placement: str) -> tuple[np.ndarray, float]:
+    import faq
+
+    model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, placement=placement, **given)
+    return np.array([model.intercept, *[model.coefficients[f] for f in FEATURES]]), float(model.rows)
+
+
+def with_pandas(t: dict[str, Any]) -> tuple[np.ndarray, float]:
+    """Baseline A: the materialised join, least squares with an intercept."""
+    rows = t["lineitem"].merge(t["partsupp"], on=["partkey", "suppkey"]).merge(t["part"], on="partkey")
+    x = np.column_stack([np.ones(len(rows))] + [rows[f.split(".")[1]].to_numpy() for f in FEATURES])
+    y = rows[TARGET.split(".")[1]].to_numpy()
+    return np.linalg.lstsq(x, y, rcond=None)[0], float(len(rows))
+
+
+def with_spark_sql(given: dict[str, Any]) -> tuple[np.ndarray, float]:
+    """Baseline B: a Spark join and one aggregation of the sufficient statistics, solved in numpy."""
+    from pyspark.sql import functions as F
+
+    rows = given["lineitem"].join(given["partsupp"], ["partkey", "suppkey"]).join(given["part"], "partkey")
+    columns = [f.split(".")[1] for f in FEATURES] + [TARGET.split(".")[1]]
+    m = len(columns)
+    pairs = [(i, j) for i in range(m) for j in range(i, m)]
+    aggregates = ([F.count(F.lit(1)).alias("n")] + [F.sum(c).alias(f"s{i}") for i, c in enumerate(columns)]
+                  + [F.sum(F.col(columns[i]) * F.col(columns[j])).alias(f"q{i}_{j}") for i, j in pairs])
+    got = rows.agg(*aggregates).collect()[0]
+    n = float(got["n"])
+    sums = np.array([got[f"s{i}"] for i in range(m)], dtype=np.float64)
+    products = np.empty((m, m))
+    for i, j in pairs:
+        products[i, j] = products[j, i] = got[f"q{i}_{j}"]
+    p = m - 1  # the target is last
+    gram = np.empty((p + 1, p + 1))
+    gram[0, 0] = n
+    gram[0, 1:] = gram[1:, 0] = sums[:p]
+    gram[1:, 1:] = products[:p, :p]
+    moment = np.concatenate([[sums[p]], products[:p, p]])
+    return np.linalg.lstsq(gram, moment, rcond=None)[0], n
+
+
+# --- timing ---------------------------------------------------------------------------------------
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> tuple[Any, float, list[float]]:
+    """(the cold run's result, its seconds, the warm runs' seconds); every run must agree exactly."""
+    t0 = time.perf_counter()
+    value = fn()
+    cold = time.perf_counter() - t0
+    warm = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        again = fn()
+        warm.append(time.perf_counter() - t0)
+        if not (np.array_equal(again[0], value[0]) and again[1] == value[1]):
+            relative = float(np.max(np.abs(again[0] - value[0]) / np.abs(value[0])))
+            if relative > TOLERANCE:
+                raise SystemExit(f"warm run disagrees with the cold one: {again} vs {value}")
+    return value, cold, warm
+
+
+def summary(times: list[float]) -> dict[str, float]:
+    return {"median": round(statistics.median(times), 4), "min": round(min(times), 4),
+            "max": round(max(times), 4), "runs": len(times)}
+
+
+def check(name: str, scale: int, got: tuple[np.ndarray, float], expected: tuple[np.ndarray, float]) -> float:
+    """The largest relative difference of intercept and coefficients from the baseline's; loud if too big."""
+    if got[1] != expected[1]:
+        raise SystemExit(f"{name} at {scale}: the join has {got[1]} rows, the baseline says {expected[1]}")
+    error = float(np.max(np.abs(got[0] - expected[0]) / np.maximum(np.abs(expected[0]), 1e-300)))
+    if not error <= TOLERANCE:
+        raise SystemExit(f"{name} at {scale}: coefficients {got[0].tolist()} differ from the baseline's "
+                         f"{expected[0].tolist()} by {error:.3g} relative (> {TOLERANCE})")
+    return error
+
+
+def driver_split(t: dict[str, Any]) -> dict[str, Any]:
+    """One in-process run timed in its phases: lifting the tables, the FAQ, the solve."""
+    from faq.insideout.executor import evaluate
+    from faq.learning import _parsed
+    from faq.learning.features import lifted_factors, parse_features
+    from faq.learning.models import Covariance, fit_linear
+    from faq.semirings import cofactor
+
+    t0 = time.perf_counter()
+    parsed, atoms = _parsed(QUERY)
+    chosen = parse_features([*FEATURES, TARGET], atoms)
+    ring = cofactor(len(chosen))
+    query, factors, lifted = lifted_factors(parsed, chosen, ring, t, None)
+    t1 = time.perf_counter()
+    with evaluate(query, factors, semiring=ring, placement="driver") as result:
+        value = result.scalar()
+        plan, notes = result.plan, [n for n in result.notes if n]
+    t2 = time.perf_counter()
+    count, sums, products = ring.unpack(value)
+    fit_linear(Covariance(tuple(map(str, chosen)), float(count), sums, products, plan), str(chosen[-1]))
+    t3 = time.perf_counter()
+    return {"lift_seconds": round(t1 - t0, 4), "faq_seconds": round(t2 - t1, 4), "solve_seconds": round(t3 - t2, 4),
+            "ring_width": ring.width, "lifted": [item.describe(ring.width) for item in lifted], "notes": notes,
+            "steps": [{"placement": s.placement, "join_method": getattr(s, "join_method", None)} for s in plan.steps]}
+
+
+def uptime() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):  # pragma: no cover
+        return ""
+
+
+def bench_scale(spark: Any, scale: int, repeat: int, spark_repeat: int, on_spark: bool) -> dict[str, Any]:
+    t = tables(scale, seed=scale % 1_000_003)
+    record: dict[str, Any] = {"lineitem_rows": scale, "partsupp_rows": len(t["partsupp"]), "part_rows": len(t["part"])}
+
+    expected, cold, warm = timed(lambda: with_pandas(t), repeat)
+    record["join_rows"] = int(expected[1])
+    record["pandas_lstsq"] = {"cold": round(cold, 4), **summary(warm)}
+    record["answer"] = dict(zip(["intercept", *FEATURES], map(float, expected[0])))
+    log(f"{scale}: pandas merge + lstsq {record['pandas_lstsq']['median']} s ({record['join_rows']} joined rows)")
+
+    got, cold, warm = timed(lambda: with_faq(t, "driver"), repeat)
+    record["faq_pandas_driver"] = {"cold": round(cold, 4), **summary(warm),
+                                   "relative_error": check("faq driver", scale, got, expected)}
+    record["ratio_faq_driver_to_pandas"] = round(statistics.median(warm) / record["pandas_lstsq"]["median"], 2)
+    log(f"{scale}: faq driver {record['faq_pandas_driver']['median']} s "
+        f"(x{record['ratio_faq_driver_to_pandas']} pandas)")
+    record["faq_driver_split"] = driver_split(t)
+    log(f"{scale}: faq driver split {record['faq_driver_split']['lift_seconds']} s lift, "
+        f"{record['faq_driver_split']['faq_seconds']} s FAQ, {record['faq_driver_split']['solve_seconds']} s solve")
+
+    if on_spark:
+        given = {name: spark.createDataFrame(df).cache() for name, df in t.items()}
+        for df in given.values():
+            df.count()
+        try:
+            got, cold, warm_b = timed(lambda: with_spark_sql(given), spark_repeat)
+            record["spark_sql"] = {"cold": round(cold, 4), **summary(warm_b),
+                                   "relative_error": check("spark sql", scale, got, expected)}
+            log(f"{scale}: spark sql {record['spark_sql']['median']} s")
+            got, cold, warm = timed(lambda: with_faq(given, "executors"), spark_repeat)
+            record["faq_spark_executors"] = {"cold": round(cold, 4), **summary(warm),
+                                             "relative_error": check("faq executors", scale, got, expected)}
+            record["ratio_faq_executors_to_spark_sql"] = round(statistics.median(warm) / statistics.median(warm_b), 2)
+            log(f"{scale}: faq executors {record['faq_spark_executors']['median']} s "
+                f"(x{record['ratio_faq_executors_to_spark_sql']} spark sql)")
+        finally:
+            for df in given.values():
+                df.unpersist()
+    return record
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scales", type=int, nargs="*", default=[10_000, 100_000, 1_000_000],
+                        help="lineitem rows per scale")
+    parser.add_argument("--spark-scales", type=int, nargs="*", default=[10_000, 100_000],
+                        help="the scales at which the Spark methods (3 and 4) run")
+    parser.add_argument("--repeat", type=int, default=3, help="warm runs per in-process figure")
+    parser.add_argument("--spark-repeat", type=int, default=3, help="warm runs per Spark figure")
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+
+    record = Run("bench_learning", argv)
+    record["uptime_start"] = uptime()
+    record["query"] = QUERY
+    record["features"] = FEATURES
+    record["target"] = TARGET
+    record["tolerance"] = TOLERANCE
+    record["spark_scales"] = [s for s in args.scales if s in args.spark_scales]
+
+    import faq
+
+    t0 = time.perf_counter()
+    spark = faq.get_session()
+    record["session_start_seconds"] = round(time.perf_counter() - t0, 2)
+    results: list[dict[str, Any]] = []
+    record["scales"] = results
+    for scale in args.scales:
+        results.append(bench_scale(spark, scale, args.repeat, args.spark_repeat, scale in args.spark_scales))
+    record["uptime_end"] = uptime()
+    path = record.save(None if args.out is None else Path(args.out))
+    log(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
