@@ -163,7 +163,8 @@ def held_atom(atom: Any, factor: Factor, semiring: Semiring) -> Optional["Table"
     """
     import numpy as np
 
-    from faq.joins.local import Table, value_array
+    from faq.joins.local import Table
+    from faq.semirings.numpy_backend import as_values
 
     copy = driver_copy(factor.df)
     if copy is None or factor.value not in copy or any(c not in copy for c in factor.variables):
@@ -174,7 +175,7 @@ def held_atom(atom: Any, factor: Factor, semiring: Semiring) -> Optional["Table"
         same = np.asarray(copy[first_column[var]]) == np.asarray(copy[column])
         keep = same if keep is None else keep & same
     keys = {v: np.asarray(copy[c]) for v, c in first_column.items()}
-    values = value_array(copy[factor.value], semiring)
+    values = as_values(semiring, copy[factor.value])
     if keep is not None:
         keys, values = {v: k[keep] for v, k in keys.items()}, values[keep]
     return Table(tuple(first_column), keys, values)

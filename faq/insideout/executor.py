@@ -20,9 +20,9 @@ Examples
 >>> from faq.insideout import evaluate, plan_for
 >>> edge = factor_of([(1, 2, 1), (2, 3, 1), (1, 3, 1), (3, 4, 1)], ["src", "dst"], "counting")
 >>> triangles = "count() := edge(a,b), edge(a,c), edge(b,c)"
->>> with evaluate(triangles, {"edge": edge}) as result:
-...     result.scalar(), result.plan.steps[0].placement, result.notes[0]
-(1, 'driver', 'in-process generic join, index of 4 rows; ⊕ of counting while joining onto (); compiled loop (numba), ... threads')
+>>> with evaluate(triangles, {"edge": edge}) as result:   # the kernel: numpy unless this process loaded numba's
+...     result.scalar(), result.plan.steps[0].placement, result.notes[0].split("; ")[:2]
+(1, 'driver', ['in-process generic join, index of 4 rows', '⊕ of counting while joining onto ()'])
 >>> with evaluate(triangles, {"edge": edge}, placement="executors") as result:
 ...     result.scalar(), result.notes[0]
 (1, 'broadcast index of 4 rows (... file, mapped once per machine...); ⊕ of counting inside tasks onto (); compiled loop (numba)')
@@ -55,7 +55,8 @@ from faq.insideout.binding import (
 )
 from faq.insideout.planner import Plan
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag
-from faq.joins.local import Table, join_local, value_array
+from faq.joins.local import Table, join_local
+from faq.semirings.numpy_backend import as_values
 from faq.language import FAQ, parse_query
 from faq.scope import Owner, Scope
 from faq.semirings import Semiring, get_semiring
@@ -305,7 +306,7 @@ def _table(relation: Union[Frame, Table, Held], semiring: Semiring) -> Table:
     copy = driver_copy(relation.df)
     if copy is not None and all(v in copy for v in relation.variables) and VALUE_COLUMN in copy:
         return Table(relation.variables, {v: copy[v] for v in relation.variables},
-                     value_array(copy[VALUE_COLUMN], semiring))
+                     as_values(semiring, copy[VALUE_COLUMN]))
     arrow = relation.df.select(*relation.variables, VALUE_COLUMN).toArrow()
     return Table.from_arrow(arrow, relation.variables, semiring)
 
@@ -336,7 +337,7 @@ def _local_dataframe(
     known = {"bigint", "double", "boolean", "string"}
     types = {v: plan.variable_types[v] for v in variables if plan.variable_types.get(v) in known}
     columns = {v: np.asarray(table.keys[v]) for v in variables}
-    columns[value_name] = value_array(table.values, semiring)
+    columns[value_name] = as_values(semiring, table.values)
     types[value_name] = semiring.value_type
     return held_dataframe(spark, columns, types)
 
@@ -401,7 +402,7 @@ def _held_scalar(spark: "SparkSession", held: list, semiring: Semiring) -> "Data
     """A step's output onto no variable (``held``: its value, or none) as a local relation whose
     rows the driver holds (:mod:`faq.driver_copy`): no cache to own, and reading it runs no job."""
     df = spark.createDataFrame([(v,) for v in held], f"{VALUE_COLUMN} {semiring.value_type}")
-    return keep_driver_copy(df, {VALUE_COLUMN: value_array(held, semiring)})
+    return keep_driver_copy(df, {VALUE_COLUMN: as_values(semiring, held)})
 
 
 def evaluate(

@@ -53,7 +53,7 @@ import numpy as np
 from faq.errors import PlanError
 from faq.joins.frame import VALUE_COLUMN, Aggregation
 from faq.semirings import Semiring
-from faq.semirings.numpy_backend import NUMPY_DTYPES, NumpyForm, numpy_ops
+from faq.semirings.numpy_backend import NumpyForm, as_values, numpy_ops
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -127,7 +127,7 @@ class Table:
         keys = {v: cls.column_array(table.column(v)) for v in variables}
         values = None
         if valued:
-            values = value_array(cls.column_array(table.column(VALUE_COLUMN)), semiring)
+            values = as_values(semiring, cls.column_array(table.column(VALUE_COLUMN)))
         return cls(tuple(variables), keys, values)
 
     @staticmethod
@@ -144,17 +144,6 @@ class Table:
             columns.append(pa.array(self.values))
             names.append(value_name)
         return pa.Table.from_arrays(columns, names=names)
-
-
-def value_array(values: Any, semiring: Semiring) -> np.ndarray:
-    """Values of ``semiring`` as numpy: one number a row, or ``(rows, w)`` for an array ring (Arrow
-    hands an ``array<double>`` column over as an object array of rows)."""
-    if getattr(semiring, "structured", False):
-        if isinstance(values, np.ndarray) and values.ndim == 2:  # held as (rows, w) already: no per-row pass
-            return np.asarray(values, dtype=np.float64)
-        rows = [np.asarray(v, dtype=np.float64) for v in values]
-        return np.stack(rows) if rows else np.empty((0, semiring.width))
-    return np.asarray(values, dtype=NUMPY_DTYPES[semiring.value_type])
 
 
 def join_local(

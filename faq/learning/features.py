@@ -224,7 +224,7 @@ def row_values(ring: "ArraySemiring", features: Sequence[Feature], columns: Mapp
                 values[:, 1 + m + k] = x[int(i)] * x[int(j)]
         return values
     ops = numpy_ops(ring, arrays=True)
-    values = np.broadcast_to(np.asarray(ring.python_value(ring.one), dtype=np.float64), (rows, ring.width)).copy()
+    values = ops.ones(rows)
     for f in features:
         values = ops.mul(values, ring.lift(f.index, np.asarray(columns[f.column], dtype=np.float64)))
     return np.ascontiguousarray(values)
