@@ -55,10 +55,19 @@ def int64_array(values: np.ndarray) -> Any:
 
 
 def from_numpy(values: np.ndarray) -> Any:
-    """An Arrow array of a 1-D numpy array: numbers over their buffer, anything else through ``pa.array``."""
+    """An Arrow array of a numpy array: numbers over their buffer, anything else through ``pa.array``.
+
+    A 2-D ``(n, w)`` numeric array (an array ring's values) becomes a
+    fixed-size list array of ``n`` lists of ``w`` numbers.
+
+    >>> from_numpy(np.array([[1.0, 2.0], [3.0, 4.0]])).to_pylist()
+    [[1.0, 2.0], [3.0, 4.0]]
+    """
     import pyarrow as pa
 
     values = np.asarray(values)
+    if values.ndim == 2 and values.dtype.kind in "iuf":
+        return pa.FixedSizeListArray.from_arrays(from_numpy(values.reshape(-1)), values.shape[1])
     if values.dtype.kind not in "iuf" or values.ndim != 1:
         return pa.array(values)
     values = np.ascontiguousarray(values)

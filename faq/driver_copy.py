@@ -139,6 +139,7 @@ class HeldDataFrame:
     @property
     def schema(self) -> Any:
         from pyspark.sql.types import (
+            ArrayType,
             BooleanType,
             DoubleType,
             LongType,
@@ -149,7 +150,7 @@ class HeldDataFrame:
         )
 
         kinds = {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType(), "string": StringType(),
-                 "timestamp": TimestampType()}
+                 "timestamp": TimestampType(), "array<double>": ArrayType(DoubleType(), False)}  # an array ring's
         return StructType([StructField(c, kinds[self._types[c]]) for c in self._columns])
 
     @property

@@ -198,6 +198,33 @@ def get_session(
     return session
 
 
+def session_for_driver_data():
+    """The session for data the driver holds: the running (or chosen) one, else a :class:`DeferredSession`.
+
+    A factor made from pandas or numpy in this process needs a session only
+    if a step ends up on the executors; planning and in-process steps ask a
+    deferred session what they need without starting Spark.  Nothing is
+    imported to find out: without PySpark loaded no session can be running.
+    Called where faq makes such factors on the user's behalf (the learning
+    functions' lifted tables).
+
+    >>> session = session_for_driver_data()
+    >>> type(session).__name__ in ("DeferredSession", "SparkSession")
+    True
+    """
+    if _chosen is not None:
+        return _chosen
+    if "pyspark.sql" in sys.modules:
+        from pyspark.sql import SparkSession
+
+        active = _active_connect_session() or SparkSession.getActiveSession()
+        if active is not None:
+            return active
+    remote = os.environ.get(REMOTE_ENV) or os.environ.get("SPARK_REMOTE")
+    return DeferredSession(get_session, master="" if remote else DEFAULT_MASTER, remote=remote,
+                           settings=DEFAULT_CONFIG)
+
+
 def _worker_environment(config: Mapping[str, str] | None = None) -> None:
     """Set the environment a classic session's JVM and Python workers start with.
 

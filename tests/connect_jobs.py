@@ -160,3 +160,26 @@ def test_progress_on_connect(spark):
         reporter.watch(spark)
         assert spark.range(0, 2_000_000, 1, 4).selectExpr("sum(id * id)").collect()[0][0] > 0
     assert "Traceback" not in out.getvalue()
+
+
+def test_learning_over_a_join_of_server_tables(spark):
+    """The cofactor ring as Column expressions on the server, then a maintained model whose indexes
+    live in this client: both equal numpy's least squares on the join materialised with pandas."""
+    import faq
+    from tests.test_learning import FEATURES, QUERY, TARGET, joined, least_squares, tables
+
+    t = tables(71)
+    given = {name: spark.createDataFrame(df) for name, df in t.items()}
+    spark.conf.set("spark.faq.placement", "executors")
+    try:
+        static = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, **given)
+    finally:
+        spark.conf.unset("spark.faq.placement")
+    np.testing.assert_allclose([static.intercept, *[static.coefficients[f] for f in FEATURES]],
+                               least_squares(joined(t), FEATURES, TARGET), rtol=1e-7, atol=1e-7)
+    model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, maintained=True, **given)
+    model.apply(lineitem=t["lineitem"].head(7).assign(diff=-1))
+    after = {**t, "lineitem": t["lineitem"].iloc[7:]}
+    np.testing.assert_allclose([model.intercept, *[model.coefficients[f] for f in FEATURES]],
+                               least_squares(joined(after), FEATURES, TARGET), rtol=1e-7, atol=1e-7)
+    model.close()

@@ -107,6 +107,8 @@ class Change(Owner):
     @property
     def total(self) -> Any:
         """Σ diff (a motif's change in the number of bindings; a scalar query's change)."""
+        if self.diff.ndim > 1:  # an array ring's values: Σ per component
+            return self.diff.sum(axis=0).tolist()
         return self.diff.sum().item() if len(self.diff) else 0
 
     delta = total  # a tracked motif's name for it
@@ -125,7 +127,7 @@ class Change(Owner):
         data = {c: k for c, k in zip(self.columns, self.keys)}
         data.update(self.extra)
         data[VERSION] = np.full(len(self.diff), self.version, dtype=np.int64)
-        data[DIFF] = self.diff
+        data[DIFF] = list(self.diff) if self.diff.ndim > 1 else self.diff  # an array ring: one array per row
         return pd.DataFrame(data, columns=self.names)
 
     def rows(self) -> list[tuple]:

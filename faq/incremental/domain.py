@@ -37,6 +37,10 @@ import numpy as np
 
 # Codes must stay below this so that ``parent * SPAN + code`` fits in int64 (see faq.joins.csr).
 SPAN = 1 << 31
+# Above this many new values in one call they are numbered with one vectorised factorize, not a loop.
+BULK_VALUES = 64
+# Values added since the last fold beyond which they are folded into the hashed index (and a quarter of it).
+FOLD_VALUES = 4096
 
 
 class KeyDomain:
@@ -96,7 +100,9 @@ class KeyDomain:
         """Codes of ``values``; unknown values get new codes."""
         codes = self.lookup(values)
         missing = np.flatnonzero(codes < 0)
-        if len(missing):
+        if len(missing) > BULK_VALUES:  # many new values (a first load, a large batch): numbered at once
+            self._add_new(np.asarray(values)[missing], codes, missing)
+        elif len(missing):
             values = np.asarray(values)
             for i in missing:
                 v = _scalar(values[i])
@@ -109,7 +115,23 @@ class KeyDomain:
                     self._added_values.append(v)
                     self._decode_cache = None
                 codes[i] = code
+        if len(self._added_values) > max(FOLD_VALUES, len(self._values) // 4):
+            self.fold()  # keep lookups vectorised: values outside the hashed index are looked up one by one
         return codes
+
+    def _add_new(self, new: np.ndarray, codes: np.ndarray, where: np.ndarray) -> None:
+        """Give values absent from the domain codes ``len(self) ...`` in order of first appearance."""
+        import pandas as pd
+
+        inverse, fresh = pd.factorize(new)
+        start = len(self)
+        if start + len(fresh) > SPAN:  # pragma: no cover - 2^31 distinct keys
+            raise OverflowError("more than 2^31 distinct key values in one maintained state")
+        plain = fresh.tolist()  # Python scalars: dict keys hash as the one-by-one path's do
+        self._added.update(zip(plain, range(start, start + len(plain))))
+        self._added_values.extend(plain)
+        self._decode_cache = None
+        codes[where] = start + np.asarray(inverse, dtype=np.int64)
 
     def decode(self, codes: np.ndarray) -> np.ndarray:
         """Values of ``codes``."""
@@ -117,9 +139,16 @@ class KeyDomain:
         if not self._added_values:
             return self._values[codes]
         if self._decode_cache is None:
-            added = np.asarray(self._added_values, dtype=self._values.dtype if self._values.dtype != object
-                               else object)
-            self._decode_cache = np.concatenate([self._values, added])
+            added = np.asarray(self._added_values)
+            if added.dtype.kind in "USO":  # strings stay Python objects, as the hashed index holds them
+                added = np.asarray(self._added_values, dtype=object)
+            if len(self._values) and added.dtype != self._values.dtype:
+                kinds = {added.dtype.kind, self._values.dtype.kind}
+                common = self._values.dtype if kinds <= set("iu") else object
+                added, base = added.astype(common), self._values.astype(common)
+            else:
+                base = self._values if len(self._values) else self._values.astype(added.dtype)
+            self._decode_cache = np.concatenate([base, added])
         return self._decode_cache[codes]
 
     def fold(self) -> None:

@@ -125,7 +125,7 @@ def run_rules(
         if stats is not None:
             stats.append(RuleRun(k, seeds, reached, time.perf_counter() - started))
     keys, values = total.drain()
-    live = values != ops.zero
+    live = ~ops.is_zero(values)
     if not live.all():
         keys, values = [c[live] for c in keys], values[live]
     return keys, values
@@ -138,7 +138,7 @@ def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyF
     n = len(columns[0]) if columns else (len(values) if values is not None else 0)
     if n == 0:
         return 0, 0
-    values = np.full(n, ops.one, dtype=ops.dtype) if values is None else np.asarray(values, dtype=ops.dtype)
+    values = ops.ones(n) if values is None else np.asarray(values, dtype=ops.dtype)
     if rule.negated:  # Δ(1 − E) = −ΔE
         values = -values
     chunk = Chunk({("a", p): np.asarray(c, dtype=np.int64) for p, c in enumerate(columns)}, n)
@@ -185,8 +185,9 @@ def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyF
         if negated:
             value = ops.one if not present else ops.zero  # 1 − E for a 0/1 relation
         factor = ops.mul(factor, value)
-    if factor == ops.zero:
+    if ops.is_zero(np.asarray(factor)[None])[0]:
         return n, 0
+    unit = bool(np.all(factor == ops.one))
     valued = [read for read in rule.reads if not read.negated and read.attributes
               and any(r.values is not None for r in runs[read.term])]
     reached = 0
@@ -194,7 +195,7 @@ def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyF
         value = leaf.get(_SEED_VALUE)
         for read in valued:
             value = ops.mul(value, _gather(runs[read.term], leaf.get(("n", read.term)), leaf.get(("r", read.term)), ops))
-        if factor != ops.one:
+        if not unit:
             value = ops.mul(value, factor)
         total.add([leaf.get(("a", p)) for p in rule.outputs], value)
         reached += leaf.rows
@@ -203,7 +204,7 @@ def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyF
 
 def _gather(runs: Sequence[Trie], nodes: np.ndarray, run_ids: np.ndarray, ops: NumpyForm) -> np.ndarray:
     """Each binding's value of one relation: its run's value at its last-level entry."""
-    out = np.full(len(nodes), ops.one, dtype=ops.dtype)
+    out = ops.ones(len(nodes))
     for r, trie in enumerate(runs):
         if trie.values is None:
             continue

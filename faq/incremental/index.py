@@ -58,7 +58,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from faq.incremental.domain import SPAN
-from faq.joins.csr import Trie, build_trie
+from faq.joins.csr import Trie, build_trie, lexicographically_sorted
 from faq.semirings.numpy_backend import NumpyForm
 
 # The overlay is folded into the base once it holds this fraction of the base's rows ...
@@ -111,7 +111,7 @@ class KeyedRows:
     def values_or_ones(self, ops: NumpyForm) -> np.ndarray:
         if self.values is not None:
             return self.values
-        return np.full(len(self), ops.one, dtype=ops.dtype)
+        return ops.ones(len(self))
 
     def take(self, rows: np.ndarray) -> "KeyedRows":
         return KeyedRows(tuple(k[rows] for k in self.keys), None if self.values is None else self.values[rows])
@@ -129,7 +129,7 @@ class KeyedRows:
 
 
 def empty_rows(arity: int, ops: NumpyForm) -> KeyedRows:
-    return KeyedRows(tuple(np.zeros(0, dtype=np.int64) for _ in range(arity)), np.zeros(0, dtype=ops.dtype))
+    return KeyedRows(tuple(np.zeros(0, dtype=np.int64) for _ in range(arity)), ops.zeros(0))
 
 
 def merge_rows(keys: Sequence[np.ndarray], values: Optional[np.ndarray], ops: NumpyForm,
@@ -138,10 +138,10 @@ def merge_rows(keys: Sequence[np.ndarray], values: Optional[np.ndarray], ops: Nu
     keys = [np.asarray(k, dtype=np.int64) for k in keys]
     n = len(keys[0]) if keys else (0 if values is None else len(values))
     if not keys:  # a scalar relation: at most one row
-        total = ops.add.reduce(values) if values is not None and len(values) else None
-        if total is None or (drop_zeros and total == ops.zero):
-            return KeyedRows((), np.zeros(0, dtype=ops.dtype))
-        return KeyedRows((), np.array([total], dtype=ops.dtype))
+        total = ops.sum(values)[None] if values is not None and len(values) else None
+        if total is None or (drop_zeros and ops.is_zero(total)[0]):
+            return KeyedRows((), ops.zeros(0))
+        return KeyedRows((), np.asarray(total, dtype=ops.dtype))
     if n == 0:
         return KeyedRows(tuple(keys), None if values is None else np.asarray(values, dtype=ops.dtype))
     order = np.lexsort(tuple(keys[::-1]))
@@ -155,11 +155,11 @@ def merge_rows(keys: Sequence[np.ndarray], values: Optional[np.ndarray], ops: Nu
     if values is None:
         if len(starts) == n:
             return KeyedRows(out_keys, None)
-        values = np.full(n, ops.one, dtype=ops.dtype)
-    merged = ops.add.reduceat(np.asarray(values, dtype=ops.dtype)[order], starts)
+        values = ops.ones(n)
+    merged = ops.segment_sum(np.asarray(values, dtype=ops.dtype)[order], starts)
     rows = KeyedRows(out_keys, merged)
     if drop_zeros:
-        live = merged != ops.zero
+        live = ~ops.is_zero(merged)
         if not live.all():
             rows = rows.take(np.flatnonzero(live))
     return rows
@@ -189,14 +189,14 @@ def find_rows(trie: Trie, columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np
 def lookup_runs(runs: Sequence[Trie], columns: Sequence[np.ndarray], ops: NumpyForm) -> tuple[np.ndarray, np.ndarray]:
     """The merged value (⊕ over the runs) at each key of ``columns``; present = not the zero."""
     n = len(columns[0]) if columns else 0
-    merged = np.full(n, ops.zero, dtype=ops.dtype)
+    merged = ops.zeros(n)
     for trie in runs:
         if trie.rows == 0 or n == 0:
             continue
         rows, entries = find_rows(trie, columns)
-        values = np.full(len(rows), ops.one, dtype=ops.dtype) if trie.values is None else trie.values[entries]
+        values = ops.ones(len(rows)) if trie.values is None else trie.values[entries]
         merged[rows] = ops.add(merged[rows], values)
-    return merged != ops.zero, merged
+    return ~ops.is_zero(merged), merged
 
 
 class ResidentRelation:
@@ -313,8 +313,9 @@ class ResidentRelation:
         if self.arity == 0:
             rows = [self.base, self.older, self.recent] + ([batch] if batch is not None else [])
             values = [r.values_or_ones(self.ops) for r in rows if len(r)]
-            total = self.ops.add.reduce(np.concatenate(values)) if values else self.ops.zero
-            return np.array([total != self.ops.zero]), np.array([total], dtype=self.ops.dtype)
+            total = self.ops.sum(np.concatenate(values)) if values else self.ops.zeros(1)[0]
+            total = np.asarray(total, dtype=self.ops.dtype)[None]
+            return ~self.ops.is_zero(total), total
         identity = self.views[0]
         extra = None if batch is None or not len(batch) else build_run(batch, identity, self.ops)
         return lookup_runs(self.runs(identity, extra), list(keys), self.ops)
@@ -390,10 +391,84 @@ class ResidentRelation:
 
 
 def combined(first: KeyedRows, second: KeyedRows, ops: NumpyForm) -> KeyedRows:
-    """Two runs as one: one row per key, values ⊕-combined, zeros dropped."""
+    """Two runs as one: one row per key, values ⊕-combined, zeros dropped.
+
+    When ``second`` is much smaller than ``first`` and both are runs (sorted,
+    one row per key, as :func:`merge_rows` makes them) -- an overlay folded
+    into its base, a batch into the overlay -- ``second`` is merged in place
+    of a re-sort: its keys are found in ``first`` by binary search, matched
+    values ⊕-added, new rows inserted where they sort.  That keeps a
+    compaction at a few copies of the base instead of a sort and a ``reduceat``
+    of every row (costly for an array ring's ``w`` numbers per row).
+
+    >>> from faq.semirings import INTEGER
+    >>> from faq.semirings.numpy_backend import numpy_ops
+    >>> ops = numpy_ops(INTEGER)
+    >>> base = merge_rows([np.arange(0, 20, 2)], np.ones(10, dtype=np.int64), ops)
+    >>> rows = combined(base, merge_rows([np.array([3, 4, 6])], np.array([5, -1, 2]), ops), ops)
+    >>> rows.keys[0].tolist(), rows.values.tolist()                  # key 4 cancelled, 3 inserted
+    ([0, 2, 3, 6, 8, 10, 12, 14, 16, 18], [1, 1, 5, 3, 1, 1, 1, 1, 1, 1])
+    """
+    if first.keys and len(second) and 8 * len(second) <= len(first) and \
+            lexicographically_sorted(second.keys, strictly=True):
+        return _merged_into(first, second, ops)
     keys = [np.concatenate([a, b]) for a, b in zip(first.keys, second.keys)]
     values = np.concatenate([first.values_or_ones(ops), second.values_or_ones(ops)])
     return merge_rows(keys, values, ops)
+
+
+def _merged_into(first: KeyedRows, second: KeyedRows, ops: NumpyForm) -> KeyedRows:
+    """:func:`combined` of a small sorted run ``second`` into a large one ``first``, without sorting."""
+    position, found = _search(first.keys, second.keys)
+    values = first.values_or_ones(ops).copy()
+    added = second.values_or_ones(ops)
+    hit = np.flatnonzero(found)
+    at = position[hit]
+    values[at] = ops.add(values[at], added[hit])
+    gone = at[ops.is_zero(values[at])]  # keys whose value cancelled: dropped
+    keys = list(first.keys)
+    if len(gone):
+        keys = [np.delete(k, gone) for k in keys]
+        values = np.delete(values, gone, axis=0)
+    new = np.flatnonzero(~found)
+    if len(new):
+        where = position[new] - np.searchsorted(gone, position[new])  # positions after the deletions
+        keys = [np.insert(k, where, s[new]) for k, s in zip(keys, second.keys)]
+        values = np.insert(values, where, added[new], axis=0)
+    return KeyedRows(tuple(keys), values)
+
+
+def _search(sorted_keys: Sequence[np.ndarray], keys: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of ``keys``, where it sorts in the run ``sorted_keys`` and whether it is there.
+
+    Column by column: the prefix so far is the dense rank of the run's
+    distinct prefixes, so ``rank · SPAN + code`` stays sorted and fits int64
+    (ranks and codes are below ``2^31``).  A row whose prefix is missing keeps
+    the position where that prefix would sort.
+    """
+    n, m = len(sorted_keys[0]), len(keys[0])
+    rank_first = np.zeros(n, dtype=np.int64)
+    rank_keys = np.zeros(m, dtype=np.int64)
+    position = np.zeros(m, dtype=np.int64)
+    alive = np.ones(m, dtype=bool)  # rows whose prefix so far is in the run
+    span = np.int64(SPAN)
+    for run_column, column in zip(sorted_keys, keys):
+        composite = rank_first * span + run_column
+        wanted = rank_keys * span + np.asarray(column, dtype=np.int64)
+        left = np.searchsorted(composite, wanted[alive], side="left")
+        rows = np.flatnonzero(alive)
+        position[rows] = left
+        inside = left < n
+        hit = np.zeros(len(rows), dtype=bool)
+        hit[inside] = composite[left[inside]] == wanted[rows[inside]]
+        alive[rows[~hit]] = False
+        changed = np.empty(n, dtype=bool)
+        if n:
+            changed[0] = True
+            np.not_equal(composite[1:], composite[:-1], out=changed[1:])
+        rank_first = np.cumsum(changed, dtype=np.int64) - 1
+        rank_keys[rows[hit]] = rank_first[left[hit]]
+    return position, alive
 
 
 def assigned(rows: KeyedRows, batch: KeyedRows, ops: NumpyForm) -> KeyedRows:

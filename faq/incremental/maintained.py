@@ -71,7 +71,7 @@ maintained count() := edge(a, b), edge(b, c), edge(a, c)
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
@@ -185,7 +185,7 @@ class MaintainedQuery(Owner):
         budget: Optional[Union[int, str]] = None,
         _restored: Optional[tuple[ResidentState, dict]] = None,
     ) -> None:
-        from faq.insideout.binding import bind, query_semiring
+        from faq.insideout.binding import query_semiring, variable_types
 
         self.query: FAQ = parse_query(query) if isinstance(query, str) else query
         self.progress = progress
@@ -201,7 +201,7 @@ class MaintainedQuery(Owner):
             self._place(self._make_plan(measured=True))
             return
         self.semiring = query_semiring(self.query, factors, semiring)
-        bind(self.query, factors, self.semiring)  # every check before any work
+        variable_types(self.query, factors, self.semiring)  # every check before any work (no Spark job)
         self._meta = {name: {"variables": list(factors[name].variables), "value": factors[name].value,
                              "semiring": factors[name].semiring.name} for name in self.query.factor_names}
         self._setup(placement, budget)
@@ -567,12 +567,16 @@ class MaintainedQuery(Owner):
 
     def _evaluate(self, factors: Mapping[str, Factor]) -> "pa.Table":
         """The answer over ``factors`` computed by Spark (InsideOut), as an Arrow table (keys, ``value``)."""
-        from pyspark.sql import functions as F
-
+        from faq.driver_copy import driver_copy
         from faq.insideout.executor import evaluate
 
         with evaluate(self.query, factors, semiring=self.semiring) as result:
             f = result.factor
+            held = driver_copy(f.df)  # computed in-process: read it where it is, no Spark job
+            if held is not None and all(c in held for c in (*f.variables, f.value)):
+                return _held_table(held, f.variables, f.value, self.state.semiring.value_type)
+            from pyspark.sql import functions as F
+
             df = f.df.select(*f.variables, F.col(f.value).cast(self.state.semiring.value_type).alias(VALUE))
             table = df.toArrow()
         return table
@@ -643,12 +647,21 @@ def _python(value: Any) -> Any:
 
 
 def _key_types(f: Factor) -> dict[str, str]:
-    schema = f.df.schema
-    return {v: schema[v].dataType.simpleString() for v in f.variables}
+    types = dict(f.df.dtypes)  # Spark's simple type strings; a held DataFrame answers without Spark
+    return {v: types[v] for v in f.variables}
 
 
 def _factor_table(f: Factor, value_type: str) -> "pa.Table":
-    """A factor's rows with a non-null key, values cast to ``value_type`` (one Spark job)."""
+    """A factor's rows with a non-null key, values cast to ``value_type`` (one Spark job).
+
+    A factor whose rows the driver holds (made from pandas, numpy or an edge
+    list read on the driver) is read from that copy: no Spark job.
+    """
+    from faq.driver_copy import driver_copy
+
+    held = driver_copy(f.df)
+    if held is not None and all(c in held for c in (*f.variables, f.value)):
+        return _held_table(held, f.variables, f.value, value_type)
     from pyspark.sql import functions as F
 
     condition = F.lit(True)
@@ -658,15 +671,34 @@ def _factor_table(f: Factor, value_type: str) -> "pa.Table":
     return df.toArrow()
 
 
+def _held_table(held: Mapping[str, np.ndarray], variables: Sequence[str], value: str, value_type: str) -> "pa.Table":
+    """The driver's copy of a factor as :func:`_factor_table` gives it (keys non-null by construction)."""
+    import pyarrow as pa
+
+    from faq.arrow_arrays import from_numpy
+
+    from faq.semirings.numpy_backend import NUMPY_DTYPES
+
+    values = np.asarray(held[value])
+    if values.ndim == 1:
+        values = values.astype(NUMPY_DTYPES.get(value_type, values.dtype), copy=False)
+    return pa.table({**{v: from_numpy(np.asarray(held[v])) for v in variables}, VALUE: from_numpy(values)})
+
+
 def _arrow_values(table: "pa.Table", ops) -> np.ndarray:
     if table.num_rows == 0:
-        return np.zeros(0, dtype=ops.dtype)
+        return ops.zeros(0)
     column = table.column(VALUE).combine_chunks()
+    if ops.value_shape:  # an array ring: a list column
+        return np.asarray(column.flatten(), dtype=ops.dtype).reshape(-1, *ops.value_shape)
     return np.asarray(column.to_numpy(zero_copy_only=False), dtype=ops.dtype)
 
 
 def _cast_arrow_values(table: "pa.Table", value_type: str) -> "pa.Table":
     import pyarrow as pa
+
+    if value_type not in ("bigint", "double", "boolean"):  # an array ring's list: read by as_values
+        return table
 
     target = {"bigint": pa.int64(), "double": pa.float64(), "boolean": pa.bool_()}[value_type]
     index = table.column_names.index(VALUE)
@@ -688,10 +720,10 @@ def _difference(old: KeyedRows, new: KeyedRows, ops, signed: bool) -> tuple[list
     from faq.joins.csr import build_trie
 
     if not (old.keys or new.keys):  # scalars
-        before = old.values_or_ones(ops)[0] if len(old) else ops.zero
-        after = new.values_or_ones(ops)[0] if len(new) else ops.zero
-        if after == before:
-            return [], np.zeros(0, dtype=ops.dtype)
+        before = old.values_or_ones(ops)[0] if len(old) else ops.zeros(1)[0]
+        after = new.values_or_ones(ops)[0] if len(new) else ops.zeros(1)[0]
+        if np.array_equal(after, before):
+            return [], ops.zeros(0)
         return [], np.array([after - before if signed else after], dtype=ops.dtype)
 
     def index(rows: KeyedRows):
@@ -699,7 +731,7 @@ def _difference(old: KeyedRows, new: KeyedRows, ops, signed: bool) -> tuple[list
 
     _, before = lookup_runs([index(old)], list(new.keys), ops)   # old value at each new key
     after = new.values_or_ones(ops)
-    changed = np.flatnonzero(after != before)
+    changed = np.flatnonzero(~ops.is_zero(after - before) if signed else (after != before))
     kept, _ = lookup_runs([index(new)], list(old.keys), ops)     # old keys still there
     gone = np.flatnonzero(~kept)
     keys = [np.concatenate([n[changed], o[gone]]) for n, o in zip(new.keys, old.keys)]
@@ -707,5 +739,5 @@ def _difference(old: KeyedRows, new: KeyedRows, ops, signed: bool) -> tuple[list
     if signed:
         values = np.concatenate([after[changed] - before[changed], -old_values[gone]])
     else:
-        values = np.concatenate([after[changed], np.full(len(gone), ops.zero, dtype=ops.dtype)])
+        values = np.concatenate([after[changed], ops.zeros(len(gone))])
     return keys, values

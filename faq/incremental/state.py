@@ -36,7 +36,8 @@ import numpy as np
 
 from faq.incremental.domain import KeyDomain
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
-from faq.semirings.numpy_backend import NumpyForm, numpy_ops
+from faq.arrow_arrays import from_numpy
+from faq.semirings.numpy_backend import NumpyForm, as_values, numpy_ops
 from faq.spark import is_dataframe
 
 if TYPE_CHECKING:
@@ -52,8 +53,18 @@ def value_ops(semiring: "Semiring") -> Optional[NumpyForm]:
 
     Only for semirings made of built-in operations: the delta rules take
     signed changes with numpy's own − (``-values``, ``after - before``), which
-    is a user-defined ring's ⊖ only by chance.  Others are recomputed.
+    is a user-defined ring's ⊖ only by chance.  Others are recomputed.  An
+    array ring (moments, cofactor) qualifies: its ⊕ and ⊖ are componentwise
+    ``np.add`` / ``np.negative`` by construction, and the indexes hold its
+    values as ``(rows, w)`` arrays through the shape-generic calls of
+    :class:`~faq.semirings.numpy_backend.NumpyForm`.
+
+    >>> from faq.semirings import INTEGER, cofactor
+    >>> value_ops(INTEGER).name, value_ops(cofactor(2)).value_shape
+    ('integer/integer', (6,))
     """
+    if semiring.structured:
+        return numpy_ops(semiring, arrays=True) if semiring.is_ring else None
     return numpy_ops(semiring) if semiring.builtin_operations else None
 
 
@@ -104,7 +115,8 @@ class ResidentState:
         keys = [self.domain.encode(_column(table, c)) for c in columns]
         values = None
         if value is not None and value in table.column_names:
-            values = _column(table, value).astype(self.ops.dtype, copy=False)
+            values = as_values(self.semiring, table.column(value)) if self.semiring.structured else \
+                _column(table, value).astype(self.ops.dtype, copy=False)
         if not merge:
             return KeyedRows(tuple(keys), values)
         return merge_rows(keys, values, self.ops, drop_zeros=not keep_zeros)
@@ -145,7 +157,7 @@ class ResidentState:
         relation = self.relations[name]
         rows = self.current(name) if rows is None else rows
         data = {c: self.domain.decode(k) for c, k in zip(relation.columns, rows.keys)}
-        data[value] = rows.values_or_ones(self.ops)
+        data[value] = from_numpy(rows.values_or_ones(self.ops))
         return pa.table(data)
 
     def spark_schema(self, name: str, value: str = VALUE) -> str:

@@ -266,13 +266,16 @@ class Trie:
     nbytes: int = field(default=0, compare=False)
 
 
-def lexicographically_sorted(columns: Sequence[np.ndarray]) -> bool:
-    """Whether the rows of ``columns`` (first column first) are in non-decreasing lexicographic order.
+def lexicographically_sorted(columns: Sequence[np.ndarray], strictly: bool = False) -> bool:
+    """Whether the rows of ``columns`` (first column first) are in non-decreasing lexicographic order
+    (``strictly``: increasing, so no row repeats).
 
     >>> import numpy as np
     >>> lexicographically_sorted([np.array([1, 1, 2]), np.array([5, 7, 0])])
     True
     >>> lexicographically_sorted([np.array([1, 1, 2]), np.array([7, 5, 0])])
+    False
+    >>> lexicographically_sorted([np.array([1, 1]), np.array([5, 5])], strictly=True)
     False
     """
     if len(columns[0]) < 2:
@@ -285,7 +288,7 @@ def lexicographically_sorted(columns: Sequence[np.ndarray]) -> bool:
         tied &= c[1:] == c[:-1]
         if not tied.any():
             return True
-    return True
+    return not strictly
 
 
 def build_trie(columns: Sequence[np.ndarray], span: int, values: Optional[np.ndarray] = None,

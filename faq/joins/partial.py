@@ -148,14 +148,14 @@ class PartialAggregate:
     def drain(self) -> tuple[list[np.ndarray], np.ndarray]:
         """The partial aggregates so far (key columns, values), and a fresh start."""
         if self.n_keys == 0:
-            values = np.zeros(0, dtype=self.ops.dtype) if self._scalar is None else np.array([self._scalar], dtype=self.ops.dtype)
+            values = self.ops.zeros(0) if self._scalar is None else np.array([self._scalar], dtype=self.ops.dtype)
             self._scalar, self._rows = None, 0
             return [], values
         self._consolidate()
         if self._values:
             keys, values = self._keys[0], self._values[0]
         else:
-            keys, values = [np.zeros(0, dtype=np.int64) for _ in range(self.n_keys)], np.zeros(0, dtype=self.ops.dtype)
+            keys, values = [np.zeros(0, dtype=np.int64) for _ in range(self.n_keys)], self.ops.zeros(0)
         self._keys, self._values, self._buffered, self._rows = [], [], 0, 0
         return keys, values
 

@@ -11,6 +11,8 @@ aggregate ``(n, Σx, Σxxᵀ)`` into answers.  ``faq.covariance``,
 :func:`covariance`          ``(n, Σx, Σxxᵀ)`` of features over the join, labelled
 :func:`moments`             count, mean and variance of one value over the join
 :func:`linear_regression`   least squares with an intercept (optional ridge)
+``maintained=True``         either kept current as rows arrive and leave
+                            (:class:`MaintainedModel`, :mod:`.maintained`)
 ==========================  =====================================================
 
 Examples
@@ -29,15 +31,17 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
+from faq.learning.maintained import MaintainedModel
 from faq.learning.models import Covariance, LinearModel, Moments, fit_linear, moments_of
 
-__all__ = ["covariance", "moments", "linear_regression", "Covariance", "Moments", "LinearModel"]
+__all__ = ["covariance", "moments", "linear_regression", "Covariance", "Moments", "LinearModel", "MaintainedModel"]
 
 
 def covariance(query: str, features: Sequence[str], *, placement: Optional[str] = None, spark: Any = None,
-               **tables: Any) -> Covariance:
+               maintained: bool = False, path: Optional[str] = None, progress: Any = None,
+               **tables: Any) -> Union[Covariance, MaintainedModel]:
     """``(n, Σx, Σxxᵀ)`` of ``features`` over the rows of the join ``query`` of ``tables``.
 
     Parameters
@@ -49,18 +53,28 @@ def covariance(query: str, features: Sequence[str], *, placement: Optional[str] 
         ``"table.column"`` names.
     placement : {"auto", "driver", "executors"}, optional
         Where the steps run (default: the session's ``spark.faq.placement``).
+    maintained : bool
+        Return a :class:`MaintainedModel` whose ``apply(table=rows)`` takes
+        inserted and deleted rows (:mod:`faq.learning.maintained`).
+    path : str, optional
+        With ``maintained``: keep the state durable in this directory.
+    progress : callable, optional
+        With ``maintained``: receives each batch's start and end events.
     **tables
         Each table of the query by name: a pandas or Spark DataFrame whose
         columns named like the atom's variables are its join keys.
 
     Returns
     -------
-    Covariance
+    Covariance, or MaintainedModel with ``maintained=True``
     """
     from faq.learning.features import parse_features
 
     parsed, atoms = _parsed(query)
     chosen = parse_features(features, atoms)
+    if maintained:
+        return _maintained(parsed, chosen, tables, None, 0.0, placement, spark, path, progress)
+    _static_only(path, progress)
     return _aggregate(parsed, chosen, tables, placement, spark)
 
 
@@ -80,7 +94,9 @@ def moments(query: str, value: str, *, placement: Optional[str] = None, spark: A
 
 
 def linear_regression(query: str, target: str, features: Sequence[str], *, ridge: float = 0.0,
-                      placement: Optional[str] = None, spark: Any = None, **tables: Any) -> LinearModel:
+                      placement: Optional[str] = None, spark: Any = None, maintained: bool = False,
+                      path: Optional[str] = None, progress: Any = None,
+                      **tables: Any) -> Union[LinearModel, MaintainedModel]:
     """Least squares of ``target`` on ``features`` with an intercept, over the rows of the join.
 
     Equal to least squares on the materialised join (every row of the join
@@ -89,13 +105,41 @@ def linear_regression(query: str, target: str, features: Sequence[str], *, ridge
 
     Returns a :class:`LinearModel`: ``intercept``, ``coefficients``
     (feature -> float), ``covariance`` (the aggregate it was solved from).
+    With ``maintained=True`` (and optionally ``path=``, ``progress=``) a
+    :class:`MaintainedModel` instead, with the same attributes kept
+    current by ``apply(table=rows)`` (:mod:`faq.learning.maintained`).
     """
     from faq.learning.features import parse_features
 
     parsed, atoms = _parsed(query)
     names = [*([features] if isinstance(features, str) else features), target]
     chosen = parse_features(names, atoms)
+    if maintained:
+        return _maintained(parsed, chosen, tables, str(chosen[-1]), ridge, placement, spark, path, progress)
+    _static_only(path, progress)
     return fit_linear(_aggregate(parsed, chosen, tables, placement, spark), str(chosen[-1]), ridge)
+
+
+def _maintained(parsed: Any, features: Sequence[Any], tables: dict, target: Optional[str], ridge: float,
+                placement: Optional[str], spark: Any, path: Optional[str], progress: Any) -> MaintainedModel:
+    from faq.learning.maintained import maintain_covariance
+
+    if not ridge >= 0:
+        from faq.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(argument="ridge", value=ridge, reason="the penalty must be ≥ 0")
+    return maintain_covariance(parsed, features, tables, target=target, ridge=ridge, path=path, progress=progress,
+                               placement=placement or "auto", spark=spark)
+
+
+def _static_only(path: Optional[str], progress: Any) -> None:
+    """``path`` and ``progress`` belong to a maintained model: refused without ``maintained=True``."""
+    from faq.errors import InvalidArgumentError
+
+    for name, value in (("path", path), ("progress", progress)):
+        if value is not None:
+            raise InvalidArgumentError(argument=name, value=value, reason="only a maintained model "
+                                       "(maintained=True) keeps a state or reports batches")
 
 
 def _parsed(query: str) -> tuple[Any, dict[str, tuple[str, ...]]]:

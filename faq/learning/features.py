@@ -236,13 +236,14 @@ def _lifted_pandas(table: Any, atom: Any, keys: Mapping[str, str], features: Seq
     from faq.factor import VALUE, Factor
     from faq.joins.local import aggregate_rows
     from faq.semirings.numpy_backend import numpy_ops
-    from faq.spark import get_session
+    from faq.spark import session_for_driver_data
 
     used = list(dict.fromkeys([*keys.values(), *(f.column for f in features)]))
     frame = table[used]
     rows = len(frame)
     complete = ~frame.isna().any(axis=1).to_numpy()
-    frame = frame[complete]
+    if not complete.all():  # a copy only when some row has a null
+        frame = frame[complete]
     key_columns = []
     for v, column in keys.items():
         k = frame[column].to_numpy()
@@ -254,7 +255,7 @@ def _lifted_pandas(table: Any, atom: Any, keys: Mapping[str, str], features: Seq
     key_arrays, combined = aggregate_rows(key_columns, values, numpy_ops(ring, arrays=True))
     columns = {**dict(zip(atom.variables, key_arrays)), VALUE: combined}
     types = {**{v: "bigint" for v in atom.variables}, VALUE: ring.value_type}
-    session = spark if spark is not None else get_session()
+    session = spark if spark is not None else session_for_driver_data()  # Spark starts only if a step needs it
 
     def make() -> Any:
         import pandas as pd

@@ -34,7 +34,7 @@ True
 
 from __future__ import annotations
 
-from typing import Union
+from typing import Optional, Union
 
 from faq.errors import UnknownSemiringError
 from faq.semirings.base import Semiring
@@ -144,7 +144,31 @@ def get_semiring(name: Union[str, Semiring]) -> Semiring:
     try:
         return _REGISTRY[key]
     except KeyError:
+        ring = _array_ring(key)
+        if ring is not None:
+            return ring
         raise UnknownSemiringError(name=str(name), valid=semiring_names()) from None
+
+
+def _array_ring(key: str) -> Optional[Semiring]:
+    """The built-in array rings by the names they print: ``moments`` and ``cofactor(m)``.
+
+    Kept out of the registry (``cofactor`` is a family), but found by name,
+    so a saved maintained state or a command line can name them.
+
+    >>> get_semiring("cofactor(3)").width, get_semiring("moments").components
+    (10, ('count', 'sum', 'sum_sq'))
+    """
+    import re
+
+    from faq.semirings.rings import MOMENTS, cofactor
+
+    if key == "moments":
+        return MOMENTS
+    match = re.fullmatch(r"cofactor\((\d+)\)", key)
+    if match and int(match.group(1)) >= 1:
+        return cofactor(int(match.group(1)))
+    return None
 
 
 def semiring_names() -> list[str]:

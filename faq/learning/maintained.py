@@ -1,0 +1,312 @@
+"""A covariance aggregate, and the regression solved from it, kept current as table rows arrive and leave.
+
+:func:`maintain_covariance` lifts every table's features into the cofactor
+ring (:mod:`faq.learning.features`) and hands the lifted factors to a
+maintained query (:class:`~faq.incremental.MaintainedQuery`).  Because the
+cofactor ring has additive inverses, a batch of inserted and deleted rows
+is one *signed* delta per table -- each row's lift ``(1, x, xxᵀ)`` times its
+multiplicity -- and the same delta rules that keep a triangle count current
+update the aggregate ``(n, Σx, Σxxᵀ)``: a changed row of a fact table is
+joined with the resident indexes of the other tables (one lookup per
+dimension key in a star schema), never with the listed join.  The resident
+indexes hold each key's ring value as a row of ``w`` doubles.
+
+A delta of a table is a pandas DataFrame, a Spark DataFrame or an Arrow
+table with the table's key columns and feature columns, and optionally a
+``diff`` column: the row's multiplicity (``+1`` an insert, the default;
+``-1`` a delete; any integer).  Rows with a null key or feature are left
+out, as when the model was made.  A delete is taken at its word: deleting a
+row that was never inserted subtracts its lift all the same (the ring has
+no notion of "not there"), as a signed delta of any ring does.
+
+Values are doubles, so an insert followed by the delete of the same row
+leaves the aggregate equal to recomputation up to rounding (relative
+``1e-12`` or so after many batches), not bit for bit.
+
+Examples
+--------
+>>> import pandas as pd
+>>> import faq
+>>> orders = pd.DataFrame({"o": [1, 2, 3], "amount": [10.0, 20.0, 30.0]})
+>>> items = pd.DataFrame({"o": [1, 2, 3], "qty": [2.0, 4.5, 7.0]})
+>>> m = faq.linear_regression("orders(o), items(o)", target="orders.amount", features=["items.qty"],
+...                           orders=orders, items=items, maintained=True)
+>>> m.rows, m.version
+(3.0, 0)
+>>> change = m.apply(items=pd.DataFrame({"o": [1, 1], "qty": [2.0, 3.0], "diff": [-1, 1]}))
+>>> m.version, m.rows, round(m.coefficients["items.qty"], 6)       # (3, 10), (4.5, 20), (7, 30)
+(1, 3.0, 4.897959)
+>>> change = m.apply(items=pd.DataFrame({"o": [1], "qty": [3.0], "diff": [-1]}))
+>>> m.rows, round(m.intercept, 6), round(m.coefficients["items.qty"], 6)   # (4.5, 20), (7, 30)
+(2.0, 2.0, 4.0)
+>>> m.close()
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from faq.errors import InvalidArgumentError, InvalidDeltaError, StateDirectoryError
+from faq.learning.features import Feature, lifted_factors, row_values
+from faq.learning.models import Covariance, LinearModel, fit_linear
+from faq.scope import Owner, Scope
+
+if TYPE_CHECKING:
+    from faq.incremental.change import Change
+    from faq.incremental.maintained import MaintainedQuery
+    from faq.language import FAQ
+
+__all__ = ["MaintainedModel", "maintain_covariance", "DIFF_COLUMN"]
+
+#: The optional column of a delta holding each row's multiplicity (+1 insert, -1 delete).
+DIFF_COLUMN = "diff"
+#: The file beside a durable state that says which features, target and tables it was made with.
+MODEL_FILE = "model.json"
+
+
+class MaintainedModel(Owner):
+    """``(n, Σx, Σxxᵀ)`` of features over a join, current at :attr:`version`; a regression if a target is named.
+
+    Made by :func:`maintain_covariance` (or ``faq.linear_regression(...,
+    maintained=True)``, ``faq.covariance(..., maintained=True)``); reopened
+    from a durable state with :meth:`open`.
+
+    Attributes
+    ----------
+    features : tuple of str
+        The aggregate's components (the target last, when there is one).
+    target : str or None
+    ridge : float
+    query : MaintainedQuery
+        The maintained FAQ over the cofactor ring (its plan: :meth:`explain`).
+    """
+
+    def __init__(self, query: "MaintainedQuery", features: Sequence[Feature], atoms: Sequence[tuple[str, tuple[str, ...]]],
+                 target: Optional[str], ridge: float, notes: Sequence[str] = ()) -> None:
+        self.scope = Scope()
+        self.query = self.scope.adopt(query)
+        self._features = tuple(features)
+        self.features = tuple(str(f) for f in features)
+        self._atoms = tuple((table, tuple(variables)) for table, variables in atoms)
+        self.target = target
+        self.ridge = float(ridge)
+        self.notes = tuple(notes)
+        self._fitted: Optional[tuple[int, Optional[LinearModel]]] = None
+
+    # -- reading ------------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        """Batches applied since the model was made."""
+        return self.query.version
+
+    @property
+    def covariance(self) -> Covariance:
+        """The current aggregate, labelled (no Spark job: the driver holds it)."""
+        ring = self.query.semiring
+        count, sums, products = ring.unpack(self.query.scalar())
+        return Covariance(self.features, float(count), sums, products, None, self.notes)
+
+    @property
+    def rows(self) -> float:
+        """Rows of the join now."""
+        return self.covariance.count
+
+    @property
+    def model(self) -> LinearModel:
+        """The least-squares model of the current rows (solved once per version)."""
+        if self.target is None:
+            raise InvalidArgumentError(argument="target", value=None,
+                                       reason="the model was made without a target (faq.covariance); "
+                                              "use .covariance, or faq.linear_regression(..., maintained=True)")
+        if self._fitted is None or self._fitted[0] != self.version:
+            self._fitted = (self.version, fit_linear(self.covariance, self.target, self.ridge))
+        return self._fitted[1]
+
+    @property
+    def intercept(self) -> float:
+        return self.model.intercept
+
+    @property
+    def coefficients(self) -> dict[str, float]:
+        return self.model.coefficients
+
+    def explain(self) -> Any:
+        """The maintained query's plan: where the indexes live, each delta rule's order, sizes."""
+        return self.query.explain()
+
+    # -- changing -----------------------------------------------------------------
+
+    def apply(self, deltas: Optional[Mapping[str, Any]] = None, *, version: Optional[int] = None,
+              label: Optional[str] = None, **tables: Any) -> "Change":
+        """Apply one batch of inserted and deleted rows of any tables; return the aggregate's change.
+
+        Parameters
+        ----------
+        deltas : mapping table name -> rows
+            Each a pandas DataFrame, Spark DataFrame or Arrow table with the
+            table's key and feature columns and an optional ``diff`` column
+            (multiplicity; default +1).  Tables may also be keywords.
+        version : int, optional
+            The version this batch makes; a batch for a version reached
+            already is refused (:class:`~faq.errors.BatchAlreadyAppliedError`).
+        label : str, optional
+            A name for the batch, kept with the state.
+
+        Returns
+        -------
+        Change
+            ``diff`` is the change of ``(n, Σx, Σxxᵀ)`` (upper triangle), one row.
+        """
+        given = {**(deltas or {}), **tables}
+        known = {table for table, _ in self._atoms}
+        for name in given:
+            if name not in known:
+                raise InvalidDeltaError(name, f"the model has no table {name!r} (it has {', '.join(sorted(known))})",
+                                        known=sorted(known))
+        factor_deltas: dict[str, Any] = {}
+        for position, (table, variables) in enumerate(self._atoms):
+            if table not in given:
+                continue
+            first = next(k for k, (t, _) in enumerate(self._atoms) if t == table)
+            keyed_by = self._atoms[first][1]
+            own = [f for f in self._features if f.table == table] if first == position else []
+            factor_deltas[self._factor_name(position)] = _lifted_delta(
+                given[table], table, variables, keyed_by, own, self.query.semiring)
+        return self.query.apply(factor_deltas, version=version, label=label)
+
+    def _factor_name(self, position: int) -> str:
+        table = self._atoms[position][0]
+        return f"{table}_{position + 1}" if sum(t == table for t, _ in self._atoms) > 1 else table
+
+    # -- saving and releasing -----------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str, *, progress: Any = None) -> "MaintainedModel":
+        """Reopen a model made with ``path=`` at its last committed version (no Spark needed)."""
+        from faq.incremental.maintained import MaintainedQuery
+
+        file = os.path.join(path, MODEL_FILE)
+        if not os.path.isfile(file):
+            raise StateDirectoryError(path, f"no maintained model here ({MODEL_FILE} is missing)")
+        with open(file, encoding="utf-8") as handle:
+            meta = json.load(handle)
+        query = MaintainedQuery.open(path, progress=progress)
+        features = [Feature(table, column, i) for i, (table, column) in enumerate(meta["features"])]
+        atoms = [(table, tuple(variables)) for table, variables in meta["atoms"]]
+        return cls(query, features, atoms, meta["target"], meta["ridge"], meta.get("notes", ()))
+
+    def _save_meta(self, path: str) -> None:
+        meta = {"features": [[f.table, f.column] for f in self._features], "atoms": [[t, list(v)] for t, v in self._atoms],
+                "target": self.target, "ridge": self.ridge, "notes": list(self.notes)}
+        temporary = os.path.join(path, MODEL_FILE + ".tmp")
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(meta, handle, indent=1)
+        os.replace(temporary, os.path.join(path, MODEL_FILE))
+
+    def close(self) -> None:
+        """Drop the resident indexes (a durable state stays on disk)."""
+        self.scope.close()
+
+    def __repr__(self) -> str:
+        what = f"target={self.target!r}, " if self.target else ""
+        return f"MaintainedModel({len(self.features)} features, {what}version={self.version}, rows={self.rows:g})"
+
+
+def maintain_covariance(parsed: "FAQ", features: Sequence[Feature], tables: Mapping[str, Any], *,
+                        target: Optional[str] = None, ridge: float = 0.0, path: Optional[str] = None,
+                        progress: Any = None, placement: str = "auto", spark: Any = None) -> MaintainedModel:
+    """A :class:`MaintainedModel` of ``features`` over the join ``parsed`` of ``tables``.
+
+    ``placement`` says where the resident indexes live (``"auto"``,
+    ``"driver"``; the executors' placement does not take array values yet
+    and is refused).  With ``path=`` the state is durable and
+    :meth:`MaintainedModel.open` reopens it.
+    """
+    from faq.incremental.maintained import MaintainedQuery
+    from faq.semirings import cofactor
+
+    if placement not in ("auto", "driver"):
+        raise InvalidArgumentError(argument="placement", value=placement,
+                                   reason="a maintained model keeps its indexes on the driver (placement 'auto' "
+                                          "or 'driver'): shipping array-valued indexes to the executors is not "
+                                          "built yet")
+    ring = cofactor(len(features))
+    query, factors, lifted = lifted_factors(parsed, features, ring, tables, spark)
+    notes = tuple(item.describe(ring.width) for item in lifted)
+    maintained = MaintainedQuery(query, factors, semiring=ring, path=path, progress=progress, placement="driver")
+    atoms = [(atom.factor, tuple(atom.variables)) for atom in parsed.atoms]
+    model = MaintainedModel(maintained, features, atoms, target, ridge, notes)
+    if path is not None:
+        model._save_meta(path)
+    return model
+
+
+def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Sequence[str],
+                  features: Sequence[Feature], ring: Any) -> Any:
+    """A table's changed rows as a delta of its lifted factor: keys and ``value`` = lift × multiplicity (Arrow)."""
+    import pyarrow as pa
+
+    from faq.arrow_arrays import from_numpy
+    from faq.factor import VALUE
+    from faq.incremental.state import to_arrow
+
+    needed = [*keyed_by, *(f.column for f in features)]
+    if type(rows).__module__.startswith("pandas") and type(rows).__name__ == "DataFrame":
+        names = [str(c) for c in rows.columns]  # read in place: no Arrow table for a batch given as pandas
+        read = lambda c: rows[c].to_numpy()  # noqa: E731
+    else:
+        arrow = to_arrow(rows, list(keyed_by), what=f"the delta of {table!r}")
+        names = list(arrow.column_names)
+        read = lambda c: _arrow_column(arrow.column(c))  # noqa: E731
+    missing = [c for c in needed if c not in names]
+    if missing:
+        raise InvalidDeltaError(table, f"it has no column {missing[0]!r} (it has {', '.join(names)})",
+                                missing=missing)
+    wanted = [*dict.fromkeys(needed), *([DIFF_COLUMN] if DIFF_COLUMN in names else [])]
+    data = {c: read(c) for c in wanted}
+    complete = np.ones(len(data[needed[0]]) if needed else 0, dtype=bool)
+    for c, column in data.items():
+        if column.dtype == object or column.dtype.kind == "f":
+            complete &= ~_isnull(column)
+    if not complete.all():
+        data = {c: column[complete] for c, column in data.items()}
+    keys = {}
+    for v, c in zip(variables, keyed_by):
+        k = data[c]
+        if k.dtype.kind == "f" and np.all(k == np.round(k)):  # integers that had a null among them
+            k = k.astype(np.int64)
+        if k.dtype.kind not in "iu":
+            raise InvalidDeltaError(table, f"join key {c!r} must be integers (found {k.dtype})", column=c)
+        keys[v] = k.astype(np.int64, copy=False)
+    n = int(complete.sum())
+    values = row_values(ring, features, {f.column: data[f.column] for f in features}, n)
+    if DIFF_COLUMN in data:
+        multiplicity = data[DIFF_COLUMN]
+        if multiplicity.dtype.kind not in "iuf" or not np.all(multiplicity == np.round(multiplicity)):
+            raise InvalidDeltaError(table, f"column {DIFF_COLUMN!r} holds multiplicities: integers such as 1 "
+                                           "(insert) or -1 (delete)", column=DIFF_COLUMN)
+        values = values * multiplicity.astype(np.float64)[:, None]
+    return pa.table({**{v: from_numpy(k) for v, k in keys.items()}, VALUE: from_numpy(values)})
+
+
+def _arrow_column(column: Any) -> np.ndarray:
+    """An Arrow column as numpy; nulls as NaN (numbers) or None (others), dropped by the caller."""
+    import pyarrow as pa
+
+    from faq.arrow_arrays import to_numpy
+
+    if column.null_count and pa.types.is_integer(column.type):
+        column = column.cast(pa.float64())  # an integer column with nulls: NaN marks them
+    return np.asarray(to_numpy(column))
+
+
+def _isnull(column: np.ndarray) -> np.ndarray:
+    if column.dtype.kind == "f":
+        return np.isnan(column)
+    return np.array([v is None or (isinstance(v, float) and v != v) for v in column], dtype=bool)
+
