@@ -270,6 +270,8 @@ def factor_of(
     >>> f = factor_of([(0, 1, 2.0), (1, 2, 3.0)], ["i", "j"], "real", name="A")
     >>> f.variables, f.semiring.name
     (('i', 'j'), 'real')
+    >>> factor_of([(0, (1.0, 2.0, 4.0))], ["i"], "moments").semiring.width    # an array ring's values
+    3
     """
     from faq.spark import get_session
 
@@ -283,12 +285,12 @@ def factor_of(
     import numpy as np
 
     from faq.driver_copy import held_dataframe
-    from faq.semirings.numpy_backend import NUMPY_DTYPES
+    from faq.semirings.numpy_backend import as_values
 
     if len({len(r) for r in typed}) > 1 or (typed and len(typed[0]) != len(variables) + 1):
         raise InvalidArgumentError(argument="data", value=f"rows of {sorted({len(r) for r in typed})} values",
                                    reason=f"each row holds {len(variables)} keys and a value")
     columns = {v: np.array([r[i] for r in typed], dtype=np.int64) for i, v in enumerate(variables)}
-    columns[VALUE] = np.array([r[-1] for r in typed], dtype=NUMPY_DTYPES[semiring.value_type])
+    columns[VALUE] = as_values(semiring, [r[-1] for r in typed])  # (rows, w) for an array ring
     df = held_dataframe(spark, columns, {**{v: "bigint" for v in variables}, VALUE: semiring.value_type})
     return Factor(df=df, variables=variables, semiring=semiring, value=VALUE, name=name)

@@ -143,3 +143,12 @@ def test_bad_input_says_what_is_wrong():
     with pytest.raises(FAQValueError, match="empty"):
         faq.linear_regression(QUERY, target=TARGET, features=FEATURES, **empty)
     assert faq.covariance(QUERY, FEATURES, **empty).count == 0
+
+
+def test_explain_shows_where_each_feature_is_lifted_and_the_width():
+    t = tables(6)
+    text = str(faq.linear_regression(QUERY, target=TARGET, features=FEATURES, placement="driver", **t).explain())
+    assert text.startswith("lifted into the ring, per table:")
+    assert "partsupp(partkey, suppkey): lifts partsupp.supplycost; 30 rows -> " in text
+    assert "keys of 21 doubles" in text and "semiring cofactor(5)" in text
+    assert "values are double[21] arrays" in text  # why the plan joins these binary

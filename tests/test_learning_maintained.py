@@ -92,6 +92,8 @@ def test_a_batch_runs_the_delta_rules_not_a_recount():
     model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, maintained=True, **t)
     plan = str(model.explain())
     assert "cofactor(5)" in plan and "driver" in plan
+    assert "lineitem(orderkey, partkey, suppkey): lifts lineitem.quantity, lineitem.discount, " \
+           "lineitem.extendedprice; 120 rows" in plan and "of 21 doubles" in plan
     change = model.apply(lineitem=t["lineitem"].head(3).assign(diff=1))
     # three lineitem rows seed the lineitem rule; the other tables' indexes are looked up
     assert change.info["rows"] == len({tuple(r) for r in t["lineitem"].head(3)[KEYS["lineitem"]].to_numpy()})
@@ -199,3 +201,51 @@ def test_on_a_local_cluster_static_and_maintained_equal_least_squares():
     assert found["maintained_rows"] == len(joined(after))
     np.testing.assert_allclose(found["maintained"], least_squares(joined(after), FEATURES, TARGET),
                                rtol=1e-7, atol=1e-7)
+
+
+def test_maintain_takes_a_factor_of_an_array_ring_directly():
+    """faq.maintain with moments values: after every random signed batch, the answer per key equals a
+    brute-force ⊕ over the listed join (⊗ of moments written out by hand)."""
+    from faq.factor import factor_of
+    from faq.incremental import maintain
+    from faq.semirings import MOMENTS
+
+    rng = np.random.default_rng(81)
+
+    def product(u, v):  # (c, s, q) ⊗ (c', s', q') of the moments ring
+        return np.array([u[0] * v[0], u[1] * v[0] + u[0] * v[1], u[2] * v[0] + u[0] * v[2] + 2 * u[1] * v[1]])
+
+    def lift(x):
+        return [1.0, float(x), float(x) ** 2]
+
+    r = {(int(a), int(b)): np.array(lift(rng.integers(-3, 4))) for a, b in rng.integers(0, 5, (12, 2))}
+    s = {int(b): np.array(lift(rng.integers(-3, 4))) for b in rng.integers(0, 5, 4)}
+    maintained = maintain("q(a) := r(a, b), s(b)", {
+        "r": factor_of([(a, b, tuple(v)) for (a, b), v in r.items()], ["a", "b"], MOMENTS),
+        "s": factor_of([(b, tuple(v)) for b, v in s.items()], ["b"], MOMENTS)})
+
+    def brute() -> dict:
+        out: dict = {}
+        for (a, b), v in r.items():
+            if b in s:
+                out[a] = out.get(a, np.zeros(3)) + product(v, s[b])
+        return {a: v for a, v in out.items() if np.any(v != 0)}
+
+    def answer() -> dict:
+        rows = maintained.answer().df.collect()
+        return {row["a"]: np.array(row["value"]) for row in rows}
+
+    for _ in range(6):
+        delta_r = [(int(a), int(b), tuple(np.array(lift(rng.integers(-3, 4))) * rng.choice([-1, 1])))
+                   for a, b in rng.integers(0, 5, (3, 2))]
+        delta_s = [(int(b), tuple(lift(rng.integers(-3, 4)))) for b in rng.integers(0, 5, 1)]
+        maintained.apply(r=delta_r, s=delta_s)
+        for a, b, v in delta_r:
+            r[(a, b)] = r.get((a, b), np.zeros(3)) + np.array(v)
+        for b, v in delta_s:
+            s[b] = s.get(b, np.zeros(3)) + np.array(v)
+        expected, got = brute(), answer()
+        assert set(got) == set(expected)
+        for a in expected:
+            np.testing.assert_allclose(got[a], expected[a], atol=1e-9)
+    maintained.close()

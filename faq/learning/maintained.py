@@ -52,7 +52,7 @@ import numpy as np
 
 from faq.errors import InvalidArgumentError, InvalidDeltaError, StateDirectoryError
 from faq.learning.features import Feature, lifted_factors, row_values
-from faq.learning.models import Covariance, LinearModel, fit_linear
+from faq.learning.models import Covariance, LearningPlan, LinearModel, fit_linear
 from faq.scope import Owner, Scope
 
 if TYPE_CHECKING:
@@ -135,9 +135,10 @@ class MaintainedModel(Owner):
     def coefficients(self) -> dict[str, float]:
         return self.model.coefficients
 
-    def explain(self) -> Any:
-        """The maintained query's plan: where the indexes live, each delta rule's order, sizes."""
-        return self.query.explain()
+    def explain(self) -> LearningPlan:
+        """Where each feature is lifted, then the maintained query's plan: where the indexes live,
+        each delta rule's order, sizes."""
+        return LearningPlan(self.notes, self.query.explain())
 
     # -- changing -----------------------------------------------------------------
 

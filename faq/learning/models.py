@@ -41,7 +41,7 @@ import numpy as np
 
 from faq.errors import FAQValueError, InvalidArgumentError
 
-__all__ = ["Covariance", "Moments", "LinearModel", "fit_linear", "moments_of"]
+__all__ = ["Covariance", "Moments", "LinearModel", "LearningPlan", "fit_linear", "moments_of"]
 
 
 @dataclass(frozen=True)
@@ -91,12 +91,41 @@ class Covariance:
 
         return pd.DataFrame(self.products, index=list(self.features), columns=list(self.features))
 
+    def explain(self) -> "LearningPlan":
+        """Where each feature was lifted (rows -> keys, the ring's width per row), then the plan that ran."""
+        return LearningPlan(self.notes, self.plan)
+
     def _nonempty(self) -> None:
         if self.count <= 0:
             raise FAQValueError("the join is empty: no row to average over", count=self.count)
 
     def _repr_html_(self) -> str:
         return self.to_pandas()._repr_html_()
+
+
+@dataclass(frozen=True)
+class LearningPlan:
+    """What a learning answer ran: each table's lifts into the ring, then the FAQ's plan.
+
+    ``lifts`` are one line per atom -- the features it lifts, its rows and
+    the keys they ⊕-combine to, the ring's width per row -- and then how
+    the steps ran; ``plan`` is the InsideOut plan (or a maintained query's
+    :class:`~faq.incremental.rules.MaintenancePlan`).
+
+    >>> print(LearningPlan(("t(x): lifts t.y; 3 rows -> 2 keys of 6 doubles",), "plan ..."))
+    lifted into the ring, per table:
+      t(x): lifts t.y; 3 rows -> 2 keys of 6 doubles
+    plan ...
+    """
+
+    lifts: tuple[str, ...]
+    plan: Any
+
+    def __str__(self) -> str:
+        return "\n".join(["lifted into the ring, per table:", *("  " + line for line in self.lifts), str(self.plan)])
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
 
 
 @dataclass(frozen=True)
@@ -163,6 +192,10 @@ class LinearModel:
     def rows(self) -> float:
         """Rows of the join it was fitted on."""
         return self.covariance.count
+
+    def explain(self) -> LearningPlan:
+        """Where each feature was lifted, then the plan that computed the aggregate."""
+        return self.covariance.explain()
 
     def predict(self, x: Any) -> np.ndarray:
         """Predictions for rows ``x`` (a 2-D array whose columns are the features, in order)."""
