@@ -15,7 +15,13 @@ import pandas as pd
 import pytest
 
 import faq
-from faq.errors import BatchAlreadyAppliedError, InvalidArgumentError, InvalidDeltaError, StateDirectoryError
+from faq.errors import (
+    BatchAlreadyAppliedError,
+    FAQValueError,
+    InvalidArgumentError,
+    InvalidDeltaError,
+    StateDirectoryError,
+)
 from faq.learning import MaintainedModel
 
 from tests.test_learning import FEATURES, QUERY, TARGET, joined, least_squares, tables
@@ -85,6 +91,32 @@ def test_a_random_stream_equals_recomputation_after_every_batch(seed):
         np.testing.assert_allclose(model.covariance.products, static.products, rtol=1e-9, atol=1e-6)
     finally:
         model.close()
+
+
+def test_indexes_on_the_executors_keep_the_same_model(spark):
+    """placement='executors': the bases are broadcast, each batch is one Spark job whose tasks run the
+    delta rules over array values; after every batch, equal to the driver placement's model and to
+    least squares on the listed join (classic Spark: broadcast variables)."""
+    rng = np.random.default_rng(91)
+    template = tables(91, rows=120)
+    current = {name: df.copy() for name, df in template.items()}
+    remote = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, maintained=True,
+                                   placement="executors", **current)
+    local = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, maintained=True,
+                                  placement="driver", **current)
+    assert remote.explain().plan.placement == "executors" and local.explain().plan.placement == "driver"
+    try:
+        for _ in range(3):
+            batch = random_batch(rng, current, template, size=5)
+            remote.apply(batch)
+            local.apply(batch)
+            current = {name: applied(df, batch[name]) if name in batch else df for name, df in current.items()}
+            np.testing.assert_allclose(remote.covariance.products, local.covariance.products, rtol=1e-12)
+            got = np.array([remote.intercept, *[remote.coefficients[f] for f in FEATURES]])
+            np.testing.assert_allclose(got, least_squares(joined(current), FEATURES, TARGET), rtol=1e-7, atol=1e-7)
+    finally:
+        remote.close()
+        local.close()
 
 
 def test_a_batch_runs_the_delta_rules_not_a_recount():
@@ -172,8 +204,8 @@ def test_bad_deltas_say_what_is_wrong_and_change_nothing():
         model.coefficients
     assert model.version == 0 and np.array_equal(model.covariance.products, before)
     model.close()
-    with pytest.raises(InvalidArgumentError, match="placement"):
-        faq.covariance(QUERY, FEATURES, maintained=True, placement="executors", **t)
+    with pytest.raises(FAQValueError, match="placement"):
+        faq.covariance(QUERY, FEATURES, maintained=True, placement="nowhere", **t)
     with pytest.raises(InvalidArgumentError, match="maintained=True"):
         faq.covariance(QUERY, FEATURES, path="/tmp/nowhere", **t)
 

@@ -132,8 +132,8 @@ class ExecutorIndexes(Owner):
         relation = self.state.relations[name]
         table = self._frames[name].toArrow()
         keys = tuple(np.asarray(table.column(f"k{i}").to_numpy(), dtype=np.int64) for i in range(relation.arity))
-        values = np.asarray(table.column("v").to_numpy(zero_copy_only=False), dtype=self.state.ops.dtype)
-        return KeyedRows(keys, values) if len(values) else KeyedRows(keys, np.zeros(0, dtype=self.state.ops.dtype))
+        values = _values_of(table.column("v"), self.state.semiring, self.state.ops)
+        return KeyedRows(keys, values)
 
     def current(self, name: str) -> KeyedRows:
         """Current rows of ``name`` (base from the executors ⊕ the driver's overlay)."""
@@ -156,7 +156,15 @@ class ExecutorIndexes(Owner):
         ``monotone``: tasks seed only the rows that change a value (the
         driver refuses worsening rows from the returned current values).
         """
-        from pyspark.sql.types import BooleanType, DoubleType, IntegerType, LongType, StructField, StructType
+        from pyspark.sql.types import (
+            ArrayType,
+            BooleanType,
+            DoubleType,
+            IntegerType,
+            LongType,
+            StructField,
+            StructType,
+        )
 
         state = self.state
         value_type = state.semiring.value_type
@@ -173,7 +181,8 @@ class ExecutorIndexes(Owner):
             "key_span": len(state.domain),
             "value_type": value_type,
         }
-        value = {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType()}[value_type]
+        value = ArrayType(DoubleType(), False) if state.semiring.structured else \
+            {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType()}[value_type]
         schema = StructType([StructField("kind", IntegerType()), StructField("rel", IntegerType()),
                              StructField("row", LongType()), StructField("present", BooleanType()),
                              *[StructField(f"k{i}", LongType()) for i in range(n_keys)], StructField("v", value)])
@@ -181,7 +190,7 @@ class ExecutorIndexes(Owner):
             functools.partial(_task, broadcast=self._broadcast, bundle=bundle), schema)
         table = df.toArrow()  # the batch's one job
         kind = np.asarray(table.column("kind").to_numpy())
-        values = np.asarray(table.column("v").to_numpy(zero_copy_only=False), dtype=state.ops.dtype)
+        values = _values_of(table.column("v"), state.semiring, state.ops)
         out = np.flatnonzero(kind == OUT)
         keys = [np.asarray(table.column(f"k{i}").to_numpy(), dtype=np.int64)[out] for i in range(n_keys)]
         merged = merge_rows(keys, values[out], state.ops) if n_keys else \
@@ -218,8 +227,29 @@ def _codes_table(rows: KeyedRows, columns: Sequence[str], value_type: str, ops: 
     import pyarrow as pa
 
     data = {f"k{i}": k for i, k in enumerate(rows.keys)}
-    data["v"] = rows.values_or_ones(ops)
+    data["v"] = _value_array(rows.values_or_ones(ops))
     return pa.table(data)
+
+
+def _value_array(values: np.ndarray) -> Any:
+    """Values as an Arrow column: numbers, or for an array ring a list column (what Spark's array<double> reads)."""
+    import pyarrow as pa
+
+    from faq.arrow_arrays import from_numpy
+
+    values = np.asarray(values)
+    if values.ndim == 2:
+        return from_numpy(values).cast(pa.list_(pa.float64()))
+    return pa.array(values)
+
+
+def _values_of(column: Any, semiring: Any, ops: NumpyForm) -> np.ndarray:
+    """A value column read back from Spark: ``(n,)`` numbers, or ``(n, w)`` for an array ring."""
+    from faq.semirings.numpy_backend import as_values
+
+    if semiring.structured:
+        return as_values(semiring, column)
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=ops.dtype)
 
 
 def _task(batches: Iterator[Any], broadcast: Any, bundle: dict) -> Iterator[Any]:
@@ -266,6 +296,6 @@ def _record(kind: int, rel: int, rows: np.ndarray, present: np.ndarray, keys: Se
     n = len(rows)
     columns = [pa.array(np.full(n, kind, dtype=np.int32)), pa.array(np.full(n, rel, dtype=np.int32)),
                pa.array(rows), pa.array(np.asarray(present, dtype=bool)), *[pa.array(k) for k in keys],
-               pa.array(np.asarray(values))]
+               _value_array(values)]
     names = ["kind", "rel", "row", "present", *[f"k{i}" for i in range(len(keys))], "v"]
     return pa.RecordBatch.from_arrays(columns, names=names)

@@ -12,8 +12,9 @@ between batches, in the process that runs the rules:
 * the **overlay**: the changes merged in since, one row per key (the signed
   change in a ring, the improved value in an idempotent semiring), sorted
   and indexed per view the same way, in two levels: the *older* changes and
-  the *recent* ones (at most :data:`RECENT_MAX_ROWS`), so that merging a
-  batch in costs the recent level's size, not the whole overlay's;
+  the *recent* ones (at most :data:`RECENT_MAX_ROWS`, or :data:`RECENT_BATCHES`
+  times the batch for larger batches), so that merging a batch in costs the
+  recent level's size, not the whole overlay's;
 * a batch, before it is merged, is a third run of the same shape.
 
 A key's value is the ⊕ of its rows in the runs; joins read the runs as one
@@ -24,7 +25,7 @@ neither is a copy.  :meth:`ResidentRelation.commit` merges a batch into the
 recent level; when that outgrows :data:`RECENT_MAX_ROWS` it is merged into
 the older level, and once the overlay holds :data:`COMPACT_FRACTION` of the
 base (or :data:`OVERLAY_MAX_ROWS` rows) it is folded into a new base and
-every view is rebuilt: LSM style, each merge's cost amortised over the
+every view is rebuilt when next read: LSM style, each merge's cost amortised over the
 batches that filled its level.
 
 Examples
@@ -70,6 +71,9 @@ OVERLAY_MIN_ROWS = 1024
 # The recent level holds at most this many rows before it is merged into the older one: a batch's
 # merge then costs at most this, and the older level's merge happens once per this many changed keys.
 RECENT_MAX_ROWS = 1024
+# ... or this many batches of the size just merged, so batches larger than the limit (1,000 changed rows of a
+# fact table) do not pay the older level's merge every time.
+RECENT_BATCHES = 4
 
 
 @dataclass(frozen=True)
@@ -258,7 +262,7 @@ class ResidentRelation:
     # -- views ----------------------------------------------------------------------
 
     def register(self, view: View) -> None:
-        """Keep an index in ``view`` (built now, rebuilt at every compaction)."""
+        """Keep an index in ``view`` (built now, and after a compaction when first read)."""
         if view not in self.views:
             self.views.append(view)
         self.run(view, "base")
@@ -361,7 +365,7 @@ class ResidentRelation:
         # A ring's overlay keeps no zero rows (they change nothing); an idempotent one keeps none either.
         self.recent = self._combined(self.recent, batch)
         self._runs["recent"] = {}
-        if len(self.recent) > RECENT_MAX_ROWS:
+        if len(self.recent) > max(RECENT_MAX_ROWS, RECENT_BATCHES * len(batch)):
             self.older, self.recent = self._combined(self.older, self.recent), empty_rows(self.arity, self.ops)
             self._runs["older"], self._runs["recent"] = {}, {}
         if compact and not self.released and self.needs_compaction():
@@ -372,18 +376,21 @@ class ResidentRelation:
         return self.overlay_rows > limit
 
     def compact(self) -> None:
-        """Fold the overlay into a new base and rebuild every registered view."""
+        """Fold the overlay into a new base (each registered view rebuilt when next read)."""
         self.replace(self.current())
 
     def replace(self, rows: KeyedRows) -> None:
-        """Make ``rows`` (one row per key) the base, with an empty overlay; views rebuilt."""
+        """Make ``rows`` (one row per key) the base, with an empty overlay.
+
+        Each view's index is rebuilt when a rule first reads it: a relation
+        whose views no rule of the coming batches reads (a fact table whose
+        dimensions do not change) does not pay for sorting them again.
+        """
         self._released_rows = None
         self.base = rows
         self.older = self.recent = empty_rows(self.arity, self.ops)
         self._runs = {"base": {}, "older": {}, "recent": {}}
         self.compactions += 1
-        for view in self.views:
-            self.run(view, "base")
 
     def assign(self, batch: KeyedRows) -> None:
         """Set the keys of ``batch`` to its values (the zero removes a key): for recomputation."""
@@ -393,10 +400,10 @@ class ResidentRelation:
 def combined(first: KeyedRows, second: KeyedRows, ops: NumpyForm) -> KeyedRows:
     """Two runs as one: one row per key, values ⊕-combined, zeros dropped.
 
-    When ``second`` is much smaller than ``first`` and both are runs (sorted,
-    one row per key, as :func:`merge_rows` makes them) -- an overlay folded
-    into its base, a batch into the overlay -- ``second`` is merged in place
-    of a re-sort: its keys are found in ``first`` by binary search, matched
+    When both are runs (sorted, one row per key, as :func:`merge_rows` makes
+    them) -- an overlay folded into its base, a batch into the overlay --
+    ``second`` is merged in place of a re-sort: its keys are found in
+    ``first`` by binary search, matched
     values ⊕-added, new rows inserted where they sort.  That keeps a
     compaction at a few copies of the base instead of a sort and a ``reduceat``
     of every row (costly for an array ring's ``w`` numbers per row).
@@ -409,8 +416,7 @@ def combined(first: KeyedRows, second: KeyedRows, ops: NumpyForm) -> KeyedRows:
     >>> rows.keys[0].tolist(), rows.values.tolist()                  # key 4 cancelled, 3 inserted
     ([0, 2, 3, 6, 8, 10, 12, 14, 16, 18], [1, 1, 5, 3, 1, 1, 1, 1, 1, 1])
     """
-    if first.keys and len(second) and 8 * len(second) <= len(first) and \
-            lexicographically_sorted(second.keys, strictly=True):
+    if first.keys and len(first) and len(second) and lexicographically_sorted(second.keys, strictly=True):
         return _merged_into(first, second, ops)
     keys = [np.concatenate([a, b]) for a, b in zip(first.keys, second.keys)]
     values = np.concatenate([first.values_or_ones(ops), second.values_or_ones(ops)])

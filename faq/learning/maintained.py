@@ -223,23 +223,19 @@ def maintain_covariance(parsed: "FAQ", features: Sequence[Feature], tables: Mapp
                         progress: Any = None, placement: str = "auto", spark: Any = None) -> MaintainedModel:
     """A :class:`MaintainedModel` of ``features`` over the join ``parsed`` of ``tables``.
 
-    ``placement`` says where the resident indexes live (``"auto"``,
-    ``"driver"``; the executors' placement does not take array values yet
-    and is refused).  With ``path=`` the state is durable and
-    :meth:`MaintainedModel.open` reopens it.
+    ``placement`` says where the resident indexes live: ``"driver"``,
+    ``"executors"`` (their bases broadcast, one Spark job a batch; classic
+    Spark only) or ``"auto"`` (the driver while they fit its budget), as for
+    any maintained query (:class:`~faq.incremental.MaintainedQuery`).  With
+    ``path=`` the state is durable and :meth:`MaintainedModel.open` reopens it.
     """
     from faq.incremental.maintained import MaintainedQuery
     from faq.semirings import cofactor
 
-    if placement not in ("auto", "driver"):
-        raise InvalidArgumentError(argument="placement", value=placement,
-                                   reason="a maintained model keeps its indexes on the driver (placement 'auto' "
-                                          "or 'driver'): shipping array-valued indexes to the executors is not "
-                                          "built yet")
     ring = cofactor(len(features))
     query, factors, lifted = lifted_factors(parsed, features, ring, tables, spark)
     notes = tuple(item.describe(ring.width) for item in lifted)
-    maintained = MaintainedQuery(query, factors, semiring=ring, path=path, progress=progress, placement="driver")
+    maintained = MaintainedQuery(query, factors, semiring=ring, path=path, progress=progress, placement=placement)
     atoms = [(atom.factor, tuple(atom.variables)) for atom in parsed.atoms]
     model = MaintainedModel(maintained, features, atoms, target, ridge, notes)
     if path is not None:
