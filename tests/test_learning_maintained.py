@@ -200,9 +200,15 @@ def test_bad_deltas_say_what_is_wrong_and_change_nothing():
         model.apply(lineitem=t["lineitem"].head(2).drop(columns="discount"))
     with pytest.raises(InvalidDeltaError, match="multiplicities"):
         model.apply(lineitem=t["lineitem"].head(2).assign(diff=0.5))
+    with_null = t["lineitem"].head(3).assign(diff=1)
+    with_null.loc[with_null.index[0], "quantity"] = np.nan
+    change = model.apply(lineitem=with_null)
+    assert change.info["dropped"] == {"lineitem": 1} and model.version == 1
+    model.apply(lineitem=with_null.assign(diff=-1))   # and back
     with pytest.raises(InvalidArgumentError, match="without a target"):
         model.coefficients
-    assert model.version == 0 and np.array_equal(model.covariance.products, before)
+    assert model.version == 2
+    np.testing.assert_allclose(model.covariance.products, before, rtol=1e-12)
     model.close()
     with pytest.raises(FAQValueError, match="placement"):
         faq.covariance(QUERY, FEATURES, maintained=True, placement="nowhere", **t)

@@ -161,7 +161,9 @@ class MaintainedModel(Owner):
         Returns
         -------
         Change
-            ``diff`` is the change of ``(n, Σx, Σxxᵀ)`` (upper triangle), one row.
+            ``diff`` is the change of ``(n, Σx, Σxxᵀ)`` (upper triangle), one
+            row; ``info["dropped"]`` counts, per table, rows left out for a
+            null key or feature (absent when none was).
         """
         given = {**(deltas or {}), **tables}
         known = {table for table, _ in self._atoms}
@@ -170,15 +172,19 @@ class MaintainedModel(Owner):
                 raise InvalidDeltaError(name, f"the model has no table {name!r} (it has {', '.join(sorted(known))})",
                                         known=sorted(known))
         factor_deltas: dict[str, Any] = {}
+        dropped: dict[str, int] = {}
         for position, (table, variables) in enumerate(self._atoms):
             if table not in given:
                 continue
             first = next(k for k, (t, _) in enumerate(self._atoms) if t == table)
             keyed_by = self._atoms[first][1]
             own = [f for f in self._features if f.table == table] if first == position else []
-            factor_deltas[self._factor_name(position)] = _lifted_delta(
+            factor_deltas[self._factor_name(position)], dropped[table] = _lifted_delta(
                 given[table], table, variables, keyed_by, own, self.query.semiring)
-        return self.query.apply(factor_deltas, version=version, label=label)
+        change = self.query.apply(factor_deltas, version=version, label=label)
+        if any(dropped.values()):  # said, not silent: rows a regression cannot use
+            change.info["dropped"] = {table: n for table, n in dropped.items() if n}
+        return change
 
     def _factor_name(self, position: int) -> str:
         table = self._atoms[position][0]
@@ -244,8 +250,9 @@ def maintain_covariance(parsed: "FAQ", features: Sequence[Feature], tables: Mapp
 
 
 def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Sequence[str],
-                  features: Sequence[Feature], ring: Any) -> Any:
-    """A table's changed rows as a delta of its lifted factor: keys and ``value`` = lift × multiplicity (Arrow)."""
+                  features: Sequence[Feature], ring: Any) -> tuple[Any, int]:
+    """A table's changed rows as a delta of its lifted factor -- keys and ``value`` = lift × multiplicity
+    (Arrow) -- and how many rows were left out for a null key or feature."""
     import pyarrow as pa
 
     from faq.arrow_arrays import from_numpy
@@ -270,7 +277,8 @@ def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Seq
     for c, column in data.items():
         if column.dtype == object or column.dtype.kind == "f":
             complete &= ~_isnull(column)
-    if not complete.all():
+    dropped = int(len(complete) - complete.sum())
+    if dropped:
         data = {c: column[complete] for c, column in data.items()}
     keys = {}
     for v, c in zip(variables, keyed_by):
@@ -288,7 +296,7 @@ def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Seq
             raise InvalidDeltaError(table, f"column {DIFF_COLUMN!r} holds multiplicities: integers such as 1 "
                                            "(insert) or -1 (delete)", column=DIFF_COLUMN)
         values = values * multiplicity.astype(np.float64)[:, None]
-    return pa.table({**{v: from_numpy(k) for v, k in keys.items()}, VALUE: from_numpy(values)})
+    return pa.table({**{v: from_numpy(k) for v, k in keys.items()}, VALUE: from_numpy(values)}), dropped
 
 
 def _arrow_column(column: Any) -> np.ndarray:
