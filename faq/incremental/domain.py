@@ -31,6 +31,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -39,7 +40,9 @@ import numpy as np
 SPAN = 1 << 31
 # Above this many new values in one call they are numbered with one vectorised factorize, not a loop.
 BULK_VALUES = 64
-# Values added since the last fold beyond which they are folded into the hashed index (and a quarter of it).
+# Values added since the last fold beyond which they are folded into the hashed index: at least this many,
+# else 32·sqrt(folded values) -- a batch's lookups of added values cost O(added) (a small index rebuilt when
+# values were added), a fold O(all values); the square root balances the two over batches.
 FOLD_VALUES = 4096
 
 
@@ -58,6 +61,7 @@ class KeyDomain:
         self._folded = pd.Index(values)
         self._values = np.asarray(values)
         self._added: dict[Any, int] = {}
+        self._added_index = None  # the added values hashed (pd.Index), rebuilt after an add
         self._added_values: list = []
         self._decode_cache: np.ndarray | None = None
 
@@ -92,9 +96,19 @@ class KeyDomain:
         codes = np.asarray(self._folded.get_indexer(values), dtype=np.int64)
         if self._added:
             missing = np.flatnonzero(codes < 0)
-            for i in missing:
-                codes[i] = self._added.get(_scalar(values[i]), -1)
+            if len(missing):
+                if self._added_index is None:
+                    import pandas as pd
+
+                    self._added_index = pd.Index(self._added_array())
+                # added values have the codes after the folded ones, in order
+                where = np.asarray(self._added_index.get_indexer(values[missing]), dtype=np.int64)
+                codes[missing] = np.where(where >= 0, len(self._values) + where, -1)
         return codes
+
+    def _added_array(self) -> np.ndarray:
+        added = np.asarray(self._added_values)
+        return np.asarray(self._added_values, dtype=object) if added.dtype.kind in "USO" else added
 
     def encode(self, values: np.ndarray) -> np.ndarray:
         """Codes of ``values``; unknown values get new codes."""
@@ -113,9 +127,9 @@ class KeyDomain:
                         raise OverflowError("more than 2^31 distinct key values in one maintained state")
                     self._added[v] = code
                     self._added_values.append(v)
-                    self._decode_cache = None
+                    self._decode_cache = self._added_index = None
                 codes[i] = code
-        if len(self._added_values) > max(FOLD_VALUES, len(self._values) // 4):
+        if len(self._added_values) > max(FOLD_VALUES, 32 * math.isqrt(len(self._values))):
             self.fold()  # keep lookups vectorised: values outside the hashed index are looked up one by one
         return codes
 
@@ -130,7 +144,7 @@ class KeyDomain:
         plain = fresh.tolist()  # Python scalars: dict keys hash as the one-by-one path's do
         self._added.update(zip(plain, range(start, start + len(plain))))
         self._added_values.extend(plain)
-        self._decode_cache = None
+        self._decode_cache = self._added_index = None
         codes[where] = start + np.asarray(inverse, dtype=np.int64)
 
     def decode(self, codes: np.ndarray) -> np.ndarray:
@@ -159,7 +173,7 @@ class KeyDomain:
 
         self._values = self.decode(np.arange(len(self), dtype=np.int64))
         self._folded = pd.Index(self._values)
-        self._added, self._added_values, self._decode_cache = {}, [], None
+        self._added, self._added_values, self._decode_cache, self._added_index = {}, [], None, None
 
     def values(self) -> np.ndarray:
         """Every value, in code order."""
