@@ -426,21 +426,29 @@ def combined(first: KeyedRows, second: KeyedRows, ops: NumpyForm) -> KeyedRows:
 def _merged_into(first: KeyedRows, second: KeyedRows, ops: NumpyForm) -> KeyedRows:
     """:func:`combined` of a small sorted run ``second`` into a large one ``first``, without sorting."""
     position, found = _search(first.keys, second.keys)
-    values = first.values_or_ones(ops).copy()
+    values = first.values_or_ones(ops)
     added = second.values_or_ones(ops)
     hit = np.flatnonzero(found)
-    at = position[hit]
-    values[at] = ops.add(values[at], added[hit])
-    gone = at[ops.is_zero(values[at])]  # keys whose value cancelled: dropped
+    at = position[hit]  # non-decreasing: second is sorted
+    updated = ops.add(values[at], added[hit])
+    cancelled = ops.is_zero(updated)
+    gone, at, updated = at[cancelled], at[~cancelled], updated[~cancelled]  # cancelled keys are dropped
     keys = list(first.keys)
+    # One new array for the values (a base's (rows, w) values are the costly copy): deletion and
+    # insertion each make one, and without either a copy is made; the updated rows are written last.
     if len(gone):
         keys = [np.delete(k, gone) for k in keys]
         values = np.delete(values, gone, axis=0)
+        at = at - np.searchsorted(gone, at)
     new = np.flatnonzero(~found)
     if len(new):
         where = position[new] - np.searchsorted(gone, position[new])  # positions after the deletions
         keys = [np.insert(k, where, s[new]) for k, s in zip(keys, second.keys)]
         values = np.insert(values, where, added[new], axis=0)
+        at = at + np.searchsorted(where, at, side="right")
+    elif not len(gone):
+        values = values.copy()
+    values[at] = updated
     return KeyedRows(tuple(keys), values)
 
 
