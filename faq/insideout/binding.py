@@ -412,7 +412,9 @@ def plan_for(
 
     Checks the query against the factors (no job), counts their rows (one job
     per factor; with ``detailed``, also distinct values and largest degree
-    per key column, which give the generic join's estimated work), and reads
+    per key column, which give the generic join's estimated work -- counted
+    in numpy either way for a factor the driver holds, up to
+    :data:`DEGREE_ROWS` rows, so a plan run and its ``explain`` agree), and reads
     the key types and the session; see :func:`faq.insideout.planner.plan`
     for the other parameters.  ``environment`` overrides the session's
     facts (tests lower the index limits with it); ``placement`` ("auto",
@@ -435,7 +437,11 @@ def plan_for(
                                        reason=f"expected one of {', '.join(PLACEMENTS)}")
         environment = replace(environment, placement=placement)
     held = [name for name in query.factor_names if name in factors and rows_held(factors[name].df) is not None]
-    degrees = {name: held_degrees(factors[name]) for name in held if rows_held(factors[name].df) <= DEGREE_ROWS}
+    counted = [name for name in held if rows_held(factors[name].df) <= DEGREE_ROWS]
+    if not detailed:  # the driver's rows give the detailed statistics in numpy, no job: plan as explain does
+        stats = {name: st for name in counted if (st := _held_statistics(factors[name])) is not None}
+    degrees = {name: tuple(c.max_degree for c in stats[name].columns) if name in stats else held_degrees(factors[name])
+               for name in counted}
     return plan(query, semiring=ring, sizes=sizes, method=method, order=order, join=join, statistics=stats,
                 variable_types=types, environment=environment, task_aggregation=task_aggregation,
                 held=held, degrees={name: d for name, d in degrees.items() if d is not None})

@@ -241,6 +241,10 @@ class Strategy:
     numpy_kernel : bool
         The plan chose the numpy kernel over the compiled loop
         (:func:`in_process_kernel`; the reason is in ``aggregation``).
+    sparse_kernel : bool
+        The plan chose masked sparse products (:mod:`faq.joins.sparse_triangle`)
+        over the compiled loop for a triangle-shaped bag
+        (:func:`in_process_triangle_kernel`; the reason is in ``aggregation``).
     """
 
     name: str
@@ -257,6 +261,7 @@ class Strategy:
     batches: int = 1
     index_dir: Optional[str] = None
     numpy_kernel: bool = False
+    sparse_kernel: bool = False
 
     @property
     def grid(self) -> Optional[Grid]:
@@ -509,6 +514,58 @@ def in_process_kernel(work: Optional[float], environment: Environment) -> tuple[
         return False, ""
     return True, (f"numpy kernel: est. work {work:.2g} below {SMALL_KERNEL_WORK:.0e}, less than loading the "
                   f"compiled loop (~{COMPILED_LOAD_SECONDS:g} s)")
+
+
+#: Estimated work below which an in-process triangle-shaped bag (:func:`triangle_bag`) summed with + and ×
+#: runs as masked sparse products (:mod:`faq.joins.sparse_triangle`) when the compiled loop is not loaded
+#: yet, from :data:`SMALL_KERNEL_WORK` up (below it the numpy kernel runs).  Measured
+#: (``python -m bench.bench_fresh``, 2 busy cores): R-MAT 14 (est. 5e6) counts in 0.3-0.4 s against
+#: 0.7-0.9 s for loading and running the loop in a new process; at R-MAT 17 (5e7) the products take
+#: 6.6 s against 5 s for the loaded loop on two threads, so the loop keeps the larger sizes.
+SPARSE_KERNEL_WORK = 2e7
+
+
+def triangle_bag(uses: Sequence[Sequence[str]], indicators: int, keep: Sequence[str]) -> bool:
+    """Whether a bag is three relations over the three pairs of three variables, all summed away.
+
+    ``uses`` are the relations' variables, ``indicators`` how many
+    semi-joins the step has, ``keep`` its output variables.
+
+    Examples
+    --------
+    >>> triangle_bag([("a", "b"), ("a", "c"), ("b", "c")], 0, ())
+    True
+    >>> triangle_bag([("a", "b"), ("b", "a"), ("b", "c")], 0, ())   # two uses of one pair
+    False
+    >>> triangle_bag([("a", "b"), ("a", "c"), ("b", "c")], 0, ("a",))
+    False
+    """
+    pairs = {frozenset(u) for u in uses if len(u) == 2 and u[0] != u[1]}
+    return (len(uses) == 3 and len(pairs) == 3 and indicators == 0 and not keep
+            and len(frozenset().union(*pairs)) == 3)
+
+
+def in_process_triangle_kernel(work: Optional[float], environment: Environment) -> tuple[bool, str]:
+    """Whether an in-process triangle-shaped bag that may run the compiled loop runs masked sparse products
+    instead, and why (:data:`SPARSE_KERNEL_WORK`; the caller checks the shape, :func:`triangle_bag`, and
+    that ⊗ and ⊕ are × and +).
+
+    Examples
+    --------
+    >>> in_process_triangle_kernel(5e6, Environment())[1]
+    'masked sparse products (scipy): est. work 5e+06 below 2e+07, less than loading the compiled loop (~0.6 s)'
+    >>> in_process_triangle_kernel(5e7, Environment())
+    (False, '')
+    >>> in_process_triangle_kernel(5e6, Environment(compiled_loaded=True))   # a warm process has the loop
+    (False, '')
+    >>> in_process_triangle_kernel(1e6, Environment())                        # the numpy kernel's size
+    (False, '')
+    """
+    if (environment.compiled_loaded or work is None or not math.isfinite(work)
+            or not SMALL_KERNEL_WORK <= work < SPARSE_KERNEL_WORK):
+        return False, ""
+    return True, (f"masked sparse products (scipy): est. work {work:.2g} below {SPARSE_KERNEL_WORK:.0e}, less "
+                  f"than loading the compiled loop (~{COMPILED_LOAD_SECONDS:g} s)")
 
 
 def choose_placement(

@@ -64,11 +64,13 @@ from faq.insideout.physical import (
     choose_placement,
     choose_strategy,
     in_process_kernel,
+    in_process_triangle_kernel,
     integral_bag,
     shared_indexes,
     shuffle_batches,
     step_footprint,
     task_aggregation,
+    triangle_bag,
 )
 from faq.language import FAQ
 
@@ -842,6 +844,7 @@ def _placed(context: _Context, steps: list[Step], bounds: Mapping[str, float]) -
     from faq.semirings.numpy_backend import numpy_ops
 
     held = {r.id for r, f in context.inputs if f in context.held}
+    variables = {r.id: r.variables for r, _ in context.inputs}
     placed = []
     for step in steps:
         times = get_semiring(context.product)
@@ -860,17 +863,34 @@ def _placed(context: _Context, steps: list[Step], bounds: Mapping[str, float]) -
         where, why = choose_placement(inputs, footprint, in_numpy, context.environment)
         if where == "driver":
             held.add(step.output.id)
-            step = _kernel_in_process(step, context.environment)
+            triangle = (_sums_products(form) and not _structured(times) and triangle_bag(
+                [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables))
+            step = _kernel_in_process(step, context.environment, triangle)
+        variables[step.output.id] = step.output.variables
         placed.append(replace(step, placement=where, placement_reason=why))
     return placed
 
 
-def _kernel_in_process(step: Step, environment: Environment) -> Step:
-    """``step`` (placed on the driver) with the numpy kernel where the compiled loop would cost more to load."""
+def _sums_products(form: Any) -> bool:
+    """Whether a numpy form is × then + over int64 or float64 (what masked sparse products compute)."""
+    import numpy as np
+
+    return (form is not None and form.mul is np.multiply and form.add is np.add
+            and np.dtype(form.dtype) in (np.dtype(np.int64), np.dtype(np.float64)))
+
+
+def _kernel_in_process(step: Step, environment: Environment, triangle: bool = False) -> Step:
+    """``step`` (placed on the driver) with the numpy kernel, or masked sparse products for a ``triangle``
+    bag summed with + and ×, where the compiled loop would cost more to load."""
     strategy = step.strategy
     if not (strategy.aggregate_in_tasks and "compiled loop (numba)" in strategy.aggregation):
         return step
-    numpy_kernel, why = in_process_kernel(step.work.total if step.work else None, environment)
+    work = step.work.total if step.work else None
+    sparse, why = in_process_triangle_kernel(work, environment) if triangle else (False, "")
+    if sparse:
+        note = strategy.aggregation.replace("compiled loop (numba)", why)
+        return replace(step, strategy=replace(strategy, sparse_kernel=True, aggregation=note))
+    numpy_kernel, why = in_process_kernel(work, environment)
     if not numpy_kernel:
         return step
     note = strategy.aggregation.replace("compiled loop (numba)", why)

@@ -157,6 +157,7 @@ def join_local(
     threads: int = DEFAULT_THREADS,
     in_kernel: bool = True,
     compiled: bool = True,
+    sparse: bool = False,
 ) -> tuple[Table, str]:
     """One step's bag joined in-process: (the step's output, how it ran).
 
@@ -186,6 +187,11 @@ def join_local(
     compiled : bool
         The compiled loop may run the kernel where it qualifies; False: the
         numpy kernel (the plan's :attr:`~faq.insideout.physical.Strategy.numpy_kernel`).
+    sparse : bool
+        A triangle-shaped bag summed to one value by masked sparse products
+        (:mod:`faq.joins.sparse_triangle`; the plan's
+        :attr:`~faq.insideout.physical.Strategy.sparse_kernel`); where int64
+        values are too large to bound, the numpy kernel, which checks every sum.
 
     Returns
     -------
@@ -199,14 +205,24 @@ def join_local(
     if ops is None:
         raise PlanError(reason=f"no numpy ⊗/⊕ for {semiring.name}/{plus.name}: the step cannot run in-process")
     keep = tuple(aggregate.keep) if aggregate is not None else _variables(relations, indicators)
+    if strategy == "binary" and aggregate is not None and not ops.integral:
+        relations = _private_summed(relations, indicators, keep, ops)
     integral = all(np.asarray(t.keys[v]).dtype.kind in "iu" for t in (*relations, *indicators) for v in t.variables)
     matrices = sparse_product(relations, indicators, keep, ops) if strategy == "binary" and integral else None
     if matrices is not None:  # A(i,j)·B(j,k) ⊕-summed over j: already one row per key
         (keys, values), note = matrices, "in-process binary join (sparse product, scipy)"
     else:
-        if strategy != "binary" and integral and any(r.variables for r in relations):
+        sums_products = ops.add is np.add and ops.mul is np.multiply and not keep and not indicators
+        total = _sparse_total(relations, ops) if sparse and sums_products and strategy != "binary" and integral \
+            else None
+        if total is not None:
+            product = Table((), {}, np.asarray([total], dtype=ops.dtype))
+            note = "in-process triangle join (masked sparse products, scipy)"
+        elif strategy != "binary" and integral and any(r.variables for r in relations):
             product, note = _generic(relations, indicators, semiring, attribute_order,
-                                     aggregate if in_kernel else None, shared, threads, compiled)
+                                     aggregate if in_kernel else None, shared, threads, compiled and not sparse)
+            if sparse:  # int64 values too large for unchecked sums: the numpy kernel checks each
+                note = f"masked sparse products: int64 values too large to bound, {note}"
         elif integral and (arrays or all(t.rows <= SORT_MERGE_ROWS for t in (*relations, *indicators))):
             # (a pandas column holds one number a row: array values are merged in numpy at any size)
             product, note = _sort_merged(relations, indicators, ops), "in-process binary join (sort-merge)"
@@ -219,6 +235,47 @@ def join_local(
     if not nonzero.all():
         keys, values = [k[nonzero] for k in keys], values[nonzero]
     return Table(keep, dict(zip(keep, keys)), values), note
+
+
+def _private_summed(relations: Sequence[Table], indicators: Sequence[Table], keep: Sequence[str],
+                   ops: NumpyForm) -> list[Table]:
+    """Each relation with its *private* variables ⊕-summed out before the join.
+
+    A variable the step eliminates that occurs in one relation only (no
+    other relation or indicator reads it) can be summed out of that relation
+    first: ⊕ distributes over ⊗, and no other factor depends on it.  A fact
+    table joined to its dimensions on some of its keys then enters the join
+    with one row per key it shares, not one per fact -- for an array ring's
+    wide values, the difference between ⊗-ing every fact row and ⊗-ing its
+    groups.  Integer semirings are left alone (their sums are checked for
+    overflow on the product, :func:`_check_sums`).
+
+    >>> from faq.semirings import REAL
+    >>> f = Table(("o", "p"), {"o": np.array([1, 2, 3]), "p": np.array([7, 7, 8])}, np.array([1.0, 2.0, 4.0]))
+    >>> g = Table(("p",), {"p": np.array([7, 8])}, np.array([10.0, 100.0]))
+    >>> [(t.variables, t.values.tolist()) for t in _private_summed([f, g], [], (), numpy_ops(REAL))]
+    [(('p',), [3.0, 4.0]), (('p',), [10.0, 100.0])]
+    """
+    out = []
+    for i, r in enumerate(relations):
+        others = {v for j, t in enumerate(relations) if j != i for v in t.variables}
+        others |= {v for t in indicators for v in t.variables}
+        private = [v for v in r.variables if v not in keep and v not in others]
+        if not private or r.rows < 2:
+            out.append(r)
+            continue
+        remaining = tuple(v for v in r.variables if v not in private)
+        values = r.values if r.values is not None else ops.ones(r.rows)
+        keys, summed = aggregate_rows([r.keys[v] for v in remaining], values, ops)
+        out.append(Table(remaining, dict(zip(remaining, keys)), summed))
+    return out
+
+
+def _sparse_total(relations: Sequence[Table], ops: NumpyForm) -> Any:
+    """The triangle bag's sum by masked sparse products, or None (int64 values too large to bound)."""
+    from faq.joins.sparse_triangle import bag_total
+
+    return bag_total(relations, ops.dtype)
 
 
 def sparse_product(
@@ -429,6 +486,10 @@ def aggregate_rows(keys: Sequence[np.ndarray], values: np.ndarray, ops: NumpyFor
         return [], ops.sum(values)[None] if len(values) else values[:0]
     if len(values) == 0:
         return [np.asarray(k) for k in keys], values
+    if getattr(ops, "value_shape", ()) and ops.add is np.add:  # an array ring's componentwise sums: no sort of the wide rows
+        summed = _summed_by_key(keys, values)
+        if summed is not None:
+            return summed
     codes = key_codes(keys)
     if codes is None:  # keys of other types: pandas numbers the groups
         import pandas as pd
@@ -440,6 +501,44 @@ def aggregate_rows(keys: Sequence[np.ndarray], values: np.ndarray, ops: NumpyFor
     starts = np.flatnonzero(np.concatenate(([True], sorted_codes[1:] != sorted_codes[:-1])))
     firsts = order[starts]
     return [np.asarray(k)[firsts] for k in keys], ops.segment_sum(values[order], starts)
+
+
+def _summed_by_key(keys: Sequence[np.ndarray], values: np.ndarray) -> Optional[tuple[list[np.ndarray], np.ndarray]]:
+    """:func:`aggregate_rows` of ``(n, w)`` rows under componentwise +, without sorting the rows.
+
+    The integer keys become one int64 per row (``Σ (k - min)·span``, exact
+    while the spans' product stays below 2^62, else None); one ``np.unique``
+    of those numbers the groups in key order, and a sparse (groups × rows)
+    0/1 matrix times the rows sums each group reading every row once --
+    where the general path sorts the keys column by column, then gathers the
+    ``w`` numbers of every row into key order before summing.
+
+    >>> keys, sums = _summed_by_key([np.array([3, 1, 3]), np.array([0, 5, 0])], np.arange(6.0).reshape(3, 2))
+    >>> [k.tolist() for k in keys], sums.tolist()
+    ([[1, 3], [5, 0]], [[2.0, 3.0], [4.0, 6.0]])
+    """
+    from scipy import sparse
+
+    columns = [np.asarray(k) for k in keys]
+    if any(k.dtype.kind not in "iu" for k in columns):
+        return None
+    lows = [int(k.min()) for k in columns]
+    spans = [int(k.max()) - low + 1 for k, low in zip(columns, lows)]
+    if float(np.prod([float(x) for x in spans])) >= 2.0 ** 62:
+        return None
+    code = np.zeros(len(values), dtype=np.int64)
+    for k, low, span in zip(columns, lows, spans):
+        code *= span
+        code += k.astype(np.int64, copy=False) - low
+    groups, inverse = np.unique(code, return_inverse=True)
+    n = len(code)
+    summing = sparse.csr_matrix((np.ones(n), (inverse.reshape(-1), np.arange(n))), shape=(len(groups), n))
+    sums = np.ascontiguousarray(summing @ np.asarray(values, dtype=np.float64))
+    out = []
+    for k, low, span in zip(reversed(columns), reversed(lows), reversed(spans)):  # decode, last column first
+        out.append((groups % span + low).astype(k.dtype, copy=False))
+        groups = groups // span
+    return out[::-1], sums
 
 
 #: The largest magnitude an int64 sum may reach without overflow.
