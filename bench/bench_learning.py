@@ -152,13 +152,18 @@ def with_spark_sql(given: dict[str, Any]) -> tuple[np.ndarray, float]:
     products = np.empty((m, m))
     for i, j in pairs:
         products[i, j] = products[j, i] = got[f"q{i}_{j}"]
-    p = m - 1  # the target is last
+    return normal_equations(n, sums, products), n
+
+
+def normal_equations(n: float, sums: np.ndarray, products: np.ndarray) -> np.ndarray:
+    """Intercept and coefficients from ``(n, Σx, Σxxᵀ)`` of the features and the target (last), by lstsq."""
+    p = len(sums) - 1
     gram = np.empty((p + 1, p + 1))
     gram[0, 0] = n
     gram[0, 1:] = gram[1:, 0] = sums[:p]
     gram[1:, 1:] = products[:p, :p]
     moment = np.concatenate([[sums[p]], products[:p, p]])
-    return np.linalg.lstsq(gram, moment, rcond=None)[0], n
+    return np.linalg.lstsq(gram, moment, rcond=None)[0]
 
 
 # --- timing ---------------------------------------------------------------------------------------
@@ -298,13 +303,7 @@ def solved(row: Any, m: int) -> tuple[np.ndarray, float]:
         for j in range(i, m):
             products[i, j] = products[j, i] = values[k]
             k += 1
-    p = m - 1
-    gram = np.empty((p + 1, p + 1))
-    gram[0, 0] = n
-    gram[0, 1:] = gram[1:, 0] = sums[:p]
-    gram[1:, 1:] = products[:p, :p]
-    moment = np.concatenate([[sums[p]], products[:p, p]])
-    return np.linalg.lstsq(gram, moment, rcond=None)[0], n
+    return normal_equations(n, sums, products), n
 
 
 def housing_faq(t: dict[str, Any], task: Any, spark: Any = None) -> tuple[np.ndarray, float]:
