@@ -58,6 +58,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.incremental.executors",
     "faq.learning", "faq.learning.maintained",  # its example runs a regression (the factors are made for a session)
     "faq.incremental.maintained",
+    "faq.incremental.streaming",  # its example runs a file stream
     "faq.incremental.track",
     "faq.insideout.binding",
     "faq.insideout.executor",

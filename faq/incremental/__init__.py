@@ -1,7 +1,8 @@
 """Incremental maintenance: delta factors, exactly-once delta rules, motif tracking, durable state.
 
 See :mod:`faq.incremental.maintained` (maintained queries),
-:mod:`faq.incremental.rules` (the delta rules), :mod:`faq.incremental.track`
+:mod:`faq.incremental.rules` (the delta rules), :mod:`faq.incremental.streaming`
+(Structured Streaming as the source of changes), :mod:`faq.incremental.track`
 (motif change streams) and :mod:`faq.incremental.calculus` (differentiate,
 integrate and the as-of join).
 """
@@ -9,6 +10,7 @@ integrate and the as-of join).
 from faq.incremental.calculus import asof_join, differentiate, integrate
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.maintained import MaintainedQuery, maintain
+from faq.incremental.streaming import stream
 from faq.incremental.track import MotifChange, MotifTracker, track
 
 __all__ = [
@@ -21,5 +23,6 @@ __all__ = [
     "differentiate",
     "integrate",
     "maintain",
+    "stream",
     "track",
 ]

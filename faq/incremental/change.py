@@ -41,7 +41,7 @@ DIFF = "diff"
 
 @dataclass(frozen=True)
 class BatchEvent:
-    """Progress of one batch of anything maintained: ``kind`` is ``"start"`` or ``"done"``.
+    """Progress of one batch of anything maintained: ``kind`` is ``"start"``, ``"done"``, or ``"skip"`` (a micro-batch of a stream applied already: :mod:`faq.incremental.streaming`).
 
     ``version`` is the version the batch makes, ``label`` its name (a file),
     ``description`` what runs; a ``"done"`` event has the number of output

@@ -108,6 +108,7 @@ from faq.semirings import INTEGER, Semiring, get_semiring
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
+    from pyspark.sql.streaming import StreamingQuery
 
 Progress = Callable[[BatchEvent], None]
 
@@ -311,6 +312,26 @@ class MaintainedQuery(Owner):
     @property
     def store(self):
         return self.state.store
+
+    @property
+    def path(self) -> Optional[str]:
+        """The directory of the durable state (None without ``path=``)."""
+        return self.state.store.path if self.state.store is not None else None
+
+    @property
+    def labels(self) -> list[str]:
+        """One label per version applied (``labels[v - 1]`` for version ``v``)."""
+        return list(self.state.labels)
+
+    @property
+    def delta_names(self) -> list[str]:
+        """The factors a batch may change."""
+        return list(self.query.factor_names)
+
+    def delta_columns(self, name: str) -> tuple[list[str], list[str]]:
+        """(the columns a delta of factor ``name`` is read from, those it must have): keys, then values."""
+        meta = self._meta[name]
+        return [*meta["variables"], meta["value"], VALUE], list(meta["variables"])
 
     # -- reading ------------------------------------------------------------------
 
@@ -592,6 +613,30 @@ class MaintainedQuery(Owner):
             self.state.relations[ANSWER] = ResidentRelation(ANSWER, (), merge_rows((), values, self.state.ops),
                                                             self.state.ops)
             self.state.key_types[ANSWER] = {}
+
+    def stream(self, changes: "DataFrame", *, checkpoint: str, **options: Any) -> "StreamingQuery":
+        """Apply each micro-batch of a streaming DataFrame of changes, once (:func:`faq.incremental.streaming.stream`).
+
+        Parameters
+        ----------
+        changes : DataFrame
+            A streaming DataFrame (``spark.readStream...``) of delta rows: the
+            factor's variable columns and an optional (signed) value column.
+        checkpoint : str
+            The streaming query's checkpoint location; restart from it to resume.
+        **options
+            ``factor``, ``factor_column``, ``sink``, ``trigger``, ``nulls``, ``name``.
+
+        Returns
+        -------
+        StreamingQuery
+            Each micro-batch makes one version labelled with its ``batchId``;
+            a re-delivered one is skipped.  On Spark Connect the state must be
+            durable (``path=``) on a path the server reaches.
+        """
+        from faq.incremental.streaming import stream
+
+        return stream(self, changes, checkpoint=checkpoint, **options)
 
     # -- saving -------------------------------------------------------------------
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from faq.language import FAQ
     from faq.semirings.structured import ArraySemiring
 
-__all__ = ["Feature", "LiftedFactor", "parse_features", "lifted_factors"]
+__all__ = ["Feature", "LiftedFactor", "parse_features", "lifted_factors", "lifted_name"]
 
 
 @dataclass(frozen=True)
@@ -155,7 +155,7 @@ def lifted_factors(query: "FAQ", features: Sequence[Feature], ring: "ArraySemiri
     atoms, factors, lifted = [], {}, []
     for k, atom in enumerate(query.atoms):
         own = [f for f in features if f.table == atom.factor] if lifted_in[atom.factor] == k else []
-        name = f"{atom.factor}_{k + 1}" if sum(a.factor == atom.factor for a in query.atoms) > 1 else atom.factor
+        name = lifted_name([a.factor for a in query.atoms], k)
         table = tables[atom.factor]
         if len(keyed_by[atom.factor]) != len(atom.variables):
             raise InvalidArgumentError(argument=atom.factor, value=str(atom),
@@ -166,6 +166,16 @@ def lifted_factors(query: "FAQ", features: Sequence[Feature], ring: "ArraySemiri
         factors[name] = made.factor
         lifted.append(made)
     return FAQ(atoms=tuple(atoms), free=(), name="count"), factors, lifted
+
+
+def lifted_name(tables: Sequence[str], position: int) -> str:
+    """The name of atom ``position``'s lifted factor: its table's, numbered when the query uses the table twice.
+
+    >>> lifted_name(["edges", "edges", "nodes"], 1), lifted_name(["edges", "edges", "nodes"], 2)
+    ('edges_2', 'nodes')
+    """
+    table = tables[position]
+    return f"{table}_{position + 1}" if list(tables).count(table) > 1 else table
 
 
 def _columns_of(table: Any) -> list[str]:

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 import numpy as np
 
 from faq.errors import InvalidArgumentError, InvalidDeltaError, StateDirectoryError
-from faq.learning.features import Feature, lifted_factors, row_values
+from faq.learning.features import Feature, lifted_factors, lifted_name, row_values
 from faq.learning.models import Covariance, LearningPlan, LinearModel, fit_linear
 from faq.scope import Owner, Scope
 
@@ -103,6 +103,32 @@ class MaintainedModel(Owner):
     def version(self) -> int:
         """Batches applied since the model was made."""
         return self.query.version
+
+    @property
+    def path(self) -> Optional[str]:
+        """The directory of the durable state (None without ``path=``)."""
+        return self.query.path
+
+    @property
+    def labels(self) -> list[str]:
+        """One label per version applied."""
+        return self.query.labels
+
+    @property
+    def progress(self) -> Any:
+        """The batch-event callback given as ``progress=`` (None without)."""
+        return self.query.progress
+
+    @property
+    def delta_names(self) -> list[str]:
+        """The tables a batch may change."""
+        return list(dict.fromkeys(table for table, _ in self._atoms))
+
+    def delta_columns(self, name: str) -> tuple[list[str], list[str]]:
+        """(the columns a batch of table ``name`` is read from, those it must have): keys and features, ``diff``."""
+        keyed_by = next((list(variables) for table, variables in self._atoms if table == name), [])  # its first atom's
+        needed = [*keyed_by, *(f.column for f in self._features if f.table == name)]
+        return [*needed, DIFF_COLUMN], needed
 
     @property
     def covariance(self) -> Covariance:
@@ -179,16 +205,40 @@ class MaintainedModel(Owner):
             first = next(k for k, (t, _) in enumerate(self._atoms) if t == table)
             keyed_by = self._atoms[first][1]
             own = [f for f in self._features if f.table == table] if first == position else []
-            factor_deltas[self._factor_name(position)], dropped[table] = _lifted_delta(
+            factor_deltas[lifted_name([t for t, _ in self._atoms], position)], dropped[table] = _lifted_delta(
                 given[table], table, variables, keyed_by, own, self.query.semiring)
         change = self.query.apply(factor_deltas, version=version, label=label)
         if any(dropped.values()):  # said, not silent: rows a regression cannot use
             change.info["dropped"] = {table: n for table, n in dropped.items() if n}
         return change
 
-    def _factor_name(self, position: int) -> str:
-        table = self._atoms[position][0]
-        return f"{table}_{position + 1}" if sum(t == table for t, _ in self._atoms) > 1 else table
+    def stream(self, changes: Any, *, checkpoint: str, **options: Any) -> Any:
+        """Apply each micro-batch of a streaming DataFrame of row changes, once
+        (:func:`faq.incremental.streaming.stream`).
+
+        Parameters
+        ----------
+        changes : DataFrame
+            A streaming DataFrame of rows of one table (``factor="orders"``,
+            or the only one), or of several with a column naming each row's
+            table (``factor_column=``): key and feature columns and an
+            optional ``diff`` (+1 insert, -1 delete).
+        checkpoint : str
+            The streaming query's checkpoint location; restart from it to resume.
+        **options
+            ``factor``, ``factor_column``, ``sink``, ``trigger``, ``nulls``, ``name``.
+
+        Returns
+        -------
+        StreamingQuery
+            Each micro-batch makes one version labelled with its ``batchId``;
+            a re-delivered one is skipped.  On Spark Connect the model must be
+            durable (``path=``) on a path the server reaches.
+        """
+        from faq.incremental.streaming import stream
+
+        return stream(self, changes, checkpoint=checkpoint, **options)
+
 
     # -- saving and releasing -----------------------------------------------------
 
