@@ -204,10 +204,14 @@ def test_bad_deltas_say_what_is_wrong_and_change_nothing():
     with_null.loc[with_null.index[0], "quantity"] = np.nan
     change = model.apply(lineitem=with_null)
     assert change.info["dropped"] == {"lineitem": 1} and model.version == 1
-    model.apply(lineitem=with_null.assign(diff=-1))   # and back
+    nullable = with_null.assign(diff=-1).astype({"orderkey": "Int64", "partkey": "Int64", "quantity": "Float64"})
+    nullable.loc[nullable.index[1], "partkey"] = pd.NA   # pandas' nullable columns, with NA
+    change = model.apply(lineitem=nullable)               # and back: NA rows dropped, the others read as numbers
+    assert change.info["dropped"] == {"lineitem": 2}
+    model.apply(lineitem=with_null.iloc[1:2].assign(diff=-1))
     with pytest.raises(InvalidArgumentError, match="without a target"):
         model.coefficients
-    assert model.version == 2
+    assert model.version == 3
     np.testing.assert_allclose(model.covariance.products, before, rtol=1e-12)
     model.close()
     with pytest.raises(FAQValueError, match="placement"):

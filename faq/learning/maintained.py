@@ -310,26 +310,32 @@ def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Seq
     from faq.incremental.state import to_arrow
 
     needed = [*keyed_by, *(f.column for f in features)]
-    if type(rows).__module__.startswith("pandas") and type(rows).__name__ == "DataFrame":
-        names = [str(c) for c in rows.columns]  # read in place: no Arrow table for a batch given as pandas
-        read = lambda c: rows[c].to_numpy()  # noqa: E731
+    pandas = type(rows).__module__.startswith("pandas") and type(rows).__name__ == "DataFrame"
+    if pandas:  # read in place: no Arrow table for a batch given as pandas
+        names = [str(c) for c in rows.columns]
     else:
         arrow = to_arrow(rows, list(keyed_by), what=f"the delta of {table!r}")
         names = list(arrow.column_names)
-        read = lambda c: _arrow_column(arrow.column(c))  # noqa: E731
     missing = [c for c in needed if c not in names]
     if missing:
         raise InvalidDeltaError(table, f"it has no column {missing[0]!r} (it has {', '.join(names)})",
                                 missing=missing)
     wanted = [*dict.fromkeys(needed), *([DIFF_COLUMN] if DIFF_COLUMN in names else [])]
-    data = {c: read(c) for c in wanted}
-    complete = np.ones(len(data[needed[0]]) if needed else 0, dtype=bool)
-    for c, column in data.items():
-        if column.dtype == object or column.dtype.kind == "f":
-            complete &= ~_isnull(column)
+    if pandas:
+        frame = rows[wanted]
+        complete = ~frame.isna().any(axis=1).to_numpy()  # NaN, None and pandas' NA alike
+        if not complete.all():
+            frame = frame[complete]
+        data = {c: _pandas_column(frame[c]) for c in wanted}
+    else:
+        data = {c: _arrow_column(arrow.column(c)) for c in wanted}
+        complete = np.ones(arrow.num_rows, dtype=bool)
+        for column in data.values():
+            if column.dtype == object or column.dtype.kind == "f":
+                complete &= ~_isnull(column)
+        if not complete.all():
+            data = {c: column[complete] for c, column in data.items()}
     dropped = int(len(complete) - complete.sum())
-    if dropped:
-        data = {c: column[complete] for c, column in data.items()}
     keys = {}
     for v, c in zip(variables, keyed_by):
         k = data[c]
@@ -347,6 +353,17 @@ def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Seq
                                            "(insert) or -1 (delete)", column=DIFF_COLUMN)
         values = values * multiplicity.astype(np.float64)[:, None]
     return pa.table({**{v: from_numpy(k) for v, k in keys.items()}, VALUE: from_numpy(values)}), dropped
+
+
+def _pandas_column(series: Any) -> np.ndarray:
+    """A pandas column without missing values as numpy: a nullable integer or float column
+    (``Int64``, ``Float64``) as int64 or float64, not as objects."""
+    kind = getattr(series.dtype, "kind", "O")
+    if kind in "iu":
+        return series.to_numpy(dtype=np.int64)
+    if kind == "f":
+        return series.to_numpy(dtype=np.float64)
+    return series.to_numpy()
 
 
 def _arrow_column(column: Any) -> np.ndarray:
