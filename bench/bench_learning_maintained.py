@@ -34,13 +34,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import time
 from typing import Any
 
 import numpy as np
 
 from bench.bench_learning import FEATURES, QUERY, TARGET, tables, uptime
+from bench.common import commit, load_average
 
 TOLERANCE = 1e-9
 
@@ -116,17 +116,6 @@ def check(where: str, got: np.ndarray, expected: np.ndarray) -> float:
     return error
 
 
-def commit() -> str:
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], capture_output=True,
-                               text=True, check=True).stdout.strip()
-        return head + ("+" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):  # pragma: no cover
-        return "unknown"
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000, help="lineitem rows at the start")
@@ -140,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
 
     import faq
 
-    started_load = os.getloadavg()[0]
+    started_load = load_average()
     t = tables(args.rows, args.seed)
     stream = Stream(t["lineitem"], t["partsupp"], args.seed + 1)
     t0 = time.perf_counter()
@@ -170,7 +159,7 @@ def main(argv: list[str] | None = None) -> None:
                                                                           __import__("sys").argv[1:]),
         "commit": commit(),
         "cpus": os.cpu_count(),
-        "load_average_start": round(started_load, 2),
+        "load_average_start": started_load,
         "uptime_end": uptime(),
         "query": QUERY, "features": FEATURES, "target": TARGET,
         "lineitem_rows_start": args.rows, "lineitem_rows_end": int(stream.live.sum()),

@@ -71,7 +71,7 @@ maintained count() := edge(a, b), edge(b, c), edge(a, c)
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 import numpy as np
 
@@ -588,14 +588,13 @@ class MaintainedQuery(Owner):
 
     def _evaluate(self, factors: Mapping[str, Factor]) -> "pa.Table":
         """The answer over ``factors`` computed by Spark (InsideOut), as an Arrow table (keys, ``value``)."""
-        from faq.driver_copy import driver_copy
         from faq.insideout.executor import evaluate
 
         with evaluate(self.query, factors, semiring=self.semiring) as result:
             f = result.factor
-            held = driver_copy(f.df)  # computed in-process: read it where it is, no Spark job
-            if held is not None and all(c in held for c in (*f.variables, f.value)):
-                return _held_table(held, f.variables, f.value, self.state.semiring.value_type)
+            held = _held_table(f, self.state.semiring.value_type)  # computed in-process: no Spark job
+            if held is not None:
+                return held
             from pyspark.sql import functions as F
 
             df = f.df.select(*f.variables, F.col(f.value).cast(self.state.semiring.value_type).alias(VALUE))
@@ -702,11 +701,9 @@ def _factor_table(f: Factor, value_type: str) -> "pa.Table":
     A factor whose rows the driver holds (made from pandas, numpy or an edge
     list read on the driver) is read from that copy: no Spark job.
     """
-    from faq.driver_copy import driver_copy
-
-    held = driver_copy(f.df)
-    if held is not None and all(c in held for c in (*f.variables, f.value)):
-        return _held_table(held, f.variables, f.value, value_type)
+    held = _held_table(f, value_type)
+    if held is not None:
+        return held
     from pyspark.sql import functions as F
 
     condition = F.lit(True)
@@ -716,18 +713,22 @@ def _factor_table(f: Factor, value_type: str) -> "pa.Table":
     return df.toArrow()
 
 
-def _held_table(held: Mapping[str, np.ndarray], variables: Sequence[str], value: str, value_type: str) -> "pa.Table":
-    """The driver's copy of a factor as :func:`_factor_table` gives it (keys non-null by construction)."""
+def _held_table(f: Factor, value_type: str) -> Optional["pa.Table"]:
+    """The driver's copy of factor ``f`` as :func:`_factor_table` gives it (keys non-null by construction),
+    or None when the driver holds no copy of its rows."""
     import pyarrow as pa
 
     from faq.arrow_arrays import from_numpy
-
+    from faq.driver_copy import driver_copy
     from faq.semirings.numpy_backend import NUMPY_DTYPES
 
-    values = np.asarray(held[value])
+    held = driver_copy(f.df)
+    if held is None or any(c not in held for c in (*f.variables, f.value)):
+        return None
+    values = np.asarray(held[f.value])
     if values.ndim == 1:
         values = values.astype(NUMPY_DTYPES.get(value_type, values.dtype), copy=False)
-    return pa.table({**{v: from_numpy(np.asarray(held[v])) for v in variables}, VALUE: from_numpy(values)})
+    return pa.table({**{v: from_numpy(np.asarray(held[v])) for v in f.variables}, VALUE: from_numpy(values)})
 
 
 def _arrow_values(table: "pa.Table", ops) -> np.ndarray:

@@ -213,27 +213,10 @@ class MaintainedModel(Owner):
         return change
 
     def stream(self, changes: Any, *, checkpoint: str, **options: Any) -> Any:
-        """Apply each micro-batch of a streaming DataFrame of row changes, once
-        (:func:`faq.incremental.streaming.stream`).
-
-        Parameters
-        ----------
-        changes : DataFrame
-            A streaming DataFrame of rows of one table (``factor="orders"``,
-            or the only one), or of several with a column naming each row's
-            table (``factor_column=``): key and feature columns and an
-            optional ``diff`` (+1 insert, -1 delete).
-        checkpoint : str
-            The streaming query's checkpoint location; restart from it to resume.
-        **options
-            ``factor``, ``factor_column``, ``sink``, ``trigger``, ``nulls``, ``name``.
-
-        Returns
-        -------
-        StreamingQuery
-            Each micro-batch makes one version labelled with its ``batchId``;
-            a re-delivered one is skipped.  On Spark Connect the model must be
-            durable (``path=``) on a path the server reaches.
+        """Apply each micro-batch of a streaming DataFrame of row changes, once: as
+        :meth:`MaintainedQuery.stream <faq.incremental.MaintainedQuery.stream>` does, with tables for
+        factors (``factor="orders"``, or ``factor_column=`` naming each row's table) and rows carrying
+        the table's key and feature columns and an optional ``diff`` (+1 insert, -1 delete).
         """
         from faq.incremental.streaming import stream
 
