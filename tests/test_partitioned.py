@@ -172,11 +172,24 @@ def test_session_environment_reads_the_budget(spark):
         assert session_environment(spark).index_memory == 600 * 1024
     finally:
         spark.conf.unset("spark.faq.indexMemory")
-    # Without it: a quarter of the driver's memory on a local master (the test session: 3g; a
-    # Connect server started by faq: 4g), of the executors' elsewhere.
-    local = spark.conf.get("spark.master").startswith("local[")
-    memory = spark.conf.get("spark.driver.memory" if local else "spark.executor.memory", "1g")
-    assert session_environment(spark).index_memory == int(INDEX_MEMORY_FRACTION * parse_size(memory, "m"))
+    # Without it, on a local master (executors on this machine): half the memory the JVM heaps leave,
+    # shared by the index's mapped copy and one addition per worker, never less than a quarter of the
+    # driver's heap (the test session: 3g; a Connect server started by faq: 4g); on a cluster a quarter
+    # of the executors' memory.
+    import os
+
+    from faq.spark import default_parallelism
+
+    master = spark.conf.get("spark.master", "")
+    local = master.startswith("local[") or master == "local"
+    memory = parse_size(spark.conf.get("spark.driver.memory" if local else "spark.executor.memory", "1g"), "m")
+    by_heap = int(INDEX_MEMORY_FRACTION * memory)
+    if local:
+        machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        by_machine = int(0.5 * max(0, machine - memory) / (1 + default_parallelism(spark)))
+        assert session_environment(spark).index_memory == max(by_heap, by_machine)
+    elif not master.startswith("local"):
+        assert session_environment(spark).index_memory == by_heap
 
 
 # --- exact on a real graph ------------------------------------------------------------

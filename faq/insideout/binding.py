@@ -273,10 +273,8 @@ def session_environment(spark: "SparkSession") -> Environment:
 
     Kind (Spark Connect or classic), parallelism, and the memory one index
     may use on an executor: the session's ``spark.faq.indexMemory`` (bytes,
-    or a Spark size such as ``"256m"``) when set, else
-    :data:`~faq.insideout.physical.INDEX_MEMORY_FRACTION` of
-    ``spark.executor.memory`` (default 1g) -- of ``spark.driver.memory`` on
-    a ``local[...]`` master, whose one executor is the driver.
+    or a Spark size such as ``"256m"``) when set, else from the memory that
+    holds it (:func:`index_memory`).
 
     Examples
     --------
@@ -309,7 +307,18 @@ def _setting(spark: "SparkSession", key: str) -> Optional[str]:
 
 
 def index_memory(spark: "SparkSession") -> int:
-    """Bytes one index may use on an executor of ``spark`` (see :func:`session_environment`)."""
+    """Bytes one index may use on an executor of ``spark`` (see :func:`session_environment`).
+
+    ``spark.faq.indexMemory`` when set. Else, where the executors run on this
+    machine (a ``local`` or ``local-cluster`` master), from the memory that
+    really holds an index: the machine's, less the JVM heaps
+    (:func:`machine_index_memory`) -- the index is a mapped file in the page
+    cache plus what each Python worker adds, none of it in a heap; never less
+    than the heap-based figure. On a cluster,
+    :data:`~faq.insideout.physical.INDEX_MEMORY_FRACTION` of
+    ``spark.executor.memory`` (default 1g), this machine telling nothing of
+    the executors'.
+    """
     from faq.insideout.physical import INDEX_MEMORY_CONF, INDEX_MEMORY_FRACTION, parse_size
 
     given = _setting(spark, INDEX_MEMORY_CONF)
@@ -318,17 +327,66 @@ def index_memory(spark: "SparkSession") -> int:
     master = _setting(spark, "spark.master") or ""
     key = "spark.driver.memory" if master.startswith("local[") or master == "local" else "spark.executor.memory"
     memory = parse_size(_setting(spark, key) or "1g", default_unit="m")  # Spark reads a bare number as MiB
-    return int(INDEX_MEMORY_FRACTION * memory)
+    by_heap = int(INDEX_MEMORY_FRACTION * memory)
+    if not master.startswith("local"):
+        return by_heap
+    from faq.spark import default_parallelism
+
+    heaps = _heap_bytes(spark, master)
+    return max(by_heap, machine_index_memory(machine_memory(), heaps, default_parallelism(spark)))
+
+
+def machine_index_memory(machine: int, heaps: int, workers: int) -> int:
+    """Bytes one index may use when it lives on this machine beside JVM heaps of ``heaps`` bytes.
+
+    :data:`~faq.insideout.physical.INDEX_MACHINE_FRACTION` of the memory
+    the heaps leave, shared by the index's one mapped copy and the
+    ``workers`` Python workers that each add about as much again while
+    they run (validated levels' hash tables, a task's arrays).
+
+    >>> GiB = 1 << 30
+    >>> round(machine_index_memory(24 * GiB, 4 * GiB, 2) / GiB, 2)    # 24 GiB, a 4g driver, 2 workers
+    3.33
+    >>> machine_index_memory(8 * GiB, 10 * GiB, 4)          # heaps larger than the machine
+    0
+    """
+    from faq.insideout.physical import INDEX_MACHINE_FRACTION
+
+    return int(INDEX_MACHINE_FRACTION * max(0, machine - heaps) / (1 + max(1, workers)))
+
+
+def machine_memory() -> int:
+    """This machine's physical memory in bytes (4 GiB where the system does not say)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not a POSIX system
+        return 4 << 30
+
+
+def _heap_bytes(spark: "SparkSession", master: str) -> int:
+    """The JVM heaps a local master runs on this machine: the driver's, and a ``local-cluster``'s executors'."""
+    from faq.insideout.physical import parse_size
+
+    heaps = parse_size(_setting(spark, "spark.driver.memory") or "1g", default_unit="m")
+    cluster = re.match(r"local-cluster\[\s*(\d+)\s*,\s*\d+\s*,\s*(\d+)\s*\]", master)
+    if cluster:
+        heaps += int(cluster.group(1)) * int(cluster.group(2)) << 20
+    return heaps
 
 
 def driver_index_memory(spark: "SparkSession") -> int:
-    """Bytes the driver of ``spark`` may give to building one broadcast index (see :func:`session_environment`)."""
-    from faq.insideout.physical import DRIVER_INDEX_MEMORY_CONF, INDEX_MEMORY_FRACTION, parse_size
+    """Bytes the driver of ``spark`` may give to building one broadcast index (see :func:`session_environment`).
+
+    ``spark.faq.driverIndexMemory`` when set, else :func:`local_memory`: the
+    index is built by the driver's Python process, beside the JVM's heap, not
+    in it.
+    """
+    from faq.insideout.physical import DRIVER_INDEX_MEMORY_CONF, parse_size
 
     given = _setting(spark, DRIVER_INDEX_MEMORY_CONF)
     if given:
         return parse_size(given)
-    return int(INDEX_MEMORY_FRACTION * parse_size(_setting(spark, "spark.driver.memory") or "1g", default_unit="m"))
+    return local_memory(spark)
 
 
 def index_dir(spark: "SparkSession", connect: bool) -> Optional[str]:
@@ -378,11 +436,7 @@ def local_memory(spark: "SparkSession") -> int:
     given = _setting(spark, LOCAL_MEMORY_CONF)
     if given:
         return parse_size(given)
-    try:
-        machine = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # not a POSIX system: Spark's default executor memory
-        machine = 4 << 30
-    return int(LOCAL_MEMORY_FRACTION * machine)
+    return int(LOCAL_MEMORY_FRACTION * machine_memory())
 
 
 def _rows(key: str, text: str) -> int:

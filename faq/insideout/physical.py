@@ -99,12 +99,18 @@ STRATEGIES = ("binary", "broadcast", "shuffle", "partitioned")
 # Python worker adds on its own (hash tables of validated levels, the task's working arrays, about
 # as large again per worker), while the heap itself stays in use by Spark.
 INDEX_MEMORY_FRACTION = 0.25
+# Where the executors run on this machine (a local or local-cluster master), the index's budget comes
+# from the memory that holds it instead (faq.insideout.binding.machine_index_memory): this fraction of
+# the machine's memory the JVM heaps leave, shared by the mapped copy and one addition per worker. Half,
+# so the driver's own Python (the edges it loaded, the plan's inputs) keeps the other half.
+INDEX_MACHINE_FRACTION = 0.5
 # Session conf key (bytes, or a Spark size string: "256m", "4g") that sets the budget directly.
 INDEX_MEMORY_CONF = "spark.faq.indexMemory"
 DEFAULT_EXECUTOR_MEMORY = 1 << 30  # Spark's default spark.executor.memory, 1g
 DEFAULT_INDEX_MEMORY = int(INDEX_MEMORY_FRACTION * DEFAULT_EXECUTOR_MEMORY)
 # Session conf keys for where a broadcast index is built (faq.joins.executor_index): the driver's
-# budget for building one (bytes or a Spark size; default INDEX_MEMORY_FRACTION of spark.driver.memory),
+# budget for building one (bytes or a Spark size; default the driver's local memory: it is built in the
+# driver's Python, beside the JVM heap),
 # a directory the executors can read for the index's inputs, and "auto" / "driver" / "executors".
 DRIVER_INDEX_MEMORY_CONF = "spark.faq.driverIndexMemory"
 INDEX_DIR_CONF = "spark.faq.indexDir"
@@ -139,14 +145,15 @@ class Environment:
         Tasks that keep every core busy.
     index_memory : int
         Bytes one index may use on an executor (:data:`INDEX_MEMORY_CONF`,
-        else :data:`INDEX_MEMORY_FRACTION` of the executor's memory; see
-        :func:`faq.insideout.binding.session_environment`).  An automatic
+        else from the machine's memory where the executors run on this
+        machine, :data:`INDEX_MEMORY_FRACTION` of the executor's memory on
+        a cluster; see :func:`faq.insideout.binding.index_memory`).  An automatic
         broadcast needs its estimated index within it; a partitioned join's
         grid is sized so that a cell's index fits it.
     driver_index_memory : int
         Bytes the driver may give to building one broadcast index
-        (:data:`DRIVER_INDEX_MEMORY_CONF`, else :data:`INDEX_MEMORY_FRACTION`
-        of ``spark.driver.memory``).  A broadcast index above it is built on
+        (:data:`DRIVER_INDEX_MEMORY_CONF`, else the driver's local memory,
+        :func:`faq.insideout.binding.driver_index_memory`).  A broadcast index above it is built on
         the executors, where ``index_dir`` allows.
     index_dir : str or None
         A directory the executors can read, where Spark writes the inputs of
