@@ -3,6 +3,7 @@
 ::
 
     faq track 'PATTERN' INITIAL_EDGES UPDATES_DIR [--state DIR] [--count-only] [--show N] [--json]
+              [--follow [--poll SECONDS] [--idle-exit SECONDS]]
 
 ``UPDATES_DIR`` holds batch files of ``+ src dst`` / ``- src dst`` lines
 (blank lines and ``#`` comments skipped), applied in file-name order; within
@@ -20,6 +21,11 @@ recounting, skips the batch files already applied (they are recorded by
 name and must be the directory's first files in name order: a batch never
 counts twice) and goes on with the rest.
 
+With ``--follow`` it then keeps watching UPDATES_DIR and applies each batch
+file that lands there, in name order, once (:mod:`faq.cli.follow`: write a
+file under a ``.`` name and rename it into place); Ctrl-C stops after the
+batch in hand, and a rerun with the same ``--state`` goes on where it stopped.
+
 Examples
 --------
 >>> from faq.cli import build_parser
@@ -31,9 +37,11 @@ Examples
 from __future__ import annotations
 
 import argparse
+import os
 import time
 from typing import TYPE_CHECKING
 
+from faq.cli.follow import add_follow_options, check_follow_options
 from faq.cli.inputs import add_pattern_command, require_file
 from faq.cli.output import PREVIEW_ROWS, plural, print_json, resumed_line
 
@@ -42,6 +50,7 @@ if TYPE_CHECKING:
 
     from faq.incremental.change import Change
     from faq.incremental.track import MotifTracker
+    from faq.io.updates import UpdateBatch
     from faq.progress import Reporter
 
 __all__ = ["add_commands", "check_track", "run_track"]
@@ -54,6 +63,7 @@ Each batch is evaluated by exactly-once delta rules seeded by the changed edges.
 _EPILOG = """examples:
   faq track '(a)->(b); (a)->(c); (b)->(c)' graph.txt updates/ --count-only
   faq track '(a)->(b); (b)->(c); !(a)->(c)' graph.txt updates/ --json
+  faq track '(a)->(b); (a)->(c); (b)->(c)' graph.txt updates/ --state st/ --follow   # apply files as they land
 batch files (applied in name order): lines '+ src dst' insert, '- src dst' delete an edge."""
 
 
@@ -69,6 +79,7 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
     sub.add_argument("--count-only", action="store_true", help="print only the counts, not the bindings")
     sub.add_argument("--show", type=int, default=PREVIEW_ROWS, metavar="N",
                      help="bindings shown per batch (appeared and disappeared; default %(default)s)")
+    add_follow_options(sub)
     sub.set_defaults(run=run_track, check_early=check_track)
 
 
@@ -81,10 +92,12 @@ def check_track(args: argparse.Namespace) -> None:
     update_files(args.updates)  # a missing or non-directory UPDATES_DIR is a one-line error
     if args.show < 0:
         raise InvalidArgumentError("--show", args.show, "must be 0 or more")
+    check_follow_options(args)
 
 
 def run_track(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
     """``faq track``: the initial count (or the reopened state), then one report per batch."""
+    from faq.cli.follow import follow
     from faq.io.updates import pending, read_batch, update_files
 
     check_track(args)  # also when called without faq.cli.main
@@ -109,14 +122,21 @@ def run_track(args: argparse.Namespace, spark: "SparkSession", reporter: "Report
             print(f"{args.path}: {plural(tracker.count, 'binding')} of {args.pattern} ({first['seconds']:.1f} s)",
                   flush=True)
         for k, (version, file) in enumerate(todo, start=1):
-            batch = parsed[file]
-            reporter.note(f"batch {k}/{len(todo)} {batch.name}: {len(batch.inserts)} insert(s), "
-                          f"{len(batch.deletes)} delete(s)")
-            rows = [(s, d, 1, line) for (s, d, _), line in zip(batch.inserts, batch.insert_lines)]
-            rows += [(s, d, -1, line) for (s, d), line in zip(batch.deletes, batch.delete_lines)]
-            # (src, dst, diff, seq): the batch never goes through Spark
-            change = tracker.apply(rows, version=version, label=batch.name)
-            _report_batch(args, batch.name, change)
+            reporter.note(f"batch {k}/{len(todo)} {os.path.basename(file)}")
+            _apply_file(args, tracker, parsed[file], version)
+        if args.follow:
+            follow(args.updates, lambda: tracker.labels,
+                   lambda version, file: _apply_file(args, tracker, read_batch(file), version),
+                   poll=args.poll, idle_exit=args.idle_exit, state=args.state or "the tracker", note=reporter.note)
+
+
+def _apply_file(args: argparse.Namespace, tracker: "MotifTracker", batch: "UpdateBatch", version: int) -> None:
+    """One batch file as version ``version``, reported."""
+    rows = [(s, d, 1, line) for (s, d, _), line in zip(batch.inserts, batch.insert_lines)]
+    rows += [(s, d, -1, line) for (s, d), line in zip(batch.deletes, batch.delete_lines)]
+    # (src, dst, diff, seq): the batch never goes through Spark
+    change = tracker.apply(rows, version=version, label=batch.name)
+    _report_batch(args, batch.name, change)
 
 
 def _tracker(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> tuple["MotifTracker", bool]:

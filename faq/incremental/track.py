@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING, Any, Callable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 import numpy as np
 
@@ -68,6 +68,7 @@ from faq.semirings import INTEGER
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+    from pyspark.sql.streaming import StreamingQuery
 
 SRC, DST, DIFF, SEQ = "src", "dst", "diff", "seq"
 EDGE, SYM = "edge", "sym"
@@ -78,6 +79,27 @@ MotifChange = Change  # what MotifTracker.apply returns (the one change type)
 
 def _python(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
+
+
+def _edge_changes(changes: Any) -> Any:
+    """A batch given as deltas by relation (``{"edge": rows}``, as a stream gives them): its edge rows,
+    with ``diff`` +1 where the rows lack it; anything else as it is."""
+    if not isinstance(changes, Mapping):
+        return changes
+    from faq.errors import InvalidDeltaError
+
+    unknown = [name for name in changes if name != EDGE]
+    if unknown:
+        raise InvalidDeltaError(unknown[0], f"a tracked motif changes only {EDGE!r}, not {unknown[0]!r}",
+                                known=[EDGE])
+    rows = changes.get(EDGE)
+    if rows is None:
+        return []
+    if hasattr(rows, "column_names") and DIFF not in rows.column_names:  # an Arrow table of inserts
+        import pyarrow as pa
+
+        rows = rows.append_column(DIFF, pa.array(np.ones(rows.num_rows, dtype=np.int64)))
+    return rows
 
 
 def track(edges: Union[Factor, "DataFrame", str, os.PathLike], pattern: Union[str, Pattern], *,
@@ -144,6 +166,42 @@ class MotifTracker(Owner):
     def version(self) -> int:
         return self.state.version
 
+    @property
+    def path(self) -> Optional[str]:
+        """The directory of the durable state (None without ``path=``)."""
+        return self.state.store.path if self.state.store is not None else None
+
+    @property
+    def labels(self) -> list[str]:
+        """One label per version applied (``labels[v - 1]`` for version ``v``): batch file names, stream batches."""
+        return list(self.state.labels)
+
+    @property
+    def delta_names(self) -> list[str]:
+        """What a batch changes: the one relation ``edge``."""
+        return [EDGE]
+
+    def delta_columns(self, name: str) -> tuple[list[str], list[str]]:
+        """(the columns a batch of edge changes is read from, those it must have).
+
+        ``diff`` is +1 (insert) or -1 (delete), +1 when a stream's rows lack it;
+        ``seq`` orders operations on one edge.
+        """
+        return [SRC, DST, DIFF, SEQ], [SRC, DST]
+
+    def stream(self, changes: "DataFrame", *, checkpoint: str, **options: Any) -> "StreamingQuery":
+        """Apply each micro-batch of a streaming DataFrame of edge changes, once.
+
+        The rows have ``src``, ``dst`` and optionally ``diff`` (+1 insert, -1
+        delete; +1 when absent) and ``seq``; see
+        :meth:`faq.incremental.maintained.MaintainedQuery.stream` and
+        :func:`faq.incremental.streaming.stream` for the options
+        (``sink``, ``trigger``, ``nulls``, ``name``) and for exactly-once.
+        """
+        from faq.incremental.streaming import stream
+
+        return stream(self, changes, checkpoint=checkpoint, **options)
+
     # -- one batch ------------------------------------------------------------------
 
     def apply(self, changes: Any, *, version: Optional[int] = None, label: Optional[str] = None) -> Change:
@@ -164,7 +222,7 @@ class MotifTracker(Owner):
             if version <= self.version:
                 raise BatchAlreadyAppliedError(version=version, current=self.version)
             raise VersionGapError(version=version, current=self.version)
-        edge_batch = self._effective(changes)
+        edge_batch = self._effective(_edge_changes(changes))
         batches = {EDGE: edge_batch}
         if self.undirected:
             batches[SYM] = self._symmetric_batch(edge_batch)
