@@ -165,6 +165,62 @@ def test_a_restart_after_a_crash_applies_every_change_once(spark, tmp_path):
     assert answer_of(MaintainedQuery.open(state)) == per_node(final)
 
 
+CHILD_STREAM = """
+import sys, time
+from faq.incremental import MaintainedQuery
+from faq.spark import get_session
+state, source, checkpoint, sink = sys.argv[1:5]
+spark = get_session(master="local[1]")
+mq = MaintainedQuery.open(state, progress=lambda e: e.kind == "done" and print("version", e.version, flush=True))
+changes = (spark.readStream.schema("src bigint, dst bigint, value bigint").option("header", True)
+           .option("maxFilesPerTrigger", 1).csv(source))
+query = mq.stream(changes, checkpoint=checkpoint, sink=sink, trigger={"processingTime": "0 seconds"})
+print("started", flush=True)
+query.awaitTermination()
+"""
+
+
+def test_a_streaming_process_killed_with_sigkill_restarts_and_applies_every_change_once(spark, tmp_path):
+    """A real crash: the streaming process is killed with SIGKILL between micro-batches or inside one;
+    restarted from its checkpoint with the reopened state, every change counts once."""
+    import signal
+    import subprocess
+    import sys
+
+    start, batches, final = changes(seed=9, files=8, rows=10)
+    write_csv(tmp_path / "in", batches)
+    state, checkpoint, sink = (str(tmp_path / n) for n in ("state", "checkpoint", "sink"))
+    initial_query(start, path=state).close()
+    child = subprocess.Popen([sys.executable, "-c", CHILD_STREAM, state, str(tmp_path / "in"), checkpoint, sink],
+                             cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True)
+    try:
+        seen = 0
+        for line in child.stdout:  # killed once it has committed three versions: mid-stream
+            if line.startswith("version"):
+                seen = int(line.split()[1])
+                if seen >= 3:
+                    break
+        child.send_signal(signal.SIGKILL)
+        child.wait(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+        child.stdout.close()
+    assert seen >= 3
+    reopened = MaintainedQuery.open(state)
+    killed_at = reopened.version
+    assert 3 <= killed_at < len(batches)  # it stopped mid-stream, at a committed version
+    query = reopened.stream(csv_stream(spark, tmp_path / "in"), checkpoint=checkpoint, sink=sink,
+                            trigger={"availableNow": True})
+    query.awaitTermination()
+    assert query.exception() is None
+    assert reopened.version == len(batches)  # no micro-batch applied twice, none skipped
+    assert [label.rsplit(" ", 1)[1] for label in reopened.state.labels] == [str(k) for k in range(len(batches))]
+    assert answer_of(reopened) == per_node(final)
+    reopened.close()
+
+
 def test_a_bad_delta_stops_the_stream_with_the_catalog_error(spark, tmp_path):
     edge = factor_of([(1, 2, 1), (2, 3, 1)], ["src", "dst"], "counting")
     mq = maintain("count() := edge(a,b), edge(b,c), edge(a,c)", {"edge": edge})
