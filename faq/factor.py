@@ -187,7 +187,10 @@ class Factor:
 
         variables = tuple(variables)
         if len(variables) != len(self.variables):
-            raise ValueError(f"rename needs {len(self.variables)} names, got {len(variables)}")
+            from faq.errors import InvalidArgumentError
+
+            raise InvalidArgumentError(argument="variables", value=variables,
+                                       reason=f"rename needs {len(self.variables)} names, got {len(variables)}")
         df = self.df.select(
             *[F.col(old).alias(new) for old, new in zip(self.variables, variables)], F.col(self.value)
         )
@@ -225,10 +228,14 @@ class Factor:
     def scalar(self) -> Any:
         """The value of a factor with no variables (zero when it has no row).
 
-        Raises ``ValueError`` for factors with variables.
+        Raises :class:`~faq.errors.InvalidArgumentError` (a ``ValueError``) for
+        factors with variables, or with several rows.
         """
+        from faq.errors import InvalidArgumentError
+
         if self.variables:
-            raise ValueError(f"factor {self.name!r} has variables {self.variables}; it is not a scalar")
+            raise InvalidArgumentError(argument="factor", value=self.name,
+                                       reason=f"it has variables {self.variables}; it is not a scalar")
         from faq.driver_copy import driver_copy
 
         copy = driver_copy(self.df)
@@ -239,7 +246,8 @@ class Factor:
         if not rows:
             return self.semiring.zero
         if len(rows) > 1:
-            raise ValueError(f"factor {self.name!r} has several rows; normalize it first")
+            raise InvalidArgumentError(argument="factor", value=self.name,
+                                       reason="it has several rows; normalize it first")
         return self.semiring.python_value(rows[0][0])
 
     def columns(self) -> list[str]:

@@ -122,11 +122,16 @@ ALIASES = {
 def register(semiring: Semiring, *, replace: bool = False) -> Semiring:
     """Add ``semiring`` to the registry under its name.
 
-    Raises ``ValueError`` if the name is taken and ``replace`` is False.
+    Raises :class:`~faq.errors.InvalidArgumentError` (a ``ValueError``) if
+    the name is taken and ``replace`` is False.
     """
     key = _normalise(semiring.name)
     if key in _REGISTRY and not replace:
-        raise ValueError(f"a semiring named {semiring.name!r} is registered already")
+        from faq.errors import InvalidArgumentError
+
+        raise InvalidArgumentError(argument="semiring", value=semiring.name,
+                                   reason="a semiring of this name is registered already; pass replace=True to "
+                                          "replace it")
     _REGISTRY[key] = semiring
     return semiring
 
