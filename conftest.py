@@ -72,7 +72,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.joins.binary",
     "faq.joins.executor_index",
     "faq.joins.generic",
-    "faq.joins.hypercube",
+    "faq.joins.partitioned",
     "faq.recursive.seminaive",
     "faq.recursive.spark_maintained",
     "faq.scope",

@@ -98,6 +98,7 @@ from faq.graphs.edges import simple_directed
 from faq.io import read_edge_list
 from faq.joins import VALUE_COLUMN, Aggregation, Frame
 from faq.joins import generic as generic_module
+from faq.joins import kernel as kernel_module
 from faq.semirings import COUNTING
 from faq.spark import get_session
 
@@ -386,7 +387,7 @@ def kernel_time(src: np.ndarray, dst: np.ndarray, pattern, aggregate: bool, hash
     saved = csr.HASH_MAX_SLOTS
     csr.HASH_MAX_SLOTS = saved if hashed else 0
     try:
-        kernel, seeds, _ = generic_module.build_kernel(
+        kernel, seeds, _ = kernel_module.build_kernel(
             attributes, group_list, collected, order, order, COUNTING, keep if aggregate else None, ops
         )
         kernel.compiled = kernel.compiled and compiled  # the numpy variants run numpy
@@ -397,7 +398,7 @@ def kernel_time(src: np.ndarray, dst: np.ndarray, pattern, aggregate: bool, hash
         ids = pa.RecordBatch.from_arrays([pa.array(np.arange(seeds, dtype=np.int64))], names=["id"])
         t0 = time.perf_counter()
         count = 0
-        for batch in generic_module.run_kernel(iter([ids]), kernel):
+        for batch in kernel_module.run_kernel(iter([ids]), kernel):
             count += int(batch.column(0).to_numpy().sum()) if aggregate else batch.num_rows
         return count, time.perf_counter() - t0
     finally:
@@ -483,7 +484,7 @@ def write_results(args, spark, run: Run, rows: list, fits: dict, notes: list) ->
         "cores": run.record["cpus"],
         "spark": spark.version,
         "timeout_seconds": args.timeout,
-        "batch_rows": generic_module.BATCH_ROWS,
+        "batch_rows": kernel_module.BATCH_ROWS,
         "quoted_rmat17_triangles_seconds": QUOTED_RMAT17,
         "notes": notes,
     }

@@ -71,7 +71,8 @@ def main(argv=None) -> int:
     from faq.io.local_edges import read_edge_arrays, unique_pairs, without_self_loops
     from faq.joins import Aggregation
     from faq.joins.compiled import for_tasks
-    from faq.joins.generic import _expand_partition, build_kernel
+    from faq.joins.broadcast import expand_partition
+    from faq.joins.kernel import build_kernel
     from faq.joins.mapped import ship
     from faq.semirings import COUNTING
     from faq.semirings.numpy_backend import numpy_ops
@@ -101,7 +102,7 @@ def main(argv=None) -> int:
         for k, n in ((tiny, tiny_seeds), (kernel, seeds)):
             index = ship(spark, k) if way == "mapped" else spark.sparkContext.broadcast(k)
             df = spark.range(0, 8, 1, 8).mapInArrow(
-                functools.partial(_expand_partition, index=index, seeds=n, tasks=8), schema)
+                functools.partial(expand_partition, index=index, seeds=n, tasks=8), schema)
             if k is tiny:
                 df.groupBy().sum("__value").first()
         if way == "mapped":

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from faq.errors import InvalidArgumentError
 from faq.insideout.physical import Environment, choose_strategy, index_builder
-from faq.joins.generic import kernel_values
+from faq.joins.task_aggregation import kernel_values
 from faq.joins.mapped import build_once
 from faq.semirings import get_semiring
 from faq.semirings.numpy_backend import numpy_ops

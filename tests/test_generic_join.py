@@ -17,7 +17,7 @@ from faq.factor import factor_of
 from faq.insideout import evaluate
 from faq.io import read_edge_list
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, binary_join
-from faq.joins import generic as generic_module
+from faq.joins import kernel as generic_module  # BATCH_ROWS: the kernel's piece size
 from faq.joins import partial as partial_module
 from faq.errors import PlanError
 from faq.insideout import Environment, plan_for

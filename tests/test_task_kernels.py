@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from faq.joins import Aggregation
 from faq.joins import compiled
 from faq.joins.compiled import AVAILABLE, aggregate_seeds, compilable
-from faq.joins.generic import build_kernel, run_kernel
+from faq.joins.kernel import build_kernel, run_kernel
 from faq.semirings import get_semiring
 from faq.semirings.numpy_backend import numpy_ops
 from tests.brute_force import PY_SEMIRINGS, same_value

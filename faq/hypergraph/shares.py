@@ -1,6 +1,6 @@
 """HyperCube / Shares: how a bag's variables are split over a grid of tasks (pure Python).
 
-The partitioned generic join (:mod:`faq.joins.hypercube`) hashes each variable
+The partitioned generic join (:mod:`faq.joins.partitioned`) hashes each variable
 ``v`` of a bag onto one dimension of a grid of ``Π share_v`` cells and sends
 each row of a relation ``R`` to every cell consistent with its keys: to one
 coordinate on the dimensions of ``R``'s variables, to all of them on the

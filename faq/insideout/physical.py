@@ -23,11 +23,12 @@ strategies:
     keys; chosen automatically when the estimated index fits the memory an
     executor's index may use, :attr:`Environment.index_memory`.  No row
     limit: the index's bytes against the executor's memory decide, at the
-    bytes per row of the kernel the tasks run (:func:`task_aggregation`:
+    bytes per row of the kernel the tasks run
+    (:func:`faq.joins.task_aggregation.task_aggregation`:
     :data:`BYTES_PER_INDEX_ROW` for the numpy kernel and its hash tables,
-    :data:`COMPILED_BYTES_PER_INDEX_ROW` for the compiled loop).
+    :data:`~faq.hypergraph.shares.COMPILED_BYTES_PER_INDEX_ROW` for the compiled loop).
 ``partitioned``
-    HyperCube / Shares (:mod:`faq.joins.hypercube`): the bag's variables
+    HyperCube / Shares (:mod:`faq.joins.partitioned`): the bag's variables
     hashed onto a grid of cells, each cell joining its share of the rows
     with the broadcast strategy's kernel.  Chosen for integer keys when the
     broadcast index does not fit; the grid is the one of fewest cells (at
@@ -44,7 +45,7 @@ strategies:
 Uses of one factor in the same column order share one index
 (:func:`shared_indexes`), and a broadcast join that is ⊕-aggregated right
 after it multiplies and ⊕-combines inside its tasks when numpy computes the
-semirings exactly (:func:`task_aggregation`).
+semirings exactly (:func:`faq.joins.task_aggregation.task_aggregation`).
 
 Every step, whatever its strategy, also has a placement
 (:func:`choose_placement`): in-process on the driver (no Spark job; the
@@ -83,7 +84,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
-from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, COMPILED_BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for
+from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for
 
 # Requested bag-join methods: the planner's "auto" picks binary joins for acyclic bags and
 # "generic" for cyclic ones; "generic_shuffle" / "generic_broadcast" / "generic_partitioned"
@@ -222,7 +223,7 @@ class Strategy:
         (estimated for intermediate relations; None when sizes are unknown).
     index_bytes : float or None
         The broadcast index's estimated bytes (the kernel's bytes per row:
-        :attr:`TaskAggregation.bytes_per_row`).
+        :attr:`faq.joins.task_aggregation.TaskAggregation.bytes_per_row`).
     shares : tuple of (str, int)
         Partitioned joins: the grid, share per variable (1: not split).
     cells : int
@@ -348,7 +349,7 @@ def choose_strategy(
         The index's bytes per row in the kernel the tasks will run
         (:data:`BYTES_PER_INDEX_ROW` for the numpy kernel and its hash
         tables, :data:`COMPILED_BYTES_PER_INDEX_ROW` for the compiled loop;
-        :func:`task_aggregation` says which).
+        :func:`~faq.joins.task_aggregation.task_aggregation` says which).
     """
     if method == "binary":
         return Strategy("binary", "")
@@ -676,81 +677,6 @@ def parse_size(text: Any, default_unit: str = "b") -> int:
                                    reason="not a size: a number of bytes or a Spark size such as 256m or 4g")
     number, unit = found.groups()
     return int(float(number) * 1024 ** units[unit or default_unit.lower()])
-
-
-class TaskAggregation(NamedTuple):
-    """What a broadcast or partitioned join's tasks do with the product (:func:`task_aggregation`).
-
-    Attributes
-    ----------
-    in_tasks : bool
-        The tasks multiply and ⊕-combine (else they list every binding).
-    note : str
-        What they do, or why they list, in words (shown by ``explain``).
-    compiled : bool
-        The compiled loop (:mod:`faq.joins.compiled_loop`) runs them.
-    """
-
-    in_tasks: bool
-    note: str
-    compiled: bool = False
-
-    @property
-    def bytes_per_row(self) -> float:
-        """The index's estimated bytes per row in this kernel: the compiled loop builds no hash tables."""
-        return COMPILED_BYTES_PER_INDEX_ROW if self.compiled else BYTES_PER_INDEX_ROW
-
-
-def task_aggregation(
-    product: str, aggregate: Optional[str], keep: Sequence[str], variables: Sequence[str], enabled: bool = True
-) -> TaskAggregation:
-    """Whether a broadcast join ⊕-aggregates inside its tasks, in which kernel, and what it does (or why not).
-
-    Parameters
-    ----------
-    product, aggregate : str or Semiring
-        The query's semiring (⊗) and the step's aggregate (⊕); None: the
-        step does not aggregate (a final product).
-    keep : sequence of str
-        The variables that survive the aggregation.
-    variables : sequence of str
-        The bag's variables.
-    enabled : bool
-        False lists every binding (to compare both paths).
-
-    Examples
-    --------
-    >>> counted = task_aggregation("counting", "counting", (), ("a", "b", "c"))  # numba is a core dependency
-    >>> counted.note, counted.compiled, counted.bytes_per_row
-    ('⊕ of counting inside tasks onto (); compiled loop (numba)', True, 32)
-    >>> by_a = task_aggregation("counting", "counting", ("a",), ("a", "b", "c"))
-    >>> by_a.note, by_a.bytes_per_row
-    ('⊕ of counting inside tasks onto (a); numpy kernel: the tasks do not ⊕-aggregate to one value', 64)
-    >>> task_aggregation("counting", "counting", (), ("a", "b"), enabled=False)
-    TaskAggregation(in_tasks=False, note='every binding listed: task aggregation is off', compiled=False)
-    """
-    from faq.joins.compiled import compiled_form
-    from faq.semirings.numpy_backend import numpy_ops
-    from faq.semirings import get_semiring
-
-    if aggregate is None:
-        return TaskAggregation(False, "")
-    if not enabled:
-        return TaskAggregation(False, "every binding listed: task aggregation is off")
-    if not set(keep) <= set(variables) or len(set(keep)) != len(keep):
-        return TaskAggregation(
-            False, f"every binding listed: kept variables {list(keep)} are not distinct join variables")
-    times = get_semiring(product)
-    plus = times if aggregate in (times, times.name) else get_semiring(aggregate)  # the query's own ⊕ need not be registered
-    ops = numpy_ops(times, plus)
-    if ops is None:
-        return TaskAggregation(False, (
-            f"every binding listed: no numpy ⊗/⊕ for {times.name}/{plus.name} "
-            "(a user-defined operation needs numpy_add=/numpy_mul=)"
-        ))
-    compiled, why = compiled_form(ops, keep)
-    how = "compiled loop (numba)" if compiled else f"numpy kernel: {why}"
-    return TaskAggregation(True, f"⊕ of {plus.name} inside tasks onto ({', '.join(keep)}); {how}", bool(compiled))
 
 
 def shared_indexes(keys: Sequence[Optional[Any]]) -> tuple[tuple[int, ...], ...]:

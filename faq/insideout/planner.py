@@ -69,9 +69,9 @@ from faq.insideout.physical import (
     shared_indexes,
     shuffle_batches,
     step_footprint,
-    task_aggregation,
     triangle_bag,
 )
+from faq.joins.task_aggregation import task_aggregation
 from faq.language import FAQ
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The broadcast task's ⊕ of every binding to one value, compiled with numba.
 
-The numpy kernel (:func:`faq.joins.generic.run_kernel` over
+The numpy kernel (:func:`faq.joins.kernel.run_kernel` over
 :mod:`faq.joins.extenders`) extends whole arrays of prefixes one attribute at
 a time: each level allocates its candidates, gathers parent columns and
 probes a hash table, so a triangle costs a dozen array passes per edge.
@@ -22,11 +22,15 @@ repeated rows), or int64 sums of valued bindings could overflow (the numpy
 path guards that per flush).  Then the numpy kernel runs, and the join's note
 says which ran.
 
+A layer of the generic join (the map is in :mod:`faq.joins.generic`): it reads
+the :class:`~faq.joins.task_index.Kernel` value, and the kernel
+(:mod:`faq.joins.kernel`) calls it.
+
 Examples
 --------
 >>> import numpy as np
 >>> from faq.joins import Aggregation
->>> from faq.joins.generic import build_kernel
+>>> from faq.joins.kernel import build_kernel
 >>> from faq.semirings import COUNTING
 >>> from faq.semirings.numpy_backend import numpy_ops
 >>> src, dst = np.array([0, 1, 0, 2]), np.array([1, 2, 2, 3])     # one triangle 0→1→2, 0→2
@@ -55,7 +59,7 @@ AVAILABLE = importlib.util.find_spec("numba") is not None
 
 if TYPE_CHECKING:
     from faq.joins.csr import TrieLevel
-    from faq.joins.generic import _Kernel
+    from faq.joins.task_index import Kernel
     from faq.semirings.numpy_backend import NumpyForm
 
 # Flat forms of the kernels this process has run, by id (kept beside the kernel, so a kernel
@@ -93,7 +97,7 @@ def compiled_form(ops: Optional["NumpyForm"], keep: Sequence[str]) -> tuple[bool
     return True, ""
 
 
-def compilable(kernel: "_Kernel") -> tuple[bool, str]:
+def compilable(kernel: "Kernel") -> tuple[bool, str]:
     """Whether the compiled loop can run ``kernel``'s tasks, and why not (the index decides the rest)."""
     ops = kernel.ops
     ok, why = compiled_form(ops, kernel.outputs)
@@ -126,7 +130,7 @@ class _Flat:
     mark_ext: int  # the last depth's extender whose parent stays while the depth before varies, or -1
 
 
-def _flatten(kernel: "_Kernel") -> _Flat:
+def _flatten(kernel: "Kernel") -> _Flat:
     levels: dict[int, int] = {}
     trie_levels, ext_slot, ext_level, depth_start = [], [], [], [0]
     for extenders in kernel.extenders:
@@ -193,7 +197,7 @@ def local_keys(levels: Sequence["TrieLevel"], span: int) -> np.ndarray:
     return out
 
 
-def _staying(kernel: "_Kernel", ext_slot: list[int], depth_start: list[int]) -> int:
+def _staying(kernel: "Kernel", ext_slot: list[int], depth_start: list[int]) -> int:
     """The last depth's extender whose parent was fixed earliest, before the depth above it, or -1.
 
     Its segment is the same for every candidate of the depth above (a
@@ -214,7 +218,7 @@ def _staying(kernel: "_Kernel", ext_slot: list[int], depth_start: list[int]) -> 
     return staying[0] if earliest < last - 1 and len(staying) == 1 else -1
 
 
-def for_tasks(kernel: "_Kernel") -> "_Kernel":
+def for_tasks(kernel: "Kernel") -> "Kernel":
     """``kernel`` as its tasks need it: a compiled kernel carries its flat form, not the tries.
 
     The flat form concatenates the trie levels; built here on the driver, it
@@ -226,7 +230,7 @@ def for_tasks(kernel: "_Kernel") -> "_Kernel":
     return replace(kernel, extenders=[], values=[], flat=_flatten(kernel))
 
 
-def aggregate_seeds(kernel: "_Kernel", seed_ids: np.ndarray) -> Any:
+def aggregate_seeds(kernel: "Kernel", seed_ids: np.ndarray) -> Any:
     """⊕ over every binding extending the seeds ``seed_ids`` of the ⊗ of its values (numpy scalar).
 
     ``kernel`` must be :func:`compilable`.  Its flat form is the one it

@@ -1,7 +1,11 @@
 """Run the bag join a plan step's strategy names: the executor's one call into :mod:`faq.joins`.
 
-The strategy (:class:`faq.insideout.physical.Strategy`) was chosen by the
-planner; this module only dispatches on its name.
+The strategy was chosen by the planner (``Strategy`` of
+:mod:`faq.insideout.physical`); this module only dispatches on its name and
+hands its decisions to the join as values.  It reads them through
+:class:`JoinStrategy`, which says which fields a strategy must have: the
+joins never import the planner (the plan may import the joins, not the
+reverse).
 
 Examples
 --------
@@ -12,7 +16,7 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Protocol, Sequence
 
 from faq.errors import PlanError
 from faq.joins.binary import binary_join
@@ -21,8 +25,26 @@ from faq.joins.generic import generic_join
 from faq.semirings import Semiring
 
 if TYPE_CHECKING:
-    from faq.insideout.physical import Strategy
     from faq.scope import Scope
+
+
+class JoinStrategy(Protocol):
+    """What :func:`join_bag` reads of a plan step's strategy (the planner's ``Strategy`` has these fields).
+
+    ``name`` is a key of :data:`RUNNERS`; the rest are the generic join's
+    arguments of the same meaning (:func:`~faq.joins.generic.generic_join`):
+    ``aggregate_in_tasks`` decided by the planner
+    (:func:`~faq.joins.task_aggregation.task_aggregation`), ``shared`` index
+    groups, ``shares`` the partitioned grid as (variable, share) pairs,
+    ``batches`` of the shuffle strategy, ``index_dir`` of the broadcast one.
+    """
+
+    name: str
+    aggregate_in_tasks: bool
+    shared: tuple[tuple[int, ...], ...]
+    shares: tuple[tuple[str, int], ...]
+    batches: int
+    index_dir: Optional[str]
 
 
 def _binary(relations, indicators, semiring, strategy, attribute_order, aggregate, scope) -> Frame:
@@ -30,6 +52,10 @@ def _binary(relations, indicators, semiring, strategy, attribute_order, aggregat
 
 
 def _generic(relations, indicators, semiring, strategy, attribute_order, aggregate, scope) -> Frame:
+    if strategy.aggregate_in_tasks is None and aggregate is not None and strategy.name != "shuffle":
+        # The plan decides what the tasks do with the product (generic_join would re-decide it).
+        raise PlanError(reason=f"the {strategy.name} strategy has no aggregate_in_tasks: the plan must decide "
+                               "whether its tasks ⊕-aggregate (faq.joins.task_aggregation.task_aggregation)")
     return generic_join(
         relations, indicators, semiring, attribute_order, strategy=strategy.name, aggregate=aggregate,
         aggregate_in_tasks=strategy.aggregate_in_tasks, shared=strategy.shared or None, scope=scope,
@@ -46,7 +72,7 @@ RUNNERS: dict[str, Callable[..., Frame]] = {
 
 
 def join_bag(
-    strategy: "Strategy",
+    strategy: JoinStrategy,
     relations: Sequence[Frame],
     indicators: Sequence[Frame],
     semiring: Semiring,

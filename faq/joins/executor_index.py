@@ -1,6 +1,6 @@
 """The broadcast strategy's index built on the executors: the driver never holds the relations.
 
-On the driver path (:func:`faq.joins.generic._index_on_driver`) the driver
+On the driver path (:func:`faq.joins.broadcast.index_on_driver`) the driver
 collects each relation (or takes the rows it read itself), builds the index
 and ships it as one file per machine (:mod:`faq.joins.mapped`).  A driver
 sized for planning, not data, cannot hold a large index, so here:
@@ -11,11 +11,11 @@ sized for planning, not data, cannot hold a large index, so here:
    relation, the least and greatest value.  The driver receives those few
    numbers, never a row.
 2. From them the driver decides what the tasks emit exactly as a driver
-   build would (:func:`faq.joins.generic.kernel_values` needs only each
+   build would (:func:`faq.joins.task_aggregation.kernel_values` needs only each
    value array's minimum and maximum): which values are gathered, whether
    the tasks ⊕-aggregate, the output columns.
 3. The first task on each executor reads the Parquet files (pyarrow), builds
-   the same kernel :func:`~faq.joins.generic.build_kernel` builds on the
+   the same kernel :func:`~faq.joins.kernel.build_kernel` builds on the
    driver, writes it into Spark's files directory there and maps it; the
    executor's other Python workers wait on a lock and map that one file
    (:class:`~faq.joins.mapped.BuiltIndex`).  Every executor reads the same
@@ -30,6 +30,12 @@ a directory given as a URI (``hdfs://``, ``s3://``) is not removed by faq,
 nor one the driver cannot reach (a Spark Connect server's own disk).  The
 index each executor built stays in its Spark files directory until the
 session stops, as a shipped index does.
+
+A layer of the generic join (the map is in :mod:`faq.joins.generic`):
+:func:`faq.joins.broadcast.broadcast_join` calls :func:`index_on_executors`;
+this module stands on the kernel (:mod:`faq.joins.kernel`), its value
+(:mod:`faq.joins.task_index`) and the uses' Spark helpers
+(:mod:`faq.joins.uses`).
 
 Examples
 --------
@@ -60,7 +66,10 @@ from faq.errors import IndexDirectoryError, PlanError
 from faq.io.scratch import scratch_directory
 from faq.joins.compiled import for_tasks
 from faq.joins.frame import VALUE_COLUMN, Aggregation
-from faq.joins.generic import TaskIndex, _normalised, _Use, build_kernel, kernel_values, output_names
+from faq.joins.kernel import build_kernel
+from faq.joins.task_aggregation import kernel_values
+from faq.joins.task_index import TaskIndex, output_names
+from faq.joins.uses import Use, normalised
 from faq.semirings import Semiring
 from faq.semirings.numpy_backend import NUMPY_DTYPES, NumpyForm
 
@@ -81,7 +90,7 @@ class WrittenInputs:
 
 
 def index_on_executors(
-    uses: Sequence[_Use],
+    uses: Sequence[Use],
     groups: Sequence[Sequence[int]],
     order: Sequence[str],
     variables: Sequence[str],
@@ -93,14 +102,14 @@ def index_on_executors(
 ) -> TaskIndex:
     """The broadcast tasks' index, built on the executors from Parquet written under ``directory``.
 
-    Arguments as for :func:`faq.joins.generic.build_kernel`; ``scope``
+    Arguments as for :func:`faq.joins.kernel.build_kernel`; ``scope``
     removes the files when it closes (None: they stay, in the driver's
     scratch directory until the interpreter exits).
     """
     from faq.joins.mapped import BuiltIndex
     from faq.workers import ensure_workers
 
-    frames = [_normalised(uses[g[0]]) for g in groups]
+    frames = [normalised(uses[g[0]]) for g in groups]
     ensure_workers(frames[0].sparkSession)  # the workers build the index in Python: check once that they can
     valued = [uses[g[0]].valued for g in groups]
     written = write_inputs(frames, valued, semiring, directory)
@@ -219,7 +228,7 @@ def build_from_inputs(
     """The kernel a task runs, built from the written inputs (what :class:`~faq.joins.mapped.BuiltIndex` builds).
 
     ``valued`` says per group whether its values are read (the driver's
-    :func:`~faq.joins.generic.kernel_values` decided which are gathered).
+    :func:`~faq.joins.task_aggregation.kernel_values` decided which are gathered).
     """
     collected = [
         read_group(path, n, len(attributes[g[0]]), has_values, semiring)

@@ -741,7 +741,9 @@ def _generic(
 
     from faq.arrow_arrays import int64_array, to_numpy
     from faq.hypergraph.acyclic import attribute_order as connected_order
-    from faq.joins.generic import build_kernel, index_groups, run_kernel, seed_count
+    from faq.joins.kernel import build_kernel, run_kernel
+    from faq.joins.task_index import seed_count
+    from faq.joins.uses import index_groups
 
     everything = [*relations, *indicators]
     variables = _variables(relations, indicators)

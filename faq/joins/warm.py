@@ -68,9 +68,9 @@ _WIDE = (np.array([0, 1, 0, 2]), np.array([1, 2, 2, 2**33 + 5]))
 
 def _triangle_kernels() -> list[Any]:
     """The compiled kernels of a triangle count over every semiring with a compiled form, on dense
-    and on wide node ids (built as :func:`faq.joins.generic.generic_join` builds them)."""
+    and on wide node ids (built as :func:`faq.joins.kernel.build_kernel` builds them for a generic join)."""
     from faq.joins import Aggregation
-    from faq.joins.generic import build_kernel
+    from faq.joins.kernel import build_kernel
     from faq.semirings.builtins import BUILTINS, MIN_LABEL
     from faq.semirings.numpy_backend import NUMPY_DTYPES, numpy_ops
 
@@ -118,7 +118,7 @@ def warm_up() -> list[str]:
     if not AVAILABLE:
         return []
     from faq.joins.compiled_loop import aggregate
-    from faq.joins.generic import seed_count
+    from faq.joins.task_index import seed_count
     from faq.joins.mapped import read_index, write_index
 
     with tempfile.TemporaryDirectory(prefix="faq-warm-") as scratch:

@@ -1,4 +1,4 @@
-"""The partitioned generic join: HyperCube / Shares partitioning, the numpy kernel inside each cell.
+"""The partitioned strategy of the generic join: HyperCube / Shares partitioning, the numpy kernel in each cell.
 
 When a bag's relations are too large for every task to hold the whole index
 (the broadcast strategy), the variables of the bag are hashed onto the
@@ -9,8 +9,8 @@ dimension of a variable it holds (``hash_v(value) mod share_v``) and is
 replicated along the dimensions of the variables it does not hold; every
 binding of the join then lies in exactly one cell, the one of its variables'
 hashes, and each cell holds every row that binding needs.  So each cell runs
-the broadcast strategy's kernel (:func:`faq.joins.generic.build_kernel`,
-:func:`faq.joins.generic.run_kernel`) on its own rows, and the cells' results
+the broadcast strategy's kernel (:func:`faq.joins.kernel.build_kernel`,
+:func:`faq.joins.kernel.run_kernel`) on its own rows, and the cells' results
 are disjoint: counts are exact, and with in-task aggregation each cell emits
 partial aggregates that the caller's group-by ⊕-combines (the broadcast
 strategy's contract).  One shuffle, no broadcast variable, no collect: it
@@ -18,6 +18,13 @@ runs on Spark Connect.
 
 A cell holds about ``Σ_R |R| / Π_{v ∈ R} share_v`` rows; the shares (the
 plan's grid) are chosen without Spark by :mod:`faq.hypergraph.shares`.
+
+A strategy layer of the generic join (the map is in :mod:`faq.joins.generic`,
+which calls :func:`partitioned_join`): above the numpy kernel
+(:mod:`faq.joins.kernel`) and the uses' Spark helpers (:mod:`faq.joins.uses`).
+:func:`join_cell`, which each cell's ``applyInArrow`` body calls, runs in
+Spark's Python workers: it stays a module-level function, found by reference
+to this module.
 
 Examples
 --------
@@ -42,11 +49,14 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
+from faq.joins.kernel import BATCH_ROWS, build_kernel, run_kernel
+from faq.joins.task_index import output_names
+from faq.joins.uses import Use, check_integral, normalised, with_product
+
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
     from faq.joins.frame import Aggregation
-    from faq.joins.generic import _Use
     from faq.semirings import Semiring
     from faq.semirings.numpy_backend import NumpyForm
 
@@ -62,11 +72,11 @@ PARTITIONS_PER_CORE = 4
 
 def partitioned_join(
     spark: "SparkSession",
-    uses: Sequence["_Use"],
+    uses: Sequence[Use],
     order: Sequence[str],
     variables: Sequence[str],
     semiring: "Semiring",
-    grid: Mapping[str, int],
+    grid: Optional[Mapping[str, int]] = None,
     aggregate: Optional["Aggregation"] = None,
     ops: Optional["NumpyForm"] = None,
 ) -> tuple["DataFrame", tuple[str, ...], str]:
@@ -78,18 +88,23 @@ def partitioned_join(
     (``groupBy(cell).applyInArrow``).  With ``ops`` (numpy ⊗/⊕ for
     ``aggregate``) cells emit partial aggregates over ``aggregate.keep``;
     otherwise every binding with each valued use's value, multiplied here
-    as Spark Columns (as the broadcast strategy does).
+    as Spark Columns (as the broadcast strategy does).  ``grid`` is the
+    share per variable (the plan's; None: sized here for the default
+    parallelism, every relation taken as equally large).
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
     from faq.joins.frame import VALUE_COLUMN
-    from faq.joins.generic import _check_integral, output_names, with_product
     from faq.spark import default_parallelism
     from faq.workers import ensure_workers
 
-    _check_integral(uses)
+    check_integral(uses)
     ensure_workers(spark)  # the cells run faq's Python on the workers: check once that they can
+    if grid is None:
+        from faq.hypergraph.shares import shares
+
+        grid = shares(order, [u.attributes for u in uses], [1] * len(uses), default_parallelism(spark))
     share = {v: max(1, int(grid.get(v, 1))) for v in order}
     dims = [v for v in order if share[v] > 1]
     stride, cells = {}, 1
@@ -121,7 +136,7 @@ def partitioned_join(
 
 
 def _cell_aggregation(
-    uses: Sequence["_Use"], valued: Sequence[int], aggregate: Optional["Aggregation"], ops: Optional["NumpyForm"]
+    uses: Sequence[Use], valued: Sequence[int], aggregate: Optional["Aggregation"], ops: Optional["NumpyForm"]
 ) -> tuple[Optional["NumpyForm"], str]:
     """``ops`` if every cell may ⊕-aggregate (None: list), and the note saying which.
 
@@ -143,18 +158,17 @@ def _cell_aggregation(
 
 
 def _cell_rows(
-    uses: Sequence["_Use"], order: Sequence[str], semiring: "Semiring", share: Mapping[str, int],
+    uses: Sequence[Use], order: Sequence[str], semiring: "Semiring", share: Mapping[str, int],
     dims: Sequence[str], stride: Mapping[str, int], width: int, value_type: Any,
 ) -> "DataFrame":
     """Every use's rows with their cell (replicated along the dimensions the use does not hold), tagged."""
     from pyspark.sql import functions as F
 
     from faq.joins.frame import VALUE_COLUMN
-    from faq.joins.generic import _normalised
 
     parts = []
     for i, use in enumerate(uses):
-        df = _normalised(use)
+        df = normalised(use)
         keys = [F.col(f"__k{j}").cast("bigint") for j in range(len(use.attributes))]
         coordinate = F.lit(0).cast("bigint")
         missing = []
@@ -181,13 +195,10 @@ def _cell_rows(
     rows = parts[0]
     for part in parts[1:]:
         rows = rows.unionByName(part)
-    rows = parts[0]
-    for part in parts[1:]:
-        rows = rows.unionByName(part)
     return rows
 
 
-def _largest_magnitudes(uses: Sequence["_Use"], valued: Sequence[int]) -> list[int]:
+def _largest_magnitudes(uses: Sequence[Use], valued: Sequence[int]) -> list[int]:
     """max |value| of each valued use (one Spark job; one scalar per use comes back, not data)."""
     from pyspark.sql import functions as F
 
@@ -239,8 +250,6 @@ def _cell_function(spec: _CellSpec) -> Any:
 def join_cell(batches: Sequence[Any], spec: _CellSpec) -> Iterator[Any]:
     """The local join of one cell (no Spark): its rows as Arrow batches in, Arrow batches out."""
     import pyarrow as pa
-
-    from faq.joins.generic import BATCH_ROWS, build_kernel, run_kernel
 
     batches = [b for b in batches if b.num_rows]
     if not batches:

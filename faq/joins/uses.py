@@ -1,0 +1,114 @@
+"""A relation as the generic join's strategies read it: its :class:`Use`, and the Spark Columns around it.
+
+:func:`faq.joins.generic.generic_join` turns each relation and indicator of
+the bag into a :class:`Use` (its attributes sorted in the attribute order)
+and hands the uses to the strategy the plan chose
+(:mod:`faq.joins.broadcast`, :mod:`faq.joins.partitioned`,
+:mod:`faq.joins.shuffle`).  What more than one strategy does with a use lives
+here: its rows with keys renamed by position (:func:`normalised`), the
+integer-key check of the numpy strategies (:func:`check_integral`), and the ⊗
+of the values a task gathered, as Spark Columns (:func:`with_product`).
+
+A layer of the generic join (the map is in :mod:`faq.joins.generic`), beneath
+the strategies and beside the numpy kernel (:mod:`faq.joins.kernel`), which
+never sees a DataFrame.  Spark is imported inside the functions: the tasks
+import this module too, and need none of it.
+
+Examples
+--------
+>>> index_groups([[0, 1], [2, 3]], kept=[0, 1, 3])
+[[0, 1], [2]]
+>>> index_groups(None, kept=[0, 2])
+[[0], [1]]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional, Sequence
+
+from faq.errors import PlanError
+from faq.joins.frame import VALUE_COLUMN, Frame
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from faq.semirings import Semiring
+
+__all__ = ["Use", "index_groups", "normalised", "non_null", "check_integral", "with_product"]
+
+
+@dataclass(frozen=True)
+class Use:
+    """One relation of the join: its attributes in attribute order; ``valued`` False for indicators."""
+
+    frame: Frame
+    attributes: tuple[str, ...]
+    valued: bool
+
+
+def index_groups(shared: Optional[Sequence[Sequence[int]]], kept: Sequence[int]) -> list[list[int]]:
+    """``shared`` (positions among all relations and indicators) as groups of use indexes.
+
+    ``kept`` are the positions that became uses (those with variables);
+    None for ``shared`` gives every use an index of its own.
+    """
+    use_of = {k: i for i, k in enumerate(kept)}
+    if shared is None:
+        return [[i] for i in range(len(kept))]
+    groups = [[use_of[k] for k in g if k in use_of] for g in shared]
+    groups = [g for g in groups if g]
+    if sorted(i for g in groups for i in g) != list(range(len(kept))):
+        raise PlanError(reason=f"shared index groups {list(map(list, shared))} do not cover the join's "
+                               f"{len(kept)} relations exactly once")
+    return groups
+
+
+def non_null(df: "DataFrame", columns: Sequence[str]) -> "DataFrame":
+    """``df`` without the rows that have a null in one of ``columns``."""
+    from pyspark.sql import functions as F
+
+    condition = None
+    for c in columns:
+        test = F.col(c).isNotNull()
+        condition = test if condition is None else condition & test
+    return df if condition is None else df.where(condition)
+
+
+def normalised(use: Use) -> "DataFrame":
+    """The use's rows with keys renamed by position in attribute order (``__k0``...)."""
+    from pyspark.sql import functions as F
+
+    columns = [F.col(a).alias(f"__k{i}") for i, a in enumerate(use.attributes)]
+    if use.valued:
+        columns.append(F.col(VALUE_COLUMN))
+    names = [f"__k{i}" for i in range(len(use.attributes))] + ([VALUE_COLUMN] if use.valued else [])
+    return non_null(use.frame.df.select(*columns), names)
+
+
+def check_integral(uses: Sequence[Use]) -> None:
+    """The broadcast index encodes keys as int64: refuse other key types with a clear error."""
+    from pyspark.sql.types import IntegralType
+
+    for use in uses:
+        schema = use.frame.df.schema
+        for a in use.attributes:
+            if not isinstance(schema[a].dataType, IntegralType):
+                raise PlanError(
+                    reason=f"the broadcast strategy needs integer keys, but {a!r} has type "
+                    f"{schema[a].dataType.simpleString()}; plan with the factors' key types "
+                    "(evaluate does) or use the shuffle strategy"
+                )
+
+
+def with_product(df: "DataFrame", out: Sequence[str], gathered: Sequence[int], semiring: "Semiring") -> "DataFrame":
+    """Listed bindings: ``out`` and the ⊗ of the gathered values ``__g<i>`` as :data:`VALUE_COLUMN` (Columns)."""
+    from pyspark.sql import functions as F
+
+    from faq.semirings.spark_backend import columns as spark_columns
+
+    ops = spark_columns(semiring)
+    product = ops.one()
+    for k, i in enumerate(gathered):
+        product = F.col(f"__g{i}") if k == 0 else ops.mul(product, F.col(f"__g{i}"))
+    return df.select(*out, product.alias(VALUE_COLUMN))

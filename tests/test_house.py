@@ -1,0 +1,163 @@
+"""The house rules of the package's structure, read from the source with :mod:`ast` (no Spark, nothing imported).
+
+* The joins are a layer beneath the InsideOut planner and executor: nothing in
+  ``faq/joins`` imports ``faq.insideout`` (the planner hands its decisions
+  down as values; it may import the joins, never the reverse).
+* A private name (``_x``) stays in its module: none is imported from another
+  module, except from a package's own internal module (``faq/io/_common.py``
+  for ``faq/io``).  Kept for ``faq/joins``; for the whole of ``faq`` the count
+  may only go down.
+* No module in ``faq/joins`` is longer than :data:`MAX_JOIN_MODULE_LINES`.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+from typing import Iterator, NamedTuple
+
+ROOT = Path(__file__).resolve().parents[1]
+FAQ = ROOT / "faq"
+JOINS = FAQ / "joins"
+
+#: Cross-module imports of private names in the whole of ``faq`` when the joins stopped lending
+#: theirs (they had 6, now none; faq.recursive held 18, faq.hypergraph 5, faq.cli 2).  It must only
+#: go down: when you remove one, lower this number with it; never raise it.
+PRIVATE_IMPORTS_CEILING = 25
+
+#: Longest module allowed in ``faq/joins``.
+MAX_JOIN_MODULE_LINES = 700
+#: Modules of ``faq/joins`` longer than that today, with their length: each may only shrink
+#: (faq/joins/local.py, the in-process join, is another change's to split).
+LONG_JOIN_MODULES = {"local.py": 838}
+
+
+class Imported(NamedTuple):
+    """One name (or module) an import statement takes, and where."""
+
+    path: str  # relative to the repository
+    line: int
+    module: str  # the absolute module imported from (or imported)
+    name: str  # the name taken from it ("" for ``import module``)
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line}: {self.name + ' from ' if self.name else 'import '}{self.module}"
+
+
+def module_name(path: Path, root: Path = ROOT) -> str:
+    """``faq/joins/kernel.py`` -> ``faq.joins.kernel``; a package's ``__init__.py`` -> the package."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path, root: Path = ROOT) -> Iterator[Imported]:
+    """Every import in ``path``, at any depth (inside functions, under ``TYPE_CHECKING``), resolved to
+    absolute modules; ``importlib.import_module`` and ``__import__`` of a literal name count too."""
+    here = module_name(path, root)
+    package = here.split(".") if path.name == "__init__.py" else here.split(".")[:-1]
+    where = str(path.relative_to(root))
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), where)):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield Imported(where, node.lineno, alias.name, "")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[: len(package) - (node.level - 1)]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            else:
+                module = node.module or ""
+            for alias in node.names:
+                yield Imported(where, node.lineno, module, alias.name)
+        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            called = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if called in ("import_module", "__import__") and isinstance(node.args[0].value, str):
+                yield Imported(where, node.lineno, node.args[0].value, "")
+
+
+def is_private(name: str) -> bool:
+    """``_x`` is private; ``__x__`` (a dunder) and ``__all__`` are not."""
+    return name.startswith("_") and not (name.startswith("__") and name.endswith("__"))
+
+
+def private_imports(path: Path, root: Path = ROOT) -> list[Imported]:
+    """Private names ``path`` imports from another module, leaving out its package's own internal
+    modules (a module named ``_x`` in the same package, such as ``faq.io._common`` for ``faq.io``)."""
+    here = module_name(path, root)
+    package = here if path.name == "__init__.py" else here.rpartition(".")[0]
+    found = []
+    for imported in imports(path, root):
+        if not imported.name or not is_private(imported.name) or imported.module == here:
+            continue
+        home, _, last = imported.module.rpartition(".")
+        if last.startswith("_") and home == package:  # the package's own internal module
+            continue
+        found.append(imported)
+    return found
+
+
+def modules(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def listing(found: list) -> str:
+    return "\n".join(f"  {f}" for f in found)
+
+
+def test_the_joins_do_not_import_insideout():
+    found = [i for p in modules(JOINS) for i in imports(p)
+             if i.module == "faq.insideout" or i.module.startswith("faq.insideout.")
+             or (i.module == "faq" and i.name == "insideout")]
+    assert not found, "faq/joins must not import faq.insideout (pass the plan's decisions as values):\n" + listing(found)
+
+
+def test_the_joins_lend_no_private_name():
+    found = [i for p in modules(JOINS) for i in private_imports(p)]
+    assert not found, ("private names imported across modules of faq/joins (make them public, documented, "
+                       "or keep them in their module):\n" + listing(found))
+
+
+def test_private_names_imported_across_faq_only_go_down():
+    found = [i for p in modules(FAQ) for i in private_imports(p)]
+    count = len(found)
+    by_package = Counter(str(Path(i.path).parent).replace("/", ".") for i in found)
+    assert count <= PRIVATE_IMPORTS_CEILING, (
+        f"{count} private names imported across modules of faq, more than the ceiling {PRIVATE_IMPORTS_CEILING} "
+        f"(it may only go down; by package: {', '.join(f'{k} {n}' for k, n in by_package.most_common())}):\n"
+        + listing(found))
+
+
+def test_no_long_module_in_the_joins():
+    too_long = []
+    for path in modules(JOINS):
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > LONG_JOIN_MODULES.get(path.name, MAX_JOIN_MODULE_LINES):
+            too_long.append(f"{path.relative_to(ROOT)}: {lines} lines")
+    assert not too_long, (f"modules of faq/joins over {MAX_JOIN_MODULE_LINES} lines (or longer than they were):\n"
+                          + listing(too_long))
+
+
+def test_the_checks_see_what_they_look_for(tmp_path):
+    """The scanner finds imports inside functions and under TYPE_CHECKING, relative ones, and
+    ``import_module``; it lets a package's internal module and dunders through."""
+    package = tmp_path / "faq" / "joins"
+    package.mkdir(parents=True)
+    source = package / "probe.py"
+    source.write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from faq.io._common import _helper\n"       # another package's internal module: private
+        "from ._inner import _fine\n"                # this package's internal module: allowed
+        "from .kernel import __all__, _Kernel\n"     # a dunder passes; _Kernel does not
+        "if TYPE_CHECKING:\n"
+        "    from faq.insideout.physical import Strategy\n"
+        "def f():\n"
+        "    from .. import insideout\n"
+        "    import importlib\n"
+        "    return importlib.import_module('faq.insideout.planner')\n",
+        encoding="utf-8",
+    )
+    assert [(i.module, i.name) for i in private_imports(source, tmp_path)] == [
+        ("faq.io._common", "_helper"), ("faq.joins.kernel", "_Kernel")]
+    upward = [i for i in imports(source, tmp_path) if i.module.startswith("faq.insideout") or i.name == "insideout"]
+    assert [(i.line, i.module, i.name) for i in upward] == [
+        (6, "faq.insideout.physical", "Strategy"), (8, "faq", "insideout"), (10, "faq.insideout.planner", "")]
