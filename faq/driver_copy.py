@@ -2,7 +2,7 @@
 
 The fast load path (:func:`faq.graphs.edges.prepared_graph`) reads and
 cleans an edge list in numpy on the driver, then hands it to Spark.  The
-broadcast join (:mod:`faq.joins.generic`) builds its index on the driver
+broadcast join (:mod:`faq.joins.broadcast`) builds its index on the driver
 from the same rows.  Without a record that the driver already has them,
 the rows would go numpy → Spark → ``toArrow`` → numpy, and every row count
 would be a Spark job.  This module is that record: :func:`keep_driver_copy`

@@ -19,7 +19,7 @@ runs one tiny job: one task of a plain (pickled, not Arrow) Python UDF,
 which needs nothing but the standard library and :mod:`pyspark` in the
 worker.  It reports the worker's interpreter and Python version, and for
 faq, numpy, pyarrow, pandas and numba the version or the import error, and
-whether the module the tasks unpickle (``faq.joins.generic``, which also
+whether the module the tasks unpickle (``faq.joins.generic``, which imports the strategies and the kernel, and
 needs networkx and scipy) imports.  It imports what the tasks will import
 anyway, in the worker that runs them next; pandas, which they do not
 import, is only looked up.  :func:`problems` compares that with the

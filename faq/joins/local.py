@@ -12,7 +12,7 @@ semi-joined with the indicators, ⊕-aggregated onto the kept variables -- over
     indicator applied as soon as its variables are joined; any key type.
 ``broadcast`` / ``partitioned`` / ``shuffle`` (the generic join)
     with integer keys, the broadcast strategy's own kernel
-    (:func:`faq.joins.generic.build_kernel`): the CSR tries built once, the
+    (:func:`faq.joins.kernel.build_kernel`): the CSR tries built once, the
     seeds dealt round-robin to ``threads`` threads, each running the
     compiled loop (numba, ``nogil``) when the step ⊕-aggregates to one
     value, else the numpy extenders; with other keys, the merges above.
