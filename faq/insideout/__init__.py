@@ -11,8 +11,7 @@ Examples
 Fraction(3, 2)
 """
 
-from typing import Any
-
+from faq._lazy import lazy_exports
 from faq.insideout.physical import Environment, Strategy
 from faq.insideout.planner import Indicator, Plan, Relation, Step, plan
 
@@ -24,10 +23,4 @@ _LAZY = {
 
 __all__ = ["plan", "Plan", "Step", "Relation", "Indicator", "Environment", "Strategy", *_LAZY]
 
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(f"faq.insideout.{_LAZY[name]}"), name)
-    raise AttributeError(f"module 'faq.insideout' has no attribute {name!r}")
+__getattr__, __dir__ = lazy_exports(__name__, globals(), {name: f"{__name__}.{module}" for name, module in _LAZY.items()})
