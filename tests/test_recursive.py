@@ -24,7 +24,6 @@ from faq.errors import (
     FixpointNotConvergedError,
     MalformedInputError,
     NegativeCycleError,
-    NonMonotoneUpdateError,
     NotIdempotentError,
 )
 from faq.factor import factor_of
@@ -373,37 +372,26 @@ def test_maintained_shortest_paths_equal_recomputation(spark):
         assert len(changes) == 0 and changes.info["recomputed"] and m.version == len(batches)
 
 
-def test_maintained_refuses_deletions_and_worsening(spark, tmp_path):
+def test_maintained_deletions_and_worsening_are_incremental(spark, tmp_path):
+    """A worse weight and a deletion are trimmed and re-derived on the driver (no recomputation)."""
     rows = [(0, 1, 2.0), (1, 2, 2.0), (0, 2, 9.0), (2, 3, 1.0)]
     with MaintainedFixpoint.paths(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), 0) as m:
-        state = values_of(m)
-        with pytest.raises(NonMonotoneUpdateError) as info:
-            m.insert([(1, 2, 5.0)])  # longer than 2.0
-        assert info.value.parameters["kind"] == "worsening"
-        assert info.value.parameters["example"] == (1, 2, 2.0, 5.0)
-        with pytest.raises(NonMonotoneUpdateError) as info:
-            m.delete([(0, 1)])
-        assert info.value.parameters["kind"] == "deletion" and info.value.parameters["count"] == 1
+        with m.insert([(1, 2, 5.0)]) as changes:  # longer than 2.0: 2 and 3 hang from it
+            assert not changes.info["recomputed"] and changes.info["trimmed"] == 2
+            assert changes_of(changes) == {(2, 4.0, 7.0), (3, 5.0, 8.0)}
+        with m.delete([(1, 2)]) as changes:
+            assert changes.info["deleted"] == 1 and changes_of(changes) == {(2, 7.0, 9.0), (3, 8.0, 10.0)}
+        m.insert([(1, 2, 2.0)])
         batch_file = tmp_path / "001.txt"
         batch_file.write_text("# one insert, one delete\n+ 3 4 1\n\n- 0 1\n")
-        with pytest.raises(NonMonotoneUpdateError) as info:
-            m.apply(read_batch(batch_file))
-        assert info.value.parameters["where"] == f"{batch_file}, line 4"
-        worse_file = tmp_path / "002.txt"
-        worse_file.write_text("+ 3 4 1\n+ 0 2 10\n")
-        with pytest.raises(NonMonotoneUpdateError) as info:
-            m.apply(read_batch(worse_file))
-        assert info.value.parameters["where"] == f"{worse_file}, line 2"
-        assert info.value.parameters["example"] == (0, 2, 9.0, 10.0)
-        assert values_of(m) == state and m.version == 0  # nothing was applied
-        # Asked for explicitly: recompute from scratch (deletions first, then insertions).
-        with m.apply(read_batch(batch_file), recompute=True) as changes:
-            assert changes.info["recomputed"] and changes.info["deleted"] == 1
+        # deletions first, then insertions
+        with m.apply(read_batch(batch_file)) as changes:
+            assert not changes.info["recomputed"] and changes.info["deleted"] == 1
             # node 1 is no longer reached: its diff is the zero (inf); 4 is new
             assert changes_of(changes) == {(1, 2.0, math.inf), (2, 4.0, 9.0), (3, 5.0, 10.0), (4, None, 11.0)}
         expected = floats(nx.single_source_dijkstra_path_length(nx_of([(1, 2, 2.0), (0, 2, 9.0), (2, 3, 1.0), (3, 4, 1.0)]), 0))
-        assert values_of(m) == expected and m.version == 1 and m.labels == ["001.txt"]
-        with m.insert([(0, 2, 12.0)], recompute=True) as changes:  # worse weight, replaced
+        assert values_of(m) == expected and m.version == 4 and m.labels[-1] == "001.txt"
+        with m.insert([(0, 2, 12.0)], recompute=True) as changes:  # asked for: recomputed from scratch
             assert changes.info["recomputed"]
         assert values_of(m) == {0: 0.0, 2: 12.0, 3: 13.0, 4: 14.0}
         # the edges the recomputation left are the index now: an improvement is incremental again
@@ -446,9 +434,11 @@ def test_maintained_widest_paths(spark):
         with m.insert(batch) as changes:
             assert changes_of(changes) == change_set(before, after)
         assert values_of(m) == after
-        with pytest.raises(NonMonotoneUpdateError) as info:
-            m.insert([(rows[1][0], rows[1][1], 1.0)])  # narrower than 50
-        assert info.value.parameters["kind"] == "worsening"
+        narrower = (rows[1][0], rows[1][1], 1.0)  # narrower than 50: the pair's capacity is set to 1
+        with m.insert([narrower]) as changes:
+            assert not changes.info["recomputed"]
+        current = [r for r in current if r[:2] != narrower[:2]] + [narrower]
+        assert values_of(m) == widest_oracle(nx_of(current, max), source)
 
 
 def test_maintained_components(spark):
@@ -522,25 +512,20 @@ DRIVER_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check
 @DRIVER_SETTINGS
 @given(case=graph_and_batches())
 def test_random_maintained_paths_match_networkx_after_every_batch(semiring, case):
-    """Driver only (tuples in, no Spark); a batch with a worsening pair is refused whole, then applied without it."""
+    """Driver only (tuples in, no Spark); a worse weight sets its pair's value (trimmed, re-derived)."""
     n, rows, batches = case
     m = MaintainedFixpoint.paths(rows, 0, semiring)
     current = list(rows)
     assert values_of(m) == path_oracle(semiring, current, 0)
     for batch in batches:
         worse = worse_pairs(semiring, current, batch)
-        if worse:
-            before = values_of(m)
-            with pytest.raises(NonMonotoneUpdateError):
-                m.insert(batch)
-            assert values_of(m) == before
-            batch = [r for r in batch if r[:2] not in worse]
         expected_before = values_of(m)
         change = m.insert(batch)
-        current += batch
+        current = [r for r in current if r[:2] not in worse] + batch
         expected = path_oracle(semiring, current, 0)
         assert values_of(m) == expected
-        assert changes_of(change) == change_set(expected_before, expected)
+        if not worse:
+            assert changes_of(change) == change_set(expected_before, expected)
 
 
 @DRIVER_SETTINGS
@@ -665,10 +650,11 @@ def test_maintained_above_budget_keeps_the_spark_path(spark):
         assert values_of(m) == {0: 0.0, 1: 2.0, 2: 4.0, 3: 5.0}
         change = m.insert([(0, 3, 1.0), (3, 7, 1.0)], version=1)
         assert changes_of(change) == {(3, 5.0, 1.0), (7, None, 2.0)} and change.version == m.version == 1
-        with pytest.raises(NonMonotoneUpdateError):
-            m.insert([(1, 2, 5.0)])
-        change = m.delete([(0, 3)], recompute=True)
+        assert "deletions: recompute" in m.explain()
+        change = m.delete([(0, 3)])  # the executors recompute a deletion (no trimming on Spark)
         assert change.info["recomputed"] and changes_of(change) == {(3, 1.0, 5.0), (7, 2.0, 6.0)}
+        change = m.insert([(1, 2, 5.0)])  # a worse weight: recomputed too
+        assert change.info["recomputed"] and changes_of(change) == {(2, 4.0, 7.0), (3, 5.0, 8.0), (7, 6.0, 9.0)}
     with pytest.raises(FAQError):
         MaintainedFixpoint.paths(edges, 0, budget=64, path="/tmp/never-made")
 

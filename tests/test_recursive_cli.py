@@ -97,6 +97,21 @@ def test_components_with_updates(capsys, spark, tmp_path):
     assert table == {1: 1, 2: 1, 3: 1, 4: 1, 5: 1, 7: 7, 10: 10, 11: 10}
 
 
+def test_components_with_deletions(capsys, spark, tmp_path):
+    graph = tmp_path / "g.txt"
+    graph.write_text("1 2\n2 3\n3 4\n")
+    folder = tmp_path / "up"
+    folder.mkdir()
+    (folder / "a.txt").write_text("- 3 2\n+ 4 5\n")  # either direction deletes the undirected edge
+    code, out, err = run(capsys, spark, "components", graph, "--updates", folder, "--json")
+    assert code == 0, err
+    initial, batch = json_lines(out)[:2]
+    assert batch["deleted"] == 1 and not batch["recomputed"] and batch["changed"] == 3  # 3, 4 relabelled; 5 new
+    code, out, err = run(capsys, spark, "components", graph, "--updates", folder, "-q")
+    table = {int(r.split()[0]): int(r.split()[1]) for r in out.splitlines()[3:8]}
+    assert table == {1: 1, 2: 1, 3: 3, 4: 3, 5: 3}
+
+
 def test_malformed_batch_is_one_line_with_file_and_line(capsys, spark, weighted, tmp_path):
     folder = tmp_path / "bad"
     folder.mkdir()
@@ -107,29 +122,33 @@ def test_malformed_batch_is_one_line_with_file_and_line(capsys, spark, weighted,
     assert "[MALFORMED_INPUT]" in line and f"{folder / '001.txt'}, line 2" in line
 
 
-def test_deletion_and_missing_weight_are_refused(capsys, spark, weighted, tmp_path):
+def test_deletions_and_worse_weights_are_applied_incrementally(capsys, spark, weighted, tmp_path):
+    """'- src dst' lines and worse weights need no --recompute: trimmed and re-derived on the driver."""
     folder = tmp_path / "del"
     folder.mkdir()
-    (folder / "001.txt").write_text("+ 0 5 1\n- 0 1\n")
-    code, out, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "-q")
-    assert code == 2 and out == ""
-    (line,) = error_lines(err)
-    assert "[NON_MONOTONE_UPDATE]" in line and "line 2" in line
+    (folder / "001.txt").write_text("+ 0 5 1\n- 0 1\n")  # 1, 2 hang from 0 -> 1; 3 falls back to 0 -> 3
+    (folder / "002.txt").write_text("+ 0 3 12\n")  # worse than 9: 3 is trimmed, unreachable but by it
+    out_csv = tmp_path / "dist.csv"
+    code, out, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "--out", out_csv,
+                         "--json")
+    assert code == 0, err
+    initial, first, second, written = json_lines(out)
+    assert initial["deletions"].startswith("trimming")
+    assert first["deleted"] == 1 and first["trimmed"] == 3 and not first["recomputed"]
+    assert first["changed"] == 4  # 1, 2 lost; 3: 6 -> 9; 5 new
+    assert second["deleted"] == 0 and second["trimmed"] == 1 and second["changed"] == 1
+    _, values = read_out(out_csv)
+    assert {k: float(v) for k, v in values.items()} == {0: 0.0, 3: 12.0, 5: 1.0}
+    code, out, _ = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "-q")
+    assert code == 0 and "1 deletion(s), 3 node(s) trimmed" in out
+
+
+def test_missing_weight_is_refused(capsys, spark, weighted, tmp_path):
+    folder = tmp_path / "noweight"
+    folder.mkdir()
     (folder / "001.txt").write_text("+ 0 5\n")  # the graph has weights: a weight is required
     code, _, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "-q")
     assert code == 2 and "missing weight" in error_lines(err)[0]
-
-
-def test_worsening_update_is_refused_without_output(capsys, spark, weighted, tmp_path):
-    folder = tmp_path / "worse"
-    folder.mkdir()
-    (folder / "001.txt").write_text("+ 0 1 7\n")  # 0 -> 1 has weight 2
-    out_csv = tmp_path / "never.csv"
-    code, out, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "--out", out_csv, "-q")
-    assert code == 2
-    (line,) = error_lines(err)
-    assert "[NON_MONOTONE_UPDATE]" in line and "001.txt, line 1" in line
-    assert not out_csv.exists()
 
 
 def test_unknown_source_and_bad_options(capsys, spark, weighted, tmp_path):
@@ -163,12 +182,12 @@ def test_paths_state_resumes_after_an_interruption(capsys, spark, weighted, tmp_
     folder.mkdir()
     (folder / "001.txt").write_text("+ 0 2 1\n")
     (folder / "002.txt").write_text("+ 3 9 1\n")
-    (folder / "003.txt").write_text("+ 9 10 1\n+ 0 1 5\n")  # 0 -> 1 has weight 2: a worsening update
+    (folder / "003.txt").write_text("+ 9 10 1\n+ 3 0 -20\n")  # 0 -> 2 -> 3 -> 0: a negative cycle
     state = tmp_path / "state"
     out_csv = tmp_path / "dist.csv"
     argv = ["paths", weighted, "--source", 0, "--updates", folder, "--state", state, "--out", out_csv, "--json"]
     code, out, err = run(capsys, spark, *argv)
-    assert code == 2 and "[NON_MONOTONE_UPDATE]" in error_lines(err)[0] and "003.txt, line 2" in error_lines(err)[0]
+    assert code == 2 and "[NEGATIVE_CYCLE]" in error_lines(err)[0]
     first, one, two = json_lines(out)  # the run got through two batches before the error
     assert first["batch"] is None and first["resumed"] is False and first["skipped"] == 0 and first["version"] == 0
     assert first["placement"] == "driver"

@@ -13,12 +13,16 @@ handler) and ``check_early`` (its checks that need no Spark), as
 Output: without ``--json``, a summary line for the initial solve, one line per
 update batch (values changed, seconds), and a preview of the answer (or where
 ``--out`` wrote it).  With ``--json``, JSON lines: first the initial solve
-(``"batch": null``), then one object per batch (``batch``, ``changed``,
-``seconds``, ``iterations``, ``inserted``), then, with ``--out``, one object
-``{"out": PATH, "rows": N}``.
+(``"batch": null``, with ``deletions``: how a deletion is taken), then one
+object per batch (``batch``, ``changed``, ``seconds``, ``iterations``,
+``inserted``, ``deleted``, ``trimmed``, ``recomputed``), then, with
+``--out``, one object ``{"out": PATH, "rows": N}``.
 
 The answer is kept current by :class:`~faq.recursive.maintained.MaintainedFixpoint`:
-edges and answer on the driver, so a batch runs no Spark job.  With
+edges and answer on the driver, so a batch runs no Spark job; a ``- src dst``
+line (or a worse weight) trims the nodes derived through that edge and
+derives them again (:mod:`faq.recursive.trimming`), no ``--recompute``
+needed.  With
 ``--state DIR`` (as ``faq track --state``) the state is durable in DIR,
 committed after every batch: a run that finds a state in DIR reopens it
 instead of solving again, skips the batch files already applied (recorded
@@ -41,7 +45,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
 
-from faq.cli.inputs import check_table_out, insert_only_batches, require_file
+from faq.cli.inputs import check_table_out, require_file
 from faq.cli.output import PREVIEW_ROWS, jsonable, print_json, print_table, resumed_line, write_table
 from faq.errors import FAQKeyError, FAQValueError, StateDirectoryError
 from faq.recursive.seminaive import NODE, PATH_SEMIRINGS, VALUE
@@ -63,8 +67,9 @@ DEFAULT_WEIGHT_COLUMN = 3
 
 _UPDATES_HELP = (
     "a directory of update batches, applied in file-name order after the first answer: "
-    "lines '+ src dst [weight]' insert an edge or improve its weight (blank lines and '#' comments "
-    "are skipped); a deletion ('- src dst') or a worse weight is an error (insert-only maintenance)"
+    "lines '+ src dst [weight]' insert an edge or set its weight, lines '- src dst' delete one (blank lines "
+    "and '#' comments are skipped); deletions and worse weights are incremental too (the nodes derived "
+    "through a removed edge are reset and derived again)"
 )
 _STATE_HELP = (
     "keep the maintained state (edges and answer) in STATE_DIR, committed after every batch; run again "
@@ -186,18 +191,27 @@ def check_paths(args: argparse.Namespace) -> None:
             value=args.weight_column,
         )
     # Whether a + line must carry a weight depends on the graph file: the handler reads the batches again.
-    insert_only_batches(args.updates, weighted=False, semiring=args.semiring)
+    _batches(args.updates, weighted=False)
     check_table_out(args.out)
 
 
 def check_components(args: argparse.Namespace) -> None:
     """Checks of ``faq components`` that need no Spark."""
     require_file(args.graph)
-    insert_only_batches(args.updates, weighted=False, semiring="components")
+    _batches(args.updates, weighted=False)
     check_table_out(args.out)
 
 
 # --- helpers -------------------------------------------------------------------------
+
+
+def _batches(folder: Optional[str], *, weighted: bool) -> list["UpdateBatch"]:
+    """Every batch of ``folder`` (none without one); ``weighted``: a ``+`` line must carry a weight."""
+    if not folder:
+        return []
+    from faq.io.updates import read_updates
+
+    return read_updates(folder, weighted=weighted)
 
 
 def _first_data_fields(path: str, spark: "SparkSession") -> Optional[list[str]]:
@@ -301,7 +315,7 @@ def _report(maintained: "MaintainedFixpoint", args: argparse.Namespace, reporter
     """
     seconds = maintained.initial_seconds if not resumed else time.perf_counter() - started
     first = {"batch": None, **facts, "iterations": maintained.initial_iterations, "seconds": round(seconds, 3),
-             "placement": maintained.placement}
+             "placement": maintained.placement, "deletions": maintained.deletions}
     if args.json and not todo and not args.out:
         first["preview"] = _preview(maintained)
     first["version"] = maintained.version
@@ -322,7 +336,8 @@ def _run_batches(maintained: "MaintainedFixpoint", todo: Sequence[tuple[int, "Up
                  args: argparse.Namespace, reporter: "Reporter") -> None:
     """Apply each batch, printing one line (or JSON object) per batch as soon as it is done."""
     for k, (version, batch) in enumerate(todo, start=1):
-        reporter.note(f"batch {k}/{len(todo)} {batch.name}: {len(batch.inserts)} insertion(s)")
+        reporter.note(f"batch {k}/{len(todo)} {batch.name}: {len(batch.inserts)} insertion(s), "
+                      f"{len(batch.deletes)} deletion(s)")
         change = maintained.apply(batch, version=version, label=batch.name)
         info = change.info
         if args.json:
@@ -330,8 +345,9 @@ def _run_batches(maintained: "MaintainedFixpoint", todo: Sequence[tuple[int, "Up
         else:
             print(
                 f"batch {batch.name}: {len(change)} value(s) changed in {change.seconds:.2f} s "
-                f"({info['iterations']} iteration(s), {info['inserted']} effective insertion(s)), "
-                f"version {change.version}",
+                f"({info['iterations']} iteration(s), {info['inserted']} effective insertion(s), "
+                f"{info['deleted']} deletion(s), {info['trimmed']} node(s) trimmed"
+                f"{', recomputed' if info['recomputed'] else ''}), version {change.version}",
                 flush=True,
             )
 
@@ -367,7 +383,7 @@ def run_paths(args: argparse.Namespace, spark: "SparkSession", reporter: "Report
     check_paths(args)  # also when called without faq.cli.main
     semiring = get_semiring(args.semiring)
     weight_column = _weight_column(args, spark, reporter)
-    batches = insert_only_batches(args.updates, weighted=weight_column is not None, semiring=semiring.name)
+    batches = _batches(args.updates, weighted=weight_column is not None)
     started = time.perf_counter()
     maintained = _reopen(args, reporter, "paths", semiring.name, args.source)
     resumed = maintained is not None
@@ -407,7 +423,7 @@ def run_components(args: argparse.Namespace, spark: "SparkSession", reporter: "R
     from faq.recursive.maintained import MaintainedFixpoint
 
     check_components(args)  # also when called without faq.cli.main
-    batches = insert_only_batches(args.updates, weighted=False, semiring="components")
+    batches = _batches(args.updates, weighted=False)
     started = time.perf_counter()
     maintained = _reopen(args, reporter, "components", "min_label", None)
     resumed = maintained is not None

@@ -1,17 +1,17 @@
-"""Recursive semiring queries: semi-naive fixpoints, kept current under insert-only updates.
+"""Recursive semiring queries: semi-naive fixpoints, kept current under insertions and deletions.
 
 * :func:`fixpoint` -- the least fixpoint of ``value(y) = seed(y) ⊕ ⊕_x value(x) ⊗ edge(x, y)``
   in an idempotent semiring, evaluated semi-naively on Spark;
 * :func:`reachability`, :func:`shortest_paths`, :func:`widest_paths`, :func:`paths`
   (single source; boolean, min_plus, max_min) and :func:`connected_components`;
 * :class:`MaintainedFixpoint` -- such an answer kept current as batches of edges
-  arrive (insert-only; deletions and worsening updates raise
-  :class:`~faq.errors.NonMonotoneUpdateError` unless recomputation is asked for): edges and
+  arrive (deletions and worse weights trim the derivation forest and derive the trimmed
+  nodes again: :mod:`faq.recursive.trimming`): edges and
   answer are a resident index on the driver, so a batch runs no Spark job
   (:mod:`faq.recursive.propagate`), optionally durable and resumable (``path=``,
   :meth:`MaintainedFixpoint.open`); each batch returns a
   :class:`~faq.incremental.change.Change`;
-* :func:`read_batch` / :func:`read_updates` -- ``+ src dst [weight]`` update files.
+* :func:`read_batch` / :func:`read_updates` -- ``+ src dst [weight]`` / ``- src dst`` update files.
 
 See DESIGN.md §3 ("Monoid fixpoints").
 """

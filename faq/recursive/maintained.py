@@ -1,81 +1,91 @@
-"""Fixpoints kept current under insert-only (monotone) updates, on a resident index on the driver.
+"""Fixpoints kept current under insertions and deletions, on a resident index on the driver.
 
 :class:`MaintainedFixpoint` keeps single-source paths (reachability,
 shortest paths, widest paths) or connected components current as batches of
 edges arrive.  With an idempotent ⊕ an inserted edge -- or a shorter weight
 in min_plus, a wider capacity in max_min -- can only *improve* values
-(DESIGN.md §3, "Monoid fixpoints"), so a batch restarts the semi-naive
-iteration from the delta alone.
+(DESIGN.md §3, "Monoid fixpoints"), so an insertion restarts the semi-naive
+iteration from the delta alone.  A deletion or a worse weight can make values
+worse: only the nodes whose derivation used a removed edge are reset and
+derived again (:mod:`faq.recursive.trimming`).
 
 Where the state lives
 ---------------------
-The current edges are a :class:`~faq.incremental.index.ResidentRelation` on
-the driver (view ``(src, dst)``, the weights as values; for components both
-directions of every edge), keyed by the dense codes of a
+The current edges are a :class:`~faq.recursive.edges.EdgeRelation` on the
+driver (a resident index, views ``(src, dst)`` and, once a deletion needs it,
+``(dst, src)``; the weights as values; for components both directions of
+every edge), keyed by the dense codes of a
 :class:`~faq.incremental.domain.KeyDomain`; the answer is a numpy array of
-values over the same codes (and, for durability, a relation ``answer(node)``
-of the same state).  This is the placement ``"driver"``: an insert batch
-runs *no Spark job at all* (DESIGN.md §7).  Creating the maintained fixpoint
-reads the edges once (a count, to check the budget, and one collect) and
-solves the first answer on the driver by the same propagation; edges given
-as tuples, pandas or Arrow need no Spark at all.
+values over the same codes, with a *parent* per code (the node whose edge
+last strictly improved it).  This is the placement ``"driver"``: a batch runs
+*no Spark job at all* (DESIGN.md §7).  Creating the maintained fixpoint reads
+the edges once (a count, to check the budget, and one collect) and solves the
+first answer on the driver by the same propagation; edges given as tuples,
+pandas or Arrow need no Spark at all.
 
 When the edges' estimated index size is above the driver's budget
 (:func:`faq.incremental.rules.budget_bytes`: ``budget=``,
 ``$FAQ_INDEX_BUDGET`` or 2 GiB), or the semiring has no numpy form, the
 placement is ``"executors"``: edges and answer stay cached on Spark and every
-batch runs as Spark jobs, as before the resident index
-(:class:`~faq.recursive.spark_maintained.SparkFixpoint`, about 17 jobs per
-batch); :attr:`MaintainedFixpoint.placement` and
-:attr:`~MaintainedFixpoint.placement_reason` say which and why.  That
-placement keeps no durable state.
+batch runs as Spark jobs (:mod:`faq.recursive.spark_placement`); there,
+deletions and worse weights are *recomputed* (no trimming on Spark).
+:attr:`MaintainedFixpoint.placement`, :attr:`~MaintainedFixpoint.placement_reason`
+and :meth:`~MaintainedFixpoint.explain` say which and why.  That placement
+keeps no durable state.
 
-How an insert batch runs
-------------------------
-1. the batch is ⊕-merged per pair and compared with the current weights
-   (looked up in the index): a pair whose new value is *worse* (a longer
-   weight, a narrower capacity) is a *worsening update*, a ``-`` line a
-   *deletion*; both raise :class:`~faq.errors.NonMonotoneUpdateError`
-   unless ``recompute=True``;
-2. the *effective* edges (new pairs and strict improvements) are the first
-   round: their sources' current values ⊗ their weights, ⊕-ed into the
-   targets (older edges have propagated those values already);
-3. rounds follow from the nodes that improved, reading their out-edges from
+How a batch runs
+----------------
+1. the batch's insertions are ⊕-merged per pair and compared with the
+   current weights (looked up in the index); its deletions are the pairs
+   present of its ``-`` lines; a pair whose new value is *worse* (a longer
+   weight, a narrower capacity) is removed and inserted again;
+2. deletions (trimming, when there are any): the removed edges leave the
+   index; the nodes whose parent edge was removed and their whole subtrees
+   of the derivation forest are reset (to the zero; components: their own
+   label), re-seeded from their in-edges from nodes not reset, and
+   propagation runs from there.  Why the result is exact, and why parents set
+   on strict improvement form a forest: :mod:`faq.recursive.trimming`;
+3. insertions: the *effective* edges (new pairs and strict improvements) are
+   a round of their own: their sources' current values ⊗ their weights,
+   ⊕-ed into the targets (older edges have propagated those values already);
+4. rounds follow from the nodes that improved, reading their out-edges from
    the index's base, overlay and the batch
    (:func:`~faq.recursive.propagate.propagate`), until nothing improves.
    More rounds than nodes means a value-improving cycle
    (:class:`~faq.errors.NegativeCycleError`; only checked when an
    edge is better than ``one``, e.g. negative in min_plus), more than
    ``max_iterations`` raises :class:`~faq.errors.FixpointNotConvergedError`;
-4. only then is anything committed: the durable state first (if any), then
-   the effective edges into the index's overlay and the improved values into
-   the answer.  An error leaves edges and answer as they were.
+5. only then is anything committed: the durable state first (if any), then
+   the index and the answer in memory.  An error leaves edges and answer as
+   they were.
 
-``recompute=True`` takes deletions and worsening updates: the batch's
+Trimming is the choice for deletions because it costs what the removed edges
+supported, not the graph: a deleted edge nobody's best path uses resets
+nothing.  It needs values monotone along parent edges; with an edge better
+than ``one`` (a negative weight in min_plus) a batch that removes or worsens
+an edge is recomputed instead, as it is with ``recompute=True``: the batch's
 deletions remove pairs, its insertions *set* their pair's value, and the
-answer is recomputed from scratch by the same propagation on the driver (the
-edges are there already: shipping them to Spark and the answer back would
-cost more than the solve), and the nodes whose value differs are reported (a
-node no longer reached gets the semiring's zero as its ``diff``).
+answer is solved from scratch on the driver.
 
 What a batch returns
 --------------------
 The one :class:`~faq.incremental.change.Change` type: key column ``node``,
 ``extra`` column ``old`` (the value before; NaN for min_plus/max_min and
 None for reachability/components when the node had none), ``diff`` (the new
-value), ``version``, ``seconds``, ``count`` (nodes with a value after the
-batch) and ``info`` (``batch``, ``iterations``, ``inserted``, ``deleted``,
-``recomputed``).
+value; the zero when a node is no longer reached), ``version``, ``seconds``,
+``count`` (nodes with a value after the batch) and ``info`` (``batch``,
+``iterations``, ``inserted``, ``deleted`` (pairs removed), ``trimmed`` (nodes
+reset), ``recomputed``).
 
 Durability
 ----------
 With ``path=DIR`` the state (edges and answer) is kept in DIR through
-:class:`~faq.incremental.state.ResidentState`: every batch commits a version
-(its effective edges and improved values as delta files, then the manifest),
-:meth:`MaintainedFixpoint.open` reopens it without Spark, and
-``apply(batch, version=v)`` refuses a version applied already
-(:class:`~faq.errors.BatchAlreadyAppliedError`) or beyond the next
-(:class:`~faq.errors.VersionGapError`).  The labels of the
+:class:`~faq.recursive.fixpoint_state.FixpointState`: every batch commits a
+version (its edges and values set or removed, as delta files, then the
+manifest), :meth:`MaintainedFixpoint.open` reopens it without Spark (the
+parents are rebuilt from the answer), and ``apply(batch, version=v)``
+refuses a version applied already (:class:`~faq.errors.BatchAlreadyAppliedError`)
+or beyond the next (:class:`~faq.errors.VersionGapError`).  The labels of the
 batches applied (their file names) are kept, so a rerun can skip them
 (:func:`faq.io.updates.pending`).
 
@@ -87,8 +97,11 @@ Examples
 [(3, 6.0, 1, 2.0), (4, nan, 1, 3.0)]
 >>> m.placement, m.version, len(change), change.info["iterations"]
 ('driver', 1, 2, 3)
+>>> change = m.delete([(1, 3)])                                          # trimmed: 3 and 4 reset, re-derived
+>>> change.rows(), change.info["trimmed"], change.info["recomputed"]
+([(3, 2.0, 2, 6.0), (4, 3.0, 2, 7.0)], 2, False)
 >>> sorted(m.to_pandas().itertuples(index=False, name=None))
-[(1, 0.0), (2, 5.0), (3, 2.0), (4, 3.0)]
+[(1, 0.0), (2, 5.0), (3, 6.0), (4, 7.0)]
 """
 
 from __future__ import annotations
@@ -101,47 +114,33 @@ import numpy as np
 from faq.errors import (
     BatchAlreadyAppliedError,
     FAQValueError,
-    NonMonotoneUpdateError,
     StateDirectoryError,
     VersionGapError,
 )
 from faq.factor import Factor
 from faq.incremental.change import BatchEvent, Change
-from faq.incremental.domain import SPAN, KeyDomain
-from faq.incremental.index import KeyedRows, ResidentRelation, View, build_run, find_rows, merge_rows
+from faq.incremental.domain import KeyDomain
+from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
 from faq.incremental.rules import DRIVER, EXECUTORS, budget_bytes, choose_placement, estimated_bytes
-from faq.incremental.state import ResidentState
 from faq.io.updates import UpdateBatch, read_batch, read_updates, update_files  # noqa: F401 - re-exported
-from faq.joins.csr import build_trie
+from faq.recursive.edge_input import edge_table, node_array, row_count
+from faq.recursive.edges import FORWARD, EdgeRelation
+from faq.recursive.fixpoint_state import ANSWER, EDGE, FixpointState
 from faq.recursive.problem import FixpointProblem
-from faq.recursive.propagate import better_than_one, fixpoint_ops, propagate
-from faq.recursive.seminaive import (
-    DEFAULT_MAX_ITERATIONS,
-    DST,
-    MIN_LABEL,
-    NODE,
-    SRC,
-    VALUE,
-    WEIGHT,
-    _check_binary,
-    _check_semiring,
-)
+from faq.recursive.propagate import better_than_one, fixpoint_ops
+from faq.recursive.seminaive import DEFAULT_MAX_ITERATIONS, DST, MIN_LABEL, NODE, SRC, VALUE, WEIGHT, _check_semiring
+from faq.recursive.driver_batches import _EMPTY_CODES, DriverBatches
+from faq.recursive.spark_placement import SparkPlacement
+from faq.recursive.trimming import forest
 from faq.scope import Owner, Scope
-from faq.spark import is_dataframe
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-    from faq.recursive.spark_maintained import SparkChanges, SparkFixpoint
+    from faq.recursive.spark_maintained import SparkFixpoint
 
-OLD = "old"
-EDGE, ANSWER = "edge", "answer"  # the state's relations
 KIND = "fixpoint"  # the manifest's kind
-FORWARD = View((0, 1))  # the one view the propagation reads: (src, dst)
-# Above this many unknown key values, new codes are added in one vectorised step (KeyDomain.encode
-# adds them one by one: right for a batch, slow for reopening a state of millions of edges).
-_BULK_CODES = 4096
 
 EdgesLike = Union[Factor, "DataFrame", Iterable[tuple], Any]
 Progress = Callable[[Any], None]
@@ -150,54 +149,17 @@ Progress = Callable[[Any], None]
 Changes = Change
 
 
-# --- the resident state -----------------------------------------------------------------
-
-
-class _FixpointState(ResidentState):
-    """A :class:`ResidentState` that adds unknown key values to the domain in bulk.
-
-    (Reopening a state encodes every edge.)  Its semiring may be
-    :data:`MIN_LABEL`, component labels, like any semiring with a numpy form.
-    """
-
-    def rows(self, name: str, table: "pa.Table", value: Optional[str] = "value", columns: Any = None,
-             merge: bool = True, keep_zeros: bool = False) -> KeyedRows:
-        columns = list(columns if columns is not None else self.relations[name].columns)
-        if all(table.column(c).null_count == 0 for c in columns):
-            self.domain = _with_values(self.domain, [np.asarray(table.column(c).to_numpy()) for c in columns])
-        return super().rows(name, table, value, columns, merge, keep_zeros)
-
-
-def _with_values(domain: KeyDomain, columns: list[np.ndarray]) -> KeyDomain:
-    """``domain`` with the unknown values of ``columns`` appended when they are many (codes kept)."""
-    import pandas as pd
-
-    parts = [np.asarray(c) for c in columns if len(c)]
-    if not parts:
-        return domain
-    values = np.concatenate(parts)
-    domain.fold()  # lookups below are then one vectorised hash probe
-    unknown = values[domain.lookup(values) < 0]
-    if len(unknown) < _BULK_CODES:
-        return domain
-    known = domain.values()
-    added = np.asarray(pd.unique(unknown))
-    if len(known) + len(added) >= SPAN:  # pragma: no cover - 2^31 distinct nodes
-        raise OverflowError("more than 2^31 distinct node ids in one maintained fixpoint")
-    return KeyDomain(np.concatenate([known, added.astype(known.dtype, copy=False)]) if len(known) else added)
-
-
 # --- the maintained fixpoint ---------------------------------------------------------------
 
 
-class MaintainedFixpoint(FixpointProblem, Owner):
+class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
     """A fixpoint answer (paths from a source, or connected components) kept current (module notes).
 
     Build one with :meth:`paths` or :meth:`components` (or reopen a saved one
     with :meth:`open`); feed it batches with :meth:`insert`, :meth:`delete`
-    (``recompute=True`` only) or :meth:`apply`; read the answer with
-    :meth:`table`, :meth:`to_pandas`, :meth:`value` or :attr:`state` (a Spark
-    factor).
+    or :meth:`apply`; read the answer with :meth:`table`, :meth:`to_pandas`,
+    :meth:`value` or :attr:`state` (a Spark factor); :meth:`explain` says
+    where the state lives and how deletions run.
 
     Parameters
     ----------
@@ -259,7 +221,7 @@ class MaintainedFixpoint(FixpointProblem, Owner):
         path: Optional[str] = None,
         placement: str = "auto",
         budget: Optional[Union[int, str]] = None,
-        _restored: Optional[tuple[ResidentState, dict]] = None,
+        _restored: Optional[tuple[FixpointState, dict]] = None,
     ) -> None:
         self._define(semiring, source, components, default_weight, max_iterations)
         started = time.perf_counter()
@@ -276,7 +238,7 @@ class MaintainedFixpoint(FixpointProblem, Owner):
             self._restore(*_restored)
             return
         self.name = edges.name if isinstance(edges, Factor) else "edges"
-        rows = _row_count(edges)
+        rows = row_count(edges)
         size = estimated_bytes(rows * (2 if components else 1), 2, 1) + estimated_bytes(rows, 1, 1)
         if self.ops is None:
             self.placement, self.placement_reason = EXECUTORS, f"semiring {self.semiring.name!r} has no numpy form"
@@ -315,7 +277,7 @@ class MaintainedFixpoint(FixpointProblem, Owner):
             raise StateDirectoryError(store.path, f"it holds a {meta.get('kind')!r} state, not a maintained fixpoint")
         components = meta["problem"] == "components"
         semiring = MIN_LABEL if components else _check_semiring(meta["semiring"])
-        state, meta = _FixpointState.load(path, semiring)
+        state, meta = FixpointState.load(path, semiring)
         return cls(None, semiring, source=meta.get("source"), components=components,
                    default_weight=meta.get("default_weight"),
                    max_iterations=int(max_iterations or meta.get("max_iterations", DEFAULT_MAX_ITERATIONS)),
@@ -324,52 +286,58 @@ class MaintainedFixpoint(FixpointProblem, Owner):
     def _start_driver(self, edges: EdgesLike, nodes: Any) -> None:
         """Collect the edges into the resident index and solve the first answer on the driver."""
         src, dst, weight = self._arrays(edges, initial=True)
-        extra = _node_array(nodes) if self.components else np.zeros(0, dtype=np.int64)
+        extra = node_array(nodes) if self.components else np.zeros(0, dtype=np.int64)
         ends = [src, dst, extra] + ([] if self.components else [np.array([self.source], dtype=np.int64)])
-        state = _FixpointState(self.semiring)
+        state = FixpointState(self.semiring)
         state.domain = KeyDomain.of(ends)
         s, d = state.domain.encode(src), state.domain.encode(dst)
-        state.relations[EDGE] = ResidentRelation.build(EDGE, (SRC, DST), self._edge_rows(s, d, weight), self.ops)
+        edge = EdgeRelation.build(EDGE, (SRC, DST), self._edge_rows(s, d, weight), self.ops)
+        state.relations[EDGE] = edge
         state.key_types[EDGE] = {SRC: "bigint", DST: "bigint"}
         self.resident = state
-        self._values = np.full(len(state.domain), self.ops.zero, dtype=self.ops.dtype)
-        self._edges = len(state.relations[EDGE].base)
-        self._may_cycle = self._edges_may_cycle(state.relations[EDGE].base)
+        self._edges = len(edge.base)
+        self._may_cycle = self._edges_may_cycle(edge.base)
         # components: every node known is a node of the answer
         seeds = np.arange(len(state.domain), dtype=np.int64) if self.components else None
-        values, iterations = self._solve(state.relations[EDGE].runs(FORWARD), seeds)
-        self._values = values
-        self.initial_iterations = iterations
-        answer = np.flatnonzero(values != self.ops.zero)
-        state.relations[ANSWER] = ResidentRelation(ANSWER, (NODE,), KeyedRows((answer,), values[answer]), self.ops)
+        self._values, self._parent, self.initial_iterations = self._solve(edge.runs(FORWARD), seeds)
+        self._adopt_answer()
+
+    def _adopt_answer(self) -> None:
+        """The answer relation of the state: read from the value array (it changes in place)."""
+        state = self.resident
+        state.relations[ANSWER] = ResidentRelation(ANSWER, (NODE,), KeyedRows((_EMPTY_CODES,), None), self.ops)
         state.key_types[ANSWER] = {NODE: "bigint"}
-        self._count = len(answer)
+        state.answer_rows = self._answer_rows
+        self._count = int(np.count_nonzero(self._values[: len(state.domain)] != self.ops.zero))
 
-    def _start_spark(self, edges: EdgesLike, nodes: Any) -> None:
-        from faq.recursive.spark_maintained import SparkFixpoint
+    def _answer_rows(self) -> KeyedRows:
+        codes = np.flatnonzero(self._values[: len(self.resident.domain)] != self.ops.zero)
+        return KeyedRows((codes,), self._values[codes])
 
-        factor = self._spark_factor(edges)
-        self._spark = self.scope.adopt(SparkFixpoint(
-            factor, self.semiring, source=self.source, components=self.components, nodes=nodes,
-            default_weight=None if self.components else self.default_weight,
-            max_iterations=self.max_iterations, progress=self._note,
-        ))
-        self.initial_iterations = self._spark.initial_iterations
-        self.resident = None
-
-    def _restore(self, state: ResidentState, meta: dict) -> None:
+    def _restore(self, state: FixpointState, meta: dict) -> None:
+        """A reopened state: the answer as saved, the parents rebuilt from it (or all solved again)."""
         self.placement, self.placement_reason = DRIVER, "reopened from a saved state"
         self.name = meta.get("name", "edges")
         self.resident = state
-        self.ops = state.ops
+        self.ops = ops = state.ops
         answer = state.relations[ANSWER].current()
-        self._values = np.full(len(state.domain), self.ops.zero, dtype=self.ops.dtype)
+        n = len(state.domain)
+        self._values = np.full(n, ops.zero, dtype=ops.dtype)
         if len(answer):
-            self._values[answer.keys[0]] = answer.values_or_ones(self.ops)
-        self._count = len(answer)
-        edges = state.relations[EDGE].current()
-        self._edges = len(edges)
-        self._may_cycle = self._edges_may_cycle(edges)
+            self._values[answer.keys[0]] = answer.values_or_ones(ops)
+        edge = state.relations[EDGE]
+        self._edges = len(edge.current())
+        self._may_cycle = self._edges_may_cycle(edge.current())
+        codes = np.arange(n, dtype=np.int64)
+        roots = codes[self._values == state.domain.decode(codes)] if self.components else \
+            state.domain.lookup(np.array([self.source], dtype=np.int64))
+        roots = roots[roots >= 0]
+        self._parent, complete = forest(self._values, edge.runs(FORWARD), ops, roots)
+        if not complete:  # the answer does not derive from the edges (it always should): solve again
+            self._note("the saved answer does not derive from the saved edges: solving again")
+            seeds = np.flatnonzero(self._values != ops.zero) if self.components else None
+            self._values, self._parent, _ = self._solve(edge.runs(FORWARD), seeds)
+        self._adopt_answer()
         self.initial_iterations = int(meta.get("initial_iterations", 0))
         self.initial_seconds = 0.0
 
@@ -471,17 +439,18 @@ class MaintainedFixpoint(FixpointProblem, Owner):
 
     def insert(self, edges: EdgesLike, *, recompute: bool = False, version: Optional[int] = None,
                label: Optional[str] = None, name: str = "") -> Change:
-        """Insert edges (new pairs, shorter weights, wider capacities); return the change of the answer.
+        """Insert edges (new pairs, or new weights for existing ones); return the change of the answer.
 
-        ``edges`` as for the constructor.  ``version`` (the version this batch
-        makes) and ``label`` (a name kept with the state; ``name`` is the older
-        spelling) as for :meth:`apply`.
+        ``edges`` as for the constructor.  A better weight (shorter, wider)
+        improves values incrementally; a worse one is taken as a deletion of
+        the pair and an insertion of its new weight (module notes).
+        ``recompute=True`` solves the answer from scratch instead whenever
+        the batch removes or worsens an edge.  ``version`` (the version this
+        batch makes) and ``label`` (a name kept with the state; ``name`` is
+        the older spelling) as for :meth:`apply`.
 
         Raises
         ------
-        NonMonotoneUpdateError
-            (kind ``"worsening"``) when an existing edge would get a worse
-            value, unless ``recompute=True``.
         NegativeCycleError, FixpointNotConvergedError
             The answer and the edges stay as they were.
         """
@@ -489,29 +458,29 @@ class MaintainedFixpoint(FixpointProblem, Owner):
 
     def delete(self, edges: EdgesLike, *, recompute: bool = False, version: Optional[int] = None,
                label: Optional[str] = None, name: str = "") -> Change:
-        """Delete edges: raises :class:`NonMonotoneUpdateError` (kind ``"deletion"``) unless ``recompute=True``."""
+        """Delete edges (pairs ``(src, dst)``; a weight given is ignored, absent pairs are skipped).
+
+        On the driver the nodes derived through a deleted edge are trimmed and
+        derived again (module notes); ``recompute=True`` solves from scratch.
+        """
         return self._batch(None, edges, recompute=recompute, version=version, label=label or name or None)
 
     def apply(self, batch: UpdateBatch, *, recompute: bool = False, version: Optional[int] = None,
               label: Optional[str] = None) -> Change:
-        """Apply an :class:`UpdateBatch` (e.g. from :func:`read_batch`); its label defaults to its name.
+        """Apply an :class:`UpdateBatch` (e.g. from :func:`read_batch`): its deletions, then its insertions.
 
         Parameters
         ----------
         batch : UpdateBatch
+            Its label defaults to its name.
         recompute : bool
-            Take deletions and worsening updates by recomputing from scratch.
+            Take deletions and worsening updates by recomputing from scratch
+            (default: trimming, on the driver).
         version : int, optional
             The version this batch makes (``self.version + 1``): a version
             applied already raises :class:`BatchAlreadyAppliedError`, a later
             one :class:`VersionGapError` -- a batch never counts twice.
         label : str, optional
-
-        Raises
-        ------
-        NonMonotoneUpdateError
-            A deletion (naming its file and line) or a worsening update,
-            before anything changes, unless ``recompute=True``.
         """
         return self._batch(batch.inserts or None, batch.deletes or None, recompute=recompute, version=version,
                            label=label or batch.name, batch=batch)
@@ -524,7 +493,25 @@ class MaintainedFixpoint(FixpointProblem, Owner):
         started = time.perf_counter()
         if self._spark is not None:
             return self._from_spark(self._spark.recompute(), self.version, "recompute", started)
-        return self._recompute(None, None, None, self.version, "recompute", started, new_version=False)
+        return self._recompute(None, None, self.version, "recompute", started, new_version=False)
+
+    @property
+    def deletions(self) -> str:
+        """How a deletion or a worse weight is taken now: trimming, or recomputation (and why)."""
+        if self._spark is not None:
+            return self.SPARK_DELETIONS
+        if self._may_cycle:
+            return ("recompute (an edge is better than one, e.g. a negative weight in min_plus: "
+                    "parents need not form a forest)")
+        return "trimming of the derivation forest, re-derive from surviving in-edges"
+
+    def explain(self) -> str:
+        """Where the state lives and how insertions and deletions run, one line each."""
+        where = (f"{self.describe()}: {self.edge_rows} edge row(s), answer on the {self.placement} "
+                 f"({self.placement_reason})")
+        inserts = "semi-naive rounds from the delta " + ("as Spark jobs" if self._spark is not None
+                                                         else "on the resident index (no Spark job)")
+        return f"{where}\ninsertions: {inserts}\ndeletions: {self.deletions}"
 
     # -- one batch ------------------------------------------------------------------------
 
@@ -541,24 +528,14 @@ class MaintainedFixpoint(FixpointProblem, Owner):
         started = time.perf_counter()
         target = self._target(version)
         label = label or f"batch {target}"
-        if deletes is not None and not recompute:
-            pairs = deletes if isinstance(deletes, (list, tuple)) else None
-            count = len(pairs) if pairs is not None else _row_count(deletes)
-            if count:
-                example = tuple(pairs[0][:2]) if pairs is not None else None
-                raise NonMonotoneUpdateError(kind="deletion", count=count, example=example,
-                                             semiring=self.semiring.name,
-                                             where=batch.where("deletion") if batch is not None else "")
+        if isinstance(deletes, (list, tuple)) and not deletes:
             deletes = None
         if self._spark is not None:
-            return self._spark_batch(inserts, deletes, recompute, target, label, batch, started)
+            return self._spark_batch(inserts, deletes, target, label, batch, started)
         ins = self._arrays(inserts) if inserts is not None else None
         dels = self._arrays(deletes, weights=False) if deletes is not None else None
         self._event(BatchEvent("start", target, self._describe(ins, dels), label=label))
-        if dels is not None:
-            change = self._recompute(ins, dels, batch, target, label, started)
-        else:
-            change = self._insert(ins, recompute, batch, target, label, started)
+        change = self._update(ins, dels, recompute, target, label, started)
         self._event(BatchEvent("done", target, self._describe(ins, dels), len(change), change.seconds, label))
         return change
 
@@ -567,249 +544,8 @@ class MaintainedFixpoint(FixpointProblem, Owner):
         if ins is not None:
             parts.append(f"{len(ins[0])} insertion(s)")
         if dels is not None:
-            parts.append(f"{len(dels[0])} deletion(s), recomputed")
+            parts.append(f"{len(dels[0])} deletion(s)")
         return (", ".join(parts) or "nothing") + " on the resident index"
-
-    def _insert(self, ins: Optional[tuple], recompute: bool, batch: Optional[UpdateBatch], target: int,
-                label: str, started: float) -> Change:
-        state, ops = self.resident, self.ops
-        edge = state.relations[EDGE]
-        if ins is None or not len(ins[0]):
-            return self._commit(KeyedRows((np.zeros(0, np.int64),) * 2, np.zeros(0, ops.dtype)), _EMPTY_CODES,
-                                np.zeros(0, ops.dtype), 0, target, label, started)
-        src, dst, weight = ins
-        new_nodes = _EMPTY_CODES
-        if self.components:  # a self-loop adds its node (a component of its own), not an edge
-            ends = state.domain.encode(np.concatenate([src, dst]))
-            self._grow(len(state.domain))
-            new_nodes = np.unique(ends[self._values[ends] == ops.zero])
-            loop = src == dst
-            src, dst, weight = src[~loop], dst[~loop], weight[~loop]
-        rows = self._edge_rows(state.domain.encode(src), state.domain.encode(dst), weight)
-        self._grow(len(state.domain))
-        present, before = edge.lookup(rows.keys)
-        new = rows.values_or_ones(ops)
-        worse = np.flatnonzero(present & (ops.add(before, new) != new))
-        if len(worse):
-            if not recompute:
-                k = worse[0]
-                example = (*(_python(state.domain.decode(c[k:k + 1])[0]) for c in rows.keys),
-                           _python(before[k]), _python(new[k]))
-                raise NonMonotoneUpdateError(kind="worsening", count=len(worse), example=example,
-                                             semiring=self.semiring.name,
-                                             where=batch.where("insertion", example) if batch is not None else "")
-            return self._recompute(ins, None, batch, target, label, started)
-        effective = rows.take(np.flatnonzero(~present | (new != before)))
-        added = int(np.count_nonzero(~present))
-        s, d = effective.keys
-        w = effective.values_or_ones(ops)
-        may_cycle = self._may_cycle or bool(better_than_one(w, ops).any())
-        batch_run = build_run(effective, FORWARD, ops)
-        values = self._values
-        try:
-            if len(new_nodes):  # a node of its own: labelled with its id
-                values[new_nodes] = state.domain.decode(new_nodes)
-            result = propagate(values, edge.runs(FORWARD, batch_run), ops, first=(s, d, w),
-                               max_iterations=self.max_iterations,
-                               nodes=len(state.domain) if may_cycle else None, semiring=self.semiring.name,
-                               example=self._decode_one)
-        except BaseException:
-            values[new_nodes] = ops.zero
-            raise
-        nodes, old = result.nodes, result.old
-        if len(new_nodes):  # they changed too (from no value); propagate may have improved them again
-            nodes = np.union1d(nodes, new_nodes)
-            old = np.full(len(nodes), ops.zero, dtype=ops.dtype)
-            logged = np.searchsorted(nodes, result.nodes)
-            old[logged] = result.old
-            old[np.searchsorted(nodes, new_nodes)] = ops.zero
-        try:
-            change = self._commit(effective, nodes, old, result.iterations, target, label, started)
-        except BaseException:
-            values[nodes] = old
-            raise
-        self._may_cycle = may_cycle
-        self._edges += added
-        return change
-
-    def _commit(self, effective: KeyedRows, nodes: np.ndarray, old: np.ndarray, iterations: int, target: int,
-                label: str, started: float) -> Change:
-        """Durable first (the commit point), then the index and the answer in memory."""
-        state, ops = self.resident, self.ops
-        answer_batch = KeyedRows((nodes,), self._values[nodes])
-        labels = [*state.labels, label]
-        state.save(target, self._manifest(), {EDGE: effective, ANSWER: answer_batch}, labels)
-        state.relations[EDGE].commit(effective)
-        state.relations[ANSWER].commit(answer_batch)
-        state.version = target
-        state.labels = labels
-        self._count += int(np.count_nonzero(old == ops.zero))
-        self._factor = None
-        inserted = len(effective) // 2 if self.components else len(effective)
-        info = {"batch": label, "iterations": iterations, "inserted": inserted, "deleted": 0, "recomputed": False}
-        return self._change(nodes, old, self._values[nodes], target, time.perf_counter() - started, info)
-
-    def _recompute(self, ins: Optional[tuple], dels: Optional[tuple], batch: Optional[UpdateBatch], target: int,
-                   label: str, started: float, new_version: bool = True) -> Change:
-        """Deletions remove pairs, insertions set them; then the answer from scratch on the driver."""
-        state, ops = self.resident, self.ops
-        domain = state.domain
-        edge = state.relations[EDGE]
-        extra_nodes = _EMPTY_CODES
-        set_rows = KeyedRows((_EMPTY_CODES, _EMPTY_CODES), np.zeros(0, ops.dtype))
-        if ins is not None and len(ins[0]):
-            src, dst, weight = ins
-            if self.components:
-                extra_nodes = domain.encode(np.concatenate([src, dst]))
-                loop = src == dst
-                src, dst, weight = src[~loop], dst[~loop], weight[~loop]
-            set_rows = self._edge_rows(domain.encode(src), domain.encode(dst), weight)
-        removed = [k for k in set_rows.keys]
-        deleted = 0
-        if dels is not None and len(dels[0]):
-            a, b = domain.encode(dels[0]), domain.encode(dels[1])
-            pairs = merge_rows([a, b], None, ops)
-            deleted = len(pairs)
-            if self.components:
-                a, b = np.concatenate([a, b]), np.concatenate([b, a])
-            removed = [np.concatenate([removed[0], a]), np.concatenate([removed[1], b])]
-        self._grow(len(domain))
-        current = edge.current()
-        keep = np.ones(len(current), dtype=bool)
-        if len(removed[0]):
-            hit, _ = find_rows(build_trie(removed, SPAN, None, hashable=False), list(current.keys))
-            keep[hit] = False
-        kept = current.take(np.flatnonzero(keep))
-        merged = merge_rows([np.concatenate([k, r]) for k, r in zip(kept.keys, set_rows.keys)],
-                            np.concatenate([kept.values_or_ones(ops), set_rows.values_or_ones(ops)]), ops)
-        new_edge = ResidentRelation(EDGE, (SRC, DST), merged, ops)
-        n = len(domain)
-        old_values = self._values[:n]
-        seeds = None
-        if self.components:  # nodes stay nodes when their edges go
-            seeds = np.union1d(np.flatnonzero(old_values != ops.zero), extra_nodes)
-        may_cycle = self._edges_may_cycle(merged)
-        self._note(f"recomputing from scratch on {len(merged)} edge(s)")
-        values, iterations = self._solve(new_edge.runs(FORWARD), seeds, may_cycle)
-        changed = np.flatnonzero(values != old_values)
-        answer = np.flatnonzero(values != ops.zero)
-        new_answer = ResidentRelation(ANSWER, (NODE,), KeyedRows((answer,), values[answer]), ops)
-        # Durable first: the relations are replaced (saved whole), restored if the save fails.
-        before = dict(state.relations)
-        state.relations[EDGE], state.relations[ANSWER] = new_edge, new_answer
-        labels = [*state.labels, label] if new_version else list(state.labels)
-        try:
-            if new_version or len(changed):
-                _save_replaced(state, target, self._manifest(), {EDGE: merged, ANSWER: new_answer.base}, labels)
-        except BaseException:
-            state.relations.update(before)
-            raise
-        old = old_values[changed].copy()
-        self._values = values
-        self._count = len(answer)
-        self._edges = len(merged)
-        self._may_cycle = may_cycle
-        self._factor = None
-        state.version, state.labels = target, labels
-        inserted = len(set_rows) // 2 if self.components else len(set_rows)
-        info = {"batch": label, "iterations": iterations, "inserted": inserted, "deleted": deleted,
-                "recomputed": True}
-        return self._change(changed, old, values[changed], target, time.perf_counter() - started, info)
-
-    def _solve(self, runs: list, seeds: Optional[np.ndarray], may_cycle: Optional[bool] = None) -> tuple[np.ndarray, int]:
-        """The answer from scratch: ``seeds`` labelled with their ids (components) or the source with one."""
-        ops, domain = self.ops, self.resident.domain
-        frontier = seeds if self.components else domain.encode(np.array([self.source], dtype=np.int64))
-        values = np.full(len(domain), ops.zero, dtype=ops.dtype)
-        values[frontier] = domain.decode(frontier) if self.components else ops.one
-        may_cycle = self._may_cycle if may_cycle is None else may_cycle
-        result = propagate(values, runs, ops, frontier=frontier, max_iterations=self.max_iterations,
-                           nodes=len(domain) if may_cycle else None, semiring=self.semiring.name, record=False,
-                           example=self._decode_one, progress=self._note)
-        return values, result.iterations
-
-    def _change(self, nodes: np.ndarray, old: np.ndarray, new: np.ndarray, target: int, seconds: float,
-                info: dict) -> Change:
-        ops = self.ops
-        keys = self.resident.domain.decode(nodes).astype(np.int64, copy=False)
-        order = np.argsort(keys, kind="stable")
-        keys, old, new = keys[order], old[order], new[order]
-        missing = old == ops.zero
-        if np.dtype(ops.dtype).kind == "f":
-            old_column: np.ndarray = np.where(missing, np.nan, old)
-        else:  # no NaN in booleans and labels: None
-            old_column = old.astype(object)
-            old_column[missing] = None
-        types = {NODE: "bigint", OLD: self.semiring.value_type, "diff": self.semiring.value_type}
-        return Change((NODE,), (keys,), new, target, seconds, extra={OLD: old_column}, count=self._count, info=info,
-                      types=types)
-
-    # -- the Spark placement -------------------------------------------------------------
-
-    def _spark_batch(self, inserts: Any, deletes: Any, recompute: bool, target: int, label: str,
-                     batch: Optional[UpdateBatch], started: float) -> Change:
-        spark = self._spark
-        self._event(BatchEvent("start", target, "on Spark", label=label))
-        if batch is not None:
-            changes = spark.apply(batch, recompute=recompute)
-        elif deletes is not None:
-            changes = spark.delete(deletes, recompute=recompute, name=label)
-            if inserts is not None:  # pragma: no cover - delete() takes no insertions
-                raise FAQValueError("one batch of deletions at a time", argument="edges")
-        else:
-            changes = spark.insert(inserts if inserts is not None else [], recompute=recompute, name=label)
-        change = self._from_spark(changes, target, label, started)
-        self._spark_version = target
-        self._spark_labels.append(label)
-        self._event(BatchEvent("done", target, "on Spark", len(change), change.seconds, label))
-        return change
-
-    def _from_spark(self, changes: "SparkChanges", target: int, label: str, started: float) -> Change:
-        """A Spark batch's changed rows, collected (they are the batch's output), as a :class:`Change`."""
-        import pyarrow as pa
-        from pyspark.sql import functions as F
-
-        with changes:
-            table = changes.df.select(NODE, OLD, "new").orderBy(NODE).toArrow()
-            count = self._spark.state.df.agg(F.count(F.lit(1))).first()[0]
-        keys = np.asarray(table.column(NODE).to_numpy(zero_copy_only=False), dtype=np.int64)
-        old = table.column(OLD)
-        # NaN stands for "no value" in a float column only; booleans and labels get None
-        old = np.asarray(old.to_numpy(zero_copy_only=False)) if old.type.equals(pa.float64()) or not old.null_count \
-            else np.array(old.to_pylist(), dtype=object)
-        new = table.column("new")
-        if new.null_count:  # a node no longer reached: the zero
-            import pyarrow.compute as pc
-
-            new = pc.fill_null(new, self.semiring.zero)
-        new = np.asarray(new.to_numpy(zero_copy_only=False))
-        info = {"batch": label, "iterations": changes.iterations, "inserted": changes.inserted,
-                "deleted": changes.deleted, "recomputed": changes.recomputed}
-        types = {NODE: "bigint", OLD: self.semiring.value_type, "diff": self.semiring.value_type}
-        self._factor = None
-        return Change((NODE,), (keys,), new, target, time.perf_counter() - started, extra={OLD: old},
-                      count=int(count), info=info, types=types)
-
-    def _spark_factor(self, edges: EdgesLike) -> Factor:
-        if isinstance(edges, Factor):
-            _check_binary(edges)
-            return edges
-        from faq.spark import get_session
-
-        if is_dataframe(edges):
-            df = edges
-        else:
-            src, dst, weight = self._arrays(edges, initial=True)
-            import pandas as pd
-
-            df = get_session().createDataFrame(pd.DataFrame({SRC: src, DST: dst, WEIGHT: weight}))
-        wcol = WEIGHT if WEIGHT in df.columns else (VALUE if VALUE in df.columns else None)
-        if wcol is None:
-            from pyspark.sql import functions as F
-
-            df = df.withColumn(WEIGHT, F.lit(self.default_weight).cast(self.semiring.value_type))
-            wcol = WEIGHT
-        return Factor(df=df, variables=(SRC, DST), semiring=self.semiring, value=wcol, name=self.name)
 
     # -- inputs ----------------------------------------------------------------------------
 
@@ -823,7 +559,7 @@ class MaintainedFixpoint(FixpointProblem, Owner):
         are the resident index by design, a batch is small).
         """
         ops = self.ops or fixpoint_ops(MIN_LABEL)
-        src, dst, weight = _edge_table(edges)
+        src, dst, weight = edge_table(edges)
         if not weights or self.components or self.semiring.value_type == "boolean":
             return src, dst, np.full(len(src), ops.one, dtype=ops.dtype)
         weight = np.where(np.isnan(weight), self.default_weight, weight).astype(ops.dtype, copy=False)
@@ -848,6 +584,7 @@ class MaintainedFixpoint(FixpointProblem, Owner):
         if len(self._values) < n:
             more = max(n - len(self._values), len(self._values) // 4, 16)
             self._values = np.concatenate([self._values, np.full(more, self.ops.zero, dtype=self.ops.dtype)])
+            self._parent = np.concatenate([self._parent, np.full(more, -1, dtype=np.int64)])
 
     def _decode_one(self, code: int) -> Any:
         return _python(self.resident.domain.decode(np.array([code]))[0])
@@ -872,6 +609,7 @@ class MaintainedFixpoint(FixpointProblem, Owner):
         if self.resident is not None:
             self.resident.relations = {}
             self._values = np.zeros(0, dtype=self.ops.dtype)
+            self._parent = np.zeros(0, dtype=np.int64)
         self._factor = None
 
     def __repr__(self) -> str:
@@ -891,19 +629,6 @@ def maintain_components(edges: EdgesLike, nodes: Any = None, **kw: Any) -> Maint
 
 # --- helpers -----------------------------------------------------------------------------
 
-_EMPTY_CODES = np.zeros(0, dtype=np.int64)
-
-
-def _save_replaced(state: ResidentState, version: int, meta: dict, rows: dict, labels: list) -> None:
-    """Commit ``version`` with relations whose rows were replaced (a recomputation): whole new bases."""
-    import inspect
-
-    if "replaced" in inspect.signature(state.save).parameters:
-        state.save(version, meta, {}, labels, replaced=rows)
-    else:  # the older signature: None marks a relation replaced in memory already
-        state.save(version, meta, {name: None for name in rows}, labels)
-
-
 def _channels(progress: Any) -> tuple[Callable[[str], None], Callable[[BatchEvent], None]]:
     """(notes, events): a Reporter takes notes through ``note``; a plain callable gets both."""
     if progress is None:
@@ -914,86 +639,3 @@ def _channels(progress: Any) -> tuple[Callable[[str], None], Callable[[BatchEven
 
 def _python(value: Any) -> Any:
     return value.item() if hasattr(value, "item") else value
-
-
-def _row_count(data: Any) -> int:
-    """Rows of an edges-like input (a count job for Spark data)."""
-    if isinstance(data, Factor):
-        return data.df.count()
-    if is_dataframe(data):
-        return data.count()
-    if hasattr(data, "num_rows"):
-        return int(data.num_rows)
-    try:
-        return len(data)
-    except TypeError:
-        return 0
-
-
-def _node_array(nodes: Any) -> np.ndarray:
-    """Extra nodes (components) as int64: a DataFrame's first column, or ints."""
-    if nodes is None:
-        return np.zeros(0, dtype=np.int64)
-    if is_dataframe(nodes):
-        column = nodes.select(nodes.columns[0]).toArrow().column(0).drop_null()
-        return np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.int64)
-    return np.asarray([int(n) for n in nodes], dtype=np.int64)
-
-
-def _edge_table(edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(src, dst, weight)``: int64, int64, float64 (NaN where no weight was given); null ends dropped."""
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    if isinstance(edges, Factor):
-        from pyspark.sql import functions as F
-
-        _check_binary(edges)
-        u, v = edges.variables
-        table = edges.df.select(F.col(u).cast("bigint").alias(SRC), F.col(v).cast("bigint").alias(DST),
-                                F.col(edges.value).cast("double").alias(WEIGHT)).toArrow()
-    elif is_dataframe(edges):  # a DataFrame
-        from pyspark.sql import functions as F
-
-        cols = edges.columns
-        for c in (SRC, DST):
-            if c not in cols:
-                from faq.errors import MissingColumnError
-
-                raise MissingColumnError(column=c, available=cols, source="edges")
-        wcol = WEIGHT if WEIGHT in cols else (VALUE if VALUE in cols else None)
-        weight = F.col(wcol).cast("double") if wcol else F.lit(None).cast("double")
-        table = edges.select(F.col(SRC).cast("bigint").alias(SRC), F.col(DST).cast("bigint").alias(DST),
-                             weight.alias(WEIGHT)).toArrow()
-    elif isinstance(edges, pa.Table) or (hasattr(edges, "to_numpy") and hasattr(edges, "columns")):
-        table = edges if isinstance(edges, pa.Table) else pa.Table.from_pandas(edges, preserve_index=False)
-        for c in (SRC, DST):
-            if c not in table.column_names:
-                from faq.errors import MissingColumnError
-
-                raise MissingColumnError(column=c, available=table.column_names, source="edges")
-        wcol = WEIGHT if WEIGHT in table.column_names else (VALUE if VALUE in table.column_names else None)
-        weight = table.column(wcol).cast(pa.float64()) if wcol else pa.nulls(table.num_rows, pa.float64())
-        table = pa.table({SRC: table.column(SRC).cast(pa.int64()), DST: table.column(DST).cast(pa.int64()),
-                          WEIGHT: weight})
-    else:
-        return _tuples(edges)
-    valid = pc.and_(pc.is_valid(table.column(SRC)), pc.is_valid(table.column(DST)))
-    if table.column(SRC).null_count or table.column(DST).null_count:
-        table = table.filter(valid)
-    src = np.asarray(table.column(SRC).to_numpy(zero_copy_only=False), dtype=np.int64)
-    dst = np.asarray(table.column(DST).to_numpy(zero_copy_only=False), dtype=np.int64)
-    weight = np.asarray(pc.fill_null(table.column(WEIGHT), np.nan).to_numpy(zero_copy_only=False), dtype=np.float64)
-    return src, dst, weight
-
-
-def _tuples(edges: Iterable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    src, dst, weight = [], [], []
-    for row in edges:
-        row = tuple(row)
-        if len(row) not in (2, 3):
-            raise FAQValueError(f"an edge is (src, dst) or (src, dst, weight), not {row!r}", argument="edges")
-        src.append(int(row[0]))
-        dst.append(int(row[1]))
-        weight.append(float("nan") if len(row) == 2 or row[2] is None else float(row[2]))
-    return (np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), np.asarray(weight, dtype=np.float64))

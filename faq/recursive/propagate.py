@@ -14,6 +14,12 @@ idempotent ⊕ (DESIGN.md §3, "Monoid fixpoints") in numpy, the same rounds
 3. the targets whose value changed -- strictly improved, ⊕ being
    idempotent -- are the next frontier.
 
+An edge whose weight is the semiring's zero is *dead* (a deletion marked in
+an index's base, :mod:`faq.recursive.edges`) and proposes nothing.  Given a
+``parents`` array, each strictly improved node records the source of the
+proposal that won: the derivation forest :mod:`faq.recursive.trimming`
+cuts when edges are deleted (that module argues why it is a forest).
+
 Values are dense over the codes of a :class:`~faq.incremental.domain.KeyDomain`;
 a node without a value holds the semiring's zero.  :func:`propagate`
 *records* the value every improved node had before (so a caller can report
@@ -41,6 +47,11 @@ Examples
 ([0.0, 1.0, 2.0], 3)
 >>> result.nodes.tolist(), result.old.tolist()           # improved nodes and their values before
 ([1, 2], [inf, inf])
+>>> parents = np.full(3, -1)
+>>> values[1:] = np.inf
+>>> _ = propagate(values, [run], ops, frontier=np.array([0]), parents=parents)
+>>> parents.tolist()                                     # 2 is reached through 1 (1 + 1 < 5)
+[-1, 0, 1]
 """
 
 from __future__ import annotations
@@ -109,7 +120,14 @@ def out_edges(runs: Sequence[Trie], frontier: np.ndarray, ops: NumpyForm) -> tup
         index = np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - counts), counts)
         ats.append(hit[owner])
         dsts.append(targets.comp[index] & _CODE_MASK)
-        weights.append(np.full(total, ops.one, dtype=ops.dtype) if trie.values is None else trie.values[index])
+        if trie.values is None:
+            weights.append(np.full(total, ops.one, dtype=ops.dtype))
+        else:
+            weight = trie.values[index]
+            live = weight != ops.zero  # a dead (deleted) edge of a base proposes nothing
+            if not live.all():
+                ats[-1], dsts[-1], weight = ats[-1][live], dsts[-1][live], weight[live]
+            weights.append(weight)
     if not ats:
         return _EMPTY, _EMPTY, np.zeros(0, dtype=ops.dtype)
     if len(ats) == 1:
@@ -119,54 +137,73 @@ def out_edges(runs: Sequence[Trie], frontier: np.ndarray, ops: NumpyForm) -> tup
 
 @dataclass
 class Propagation:
-    """What :func:`propagate` changed: the improved ``nodes`` (sorted codes) and their ``old`` values."""
+    """What :func:`propagate` changed: the improved ``nodes`` (sorted codes), their ``old`` values and parents."""
 
     nodes: np.ndarray
     old: np.ndarray
     iterations: int
     seconds: float = 0.0
+    old_parents: Optional[np.ndarray] = None
 
 
 class _Log:
-    """The (node, value before) pairs of every round, to report ``old`` and to undo."""
+    """The (node, value before, parent before) of every round, to report ``old`` and to undo."""
 
-    def __init__(self, record: bool) -> None:
+    def __init__(self, record: bool, parents: Optional[np.ndarray] = None) -> None:
         self.record = record
+        self.parents = parents
         self.nodes: list[np.ndarray] = []
         self.old: list[np.ndarray] = []
+        self.old_parents: list[np.ndarray] = []
 
     def add(self, nodes: np.ndarray, old: np.ndarray) -> None:
         if self.record:
             self.nodes.append(nodes)
             self.old.append(old)
+            if self.parents is not None:
+                self.old_parents.append(self.parents[nodes])
 
     def undo(self, values: np.ndarray) -> None:
         for nodes, old in zip(reversed(self.nodes), reversed(self.old)):
             values[nodes] = old
+        for nodes, old in zip(reversed(self.nodes), reversed(self.old_parents)):
+            self.parents[nodes] = old
 
-    def result(self, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+    def result(self, dtype: Any) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
         if not self.nodes:
-            return _EMPTY, np.zeros(0, dtype=dtype)
+            return _EMPTY, np.zeros(0, dtype=dtype), (None if self.parents is None else _EMPTY)
         nodes = np.concatenate(self.nodes)
         old = np.concatenate(self.old)
         # a node's value before the batch is the one logged the first time it improved
         first_nodes, first = np.unique(nodes, return_index=True)
-        return first_nodes, old[first]
+        parents = None if self.parents is None else np.concatenate(self.old_parents)[first]
+        return first_nodes, old[first], parents
 
 
 def relax(values: np.ndarray, targets: np.ndarray, proposals: np.ndarray, ops: NumpyForm,
-          log: Optional[_Log] = None) -> np.ndarray:
-    """⊕ ``proposals`` into ``values[targets]`` in place; the targets that improved (sorted, distinct)."""
+          log: Optional[_Log] = None, parents: Optional[np.ndarray] = None,
+          sources: Optional[np.ndarray] = None) -> np.ndarray:
+    """⊕ ``proposals`` into ``values[targets]`` in place; the targets that improved (sorted, distinct).
+
+    With ``parents``, an improved target's parent becomes the ``sources``
+    entry of a proposal equal to its new value (one exists: ⊕ is min, max
+    or or, so the new value is one of the proposals).
+    """
     if len(targets) == 0:
         return _EMPTY
     before = values[targets]
     ops.add.at(values, targets, proposals)
-    moved = np.flatnonzero(values[targets] != before)
+    after = values[targets]
+    moved = np.flatnonzero(after != before)
     if len(moved) == 0:
         return _EMPTY
     nodes, first = np.unique(targets[moved], return_index=True)
     if log is not None:
         log.add(nodes, before[moved][first])
+    if parents is not None:
+        won = moved[proposals[moved] == after[moved]]
+        winners, at = np.unique(targets[won], return_index=True)
+        parents[winners] = sources[won[at]]
     return nodes
 
 
@@ -183,6 +220,7 @@ def propagate(
     record: bool = True,
     example: Callable[[int], Any] = int,
     progress: Optional[Callable[[str], None]] = None,
+    parents: Optional[np.ndarray] = None,
 ) -> Propagation:
     """Semi-naive rounds until nothing improves; ``values`` is updated in place (see the module notes).
 
@@ -210,9 +248,12 @@ def propagate(
         Code -> node id, for the error's example.
     progress : callable, optional
         Gets ``"iteration k: n value(s) improved (s)"`` per round.
+    parents : np.ndarray, optional
+        Per code, the code whose edge last strictly improved it (-1: none),
+        updated in place (and undone with the values on an error).
     """
     started = time.perf_counter()
-    log = _Log(record)
+    log = _Log(record, parents if record else None)
     iterations = 0
     current = _EMPTY if frontier is None else np.asarray(frontier, dtype=np.int64)
     try:
@@ -221,7 +262,7 @@ def propagate(
             if len(src):
                 valued = np.flatnonzero(values[src] != ops.zero)
                 proposals = ops.mul(values[src[valued]], weight[valued])
-                current = relax(values, dst[valued], proposals, ops, log)
+                current = relax(values, dst[valued], proposals, ops, log, parents, src[valued])
                 iterations = 1
                 _after_round(iterations, current, nodes, semiring, example, progress, started)
         while len(current):
@@ -231,14 +272,14 @@ def propagate(
             round_started = time.perf_counter()
             at, dst, weight = out_edges(runs, current, ops)
             proposals = ops.mul(values[current][at], weight)
-            current = relax(values, dst, proposals, ops, log)
+            current = relax(values, dst, proposals, ops, log, parents, current[at])
             iterations += 1
             _after_round(iterations, current, nodes, semiring, example, progress, round_started)
     except BaseException:
         log.undo(values)  # nothing is committed until the batch completes
         raise
-    changed, old = log.result(values.dtype)
-    return Propagation(changed, old, iterations, time.perf_counter() - started)
+    changed, old, old_parents = log.result(values.dtype)
+    return Propagation(changed, old, iterations, time.perf_counter() - started, old_parents)
 
 
 def _after_round(iterations: int, improved: np.ndarray, nodes: Optional[int], semiring: str,

@@ -1,0 +1,276 @@
+"""How a batch runs on the driver placement of a maintained fixpoint: insert, trim, or recompute.
+
+:class:`DriverBatches` is the part of
+:class:`~faq.recursive.maintained.MaintainedFixpoint` that applies one batch
+to the resident index and the value array (the module notes of
+:mod:`faq.recursive.maintained`, "How a batch runs"):
+
+* :meth:`~DriverBatches._update` sorts the batch into insertions, worse
+  weights and deletions (pairs present in the index);
+* an insert-only batch propagates from its effective edges
+  (:meth:`~DriverBatches._insert`);
+* a batch that removes or worsens an edge trims the derivation forest,
+  re-seeds the trimmed nodes from their surviving in-edges and propagates,
+  then inserts (:meth:`~DriverBatches._trim`, :mod:`faq.recursive.trimming`);
+* with an edge better than ``one`` (a negative weight), or ``recompute=True``,
+  such a batch is solved from scratch instead (:meth:`~DriverBatches._recompute`).
+
+Each saves first (the durable commit point, as *assignments*:
+:mod:`faq.recursive.fixpoint_state`), then changes the index in memory; an
+error on the way leaves edges, values and parents as they were.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+import numpy as np
+
+from faq.incremental.change import Change
+from faq.incremental.index import KeyedRows, assigned, build_run, merge_rows
+from faq.recursive.edges import FORWARD, REVERSE, EdgeRelation
+from faq.recursive.fixpoint_state import ANSWER, EDGE, last_per_key, save_replaced
+from faq.recursive.propagate import better_than_one, propagate
+from faq.recursive.seminaive import DST, NODE, SRC
+from faq.recursive.spark_placement import OLD
+from faq.recursive.trimming import cut_roots, reseed, subtrees
+
+__all__ = ["DriverBatches"]
+
+_EMPTY_CODES = np.zeros(0, dtype=np.int64)
+
+
+class DriverBatches:
+    """Methods of :class:`~faq.recursive.maintained.MaintainedFixpoint` that apply a batch on the driver (a mixin)."""
+
+    def _update(self, ins: Optional[tuple], dels: Optional[tuple], recompute: bool, target: int, label: str,
+                started: float) -> Change:
+        """Sort the batch into insertions, worse weights and deletions; run the way it needs."""
+        state, ops = self.resident, self.ops
+        edge = state.relations[EDGE]
+        new_nodes = _EMPTY_CODES
+        rows = KeyedRows((_EMPTY_CODES, _EMPTY_CODES), np.zeros(0, ops.dtype))
+        if ins is not None and len(ins[0]):
+            src, dst, weight = ins
+            if self.components:  # a self-loop adds its node (a component of its own), not an edge
+                ends = state.domain.encode(np.concatenate([src, dst]))
+                self._grow(len(state.domain))
+                new_nodes = np.unique(ends[self._values[ends] == ops.zero])
+                loop = src == dst
+                src, dst, weight = src[~loop], dst[~loop], weight[~loop]
+            rows = self._edge_rows(state.domain.encode(src), state.domain.encode(dst), weight)
+        self._grow(len(state.domain))
+        present, before = edge.lookup(rows.keys)
+        new = rows.values_or_ones(ops)
+        worse = present & (ops.add(before, new) != new)
+        gone = self._present_pairs(dels)
+        if not worse.any() and not len(gone):
+            return self._insert(rows, present, before, new_nodes, target, label, started)
+        if recompute or self._may_cycle or bool(better_than_one(new, ops).any()):
+            return self._recompute(ins, dels, target, label, started)
+        return self._trim(rows, worse, gone, new_nodes, target, label, started)
+
+    def _present_pairs(self, dels: Optional[tuple]) -> KeyedRows:
+        """The pairs of ``dels`` in the index (codes, sorted; both directions for components)."""
+        ops, domain = self.ops, self.resident.domain
+        if dels is None or not len(dels[0]):
+            return KeyedRows((_EMPTY_CODES, _EMPTY_CODES), None)
+        a, b = domain.lookup(dels[0]), domain.lookup(dels[1])
+        known = (a >= 0) & (b >= 0) & (a != b if self.components else True)
+        a, b = a[known], b[known]
+        if self.components:
+            a, b = np.concatenate([a, b]), np.concatenate([b, a])
+        pairs = merge_rows([a, b], None, ops)
+        present, _ = self.resident.relations[EDGE].lookup(pairs.keys)
+        return pairs.take(np.flatnonzero(present))
+
+    def _insert(self, rows: KeyedRows, present: np.ndarray, before: np.ndarray, new_nodes: np.ndarray,
+                target: int, label: str, started: float) -> Change:
+        """An insert-only batch (module notes, steps 3-5): rounds from the effective edges."""
+        state, ops = self.resident, self.ops
+        edge = state.relations[EDGE]
+        new = rows.values_or_ones(ops)
+        effective = rows.take(np.flatnonzero(~present | (new != before)))
+        added = int(np.count_nonzero(~present))
+        s, d = effective.keys
+        w = effective.values_or_ones(ops)
+        may_cycle = self._may_cycle or bool(better_than_one(w, ops).any())
+        values = self._values
+        try:
+            if len(new_nodes):  # a node of its own: labelled with its id
+                values[new_nodes] = state.domain.decode(new_nodes)
+            result = propagate(values, edge.runs(FORWARD, build_run(effective, FORWARD, ops)), ops,
+                               first=(s, d, w), max_iterations=self.max_iterations,
+                               nodes=len(state.domain) if may_cycle else None, semiring=self.semiring.name,
+                               example=self._decode_one, parents=self._parent)
+        except BaseException:
+            values[new_nodes] = ops.zero
+            raise
+        nodes, old = result.nodes, result.old
+        if len(new_nodes):  # they changed too (from no value); propagate may have improved them again
+            nodes = np.union1d(nodes, new_nodes)
+            old = np.full(len(nodes), ops.zero, dtype=ops.dtype)
+            logged = np.searchsorted(nodes, result.nodes)
+            old[logged] = result.old
+            old[np.searchsorted(nodes, new_nodes)] = ops.zero
+        try:
+            self._save(target, label, effective, nodes)
+        except BaseException:
+            values[nodes] = old
+            self._parent[result.nodes] = result.old_parents
+            raise
+        edge.commit(effective)
+        self._may_cycle = may_cycle
+        self._edges += added
+        info = self._info(label, result.iterations, effective, 0, 0, False)
+        return self._change(nodes, old, values[nodes], target, time.perf_counter() - started, info)
+
+    def _trim(self, rows: KeyedRows, worse: np.ndarray, gone: KeyedRows, new_nodes: np.ndarray, target: int,
+              label: str, started: float) -> Change:
+        """A batch that removes or worsens edges: trim, re-seed, propagate; then its insertions (module notes)."""
+        state, ops, domain = self.resident, self.ops, self.resident.domain
+        edge = state.relations[EDGE]
+        values, parents = self._values, self._parent
+        saved_values, saved_parents = values.copy(), parents.copy()  # O(nodes): the undo of a failed batch
+        w = np.flatnonzero(worse)
+        removed = merge_rows([np.concatenate([g, r[w]]) for g, r in zip(gone.keys, rows.keys)], None, ops)
+        undo = edge.remove(removed.keys)
+        try:
+            if len(new_nodes):
+                values[new_nodes] = domain.decode(new_nodes)
+            trimmed = subtrees(parents, cut_roots(parents, *removed.keys))
+            values[trimmed] = domain.decode(trimmed) if self.components else ops.zero
+            parents[trimmed] = -1
+            seeded = reseed(values, parents, trimmed, edge.runs(FORWARD if self.components else REVERSE), ops)
+            again = propagate(values, edge.runs(FORWARD), ops, frontier=trimmed if self.components else seeded,
+                              max_iterations=self.max_iterations, record=False, parents=parents)
+            iterations = int(len(trimmed) > 0) + again.iterations
+            # the insertions: a worsened pair is absent now, so it is new again
+            present, before = edge.lookup(rows.keys)
+            new = rows.values_or_ones(ops)
+            effective = rows.take(np.flatnonzero(~present | (new != before)))
+            if len(effective):
+                more = propagate(values, edge.runs(FORWARD, build_run(effective, FORWARD, ops)), ops,
+                                 first=(*effective.keys, effective.values_or_ones(ops)),
+                                 max_iterations=self.max_iterations, record=False, parents=parents)
+                iterations += more.iterations
+            changed = np.flatnonzero(values != saved_values)
+            # saved as assignments: a removed pair gets the zero, an inserted one its weight
+            zeros = KeyedRows(removed.keys, np.full(len(removed), ops.zero, dtype=ops.dtype))
+            self._save(target, label, last_per_key([zeros, KeyedRows(effective.keys, effective.values_or_ones(ops))],
+                                                   ops), changed)
+        except BaseException:
+            values[:], parents[:] = saved_values, saved_parents
+            edge.restore(undo)
+            raise
+        edge.commit(effective)
+        edge.compact_if_needed()
+        self._edges += int(np.count_nonzero(~present)) - len(removed)
+        deleted = len(gone) // 2 if self.components else len(gone)
+        info = self._info(label, iterations, effective, deleted, len(trimmed), False)
+        return self._change(changed, saved_values[changed], values[changed], target, time.perf_counter() - started,
+                            info)
+
+    def _save(self, target: int, label: str, edges: KeyedRows, nodes: np.ndarray) -> None:
+        """Durable first (the commit point): the batch's edges and the changed nodes' values, set."""
+        state = self.resident
+        labels = [*state.labels, label]
+        state.save(target, self._manifest(), {EDGE: edges, ANSWER: KeyedRows((nodes,), self._values[nodes])}, labels)
+        state.version, state.labels = target, labels
+        self._factor = None
+        self._count = int(np.count_nonzero(self._values[: len(state.domain)] != self.ops.zero))
+
+    def _info(self, label: str, iterations: int, effective: KeyedRows, deleted: int, trimmed: int,
+              recomputed: bool) -> dict:
+        inserted = len(effective) // 2 if self.components else len(effective)
+        return {"batch": label, "iterations": iterations, "inserted": inserted, "deleted": deleted,
+                "trimmed": trimmed, "recomputed": recomputed}
+
+    def _recompute(self, ins: Optional[tuple], dels: Optional[tuple], target: int, label: str, started: float,
+                   new_version: bool = True) -> Change:
+        """Deletions remove pairs, insertions set them; then the answer from scratch on the driver."""
+        state, ops = self.resident, self.ops
+        domain = state.domain
+        extra_nodes = _EMPTY_CODES
+        set_rows = KeyedRows((_EMPTY_CODES, _EMPTY_CODES), np.zeros(0, ops.dtype))
+        if ins is not None and len(ins[0]):
+            src, dst, weight = ins
+            if self.components:
+                extra_nodes = domain.encode(np.concatenate([src, dst]))
+                loop = src == dst
+                src, dst, weight = src[~loop], dst[~loop], weight[~loop]
+            set_rows = self._edge_rows(domain.encode(src), domain.encode(dst), weight)
+        gone = self._present_pairs(dels)
+        self._grow(len(domain))
+        zeros = KeyedRows(gone.keys, np.full(len(gone), ops.zero, dtype=ops.dtype))
+        changes = last_per_key([zeros, KeyedRows(set_rows.keys, set_rows.values_or_ones(ops))], ops)
+        if len(changes):
+            merged = assigned(state.relations[EDGE].current(), changes, ops)
+            new_edge = EdgeRelation(EDGE, (SRC, DST), merged, ops)
+        else:  # the same edges (recompute()): keep the index and the views built on it
+            new_edge = state.relations[EDGE]
+            merged = new_edge.current()
+        n = len(domain)
+        old_values = self._values[:n]
+        seeds = None
+        if self.components:  # nodes stay nodes when their edges go
+            seeds = np.union1d(np.flatnonzero(old_values != ops.zero), extra_nodes)
+        may_cycle = self._edges_may_cycle(merged)
+        self._note(f"recomputing from scratch on {len(merged)} edge(s)")
+        values, parents, iterations = self._solve(new_edge.runs(FORWARD), seeds, may_cycle)
+        changed = np.flatnonzero(values != old_values)
+        answer = np.flatnonzero(values != ops.zero)
+        # Durable first: the relations are replaced (saved whole), restored if the save fails.
+        before = state.relations[EDGE]
+        state.relations[EDGE] = new_edge
+        labels = [*state.labels, label] if new_version else list(state.labels)
+        try:
+            if new_version or len(changed):
+                save_replaced(state, target, self._manifest(),
+                              {EDGE: merged, ANSWER: KeyedRows((answer,), values[answer])}, labels)
+        except BaseException:
+            state.relations[EDGE] = before
+            raise
+        old = old_values[changed].copy()
+        self._values, self._parent = values, parents
+        self._count = len(answer)
+        self._edges = len(merged)
+        self._may_cycle = may_cycle
+        self._factor = None
+        state.version, state.labels = target, labels
+        info = self._info(label, iterations, set_rows, len(gone) // 2 if self.components else len(gone), 0, True)
+        return self._change(changed, old, values[changed], target, time.perf_counter() - started, info)
+
+    def _solve(self, runs: list, seeds: Optional[np.ndarray], may_cycle: Optional[bool] = None
+               ) -> tuple[np.ndarray, np.ndarray, int]:
+        """The answer from scratch: ``seeds`` labelled with their ids (components) or the source with one.
+
+        Returns values, parents and the rounds run.
+        """
+        ops, domain = self.ops, self.resident.domain
+        frontier = seeds if self.components else domain.encode(np.array([self.source], dtype=np.int64))
+        values = np.full(len(domain), ops.zero, dtype=ops.dtype)
+        parents = np.full(len(domain), -1, dtype=np.int64)
+        values[frontier] = domain.decode(frontier) if self.components else ops.one
+        may_cycle = self._may_cycle if may_cycle is None else may_cycle
+        result = propagate(values, runs, ops, frontier=frontier, max_iterations=self.max_iterations,
+                           nodes=len(domain) if may_cycle else None, semiring=self.semiring.name, record=False,
+                           example=self._decode_one, progress=self._note, parents=parents)
+        return values, parents, result.iterations
+
+    def _change(self, nodes: np.ndarray, old: np.ndarray, new: np.ndarray, target: int, seconds: float,
+                info: dict) -> Change:
+        ops = self.ops
+        keys = self.resident.domain.decode(nodes).astype(np.int64, copy=False)
+        order = np.argsort(keys, kind="stable")
+        keys, old, new = keys[order], old[order], new[order]
+        missing = old == ops.zero
+        if np.dtype(ops.dtype).kind == "f":
+            old_column: np.ndarray = np.where(missing, np.nan, old)
+        else:  # no NaN in booleans and labels: None
+            old_column = old.astype(object)
+            old_column[missing] = None
+        types = {NODE: "bigint", OLD: self.semiring.value_type, "diff": self.semiring.value_type}
+        return Change((NODE,), (keys,), new, target, seconds, extra={OLD: old_column}, count=self._count, info=info,
+                      types=types)

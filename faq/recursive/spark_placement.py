@@ -1,0 +1,120 @@
+"""The executors placement of a maintained fixpoint: edges and answer cached on Spark.
+
+:class:`SparkPlacement` is the part of
+:class:`~faq.recursive.maintained.MaintainedFixpoint` that runs when the edges
+do not fit the driver's budget (or the semiring has no numpy form): it starts
+a :class:`~faq.recursive.spark_maintained.SparkFixpoint`, hands it every
+batch and turns its changed rows into the one
+:class:`~faq.incremental.change.Change` type.  Insertions are incremental
+there (semi-naive rounds as Spark jobs); deletions and worsening updates are
+*recomputed* from scratch -- the trimming of :mod:`faq.recursive.trimming`
+runs on the driver placement only.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any, Optional
+
+import numpy as np
+
+from faq.errors import FAQValueError
+from faq.factor import Factor
+from faq.incremental.change import BatchEvent, Change
+from faq.io.updates import UpdateBatch
+from faq.recursive.seminaive import DST, NODE, SRC, VALUE, WEIGHT, _check_binary
+from faq.spark import is_dataframe
+
+if TYPE_CHECKING:
+    from faq.recursive.spark_maintained import SparkChanges
+
+__all__ = ["SparkPlacement", "OLD"]
+
+OLD = "old"
+
+
+class SparkPlacement:
+    """Methods of :class:`~faq.recursive.maintained.MaintainedFixpoint` for the executors placement (a mixin)."""
+
+    #: How the executors placement takes a deletion or a worse weight.
+    SPARK_DELETIONS = "recompute (the executors placement has no trimming: the fixpoint is solved again on Spark)"
+
+    def _start_spark(self, edges: Any, nodes: Any) -> None:
+        from faq.recursive.spark_maintained import SparkFixpoint
+
+        factor = self._spark_factor(edges)
+        self._spark = self.scope.adopt(SparkFixpoint(
+            factor, self.semiring, source=self.source, components=self.components, nodes=nodes,
+            default_weight=None if self.components else self.default_weight,
+            max_iterations=self.max_iterations, progress=self._note,
+        ))
+        self.initial_iterations = self._spark.initial_iterations
+        self.resident = None
+
+    def _spark_batch(self, inserts: Any, deletes: Any, target: int, label: str,
+                     batch: Optional[UpdateBatch], started: float) -> Change:
+        """One batch on Spark; deletions and worse weights recompute there (no trimming on Spark)."""
+        recompute = True  # SparkFixpoint recomputes only when the batch is not monotone
+        spark = self._spark
+        self._event(BatchEvent("start", target, "on Spark", label=label))
+        if batch is not None:
+            changes = spark.apply(batch, recompute=recompute)
+        elif deletes is not None:
+            changes = spark.delete(deletes, recompute=recompute, name=label)
+            if inserts is not None:  # pragma: no cover - delete() takes no insertions
+                raise FAQValueError("one batch of deletions at a time", argument="edges")
+        else:
+            changes = spark.insert(inserts if inserts is not None else [], recompute=recompute, name=label)
+        change = self._from_spark(changes, target, label, started)
+        self._spark_version = target
+        self._spark_labels.append(label)
+        self._event(BatchEvent("done", target, "on Spark", len(change), change.seconds, label))
+        return change
+
+    def _from_spark(self, changes: "SparkChanges", target: int, label: str, started: float) -> Change:
+        """A Spark batch's changed rows, collected (they are the batch's output), as a :class:`Change`."""
+        import pyarrow as pa
+        from pyspark.sql import functions as F
+
+        with changes:
+            table = changes.df.select(NODE, OLD, "new").orderBy(NODE).toArrow()
+            count = self._spark.state.df.agg(F.count(F.lit(1))).first()[0]
+        keys = np.asarray(table.column(NODE).to_numpy(zero_copy_only=False), dtype=np.int64)
+        old = table.column(OLD)
+        # NaN stands for "no value" in a float column only; booleans and labels get None
+        old = np.asarray(old.to_numpy(zero_copy_only=False)) if old.type.equals(pa.float64()) or not old.null_count \
+            else np.array(old.to_pylist(), dtype=object)
+        new = table.column("new")
+        if new.null_count:  # a node no longer reached: the zero
+            import pyarrow.compute as pc
+
+            new = pc.fill_null(new, self.semiring.zero)
+        new = np.asarray(new.to_numpy(zero_copy_only=False))
+        info = {"batch": label, "iterations": changes.iterations, "inserted": changes.inserted,
+                "deleted": changes.deleted, "trimmed": 0, "recomputed": changes.recomputed}
+        types = {NODE: "bigint", OLD: self.semiring.value_type, "diff": self.semiring.value_type}
+        self._factor = None
+        return Change((NODE,), (keys,), new, target, time.perf_counter() - started, extra={OLD: old},
+                      count=int(count), info=info, types=types)
+
+    def _spark_factor(self, edges: Any) -> Factor:
+        if isinstance(edges, Factor):
+            _check_binary(edges)
+            return edges
+        from faq.spark import get_session
+
+        if is_dataframe(edges):
+            df = edges
+        else:
+            src, dst, weight = self._arrays(edges, initial=True)
+            import pandas as pd
+
+            df = get_session().createDataFrame(pd.DataFrame({SRC: src, DST: dst, WEIGHT: weight}))
+        wcol = WEIGHT if WEIGHT in df.columns else (VALUE if VALUE in df.columns else None)
+        if wcol is None:
+            from pyspark.sql import functions as F
+
+            df = df.withColumn(WEIGHT, F.lit(self.default_weight).cast(self.semiring.value_type))
+            wcol = WEIGHT
+        return Factor(df=df, variables=(SRC, DST), semiring=self.semiring, value=wcol, name=self.name)
+
