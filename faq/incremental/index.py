@@ -24,9 +24,46 @@ a relation (before the batch) is ``[base, overlay]`` and the *new* one
 neither is a copy.  :meth:`ResidentRelation.commit` merges a batch into the
 recent level; when that outgrows :data:`RECENT_MAX_ROWS` it is merged into
 the older level, and once the overlay holds :data:`COMPACT_FRACTION` of the
-base (or :data:`OVERLAY_MAX_ROWS` rows) it is folded into a new base and
-every view is rebuilt when next read: LSM style, each merge's cost amortised over the
-batches that filled its level.
+base (or :data:`OVERLAY_MAX_ROWS` rows) it is folded into a new base: LSM
+style, each merge's cost amortised over the batches that filled its level.
+
+Compaction does not stop the batches
+------------------------------------
+Folding the overlay into the base costs O(base) -- a merge of the rows and a
+trie per view -- and done inside the batch that fills the overlay that batch
+took about a hundred times the median (R-MAT 17: 0.7 s against 6 ms).  Three
+ways were open: (a) build the new base in the background and swap it in
+between batches; (b) tiered merging, a bounded slice per batch; (c) a base
+partitioned by key range, rebuilt a partition at a time.  (b) and (c) bound
+each batch's share but every batch pays it, and (c) would change the trie
+layout every reader walks (a partition's parent numbering shifts every later
+one).  (a) keeps the layout, costs the batches nothing while a core is
+free, and needs no new invariant for the rules, so it is the one taken
+(:mod:`faq.incremental.compaction`):
+
+* :meth:`ResidentRelation.compact_in_background` *freezes* the overlay's two
+  levels (they are never written again; their tries are kept) and starts a
+  :class:`~faq.incremental.compaction.Compaction` of ``base ⊕ frozen``;
+  new batches go to fresh levels, so the runs a rule reads are ``[base,
+  frozen levels, older, recent]`` (+ the batch for the new state): the same
+  multiset of rows, each key's value still the ⊕ over the runs, and the
+  old/new views of the exactly-once rules stay what they were;
+* the job runs in a thread (or a forked process; the module notes of
+  :mod:`faq.incremental.compaction` weigh the two); each view whose old trie
+  exists is *merged* with the overlay's rows in that view's order instead of
+  sorted again -- a few copies of the base, no sort, so the job also holds
+  the GIL only in short stretches (a sort of every row held it for tens of
+  milliseconds at a time, which the batches then waited for);
+* the result is swapped in by :meth:`ResidentRelation.commit` once done --
+  between two batches, never during one -- or by :meth:`ResidentRelation.settle`,
+  which waits (saving to a new directory, closing, tests, and a second
+  compaction falling due before the first is done);
+* :data:`BACKGROUND_COMPACTION` = False restores the old way (folded in the
+  batch, views rebuilt when next read): the benchmarks' baseline.
+
+A failed job (e.g. out of memory) changes nothing: the frozen levels are
+folded back into the overlay and :meth:`ResidentRelation.settle` raises
+:class:`~faq.errors.CompactionFailedError`.
 
 Examples
 --------
@@ -58,6 +95,8 @@ from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
+from faq.errors import CompactionFailedError
+from faq.incremental.compaction import Compaction
 from faq.incremental.domain import SPAN
 from faq.joins.csr import Trie, build_trie, lexicographically_sorted
 from faq.semirings.numpy_backend import NumpyForm
@@ -74,6 +113,9 @@ RECENT_MAX_ROWS = 1024
 # ... or this many batches of the size just merged, so batches larger than the limit (1,000 changed rows of a
 # fact table) do not pay the older level's merge every time.
 RECENT_BATCHES = 4
+# Fold the overlay into the base in a thread, between batches (module notes); False: inside the batch that
+# fills it, every view rebuilt when next read (the stop-the-world way, kept as the benchmarks' baseline).
+BACKGROUND_COMPACTION = True
 
 
 @dataclass(frozen=True)
@@ -227,6 +269,11 @@ class ResidentRelation:
         self.recent = empty_rows(self.arity, ops)
         self.views: list[View] = [View(tuple(range(self.arity)))] if self.arity else []
         self._runs: dict[str, dict[View, Trie]] = {"base": {}, "older": {}, "recent": {}}
+        # Overlay levels frozen for the compaction in flight (oldest first), and their tries per view.
+        self.frozen: list[KeyedRows] = []
+        self._frozen_runs: list[dict[View, Trie]] = []
+        self._compaction: Optional[Compaction] = None
+        self.compaction_error: Optional[CompactionFailedError] = None
         self.compactions = 0
 
     @classmethod
@@ -275,9 +322,20 @@ class ResidentRelation:
             trie = cache[view] = build_run(getattr(self, part), view, self.ops)
         return trie
 
+    def _frozen_run(self, k: int, view: View) -> Trie:
+        cache = self._frozen_runs[k]
+        trie = cache.get(view)
+        if trie is None:
+            trie = cache[view] = build_run(self.frozen[k], view, self.ops)
+        return trie
+
     def runs(self, view: View, batch: Optional[Trie] = None) -> list[Trie]:
-        """What a rule reads: base and overlay (the old state), plus ``batch`` (the new one)."""
+        """What a rule reads: base and overlay (the old state), plus ``batch`` (the new one).
+
+        While a compaction is in flight the overlay is its frozen levels, then the levels since.
+        """
         out = [self.run(view, "base")]
+        out += [self._frozen_run(k, view) for k in range(len(self.frozen))]
         out += [self.run(view, part) for part in ("older", "recent") if len(getattr(self, part))]
         if batch is not None and batch.rows:
             out.append(batch)
@@ -291,23 +349,26 @@ class ResidentRelation:
 
     @property
     def overlay(self) -> KeyedRows:
-        """The changes since the base, one row per key (both levels merged: O(overlay), for saving)."""
-        if not len(self.recent):
+        """The changes since the base, one row per key (every level merged: O(overlay), for saving)."""
+        levels = [rows for rows in (*self.frozen, self.older, self.recent) if len(rows)]
+        if not levels:
             return self.older
-        if not len(self.older):
-            return self.recent
-        return self._combined(self.older, self.recent)
+        merged = levels[0]
+        for rows in levels[1:]:
+            merged = self._combined(merged, rows)
+        return merged
 
     @property
     def overlay_rows(self) -> int:
-        """Rows in the overlay's levels (a key changed in both counts twice)."""
-        return len(self.older) + len(self.recent)
+        """Rows in the overlay's levels, frozen ones included (a key changed in two counts twice)."""
+        return sum(len(rows) for rows in self.frozen) + len(self.older) + len(self.recent)
 
     @property
     def nbytes(self) -> int:
         """Bytes of the rows and of every built trie."""
-        tries = [t for cache in self._runs.values() for t in cache.values()]
-        return self.base.nbytes + self.older.nbytes + self.recent.nbytes + sum(t.nbytes for t in tries)
+        tries = [t for cache in (*self._runs.values(), *self._frozen_runs) for t in cache.values()]
+        rows = [self.base, *self.frozen, self.older, self.recent]
+        return sum(r.nbytes for r in rows) + sum(t.nbytes for t in tries)
 
     def lookup(self, keys: Sequence[np.ndarray], batch: Optional[KeyedRows] = None) -> tuple[np.ndarray, np.ndarray]:
         """Current (merged) values at ``keys`` (relation column order): (present mask, values).
@@ -315,7 +376,7 @@ class ResidentRelation:
         With ``batch``, the value after it is merged in.
         """
         if self.arity == 0:
-            rows = [self.base, self.older, self.recent] + ([batch] if batch is not None else [])
+            rows = [self.base, *self.frozen, self.older, self.recent] + ([batch] if batch is not None else [])
             values = [r.values_or_ones(self.ops) for r in rows if len(r)]
             total = self.ops.sum(np.concatenate(values)) if values else self.ops.zeros(1)[0]
             total = np.asarray(total, dtype=self.ops.dtype)[None]
@@ -352,9 +413,17 @@ class ResidentRelation:
     def commit(self, batch: KeyedRows, compact: bool = True) -> None:
         """Merge a batch (one row per key, as :func:`merge_rows` gives) into the overlay.
 
-        The overlay is then folded into the base if it outgrew its limit,
-        unless ``compact`` is False (the owner of a released base does it).
+        A compaction that finished since the last batch is swapped in first
+        (between two batches, never during one).  The overlay is then folded
+        into the base if it outgrew its limit -- in the background unless
+        :data:`BACKGROUND_COMPACTION` is False -- unless ``compact`` is False
+        (the owner of a released base does it).
         """
+        if self._compaction is not None and self._compaction.done():
+            try:
+                self._swap()
+            except CompactionFailedError as error:  # the rows are intact; settle() reports it
+                self.compaction_error = error
         if not len(batch):
             return
         if self.arity == 0:
@@ -369,26 +438,98 @@ class ResidentRelation:
             self.older, self.recent = self._combined(self.older, self.recent), empty_rows(self.arity, self.ops)
             self._runs["older"], self._runs["recent"] = {}, {}
         if compact and not self.released and self.needs_compaction():
-            self.compact()
+            if BACKGROUND_COMPACTION:
+                self.compact_in_background()
+            else:
+                self.compact()
 
     def needs_compaction(self) -> bool:
+        """Whether the overlay's levels since the last freeze outgrew their limit (module notes)."""
         limit = min(max(COMPACT_FRACTION * self.base_rows, OVERLAY_MIN_ROWS), OVERLAY_MAX_ROWS)
-        return self.overlay_rows > limit
+        return len(self.older) + len(self.recent) > limit
 
     def compact(self) -> None:
-        """Fold the overlay into a new base (each registered view rebuilt when next read)."""
+        """Fold the overlay into a new base now (each registered view rebuilt when next read)."""
         self.replace(self.current())
+
+    def compact_in_background(self) -> None:
+        """Freeze the overlay's levels and fold them into a new base in a thread (:mod:`faq.incremental.compaction`).
+
+        Until the result is swapped in (:meth:`commit` after it is done, or
+        :meth:`settle`) the relation reads ``[base, frozen levels, levels
+        since]``: the same rows.  A compaction still in flight is finished
+        first (the second one folds its result).
+        """
+        if self._compaction is not None:
+            try:
+                self._swap()
+            except CompactionFailedError as error:  # a commit must not fail for it: settle() reports it
+                self.compaction_error = error
+        levels = [("older", self.older), ("recent", self.recent)]
+        self.frozen = [rows for _, rows in levels if len(rows)]
+        self._frozen_runs = [self._runs[part] for part, rows in levels if len(rows)]
+        self.older = self.recent = empty_rows(self.arity, self.ops)
+        self._runs["older"], self._runs["recent"] = {}, {}
+        # The views read so far get their new tries now; any other is built when first read, as before.
+        views = [view for view in self.views if view in self._runs["base"]]
+        self._compaction = Compaction(self.name, self.base, self.frozen, views, self.ops, dict(self._runs["base"]))
+
+    @property
+    def compacting(self) -> bool:
+        """Whether a compaction is in flight (its result not swapped in yet)."""
+        return self._compaction is not None
+
+    def settle(self) -> None:
+        """Wait for the compaction in flight, if any, and swap its result in (saving, closing, tests).
+
+        Raises
+        ------
+        CompactionFailedError
+            The compaction failed (now or in the background since the last
+            settle): the relation holds every row still, its overlay folded
+            back into one level, and the next compaction starts afresh.
+        """
+        error, self.compaction_error = self.compaction_error, None
+        if self._compaction is not None:
+            self._swap()
+        if error is not None:
+            raise error
+
+    def _swap(self) -> None:
+        """Make the finished compaction's result the base; the levels frozen for it go."""
+        job, self._compaction = self._compaction, None
+        try:
+            rows, tries = job.result()
+        except CompactionFailedError:
+            # The frozen levels stay readable: fold them back into the overlay's older level.
+            self.older = self.overlay
+            self.recent = empty_rows(self.arity, self.ops)
+            self.frozen, self._frozen_runs = [], []
+            self._runs["older"], self._runs["recent"] = {}, {}
+            raise
+        self.base = rows
+        self._runs["base"] = dict(tries)
+        self.frozen, self._frozen_runs = [], []
+        self.compactions += 1
 
     def replace(self, rows: KeyedRows) -> None:
         """Make ``rows`` (one row per key) the base, with an empty overlay.
 
         Each view's index is rebuilt when a rule first reads it: a relation
         whose views no rule of the coming batches reads (a fact table whose
-        dimensions do not change) does not pay for sorting them again.
+        dimensions do not change) does not pay for sorting them again.  A
+        compaction in flight is waited for and dropped (``rows`` supersede it).
         """
+        if self._compaction is not None:
+            job, self._compaction = self._compaction, None
+            try:
+                job.result()
+            except Exception:  # superseded anyway: its inputs are part of ``rows``
+                pass
         self._released_rows = None
         self.base = rows
         self.older = self.recent = empty_rows(self.arity, self.ops)
+        self.frozen, self._frozen_runs = [], []
         self._runs = {"base": {}, "older": {}, "recent": {}}
         self.compactions += 1
 

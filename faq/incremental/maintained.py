@@ -101,6 +101,7 @@ from faq.incremental.rules import (
     views_needed,
 )
 from faq.incremental.state import ResidentState, to_arrow, value_ops
+from faq.incremental.state import arrow_values as _arrow_values, cast_arrow_values as _cast_arrow_values
 from faq.language import FAQ, Atom, parse_query
 from faq.scope import Owner, Scope
 from faq.semirings import INTEGER, Semiring, get_semiring
@@ -673,8 +674,13 @@ class MaintainedQuery(Owner):
 
     # -- releasing ----------------------------------------------------------------
 
+    def settle(self) -> None:
+        """Wait for the compactions running in the background and swap their results in (answers never wait)."""
+        self.state.settle()
+
     def close(self) -> None:
         """Drop the resident indexes, on the driver or the executors (:attr:`scope`); a saved state stays on disk."""
+        self.state.settle(report=False)  # no compaction process outlives the query
         self.scope.close()
         self.remote = self.state.remote = None
         self.state.relations = {n: r for n, r in self.state.relations.items() if n == ANSWER}
@@ -729,33 +735,6 @@ def _held_table(f: Factor, value_type: str) -> Optional["pa.Table"]:
     if values.ndim == 1:
         values = values.astype(NUMPY_DTYPES.get(value_type, values.dtype), copy=False)
     return pa.table({**{v: from_numpy(np.asarray(held[v])) for v in f.variables}, VALUE: from_numpy(values)})
-
-
-def _arrow_values(table: "pa.Table", ops) -> np.ndarray:
-    if table.num_rows == 0:
-        return ops.zeros(0)
-    column = table.column(VALUE).combine_chunks()
-    if ops.value_shape:  # an array ring: a list column
-        return np.asarray(column.flatten(), dtype=ops.dtype).reshape(-1, *ops.value_shape)
-    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=ops.dtype)
-
-
-def _cast_arrow_values(table: "pa.Table", value_type: str) -> "pa.Table":
-    import pyarrow as pa
-
-    if value_type not in ("bigint", "double", "boolean"):  # an array ring's list: read by as_values
-        return table
-
-    target = {"bigint": pa.int64(), "double": pa.float64(), "boolean": pa.bool_()}[value_type]
-    index = table.column_names.index(VALUE)
-    column = table.column(VALUE)
-    if column.type == target:
-        return table
-    if pa.types.is_boolean(target) or pa.types.is_boolean(column.type) or pa.types.is_floating(target):
-        column = column.cast(target)
-    else:
-        column = column.cast(target, safe=False)
-    return table.set_column(index, VALUE, column)
 
 
 def _difference(old: KeyedRows, new: KeyedRows, ops, signed: bool) -> tuple[list[np.ndarray], np.ndarray]:

@@ -170,6 +170,21 @@ class ResidentState:
     def nbytes(self) -> int:
         return sum(r.nbytes for r in self.relations.values()) + self.domain.nbytes
 
+    def settle(self, report: bool = True) -> None:
+        """Finish every relation's compaction in flight (:meth:`ResidentRelation.settle`).
+
+        ``report`` False passes over a failed compaction (the rows are intact
+        either way): for saving and closing, which need the rows, not the new base.
+        """
+        from faq.errors import CompactionFailedError
+
+        for relation in self.relations.values():
+            try:
+                relation.settle()
+            except CompactionFailedError:
+                if report:
+                    raise
+
     # -- durability -----------------------------------------------------------------
 
     def attach(self, path: str | os.PathLike, meta: Mapping[str, Any]) -> None:
@@ -181,6 +196,7 @@ class ResidentState:
         if store.exists():
             raise StateDirectoryError(store.path, "a saved state is here already; reopen it or choose another "
                                                   "directory")
+        self.settle(report=False)  # a compaction in flight finishes first (its rows are saved either way)
         store.save(self.version, self._meta(meta), {n: ("base", self.table(n)) for n in self.relations})
         self.store = store
 
@@ -302,3 +318,32 @@ def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data") -> "p
     if lengths == {width + 1}:
         data[VALUE] = [r[width] for r in rows]
     return pa.table(data)
+
+
+def arrow_values(table: "pa.Table", ops) -> np.ndarray:
+    """The value column of ``table`` as numpy in ``ops``' dtype (an array ring's list column as ``(n, w)``)."""
+    if table.num_rows == 0:
+        return ops.zeros(0)
+    column = table.column(VALUE).combine_chunks()
+    if ops.value_shape:  # an array ring: a list column
+        return np.asarray(column.flatten(), dtype=ops.dtype).reshape(-1, *ops.value_shape)
+    return np.asarray(column.to_numpy(zero_copy_only=False), dtype=ops.dtype)
+
+
+def cast_arrow_values(table: "pa.Table", value_type: str) -> "pa.Table":
+    """``table`` with its value column cast to ``value_type`` (bigint, double, boolean; others as they are)."""
+    import pyarrow as pa
+
+    if value_type not in ("bigint", "double", "boolean"):  # an array ring's list: read by as_values
+        return table
+
+    target = {"bigint": pa.int64(), "double": pa.float64(), "boolean": pa.bool_()}[value_type]
+    index = table.column_names.index(VALUE)
+    column = table.column(VALUE)
+    if column.type == target:
+        return table
+    if pa.types.is_boolean(target) or pa.types.is_boolean(column.type) or pa.types.is_floating(target):
+        column = column.cast(target)
+    else:
+        column = column.cast(target, safe=False)
+    return table.set_column(index, VALUE, column)
