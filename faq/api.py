@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from faq.incremental.track import MotifTracker
     from faq.insideout.executor import QueryResult
     from faq.insideout.planner import Plan
+    from faq.insideout.staleness import PlanLike
     from faq.recursive.seminaive import FixpointResult
     from faq.semirings import Semiring
 
@@ -69,14 +70,19 @@ _VALUE_SEMIRINGS = {"double": "real", "float": "real", "boolean": "boolean"}  # 
 # --- queries ----------------------------------------------------------------------
 
 
-def query(text: str, *, semiring: SemiringLike = None, plan: Optional["Plan"] = None, progress: Any = None,
+def query(text: str, *, semiring: SemiringLike = None, plan: Optional["PlanLike"] = None, progress: Any = None,
           placement: Optional[str] = None, **factors: FactorLike) -> "QueryResult":
     """Answer a query: ``faq.query("count() := edge(a,b), edge(b,c)", edge=df)``.
 
     Returns a :class:`~faq.insideout.executor.QueryResult`: ``.df`` (the free
     variables and ``value``), ``.scalar()`` for a query without free
     variables, ``.plan``; its cache is released by ``close()`` or ``with``.
-    ``plan=`` runs a plan made by :func:`plan` (and perhaps inspected).
+    ``plan=`` runs a plan made by :func:`plan` (and perhaps inspected), or a
+    kept one: its ``to_dict()``, the JSON ``faq explain --json`` prints, or
+    the path of a file holding it.  It runs as it is, without planning; a plan
+    made for another query, other key types or sizes beyond its margin
+    (twice or half the rows it was made for) raises
+    :class:`~faq.errors.StalePlanError` (:mod:`faq.insideout.staleness`).
     ``placement=`` ("auto", "driver" or "executors") overrides the session's
     ``spark.faq.placement``: where the steps run (small ones in-process by default).
     """

@@ -270,6 +270,13 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
     ),
     "LP_NOT_CERTIFIED": ErrorClass("{problem}: {detail}", ("problem", "detail")),
     "INVALID_PLAN": ErrorClass("{reason}", ("reason",)),
+    "STALE_PLAN": ErrorClass(
+        "stale plan: {what}: the plan is for {planned!r}, not for "
+        "{found!r}{beyond}; re-run faq explain --json (or faq.plan) for this query and these factors, or run "
+        "without a plan",
+        ("what", "planned", "found", "margin"), optional={"margin": None},
+        derived={"beyond": lambda p: "" if p["margin"] is None else f" (beyond its margin of ×{p['margin']:g})"},
+    ),
     "INTEGER_OVERFLOW": ErrorClass(
         "{operation} of {semiring} values overflows 64-bit integers in an in-process {where} (Spark's ANSI "
         "arithmetic fails such a job the same way); use the 'real' semiring for values this large",
@@ -374,6 +381,10 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
     ),
     "STATE_DIRECTORY": ErrorClass("{path}: {reason}", ("path", "reason")),
     "INVALID_DELTA": ErrorClass("delta for factor {factor!r}: {reason}", ("factor", "reason"), extra=True),
+    "COMPACTION_FAILED": ErrorClass(
+        "the background compaction of relation {relation!r} failed ({reason}); its rows are unchanged",
+        ("relation", "reason"),
+    ),
     # fixpoints
     "NOT_IDEMPOTENT": ErrorClass(
         "semi-naive fixpoints keep one value per node and need an idempotent ⊕ (e.g. boolean, min_plus, "
@@ -594,6 +605,14 @@ class PlanError(FAQValueError):
     error_class = "INVALID_PLAN"
 
 
+class StalePlanError(PlanError):
+    """A saved plan does not fit what it is given: another query or semiring, other factor key types, or
+    factor sizes beyond its margin (``what`` names it, ``planned`` and ``found`` the two values; see
+    :mod:`faq.insideout.staleness`)."""
+
+    error_class = "STALE_PLAN"
+
+
 class IntegerOverflowError(FAQRuntimeError, ArithmeticError):
     """An in-process step's int64 ⊗ or ⊕ overflowed (a Spark step fails the same way)."""
 
@@ -718,6 +737,12 @@ class InvalidDeltaError(FAQValueError):
     """A delta does not fit its factor (columns, types, or an unknown factor name)."""
 
     error_class = "INVALID_DELTA"
+
+
+class CompactionFailedError(FAQRuntimeError):
+    """Folding a resident relation's overlay into a new base failed in the background (e.g. out of memory)."""
+
+    error_class = "COMPACTION_FAILED"
 
 
 class NotIdempotentError(FAQTypeError):

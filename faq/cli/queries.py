@@ -4,7 +4,7 @@
 
     faq triangles PATH [--directed | --undirected] [--json]
     faq matrix-chain A.mtx B.mtx [C.mtx ...] --out OUT.mtx [--semiring real|boolean|min_plus ...]
-    faq query 'TEXT' --factor NAME=PATH ... [--semiring NAME] [--out PATH.csv|.parquet] [--json]
+    faq query 'TEXT' --factor NAME=PATH ... [--semiring NAME] [--plan PLAN.json] [--out PATH.csv|.parquet] [--json]
     faq explain 'TEXT' --factor NAME=PATH ... [--maintained [--budget SIZE]] [--json]
 
 :func:`add_commands` adds the four to ``faq``'s parser; each sets ``run``
@@ -15,8 +15,8 @@ Examples
 --------
 >>> from faq.cli import build_parser
 >>> args = build_parser().parse_args(["query", "p(a) := e(a,b)", "-f", "e=e.csv", "--out", "p.csv"])
->>> args.factors, args.out, args.run is run_query
-([('e', 'e.csv')], 'p.csv', True)
+>>> args.factors, args.out, args.run is run_query, args.plan
+([('e', 'e.csv')], 'p.csv', True, None)
 >>> build_parser().parse_args(["triangles", "g.txt"]).directed
 False
 """
@@ -111,6 +111,12 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
     query.add_argument(
         "--out", metavar="PATH", help="write the result to PATH (.csv or .parquet) instead of printing it"
     )
+    query.add_argument(
+        "--plan", metavar="PLAN.json",
+        help="run this plan instead of planning: what 'faq explain --json' (or 'faq query --json') printed for "
+        "the query; refused (exit code 2) if made for another query, other key types, or factor sizes beyond "
+        "its margin (twice or half the rows it was made for)",
+    )
     query.set_defaults(run=run_query, in_process=True)
 
     explain = _query_parser(
@@ -175,7 +181,8 @@ def check_matrix_chain(args: argparse.Namespace) -> None:
 
 
 def check_query(args: argparse.Namespace) -> None:
-    """``faq query`` and ``faq explain``: the text parses, every factor is given once and exists, --out is writable."""
+    """``faq query`` and ``faq explain``: the text parses, every factor is given once and exists, --out is
+    writable, and a ``--plan`` is a plan of this query."""
     from faq.language import parse_query
 
     check_semiring(args.semiring)
@@ -193,6 +200,13 @@ def check_query(args: argparse.Namespace) -> None:
             missing=missing,
         )
     check_table_out(getattr(args, "out", None))  # explain has no --out
+    if getattr(args, "plan", None):  # read and checked against the query before Spark starts
+        from faq.insideout.staleness import check_query as check_plan_query, load_plan
+        from faq.semirings import get_semiring
+
+        require_file(args.plan)
+        ring = args.semiring or query.semiring  # else the factors' (checked when they are read)
+        check_plan_query(load_plan(args.plan), query, get_semiring(ring).name if ring else None)
 
 
 # --- handlers ------------------------------------------------------------------------------------
@@ -326,7 +340,9 @@ def run_query(args: argparse.Namespace, spark: "SparkSession", reporter: "Report
 
     query = parse_query(args.text)
     factors = _read_factors(args, spark, reporter)
-    with evaluate(query, factors, semiring=args.semiring, method=args.method, progress=reporter) as result:
+    given = getattr(args, "plan", None)  # a kept plan runs as it is (checked against the factors first)
+    with evaluate(query, factors, semiring=args.semiring, method=args.method, progress=reporter,
+                  plan=given) as result:
         factor = result.factor
         out: dict[str, Any]
         if args.out:

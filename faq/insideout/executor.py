@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Un
 import numpy as np
 
 from faq.driver_copy import driver_copy, held_dataframe, keep_driver_copy, project_driver_copy, rows_held
-from faq.errors import PlanError
 from faq.factor import VALUE, Factor
 from faq.insideout.binding import (
     bind_atom,
@@ -54,6 +53,7 @@ from faq.insideout.binding import (
     variable_types,
 )
 from faq.insideout.planner import Plan
+from faq.insideout.staleness import PlanLike, check_query, check_rows, check_types, factor_rows, load_plan
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag
 from faq.joins.local import Table, join_local
 from faq.semirings.numpy_backend import as_values
@@ -415,7 +415,7 @@ def evaluate(
     order: Optional[list[str]] = None,
     join: str = "auto",
     progress: Optional[Progress] = None,
-    plan: Optional[Plan] = None,
+    plan: Optional[PlanLike] = None,
     task_aggregation: bool = True,
     placement: Optional[str] = None,
 ) -> QueryResult:
@@ -436,11 +436,16 @@ def evaluate(
         Bag-join method (``"auto"`` lets the planner choose per bag).
     progress : callable, optional
         Receives a :class:`StepEvent` as each step starts and ends.
-    plan : Plan, optional
+    plan : Plan, dict or path, optional
         Run this plan (made by :func:`~faq.insideout.binding.plan_for` or
-        :func:`~faq.insideout.planner.plan`, and perhaps inspected) instead of
-        planning; ``method``, ``order``, ``join`` and ``task_aggregation``
-        are then not used.  It must be a plan of this query and semiring.
+        :func:`~faq.insideout.planner.plan`, and perhaps inspected; or kept:
+        its ``to_dict()``, what ``faq explain --json`` prints, or a file
+        holding it, :func:`~faq.insideout.staleness.load_plan`) instead of
+        planning; ``method``, ``order``, ``join``, ``task_aggregation`` and
+        ``placement`` are then not used.  It must fit: made for this query
+        and semiring, these key types, and factor sizes within its margin
+        (:mod:`faq.insideout.staleness`), else
+        :class:`~faq.errors.StalePlanError`.
     task_aggregation : bool
         Let broadcast joins ⊕-aggregate inside their tasks (False lists
         every binding; the plan records the choice).
@@ -457,8 +462,9 @@ def evaluate(
     if isinstance(query, str):
         query = parse_query(query)
     ring = query_semiring(query, factors, semiring)
-    if plan is not None:
-        _check_plan(plan, query, ring)
+    if plan is not None:  # a plan given: read (if kept) and checked against the query before any job
+        plan = load_plan(plan)
+        check_query(plan, query, ring.name)
     # A factor used by several atoms is read once and kept while the query runs; the
     # answer is materialised (or failed) when the scope closes.
     with Scope() as inputs:
@@ -467,10 +473,11 @@ def evaluate(
         environment = session_environment(spark) if spark is not None and plan is None else None
         if environment is not None and placement is not None:
             environment = replace(environment, placement=_placement(placement))
-        if environment is not None and environment.placement != "executors":
+        fetch = environment if plan is None else plan.environment if plan.environment.placement else None
+        if fetch is not None and fetch.placement != "executors":
             # Small factors come to the driver in one job each (which also counts them), so that
             # steps over them run in-process (the plan decides; a large factor stays in Spark).
-            kept.update(fetched_all({n: kept[n] for n in query.factor_names if n in kept}, environment.local_rows))
+            kept.update(fetched_all({n: kept[n] for n in query.factor_names if n in kept}, fetch.local_rows))
         for name in _used_twice(query):
             # (A DataFrame the caller cached already is left alone, and not released by us.)
             if name in kept and rows_held(kept[name].df) is None and not _is_cached(kept[name].df):
@@ -479,7 +486,17 @@ def evaluate(
         if plan is None:
             plan = plan_for(query, kept, semiring=ring, method=method, order=order, join=join,
                             task_aggregation=task_aggregation, environment=environment)
+        else:
+            _check_fit(plan, query, kept, ring)
         return execute(plan, frames, ring, progress, spark=spark)
+
+
+def _check_fit(plan: Plan, query: FAQ, factors: Mapping[str, Factor], semiring: Semiring) -> None:
+    """Refuse a given plan made for other key types, or for sizes beyond its margin (the rows counted
+    as cheaply as they are known: :func:`~faq.insideout.staleness.factor_rows`)."""
+    check_types(plan, variable_types(query, factors, semiring))
+    rows, capped = factor_rows(plan, {n: factors[n] for n in query.factor_names if n in factors})
+    check_rows(plan, rows, capped)
 
 
 def _bound(query: FAQ, factors: Mapping[str, Factor], semiring: Semiring) -> dict[str, Union[Frame, Held]]:
@@ -509,12 +526,6 @@ def _used_twice(query: FAQ) -> list[str]:
     return [name for name in dict.fromkeys(names) if names.count(name) > 1]
 
 
-def _check_plan(plan: Plan, query: FAQ, semiring: Semiring) -> None:
-    """Refuse a plan made for another query or semiring."""
-    if plan.query != str(query):
-        raise PlanError(reason=f"the plan is for {plan.query!r}, not for {str(query)!r}")
-    if plan.semiring != semiring.name:
-        raise PlanError(reason=f"the plan runs in semiring {plan.semiring!r}, but the query's is {semiring.name!r}")
 
 
 def _is_cached(df) -> bool:

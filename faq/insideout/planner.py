@@ -1,8 +1,11 @@
-"""InsideOut plans: a printable value saying how a query will be answered.
+"""InsideOut planning: :func:`plan` makes the value saying how a query will be answered.
 
 :func:`plan` sees only the query's hypergraph and, optionally, factor sizes
 (as opt_einsum's path optimisers see only index sets and dimensions); it never
 touches Spark.  The executor (:mod:`faq.insideout.executor`) only runs plans.
+The values it makes (:class:`Plan`, :class:`Step`, :class:`Relation`,
+:class:`Indicator`: printing and ``to_dict`` / ``from_dict``) live in
+:mod:`faq.insideout.plans` and are importable from here too.
 
 For each bound variable ``v`` in elimination order, a :class:`Step` joins the
 relations that mention ``v`` (∂(v); their variables form the bag U), plus any
@@ -51,8 +54,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from faq.errors import PlanError
-from faq.hypergraph import agm_bound, agm_cover, choose_order, draw_hypergraph, fractional_edge_cover, rho_star
-from faq.hypergraph import symbolic
+from faq.hypergraph import agm_bound, agm_cover, choose_order, fractional_edge_cover, rho_star
 from faq.hypergraph.acyclic import attribute_order, is_acyclic
 from faq.hypergraph.statistics import RelationProfile, RelationStatistics, WorkEstimate, estimate_generic_join_work
 from faq.insideout.physical import (
@@ -71,354 +73,22 @@ from faq.insideout.physical import (
     step_footprint,
     triangle_bag,
 )
+# The plan values live in faq.insideout.plans; they are named here too (the planner's own imports
+# and every `from faq.insideout.planner import Plan` keep working).
+from faq.insideout.plans import PLAN_FORMAT, PLAN_VERSION, Indicator, Plan, Relation, Step
 from faq.joins.task_aggregation import task_aggregation
 from faq.language import FAQ
 
 if TYPE_CHECKING:
-    import sympy
-    from matplotlib.axes import Axes
-
     from faq.semirings import Semiring
+
+__all__ = ["plan", "Plan", "Step", "Relation", "Indicator", "PLAN_FORMAT", "PLAN_VERSION", "CYCLIC_BAG_METHOD",
+           "FORCED_SPARK_JOINS"]
 
 # What "auto" picks for a cyclic bag; binary joins are optimal on acyclic ones.
 CYCLIC_BAG_METHOD = "generic"
 # Join methods that name one of Spark's strategies: a step forced to one runs on the executors.
 FORCED_SPARK_JOINS = ("generic_broadcast", "generic_partitioned", "generic_shuffle")
-
-
-@dataclass(frozen=True)
-class Relation:
-    """A relation of the plan: an input atom or a step's output."""
-
-    id: str
-    variables: tuple[str, ...]
-
-    def __str__(self) -> str:
-        return f"{self.id}({', '.join(self.variables)})"
-
-
-@dataclass(frozen=True)
-class Indicator:
-    """Semi-join with the projection of ``relation`` onto ``variables``."""
-
-    relation: str
-    variables: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Step:
-    """One step: join a bag, ⊕-aggregate ``eliminated`` away (none: the final product)."""
-
-    index: int
-    eliminated: tuple[str, ...]
-    aggregate: Optional[str]
-    bag: tuple[str, ...]
-    inputs: tuple[str, ...]
-    indicators: tuple[Indicator, ...]
-    output: Relation
-    rho_star: Fraction
-    estimated_rows: Optional[float]
-    join_method: str = "binary"
-    join_reason: str = ""
-    attribute_order: tuple[str, ...] = ()
-    work: Optional[WorkEstimate] = None  # generic joins: estimated proposals per attribute
-    strategy: Strategy = Strategy("binary", "")  # what runs: binary, broadcast, partitioned or shuffle, and why
-    # The bag's AGM bound as exponents: (input relation, weight > 0) of the fractional edge cover
-    # that gives estimated_rows (the ρ*-optimal cover when the plan has no sizes).
-    cover: tuple[tuple[str, Fraction], ...] = ()
-    # Where the step runs: "driver" (in-process, no Spark job: faq.joins.local) or "executors",
-    # and why (physical.choose_placement).
-    placement: str = "executors"
-    placement_reason: str = ""
-    # A bound on the rows of the bag's product before ⊕: the AGM bound, tightened by the largest
-    # degrees of the inputs the driver holds (Plan.degrees); None without sizes.
-    product_rows: Optional[float] = None
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How a query is answered; print it, compare it, serialise it.
-
-    Attributes
-    ----------
-    query : str
-        The query's text form.
-    semiring : str
-        The query's semiring (its ⊗ is used throughout).
-    free : tuple of str
-        Output variables, in output order.
-    inputs : tuple of (Relation, factor name)
-        One relation per atom: ``edge#2`` is the second atom, a use of ``edge``.
-    atom_columns : tuple of tuple of str
-        Per atom, its variables as written (repeats allowed: ``f(x, x)``).
-    order : tuple of str
-        Elimination order of the bound variables, first eliminated first.
-    steps : tuple of Step
-    faqw : Fraction
-        max over bags (and the free bag) of ρ*.
-    free_rho_star : Fraction
-    agm_bound : float or None
-        AGM bound of the full join from the factor sizes.
-    method : str
-        How the order was chosen.
-    sizes : dict
-        Factor sizes the plan was made with (may be empty).
-    statistics : dict
-        Factor statistics the plan was made with (rows and, per key column,
-        distinct values and largest degree; may be empty).
-    variable_types : dict
-        Key type of each variable the plan was made with (may be empty).
-    environment : Environment
-        Where the plan was made to run (Spark Connect or not, parallelism,
-        index limits).
-    task_aggregation : bool
-        Whether broadcast joins may ⊕-aggregate inside their tasks.
-    free_cover : tuple of (str, Fraction)
-        The free bag's fractional edge cover, as :attr:`Step.cover`.
-    held : tuple of str
-        Factors whose rows the driver held when the plan was made (steps over
-        them may run in-process without fetching them).
-    degrees : dict
-        Per held factor, the most rows sharing one value of each key column
-        (they bound the rows of in-process joins).
-    """
-
-    query: str
-    semiring: str
-    free: tuple[str, ...]
-    inputs: tuple[tuple[Relation, str], ...]
-    atom_columns: tuple[tuple[str, ...], ...]
-    order: tuple[str, ...]
-    steps: tuple[Step, ...]
-    faqw: Fraction
-    free_rho_star: Fraction
-    agm_bound: Optional[float]
-    method: str
-    sizes: Mapping[str, int] = field(default_factory=dict)
-    statistics: Mapping[str, RelationStatistics] = field(default_factory=dict)
-    variable_types: Mapping[str, str] = field(default_factory=dict)
-    environment: Environment = field(default_factory=Environment)
-    task_aggregation: bool = True
-    free_cover: tuple[tuple[str, Fraction], ...] = ()
-    held: tuple[str, ...] = ()
-    degrees: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
-
-    @property
-    def result(self) -> Relation:
-        """The relation holding the answer."""
-        return self.steps[-1].output if self.steps else self.inputs[0][0]
-
-    def agm_expression(self, step: Optional[Step] = None) -> "sympy.Expr":
-        """A bag's AGM bound ``Π N_f^x`` in the factors' sizes, as a sympy expression.
-
-        ``N_f`` is the rows of factor ``f`` and ``x`` the weights of the bag's cover
-        (:attr:`Step.cover`); a factor used by several atoms adds their weights.
-
-        Parameters
-        ----------
-        step : Step, optional
-            One of this plan's steps (default: the free bag).
-
-        Returns
-        -------
-        sympy.Expr
-
-        Examples
-        --------
-        >>> from faq.language import parse_query
-        >>> p = plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
-        >>> p.agm_expression(p.steps[0])
-        N_edge**(3/2)
-        """
-        factor = {r.id: f for r, f in self.inputs}
-        cover = self.free_cover if step is None else step.cover
-        return symbolic.agm_expression((factor[r], w) for r, w in cover)
-
-    def agm_text(self, step: Optional[Step] = None) -> str:
-        """:meth:`agm_expression` as the one line a printed plan shows (``N_edge^(3/2)``), without sympy.
-
-        The text :func:`faq.hypergraph.symbolic.show` prints for :meth:`agm_expression`,
-        written from the cover's fractions (:func:`faq.hypergraph.symbolic.agm_text`):
-        printing a plan (``faq explain``) then never imports sympy.
-
-        Examples
-        --------
-        >>> from faq.language import parse_query
-        >>> p = plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
-        >>> p.agm_text(p.steps[0])
-        'N_edge^(3/2)'
-        """
-        factor = {r.id: f for r, f in self.inputs}
-        cover = self.free_cover if step is None else step.cover
-        return symbolic.agm_text((factor[r], w) for r, w in cover)
-
-    def runtime_expression(self) -> "sympy.Expr":
-        """``N^faqw + |output|``: the plan's runtime up to log factors, as a sympy expression.
-
-        Examples
-        --------
-        >>> from faq.language import parse_query
-        >>> plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting").runtime_expression()
-        N**(3/2) + |output|
-        """
-        return symbolic.runtime_expression(self.faqw)
-
-    def draw(self, ax: Optional["Axes"] = None) -> "Axes":
-        """Draw the query's primal graph, numbered by this plan's elimination order.
-
-        Free variables are grey squares; each graph edge is labelled with the atoms
-        (``edge#1``...) holding it. Needs matplotlib (``pip install 'faq[notebook]'``).
-
-        Parameters
-        ----------
-        ax : matplotlib.axes.Axes, optional
-            Where to draw (default: a new figure).
-
-        Returns
-        -------
-        matplotlib.axes.Axes
-
-        Examples
-        --------
-        >>> import matplotlib
-        >>> matplotlib.use("Agg")
-        >>> from faq.language import parse_query
-        >>> ax = plan(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real").draw()
-        >>> sorted(t.get_text() for t in ax.texts if "\\n" in t.get_text())
-        ['i\\nfree', 'j\\n1', 'k\\n2', 'l\\nfree']
-        """
-        return draw_hypergraph(
-            [r.variables for r, _ in self.inputs],
-            order=self.order,
-            free=self.free,
-            names=[r.id for r, _ in self.inputs],
-            ax=ax,
-            title=self.query,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dictionary (fractions as ``"3/2"`` strings)."""
-        return {
-            "query": self.query,
-            "semiring": self.semiring,
-            "free": list(self.free),
-            "order": list(self.order),
-            "method": self.method,
-            "faqw": str(self.faqw),
-            "free_rho_star": str(self.free_rho_star),
-            "agm_bound": self.agm_bound,
-            "sizes": dict(self.sizes),
-            "statistics": {name: st.to_dict() for name, st in self.statistics.items()},
-            "variable_types": dict(self.variable_types),
-            "environment": self.environment.to_dict(),
-            "held": list(self.held),
-            "degrees": {name: list(d) for name, d in self.degrees.items()},
-            "inputs": [{"relation": r.id, "factor": f, "variables": list(r.variables)} for r, f in self.inputs],
-            "bags": [
-                {
-                    "step": s.index,
-                    "eliminate": list(s.eliminated),
-                    "aggregate": s.aggregate,
-                    "bag": list(s.bag),
-                    "rho_star": str(s.rho_star),
-                    "estimated_rows": s.estimated_rows,
-                    "join": list(s.inputs),
-                    "join_method": s.join_method,
-                    "join_reason": s.join_reason,
-                    "attribute_order": list(s.attribute_order),
-                    "strategy": s.strategy.to_dict(),
-                    "placement": s.placement,
-                    "placement_reason": s.placement_reason,
-                    "product_rows": _finite(s.product_rows),
-                    "generic_join_work": _finite(s.work.to_dict()) if s.work is not None else None,
-                    "indicators": [{"relation": i.relation, "variables": list(i.variables)} for i in s.indicators],
-                    "output": {"relation": s.output.id, "variables": list(s.output.variables)},
-                    "cover": {r: str(w) for r, w in s.cover},
-                    "agm_expression": self.agm_text(s),
-                }
-                for s in self.steps
-            ],
-            "free_cover": {r: str(w) for r, w in self.free_cover},
-            "free_agm_expression": self.agm_text(),
-            "runtime": symbolic.runtime(self.faqw),
-        }
-
-    def __str__(self) -> str:
-        variables = {r.id: r for r, _ in self.inputs}
-        variables.update({s.output.id: s.output for s in self.steps})
-        agm = "unknown" if self.agm_bound is None else f"{self.agm_bound:.3g}"
-        lines = [
-            f"plan for {self.query}",
-            f"  semiring {self.semiring}; order {', '.join(self.order) or '(none)'} ({self.method}); "
-            f"faqw {self.faqw}; AGM bound of the full join {agm}",
-        ]
-        for s in self.steps:
-            est = "" if s.estimated_rows is None else f", est. ≤ {s.estimated_rows:.3g} rows"
-            what = (
-                f"eliminate {', '.join(s.eliminated)} with ⊕ of {s.aggregate}"
-                if s.eliminated
-                else "multiply on the free variables"
-            )
-            lines.append(f"  step {s.index}: {what}; bag {_set(s.bag)}, ρ* {s.rho_star}{est}")
-            join = " ⋈ ".join(str(variables[r]) for r in s.inputs)
-            ind = ""
-            if s.indicators:
-                ind = "; indicators " + ", ".join(f"π{_set(i.variables)} {i.relation}" for i in s.indicators)
-            how = f"{s.join_method}: {s.join_reason}" if s.join_reason else s.join_method
-            if s.attribute_order:
-                how += f"; attributes {', '.join(s.attribute_order)}"
-            lines.append(f"          join {join} [{how}]{ind} -> {s.output}")
-            if s.strategy.name != "binary":
-                lines.append(f"          {s.strategy.describe(in_process=s.placement == 'driver')}")
-            if s.placement_reason:
-                where = "in-process on the driver" if s.placement == "driver" else "on the executors"
-                lines.append(f"          runs {where} ({s.placement_reason})")
-            if s.work is not None and s.work.levels:
-                lines.append(f"          generic-join work (est.): {s.work}")
-            lines.append(f"          {self._agm_line(s)}")
-        lines.append(f"  free bag {_set(self.free)}: ρ* {self.free_rho_star}")
-        if self.free:
-            lines.append(f"          {self._agm_line(None)}")
-        lines.append(f"  runtime {symbolic.runtime(self.faqw)}, N = rows of the largest factor{self._largest()}")
-        return "\n".join(lines)
-
-    def _agm_line(self, step: Optional[Step]) -> str:
-        """``AGM bound N_edge^(3/2); cover edge#1 1/2, ...`` for a step (None: the free bag)."""
-        cover = self.free_cover if step is None else step.cover
-        weights = ", ".join(f"{r} {w}" for r, w in cover) or "none (empty bag)"
-        return f"AGM bound {self.agm_text(step)}; fractional edge cover {weights}"
-
-    def _largest(self) -> str:
-        """`` (1e+03)``: N, when every factor of the plan has a size."""
-        names = {f for _, f in self.inputs}
-        if not names or not names <= set(self.sizes):
-            return ""
-        return f" ({max(self.sizes[f] for f in names):.3g})"
-
-    def _repr_html_(self) -> str:
-        """The plan as a table of steps, for notebooks (:mod:`faq.display`)."""
-        from faq.display import plan_html
-
-        return plan_html(self)
-
-    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
-        """IPython's plain-text view: the printed plan, not the dataclass fields."""
-        printer.text("Plan(...)" if cycle else str(self))
-
-
-def _set(names: Sequence[str]) -> str:
-    return "{" + ", ".join(names) + "}"
-
-
-def _finite(value: Any) -> Any:
-    """``value`` with non-finite floats (unknown sizes) replaced by None: plain JSON."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_finite(v) for v in value]
-    return value
 
 
 def plan(
@@ -751,12 +421,22 @@ def _work(
     attributes: Sequence[str],
     profiles: Mapping[str, RelationProfile],
 ) -> Optional[WorkEstimate]:
-    """The generic join's estimated work for a step (None: binary join, or no statistics)."""
+    """The generic join's estimated work for a step (None: binary join, or no statistics).
+
+    A level whose relations' sizes are unknown estimates ``inf / inf``: its
+    NaNs are kept as ``inf`` (unknown, unbounded), so the plan equals itself
+    read back from JSON (NaN equals nothing) and orders as unknown sizes do.
+    """
     if not attributes or not profiles:
         return None
     bag = [profiles[r.id] for r in participants]
     bag += [profiles[i.relation].projection(i.variables) for i in indicators]
-    return estimate_generic_join_work(bag, attributes)
+    work = estimate_generic_join_work(bag, attributes)
+    if not any(math.isnan(x) for lv in work.levels for x in (lv.prefixes, lv.work, lv.bound, lv.agm)):
+        return work
+    unknown = [replace(lv, **{k: math.inf for k in ("prefixes", "work", "bound", "agm") if math.isnan(getattr(lv, k))})
+               for lv in work.levels]
+    return replace(work, levels=tuple(unknown))
 
 
 def _choose_join(
