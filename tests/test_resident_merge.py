@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from faq.incremental.index import KeyedRows, _merged_into, combined, merge_rows
+from faq.incremental.rows import KeyedRows, combined, merge_into, merge_rows
 from faq.semirings import INTEGER, MIN_PLUS, cofactor
 from faq.semirings.numpy_backend import numpy_ops
 
@@ -41,7 +41,7 @@ def test_binary_search_merge_equals_sorting_the_concatenation(ring, arity):
         second = random_run(rng, ring, ops, arity, int(rng.integers(1, 40)))
         if not len(first) or not len(second):
             continue
-        fast = _merged_into(first, second, ops)
+        fast = merge_into(first, second, ops)
         keys = [np.concatenate([a, b]) for a, b in zip(first.keys, second.keys)]
         expected = merge_rows(keys, np.concatenate([first.values, second.values]), ops)
         assert all(np.array_equal(a, b) for a, b in zip(fast.keys, expected.keys))

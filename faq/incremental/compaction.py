@@ -39,7 +39,7 @@ Examples
 --------
 >>> import numpy as np
 >>> from faq.incremental.compaction import Compaction
->>> from faq.incremental.index import KeyedRows, View, merge_rows
+>>> from faq.incremental.rows import KeyedRows, View, merge_rows
 >>> from faq.semirings import INTEGER
 >>> from faq.semirings.numpy_backend import numpy_ops
 >>> ops = numpy_ops(INTEGER)
@@ -293,7 +293,7 @@ def _read_into(fd: int, target: memoryview) -> None:
 
 
 def _assemble(layout: dict, arrays: list) -> tuple:
-    from faq.incremental.index import KeyedRows
+    from faq.incremental.rows import KeyedRows
     from faq.joins.csr import TrieLevel
 
     def get(k: Optional[int]) -> Optional[np.ndarray]:
@@ -315,7 +315,7 @@ def fold(base, frozen: Sequence, views: Sequence, ops: NumpyForm, base_tries: Op
     :func:`~faq.incremental.index.combined` -- a few copies of the base
     instead of a sort of it.
     """
-    from faq.incremental.index import KeyedRows, View, build_run, combined, merge_rows
+    from faq.incremental.rows import KeyedRows, View, build_run, combined, merge_rows
 
     overlay = None
     for level in frozen:

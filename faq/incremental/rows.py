@@ -1,0 +1,268 @@
+"""Keyed rows and their runs: the values a resident index is made of, and the merges between them.
+
+A relation's rows, one per key, as dense key codes and values
+(:class:`KeyedRows`); the column order an index keeps them in (:class:`View`)
+and a CSR trie of them in that order (:func:`build_run`); lookups across
+several runs whose values ⊕-combine per key (:func:`lookup_runs`); and the
+merges that fold one run into another (:func:`merge_rows`, :func:`combined`,
+:func:`assigned`).  :mod:`faq.incremental.index` keeps a relation current
+with them and :mod:`faq.incremental.compaction` folds its overlay into a
+new base with them; neither is needed to read this module.
+
+Examples
+--------
+>>> import numpy as np
+>>> from faq.semirings import INTEGER
+>>> from faq.semirings.numpy_backend import numpy_ops
+>>> ops = numpy_ops(INTEGER)
+>>> a = merge_rows([np.array([0, 1]), np.array([1, 2])], None, ops)
+>>> b = merge_rows([np.array([1, 2]), np.array([2, 0])], np.array([-1, 1]), ops)
+>>> both = combined(a, b, ops)                      # 1->2 cancels
+>>> list(zip(*[k.tolist() for k in both.keys])), both.values.tolist()
+([(0, 1), (2, 0)], [1, 1])
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional, Sequence
+
+import numpy as np
+
+from faq.incremental.domain import SPAN
+from faq.joins.csr import Trie, build_trie, lexicographically_sorted
+from faq.semirings.numpy_backend import NumpyForm
+
+__all__ = ["View", "KeyedRows", "empty_rows", "merge_rows", "build_run", "find_rows", "lookup_runs", "combined",
+           "merge_into", "assigned"]
+
+@dataclass(frozen=True)
+class View:
+    """How an index holds a relation: the relation's columns ``order`` (positions), in trie order.
+
+    ``equal`` lists groups of columns that must hold the same value (an atom
+    with a repeated variable, ``f(x, x)``, reads only the diagonal); the
+    first column of a group is the one ``order`` names.
+    """
+
+    order: tuple[int, ...]
+    equal: tuple[tuple[int, ...], ...] = ()
+
+    def describe(self, columns: Sequence[str]) -> str:
+        """The view in the relation's column names, e.g. ``(dst, src)``."""
+        text = "(" + ", ".join(columns[i] for i in self.order) + ")"
+        if self.equal:
+            text += " where " + ", ".join(" = ".join(columns[i] for i in g) for g in self.equal)
+        return text
+
+
+@dataclass(frozen=True)
+class KeyedRows:
+    """Rows of a relation: one code array per column (relation order) and their values (None: all one)."""
+
+    keys: tuple[np.ndarray, ...]
+    values: Optional[np.ndarray]
+
+    def __len__(self) -> int:
+        if self.keys:
+            return len(self.keys[0])
+        return 0 if self.values is None else len(self.values)
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(k.nbytes for k in self.keys) + (0 if self.values is None else self.values.nbytes))
+
+    def values_or_ones(self, ops: NumpyForm) -> np.ndarray:
+        if self.values is not None:
+            return self.values
+        return ops.ones(len(self))
+
+    def take(self, rows: np.ndarray) -> "KeyedRows":
+        return KeyedRows(tuple(k[rows] for k in self.keys), None if self.values is None else self.values[rows])
+
+    def project(self, view: View) -> tuple[list[np.ndarray], Optional[np.ndarray]]:
+        """The rows of ``view``: its columns (equal groups enforced) and their values."""
+        rows = self
+        if view.equal:
+            mask = np.ones(len(self), dtype=bool)
+            for group in view.equal:
+                for other in group[1:]:
+                    mask &= self.keys[group[0]] == self.keys[other]
+            rows = self.take(np.flatnonzero(mask))
+        return [rows.keys[i] for i in view.order], rows.values
+
+
+def empty_rows(arity: int, ops: NumpyForm) -> KeyedRows:
+    return KeyedRows(tuple(np.zeros(0, dtype=np.int64) for _ in range(arity)), ops.zeros(0))
+
+
+def merge_rows(keys: Sequence[np.ndarray], values: Optional[np.ndarray], ops: NumpyForm,
+               drop_zeros: bool = True) -> KeyedRows:
+    """One row per key (sorted), values ⊕-combined; rows whose value is the zero dropped unless told."""
+    keys = [np.asarray(k, dtype=np.int64) for k in keys]
+    n = len(keys[0]) if keys else (0 if values is None else len(values))
+    if not keys:  # a scalar relation: at most one row
+        total = ops.sum(values)[None] if values is not None and len(values) else None
+        if total is None or (drop_zeros and ops.is_zero(total)[0]):
+            return KeyedRows((), ops.zeros(0))
+        return KeyedRows((), np.asarray(total, dtype=ops.dtype))
+    if n == 0:
+        return KeyedRows(tuple(keys), None if values is None else np.asarray(values, dtype=ops.dtype))
+    order = np.lexsort(tuple(keys[::-1]))
+    sorted_keys = [k[order] for k in keys]
+    new = np.zeros(n, dtype=bool)
+    new[0] = True
+    for k in sorted_keys:
+        new[1:] |= k[1:] != k[:-1]
+    starts = np.flatnonzero(new)
+    out_keys = tuple(k[starts] for k in sorted_keys)
+    if values is None:
+        if len(starts) == n:
+            return KeyedRows(out_keys, None)
+        values = ops.ones(n)
+    merged = ops.segment_sum(np.asarray(values, dtype=ops.dtype)[order], starts)
+    rows = KeyedRows(out_keys, merged)
+    if drop_zeros:
+        live = ~ops.is_zero(merged)
+        if not live.all():
+            rows = rows.take(np.flatnonzero(live))
+    return rows
+
+
+def build_run(rows: KeyedRows, view: View, ops: NumpyForm) -> Trie:
+    """The trie of ``rows`` in ``view`` (values aligned; None when every value is one)."""
+    columns, values = rows.project(view)
+    if values is not None and len(values) and np.all(values == ops.one):
+        values = None
+    return build_trie(columns, SPAN, values, hashable=False)
+
+
+def find_rows(trie: Trie, columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the keys ``columns`` (trie order) present in ``trie``, and their last-level entries."""
+    n = len(columns[0])
+    rows = np.arange(n, dtype=np.int64)
+    nodes = np.zeros(n, dtype=np.int64)
+    for level, column in zip(trie.levels, columns):
+        if len(rows) == 0 or level.size == 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        found, entries = level.find(nodes * np.int64(SPAN) + column[rows], positions=True)
+        rows, nodes = rows[found], entries
+    return rows, nodes
+
+
+def lookup_runs(runs: Sequence[Trie], columns: Sequence[np.ndarray], ops: NumpyForm) -> tuple[np.ndarray, np.ndarray]:
+    """The merged value (⊕ over the runs) at each key of ``columns``; present = not the zero."""
+    n = len(columns[0]) if columns else 0
+    merged = ops.zeros(n)
+    for trie in runs:
+        if trie.rows == 0 or n == 0:
+            continue
+        rows, entries = find_rows(trie, columns)
+        values = ops.ones(len(rows)) if trie.values is None else trie.values[entries]
+        merged[rows] = ops.add(merged[rows], values)
+    return ~ops.is_zero(merged), merged
+
+
+def combined(first: KeyedRows, second: KeyedRows, ops: NumpyForm) -> KeyedRows:
+    """Two runs as one: one row per key, values ⊕-combined, zeros dropped.
+
+    When both are runs (sorted, one row per key, as :func:`merge_rows` makes
+    them) -- an overlay folded into its base, a batch into the overlay --
+    ``second`` is merged in place of a re-sort: its keys are found in
+    ``first`` by binary search, matched
+    values ⊕-added, new rows inserted where they sort.  That keeps a
+    compaction at a few copies of the base instead of a sort and a ``reduceat``
+    of every row (costly for an array ring's ``w`` numbers per row).
+
+    >>> from faq.semirings import INTEGER
+    >>> from faq.semirings.numpy_backend import numpy_ops
+    >>> ops = numpy_ops(INTEGER)
+    >>> base = merge_rows([np.arange(0, 20, 2)], np.ones(10, dtype=np.int64), ops)
+    >>> rows = combined(base, merge_rows([np.array([3, 4, 6])], np.array([5, -1, 2]), ops), ops)
+    >>> rows.keys[0].tolist(), rows.values.tolist()                  # key 4 cancelled, 3 inserted
+    ([0, 2, 3, 6, 8, 10, 12, 14, 16, 18], [1, 1, 5, 3, 1, 1, 1, 1, 1, 1])
+    """
+    if first.keys and len(first) and len(second) and lexicographically_sorted(second.keys, strictly=True):
+        return merge_into(first, second, ops)
+    keys = [np.concatenate([a, b]) for a, b in zip(first.keys, second.keys)]
+    values = np.concatenate([first.values_or_ones(ops), second.values_or_ones(ops)])
+    return merge_rows(keys, values, ops)
+
+
+def merge_into(first: KeyedRows, second: KeyedRows, ops: NumpyForm) -> KeyedRows:
+    """:func:`combined` of a small sorted run ``second`` into a large one ``first``, without sorting."""
+    position, found = _search(first.keys, second.keys)
+    values = first.values_or_ones(ops)
+    added = second.values_or_ones(ops)
+    hit = np.flatnonzero(found)
+    at = position[hit]  # non-decreasing: second is sorted
+    updated = ops.add(values[at], added[hit])
+    cancelled = ops.is_zero(updated)
+    gone, at, updated = at[cancelled], at[~cancelled], updated[~cancelled]  # cancelled keys are dropped
+    keys = list(first.keys)
+    # One new array for the values (a base's (rows, w) values are the costly copy): deletion and
+    # insertion each make one, and without either a copy is made; the updated rows are written last.
+    if len(gone):
+        keys = [np.delete(k, gone) for k in keys]
+        values = np.delete(values, gone, axis=0)
+        at = at - np.searchsorted(gone, at)
+    new = np.flatnonzero(~found)
+    if len(new):
+        where = position[new] - np.searchsorted(gone, position[new])  # positions after the deletions
+        keys = [np.insert(k, where, s[new]) for k, s in zip(keys, second.keys)]
+        values = np.insert(values, where, added[new], axis=0)
+        at = at + np.searchsorted(where, at, side="right")
+    elif not len(gone):
+        values = values.copy()
+    values[at] = updated
+    return KeyedRows(tuple(keys), values)
+
+
+def _search(sorted_keys: Sequence[np.ndarray], keys: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """For each row of ``keys``, where it sorts in the run ``sorted_keys`` and whether it is there.
+
+    Column by column: the prefix so far is the dense rank of the run's
+    distinct prefixes, so ``rank · SPAN + code`` stays sorted and fits int64
+    (ranks and codes are below ``2^31``).  A row whose prefix is missing keeps
+    the position where that prefix would sort.
+    """
+    n, m = len(sorted_keys[0]), len(keys[0])
+    rank_first = np.zeros(n, dtype=np.int64)
+    rank_keys = np.zeros(m, dtype=np.int64)
+    position = np.zeros(m, dtype=np.int64)
+    alive = np.ones(m, dtype=bool)  # rows whose prefix so far is in the run
+    span = np.int64(SPAN)
+    for run_column, column in zip(sorted_keys, keys):
+        composite = rank_first * span + run_column
+        wanted = rank_keys * span + np.asarray(column, dtype=np.int64)
+        left = np.searchsorted(composite, wanted[alive], side="left")
+        rows = np.flatnonzero(alive)
+        position[rows] = left
+        inside = left < n
+        hit = np.zeros(len(rows), dtype=bool)
+        hit[inside] = composite[left[inside]] == wanted[rows[inside]]
+        alive[rows[~hit]] = False
+        changed = np.empty(n, dtype=bool)
+        if n:
+            changed[0] = True
+            np.not_equal(composite[1:], composite[:-1], out=changed[1:])
+        rank_first = np.cumsum(changed, dtype=np.int64) - 1
+        rank_keys[rows[hit]] = rank_first[left[hit]]
+    return position, alive
+
+
+def assigned(rows: KeyedRows, batch: KeyedRows, ops: NumpyForm) -> KeyedRows:
+    """``rows`` where ``batch``'s keys take its values (the zero removes a key); one row per key."""
+    if not rows.keys and not batch.keys:  # a scalar
+        value = batch.values_or_ones(ops)[-1:] if len(batch) else rows.values_or_ones(ops)
+        return merge_rows((), value, ops)
+    if len(batch) == 0:
+        return rows
+    trie = build_trie(list(batch.keys), SPAN, None, hashable=False)
+    hit, _ = find_rows(trie, list(rows.keys))
+    mask = np.ones(len(rows), dtype=bool)
+    mask[hit] = False
+    kept = rows.take(np.flatnonzero(mask))
+    keys = [np.concatenate([k, b]) for k, b in zip(kept.keys, batch.keys)]
+    values = np.concatenate([kept.values_or_ones(ops), batch.values_or_ones(ops)])
+    return merge_rows(keys, values, ops)
