@@ -131,7 +131,7 @@ def test_follow_killed_with_sigkill_resumes_and_applies_every_file_once(capsys, 
     child = subprocess.Popen(
         [sys.executable, "-m", "faq", "track", PATTERN, str(graph), str(updates), "--state", str(state), "--json",
          "--count-only", "--follow", "--poll", "0.05", "--quiet"],
-        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert json.loads(child.stdout.readline())["resumed"] is True  # following now
         seen = []
@@ -142,7 +142,7 @@ def test_follow_killed_with_sigkill_resumes_and_applies_every_file_once(capsys, 
         land(updates, "004.txt", changes[3])
         land(updates, "005.txt", changes[4])
         time.sleep(0.02)  # the child may be inside a batch: the kill lands wherever it is
-        child.send_signal(signal.SIGKILL)
+        os.killpg(child.pid, signal.SIGKILL)  # the child and its JVM, as a crash would
         child.wait(timeout=60)
     finally:
         if child.poll() is None:
@@ -183,3 +183,48 @@ def test_a_tracked_motif_follows_a_structured_stream(spark, tmp_path):
     assert tracker.count == len(bindings(graphs[-1], PATTERN))
     tracker.close()
     assert os.path.isdir(tmp_path / "checkpoint")
+
+
+def test_components_follow_files_as_they_land(capsys, tmp_path):
+    """faq components --updates DIR --follow: deletions and insertions landing while it runs, exact after
+    each against networkx."""
+    import networkx as nx
+
+    graph = tmp_path / "g.txt"
+    graph.write_text("1 2\n2 3\n4 5\n")
+    updates = tmp_path / "updates"
+    updates.mkdir()
+    plan = [("001.txt", "- 2 3\n+ 3 4\n"), ("002.txt", "+ 6 7\n- 4 5\n"), ("003.txt", "- 1 2\n+ 1 7\n")]
+    land_text = lambda name, text: ((updates / f".{name}").write_text(text), (updates / f".{name}").replace(updates / name))
+    land_text(*plan[0])
+
+    def writer():
+        for name, text in plan[1:]:
+            time.sleep(0.4)
+            land_text(name, text)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        code, out, err = run(capsys, "components", graph, "--updates", updates, "--state", tmp_path / "state",
+                             "--json", "--follow", "--poll", "0.05", "--idle-exit", "2")
+    finally:
+        thread.join()
+    assert code == 0, err
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [x["batch"] for x in lines[1:]] == ["001.txt", "002.txt", "003.txt"]
+    g = nx.Graph([(1, 2), (2, 3), (4, 5)])
+    for name, text in plan:  # the final partition, from networkx on the final graph
+        for line in text.splitlines():
+            sign, a, b = line.split()
+            (g.add_edge if sign == "+" else g.remove_edge)(int(a), int(b))
+    expected = {frozenset(c) for c in nx.connected_components(g)}
+    from faq.recursive.maintained import MaintainedFixpoint
+
+    with MaintainedFixpoint.open(str(tmp_path / "state")) as reopened:
+        table = reopened.table().to_pydict()
+        assert reopened.labels == ["001.txt", "002.txt", "003.txt"]
+    got: dict[int, set] = {}
+    for node, label in zip(table["node"], table["value"]):
+        got.setdefault(label, set()).add(node)
+    assert {frozenset(c) for c in got.values()} == expected

@@ -12,7 +12,9 @@ the re-delivered micro-batch as skipped.
 
 from __future__ import annotations
 
+import os
 import random
+import warnings
 from collections import Counter
 from pathlib import Path
 
@@ -71,12 +73,18 @@ def changes(seed: int, files: int, rows: int, nodes: int = 14, initial: int = 40
 
 
 def write_csv(directory: Path, batches) -> None:
+    import time
+
     directory.mkdir(parents=True, exist_ok=True)
+    start = time.time() - len(batches)
     for i, batch in enumerate(batches):
         text = "src,dst,value\n" + "".join(f"{a},{b},{v}\n" for a, b, v in batch)
         temporary = directory.parent / f".{directory.name}-{i}.tmp"
         temporary.write_text(text)
-        temporary.replace(directory / f"changes-{i:03d}.csv")  # whole files only reach the watched directory
+        final = directory / f"changes-{i:03d}.csv"
+        temporary.replace(final)  # whole files only reach the watched directory
+        # Spark's file source takes files oldest first: distinct times keep the batches in order.
+        os.utime(final, (start + i, start + i))
 
 
 def csv_stream(spark, directory: Path):
@@ -151,11 +159,14 @@ def test_a_restart_after_a_crash_applies_every_change_once(spark, tmp_path):
     events = []
     reopened = MaintainedQuery.open(state, progress=events.append)
     assert reopened.version == 2  # committed, though Spark did not commit micro-batch 1
-    with pytest.warns(RuntimeWarning, match="sink file .* is missing"):
+    assert sorted(os.listdir(sink)) == ["version-0000000001.parquet", "version-0000000002.parquet"]  # before it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no sink file is missing: each was written before its commit
         query = reopened.stream(csv_stream(spark, tmp_path / "in"), checkpoint=checkpoint, sink=sink,
                                 trigger={"availableNow": True})
         query.awaitTermination()
     assert query.exception() is None
+    assert len(os.listdir(sink)) == len(batches)
     skipped = [e for e in events if e.kind == "skip"]
     assert len(skipped) == 1 and skipped[0].version == 2 and skipped[0].label.endswith(" batch 1")
     assert "micro-batch 1 was applied already (version 2)" in skipped[0].description
@@ -163,6 +174,20 @@ def test_a_restart_after_a_crash_applies_every_change_once(spark, tmp_path):
     assert answer_of(reopened) == per_node(final)  # no change twice
     reopened.close()
     assert answer_of(MaintainedQuery.open(state)) == per_node(final)
+
+
+def _wait_until_gone(group: int, seconds: float = 30.0) -> None:
+    """Until no process of the process group ``group`` is left (the killed JVM exits a moment later)."""
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process group {group} still alive {seconds} s after SIGKILL")
 
 
 CHILD_STREAM = """
@@ -191,9 +216,11 @@ def test_a_streaming_process_killed_with_sigkill_restarts_and_applies_every_chan
     write_csv(tmp_path / "in", batches)
     state, checkpoint, sink = (str(tmp_path / n) for n in ("state", "checkpoint", "sink"))
     initial_query(start, path=state).close()
+    # Its own process group: the kill takes the child's JVM too, as a crash of the machine would (a JVM
+    # outliving its Python would go on running the stream's triggers against the same checkpoint).
     child = subprocess.Popen([sys.executable, "-c", CHILD_STREAM, state, str(tmp_path / "in"), checkpoint, sink],
                              cwd=Path(__file__).resolve().parents[1], stdout=subprocess.PIPE,
-                             stderr=subprocess.DEVNULL, text=True)
+                             stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
         seen = 0
         for line in child.stdout:  # killed once it has committed three versions: mid-stream
@@ -201,8 +228,9 @@ def test_a_streaming_process_killed_with_sigkill_restarts_and_applies_every_chan
                 seen = int(line.split()[1])
                 if seen >= 3:
                     break
-        child.send_signal(signal.SIGKILL)
+        os.killpg(child.pid, signal.SIGKILL)
         child.wait(timeout=60)
+        _wait_until_gone(child.pid)
     finally:
         if child.poll() is None:
             child.kill()
@@ -218,6 +246,14 @@ def test_a_streaming_process_killed_with_sigkill_restarts_and_applies_every_chan
     assert reopened.version == len(batches)  # no micro-batch applied twice, none skipped
     assert [label.rsplit(" ", 1)[1] for label in reopened.state.labels] == [str(k) for k in range(len(batches))]
     assert answer_of(reopened) == per_node(final)
+    # The sink: every version's file (written before each commit, so the kill left none missing), and
+    # the diffs add up to the answer's whole change.
+    assert sorted(os.listdir(sink)) == [f"version-{v:010d}.parquet" for v in range(1, len(batches) + 1)]
+    sunk = spark.read.parquet(sink).toPandas()
+    before = per_node(start)
+    total = {a: d for a, d in sunk.groupby("a")["diff"].sum().to_dict().items() if d}
+    assert total == {a: d for a in {*before, *per_node(final)}
+                     if (d := per_node(final).get(a, 0) - before.get(a, 0))}
     reopened.close()
 
 

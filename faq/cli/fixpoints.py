@@ -3,8 +3,12 @@
 ::
 
     faq paths GRAPH --source S [--semiring boolean|min_plus|max_min] [--weight-column N]
-              [--updates DIR [--state STATE_DIR]] [--out PATH] [--json]
-    faq components GRAPH [--updates DIR [--state STATE_DIR]] [--out PATH] [--json]
+              [--updates DIR [--state STATE_DIR] [--follow]] [--out PATH] [--json]
+    faq components GRAPH [--updates DIR [--state STATE_DIR] [--follow]] [--out PATH] [--json]
+
+With ``--follow`` the command keeps applying the batch files that land in
+``--updates`` after the ones present, each once, until Ctrl-C or
+``--idle-exit`` (:mod:`faq.cli.follow`).
 
 :func:`add_commands` adds both to ``faq``'s parser; each sets ``run`` (the
 handler) and ``check_early`` (its checks that need no Spark), as
@@ -45,6 +49,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
 
+from faq.cli.follow import add_follow_options, check_follow_options
 from faq.cli.inputs import check_table_out, require_file
 from faq.cli.output import PREVIEW_ROWS, jsonable, print_json, print_table, resumed_line, write_table
 from faq.errors import FAQKeyError, FAQValueError, StateDirectoryError
@@ -144,6 +149,7 @@ def _add_fixpoint_command(
     parser.add_argument("--updates", metavar="DIR", help=text.updates)
     parser.add_argument("--state", metavar="STATE_DIR", help=_STATE_HELP)
     parser.add_argument("--out", metavar="PATH", help=text.out)
+    add_follow_options(parser)  # --follow watches the --updates directory
     return parser
 
 
@@ -193,6 +199,7 @@ def check_paths(args: argparse.Namespace) -> None:
     # Whether a + line must carry a weight depends on the graph file: the handler reads the batches again.
     _batches(args.updates, weighted=False)
     check_table_out(args.out)
+    _check_follow(args)
 
 
 def check_components(args: argparse.Namespace) -> None:
@@ -200,6 +207,15 @@ def check_components(args: argparse.Namespace) -> None:
     require_file(args.graph)
     _batches(args.updates, weighted=False)
     check_table_out(args.out)
+    _check_follow(args)
+
+
+def _check_follow(args: argparse.Namespace) -> None:
+    """``--follow`` watches ``--updates``: it needs one."""
+    check_follow_options(args)
+    if args.follow and not args.updates:
+        raise FAQValueError("--follow watches the --updates directory: give --updates DIR", argument="--follow",
+                            value=True)
 
 
 # --- helpers -------------------------------------------------------------------------
@@ -306,7 +322,7 @@ def _print_preview(rows: list[dict], total: int) -> None:
 
 def _report(maintained: "MaintainedFixpoint", args: argparse.Namespace, reporter: "Reporter", *,
             todo: list[tuple[int, "UpdateBatch"]], skipped: int, resumed: bool, started: float,
-            facts: dict[str, Any], summary: str) -> None:
+            facts: dict[str, Any], summary: str, weighted: bool = False) -> None:
     """Print the first line (initial solve or reopened state), apply the batches ``todo``, write or preview.
 
     ``facts`` are the command's own fields of the first JSON line; ``summary`` its text (``"7 node(s) ..."``);
@@ -329,6 +345,14 @@ def _report(maintained: "MaintainedFixpoint", args: argparse.Namespace, reporter
         print(f"{args.graph}: {summary}; {maintained.initial_iterations} iteration(s); "
               f"{maintained.initial_seconds:.1f} s", flush=True)
     _run_batches(maintained, todo, args, reporter)
+    if args.follow:  # then the files that land in --updates, each once (faq.cli.follow)
+        from faq.cli.follow import follow
+        from faq.io.updates import read_batch
+
+        follow(args.updates, lambda: maintained.labels,
+               lambda version, file: _run_batches(maintained, [(version, read_batch(file, weighted=weighted))],
+                                                  args, reporter),
+               poll=args.poll, idle_exit=args.idle_exit, state=args.state or "the fixpoint", note=reporter.note)
     _finish(maintained, args, reporter)
 
 
@@ -414,7 +438,8 @@ def run_paths(args: argparse.Namespace, spark: "SparkSession", reporter: "Report
         facts = {"graph": args.graph, "semiring": semiring.name, "source": source, "weight_column": weight_column,
                  "rows": rows}
         _report(maintained, args, reporter, todo=todo, skipped=len(batches) - len(todo), resumed=resumed,
-                started=started, facts=facts, summary=f"{rows} {noun} from {source} ({semiring.name})")
+                started=started, facts=facts, summary=f"{rows} {noun} from {source} ({semiring.name})",
+                weighted=weight_column is not None)
 
 
 def run_components(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:

@@ -380,6 +380,7 @@ class MaintainedQuery(Owner):
         version: Optional[int] = None,
         recompute: bool = False,
         label: Optional[str] = None,
+        before_commit: Optional[Callable[[Change], None]] = None,
         **named: DeltaLike,
     ) -> Change:
         """Apply one batch of delta factors; return the change of the answer.
@@ -400,6 +401,12 @@ class MaintainedQuery(Owner):
             semiring without inverses (a delta row then *sets* the value).
         label : str, optional
             A name for the batch (e.g. its file), kept with the state.
+        before_commit : callable, optional
+            Called with the batch's :class:`~faq.incremental.change.Change`
+            once it is known and before the state commits it: a sink of
+            changes written there holds every committed version (a process
+            that dies before the commit applies the batch again and gets the
+            same change). An error it raises leaves the state as it was.
 
         Returns
         -------
@@ -425,7 +432,7 @@ class MaintainedQuery(Owner):
             raise NotMaintainableError(reason=f"{self.why}; pass recompute=True")
         batches = {name: self._batch(name, delta) for name, delta in deltas.items()}
         if recompute:
-            return self._recomputed(batches, target, label, started)
+            return self._recomputed(batches, target, label, started, before_commit)
         batches = {name: b for name, b in batches.items() if len(b)}
         if self.mode == MONOTONE:
             for name, batch in batches.items():
@@ -454,6 +461,8 @@ class MaintainedQuery(Owner):
             changed = ~present | (after != before)
             keys, values = [k[changed] for k in keys], after[changed]
         answer_batch = KeyedRows(tuple(keys), values)
+        if before_commit is not None:
+            before_commit(self._change(keys, values, target, time.perf_counter() - started, batches, stats))
         # Durable first (the commit point), then in memory: a failure before leaves both as they were.
         self.state.save(target, self._manifest(), {**batches, ANSWER: answer_batch},
                         [*self.state.labels, label or f"batch {target}"])
@@ -545,7 +554,7 @@ class MaintainedQuery(Owner):
         return tuple(_python(self.state.domain.decode(k[row:row + 1])[0]) for k in keys)
 
     def _recomputed(self, batches: Mapping[str, KeyedRows], target: int, label: Optional[str],
-                    started: float) -> Change:
+                    started: float, before_commit: Optional[Callable[[Change], None]] = None) -> Change:
         """The answer from the new factors (evaluated by Spark), and its difference to the current one."""
         from faq.incremental.index import assigned
 
@@ -562,6 +571,8 @@ class MaintainedQuery(Owner):
             merge_rows((), _arrow_values(answer_table, ops), ops)
         old = self.state.current(ANSWER)
         keys, diff = _difference(old, new_answer, ops, signed=self.mode == SIGNED)
+        if before_commit is not None:
+            before_commit(self._change(keys, diff, target, time.perf_counter() - started, batches, []))
         self._commit_replaced(new_rows, new_answer, target, label)
         return self._change(keys, diff, target, time.perf_counter() - started, batches, [])
 

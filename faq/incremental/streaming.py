@@ -60,10 +60,14 @@ The sink
 the free variables, ``version`` and ``diff``) with pyarrow, to a temporary
 name first and then renamed over, so a file is whole or absent and a
 version written twice is the same file.  ``spark.read.parquet(DIR)`` reads
-the changes as a table.  The file is written right after the state commits:
-a process killed between the two leaves that version's file missing, and
-the restarted stream says so in the ``"skip"`` event of the re-delivered
-micro-batch (and with a warning) -- the state is exact either way.
+the changes as a table.  The file is written when the change is known and
+*before* the state commits it (the target's ``apply(before_commit=)``): a
+version the state holds always has its file.  A process killed between the
+two leaves a file for a version the state does not hold yet; the restarted
+stream applies that micro-batch again, which makes the same version with
+the same change and writes the same file over it.  (A state reaching a
+version its sink lacks -- a sink directory cleared by hand -- is reported
+in the ``"skip"`` event of a re-delivered micro-batch, with a warning.)
 
 Spark Connect
 -------------
@@ -120,8 +124,8 @@ if TYPE_CHECKING:
 
 Target = Any  # a MaintainedQuery or a faq.learning.MaintainedModel: what answers TARGET_PROTOCOL
 
-#: What a target of :func:`stream` answers -- a maintained query and a maintained model both do:
-#: ``apply(deltas, label=)``, ``open(path)`` (a classmethod), ``path`` (its durable state's directory or
+#: What a target of :func:`stream` answers -- a maintained query, a maintained model and a tracked
+#: motif do: ``apply(deltas, label=, before_commit=)``, ``open(path)`` (a classmethod), ``path`` (its durable state's directory or
 #: None), ``labels`` (one per version), ``progress`` (its batch-event callback or None), ``delta_names``
 #: (what a delta may change) and ``delta_columns(name)`` ((columns read, columns required) of a delta).
 TARGET_PROTOCOL = ("apply", "open", "path", "labels", "progress", "delta_names", "delta_columns")
@@ -279,9 +283,9 @@ class _ApplyBatch:
             table = batch.toArrow()  # the micro-batch: one Spark job (apply reads a batch on the driver)
             if table.num_rows == 0:
                 return
-            change = target.apply(self._deltas(target, table, batch_id), label=label)
-            if self.sink is not None:
-                _write_change(self.sink, change)
+            # The sink's file is written before the state commits: a version the state holds has its file.
+            sink = None if self.sink is None else (lambda change: _write_change(self.sink, change))
+            target.apply(self._deltas(target, table, batch_id), label=label, before_commit=sink)
 
     def _target(self) -> "Target":
         if self.target is None:  # on the server of Spark Connect: reopen the durable state
@@ -298,8 +302,8 @@ class _ApplyBatch:
         missing = self.sink is not None and not os.path.exists(_sink_file(self.sink, version))
         text = f"micro-batch {batch_id} was applied already (version {version}); skipped"
         if missing:
-            text += f"; its sink file {_sink_file(self.sink, version)} is missing (stopped between the state's " \
-                    "commit and the sink's write)"
+            text += f"; its sink file {_sink_file(self.sink, version)} is missing (written before every commit: " \
+                    "removed since, or the sink directory changed)"
             warnings.warn(text, RuntimeWarning, stacklevel=2)
         if target.progress:
             target.progress(BatchEvent("skip", version, text, rows=0, seconds=0.0, label=label))

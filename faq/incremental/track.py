@@ -204,14 +204,15 @@ class MotifTracker(Owner):
 
     # -- one batch ------------------------------------------------------------------
 
-    def apply(self, changes: Any, *, version: Optional[int] = None, label: Optional[str] = None) -> Change:
+    def apply(self, changes: Any, *, version: Optional[int] = None, label: Optional[str] = None,
+              before_commit: Optional[Callable[[Change], None]] = None) -> Change:
         """Apply a batch of edge changes: ``src``, ``dst``, ``diff`` (+1 insert, −1 delete).
 
         ``changes`` is a Spark DataFrame, pandas, an Arrow table or tuples
         ``(src, dst, diff[, seq])``.  An optional ``seq`` column orders
         operations on one edge (the last wins); without it, an edge both
         inserted and deleted in one batch is refused as ambiguous.
-        ``version`` and ``label`` as for
+        ``version``, ``label`` and ``before_commit`` as for
         :meth:`~faq.incremental.maintained.MaintainedQuery.apply`.
         """
         from faq.errors import BatchAlreadyAppliedError, VersionGapError
@@ -231,6 +232,14 @@ class MotifTracker(Owner):
                                  stats)
         self.last_rules = stats
         delta = int(values.sum()) if len(values) else 0
+        decoded = tuple(self.state.domain.decode(k) for k in keys)
+        info = {"delta": delta, "edges_changed": len(edge_batch), "rules": len(stats),
+                "bindings": sum(s.bindings for s in stats)}
+        change = Change(self.pattern.vertices, decoded, values.astype(np.int64), target,
+                        time.perf_counter() - started, count=self.count + delta, info=info,
+                        types={v: "bigint" for v in self.pattern.vertices} | {DIFF: "bigint"})
+        if before_commit is not None:
+            before_commit(change)
         labels = [*self.state.labels, label or f"batch {target}"]
         self.state.save(target, self._manifest(self.count + delta), batches, labels)
         for name, batch in batches.items():
@@ -238,16 +247,12 @@ class MotifTracker(Owner):
         self.state.version = target
         self.state.labels = labels
         self.count += delta
-        seconds = time.perf_counter() - started
+        change.seconds = time.perf_counter() - started
         if self.progress:
             self.progress(BatchEvent("done", target, f"{len(edge_batch)} edge change(s) through {len(stats)} delta "
                                      f"rule(s), {sum(s.bindings for s in stats)} binding(s) reached", len(values),
-                                     seconds, label or ""))
-        decoded = tuple(self.state.domain.decode(k) for k in keys)
-        info = {"delta": delta, "edges_changed": len(edge_batch), "rules": len(stats),
-                "bindings": sum(s.bindings for s in stats)}
-        return Change(self.pattern.vertices, decoded, values.astype(np.int64), target, seconds, count=self.count,
-                      info=info, types={v: "bigint" for v in self.pattern.vertices} | {DIFF: "bigint"})
+                                     change.seconds, label or ""))
+        return change
 
     def _effective(self, changes: Any) -> KeyedRows:
         """The batch as ±1 rows (codes) that really change the simple digraph, one per edge."""

@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -169,7 +169,8 @@ class MaintainedModel(Owner):
     # -- changing -----------------------------------------------------------------
 
     def apply(self, deltas: Optional[Mapping[str, Any]] = None, *, version: Optional[int] = None,
-              label: Optional[str] = None, **tables: Any) -> "Change":
+              label: Optional[str] = None, before_commit: Optional[Callable[["Change"], None]] = None,
+              **tables: Any) -> "Change":
         """Apply one batch of inserted and deleted rows of any tables; return the aggregate's change.
 
         Parameters
@@ -183,6 +184,9 @@ class MaintainedModel(Owner):
             already is refused (:class:`~faq.errors.BatchAlreadyAppliedError`).
         label : str, optional
             A name for the batch, kept with the state.
+        before_commit : callable, optional
+            Called with the change before the state commits it (see
+            :meth:`faq.incremental.maintained.MaintainedQuery.apply`).
 
         Returns
         -------
@@ -207,10 +211,15 @@ class MaintainedModel(Owner):
             own = [f for f in self._features if f.table == table] if first == position else []
             factor_deltas[lifted_name([t for t, _ in self._atoms], position)], dropped[table] = _lifted_delta(
                 given[table], table, variables, keyed_by, own, self.query.semiring)
-        change = self.query.apply(factor_deltas, version=version, label=label)
-        if any(dropped.values()):  # said, not silent: rows a regression cannot use
-            change.info["dropped"] = {table: n for table, n in dropped.items() if n}
-        return change
+        dropped = {table: n for table, n in dropped.items() if n}
+
+        def with_dropped(change: "Change") -> "Change":
+            if dropped:  # said, not silent: rows a regression cannot use
+                change.info["dropped"] = dict(dropped)
+            return change
+
+        hook = None if before_commit is None else (lambda change: before_commit(with_dropped(change)))
+        return with_dropped(self.query.apply(factor_deltas, version=version, label=label, before_commit=hook))
 
     def stream(self, changes: Any, *, checkpoint: str, **options: Any) -> Any:
         """Apply each micro-batch of a streaming DataFrame of row changes, once: as
