@@ -125,9 +125,10 @@ if TYPE_CHECKING:
 Target = Any  # a MaintainedQuery or a faq.learning.MaintainedModel: what answers TARGET_PROTOCOL
 
 #: What a target of :func:`stream` answers -- a maintained query, a maintained model and a tracked
-#: motif do: ``apply(deltas, label=, before_commit=)``, ``open(path)`` (a classmethod), ``path`` (its durable state's directory or
-#: None), ``labels`` (one per version), ``progress`` (its batch-event callback or None), ``delta_names``
-#: (what a delta may change) and ``delta_columns(name)`` ((columns read, columns required) of a delta).
+#: motif do: ``apply(deltas, label=, before_commit=)``, ``open(path)`` (a classmethod), ``path`` (its
+#: durable state's directory or None), ``labels`` (one per version), ``progress`` (its batch-event
+#: callback or None), ``delta_names`` (what a delta may change) and ``delta_columns(name)`` ((columns
+#: read, columns required) of a delta).
 TARGET_PROTOCOL = ("apply", "open", "path", "labels", "progress", "delta_names", "delta_columns")
 
 __all__ = ["stream", "stream_label", "applied_batch"]
