@@ -21,10 +21,11 @@ ROOT = Path(__file__).resolve().parents[1]
 FAQ = ROOT / "faq"
 JOINS = FAQ / "joins"
 
-#: Cross-module imports of private names in the whole of ``faq`` when the joins stopped lending
-#: theirs (they had 6, now none; faq.recursive held 18, faq.hypergraph 5, faq.cli 2).  It must only
-#: go down: when you remove one, lower this number with it; never raise it.
-PRIVATE_IMPORTS_CEILING = 25
+#: Cross-module imports of private names in the whole of ``faq``: 25 when the joins stopped lending
+#: theirs (they had 6, now none); 16 once faq.recursive's checks and constants became public
+#: (faq.recursive 9 -- spark_maintained's from seminaive --, faq.hypergraph 5, faq.cli 2).  It must
+#: only go down: when you remove one, lower this number with it; never raise it.
+PRIVATE_IMPORTS_CEILING = 16
 
 #: Longest module allowed in ``faq/joins``.
 MAX_JOIN_MODULE_LINES = 700

@@ -38,7 +38,7 @@ from faq.recursive.trimming import cut_roots, reseed, subtrees
 
 __all__ = ["DriverBatches"]
 
-_EMPTY_CODES = np.zeros(0, dtype=np.int64)
+NO_CODES = np.zeros(0, dtype=np.int64)
 
 
 class DriverBatches:
@@ -49,8 +49,8 @@ class DriverBatches:
         """Sort the batch into insertions, worse weights and deletions; run the way it needs."""
         state, ops = self.resident, self.ops
         edge = state.relations[EDGE]
-        new_nodes = _EMPTY_CODES
-        rows = KeyedRows((_EMPTY_CODES, _EMPTY_CODES), np.zeros(0, ops.dtype))
+        new_nodes = NO_CODES
+        rows = KeyedRows((NO_CODES, NO_CODES), np.zeros(0, ops.dtype))
         if ins is not None and len(ins[0]):
             src, dst, weight = ins
             if self.components:  # a self-loop adds its node (a component of its own), not an edge
@@ -75,7 +75,7 @@ class DriverBatches:
         """The pairs of ``dels`` in the index (codes, sorted; both directions for components)."""
         ops, domain = self.ops, self.resident.domain
         if dels is None or not len(dels[0]):
-            return KeyedRows((_EMPTY_CODES, _EMPTY_CODES), None)
+            return KeyedRows((NO_CODES, NO_CODES), None)
         a, b = domain.lookup(dels[0]), domain.lookup(dels[1])
         known = (a >= 0) & (b >= 0) & (a != b if self.components else True)
         a, b = a[known], b[known]
@@ -192,8 +192,8 @@ class DriverBatches:
         """Deletions remove pairs, insertions set them; then the answer from scratch on the driver."""
         state, ops = self.resident, self.ops
         domain = state.domain
-        extra_nodes = _EMPTY_CODES
-        set_rows = KeyedRows((_EMPTY_CODES, _EMPTY_CODES), np.zeros(0, ops.dtype))
+        extra_nodes = NO_CODES
+        set_rows = KeyedRows((NO_CODES, NO_CODES), np.zeros(0, ops.dtype))
         if ins is not None and len(ins[0]):
             src, dst, weight = ins
             if self.components:

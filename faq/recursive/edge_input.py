@@ -17,7 +17,7 @@ import numpy as np
 
 from faq.errors import FAQValueError
 from faq.factor import Factor
-from faq.recursive.seminaive import DST, SRC, VALUE, WEIGHT, _check_binary
+from faq.recursive.seminaive import DST, SRC, VALUE, WEIGHT, check_binary
 from faq.spark import is_dataframe
 
 __all__ = ["row_count", "node_array", "edge_table"]
@@ -55,7 +55,7 @@ def edge_table(edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if isinstance(edges, Factor):
         from pyspark.sql import functions as F
 
-        _check_binary(edges)
+        check_binary(edges)
         u, v = edges.variables
         table = edges.df.select(F.col(u).cast("bigint").alias(SRC), F.col(v).cast("bigint").alias(DST),
                                 F.col(edges.value).cast("double").alias(WEIGHT)).toArrow()

@@ -128,8 +128,8 @@ from faq.recursive.edges import FORWARD, EdgeRelation
 from faq.recursive.fixpoint_state import ANSWER, EDGE, FixpointState
 from faq.recursive.problem import FixpointProblem
 from faq.recursive.propagate import better_than_one, fixpoint_ops
-from faq.recursive.seminaive import DEFAULT_MAX_ITERATIONS, DST, MIN_LABEL, NODE, SRC, VALUE, WEIGHT, _check_semiring
-from faq.recursive.driver_batches import _EMPTY_CODES, DriverBatches
+from faq.recursive.seminaive import DEFAULT_MAX_ITERATIONS, DST, MIN_LABEL, NODE, SRC, VALUE, WEIGHT, check_semiring
+from faq.recursive.driver_batches import NO_CODES, DriverBatches
 from faq.recursive.spark_placement import SparkPlacement
 from faq.recursive.trimming import forest
 from faq.scope import Owner, Scope
@@ -276,7 +276,7 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
         if meta.get("kind") != KIND:
             raise StateDirectoryError(store.path, f"it holds a {meta.get('kind')!r} state, not a maintained fixpoint")
         components = meta["problem"] == "components"
-        semiring = MIN_LABEL if components else _check_semiring(meta["semiring"])
+        semiring = MIN_LABEL if components else check_semiring(meta["semiring"])
         state, meta = FixpointState.load(path, semiring)
         return cls(None, semiring, source=meta.get("source"), components=components,
                    default_weight=meta.get("default_weight"),
@@ -305,7 +305,7 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
     def _adopt_answer(self) -> None:
         """The answer relation of the state: read from the value array (it changes in place)."""
         state = self.resident
-        state.relations[ANSWER] = ResidentRelation(ANSWER, (NODE,), KeyedRows((_EMPTY_CODES,), None), self.ops)
+        state.relations[ANSWER] = ResidentRelation(ANSWER, (NODE,), KeyedRows((NO_CODES,), None), self.ops)
         state.key_types[ANSWER] = {NODE: "bigint"}
         state.answer_rows = self._answer_rows
         self._count = int(np.count_nonzero(self._values[: len(state.domain)] != self.ops.zero))

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Optional, TypeVar
 
 from faq.errors import FAQValueError
-from faq.recursive.seminaive import MIN_LABEL, _check_iterations, _check_semiring
+from faq.recursive.seminaive import MIN_LABEL, check_iterations, check_semiring
 from faq.semirings import Semiring
 
 __all__ = ["FixpointProblem"]
@@ -71,11 +71,11 @@ class FixpointProblem:
         max_iterations: int,
     ) -> None:
         """Check and keep the problem's definition (FAQValueError on a bad one)."""
-        _check_iterations(max_iterations)
+        check_iterations(max_iterations)
         if components == (source is not None):
             raise FAQValueError("give either a source (paths) or components=True", argument="source")
         self.components = components
-        self.semiring = MIN_LABEL if components else _check_semiring(semiring)
+        self.semiring = MIN_LABEL if components else check_semiring(semiring)
         self.source = None if components else _node_id(source)
         self.max_iterations = max_iterations
         if components:

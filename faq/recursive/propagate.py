@@ -69,7 +69,7 @@ from faq.joins.csr import Trie
 from faq.semirings.numpy_backend import NumpyForm
 
 _CODE_MASK = np.int64(SPAN - 1)  # a trie level's comp is ``parent * SPAN + code``, SPAN a power of two
-_EMPTY = np.zeros(0, dtype=np.int64)
+NO_NODES = np.zeros(0, dtype=np.int64)
 
 
 def fixpoint_ops(semiring: Any) -> Optional[NumpyForm]:
@@ -129,7 +129,7 @@ def out_edges(runs: Sequence[Trie], frontier: np.ndarray, ops: NumpyForm) -> tup
                 ats[-1], dsts[-1], weight = ats[-1][live], dsts[-1][live], weight[live]
             weights.append(weight)
     if not ats:
-        return _EMPTY, _EMPTY, np.zeros(0, dtype=ops.dtype)
+        return NO_NODES, NO_NODES, np.zeros(0, dtype=ops.dtype)
     if len(ats) == 1:
         return ats[0], dsts[0], weights[0]
     return np.concatenate(ats), np.concatenate(dsts), np.concatenate(weights)
@@ -146,7 +146,7 @@ class Propagation:
     old_parents: Optional[np.ndarray] = None
 
 
-class _Log:
+class UndoLog:
     """The (node, value before, parent before) of every round, to report ``old`` and to undo."""
 
     def __init__(self, record: bool, parents: Optional[np.ndarray] = None) -> None:
@@ -171,7 +171,7 @@ class _Log:
 
     def result(self, dtype: Any) -> tuple[np.ndarray, np.ndarray, Optional[np.ndarray]]:
         if not self.nodes:
-            return _EMPTY, np.zeros(0, dtype=dtype), (None if self.parents is None else _EMPTY)
+            return NO_NODES, np.zeros(0, dtype=dtype), (None if self.parents is None else NO_NODES)
         nodes = np.concatenate(self.nodes)
         old = np.concatenate(self.old)
         # a node's value before the batch is the one logged the first time it improved
@@ -181,7 +181,7 @@ class _Log:
 
 
 def relax(values: np.ndarray, targets: np.ndarray, proposals: np.ndarray, ops: NumpyForm,
-          log: Optional[_Log] = None, parents: Optional[np.ndarray] = None,
+          log: Optional[UndoLog] = None, parents: Optional[np.ndarray] = None,
           sources: Optional[np.ndarray] = None) -> np.ndarray:
     """⊕ ``proposals`` into ``values[targets]`` in place; the targets that improved (sorted, distinct).
 
@@ -190,13 +190,13 @@ def relax(values: np.ndarray, targets: np.ndarray, proposals: np.ndarray, ops: N
     or or, so the new value is one of the proposals).
     """
     if len(targets) == 0:
-        return _EMPTY
+        return NO_NODES
     before = values[targets]
     ops.add.at(values, targets, proposals)
     after = values[targets]
     moved = np.flatnonzero(after != before)
     if len(moved) == 0:
-        return _EMPTY
+        return NO_NODES
     nodes, first = np.unique(targets[moved], return_index=True)
     if log is not None:
         log.add(nodes, before[moved][first])
@@ -253,9 +253,9 @@ def propagate(
         updated in place (and undone with the values on an error).
     """
     started = time.perf_counter()
-    log = _Log(record, parents if record else None)
+    log = UndoLog(record, parents if record else None)
     iterations = 0
-    current = _EMPTY if frontier is None else np.asarray(frontier, dtype=np.int64)
+    current = NO_NODES if frontier is None else np.asarray(frontier, dtype=np.int64)
     try:
         if first is not None:
             src, dst, weight = first

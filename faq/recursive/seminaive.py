@@ -158,14 +158,14 @@ def _reporter(progress: Any) -> Progress:
     return note if callable(note) else progress
 
 
-def _check_semiring(semiring: Union[str, Semiring]) -> Semiring:
+def check_semiring(semiring: Union[str, Semiring]) -> Semiring:
     semiring = get_semiring(semiring)
     if not semiring.idempotent:
         raise NotIdempotentError(semiring=semiring.name)
     return semiring
 
 
-def _check_binary(edges: Factor) -> None:
+def check_binary(edges: Factor) -> None:
     if not isinstance(edges, Factor):
         raise FAQValueError(
             f"edges must be a Factor (e.g. from faq.io.read_edge_list), not {type(edges).__name__}",
@@ -191,7 +191,7 @@ def edge_frame(edges: Factor, semiring: Semiring) -> "DataFrame":
 
     from faq.semirings.spark_backend import columns as spark_columns
 
-    _check_binary(edges)
+    check_binary(edges)
     u, v = edges.variables
     weight = F.col(edges.value)
     if edges.semiring.value_type != semiring.value_type or edges.semiring.name != semiring.name:
@@ -261,7 +261,7 @@ def abs_weights(edges: Factor) -> Factor:
     """
     from pyspark.sql import functions as F
 
-    _check_binary(edges)
+    check_binary(edges)
     return edges.with_semiring(edges.semiring, convert=lambda c: F.abs(c)).normalize()
 
 
@@ -506,8 +506,8 @@ def fixpoint(
     ------
     NotIdempotentError, FixpointNotConvergedError, NegativeCycleError
     """
-    semiring = _check_semiring(semiring if semiring is not None else edges.semiring)
-    _check_iterations(max_iterations)
+    semiring = check_semiring(semiring if semiring is not None else edges.semiring)
+    check_iterations(max_iterations)
     spark = edges.df.sparkSession
     report = _reporter(progress)
     started = time.perf_counter()
@@ -564,7 +564,7 @@ def _solve_result(
     )
 
 
-def _check_iterations(max_iterations: int) -> None:
+def check_iterations(max_iterations: int) -> None:
     if not isinstance(max_iterations, int) or isinstance(max_iterations, bool) or max_iterations < 1:
         raise FAQValueError(
             f"max_iterations must be a positive integer, not {max_iterations!r}",
@@ -618,8 +618,8 @@ def paths(
         Rows ``(node, value)`` for the nodes reachable from ``source`` (the
         source included, with the semiring's one: true, 0.0, +inf).
     """
-    semiring = _check_semiring(semiring)
-    _check_binary(edges)
+    semiring = check_semiring(semiring)
+    check_binary(edges)
     spark = edges.df.sparkSession
     return fixpoint(
         edges,
@@ -664,7 +664,7 @@ def node_frame(edges: Factor, nodes: Union["DataFrame", Iterable[int], None] = N
     """Distinct nodes ``(node)`` of ``edges`` (self-loops count), plus ``nodes`` if given."""
     from pyspark.sql import functions as F
 
-    _check_binary(edges)
+    check_binary(edges)
     u, v = edges.variables
     ends = edges.df.select(F.col(u).cast("bigint").alias(NODE)).unionByName(
         edges.df.select(F.col(v).cast("bigint").alias(NODE))
@@ -706,8 +706,8 @@ def connected_components(
     """
     from pyspark.sql import functions as F
 
-    _check_binary(edges)
-    _check_iterations(max_iterations)
+    check_binary(edges)
+    check_iterations(max_iterations)
     spark = edges.df.sparkSession
     report = _reporter(progress)
     started = time.perf_counter()

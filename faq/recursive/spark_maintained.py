@@ -64,7 +64,7 @@ from faq.recursive.seminaive import (
     SRC,
     VALUE,
     WEIGHT,
-    _check_binary,
+    check_binary,
     _count_nodes,
     _edge_stats,
     _OLD,
@@ -162,7 +162,7 @@ class SparkFixpoint(FixpointProblem, Owner):
     ) -> None:
         from pyspark.sql import functions as F
 
-        _check_binary(edges)
+        check_binary(edges)
         self._define(semiring, source, components, default_weight, max_iterations)
         self._progress = _reporter(progress)
         self._spark = edges.df.sparkSession
@@ -275,7 +275,7 @@ class SparkFixpoint(FixpointProblem, Owner):
 
         self._known_sources = None
         if isinstance(edges, Factor):
-            _check_binary(edges)
+            check_binary(edges)
             if self.components:
                 return edges.df.select(
                     F.col(edges.variables[0]).cast("bigint").alias(SRC),

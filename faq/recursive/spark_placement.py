@@ -22,7 +22,7 @@ from faq.errors import FAQValueError
 from faq.factor import Factor
 from faq.incremental.change import BatchEvent, Change
 from faq.io.updates import UpdateBatch
-from faq.recursive.seminaive import DST, NODE, SRC, VALUE, WEIGHT, _check_binary
+from faq.recursive.seminaive import DST, NODE, SRC, VALUE, WEIGHT, check_binary
 from faq.spark import is_dataframe
 
 if TYPE_CHECKING:
@@ -99,7 +99,7 @@ class SparkPlacement:
 
     def _spark_factor(self, edges: Any) -> Factor:
         if isinstance(edges, Factor):
-            _check_binary(edges)
+            check_binary(edges)
             return edges
         from faq.spark import get_session
 

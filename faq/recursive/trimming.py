@@ -59,7 +59,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from faq.joins.csr import Trie
-from faq.recursive.propagate import _EMPTY, _Log, out_edges, relax
+from faq.recursive.propagate import NO_NODES, UndoLog, out_edges, relax
 from faq.semirings.numpy_backend import NumpyForm
 
 __all__ = ["cut_roots", "subtrees", "reseed", "forest"]
@@ -95,14 +95,14 @@ def subtrees(parents: np.ndarray, roots: np.ndarray) -> np.ndarray:
 
 
 def reseed(values: np.ndarray, parents: np.ndarray, trimmed: np.ndarray, reverse: Sequence[Trie],
-           ops: NumpyForm, log: Optional[_Log] = None) -> np.ndarray:
+           ops: NumpyForm, log: Optional[UndoLog] = None) -> np.ndarray:
     """Each trimmed node gets the ⊕ of ``value(u) ⊗ w`` over its in-edges from untrimmed ``u``.
 
     ``reverse``: the runs of the edges' ``(dst, src)`` view.  Returns the
     trimmed nodes that improved (their parent set to the winning ``u``).
     """
     if not len(trimmed):
-        return _EMPTY
+        return NO_NODES
     at, src, weight = out_edges(reverse, trimmed, ops)
     cut = np.zeros(len(values), dtype=bool)
     cut[trimmed] = True
