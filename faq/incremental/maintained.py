@@ -100,8 +100,7 @@ from faq.incremental.rules import (
     plan_rules,
     views_needed,
 )
-from faq.incremental.state import ResidentState, to_arrow, value_ops
-from faq.incremental.state import arrow_values as _arrow_values, cast_arrow_values as _cast_arrow_values
+from faq.incremental.state import HoldsState, ResidentState, arrow_values, cast_arrow_values, to_arrow, value_ops
 from faq.language import FAQ, Atom, parse_query
 from faq.scope import Owner, Scope
 from faq.semirings import INTEGER, Semiring, get_semiring
@@ -144,7 +143,7 @@ def delta_mode(query: FAQ, ring: Semiring) -> tuple[str, str]:
     return RECOMPUTE, f"semiring {ring.name!r} has neither inverses nor an idempotent ⊕"
 
 
-class MaintainedQuery(Owner):
+class MaintainedQuery(HoldsState, Owner):
     """An FAQ, its current factors and its current answer, at a version.
 
     Parameters
@@ -307,22 +306,8 @@ class MaintainedQuery(Owner):
         return self._make_plan(rows={name: factors[name].count() for name in self.query.factor_names})
 
     @property
-    def version(self) -> int:
-        return self.state.version
-
-    @property
     def store(self):
         return self.state.store
-
-    @property
-    def path(self) -> Optional[str]:
-        """The directory of the durable state (None without ``path=``)."""
-        return self.state.store.path if self.state.store is not None else None
-
-    @property
-    def labels(self) -> list[str]:
-        """One label per version applied (``labels[v - 1]`` for version ``v``)."""
-        return list(self.state.labels)
 
     @property
     def delta_names(self) -> list[str]:
@@ -513,7 +498,7 @@ class MaintainedQuery(Owner):
             if value != VALUE and value in table.column_names:
                 table = table.rename_columns([VALUE if c == value else c for c in table.column_names])
         if VALUE in table.column_names:
-            table = _cast_arrow_values(table, self.state.semiring.value_type)
+            table = cast_arrow_values(table, self.state.semiring.value_type)
         return self.state.rows(name, table, VALUE, columns, keep_zeros=self.mode != SIGNED)
 
     @property
@@ -568,7 +553,7 @@ class MaintainedQuery(Owner):
         answer_table = self._evaluate(factors)
         ops = self.state.ops
         new_answer = self.state.rows(ANSWER, answer_table, VALUE, self.query.free) if self.query.free else \
-            merge_rows((), _arrow_values(answer_table, ops), ops)
+            merge_rows((), arrow_values(answer_table, ops), ops)
         old = self.state.current(ANSWER)
         keys, diff = _difference(old, new_answer, ops, signed=self.mode == SIGNED)
         if before_commit is not None:
@@ -620,7 +605,7 @@ class MaintainedQuery(Owner):
         else:
             from faq.incremental.index import ResidentRelation
 
-            values = _arrow_values(table, self.state.ops)
+            values = arrow_values(table, self.state.ops)
             self.state.relations[ANSWER] = ResidentRelation(ANSWER, (), merge_rows((), values, self.state.ops),
                                                             self.state.ops)
             self.state.key_types[ANSWER] = {}

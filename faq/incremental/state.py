@@ -228,8 +228,6 @@ class ResidentState:
     @classmethod
     def load(cls, path: str | os.PathLike, semiring: "Semiring") -> tuple["ResidentState", dict[str, Any]]:
         """The state saved in ``path`` at its committed version, and its manifest."""
-        import pyarrow as pa
-
         from faq.incremental.store import Store
 
         store = Store(path)
@@ -238,15 +236,46 @@ class ResidentState:
         for name, parts in tables.items():
             columns = meta["columns"][name]
             state.key_types[name] = dict(meta["key_types"].get(name, {}))
-            base = parts[0]
-            relation = ResidentRelation(name, columns, state.rows(name, base, VALUE, columns), state.ops)
-            if len(parts) > 1:  # the deltas since, merged as they were when applied
-                relation.commit(state.rows(name, pa.concat_tables(parts[1:]), VALUE, columns, keep_zeros=True))
-            state.relations[name] = relation
+            state.relations[name] = state.loaded_relation(name, columns, parts)
         state.version = int(meta["version"])
         state.labels = list(meta.get("labels", []))
         state.store = store
         return state, meta
+
+    def loaded_relation(self, name: str, columns: Sequence[str], parts: Sequence["pa.Table"]) -> ResidentRelation:
+        """Relation ``name`` from its saved files: the base, then the deltas merged as they were when applied."""
+        import pyarrow as pa
+
+        relation = ResidentRelation(name, columns, self.rows(name, parts[0], VALUE, columns), self.ops)
+        if len(parts) > 1:
+            relation.commit(self.rows(name, pa.concat_tables(parts[1:]), VALUE, columns, keep_zeros=True))
+        return relation
+
+
+class HoldsState:
+    """What an object keeping a :class:`ResidentState` in ``self.state`` answers about it.
+
+    The version, the durable state's directory and the label of every
+    version: shared by maintained queries and tracked motifs (and read by
+    :func:`faq.incremental.streaming.stream`).
+    """
+
+    state: ResidentState
+
+    @property
+    def version(self) -> int:
+        """The versions applied (0 for the initial state)."""
+        return self.state.version
+
+    @property
+    def path(self) -> Optional[str]:
+        """The directory of the durable state (None without ``path=``)."""
+        return self.state.store.path if self.state.store is not None else None
+
+    @property
+    def labels(self) -> list[str]:
+        """One label per version applied (``labels[v - 1]`` for version ``v``): batch files, stream batches."""
+        return list(self.state.labels)
 
 
 # --- conversions ---------------------------------------------------------------------

@@ -62,7 +62,7 @@ from faq.incremental.change import BatchEvent, Change
 from faq.incremental.engine import RuleRun, run_rules
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
 from faq.incremental.rules import DeltaQuery, Term, plan_rules, views_needed
-from faq.incremental.state import ResidentState, to_arrow
+from faq.incremental.state import HoldsState, ResidentState, to_arrow
 from faq.scope import Owner
 from faq.semirings import INTEGER
 
@@ -108,7 +108,7 @@ def track(edges: Union[Factor, "DataFrame", str, os.PathLike], pattern: Union[st
     return MotifTracker(edges, pattern, progress=progress, path=path)
 
 
-class MotifTracker(Owner):
+class MotifTracker(HoldsState, Owner):
     """A pattern, the current simple digraph, and the current number of bindings.
 
     Parameters
@@ -161,20 +161,6 @@ class MotifTracker(Owner):
         ones = KeyedRows(both.keys, None)  # a pair listed both ways merges to 2: the closure is 0/1
         self.state.relations[SYM] = ResidentRelation(SYM, (SRC, DST), ones, self.state.ops)
         self.state.key_types[SYM] = dict(self.state.key_types[EDGE])
-
-    @property
-    def version(self) -> int:
-        return self.state.version
-
-    @property
-    def path(self) -> Optional[str]:
-        """The directory of the durable state (None without ``path=``)."""
-        return self.state.store.path if self.state.store is not None else None
-
-    @property
-    def labels(self) -> list[str]:
-        """One label per version applied (``labels[v - 1]`` for version ``v``): batch file names, stream batches."""
-        return list(self.state.labels)
 
     @property
     def delta_names(self) -> list[str]:

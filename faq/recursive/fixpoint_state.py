@@ -34,7 +34,6 @@ Examples
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import numpy as np
@@ -47,8 +46,6 @@ from faq.semirings.numpy_backend import NumpyForm
 
 if TYPE_CHECKING:
     import pyarrow as pa
-
-    from faq.semirings import Semiring
 
 __all__ = ["EDGE", "ANSWER", "FixpointState", "last_per_key", "save_replaced"]
 
@@ -80,27 +77,14 @@ class FixpointState(ResidentState):
         """The rows of ``name`` once the assignments of ``batch`` are made (the zero removes a key)."""
         return assigned(self.current(name), batch, self.ops)
 
-    @classmethod
-    def load(cls, path: str | os.PathLike, semiring: "Semiring") -> tuple["FixpointState", dict[str, Any]]:
-        """The state saved in ``path`` at its committed version: each base, its deltas assigned in order."""
-        from faq.incremental.store import Store
-
-        store = Store(path)
-        meta, tables = store.load()
-        state = cls(semiring)
-        for name, parts in tables.items():
-            columns = meta["columns"][name]
-            state.key_types[name] = dict(meta["key_types"].get(name, {}))
-            rows = state.rows(name, parts[0], VALUE, columns)
-            if len(parts) > 1:
-                deltas = [state.rows(name, t, VALUE, columns, keep_zeros=True) for t in parts[1:]]
-                rows = assigned(rows, last_per_key(deltas, state.ops), state.ops)
-            kind = EdgeRelation if name == EDGE else ResidentRelation
-            state.relations[name] = kind(name, columns, rows, state.ops)
-        state.version = int(meta["version"])
-        state.labels = list(meta.get("labels", []))
-        state.store = store
-        return state, meta
+    def loaded_relation(self, name: str, columns: Sequence[str], parts: Sequence["pa.Table"]) -> ResidentRelation:
+        """Relation ``name`` from its saved files: the base, its deltas assigned in order (module notes)."""
+        rows = self.rows(name, parts[0], VALUE, columns)
+        if len(parts) > 1:
+            deltas = [self.rows(name, t, VALUE, columns, keep_zeros=True) for t in parts[1:]]
+            rows = assigned(rows, last_per_key(deltas, self.ops), self.ops)
+        kind = EdgeRelation if name == EDGE else ResidentRelation
+        return kind(name, columns, rows, self.ops)
 
 
 def last_per_key(batches: Sequence[KeyedRows], ops: NumpyForm) -> KeyedRows:
