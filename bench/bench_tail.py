@@ -173,6 +173,17 @@ def rebuilt(edges: tuple[np.ndarray, np.ndarray], background: bool):
     return mq, seconds, mq.state.relations["edge"]
 
 
+def rss_gib() -> dict:
+    """This process's resident memory now and at its peak (GiB; Linux ``/proc``): the maintained
+    query's indexes live in this (the driver's Python) process with ``placement="driver"``."""
+    fields = {}
+    for line in Path("/proc/self/status").read_text().splitlines():
+        key, _, rest = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            fields[key] = int(rest.split()[0]) / 2**20  # kB -> GiB
+    return {"rss_gib": round(fields.get("VmRSS", 0.0), 2), "peak_rss_gib": round(fields.get("VmHWM", 0.0), 2)}
+
+
 def summary(seconds: list[float], compacting: list[bool]) -> dict:
     a = np.asarray(seconds)
     flags = np.asarray(compacting, dtype=bool)
@@ -194,7 +205,9 @@ def tail_run(graph, stream: list, background: bool) -> tuple[dict, list[int]]:
 
     index.BACKGROUND_COMPACTION = background
     try:
+        before = rss_gib()
         mq, build_seconds = build(graph)
+        after = rss_gib()
         relation = mq.state.relations["edge"]
         seconds, flags, counts = [], [], []
         for k, batch in enumerate(stream):
@@ -209,6 +222,8 @@ def tail_run(graph, stream: list, background: bool) -> tuple[dict, list[int]]:
                     f"{statistics.median(seconds) * 1e3:.2f} ms, max {max(seconds) * 1e3:.0f} ms")
         result = summary(seconds, flags)
         result.update({"build_seconds": round(build_seconds, 2), "compactions": relation.compactions,
+                       "driver_rss_gib_before_build": before["rss_gib"], "driver_rss_gib_after_build": after["rss_gib"],
+                       "driver_rss_gib_after_batches": rss_gib()["rss_gib"],
                        "compaction": "background" if background else "in the batch (baseline)"})
         mq.settle()
         mq.close()
@@ -336,6 +351,8 @@ def main(argv=None) -> int:
         "changes_per_second": throughput["changes_per_second"] >= TARGETS["changes_per_second"],
         "single_change_median_seconds": single["median_seconds"] <= TARGETS["single_change_median_seconds"],
     }
+    run["driver_memory"] = {**rss_gib(), "note": "the driver's Python process (indexes live here with "
+                            "placement='driver'); the peak includes the static counts' in-process join"}
     run["load_average_during"] = load_average()
     run["total_seconds"] = round(time.perf_counter() - started, 1)
     out = run.save(Path(args.out))

@@ -130,7 +130,7 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
     )
     explain.add_argument("--budget", metavar="SIZE",
                          help="the driver's index budget for --maintained (e.g. 512m, 4g; default "
-                              "$FAQ_INDEX_BUDGET or 2g)")
+                              "spark.faq.localMemory, the in-process memory one-shot queries use)")
     explain.set_defaults(run=run_explain, in_process=True)
 
 

@@ -40,6 +40,8 @@ import numpy as np
 SPAN = 1 << 31
 # Above this many new values in one call they are numbered with one vectorised factorize, not a loop.
 BULK_VALUES = 64
+#: Up to this many values, :meth:`KeyDomain.lookup` probes the hash table value by value.
+FEW_VALUES = 8
 # Values added since the last fold beyond which they are folded into the hashed index: at least this many,
 # else 32·sqrt(folded values) -- a batch's lookups of added values cost O(added) (a small index rebuilt when
 # values were added), a fold O(all values); the square root balances the two over batches.
@@ -93,6 +95,8 @@ class KeyDomain:
         values = np.asarray(values)
         if len(values) == 0:
             return np.zeros(0, dtype=np.int64)
+        if len(values) <= FEW_VALUES and values.dtype.kind in "iu" and self._values.dtype.kind in "iu":
+            return self._lookup_few(values)
         codes = np.asarray(self._folded.get_indexer(values), dtype=np.int64)
         if self._added:
             missing = np.flatnonzero(codes < 0)
@@ -104,6 +108,17 @@ class KeyDomain:
                 # added values have the codes after the folded ones, in order
                 where = np.asarray(self._added_index.get_indexer(values[missing]), dtype=np.int64)
                 codes[missing] = np.where(where >= 0, len(self._values) + where, -1)
+        return codes
+
+    def _lookup_few(self, values: np.ndarray) -> np.ndarray:
+        """:meth:`lookup` of a handful of values: one hash probe each (``get_indexer`` costs ~70 us of
+        set-up a call, most of a single change's lookup)."""
+        codes = np.empty(len(values), dtype=np.int64)
+        for i, value in enumerate(values.tolist()):  # integer keys (the caller checked): Python ints
+            try:
+                codes[i] = self._folded.get_loc(value)  # the folded values are distinct: one position
+            except KeyError:
+                codes[i] = self._added.get(value, -1)  # added values carry their codes past the folded ones
         return codes
 
     def _added_array(self) -> np.ndarray:

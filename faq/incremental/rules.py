@@ -37,7 +37,6 @@ Examples
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
 
@@ -46,9 +45,6 @@ from faq.incremental.index import View
 OLD, NEW = "old", "new"
 DRIVER, EXECUTORS = "driver", "executors"
 PLACEMENTS = ("auto", DRIVER, EXECUTORS)
-# Indexes up to this many bytes live in the driver process (override: budget=, $FAQ_INDEX_BUDGET).
-DEFAULT_BUDGET_BYTES = 2 << 30
-BUDGET_ENV = "FAQ_INDEX_BUDGET"
 
 
 @dataclass(frozen=True)
@@ -179,11 +175,32 @@ def estimated_bytes(rows: int, arity: int, views: int) -> int:
     return stored + tries + dictionary
 
 
-def budget_bytes(budget: Optional[int | str] = None) -> int:
-    """The driver's index budget: ``budget`` (bytes or text like ``'512m'``), ``$FAQ_INDEX_BUDGET``, or 2 GiB."""
+def budget_bytes(budget: Optional[int | str] = None, session: Any = None) -> int:
+    """The driver's index budget: ``budget`` (bytes or text like ``'512m'``), else the memory the
+    session lets in-process steps use on the driver.
+
+    That is the setting one-shot queries read (``spark.faq.localMemory``, default a quarter of this
+    machine's memory: :func:`faq.insideout.binding.local_memory`), so a maintained query and a
+    one-shot one decide from the same number; a maintained index on the driver lives in the same
+    Python process as an in-process step.  No Spark starts to read it.
+
+    >>> budget_bytes("512m")
+    536870912
+    >>> budget_bytes(4096)
+    4096
+    >>> from faq.spark import session_for_driver_data
+    >>> from faq.insideout.binding import local_memory
+    >>> budget_bytes() == local_memory(session_for_driver_data())
+    True
+    """
     from faq.errors import FAQValueError
 
-    value = budget if budget is not None else os.environ.get(BUDGET_ENV) or DEFAULT_BUDGET_BYTES
+    if budget is None:
+        from faq.insideout.binding import local_memory
+        from faq.spark import session_for_driver_data
+
+        return local_memory(session if session is not None else session_for_driver_data())
+    value = budget
     if isinstance(value, int):
         return value
     text = str(value).strip().lower()
