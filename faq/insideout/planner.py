@@ -389,10 +389,10 @@ def _physical(context: _Context, step: Step, relations: Mapping[str, Relation], 
 
     The kernel comes first: whether the tasks ⊕-aggregate, and whether the
     compiled loop runs them, sets the index's bytes per row, which decides
-    broadcast against partitioned and sizes a grid.  A compiled task that
-    falls back to numpy at run time (a relation with repeated rows, valued
-    int64 sums; :func:`faq.joins.compiled.compilable`) says so in its note,
-    and may use up to twice the estimate.
+    broadcast against partitioned and sizes a grid.  One fact of the data
+    is not known here: a relation with repeated rows makes a compiled task
+    fall back to numpy at run time (:func:`faq.joins.compiled.compilable`);
+    its note says so, and it may use up to twice the estimate.
     """
     if step.join_method == "binary":
         return step

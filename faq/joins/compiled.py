@@ -17,10 +17,10 @@ allocated per prefix.
 Semirings: ⊗ and ⊕ among +, ×, min, max over int64 or float64 (counting,
 sum-product, the tropical and bottleneck semirings).  :func:`compilable`
 says whether a kernel qualifies; it does not when numba is missing, the
-aggregate keeps variables, a trie level repeats entries (a relation with
-repeated rows), or int64 sums of valued bindings could overflow (the numpy
-path guards that per flush).  Then the numpy kernel runs, and the join's note
-says which ran.
+aggregate keeps variables, or a trie level repeats entries (a relation with
+repeated rows).  Then the numpy kernel runs, and the join's note says which
+ran.  int64 sums of valued bindings are kept exact past int64 by a carry
+(:func:`guarded`), as the numpy path guards them per flush.
 
 A layer of the generic join (the map is in :mod:`faq.joins.generic`): it reads
 the :class:`~faq.joins.task_index.Kernel` value, and the kernel
@@ -105,8 +105,6 @@ def compilable(kernel: "Kernel") -> tuple[bool, str]:
         return ok, why
     if any(e.level.duplicates for level in kernel.extenders for e in level):
         return False, "a relation repeats rows"
-    if ops.integral and ops.add is np.add and kernel.values and kernel.bound > 1:
-        return False, "int64 sums of valued bindings need the numpy path's overflow guard"
     if not kernel.extenders:
         return False, "a single attribute"
     return True, ""
@@ -250,8 +248,47 @@ def aggregate_seeds(kernel: "Kernel", seed_ids: np.ndarray) -> Any:
     one = np.asarray(ops.one, dtype=ops.dtype)[()]
     from faq.joins.compiled_loop import aggregate
 
+    guard = guarded(kernel)
+    carry = np.zeros(1, dtype=np.int64)
     total = aggregate(seed_nodes, flat.depth_start, flat.ext_slot, flat.ext_level, flat.comp, flat.comp_start,
                       flat.offsets, flat.offsets_start, np.int64(kernel.encoding.span), flat.values,
                       flat.values_start, flat.value_slot, _CODES[ops.add], _CODES[ops.mul], zero, one,
-                      np.int64(flat.mark_ext), np.int64(DEFER_PAIRS))
+                      np.int64(flat.mark_ext), np.int64(DEFER_PAIRS), guard, carry)
+    if guard:  # exact: carry · 2^61 + total (a Python int, perhaps beyond int64)
+        return (int(carry[0]) << GUARD_SHIFT) + int(total)
     return np.asarray(total, dtype=ops.dtype)[()]
+
+
+#: The compiled loop's guarded total moves multiples of ``2 ** GUARD_SHIFT`` to a carry.
+GUARD_SHIFT = 61
+
+
+def guarded(kernel: "Kernel") -> bool:
+    """Whether the compiled loop keeps ``kernel``'s total exact past int64 (:func:`aggregate_seeds`
+    then returns a Python int): int64 ⊕ = + of valued bindings, each at most ``kernel.bound`` in
+    magnitude (at most 2^61, or the tasks would list bindings instead).
+
+    An unvalued count adds at most one per binding: it cannot reach 2^63 in any run that ends.
+    """
+    ops = kernel.ops
+    return bool(ops.integral and ops.add is np.add and kernel.values and kernel.bound > 1)
+
+
+def int64_parts(total: int, limit: int = 1 << 62) -> list[int]:
+    """An exact integer total as int64 partial sums, each at most ``limit`` in magnitude (the
+    numpy kernel emits its partials the same way: Spark's ``sum`` then sees what it would have
+    summed row by row, and raises where that would overflow).
+
+    >>> int64_parts(5)
+    [5]
+    >>> int64_parts(-(1 << 63) - 7, limit=1 << 62)
+    [-4611686018427387904, -4611686018427387904, -7]
+    >>> sum(int64_parts(10 ** 20)) == 10 ** 20
+    True
+    """
+    total = int(total)
+    sign = 1 if total >= 0 else -1
+    whole, rest = divmod(abs(total), limit)
+    if rest == 0 and whole:
+        whole, rest = whole - 1, limit
+    return [sign * limit] * whole + [sign * rest]

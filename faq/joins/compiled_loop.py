@@ -72,6 +72,11 @@ def _find(comp, base, low, high, key):
 DEFER_MIN_ENTRIES = 2
 _PACKED = 1 << 31  # a deferred pair packs two parents below this into one non-negative int64
 
+# The guarded total (``aggregate``'s ``guard``) moves its multiples of 2^61 to a carry: |total| <= 2^61
+# and one binding's |product| <= 2^61 (faq.joins.partial.INT_LIMIT // 2) never sum past 2^63.
+_GUARD_SHIFT = 61
+_GUARD_HALF = 1 << _GUARD_SHIFT
+
 # What _seek returns when the key is missing: before the segment's end, or past it.
 _MISSING, _PAST_END = -1, -2
 
@@ -115,8 +120,13 @@ def _open(d, node, parent, cursor, position, end, proposer, depth_start, ext_slo
 
 @_jit
 def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, offsets, offsets_start, span,
-          values, values_start, value_slot, add, mul, zero, one, mark_ext, defer_pairs):
-    """Long because: one compiled loop, depth first over the attributes, with an explicit stack."""
+          values, values_start, value_slot, add, mul, zero, one, mark_ext, defer_pairs, guard, carry):
+    """Long because: one compiled loop, depth first over the attributes, with an explicit stack.
+
+    ``guard`` (int64 ⊕ = + of valued bindings, each of magnitude at most 2^61): the total is kept
+    exact as ``carry[0] · 2^61 + total`` -- whenever the running total leaves ±2^61 its multiple of
+    2^61 moves to ``carry`` -- so no partial sum can wrap (the numpy kernel's per-flush guard, here).
+    """
     depths = len(depth_start) - 1
     node = np.zeros((depths + 1, seed_nodes.shape[1]), dtype=np.int64)
     parent = np.zeros(len(ext_slot), dtype=np.int64)
@@ -167,6 +177,10 @@ def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, of
                 for q in range(len(value_slot)):
                     product = _apply(mul, product, values[values_start[q] + node[d, value_slot[q]]])
                 total = _apply(add, total, product)
+                if guard and (total > _GUARD_HALF or total < -_GUARD_HALF):
+                    moved = total // _GUARD_HALF  # floor: what is left is in [0, 2^61) (int64 only: guard)
+                    carry[0] += np.int64(moved)
+                    total -= moved * _GUARD_HALF
             elif _open(d + 1, node, parent, cursor, position, end, proposer, depth_start, ext_slot, ext_level, offsets,
                        offsets_start):
                 if d + 1 == depths and counted:

@@ -42,7 +42,7 @@ from typing import Any, Iterator, Optional, Sequence
 import numpy as np
 
 from faq.joins import partial as partial_aggregates
-from faq.joins.compiled import aggregate_seeds, compilable
+from faq.joins.compiled import aggregate_seeds, compilable, guarded, int64_parts
 from faq.joins.csr import Trie, build_encoding, build_trie
 from faq.joins.extenders import ArrayBackend, Chunk, TrieExtender, complete, extend
 from faq.joins.frame import Aggregation
@@ -226,13 +226,15 @@ def _compiled_partition(batches: Iterator[Any], kernel: Kernel) -> Iterator[Any]
     ops, total = kernel.ops, None
     from faq.arrow_arrays import to_numpy
 
+    exact = guarded(kernel)  # the loop returns exact Python ints: added exactly, emitted as int64 parts
     for batch in batches:
         ids = to_numpy(batch.column(0))  # not Arrow's to_numpy: that imports pandas (0.5 s in a new process)
         if len(ids):
             part = aggregate_seeds(kernel, ids)
-            total = part if total is None else ops.add(total, part)
+            total = part if total is None else (total + part if exact else ops.add(total, part))
     if total is not None:
-        yield pa.RecordBatch.from_arrays([pa.array([total])], names=kernel.names)
+        rows = int64_parts(total) if exact else [total]
+        yield pa.RecordBatch.from_arrays([pa.array(rows, type=pa.int64() if exact else None)], names=kernel.names)
 
 
 def _partial_batch(partial: PartialAggregate, kernel: Kernel) -> Any:
