@@ -30,7 +30,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from faq.incremental.domain import SPAN
-from faq.joins.csr import Trie, build_trie, lexicographically_sorted
+from faq.joins.csr import Trie, build_trie, lexicographic_order, lexicographically_sorted
 from faq.semirings.numpy_backend import NumpyForm
 
 __all__ = ["View", "KeyedRows", "empty_rows", "merge_rows", "build_run", "find_rows", "lookup_runs", "combined",
@@ -108,7 +108,7 @@ def merge_rows(keys: Sequence[np.ndarray], values: Optional[np.ndarray], ops: Nu
         return KeyedRows((), np.asarray(total, dtype=ops.dtype))
     if n == 0:
         return KeyedRows(tuple(keys), None if values is None else np.asarray(values, dtype=ops.dtype))
-    order = np.lexsort(tuple(keys[::-1]))
+    order = lexicographic_order(keys, SPAN)  # two key columns: one packed int64 sort
     sorted_keys = [k[order] for k in keys]
     new = np.zeros(n, dtype=bool)
     new[0] = True
