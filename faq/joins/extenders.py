@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Protocol, Sequence
 
 import numpy as np
 
-from faq.joins.csr import TrieLevel
+from faq.joins.csr import TrieLevel, sorted_search
 from faq.joins.frame import VALUE_COLUMN
 
 if TYPE_CHECKING:
@@ -197,8 +197,8 @@ class TrieExtender:
             if entries is not None:
                 kept.columns[self.node_key] = entries
             return kept
-        low = np.searchsorted(comp, keys, side="left")
-        lengths = np.searchsorted(comp, keys, side="right") - low
+        low = sorted_search(comp, keys, side="left")
+        lengths = sorted_search(comp, keys, side="right") - low
         kept = chunk.take(np.repeat(np.arange(chunk.rows, dtype=np.int64), lengths))
         kept.columns[self.node_key] = _positions(low, lengths, kept.rows)
         return kept
