@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import faq.incremental.compaction as compaction_module
+import faq.joins.csr as csr
 import faq.incremental.index as index_module
 from faq.errors import CompactionFailedError
 from faq.incremental.compaction import fold, trie_rows
@@ -94,11 +95,17 @@ STREAM = st.tuples(st.sets(EDGE, max_size=18),
                    st.lists(st.tuples(st.lists(EDGE, min_size=1, max_size=5), st.booleans()), min_size=1, max_size=14))
 
 
-@pytest.mark.parametrize("mode,hold", [("process", False), ("thread", False), ("inline", False), ("process", True),
-                                       ("thread", True)])
-def test_random_streams_stay_exact_after_every_batch(tiny, monkeypatch, mode, hold):
+@pytest.mark.parametrize("mode,hold,hashed", [("process", False, False), ("thread", False, False),
+                                              ("inline", False, False), ("process", True, False),
+                                              ("thread", True, False), ("thread", False, True),
+                                              ("process", False, True)])
+def test_random_streams_stay_exact_after_every_batch(tiny, monkeypatch, mode, hold, hashed):
     monkeypatch.setattr(compaction_module, "MODE", mode)
     monkeypatch.setattr(compaction_module, "HOLD", hold)
+    if hashed:  # every base level hashed (first build and each fold) and probed from the first key
+        monkeypatch.setattr(csr, "WARM_MIN_ENTRIES", 1)
+        monkeypatch.setattr(csr, "HASH_MIN_KEYS", 1)
+        monkeypatch.setattr(index_module, "WARM_ROWS", 1)
 
     @settings(max_examples=30, deadline=None, derandomize=True)
     @given(STREAM)
@@ -126,6 +133,8 @@ def test_random_streams_stay_exact_after_every_batch(tiny, monkeypatch, mode, ho
                 relation.settle()
                 assert not relation.frozen and not relation.compacting
                 for view, trie in relation._runs["base"].items():  # merged tries equal tries built afresh
+                    if hashed and relation.compactions:  # a fold's tries come hashed
+                        assert all(level.hashed for level in trie.levels if not level.duplicates)
                     fresh = build_run(relation.base, view, relation.ops)
                     assert [c.tolist() for c in trie_rows(trie)] == [c.tolist() for c in trie_rows(fresh)]
         relation.settle()

@@ -57,7 +57,7 @@ import gc
 import os
 import pickle
 import threading
-from typing import Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -127,7 +127,7 @@ class Compaction:
 
     def _run(self) -> None:
         try:
-            self._result = fold(*self._inputs)
+            self._result = warmed(fold(*self._inputs))
         except BaseException as error:  # raised in the batches' thread by result()
             self._error = error
         finally:
@@ -199,7 +199,9 @@ class _Child:
 
     def _receive(self, read: int) -> None:
         try:
-            self._received = _receive(read)
+            kind, layout, arrays = _receive(read)
+            # assembled and hashed here, in the reader's thread, not by the batch that swaps it in
+            self._received = (kind, warmed(_assemble(layout, arrays)) if kind == "ok" else layout, None)
         except BaseException as error:  # reported by result()
             self._failure = error
         finally:
@@ -227,10 +229,10 @@ class _Child:
             _, self.status = os.waitpid(self.pid, 0)
         if self._failure is not None:
             raise ChildProcessError(f"reading the compaction's result failed: {self._failure!r}")
-        kind, layout, arrays = self._received
+        kind, result, _ = self._received
         if kind != "ok":
-            raise ChildProcessError(f"the compaction process failed: {layout}")
-        return _assemble(layout, arrays)
+            raise ChildProcessError(f"the compaction process failed: {result}")
+        return result
 
 
 def _layout(result: tuple) -> tuple:
@@ -304,6 +306,22 @@ def _assemble(layout: dict, arrays: list) -> tuple:
                         get(values), n, nbytes)
              for view, levels, values, n, nbytes in layout["tries"]}
     return rows, tries
+
+
+def warmed(result: tuple) -> tuple:
+    """A fold's ``(rows, tries)`` with the tries' levels hashed (:func:`faq.joins.csr.warm_hash`):
+    done here, off the batch path, so the batches after the swap probe hashes, not binary searches."""
+    warm_tries(result[1].values())
+    return result
+
+
+def warm_tries(tries: Iterable[Trie]) -> None:
+    """Hash every level of ``tries`` that qualifies (:func:`faq.joins.csr.warm_hash`)."""
+    from faq.joins.csr import warm_hash
+
+    for trie in tries:
+        for level in trie.levels:
+            warm_hash(level)
 
 
 def fold(base, frozen: Sequence, views: Sequence, ops: NumpyForm, base_tries: Optional[Mapping] = None) -> tuple:

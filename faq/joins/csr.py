@@ -193,6 +193,43 @@ class HashIndex:
         return row, (self.entries()[np.concatenate(found)].astype(np.int64, copy=False) if positions else None)
 
 
+#: Fewest keys a resident level (``hashable=False``) looks up in its warmed hash (:func:`warm_hash`):
+#: for fewer, binary search is as fast (0.03 against 0.04 ms for 50 keys into 2M entries; the hash
+#: is 4.6x faster at 1,000 keys and 6.7x at 10,000).
+HASH_MIN_KEYS = 128
+
+
+#: Fewest entries a level needs for :func:`warm_hash` to hash it.
+WARM_MIN_ENTRIES = 1 << 14
+
+
+def warm_hash(level: "TrieLevel", min_entries: Optional[int] = None) -> bool:
+    """Build ``level``'s hash index (with positions) now, so :meth:`TrieLevel.find` uses it from then on.
+
+    For a resident index's base levels, in the background (a compaction's
+    fold, after a first build): built inside a batch it would stall that
+    batch.  Levels of fewer than ``min_entries`` (:data:`WARM_MIN_ENTRIES`) entries, with repeated
+    entries, or above :data:`HASH_MAX_SLOTS` slots keep binary search.
+    Returns whether a hash index was built.
+
+    >>> level = TrieLevel(np.arange(0, 40, 2, dtype=np.int64), np.array([0, 20]), hashable=False)
+    >>> warm_hash(level, min_entries=1)
+    True
+    >>> rows, entries = level.find(np.arange(200, dtype=np.int64) % 41)   # >= HASH_MIN_KEYS keys: the hash
+    >>> sorted(set(entries.tolist())) == list(range(20))
+    True
+    """
+    comp = level.comp
+    min_entries = WARM_MIN_ENTRIES if min_entries is None else min_entries
+    if level.duplicates or len(comp) < min_entries or HASH_SLOTS_PER_ENTRY * len(comp) > HASH_MAX_SLOTS:
+        return False
+    if _HASHES.get(level) is None:
+        index = HashIndex(comp)
+        index.entries()  # positions too: a batch's validators need them
+        _HASHES[level] = index  # published whole: a reader sees no index or a complete one
+    return True
+
+
 #: Above this many keys, :func:`sorted_search` sorts them before searching.
 SORTED_SEARCH_KEYS = 256
 
@@ -242,6 +279,11 @@ class TrieLevel:
     def size(self) -> int:
         return len(self.comp)
 
+    @property
+    def hashed(self) -> bool:
+        """Whether this process holds a hash index of the level (built by :meth:`find` or :func:`warm_hash`)."""
+        return _HASHES.get(self) is not None
+
     def find(self, keys: np.ndarray, positions: bool = True) -> tuple[np.ndarray, Optional[np.ndarray]]:
         """Rows of ``keys`` (composites) that are entries of this level, and their entries.
 
@@ -259,6 +301,8 @@ class TrieLevel:
         if len(keys) == 0 or len(comp) == 0:
             return np.zeros(0, dtype=np.int64), (np.zeros(0, dtype=np.int64) if positions else None)
         index = _HASHES.get(self)
+        if index is not None and not self.hashable and len(keys) < HASH_MIN_KEYS:
+            index = None  # a resident level's hash (warm_hash) pays from a few hundred keys; a handful search
         if index is None and self.hashable:
             self._lookups[0] += len(keys)
             if self._lookups[0] > len(comp) and HASH_SLOTS_PER_ENTRY * len(comp) <= HASH_MAX_SLOTS:
