@@ -52,7 +52,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import RESULTS, ROOT, Memory, Run, graph_path, log
+from bench.common import RESULTS, ROOT, Memory, Run, graph_path, log, maintained_session, print_summary
 
 QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
 TARGETS = {"median_batch_seconds": 0.1, "speedup_vs_recount": 60, "executors_median_seconds": 1.0,
@@ -172,23 +172,31 @@ def signed(inserts, deletes) -> list[tuple[int, int, int]]:
     return [(s, d, 1) for s, d in inserts] + [(s, d, -1) for s, d in deletes]
 
 
+def build(df, placement: str):
+    """The maintained query over the edges ``df`` with its indexes at ``placement``, and its build seconds."""
+    from faq.incremental import maintain
+
+    t0 = time.perf_counter()
+    mq = maintain(QUERY, {"edge": edge_factor(df)}, placement=placement)
+    return mq, time.perf_counter() - t0
+
+
+def checked(mq, stream) -> float:
+    """Recount the stream's current graph, which must agree with the maintained count: the recount's seconds."""
+    count, seconds = recount(stream.current())
+    assert count == mq.scalar(), (count, mq.scalar())
+    return seconds
+
+
 def total_mb(peaks: dict) -> int:
     """JVM + Python workers (summed) + this process."""
     return sum(v for k, v in peaks.items() if k != "python_workers_peak_mb" and v is not None)
-
-
-def session(master: str):
-    from faq.spark import get_session
-
-    return get_session(master=master, config={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "8g"})
 
 
 # --- the parts ----------------------------------------------------------------------
 
 
 def main_run(args, spark) -> dict:
-    from faq.incremental import maintain
-
     memory = Memory(spark)
     df, n_edges = load(spark, args.scale)
     log(f"rmat{args.scale}: {n_edges} edges (simple digraph)")
@@ -197,9 +205,7 @@ def main_run(args, spark) -> dict:
     static_memory = memory.peaks()
     log(f"static job: {static_count} feed-forward triangles in {static_seconds:.1f} s; memory {static_memory}")
 
-    t0 = time.perf_counter()
-    mq = maintain(QUERY, {"edge": edge_factor(df)}, placement="driver")
-    build_seconds = time.perf_counter() - t0
+    mq, build_seconds = build(df, "driver")
     plan = mq.explain()
     assert mq.scalar() == static_count, (mq.scalar(), static_count)
     log(f"maintained query built in {build_seconds:.1f} s ({plan.placement}, "
@@ -214,13 +220,11 @@ def main_run(args, spark) -> dict:
         chunk = fresh[b * args.batch_size:(b + 1) * args.batch_size]
         latencies["insert"].append(timed_apply(mq, signed(chunk, [])))
     log(f"{args.batches} insert batches of {args.batch_size}: median {statistics.median(latencies['insert']) * 1e3:.1f} ms")
-    after_inserts, recount_inserts = recount(stream.current())
-    assert after_inserts == mq.scalar(), (after_inserts, mq.scalar())
+    recount_inserts = checked(mq, stream)
     for b in range(args.batches):
         latencies["delete"].append(timed_apply(mq, signed([], stream.deletes(args.batch_size))))
     log(f"{args.batches} delete batches of {args.batch_size}: median {statistics.median(latencies['delete']) * 1e3:.1f} ms")
-    after_deletes, recount_deletes = recount(stream.current())
-    assert after_deletes == mq.scalar(), (after_deletes, mq.scalar())
+    recount_deletes = checked(mq, stream)
     median_batch = statistics.median(latencies["insert"] + latencies["delete"])
     recount_seconds = statistics.median([recount_inserts, recount_deletes])
     log(f"median batch {median_batch * 1e3:.1f} ms; recount {recount_seconds:.1f} s: "
@@ -242,8 +246,7 @@ def main_run(args, spark) -> dict:
         if (b + 1) % 200 == 0:
             log(f"long run, batch {b + 1}: median of the last 200 {statistics.median(long[-200:]) * 1e3:.1f} ms")
     long_memory = memory.peaks()
-    after_long, _ = recount(stream.current())
-    assert after_long == mq.scalar(), (after_long, mq.scalar())
+    checked(mq, stream)
     hundred = min(100, len(long))
     first, last = statistics.median(long[:hundred]), statistics.median(long[-hundred:])
     log(f"{args.long_batches} batches of {args.long_size}: first hundred {first * 1e3:.2f} ms, "
@@ -279,51 +282,41 @@ def main_run(args, spark) -> dict:
 
 
 def small_batches(args, spark, scale: int) -> dict:
-    from faq.incremental import maintain
-
     df, n_edges = load(spark, scale)
-    t0 = time.perf_counter()
-    mq = maintain(QUERY, {"edge": edge_factor(df)}, placement="driver")
-    build = time.perf_counter() - t0
+    mq, build_seconds = build(df, "driver")
     stream = Stream(spark, df, 1 << scale, args.seed, args.small_batches * args.long_size)
     half = args.long_size // 2
     fresh = stream.inserts(args.small_batches * (args.long_size - half))
     step = args.long_size - half
     seconds = [timed_apply(mq, signed(fresh[b * step:(b + 1) * step], stream.deletes(half)))
                for b in range(args.small_batches)]
-    count, _ = recount(stream.current())
-    assert count == mq.scalar(), (count, mq.scalar())
+    checked(mq, stream)
     median = statistics.median(seconds)
-    log(f"rmat{scale} ({n_edges} edges, built in {build:.1f} s): {args.small_batches} batches of "
+    log(f"rmat{scale} ({n_edges} edges, built in {build_seconds:.1f} s): {args.small_batches} batches of "
         f"{args.long_size}, median {median * 1e3:.2f} ms")
     mq.close()
     df.unpersist()
-    return {"scale": scale, "edges": n_edges, "build_seconds": round(build, 2), "batches": args.small_batches,
+    return {"scale": scale, "edges": n_edges, "build_seconds": round(build_seconds, 2), "batches": args.small_batches,
             "batch_size": args.long_size, "median_batch_seconds": round(median, 5), "checked_against_recount": True}
 
 
 def executors_run(args, spark) -> dict:
     """Step 1's batches with the base indexes on the executors (child process, its own session)."""
-    from faq.incremental import maintain
-
     df, n_edges = load(spark, args.scale)
-    t0 = time.perf_counter()
-    mq = maintain(QUERY, {"edge": edge_factor(df)}, placement="executors")
-    build = time.perf_counter() - t0
+    mq, build_seconds = build(df, "executors")
     plan = mq.explain()
     stream = Stream(spark, df, 1 << args.scale, args.seed, args.batches * args.batch_size)
     fresh = stream.inserts(args.batches * args.batch_size)
     seconds = [timed_apply(mq, signed(fresh[b * args.batch_size:(b + 1) * args.batch_size], []))
                for b in range(args.batches)]
     seconds += [timed_apply(mq, signed([], stream.deletes(args.batch_size))) for _ in range(args.batches)]
-    count, recount_seconds = recount(stream.current())
-    assert count == mq.scalar(), (count, mq.scalar())
+    recount_seconds = checked(mq, stream)
     median = statistics.median(seconds)
-    log(f"executors ({args.cluster}): built in {build:.1f} s, median batch of {args.batch_size} "
+    log(f"executors ({args.cluster}): built in {build_seconds:.1f} s, median batch of {args.batch_size} "
         f"{median * 1e3:.0f} ms; recount {recount_seconds:.1f} s")
     mq.close()
     return {"master": args.cluster, "placement": plan.placement, "edges": n_edges,
-            "build_seconds": round(build, 2), "batch_seconds": [round(x, 3) for x in seconds],
+            "build_seconds": round(build_seconds, 2), "batch_seconds": [round(x, 3) for x in seconds],
             "median_batch_seconds": round(median, 3), "recount_seconds": round(recount_seconds, 2),
             "checked_against_recount": True}
 
@@ -331,14 +324,14 @@ def executors_run(args, spark) -> dict:
 def main(argv=None) -> int:
     args = parse_args(argv)
     if args.part == "executors":
-        spark = session(args.cluster)
+        spark = maintained_session(args.cluster)
         Path(args.out).write_text(json.dumps(executors_run(args, spark)))
         return 0
 
     started = time.perf_counter()
     run = Run("bench_incremental", argv)
     load_average = os.getloadavg()
-    spark = session(args.master)
+    spark = maintained_session(args.master)
     result = run.record  # command, commit, cpus, load_average_start; the rest below, in the file's old layout
     result.update({"machine": {"cores": os.cpu_count(), "python": platform.python_version(),
                                "master": args.master, "load_average_at_start": [round(x, 2) for x in load_average]},
@@ -391,11 +384,7 @@ def main(argv=None) -> int:
         rows.append((f"batch of {args.long_size}: rmat{scales[1]} / rmat{scales[0]}", f"{result['scale_ratio']:.2f}"))
     if "median_batch_seconds" in result.get("executors", {}):
         rows.append((f"executors ({args.cluster}), median batch", f"{result['executors']['median_batch_seconds']:.2f} s"))
-    width = max(len(r[0]) for r in rows)
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
-    print(f"targets met: {met}")
-    print(f"results in {out}")
+    print_summary(rows, met, out)
     return 0
 
 

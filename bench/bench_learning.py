@@ -77,7 +77,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from bench.common import Run, log
+from bench.common import Run, cold_and_warm, log
 
 QUERY = "lineitem(orderkey, partkey, suppkey), partsupp(partkey, suppkey), part(partkey)"
 FEATURES = ["lineitem.quantity", "lineitem.discount", "partsupp.supplycost", "part.size"]
@@ -171,19 +171,15 @@ def normal_equations(n: float, sums: np.ndarray, products: np.ndarray) -> np.nda
 
 def timed(fn: Callable[[], Any], repeat: int) -> tuple[Any, float, list[float]]:
     """(the cold run's result, its seconds, the warm runs' seconds); every run must agree exactly."""
-    t0 = time.perf_counter()
-    value = fn()
-    cold = time.perf_counter() - t0
-    warm = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        again = fn()
-        warm.append(time.perf_counter() - t0)
-        if not (np.array_equal(again[0], value[0]) and again[1] == value[1]):
-            relative = float(np.max(np.abs(again[0] - value[0]) / np.abs(value[0])))
-            if relative > TOLERANCE:
-                raise SystemExit(f"warm run disagrees with the cold one: {again} vs {value}")
-    return value, cold, warm
+    return cold_and_warm(fn, repeat, agrees)
+
+
+def agrees(again: tuple[np.ndarray, float], value: tuple[np.ndarray, float]) -> None:
+    """Exit unless a warm run's (coefficients, rows) agree with the cold run's (within TOLERANCE)."""
+    if not (np.array_equal(again[0], value[0]) and again[1] == value[1]):
+        relative = float(np.max(np.abs(again[0] - value[0]) / np.abs(value[0])))
+        if relative > TOLERANCE:
+            raise SystemExit(f"warm run disagrees with the cold one: {again} vs {value}")
 
 
 def summary(times: list[float]) -> dict[str, float]:

@@ -30,12 +30,11 @@ import argparse
 import json
 import statistics
 import string
-import time
 from typing import Any, Callable
 
 import numpy as np
 
-from bench.common import TEST_DATA, Run, log
+from bench.common import TEST_DATA, Run, cold_and_warm, log
 
 PLACEMENTS = ("auto", "executors")
 
@@ -161,17 +160,13 @@ def faq_answer(spark: Any, network: dict[str, Any], question: dict[str, Any], ta
 
 def timed(fn: Callable[[], Any], repeat: int) -> tuple[Any, float, list[float]]:
     """(result, the cold run's seconds, the warm runs' seconds)."""
-    t0 = time.perf_counter()
-    value = fn()
-    cold = time.perf_counter() - t0
-    warm = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        again = fn()
-        warm.append(time.perf_counter() - t0)
-        if hasattr(again, "close"):  # a result holding Spark caches
-            again.close()
-    return value, cold, warm
+    return cold_and_warm(fn, repeat, close_warm)
+
+
+def close_warm(again: Any, value: Any) -> None:
+    """Close a warm run's result that holds Spark caches (the cold one's is the caller's)."""
+    if hasattr(again, "close"):
+        again.close()
 
 
 def summary(times: list[float]) -> dict[str, float]:

@@ -45,7 +45,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import RESULTS, Run, graph_path, load_average, log
+from bench.common import RESULTS, Run, graph_path, load_average, log, maintained_session, print_summary
 
 QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
 TARGETS = {"p99_over_median": 3.0, "max_over_median": 10.0, "changes_per_second": 100_000,
@@ -199,6 +199,17 @@ def summary(seconds: list[float], compacting: list[bool]) -> dict:
     return out
 
 
+def timed_apply(mq, relation, change, seconds: list[float], flags: list[bool]) -> int:
+    """Apply ``change`` and read the new count (returned); its seconds go to ``seconds``, and whether
+    ``relation`` was compacting then to ``flags``."""
+    t0 = time.perf_counter()
+    mq.apply(edge=change)
+    count = mq.scalar()
+    seconds.append(time.perf_counter() - t0)
+    flags.append(relation.compacting)
+    return count
+
+
 def tail_run(graph, stream: list, background: bool) -> tuple[dict, list[int]]:
     """The tail batches on a fresh maintained query; the count after every batch."""
     import faq.incremental.index as index
@@ -211,12 +222,7 @@ def tail_run(graph, stream: list, background: bool) -> tuple[dict, list[int]]:
         relation = mq.state.relations["edge"]
         seconds, flags, counts = [], [], []
         for k, batch in enumerate(stream):
-            table = arrow(*batch)
-            t0 = time.perf_counter()
-            mq.apply(edge=table)
-            counts.append(mq.scalar())
-            seconds.append(time.perf_counter() - t0)
-            flags.append(relation.compacting)
+            counts.append(timed_apply(mq, relation, arrow(*batch), seconds, flags))
             if (k + 1) % 250 == 0:
                 log(f"  {'background' if background else 'in-batch'}: {k + 1} batches, median so far "
                     f"{statistics.median(seconds) * 1e3:.2f} ms, max {max(seconds) * 1e3:.0f} ms")
@@ -238,9 +244,8 @@ def main(argv=None) -> int:
     run = Run("bench_tail", argv)
     from faq.driver_copy import driver_copy
     from faq.graphs.edges import prepared_graph
-    from faq.spark import get_session
 
-    get_session(config={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "8g"})
+    maintained_session()
     path = graph_path(f"rmat{args.scale}")
     graph = prepared_graph(str(path), directed=True)
     held = driver_copy(graph.df)
@@ -291,11 +296,7 @@ def main(argv=None) -> int:
                 if k == n_batches // 2:  # a checkpoint halfway (not timed)
                     assert mq.scalar() == middle, (name, mq.scalar(), middle)
                 table = arrow(*batch)
-                t0 = time.perf_counter()
-                mq.apply(edge=table)
-                mq.scalar()
-                spent.append(time.perf_counter() - t0)
-                flags.append(relation.compacting)
+                timed_apply(mq, relation, table, spent, flags)
                 total += table.num_rows
             result = summary(spent, flags)
             result.update({"changes": total, "apply_seconds": round(sum(spent), 2), "rebuild_seconds":
@@ -318,12 +319,7 @@ def main(argv=None) -> int:
         singles, flags = [], []
         for _ in range(args.singles):
             s, d, v = changes.batch(1)
-            rows = [(int(s[0]), int(d[0]), int(v[0]))]
-            t0 = time.perf_counter()
-            mq.apply(edge=rows)
-            mq.scalar()
-            singles.append(time.perf_counter() - t0)
-            flags.append(relation.compacting)
+            timed_apply(mq, relation, [(int(s[0]), int(d[0]), int(v[0]))], singles, flags)
         single = summary(singles, flags)
         log(f"single changes: median {single['median_seconds'] * 1e3:.3f} ms")
         mq.settle()
@@ -367,11 +363,7 @@ def main(argv=None) -> int:
     rows += [
              ("single change, median", f"{single['median_seconds'] * 1e3:.3f} ms"),
              ("exact", "yes (recounts agree)")]
-    width = max(len(r[0]) for r in rows)
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
-    print(f"targets met: {run.record['targets_met']}")
-    print(f"results in {out}")
+    print_summary(rows, run.record["targets_met"], out)
     return 0
 
 

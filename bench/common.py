@@ -8,8 +8,9 @@ read from outside the checkout.  Every result file records the command line
 that produced it, the machine's load when the run started and when it ended
 (the machines are shared: a figure measured under load says so), and the
 faq commit.  Also here: graphs by name (:func:`graph_path`), the median of timed
-runs, peak memory of Spark's processes (:class:`Memory`) and progress lines
-(:func:`log`).
+runs (:func:`median_seconds`), a cold run and warm ones (:func:`cold_and_warm`),
+the summary table (:func:`print_summary`), peak memory of Spark's processes
+(:class:`Memory`) and progress lines (:func:`log`).
 
 Examples
 --------
@@ -70,6 +71,30 @@ def graph_path(name: str) -> Path:
     return found[0]
 
 
+#: Spark settings of the maintained-query benchmarks: few shuffle partitions for two cores, a driver
+#: with room for the indexes it holds.
+MAINTAINED_SPARK = {"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "8g"}
+
+
+def maintained_session(master: Optional[str] = None) -> Any:
+    """The Spark session of the maintained-query benchmarks (settings :data:`MAINTAINED_SPARK`).
+
+    Parameters
+    ----------
+    master : str, optional
+        Spark master URL; default faq's (:func:`faq.spark.get_session`).
+
+    Examples
+    --------
+    >>> MAINTAINED_SPARK["spark.sql.shuffle.partitions"]
+    '4'
+    >>> spark = maintained_session("local[2]")  # doctest: +SKIP
+    """
+    from faq.spark import get_session
+
+    return get_session(master=master, config=MAINTAINED_SPARK)
+
+
 def median_seconds(fn: Callable[[], T], repeat: int = 3) -> tuple[T, float]:
     """Run ``fn`` ``repeat`` times; its result (every run must agree) and the median wall seconds."""
     results: list[Any] = []
@@ -81,6 +106,52 @@ def median_seconds(fn: Callable[[], T], repeat: int = 3) -> tuple[T, float]:
     if any(r != results[0] for r in results):
         raise RuntimeError(f"runs disagree: {results}")
     return results[0], statistics.median(times)
+
+
+def cold_and_warm(
+    fn: Callable[[], T], repeat: int, each: Optional[Callable[[T, T], None]] = None
+) -> tuple[T, float, list[float]]:
+    """Run ``fn`` once cold, then ``repeat`` times warm: (the cold run's result, its seconds, the warm runs' seconds).
+
+    ``each(warm_result, cold_result)`` sees every warm run's result after its
+    timing stopped: to check it against the cold one, or to release it.
+
+    Examples
+    --------
+    >>> seen = []
+    >>> value, cold, warm = cold_and_warm(lambda: 42, repeat=2, each=lambda again, first: seen.append(again))
+    >>> value, cold >= 0, len(warm), seen
+    (42, True, 2, [42, 42])
+    """
+    t0 = time.perf_counter()
+    value = fn()
+    cold = time.perf_counter() - t0
+    warm = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        again = fn()
+        warm.append(time.perf_counter() - t0)
+        if each is not None:
+            each(again, value)
+    return value, cold, warm
+
+
+def print_summary(rows: Sequence[tuple[str, str]], targets_met: dict, out: Path) -> None:
+    """The summary on stdout: a ``name  value`` line a row (names aligned), the targets met, the results' path.
+
+    Examples
+    --------
+    >>> print_summary([("a", "1 s"), ("longer", "2 s")], {"fast": True}, Path("r.json"))
+    a       1 s
+    longer  2 s
+    targets met: {'fast': True}
+    results in r.json
+    """
+    width = max(len(name) for name, _ in rows)
+    for name, value in rows:
+        print(f"{name:<{width}}  {value}")
+    print(f"targets met: {targets_met}")
+    print(f"results in {out}")
 
 
 def load_average() -> Optional[float]:

@@ -266,12 +266,8 @@ def _matrix(value: FactorLike, k: int) -> "Factor":
     df = _dataframe(value, f"matrix {k}")
     keys = [c for c in df.columns if c != VALUE]
     if len(keys) != 2:
-        raise FAQTypeError(
-            f"matrix {k} has columns {df.columns}; a matrix DataFrame has a row index, a column index and "
-            f"'{VALUE}'",
-            argument=f"matrix {k}",
-            found=list(df.columns),
-        )
+        raise FAQTypeError(error_class="MATRIX_COLUMNS", index=k, columns=df.columns, value=VALUE,
+                           argument=f"matrix {k}", found=list(df.columns))
     return as_factor(df, f"M{k}", None if VALUE in df.columns else "real")
 
 
@@ -281,5 +277,5 @@ def _dataframe(value: Any, what: str) -> "DataFrame":
 
     if is_dataframe(value):
         return value
-    raise FAQTypeError(f"{what} must be a DataFrame, a Factor or a path; got {type(value).__name__}",
-                       argument=what, found=type(value).__name__)
+    raise FAQTypeError(error_class="INPUT_TYPE", what=what, expected="a DataFrame, a Factor or a path",
+                       found=type(value).__name__, argument=what)

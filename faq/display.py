@@ -17,7 +17,12 @@ Python:
   plan's order and faqw;
 * :class:`~faq.incremental.change.Change`: version, rows changed, Σ diff, the
   running count when there is one, the time, and at most
-  :data:`PREVIEW_ROWS` changed rows.
+  :data:`PREVIEW_ROWS` changed rows;
+* :class:`~faq.learning.models.Covariance`: ``Σxxᵀ`` as pandas shows it.
+
+Every ``_repr_html_`` is one line, ``return to_html(self)``: :func:`to_html`
+picks the renderer by the class's name (:data:`RENDERERS`), so this module
+imports none of the classes it shows and they all import it (no circle).
 
 A repr never collects a large DataFrame: a query result's preview is one
 ``limit(PREVIEW_ROWS)`` job on its *cached* answer, and only while the result
@@ -39,16 +44,13 @@ True
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
-if TYPE_CHECKING:
-    from faq.graphs.motifs import MotifCount
-    from faq.graphs.triangles import TriangleCount
-    from faq.incremental.change import Change
-    from faq.insideout.executor import QueryResult
-    from faq.insideout.planner import Plan
+# The classes shown are annotated ``Any``: importing them here, even for type checking, would close
+# a circle (each of them imports this module for its ``_repr_html_``).
 
-__all__ = ["PREVIEW_ROWS", "plan_html", "result_html", "triangles_html", "motifs_html", "change_html", "pretty", "summary"]
+__all__ = ["PREVIEW_ROWS", "RENDERERS", "to_html", "plan_html", "result_html", "triangles_html", "motifs_html",
+           "change_html", "covariance_html", "pretty", "summary"]
 
 #: The most rows a repr shows (a query result's preview, a change's rows).
 PREVIEW_ROWS = 10
@@ -97,8 +99,8 @@ def _seconds(seconds: float) -> str:
 # --- plans ---------------------------------------------------------------------------
 
 
-def plan_html(plan: "Plan") -> str:
-    """A plan as a header and one table row per step (see the module notes)."""
+def plan_html(plan: Any) -> str:
+    """A :class:`~faq.insideout.plans.Plan` as a header and one table row per step (see the module notes)."""
     from faq.hypergraph import symbolic
 
     relations = {r.id: r for r, _ in plan.inputs}
@@ -133,8 +135,8 @@ def plan_html(plan: "Plan") -> str:
 # --- results ------------------------------------------------------------------------
 
 
-def result_html(result: "QueryResult") -> str:
-    """A query's answer: its value (no free variables) or its rows and a bounded preview."""
+def result_html(result: Any) -> str:
+    """A :class:`~faq.insideout.executor.QueryResult`: its value (no free variables) or its rows and a bounded preview."""
     plan = result.plan
     facts: list[tuple[str, Any]] = []
     preview = ""
@@ -160,8 +162,8 @@ def result_html(result: "QueryResult") -> str:
     return _facts(f"{plan.query}", facts) + preview
 
 
-def triangles_html(result: "TriangleCount") -> str:
-    """A triangle count: the count, edges, time and the plan's width."""
+def triangles_html(result: Any) -> str:
+    """A :class:`~faq.graphs.triangles.TriangleCount`: the count, edges, time and the plan's width."""
     kind = "feed-forward (directed)" if result.directed else "undirected"
     facts = [("triangles", _number(result.count)), ("edges", _number(result.edges)),
              ("time", _seconds(result.seconds)), ("order", ", ".join(result.plan.order)),
@@ -169,16 +171,16 @@ def triangles_html(result: "TriangleCount") -> str:
     return _facts(f"{kind} triangle count", facts)
 
 
-def motifs_html(result: "MotifCount") -> str:
-    """A motif count: pattern, count, strategy, FAQs evaluated, edges, time."""
+def motifs_html(result: Any) -> str:
+    """A :class:`~faq.graphs.motifs.MotifCount`: pattern, count, strategy, FAQs evaluated, edges, time."""
     widths = ", ".join(str(p.faqw) for p in result.plans) or "—"
     facts = [("count", _number(result.count)), ("strategy", result.strategy), ("FAQs", result.terms),
              ("edges", _number(result.edges)), ("time", _seconds(result.seconds)), ("faqw", widths)]
     return _facts(f"motif {result.pattern}", facts)
 
 
-def change_html(change: "Change") -> str:
-    """A batch's change: version, rows changed, Σ diff, running count, time and a few rows."""
+def change_html(change: Any) -> str:
+    """A batch's :class:`~faq.incremental.change.Change`: version, rows changed, Σ diff, running count, time and a few rows."""
     facts: list[tuple[str, Any]] = [("version", change.version), ("rows changed", _number(len(change))),
                                     ("Σ diff", _number(change.total))]
     if change.count is not None:
@@ -189,6 +191,48 @@ def change_html(change: "Change") -> str:
     more = f"<div>first {len(shown)} of {_number(len(change))} rows (disappeared first)</div>" \
         if len(change) > len(shown) else ""
     return _facts("change", facts) + table + more
+
+
+def covariance_html(covariance: Any) -> str:
+    """A :class:`~faq.learning.models.Covariance`: ``Σxxᵀ`` labelled by feature, as pandas shows a frame."""
+    return covariance.to_pandas()._repr_html_()
+
+
+#: The renderer of each class shown, by class name (a subclass takes its nearest base's).
+RENDERERS: dict[str, Callable[[Any], str]] = {
+    "Plan": plan_html,
+    "QueryResult": result_html,
+    "TriangleCount": triangles_html,
+    "MotifCount": motifs_html,
+    "Change": change_html,
+    "Covariance": covariance_html,
+}
+
+
+def to_html(obj: Any) -> str:
+    """The notebook HTML of ``obj``: the one body of every ``_repr_html_`` in faq.
+
+    Parameters
+    ----------
+    obj : Plan, QueryResult, TriangleCount, MotifCount, Change or Covariance
+        The value to show; a subclass is shown as its nearest base in :data:`RENDERERS`.
+
+    Returns
+    -------
+    str
+        HTML for Jupyter; an object of no known class, its escaped ``repr`` (never an error, so a
+        notebook cell always shows something).
+
+    Examples
+    --------
+    >>> to_html(3)
+    '<pre>3</pre>'
+    """
+    for cls in type(obj).__mro__:
+        render = RENDERERS.get(cls.__name__)
+        if render is not None:
+            return render(obj)
+    return f"<pre>{_e(repr(obj))}</pre>"
 
 
 # --- plain text (IPython's pretty printer) ----------------------------------------------

@@ -10,7 +10,7 @@ notes a DataFrame's columns as arrays, :func:`driver_copy` finds them, and
 :func:`project_driver_copy` carries them to a row-wise renaming of the
 DataFrame (a ``select`` of plain columns).
 
-A DataFrame is immutable, so the record, keyed by the DataFrame object, can
+A DataFrame is immutable, so the record, an attribute of the DataFrame object, can
 never go stale; it is dropped when the object is.  A DataFrame derived any
 other way (a filter, a join, a cast that changes values) has no record, and
 its users fall back to Spark.  Only the code that built a DataFrame from
@@ -35,11 +35,12 @@ True
 
 from __future__ import annotations
 
-import weakref
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional
 
 import numpy as np
+
+from faq.errors import DriverCopyError
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -47,8 +48,9 @@ if TYPE_CHECKING:
 __all__ = ["keep_driver_copy", "driver_copy", "rows_held", "project_driver_copy", "held_dataframe",
            "HeldDataFrame", "renamed"]
 
-# id(DataFrame) -> its columns; an entry leaves with its DataFrame (weakref.finalize).
-_COPIES: dict[int, Mapping[str, np.ndarray]] = {}
+#: The attribute of a DataFrame object that holds its driver copy: the record travels with the
+#: DataFrame (and so with the Factor holding it) and goes when it goes -- no module-wide table.
+COPY_ATTRIBUTE = "_faq_driver_copy"
 
 
 def keep_driver_copy(df: "DataFrame", columns: Mapping[str, np.ndarray], check: bool = True) -> "DataFrame":
@@ -64,19 +66,20 @@ def keep_driver_copy(df: "DataFrame", columns: Mapping[str, np.ndarray], check: 
         When the arrays differ in length or do not name exactly ``df``'s columns.
     """
     if check and sorted(columns) != sorted(df.columns):
-        raise ValueError(f"a driver copy needs exactly the columns {df.columns}, got {sorted(columns)}")
+        raise DriverCopyError(expected=df.columns, found=columns)
     if len({len(c) for c in columns.values()}) > 1:
-        raise ValueError("the columns of a driver copy differ in length")
-    key = id(df)
-    if key not in _COPIES:
-        weakref.finalize(df, _COPIES.pop, key, None)
-    _COPIES[key] = MappingProxyType({name: np.asarray(c) for name, c in columns.items()})
+        raise DriverCopyError(error_class="DRIVER_COPY_LENGTHS", lengths={k: len(c) for k, c in columns.items()})
+    # Set in the object's own __dict__: a Connect DataFrame's __getattr__ would ask the server for a column.
+    vars(df)[COPY_ATTRIBUTE] = MappingProxyType({name: np.asarray(c) for name, c in columns.items()})
     return df
 
 
 def driver_copy(df: "DataFrame") -> Optional[Mapping[str, np.ndarray]]:
     """``df``'s columns as the driver holds them (read-only mapping), or None."""
-    return _COPIES.get(id(df))
+    try:
+        return vars(df).get(COPY_ATTRIBUTE)
+    except TypeError:  # an object without a __dict__ holds no copy
+        return None
 
 
 def rows_held(df: "DataFrame") -> Optional[int]:

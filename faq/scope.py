@@ -43,6 +43,8 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, TypeVar
 
+from faq.errors import ScopeClosedError, UnreleasableResourceError
+
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
 
@@ -83,7 +85,7 @@ class Scope:
         if resource is None:
             return resource
         if self._closed:
-            raise RuntimeError("this scope is closed; a closed result cannot take on new resources")
+            raise ScopeClosedError(resource=type(resource).__name__)
         self._held[id(resource)] = (resource, release or _default_release(resource))
         return resource
 
@@ -113,7 +115,7 @@ class Scope:
         if other is self:
             return
         if self._closed:
-            raise RuntimeError("this scope is closed; a closed result cannot take on new resources")
+            raise ScopeClosedError(resource=type(other).__name__)
         self._held.update(other._held)
         other._held.clear()
 
@@ -178,4 +180,4 @@ def _default_release(resource: Any) -> Callable[[], None]:
             return method
     if callable(resource):
         return resource
-    raise TypeError(f"do not know how to release a {type(resource).__name__}; pass release=")
+    raise UnreleasableResourceError(kind=type(resource).__name__)

@@ -254,8 +254,8 @@ def _connect(remote: str, config: Mapping[str, str] | None):
     except ImportError as error:
         from faq.errors import FAQValueError
 
-        raise FAQValueError(f"connecting to {remote} needs the Spark Connect client: "
-                            f"pip install 'pyspark[connect]' ({error})", argument="remote") from error
+        raise FAQValueError(error_class="CONNECT_CLIENT_MISSING", remote=remote, error=error,
+                            argument="remote") from error
     # PySpark's own builder, not the Connect class's: it also switches pyspark.sql.functions to
     # Connect Columns for this process (a process runs either classic or Connect PySpark).
     session = SparkSession.builder.remote(remote).getOrCreate()

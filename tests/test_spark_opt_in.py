@@ -35,7 +35,7 @@ PURE_SELECTION = [
     "faq/language.py",
     "faq/insideout/planner.py",
     "faq/insideout/physical.py",
-    "faq/errors.py",
+    "faq/errors",
     "faq/semirings/base.py",
     "faq/semirings/laws.py",
 ]

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 import faq.joins.sparse_triangle as st
-from faq.insideout.physical import SMALL_KERNEL_WORK, SPARSE_KERNEL_WORK, Environment, in_process_triangle_kernel
+from faq.insideout.physical import Environment
+from faq.insideout.placement import SMALL_KERNEL_WORK, SPARSE_KERNEL_WORK, in_process_triangle_kernel
 from faq.joins.frame import Aggregation
 from faq.joins.local import Table, join_local
 from faq.semirings import COUNTING, REAL

@@ -191,11 +191,7 @@ def check_paths(args: argparse.Namespace) -> None:
     """Checks of ``faq paths`` that need no Spark."""
     require_file(args.graph)
     if args.weight_column is not None and args.weight_column < 3:
-        raise FAQValueError(
-            f"--weight-column {args.weight_column}: columns 1 and 2 hold the node ids; give 3 or more",
-            argument="--weight-column",
-            value=args.weight_column,
-        )
+        raise FAQValueError(error_class="WEIGHT_COLUMN", value=args.weight_column, argument="--weight-column")
     # Whether a + line must carry a weight depends on the graph file: the handler reads the batches again.
     _batches(args.updates, weighted=False)
     check_table_out(args.out)
@@ -214,8 +210,7 @@ def _check_follow(args: argparse.Namespace) -> None:
     """``--follow`` watches ``--updates``: it needs one."""
     check_follow_options(args)
     if args.follow and not args.updates:
-        raise FAQValueError("--follow watches the --updates directory: give --updates DIR", argument="--follow",
-                            value=True)
+        raise FAQValueError(error_class="FOLLOW_NEEDS_UPDATES", argument="--follow", value=True)
 
 
 # --- helpers -------------------------------------------------------------------------

@@ -22,7 +22,7 @@ Examples
 >>> check_table_out("answer.txt")
 Traceback (most recent call last):
 ...
-faq.errors.FAQValueError: [INVALID_VALUE] --out 'answer.txt': write a .csv, .csv.gz or .parquet file
+faq.errors.FAQValueError: [OUTPUT_SUFFIX] --out 'answer.txt': write a .csv, .csv.gz or .parquet file
 >>> common_options().parse_args(["--quiet"]).master
 'local[*]'
 """
@@ -130,7 +130,7 @@ def require_folder(out: str) -> None:
     """The folder ``--out`` writes into must exist: a typo should not cost a whole run."""
     folder = os.path.dirname(os.path.abspath(out))
     if not os.path.isdir(folder):
-        raise FAQValueError(f"--out {out!r}: the folder {folder!r} does not exist; create it first", path=out)
+        raise FAQValueError(error_class="OUTPUT_FOLDER_MISSING", path=out, folder=folder)
 
 
 def check_table_out(out: Optional[str]) -> None:
@@ -138,7 +138,7 @@ def check_table_out(out: Optional[str]) -> None:
     if not out:
         return
     if not out.lower().rstrip("/").endswith(TABLE_SUFFIXES):
-        raise FAQValueError(f"--out {out!r}: write a .csv, .csv.gz or .parquet file", path=out)
+        raise FAQValueError(error_class="OUTPUT_SUFFIX", path=out)
     require_folder(out)
 
 

@@ -172,9 +172,7 @@ def check_matrix_chain(args: argparse.Namespace) -> None:
     """``faq matrix-chain``: a known semiring, the matrices exist, ``--out`` is a .mtx in an existing folder."""
     check_semiring(args.semiring)
     if not args.out.lower().endswith((".mtx", ".mtx.gz")):
-        raise FAQValueError(
-            f"--out {args.out!r}: the product is written as Matrix Market; use a .mtx name", path=args.out
-        )
+        raise FAQValueError(error_class="OUTPUT_NOT_MTX", path=args.out)
     for path in args.matrices:
         require_file(path)
     require_folder(args.out)
@@ -190,15 +188,12 @@ def check_query(args: argparse.Namespace) -> None:
     given: dict[str, str] = {}
     for name, path in args.factors:
         if name in given:
-            raise FAQValueError(f"--factor {name} is given twice ({given[name]!r} and {path!r})", name=name)
+            raise FAQValueError(error_class="FACTOR_GIVEN_TWICE", name=name, first=given[name], second=path)
         given[name] = path
         require_file(path)
     missing = [n for n in query.factor_names if n not in given]
     if missing:
-        raise FAQValueError(
-            f"the query uses factor(s) {', '.join(missing)} but no --factor NAME=PATH gives them",
-            missing=missing,
-        )
+        raise FAQValueError(error_class="FACTORS_NOT_GIVEN", missing=missing)
     check_table_out(getattr(args, "out", None))  # explain has no --out
     if getattr(args, "plan", None):  # read and checked against the query before Spark starts
         from faq.insideout.staleness import check_query as check_plan_query, load_plan
@@ -282,12 +277,7 @@ def _chain_shape(paths: list[str]) -> tuple[int, int]:
     shapes = [matrix_shape(p) for p in paths]
     for k in range(1, len(shapes)):
         if shapes[k - 1][1] != shapes[k][0]:
-            raise FAQValueError(
-                f"matrix {k} ({paths[k - 1]}) is {shapes[k - 1][0]}×{shapes[k - 1][1]} but matrix "
-                f"{k + 1} ({paths[k]}) is {shapes[k][0]}×{shapes[k][1]}; inner dimensions must agree",
-                index=k,
-                shapes=shapes,
-            )
+            raise FAQValueError(error_class="MATRIX_SHAPES", index=k, paths=paths, shapes=shapes)
     return shapes[0][0], shapes[-1][1]
 
 

@@ -141,8 +141,7 @@ def start(port: int = DEFAULT_PORT, master: str = DEFAULT_MASTER, timeout: float
     if running is not None:
         return {**running, "started": False}
     if _listening(port):
-        raise FAQValueError(f"port {port} is already in use by another program; choose one with --port",
-                            argument="port")
+        raise FAQValueError(error_class="PORT_IN_USE", port=port, argument="port")
     log = os.path.join(tempfile.gettempdir(), f"faq-serve-{port}.log")
     # Everything the server writes to disk goes under this directory (see serve_forever); stop() removes it.
     tmp = tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{port}-")
@@ -160,8 +159,7 @@ def start(port: int = DEFAULT_PORT, master: str = DEFAULT_MASTER, timeout: float
                 process.kill()
                 process.wait()
             _remove_tmp(tmp)
-            raise FAQValueError(f"the Spark Connect server did not start on port {port}; see {log}",
-                                argument="port")
+            raise FAQValueError(error_class="SERVER_NOT_STARTED", port=port, log=log, argument="port")
         time.sleep(0.5)
     with open(state_path(port), "w") as f:
         json.dump(state, f)

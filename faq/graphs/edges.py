@@ -96,8 +96,9 @@ def _edges_dataframe(edges: Any) -> "DataFrame":
     if is_dataframe(inner):
         return inner
     raise FAQTypeError(
-        "edges must be a DataFrame with src and dst columns, an object with such .edges (a GraphFrame), "
-        f"a two-variable Factor or an edge-list path; got {type(edges).__name__}",
+        error_class="INPUT_TYPE", what="edges",
+        expected="a DataFrame with src and dst columns, an object with such .edges (a GraphFrame), "
+        "a two-variable Factor or an edge-list path",
         found=type(edges).__name__,
     )
 

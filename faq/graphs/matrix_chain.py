@@ -60,15 +60,11 @@ def matrix_chain(
     """
     semiring = get_semiring(semiring)
     if len(matrices) < 1:
-        raise FAQValueError("a matrix chain needs at least one matrix", count=len(matrices))
+        raise FAQValueError(error_class="EMPTY_MATRIX_CHAIN", count=len(matrices))
     factors = {}
     for k, m in enumerate(matrices, start=1):
         if len(m.variables) != 2:
-            raise FAQValueError(
-                f"matrix {k} ({m.name!r}) has {len(m.variables)} variables; a matrix has 2",
-                index=k,
-                arity=len(m.variables),
-            )
+            raise FAQValueError(error_class="MATRIX_ARITY", index=k, name=m.name, arity=len(m.variables))
         converted = m if m.semiring.name == semiring.name else _convert(m, semiring)
         factors[f"M{k}"] = converted
     result = evaluate(chain_query(len(matrices), semiring.name), factors, method=method, progress=progress)

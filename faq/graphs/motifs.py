@@ -99,9 +99,9 @@ class MotifCount:
 
     def _repr_html_(self) -> str:
         """The count, strategy, edges and time, for notebooks (:mod:`faq.display`)."""
-        from faq.display import motifs_html
+        from faq.display import to_html
 
-        return motifs_html(self)
+        return to_html(self)
 
 
 class _Graph(Owner):

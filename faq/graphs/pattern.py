@@ -59,7 +59,7 @@ from __future__ import annotations
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 from faq.errors import FAQTypeError, FAQValueError, MotifPatternError
 from faq.language import FAQ, Atom
@@ -245,7 +245,7 @@ def parse_pattern(text: Union[str, Pattern]) -> Pattern:
     if isinstance(text, Pattern):
         return text
     if not isinstance(text, str):
-        raise FAQTypeError(f"a motif pattern is text, got {type(text).__name__}", found=type(text).__name__)
+        raise FAQTypeError(error_class="PATTERN_NOT_TEXT", found=type(text).__name__)
     s = _Scanner(text)
     if not text.strip(" \t\r\n;"):
         raise s.error("empty pattern; write edges such as '(a)->(b); (b)->(c)'", 0)
@@ -399,12 +399,7 @@ def inclusion_exclusion(pattern: Union[str, Pattern], max_events: int = MAX_EVEN
     events: list[tuple[str, Any]] = [("same", p) for p in pattern.distinct_pairs]
     events += [("edge", (e.directed, e.src, e.dst)) for e in pattern.negated]
     if len(events) > max_events:
-        raise FAQValueError(
-            f"inclusion–exclusion over {len(events)} events (distinct pairs and negations) needs "
-            f"2^{len(events)} terms; count by listing instead (strategy='listing')",
-            events=len(events),
-            max_events=max_events,
-        )
+        raise FAQValueError(error_class="TOO_MANY_EVENTS", events=len(events), max_events=max_events)
     base = [(e.directed, e.src, e.dst) for e in pattern.positive]
     rank = {v: i for i, v in enumerate(pattern.vertices)}
     totals: dict[tuple, list] = {}

@@ -75,9 +75,9 @@ class TriangleCount:
 
     def _repr_html_(self) -> str:
         """The count, edges, time and width, for notebooks (:mod:`faq.display`)."""
-        from faq.display import triangles_html
+        from faq.display import to_html
 
-        return triangles_html(self)
+        return to_html(self)
 
     def _repr_pretty_(self, printer, cycle: bool) -> None:
         from faq.display import pretty, summary

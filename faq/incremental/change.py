@@ -161,9 +161,9 @@ class Change(Owner):
 
     def _repr_html_(self) -> str:
         """Version, Σ diff, count, time and at most 10 rows, for notebooks (:mod:`faq.display`)."""
-        from faq.display import change_html
+        from faq.display import to_html
 
-        return change_html(self)
+        return to_html(self)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         from faq.display import pretty, summary

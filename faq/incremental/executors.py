@@ -85,8 +85,7 @@ class ExecutorIndexes(Owner):
         from faq.errors import FAQTypeError
 
         if is_connect(spark):
-            raise FAQTypeError("indexes on the executors need broadcast variables, which Spark Connect does not "
-                               "have; use placement='driver' (raise the budget)", argument="placement")
+            raise FAQTypeError(error_class="EXECUTOR_INDEXES_ON_CONNECT", argument="placement")
         ensure_workers(spark)  # each batch's tasks run faq's Python on the workers: check once that they can
         self.spark = spark
         self.state = state

@@ -42,6 +42,11 @@ apply commits a new version (Parquet files written with pyarrow, then an
 atomic manifest), a process killed at any moment of an apply reopens at the
 previous version, :meth:`MaintainedQuery.open` reopens it without Spark, and
 ``apply(..., version=v)`` refuses a batch whose version was applied already.
+Versions, the commit sequence and streaming are the one protocol of
+everything maintained (:class:`~faq.incremental.durable.Maintained`); how a
+semiring takes deltas is :mod:`faq.incremental.modes`, and the answer
+evaluated by Spark (the first one, a recomputed batch)
+:mod:`faq.incremental.evaluated`.
 
 Examples
 --------
@@ -60,7 +65,7 @@ Examples
 >>> print(triangles.explain())                                        # doctest: +ELLIPSIS
 maintained count() := edge(a, b), edge(b, c), edge(a, c)
   semiring counting; deltas signed (kept in integer)
-  indexes on the driver: indexes ... within the driver budget of 2.0 GB
+  indexes on the driver: indexes ... within the driver budget of ... GB
   relation edge(src, dst): 3 rows + 3 in the overlay; views (src, dst), (dst, src); ...
   rule 1: Δedge(a, b); order a, b, c; edge(b, c) old by (src, dst); edge(a, c) old by (src, dst)
   rule 2: Δedge(b, c); order b, c, a; edge(a, b) new by (dst, src); edge(a, c) old by (dst, src)
@@ -75,19 +80,12 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 import numpy as np
 
-from faq.errors import (
-    BatchAlreadyAppliedError,
-    InvalidDeltaError,
-    NegativeCountError,
-    NonMonotoneUpdateError,
-    NotMaintainableError,
-    StateDirectoryError,
-    VersionGapError,
-)
+from faq.errors import InvalidDeltaError, NotMaintainableError
 from faq.factor import VALUE, Factor
 from faq.incremental.change import BatchEvent, Change
+from faq.incremental.durable import Maintained
 from faq.incremental.engine import RuleRun, run_rules
-from faq.incremental.index import KeyedRows, merge_rows
+from faq.incremental.index import KeyedRows
 from faq.incremental.rules import (
     EXECUTORS,
     DeltaQuery,
@@ -100,7 +98,9 @@ from faq.incremental.rules import (
     plan_rules,
     views_needed,
 )
-from faq.incremental.state import HoldsState, ResidentState, arrow_values, cast_arrow_values, to_arrow, value_ops
+from faq.incremental.evaluated import EvaluatedAnswer, factor_table
+from faq.incremental.modes import MONOTONE, RECOMPUTE, SIGNED, DeltaChecks, delta_mode
+from faq.incremental.state import ANSWER, ResidentState, cast_arrow_values, to_arrow, value_ops
 from faq.language import FAQ, Atom, parse_query
 from faq.scope import Owner, Scope
 from faq.semirings import INTEGER, Semiring, get_semiring
@@ -108,15 +108,13 @@ from faq.semirings import INTEGER, Semiring, get_semiring
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
-    from pyspark.sql.streaming import StreamingQuery
 
 Progress = Callable[[BatchEvent], None]
 
-ANSWER = "__answer"
 VERSION, DIFF = "version", "diff"
 
-# How a semiring's deltas are taken (see the module notes).
-SIGNED, MONOTONE, RECOMPUTE = "signed", "monotone", "recompute"
+#: Names other modules read from here (the delta modes live in :mod:`faq.incremental.modes`).
+__all__ = ["MaintainedQuery", "maintain", "delta_mode", "ANSWER", "SIGNED", "MONOTONE", "RECOMPUTE", "DeltaLike"]
 
 DeltaLike = Union[Factor, "DataFrame", "pa.Table", Any]
 
@@ -128,22 +126,7 @@ def maintain(query: Union[FAQ, str], factors: Mapping[str, Factor], **options: A
     return MaintainedQuery(query, factors, **options)
 
 
-def delta_mode(query: FAQ, ring: Semiring) -> tuple[str, str]:
-    """(mode, why not maintainable) for a query over ``ring`` (see the module notes)."""
-    mixed = any(get_semiring(s).name != ring.name for _, s in query.aggregates)
-    if mixed:
-        return RECOMPUTE, "its aggregates mix several ⊕ (they do not commute with deltas)"
-    state = INTEGER if ring.name == "counting" else ring
-    if value_ops(state) is None:
-        return RECOMPUTE, f"semiring {ring.name!r} has no numpy form the resident indexes take (built-in operations)"
-    if ring.is_ring or ring.name == "counting":
-        return SIGNED, ""
-    if ring.idempotent:
-        return MONOTONE, ""
-    return RECOMPUTE, f"semiring {ring.name!r} has neither inverses nor an idempotent ⊕"
-
-
-class MaintainedQuery(HoldsState, Owner):
+class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
     """An FAQ, its current factors and its current answer, at a version.
 
     Parameters
@@ -166,13 +149,15 @@ class MaintainedQuery(HoldsState, Owner):
         Spark only).
     budget : int or str, optional
         The driver's index budget (bytes, or ``'512m'``, ``'4g'``); default
-        ``$FAQ_INDEX_BUDGET`` or 2 GiB.
+        the session's ``spark.faq.localMemory`` (:func:`faq.incremental.rules.budget_bytes`).
 
     Raises
     ------
     UnknownFactorError, ArityMismatchError, SemiringMismatchError
         As :func:`~faq.insideout.evaluate` does.
     """
+
+    KIND, WHAT = "query", "a maintained query"
 
     def __init__(
         self,
@@ -213,7 +198,7 @@ class MaintainedQuery(HoldsState, Owner):
         self.state = ResidentState(self.state_semiring)
         for name in self.query.factor_names:
             f = factors[name]
-            table = _factor_table(f, self.state_semiring.value_type)
+            table = factor_table(f, self.state_semiring.value_type)
             self.state.add(name, tuple(f.variables), table, VALUE, key_types=_key_types(f))
         self._register_views()
         self._set_answer(self._evaluate(factors))
@@ -350,8 +335,7 @@ class MaintainedQuery(HoldsState, Owner):
         if answer.arity:
             from faq.errors import FAQValueError
 
-            raise FAQValueError(f"the query has free variables {list(self.query.free)}; use answer()",
-                                argument="scalar")
+            raise FAQValueError(error_class="SCALAR_OF_FREE_QUERY", free=list(self.query.free), argument="scalar")
         current = answer.current()
         value = current.values_or_ones(answer.ops)[0] if len(current) else self.semiring.zero
         return self.semiring.python_value(value)
@@ -408,11 +392,7 @@ class MaintainedQuery(HoldsState, Owner):
         """
         started = time.perf_counter()
         deltas = {**(deltas or {}), **named}
-        target = self.version + 1
-        if version is not None and version != target:
-            if version <= self.version:
-                raise BatchAlreadyAppliedError(version=version, current=self.version)
-            raise VersionGapError(version=version, current=self.version)
+        target = self._next_version(version)
         if self.mode == RECOMPUTE and not recompute:
             raise NotMaintainableError(reason=f"{self.why}; pass recompute=True")
         batches = {name: self._batch(name, delta) for name, delta in deltas.items()}
@@ -425,8 +405,7 @@ class MaintainedQuery(HoldsState, Owner):
         description = f"{sum(len(b) for b in batches.values())} changed row(s) through " \
                       f"{sum(1 for r in self.rules if r.relation in batches)} delta rule(s)" + \
                       (" on the executors" if self.remote is not None else "")
-        if self.progress:
-            self.progress(BatchEvent("start", target, description, label=label or ""))
+        self._emit(BatchEvent("start", target, description, label=label or ""))
         stats: list[RuleRun] = []
         if self.remote is None:
             looked = {name: self.state.relations[name].lookup(b.keys) if self._looks_up else None
@@ -446,20 +425,20 @@ class MaintainedQuery(HoldsState, Owner):
             changed = ~present | (after != before)
             keys, values = [k[changed] for k in keys], after[changed]
         answer_batch = KeyedRows(tuple(keys), values)
-        if before_commit is not None:
-            before_commit(self._change(keys, values, target, time.perf_counter() - started, batches, stats))
+        change = self._change(keys, values, target, time.perf_counter() - started, batches, stats)
+
+        def merge() -> None:
+            for name, batch in batches.items():
+                self.state.commit(name, batch)
+            answer.commit(answer_batch)
+
         # Durable first (the commit point), then in memory: a failure before leaves both as they were.
-        self.state.save(target, self._manifest(), {**batches, ANSWER: answer_batch},
-                        [*self.state.labels, label or f"batch {target}"])
-        for name, batch in batches.items():
-            self.state.commit(name, batch)
-        answer.commit(answer_batch)
-        self.state.version = target
-        self.state.labels.append(label or f"batch {target}")
-        seconds = time.perf_counter() - started
-        if self.progress:
-            self.progress(BatchEvent("done", target, description, len(values), seconds, label or ""))
-        return self._change(keys, values, target, seconds, batches, stats)
+        self._commit(target, label, change=change, before_commit=before_commit, merge=merge,
+                     save=lambda labels: self.state.save(target, self._manifest(), {**batches, ANSWER: answer_batch},
+                                                         labels))
+        change.seconds = time.perf_counter() - started
+        self._emit(BatchEvent("done", target, description, len(values), change.seconds, label or ""))
+        return change
 
     def _change(self, keys, values, target: int, seconds: float, batches, stats) -> Change:
         decoded = tuple(self.state.domain.decode(k) for k in keys)
@@ -501,150 +480,12 @@ class MaintainedQuery(HoldsState, Owner):
             table = cast_arrow_values(table, self.state.semiring.value_type)
         return self.state.rows(name, table, VALUE, columns, keep_zeros=self.mode != SIGNED)
 
-    @property
-    def _looks_up(self) -> bool:
-        """Whether a batch must be compared with the current values (counting: deletions; idempotent: all)."""
-        return self.mode == MONOTONE or self.semiring.name == "counting"
-
-    def _refuse_deletions(self, name: str, batch: KeyedRows) -> None:
-        """In an idempotent semiring a row whose value is the zero deletes its key: refused (no lookup needed)."""
-        deletion = np.flatnonzero(batch.values_or_ones(self.ops) == self.ops.zero)
-        if len(deletion):
-            raise NonMonotoneUpdateError(factor=name, kind="deletion", count=len(deletion),
-                                         example=self._example(batch.keys, deletion[0]), semiring=self.semiring.name)
-
-    def _checked(self, name: str, batch: KeyedRows, looked: Optional[tuple[np.ndarray, np.ndarray]]) -> KeyedRows:
-        """Refuse what the mode cannot take; in monotone mode keep only rows that change a value.
-
-        ``looked`` is (present, current value) per batch row, or None when the
-        mode needs no comparison (a ring other than counting).
-        """
-        if looked is None or not len(batch):
-            return batch
-        present, before = looked
-        new = batch.values_or_ones(self.ops)
-        if self.mode == SIGNED:  # counting: multiplicities stay >= 0
-            bad = np.flatnonzero(before + new < 0)
-            if len(bad):
-                raise NegativeCountError(factor=name, count=len(bad), example=self._example(batch.keys, bad[0]))
-            return batch
-        worse = np.flatnonzero(present & (self.ops.add(before, new) != new))
-        if len(worse):
-            raise NonMonotoneUpdateError(factor=name, kind="worsening", count=len(worse),
-                                         example=self._example(batch.keys, worse[0]), semiring=self.semiring.name)
-        changes = ~present | (new != before)
-        return batch if changes.all() else batch.take(np.flatnonzero(changes))
-
-    def _example(self, keys, row: int) -> tuple:
-        return tuple(_python(self.state.domain.decode(k[row:row + 1])[0]) for k in keys)
-
-    def _recomputed(self, batches: Mapping[str, KeyedRows], target: int, label: Optional[str],
-                    started: float, before_commit: Optional[Callable[[Change], None]] = None) -> Change:
-        """The answer from the new factors (evaluated by Spark), and its difference to the current one."""
-        from faq.incremental.index import assigned
-
-        new_rows = {}
-        for name, batch in batches.items():
-            if self.mode == SIGNED:
-                new_rows[name] = self.state.after(name, batch)
-            else:  # a delta row sets the value
-                new_rows[name] = assigned(self.state.current(name), batch, self.state.ops)
-        factors = {name: self._factor_of(name, new_rows.get(name)) for name in self.query.factor_names}
-        answer_table = self._evaluate(factors)
-        ops = self.state.ops
-        new_answer = self.state.rows(ANSWER, answer_table, VALUE, self.query.free) if self.query.free else \
-            merge_rows((), arrow_values(answer_table, ops), ops)
-        old = self.state.current(ANSWER)
-        keys, diff = _difference(old, new_answer, ops, signed=self.mode == SIGNED)
-        if before_commit is not None:
-            before_commit(self._change(keys, diff, target, time.perf_counter() - started, batches, []))
-        self._commit_replaced(new_rows, new_answer, target, label)
-        return self._change(keys, diff, target, time.perf_counter() - started, batches, [])
-
-    def _commit_replaced(self, rows: Mapping[str, KeyedRows], answer: KeyedRows, target: int,
-                         label: Optional[str]) -> None:
-        """Replace relations' rows (a recomputation): durable first, then in memory."""
-        labels = [*self.state.labels, label or f"batch {target}"]
-        replaced = {**rows, ANSWER: answer}
-        self.state.save(target, self._manifest(), {}, labels, replaced=replaced)
-        for name, new in replaced.items():
-            self.state.replace(name, new)
-        self.state.version = target
-        self.state.labels = labels
-
-    def _factor_of(self, name: str, rows: Optional[KeyedRows]) -> Factor:
-        from faq.spark import get_session
-
-        meta = self._meta[name]
-        table = self.state.table(name, rows, value=meta["value"])
-        schema = ", ".join([*(f"`{c}` {self.state.key_types[name].get(c, 'bigint')}" for c in meta["variables"]),
-                            f"`{meta['value']}` {self.semiring.value_type}"])
-        df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
-        return Factor(df=df, variables=tuple(meta["variables"]), semiring=self.semiring, value=meta["value"],
-                      name=name)
-
-    def _evaluate(self, factors: Mapping[str, Factor]) -> "pa.Table":
-        """The answer over ``factors`` computed by Spark (InsideOut), as an Arrow table (keys, ``value``)."""
-        from faq.insideout.executor import evaluate
-
-        with evaluate(self.query, factors, semiring=self.semiring) as result:
-            f = result.factor
-            held = _held_table(f, self.state.semiring.value_type)  # computed in-process: no Spark job
-            if held is not None:
-                return held
-            from pyspark.sql import functions as F
-
-            df = f.df.select(*f.variables, F.col(f.value).cast(self.state.semiring.value_type).alias(VALUE))
-            table = df.toArrow()
-        return table
-
-    def _set_answer(self, table: "pa.Table") -> None:
-        free = self.query.free
-        if free:
-            self.state.add(ANSWER, free, table, VALUE)
-        else:
-            from faq.incremental.index import ResidentRelation
-
-            values = arrow_values(table, self.state.ops)
-            self.state.relations[ANSWER] = ResidentRelation(ANSWER, (), merge_rows((), values, self.state.ops),
-                                                            self.state.ops)
-            self.state.key_types[ANSWER] = {}
-
-    def stream(self, changes: "DataFrame", *, checkpoint: str, **options: Any) -> "StreamingQuery":
-        """Apply each micro-batch of a streaming DataFrame of changes, once (:func:`faq.incremental.streaming.stream`).
-
-        Parameters
-        ----------
-        changes : DataFrame
-            A streaming DataFrame (``spark.readStream...``) of delta rows: the
-            factor's variable columns and an optional (signed) value column.
-        checkpoint : str
-            The streaming query's checkpoint location; restart from it to resume.
-        **options
-            ``factor``, ``factor_column``, ``sink``, ``trigger``, ``nulls``, ``name``.
-
-        Returns
-        -------
-        StreamingQuery
-            Each micro-batch makes one version labelled with its ``batchId``;
-            a re-delivered one is skipped.  On Spark Connect the state must be
-            durable (``path=``) on a path the server reaches.
-        """
-        from faq.incremental.streaming import stream
-
-        return stream(self, changes, checkpoint=checkpoint, **options)
-
     # -- saving -------------------------------------------------------------------
 
     @classmethod
     def open(cls, path: str, *, progress: Optional[Progress] = None) -> "MaintainedQuery":
         """Reopen a state saved with ``path=`` at its last committed version (no Spark needed)."""
-        from faq.incremental.store import Store
-
-        meta = Store(path).manifest()
-        if meta.get("kind") != "query":
-            raise StateDirectoryError(Store(path).path, f"it holds a {meta.get('kind')!r} state, not a maintained "
-                                                        "query")
+        meta = cls._saved_manifest(path)
         state, meta = ResidentState.load(path, get_semiring(meta["semiring_state"]))
         q = meta["query"]
         query = FAQ(tuple(Atom(f, tuple(vs)) for f, vs in q["atoms"]), tuple(q["free"]), q["name"],
@@ -658,7 +499,7 @@ class MaintainedQuery(HoldsState, Owner):
     def _manifest(self) -> dict[str, Any]:
         q = self.query
         return {
-            "kind": "query",
+            "kind": self.KIND,
             "semiring": self.semiring.name,
             "query": {"atoms": [[a.factor, list(a.variables)] for a in q.atoms], "free": list(q.free),
                       "name": q.name, "semiring": q.semiring, "aggregates": [list(a) for a in q.aggregates],
@@ -688,77 +529,8 @@ class MaintainedQuery(HoldsState, Owner):
 # --- helpers ---------------------------------------------------------------------------
 
 
-def _python(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else value
-
-
 def _key_types(f: Factor) -> dict[str, str]:
     types = dict(f.df.dtypes)  # Spark's simple type strings; a held DataFrame answers without Spark
     return {v: types[v] for v in f.variables}
 
 
-def _factor_table(f: Factor, value_type: str) -> "pa.Table":
-    """A factor's rows with a non-null key, values cast to ``value_type`` (one Spark job).
-
-    A factor whose rows the driver holds (made from pandas, numpy or an edge
-    list read on the driver) is read from that copy: no Spark job.
-    """
-    held = _held_table(f, value_type)
-    if held is not None:
-        return held
-    from pyspark.sql import functions as F
-
-    condition = F.lit(True)
-    for v in f.variables:
-        condition = condition & F.col(v).isNotNull()
-    df = f.df.where(condition).select(*f.variables, F.col(f.value).cast(value_type).alias(VALUE))
-    return df.toArrow()
-
-
-def _held_table(f: Factor, value_type: str) -> Optional["pa.Table"]:
-    """The driver's copy of factor ``f`` as :func:`_factor_table` gives it (keys non-null by construction),
-    or None when the driver holds no copy of its rows."""
-    import pyarrow as pa
-
-    from faq.arrow_arrays import from_numpy
-    from faq.driver_copy import driver_copy
-    from faq.semirings.numpy_backend import NUMPY_DTYPES
-
-    held = driver_copy(f.df)
-    if held is None or any(c not in held for c in (*f.variables, f.value)):
-        return None
-    values = np.asarray(held[f.value])
-    if values.ndim == 1:
-        values = values.astype(NUMPY_DTYPES.get(value_type, values.dtype), copy=False)
-    return pa.table({**{v: from_numpy(np.asarray(held[v])) for v in f.variables}, VALUE: from_numpy(values)})
-
-
-def _difference(old: KeyedRows, new: KeyedRows, ops, signed: bool) -> tuple[list[np.ndarray], np.ndarray]:
-    """Keys whose value differs between ``old`` and ``new``: new − old (signed), else the new value
-    (the zero where a key went away)."""
-    from faq.incremental.index import lookup_runs
-    from faq.incremental.domain import SPAN
-    from faq.joins.csr import build_trie
-
-    if not (old.keys or new.keys):  # scalars
-        before = old.values_or_ones(ops)[0] if len(old) else ops.zeros(1)[0]
-        after = new.values_or_ones(ops)[0] if len(new) else ops.zeros(1)[0]
-        if np.array_equal(after, before):
-            return [], ops.zeros(0)
-        return [], np.array([after - before if signed else after], dtype=ops.dtype)
-
-    def index(rows: KeyedRows):
-        return build_trie(list(rows.keys), SPAN, rows.values_or_ones(ops), hashable=False)
-
-    _, before = lookup_runs([index(old)], list(new.keys), ops)   # old value at each new key
-    after = new.values_or_ones(ops)
-    changed = np.flatnonzero(~ops.is_zero(after - before) if signed else (after != before))
-    kept, _ = lookup_runs([index(new)], list(old.keys), ops)     # old keys still there
-    gone = np.flatnonzero(~kept)
-    keys = [np.concatenate([n[changed], o[gone]]) for n, o in zip(new.keys, old.keys)]
-    old_values = old.values_or_ones(ops)
-    if signed:
-        values = np.concatenate([after[changed] - before[changed], -old_values[gone]])
-    else:
-        values = np.concatenate([after[changed], ops.zeros(len(gone))])
-    return keys, values

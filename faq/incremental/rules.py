@@ -38,7 +38,7 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Literal, Mapping, Optional, Sequence
 
 from faq.incremental.index import View
 
@@ -261,7 +261,7 @@ class MaintenancePlan:
     query: str
     semiring: str
     mode: str
-    placement: str
+    placement: Literal["driver", "executors"]  # where the indexes live: DRIVER or EXECUTORS
     reason: str
     budget: int
     relations: tuple[RelationPlan, ...]

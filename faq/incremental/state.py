@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 import numpy as np
 
 from faq.incremental.domain import KeyDomain
+from faq.incremental.durable import Versions
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
 from faq.arrow_arrays import from_numpy
 from faq.semirings.numpy_backend import NumpyForm, as_values, numpy_ops
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from faq.semirings import Semiring
 
 VALUE = "value"  # the value column of saved tables and outputs
+ANSWER = "__answer"  # the relation holding a maintained query's answer
 
 
 def value_ops(semiring: "Semiring") -> Optional[NumpyForm]:
@@ -68,8 +70,11 @@ def value_ops(semiring: "Semiring") -> Optional[NumpyForm]:
     return numpy_ops(semiring) if semiring.builtin_operations else None
 
 
-class ResidentState:
-    """Relations kept as resident indexes over one key domain (see the module notes).
+class ResidentState(Versions):
+    """Relations kept as resident indexes over one key domain (see the module notes), at a version.
+
+    Its version, labels and store are the :class:`~faq.incremental.durable.Versions`
+    record its owner (a :class:`~faq.incremental.durable.Maintained`) reads.
 
     Parameters
     ----------
@@ -82,14 +87,12 @@ class ResidentState:
         ops = value_ops(semiring)
         if ops is None:  # callers check first; see faq.incremental.maintained
             raise ValueError(f"semiring {semiring.name!r} has no numpy form")
+        super().__init__()  # version 0, no labels, no store
         self.semiring = semiring
         self.ops: NumpyForm = ops
         self.domain = KeyDomain(np.zeros(0, dtype=np.int64))
         self.relations: dict[str, ResidentRelation] = {}
         self.key_types: dict[str, dict[str, str]] = {}
-        self.version = 0
-        self.labels: list[str] = []
-        self.store = None
         self.remote = None  # an ExecutorIndexes holding the released bases (faq.incremental.executors)
 
     # -- relations ------------------------------------------------------------------
@@ -252,32 +255,6 @@ class ResidentState:
         return relation
 
 
-class HoldsState:
-    """What an object keeping a :class:`ResidentState` in ``self.state`` answers about it.
-
-    The version, the durable state's directory and the label of every
-    version: shared by maintained queries and tracked motifs (and read by
-    :func:`faq.incremental.streaming.stream`).
-    """
-
-    state: ResidentState
-
-    @property
-    def version(self) -> int:
-        """The versions applied (0 for the initial state)."""
-        return self.state.version
-
-    @property
-    def path(self) -> Optional[str]:
-        """The directory of the durable state (None without ``path=``)."""
-        return self.state.store.path if self.state.store is not None else None
-
-    @property
-    def labels(self) -> list[str]:
-        """One label per version applied (``labels[v - 1]`` for version ``v``): batch files, stream batches."""
-        return list(self.state.labels)
-
-
 # --- conversions ---------------------------------------------------------------------
 
 
@@ -334,15 +311,13 @@ def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data") -> "p
     try:
         rows = [tuple(r) for r in data]
     except TypeError:
-        raise FAQTypeError(f"{what} must be a DataFrame, a Factor, pandas, an Arrow table or tuples, "
-                           f"not {type(data).__name__}", argument=what) from None
+        raise FAQTypeError(error_class="ROWS_TYPE", what=what, type=type(data).__name__, argument=what) from None
     width = len(columns)
     if not rows:
         return pa.table({c: pa.array([], pa.int64()) for c in columns})
     lengths = {len(r) for r in rows}
     if not lengths <= {width, width + 1}:
-        raise FAQTypeError(f"{what}: rows must have {width} key(s) and an optional value, got lengths "
-                           f"{sorted(lengths)}", argument=what)
+        raise FAQTypeError(error_class="ROWS_WIDTH", what=what, width=width, lengths=sorted(lengths), argument=what)
     data = {c: [r[i] for r in rows] for i, c in enumerate(columns)}
     if lengths == {width + 1}:
         data[VALUE] = [r[width] for r in rows]

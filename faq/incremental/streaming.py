@@ -4,8 +4,10 @@
 of changes (files landing in a directory, a Kafka topic, a table's change
 feed) with ``foreachBatch``: each micro-batch is collected (one Spark job:
 a micro-batch is a batch, and ``apply`` reads a batch on the driver) and
-applied to a :class:`~faq.incremental.MaintainedQuery` or a
-:class:`~faq.learning.MaintainedModel` as *one* batch, making one version.
+applied to a :class:`~faq.incremental.MaintainedQuery`, a
+:class:`~faq.learning.MaintainedModel`, a :class:`~faq.incremental.MotifTracker`
+or a :class:`~faq.recursive.MaintainedFixpoint` (everything built on
+:class:`~faq.incremental.durable.Maintained`) as *one* batch, making one version.
 It returns the running :class:`~pyspark.sql.streaming.StreamingQuery`.
 
 How a micro-batch maps to factors
@@ -122,10 +124,11 @@ if TYPE_CHECKING:
 
     from faq.incremental.change import Change
 
-Target = Any  # a MaintainedQuery or a faq.learning.MaintainedModel: what answers TARGET_PROTOCOL
+Target = Any  # a faq.incremental.durable.Maintained, or anything else answering TARGET_PROTOCOL
 
-#: What a target of :func:`stream` answers -- a maintained query, a maintained model and a tracked
-#: motif do: ``apply(deltas, label=, before_commit=)``, ``open(path)`` (a classmethod), ``path`` (its
+#: What a target of :func:`stream` answers -- a maintained query, a maintained model, a tracked motif
+#: and a maintained fixpoint do (faq.incremental.durable.Maintained): ``apply(deltas, label=,
+#: before_commit=)``, ``open(path)`` (a classmethod), ``path`` (its
 #: durable state's directory or None), ``labels`` (one per version), ``progress`` (its batch-event
 #: callback or None), ``delta_names`` (what a delta may change) and ``delta_columns(name)`` ((columns
 #: read, columns required) of a delta).
@@ -154,7 +157,7 @@ def stream(
 
     Parameters
     ----------
-    target : MaintainedQuery or MaintainedModel
+    target : MaintainedQuery, MaintainedModel, MotifTracker or MaintainedFixpoint
         What the changes update (durable with ``path=`` for exactly-once
         across processes, and always on Spark Connect).
     changes : DataFrame
@@ -349,8 +352,8 @@ def _check_target(target: Any) -> None:
     missing = [name for name in TARGET_PROTOCOL if not hasattr(target, name)]
     if missing:
         raise InvalidArgumentError(argument="target", value=type(target).__name__,
-                                   reason="stream() feeds a MaintainedQuery or a MaintainedModel (it lacks "
-                                          f"{', '.join(missing)})")
+                                   reason="stream() feeds a maintained query, model, tracked motif or fixpoint "
+                                          f"(it lacks {', '.join(missing)})")
 
 
 def _check_factor(target: "Target", changes: "DataFrame", factor: Optional[str],

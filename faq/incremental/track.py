@@ -59,16 +59,16 @@ from faq.factor import Factor
 from faq.graphs.motifs import count_motifs
 from faq.graphs.pattern import Pattern, parse_pattern
 from faq.incremental.change import BatchEvent, Change
+from faq.incremental.durable import Maintained
 from faq.incremental.engine import RuleRun, run_rules
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
 from faq.incremental.rules import DeltaQuery, Term, plan_rules, views_needed
-from faq.incremental.state import HoldsState, ResidentState, to_arrow
+from faq.incremental.state import ResidentState, to_arrow
 from faq.scope import Owner
 from faq.semirings import INTEGER
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
-    from pyspark.sql.streaming import StreamingQuery
 
 SRC, DST, DIFF, SEQ = "src", "dst", "diff", "seq"
 EDGE, SYM = "edge", "sym"
@@ -108,7 +108,7 @@ def track(edges: Union[Factor, "DataFrame", str, os.PathLike], pattern: Union[st
     return MotifTracker(edges, pattern, progress=progress, path=path)
 
 
-class MotifTracker(HoldsState, Owner):
+class MotifTracker(Maintained, Owner):
     """A pattern, the current simple digraph, and the current number of bindings.
 
     Parameters
@@ -120,7 +120,12 @@ class MotifTracker(HoldsState, Owner):
         Receives a :class:`~faq.incremental.change.BatchEvent` per batch.
     path : str, optional
         Keep the state durable in this directory (see the module notes).
+
+    A tracker is a stream target (:meth:`stream`): rows ``src``, ``dst`` and
+    optionally ``diff`` (+1 insert, -1 delete; +1 when absent) and ``seq``.
     """
+
+    KIND, WHAT = "motif", "a tracked motif"
 
     def __init__(self, edges, pattern: Union[str, Pattern], *, progress: Optional[Callable[[BatchEvent], None]] = None,
                  path: Optional[str] = None, _restored: Optional[tuple[ResidentState, dict]] = None) -> None:
@@ -175,19 +180,6 @@ class MotifTracker(HoldsState, Owner):
         """
         return [SRC, DST, DIFF, SEQ], [SRC, DST]
 
-    def stream(self, changes: "DataFrame", *, checkpoint: str, **options: Any) -> "StreamingQuery":
-        """Apply each micro-batch of a streaming DataFrame of edge changes, once.
-
-        The rows have ``src``, ``dst`` and optionally ``diff`` (+1 insert, -1
-        delete; +1 when absent) and ``seq``; see
-        :meth:`faq.incremental.maintained.MaintainedQuery.stream` and
-        :func:`faq.incremental.streaming.stream` for the options
-        (``sink``, ``trigger``, ``nulls``, ``name``) and for exactly-once.
-        """
-        from faq.incremental.streaming import stream
-
-        return stream(self, changes, checkpoint=checkpoint, **options)
-
     # -- one batch ------------------------------------------------------------------
 
     def apply(self, changes: Any, *, version: Optional[int] = None, label: Optional[str] = None,
@@ -201,14 +193,8 @@ class MotifTracker(HoldsState, Owner):
         ``version``, ``label`` and ``before_commit`` as for
         :meth:`~faq.incremental.maintained.MaintainedQuery.apply`.
         """
-        from faq.errors import BatchAlreadyAppliedError, VersionGapError
-
         started = time.perf_counter()
-        target = self.version + 1
-        if version is not None and version != target:
-            if version <= self.version:
-                raise BatchAlreadyAppliedError(version=version, current=self.version)
-            raise VersionGapError(version=version, current=self.version)
+        target = self._next_version(version)
         edge_batch = self._effective(_edge_changes(changes))
         batches = {EDGE: edge_batch}
         if self.undirected:
@@ -224,20 +210,18 @@ class MotifTracker(HoldsState, Owner):
         change = Change(self.pattern.vertices, decoded, values.astype(np.int64), target,
                         time.perf_counter() - started, count=self.count + delta, info=info,
                         types={v: "bigint" for v in self.pattern.vertices} | {DIFF: "bigint"})
-        if before_commit is not None:
-            before_commit(change)
-        labels = [*self.state.labels, label or f"batch {target}"]
-        self.state.save(target, self._manifest(self.count + delta), batches, labels)
-        for name, batch in batches.items():
-            self.state.relations[name].commit(batch)
-        self.state.version = target
-        self.state.labels = labels
-        self.count += delta
+
+        def merge() -> None:
+            for name, batch in batches.items():
+                self.state.relations[name].commit(batch)
+            self.count += delta
+
+        self._commit(target, label, change=change, before_commit=before_commit, merge=merge,
+                     save=lambda labels: self.state.save(target, self._manifest(self.count + delta), batches, labels))
         change.seconds = time.perf_counter() - started
-        if self.progress:
-            self.progress(BatchEvent("done", target, f"{len(edge_batch)} edge change(s) through {len(stats)} delta "
-                                     f"rule(s), {sum(s.bindings for s in stats)} binding(s) reached", len(values),
-                                     change.seconds, label or ""))
+        self._emit(BatchEvent("done", target, f"{len(edge_batch)} edge change(s) through {len(stats)} delta rule(s), "
+                              f"{sum(s.bindings for s in stats)} binding(s) reached", len(values), change.seconds,
+                              label or ""))
         return change
 
     def _effective(self, changes: Any) -> KeyedRows:
@@ -301,17 +285,12 @@ class MotifTracker(HoldsState, Owner):
     # -- saving -------------------------------------------------------------------
 
     def _manifest(self, count: Optional[int] = None) -> dict[str, Any]:
-        return {"kind": "motif", "pattern": str(self.pattern), "count": self.count if count is None else count}
+        return {"kind": self.KIND, "pattern": str(self.pattern), "count": self.count if count is None else count}
 
     @classmethod
     def open(cls, path: str, *, progress: Optional[Callable[[BatchEvent], None]] = None) -> "MotifTracker":
         """Reopen a tracker saved with ``path=`` at its last committed version (no Spark needed)."""
-        from faq.errors import StateDirectoryError
-        from faq.incremental.store import Store
-
-        meta = Store(path).manifest()
-        if meta.get("kind") != "motif":
-            raise StateDirectoryError(Store(path).path, f"it holds a {meta.get('kind')!r} state, not a tracked motif")
+        cls._saved_manifest(path)
         state, meta = ResidentState.load(path, INTEGER)
         return cls(None, meta["pattern"], progress=progress, _restored=(state, meta))
 

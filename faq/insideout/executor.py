@@ -128,9 +128,9 @@ class QueryResult(Owner):
 
     def _repr_html_(self) -> str:
         """Value or bounded preview, time and plan facts, for notebooks (:mod:`faq.display`)."""
-        from faq.display import result_html
+        from faq.display import to_html
 
-        return result_html(self)
+        return to_html(self)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         from faq.display import pretty, summary
@@ -452,7 +452,7 @@ def evaluate(
     placement : {"auto", "driver", "executors"}, optional
         Where steps run (default: the session's ``spark.faq.placement``,
         "auto": small steps in-process on the driver, others as Spark jobs;
-        :func:`~faq.insideout.physical.choose_placement`).
+        :func:`~faq.insideout.placement.choose_placement`).
 
     Returns
     -------

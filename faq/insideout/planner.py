@@ -61,15 +61,17 @@ from faq.insideout.physical import (
     BYTES_PER_INDEX_ROW,
     JOIN_METHODS,
     Environment,
-    Input,
     Strategy,
-    choose_placement,
     choose_strategy,
-    in_process_kernel,
-    in_process_triangle_kernel,
     integral_bag,
     shared_indexes,
     shuffle_batches,
+)
+from faq.insideout.placement import (
+    Input,
+    choose_placement,
+    in_process_kernel,
+    in_process_triangle_kernel,
     step_footprint,
     triangle_bag,
 )
@@ -518,7 +520,7 @@ def _product_bound(
 
 
 def _placed(context: _Context, steps: list[Step], bounds: Mapping[str, float]) -> list[Step]:
-    """The steps with where each runs (:func:`~faq.insideout.physical.choose_placement`), in order:
+    """The steps with where each runs (:func:`~faq.insideout.placement.choose_placement`), in order:
     a step's output is held on the driver when the step ran there."""
     from faq.semirings import get_semiring
     from faq.semirings.numpy_backend import numpy_ops

@@ -85,7 +85,7 @@ class Step:
     # that gives estimated_rows (the ρ*-optimal cover when the plan has no sizes).
     cover: tuple[tuple[str, Fraction], ...] = ()
     # Where the step runs: "driver" (in-process, no Spark job: faq.joins.local) or "executors",
-    # and why (physical.choose_placement).
+    # and why (placement.choose_placement).
     placement: str = "executors"
     placement_reason: str = ""
     # A bound on the rows of the bag's product before ⊕: the AGM bound, tightened by the largest
@@ -189,9 +189,7 @@ class Plan:
         >>> p.agm_expression(p.steps[0])
         N_edge**(3/2)
         """
-        factor = {r.id: f for r, f in self.inputs}
-        cover = self.free_cover if step is None else step.cover
-        return symbolic.agm_expression((factor[r], w) for r, w in cover)
+        return symbolic.agm_expression(self._factor_weights(step))
 
     def agm_text(self, step: Optional[Step] = None) -> str:
         """:meth:`agm_expression` as the one line a printed plan shows (``N_edge^(3/2)``), without sympy.
@@ -208,9 +206,16 @@ class Plan:
         >>> p.agm_text(p.steps[0])
         'N_edge^(3/2)'
         """
+        return symbolic.agm_text(self._factor_weights(step))
+
+    def _cover(self, step: Optional[Step]) -> tuple[tuple[str, Fraction], ...]:
+        """The fractional edge cover of ``step``'s bag (None: the free bag), by input relation."""
+        return self.free_cover if step is None else step.cover
+
+    def _factor_weights(self, step: Optional[Step]) -> list[tuple[str, Fraction]]:
+        """The cover of ``step``'s bag (None: the free bag) by factor name: what its AGM bound multiplies."""
         factor = {r.id: f for r, f in self.inputs}
-        cover = self.free_cover if step is None else step.cover
-        return symbolic.agm_text((factor[r], w) for r, w in cover)
+        return [(factor[r], w) for r, w in self._cover(step)]
 
     def runtime_expression(self) -> "sympy.Expr":
         """``N^faqw + |output|``: the plan's runtime up to log factors, as a sympy expression.
@@ -417,8 +422,7 @@ class Plan:
 
     def _agm_line(self, step: Optional[Step]) -> str:
         """``AGM bound N_edge^(3/2); cover edge#1 1/2, ...`` for a step (None: the free bag)."""
-        cover = self.free_cover if step is None else step.cover
-        weights = ", ".join(f"{r} {w}" for r, w in cover) or "none (empty bag)"
+        weights = ", ".join(f"{r} {w}" for r, w in self._cover(step)) or "none (empty bag)"
         return f"AGM bound {self.agm_text(step)}; fractional edge cover {weights}"
 
     def _largest(self) -> str:
@@ -430,9 +434,9 @@ class Plan:
 
     def _repr_html_(self) -> str:
         """The plan as a table of steps, for notebooks (:mod:`faq.display`)."""
-        from faq.display import plan_html
+        from faq.display import to_html
 
-        return plan_html(self)
+        return to_html(self)
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         """IPython's plain-text view: the printed plan, not the dataclass fields."""

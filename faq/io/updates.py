@@ -138,7 +138,7 @@ def update_files(folder: Union[str, os.PathLike]) -> list[str]:
     if not os.path.isdir(folder):
         if not os.path.exists(folder):
             raise InputNotFoundError(path=folder)
-        raise FAQValueError(f"--updates {folder!r} is not a directory of batch files", path=folder)
+        raise FAQValueError(error_class="NOT_AN_UPDATES_DIRECTORY", path=folder)
     names = sorted(n for n in os.listdir(folder) if not n.startswith(".") and os.path.isfile(os.path.join(folder, n)))
     return [os.path.join(folder, n) for n in names]
 

@@ -116,7 +116,7 @@ def write_table(factor: Factor, path: PathLike) -> None:
             writer.csv(out)
             parts = sorted(p for p in os.listdir(out) if p.startswith("part-"))
             if len(parts) != 1:  # coalesce(1) gives one; never guess among several
-                raise FAQValueError(f"Spark wrote {len(parts)} part files for {path!r}, expected 1", path=path)
+                raise FAQValueError(error_class="PART_FILES", path=path, parts=len(parts))
             os.replace(os.path.join(out, parts[0]), path)
         else:
             df.write.parquet(out)

@@ -33,6 +33,7 @@ Spark pickles by reference to this module.
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 import numpy as np
@@ -52,7 +53,8 @@ if TYPE_CHECKING:
 
     from faq.scope import Scope
 
-__all__ = ["broadcast_join", "index_on_driver", "expand_partition", "SEED_TASKS_PER_CORE", "ROWS_PER_PARTITION"]
+__all__ = ["broadcast_join", "KernelSpec", "index_on_driver", "expand_partition", "SEED_TASKS_PER_CORE",
+           "ROWS_PER_PARTITION"]
 
 # A broadcast join's tasks per core.  Its seeds are dealt round-robin (task p of P runs seeds p,
 # p + P, ...), so every task gets an even share of light and heavy seeds however the key order
@@ -62,6 +64,42 @@ __all__ = ["broadcast_join", "index_on_driver", "expand_partition", "SEED_TASKS_
 SEED_TASKS_PER_CORE = 1
 # ... but at most one task per this many index rows (tiny joins run as one task).
 ROWS_PER_PARTITION = 50_000
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What a broadcast index's kernel is built for, beyond its rows: the arguments of
+    :func:`~faq.joins.kernel.build_kernel` that the driver's build and an executor's share.
+
+    Each field is the parameter of ``build_kernel`` by that name: the groups
+    of uses sharing one index, the attribute order, the product's variables,
+    the semiring, and (with numpy ``ops``) the aggregation the tasks do.
+    The executors' build receives it pickled, with ``ops`` as decided from
+    the observed value ranges.
+
+    Examples
+    --------
+    >>> from faq.semirings import get_semiring
+    >>> spec = KernelSpec([[0]], ["a"], ["a"], get_semiring("counting"))
+    >>> kernel, seeds, note = spec.build([("a",)], [([np.array([1, 2, 5], dtype=np.int64)], None)])
+    >>> seeds, list(kernel.names)
+    (3, ['a'])
+    """
+
+    groups: Sequence[Sequence[int]]
+    order: Sequence[str]
+    variables: Sequence[str]
+    semiring: Semiring
+    aggregate: Optional[Aggregation] = None
+    ops: Optional[NumpyForm] = None
+
+    def build(
+        self, attributes: Sequence[tuple[str, ...]], collected: Sequence[tuple[list[np.ndarray], Optional[np.ndarray]]]
+    ) -> tuple[Any, int, str]:
+        """:func:`~faq.joins.kernel.build_kernel` of the uses' ``attributes`` and the groups' ``collected``
+        rows: (kernel, seeds, note)."""
+        return build_kernel(attributes, self.groups, collected, self.order, self.variables, self.semiring,
+                            self.aggregate, self.ops)
 
 
 def broadcast_join(
@@ -99,12 +137,13 @@ def broadcast_join(
     from faq.workers import ensure_workers
 
     ensure_workers(spark)  # the tasks below run Python: check once per session that the workers can
+    spec = KernelSpec(groups, order, variables, semiring, aggregate, ops)
     if index_dir is None:
-        index = index_on_driver(spark, uses, groups, order, variables, semiring, aggregate, ops)
+        index = index_on_driver(spark, uses, spec)
     else:
         from faq.joins.executor_index import index_on_executors
 
-        index = index_on_executors(uses, groups, order, variables, semiring, aggregate, ops, index_dir, scope)
+        index = index_on_executors(uses, spec, index_dir, scope)
     value_type = {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType()}[semiring.value_type]
     out = tuple(index.names[: index.keys])
     schema = StructType(
@@ -125,23 +164,12 @@ def broadcast_join(
     return with_product(df, out, index.gathered, semiring), out, index.note
 
 
-def index_on_driver(
-    spark: "SparkSession",
-    uses: Sequence[Use],
-    groups: list[list[int]],
-    order: Sequence[str],
-    variables: Sequence[str],
-    semiring: Semiring,
-    aggregate: Optional[Aggregation],
-    ops: Optional[NumpyForm],
-) -> TaskIndex:
+def index_on_driver(spark: "SparkSession", uses: Sequence[Use], spec: KernelSpec) -> TaskIndex:
     """The index built on the driver from rows it collects or holds, shipped as one file per machine."""
-    gathered = [_gathered(uses[g[0]], semiring) for g in groups]
+    gathered = [_gathered(uses[g[0]], spec.semiring) for g in spec.groups]
     collected = [columns for columns, _ in gathered]
     index_rows = sum(len(keys[0]) for keys, _ in collected)
-    kernel, n_seeds, note = build_kernel(
-        [u.attributes for u in uses], groups, collected, order, variables, semiring, aggregate, ops
-    )
+    kernel, n_seeds, note = spec.build([u.attributes for u in uses], collected)
     shipped = None
     if n_seeds:
         from faq.joins.mapped import ship

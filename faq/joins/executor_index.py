@@ -33,7 +33,8 @@ session stops, as a shipped index does.
 
 A layer of the generic join (the map is in :mod:`faq.joins.generic`):
 :func:`faq.joins.broadcast.broadcast_join` calls :func:`index_on_executors`;
-this module stands on the kernel (:mod:`faq.joins.kernel`), its value
+this module stands on the kernel (:mod:`faq.joins.kernel`, built from the
+:class:`~faq.joins.broadcast.KernelSpec` the driver's build also uses), its value
 (:mod:`faq.joins.task_index`) and the uses' Spark helpers
 (:mod:`faq.joins.uses`).
 
@@ -57,21 +58,21 @@ import os
 import re
 import shutil
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
 from faq.errors import IndexDirectoryError, PlanError
 from faq.io.scratch import scratch_directory
+from faq.joins.broadcast import KernelSpec
 from faq.joins.compiled import for_tasks
-from faq.joins.frame import VALUE_COLUMN, Aggregation
-from faq.joins.kernel import build_kernel
+from faq.joins.frame import VALUE_COLUMN
 from faq.joins.task_aggregation import kernel_values
 from faq.joins.task_index import TaskIndex, output_names
 from faq.joins.uses import Use, normalised
 from faq.semirings import Semiring
-from faq.semirings.numpy_backend import NUMPY_DTYPES, NumpyForm
+from faq.semirings.numpy_backend import NUMPY_DTYPES
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame
@@ -89,42 +90,33 @@ class WrittenInputs:
     value_ranges: tuple[Optional[np.ndarray], ...]
 
 
-def index_on_executors(
-    uses: Sequence[Use],
-    groups: Sequence[Sequence[int]],
-    order: Sequence[str],
-    variables: Sequence[str],
-    semiring: Semiring,
-    aggregate: Optional[Aggregation],
-    ops: Optional[NumpyForm],
-    directory: str,
-    scope: Optional["Scope"] = None,
-) -> TaskIndex:
+def index_on_executors(uses: Sequence[Use], spec: KernelSpec, directory: str,
+                       scope: Optional["Scope"] = None) -> TaskIndex:
     """The broadcast tasks' index, built on the executors from Parquet written under ``directory``.
 
-    Arguments as for :func:`faq.joins.kernel.build_kernel`; ``scope``
-    removes the files when it closes (None: they stay, in the driver's
-    scratch directory until the interpreter exits).
+    ``scope`` removes the files when it closes (None: they stay, in the
+    driver's scratch directory until the interpreter exits).
     """
     from faq.joins.mapped import BuiltIndex
     from faq.workers import ensure_workers
 
+    groups = spec.groups
     frames = [normalised(uses[g[0]]) for g in groups]
     ensure_workers(frames[0].sparkSession)  # the workers build the index in Python: check once that they can
     valued = [uses[g[0]].valued for g in groups]
-    written = write_inputs(frames, valued, semiring, directory)
+    written = write_inputs(frames, valued, spec.semiring, directory)
     local = _local_path(written.root)
     if scope is not None and local is not None:
         scope.callback(functools.partial(shutil.rmtree, local, ignore_errors=True))
-    kept, ops, _, note = kernel_values(list(written.value_ranges), groups, semiring, aggregate, ops)
+    kept, ops, _, note = kernel_values(list(written.value_ranges), groups, spec.semiring, spec.aggregate, spec.ops)
     gathered = sorted(i for g, keep in zip(groups, kept) if keep for i in g)
-    out, names = output_names(aggregate if ops is not None else None, variables, gathered)
+    out, names = output_names(spec.aggregate if ops is not None else None, spec.variables, gathered)
     attributes = [u.attributes for u in uses]
     # Values all one (or of an unvalued relation) are not gathered: the builder does not read them.
-    build = functools.partial(
-        build_from_inputs, written.paths, written.rows, kept, attributes, [list(g) for g in groups], list(order),
-        list(variables), semiring, aggregate, ops, names,
-    )
+    # Plain lists and the ops decided from the value ranges, for the tasks' pickle.
+    shipped = replace(spec, groups=[list(g) for g in groups], order=list(spec.order),
+                      variables=list(spec.variables), ops=ops)
+    build = functools.partial(build_from_inputs, written.paths, written.rows, kept, attributes, shipped, names)
     rows = sum(written.rows)
     handle = BuiltIndex(f"faq-index-{uuid.uuid4().hex}.bin", build)
     where = "the driver's scratch directory" if directory == scratch_directory() else directory
@@ -217,12 +209,7 @@ def build_from_inputs(
     rows: Sequence[int],
     valued: Sequence[bool],
     attributes: Sequence[tuple[str, ...]],
-    groups: Sequence[Sequence[int]],
-    order: Sequence[str],
-    variables: Sequence[str],
-    semiring: Semiring,
-    aggregate: Optional[Aggregation],
-    ops: Optional[NumpyForm],
+    spec: KernelSpec,
     names: Sequence[str],
 ) -> Any:
     """The kernel a task runs, built from the written inputs (what :class:`~faq.joins.mapped.BuiltIndex` builds).
@@ -231,10 +218,10 @@ def build_from_inputs(
     :func:`~faq.joins.task_aggregation.kernel_values` decided which are gathered).
     """
     collected = [
-        read_group(path, n, len(attributes[g[0]]), has_values, semiring)
-        for path, n, has_values, g in zip(paths, rows, valued, groups)
+        read_group(path, n, len(attributes[g[0]]), has_values, spec.semiring)
+        for path, n, has_values, g in zip(paths, rows, valued, spec.groups)
     ]
-    kernel, _, _ = build_kernel(attributes, groups, collected, order, variables, semiring, aggregate, ops)
+    kernel, _, _ = spec.build(attributes, collected)
     if list(kernel.names) != list(names):  # the driver planned from the observed ranges: the same by construction
         raise PlanError(reason=f"the index built on an executor emits {kernel.names}, the driver expected "
                                f"{list(names)}")

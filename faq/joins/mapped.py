@@ -54,6 +54,8 @@ import uuid
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
+from faq.errors import MappedIndexError
+
 MAGIC = b"FAQIDX01"
 ALIGN = 64  # each buffer starts at a multiple of this (cache lines; any numpy dtype's alignment)
 KEEP_LOADED = 4  # indexes a worker keeps mapped (the newest)
@@ -101,7 +103,7 @@ def read_index(path: str) -> Any:
     whole = memoryview(mapping)
     magic, n, stream_bytes = _HEADER.unpack_from(whole, 0)
     if magic != MAGIC:
-        raise ValueError(f"{path} is not a faq mapped index (magic {magic!r})")
+        raise MappedIndexError(path=path, magic=magic)
     places = [_ENTRY.unpack_from(whole, _HEADER.size + _ENTRY.size * i) for i in range(n)]
     start = _HEADER.size + _ENTRY.size * n
     buffers = [whole[offset: offset + length] for offset, length in places]

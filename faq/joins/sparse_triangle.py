@@ -165,7 +165,7 @@ def bag_total(relations: Sequence[Any], dtype: Any) -> Optional[Any]:
     """:func:`triangle_total` of a step's three relations (tables with ``variables``, ``keys``, ``values``).
 
     The relations must cover the three pairs of three variables, one pair
-    each (:func:`faq.insideout.physical.triangle_bag`); each is read in the
+    each (:func:`faq.insideout.placement.triangle_bag`); each is read in the
     orientation the sum needs, whatever its column order.
 
     Examples

@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from faq.errors import InvalidArgumentError, InvalidDeltaError, StateDirectoryError
+from faq.incremental.durable import Maintained, Versions
 from faq.learning.features import Feature, lifted_factors, lifted_name, row_values
 from faq.learning.models import Covariance, LearningPlan, LinearModel, fit_linear
 from faq.scope import Owner, Scope
@@ -68,7 +69,7 @@ DIFF_COLUMN = "diff"
 MODEL_FILE = "model.json"
 
 
-class MaintainedModel(Owner):
+class MaintainedModel(Maintained, Owner):
     """``(n, Σx, Σxxᵀ)`` of features over a join, current at :attr:`version`; a regression if a target is named.
 
     Made by :func:`maintain_covariance` (or ``faq.linear_regression(...,
@@ -83,6 +84,11 @@ class MaintainedModel(Owner):
     ridge : float
     query : MaintainedQuery
         The maintained FAQ over the cofactor ring (its plan: :meth:`explain`).
+
+    A model is a stream target (:meth:`stream`), with tables for factors
+    (``factor="orders"``, or ``factor_column=`` naming each row's table) and
+    rows carrying the table's key and feature columns and an optional
+    ``diff`` (+1 insert, -1 delete).
     """
 
     def __init__(self, query: "MaintainedQuery", features: Sequence[Feature], atoms: Sequence[tuple[str, tuple[str, ...]]],
@@ -97,22 +103,13 @@ class MaintainedModel(Owner):
         self.notes = tuple(notes)
         self._fitted: Optional[tuple[int, Optional[LinearModel]]] = None
 
+    WHAT = "a maintained model"
+
     # -- reading ------------------------------------------------------------------
 
-    @property
-    def version(self) -> int:
-        """Batches applied since the model was made."""
-        return self.query.version
-
-    @property
-    def path(self) -> Optional[str]:
-        """The directory of the durable state (None without ``path=``)."""
-        return self.query.path
-
-    @property
-    def labels(self) -> list[str]:
-        """One label per version applied."""
-        return self.query.labels
+    def _versions(self) -> Versions:
+        """The maintained query's versions: each batch of rows is one of its batches."""
+        return self.query.state
 
     @property
     def progress(self) -> Any:
@@ -220,17 +217,6 @@ class MaintainedModel(Owner):
 
         hook = None if before_commit is None else (lambda change: before_commit(with_dropped(change)))
         return with_dropped(self.query.apply(factor_deltas, version=version, label=label, before_commit=hook))
-
-    def stream(self, changes: Any, *, checkpoint: str, **options: Any) -> Any:
-        """Apply each micro-batch of a streaming DataFrame of row changes, once: as
-        :meth:`MaintainedQuery.stream <faq.incremental.MaintainedQuery.stream>` does, with tables for
-        factors (``factor="orders"``, or ``factor_column=`` naming each row's table) and rows carrying
-        the table's key and feature columns and an optional ``diff`` (+1 insert, -1 delete).
-        """
-        from faq.incremental.streaming import stream
-
-        return stream(self, changes, checkpoint=checkpoint, **options)
-
 
     # -- saving and releasing -----------------------------------------------------
 

@@ -80,8 +80,7 @@ class Covariance:
         """The covariance matrix of the features over the join's rows (``ddof=1``: the sample one)."""
         self._nonempty()
         if self.count - ddof <= 0:
-            raise FAQValueError(f"a covariance with ddof={ddof} needs more than {ddof} rows; the join has "
-                                f"{self.count:g}", count=self.count)
+            raise FAQValueError(error_class="TOO_FEW_ROWS", ddof=ddof, count=self.count)
         mean = self.mean()
         return (np.asarray(self.products) - self.count * np.outer(mean, mean)) / (self.count - ddof)
 
@@ -97,10 +96,13 @@ class Covariance:
 
     def _nonempty(self) -> None:
         if self.count <= 0:
-            raise FAQValueError("the join is empty: no row to average over", count=self.count)
+            raise FAQValueError(error_class="EMPTY_JOIN", purpose="average over", count=self.count)
 
     def _repr_html_(self) -> str:
-        return self.to_pandas()._repr_html_()
+        """``Σxxᵀ`` labelled by feature, for notebooks (:mod:`faq.display`)."""
+        from faq.display import to_html
+
+        return to_html(self)
 
 
 @dataclass(frozen=True)
@@ -221,7 +223,7 @@ def fit_linear(aggregate: Covariance, target: str, ridge: float = 0.0) -> Linear
     if not ridge >= 0:
         raise InvalidArgumentError(argument="ridge", value=ridge, reason="the penalty must be ≥ 0")
     if aggregate.count <= 0:
-        raise FAQValueError("the join is empty: no row to fit a model on", count=aggregate.count)
+        raise FAQValueError(error_class="EMPTY_JOIN", purpose="fit a model on", count=aggregate.count)
     t = aggregate.features.index(target)
     keep = [i for i in range(len(aggregate.features)) if i != t]
     sums, products = np.asarray(aggregate.sums), np.asarray(aggregate.products)

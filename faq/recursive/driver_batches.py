@@ -23,7 +23,7 @@ error on the way leaves edges, values and parents as they were.
 from __future__ import annotations
 
 import time
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -40,12 +40,14 @@ __all__ = ["DriverBatches"]
 
 NO_CODES = np.zeros(0, dtype=np.int64)
 
+Hook = Optional[Callable[[Change], None]]  # ``before_commit``: called with the change before the commit
+
 
 class DriverBatches:
     """Methods of :class:`~faq.recursive.maintained.MaintainedFixpoint` that apply a batch on the driver (a mixin)."""
 
     def _update(self, ins: Optional[tuple], dels: Optional[tuple], recompute: bool, target: int, label: str,
-                started: float) -> Change:
+                started: float, before_commit: Hook = None) -> Change:
         """Sort the batch into insertions, worse weights and deletions; run the way it needs."""
         state, ops = self.resident, self.ops
         edge = state.relations[EDGE]
@@ -66,10 +68,10 @@ class DriverBatches:
         worse = present & (ops.add(before, new) != new)
         gone = self._present_pairs(dels)
         if not worse.any() and not len(gone):
-            return self._insert(rows, present, before, new_nodes, target, label, started)
+            return self._insert(rows, present, before, new_nodes, target, label, started, before_commit)
         if recompute or self._may_cycle or bool(better_than_one(new, ops).any()):
-            return self._recompute(ins, dels, target, label, started)
-        return self._trim(rows, worse, gone, new_nodes, target, label, started)
+            return self._recompute(ins, dels, target, label, started, before_commit=before_commit)
+        return self._trim(rows, worse, gone, new_nodes, target, label, started, before_commit)
 
     def _present_pairs(self, dels: Optional[tuple]) -> KeyedRows:
         """The pairs of ``dels`` in the index (codes, sorted; both directions for components)."""
@@ -86,7 +88,7 @@ class DriverBatches:
         return pairs.take(np.flatnonzero(present))
 
     def _insert(self, rows: KeyedRows, present: np.ndarray, before: np.ndarray, new_nodes: np.ndarray,
-                target: int, label: str, started: float) -> Change:
+                target: int, label: str, started: float, before_commit: Hook = None) -> Change:
         """An insert-only batch (module notes, steps 3-5): rounds from the effective edges."""
         state, ops = self.resident, self.ops
         edge = state.relations[EDGE]
@@ -114,8 +116,11 @@ class DriverBatches:
             logged = np.searchsorted(nodes, result.nodes)
             old[logged] = result.old
             old[np.searchsorted(nodes, new_nodes)] = ops.zero
+        info = self._info(label, result.iterations, effective, 0, 0, False)
+        change = self._change(nodes, old, values[nodes], target, time.perf_counter() - started, info,
+                              self._live_count())
         try:
-            self._save(target, label, effective, nodes)
+            self._save(target, label, effective, nodes, change, before_commit)
         except BaseException:
             values[nodes] = old
             self._parent[result.nodes] = result.old_parents
@@ -123,11 +128,11 @@ class DriverBatches:
         edge.commit(effective)
         self._may_cycle = may_cycle
         self._edges += added
-        info = self._info(label, result.iterations, effective, 0, 0, False)
-        return self._change(nodes, old, values[nodes], target, time.perf_counter() - started, info)
+        change.seconds = time.perf_counter() - started
+        return change
 
     def _trim(self, rows: KeyedRows, worse: np.ndarray, gone: KeyedRows, new_nodes: np.ndarray, target: int,
-              label: str, started: float) -> Change:
+              label: str, started: float, before_commit: Hook = None) -> Change:
         """A batch that removes or worsens edges: trim, re-seed, propagate; then its insertions (module notes)."""
         state, ops, domain = self.resident, self.ops, self.resident.domain
         edge = state.relations[EDGE]
@@ -156,10 +161,14 @@ class DriverBatches:
                                  max_iterations=self.max_iterations, record=False, parents=parents)
                 iterations += more.iterations
             changed = np.flatnonzero(values != saved_values)
+            deleted = len(gone) // 2 if self.components else len(gone)
+            info = self._info(label, iterations, effective, deleted, len(trimmed), False)
+            change = self._change(changed, saved_values[changed], values[changed], target,
+                                  time.perf_counter() - started, info, self._live_count())
             # saved as assignments: a removed pair gets the zero, an inserted one its weight
             zeros = KeyedRows(removed.keys, np.full(len(removed), ops.zero, dtype=ops.dtype))
             self._save(target, label, last_per_key([zeros, KeyedRows(effective.keys, effective.values_or_ones(ops))],
-                                                   ops), changed)
+                                                   ops), changed, change, before_commit)
         except BaseException:
             values[:], parents[:] = saved_values, saved_parents
             edge.restore(undo)
@@ -167,19 +176,25 @@ class DriverBatches:
         edge.commit(effective)
         edge.compact_if_needed()
         self._edges += int(np.count_nonzero(~present)) - len(removed)
-        deleted = len(gone) // 2 if self.components else len(gone)
-        info = self._info(label, iterations, effective, deleted, len(trimmed), False)
-        return self._change(changed, saved_values[changed], values[changed], target, time.perf_counter() - started,
-                            info)
+        change.seconds = time.perf_counter() - started
+        return change
 
-    def _save(self, target: int, label: str, edges: KeyedRows, nodes: np.ndarray) -> None:
-        """Durable first (the commit point): the batch's edges and the changed nodes' values, set."""
+    def _save(self, target: int, label: str, edges: KeyedRows, nodes: np.ndarray, change: Change,
+              before_commit: Hook) -> None:
+        """``before_commit``, then durable (the commit point): the batch's edges and the changed nodes' values, set."""
         state = self.resident
-        labels = [*state.labels, label]
-        state.save(target, self._manifest(), {EDGE: edges, ANSWER: KeyedRows((nodes,), self._values[nodes])}, labels)
-        state.version, state.labels = target, labels
+        answer = KeyedRows((nodes,), self._values[nodes])
+
+        def save(labels: list[str]) -> None:
+            state.save(target, self._manifest(), {EDGE: edges, ANSWER: answer}, labels)
+
+        self._commit(target, label, change=change, before_commit=before_commit, save=save)
         self._factor = None
-        self._count = int(np.count_nonzero(self._values[: len(state.domain)] != self.ops.zero))
+        self._count = change.count
+
+    def _live_count(self) -> int:
+        """Nodes with a value now (the values as a batch left them, before its commit)."""
+        return int(np.count_nonzero(self._values[: len(self.resident.domain)] != self.ops.zero))
 
     def _info(self, label: str, iterations: int, effective: KeyedRows, deleted: int, trimmed: int,
               recomputed: bool) -> dict:
@@ -188,7 +203,7 @@ class DriverBatches:
                 "trimmed": trimmed, "recomputed": recomputed}
 
     def _recompute(self, ins: Optional[tuple], dels: Optional[tuple], target: int, label: str, started: float,
-                   new_version: bool = True) -> Change:
+                   new_version: bool = True, before_commit: Hook = None) -> Change:
         """Deletions remove pairs, insertions set them; then the answer from scratch on the driver."""
         state, ops = self.resident, self.ops
         domain = state.domain
@@ -221,26 +236,29 @@ class DriverBatches:
         values, parents, iterations = self._solve(new_edge.runs(FORWARD), seeds, may_cycle)
         changed = np.flatnonzero(values != old_values)
         answer = np.flatnonzero(values != ops.zero)
+        info = self._info(label, iterations, set_rows, len(gone) // 2 if self.components else len(gone), 0, True)
+        change = self._change(changed, old_values[changed].copy(), values[changed], target,
+                              time.perf_counter() - started, info, len(answer))
+        rows = {EDGE: merged, ANSWER: KeyedRows((answer,), values[answer])}
         # Durable first: the relations are replaced (saved whole), restored if the save fails.
         before = state.relations[EDGE]
         state.relations[EDGE] = new_edge
-        labels = [*state.labels, label] if new_version else list(state.labels)
         try:
-            if new_version or len(changed):
-                save_replaced(state, target, self._manifest(),
-                              {EDGE: merged, ANSWER: KeyedRows((answer,), values[answer])}, labels)
+            if new_version:
+                self._commit(target, label, change=change, before_commit=before_commit,
+                             save=lambda labels: save_replaced(state, target, self._manifest(), rows, labels))
+            elif len(changed):  # recompute(): the same version, saved again
+                save_replaced(state, target, self._manifest(), rows, list(state.labels))
         except BaseException:
             state.relations[EDGE] = before
             raise
-        old = old_values[changed].copy()
         self._values, self._parent = values, parents
         self._count = len(answer)
         self._edges = len(merged)
         self._may_cycle = may_cycle
         self._factor = None
-        state.version, state.labels = target, labels
-        info = self._info(label, iterations, set_rows, len(gone) // 2 if self.components else len(gone), 0, True)
-        return self._change(changed, old, values[changed], target, time.perf_counter() - started, info)
+        change.seconds = time.perf_counter() - started
+        return change
 
     def _solve(self, runs: list, seeds: Optional[np.ndarray], may_cycle: Optional[bool] = None
                ) -> tuple[np.ndarray, np.ndarray, int]:
@@ -260,7 +278,7 @@ class DriverBatches:
         return values, parents, result.iterations
 
     def _change(self, nodes: np.ndarray, old: np.ndarray, new: np.ndarray, target: int, seconds: float,
-                info: dict) -> Change:
+                info: dict, count: int) -> Change:
         ops = self.ops
         keys = self.resident.domain.decode(nodes).astype(np.int64, copy=False)
         order = np.argsort(keys, kind="stable")
@@ -272,5 +290,5 @@ class DriverBatches:
             old_column = old.astype(object)
             old_column[missing] = None
         types = {NODE: "bigint", OLD: self.semiring.value_type, "diff": self.semiring.value_type}
-        return Change((NODE,), (keys,), new, target, seconds, extra={OLD: old_column}, count=self._count, info=info,
+        return Change((NODE,), (keys,), new, target, seconds, extra={OLD: old_column}, count=count, info=info,
                       types=types)

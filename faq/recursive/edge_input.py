@@ -2,7 +2,10 @@
 
 A Spark DataFrame or :class:`~faq.factor.Factor` (collected: one job), pandas,
 an Arrow table with ``src``/``dst`` and an optional ``weight`` (or ``value``)
-column, or tuples ``(src, dst[, weight])``.
+column, or tuples ``(src, dst[, weight])``.  *Change rows* (a stream's, or
+``apply({"edge": rows})``) add ``diff`` (+1 insert, -1 delete) and an
+optional ``seq``: :func:`split_changes` sorts them into insertions and
+deletions.
 
 >>> src, dst, weight = edge_table([(1, 2, 5.0), (2, 3)])
 >>> src.tolist(), dst.tolist(), weight.tolist()
@@ -11,7 +14,7 @@ column, or tuples ``(src, dst[, weight])``.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 import numpy as np
 
@@ -20,7 +23,14 @@ from faq.factor import Factor
 from faq.recursive.seminaive import DST, SRC, VALUE, WEIGHT, check_binary
 from faq.spark import is_dataframe
 
-__all__ = ["row_count", "node_array", "edge_table"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = ["row_count", "node_array", "edge_table", "split_changes", "CHANGE_COLUMNS", "DIFF", "SEQ"]
+
+DIFF, SEQ = "diff", "seq"
+#: The columns change rows are read from: the pair, its weight (either name), the operation and its order.
+CHANGE_COLUMNS = (SRC, DST, WEIGHT, VALUE, DIFF, SEQ)
 
 
 def row_count(data: Any) -> int:
@@ -103,7 +113,7 @@ def _tuples(edges: Iterable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     for row in edges:
         row = tuple(row)
         if len(row) not in (2, 3):
-            raise FAQValueError(f"an edge is (src, dst) or (src, dst, weight), not {row!r}", argument="edges")
+            raise FAQValueError(error_class="MALFORMED_EDGE", row=row, argument="edges")
         src.append(int(row[0]))
         dst.append(int(row[1]))
         weight.append(float("nan") if len(row) == 2 or row[2] is None else float(row[2]))
@@ -129,3 +139,64 @@ def _uniform_tuples(rows: "list | tuple") -> "tuple[np.ndarray, np.ndarray, np.n
         return src, dst, np.fromiter((r[2] for r in rows), dtype=np.float64, count=n)
     except (TypeError, ValueError, OverflowError):  # e.g. a None weight or a non-integer id: the general loop
         return None
+
+
+def split_changes(rows: Any) -> "tuple[pa.Table | None, pa.Table | None]":
+    """Change rows as ``(insertions, deletions)`` Arrow tables (None when a kind has no row).
+
+    ``diff`` > 0 inserts the pair (with its ``weight`` or ``value``, the
+    default weight when absent or null), < 0 deletes it, 0 does nothing; a
+    null or missing ``diff`` inserts.  With a ``seq`` column the last
+    operation on a pair (by ``seq``) is the one taken; without it the batch
+    is an update file's: deletions first, then insertions.  Rows with a null
+    end are left out.
+
+    >>> import pyarrow as pa
+    >>> rows = pa.table({"src": [1, 1, 2], "dst": [2, 2, 3], "diff": [1, -1, 1], "seq": [0, 1, 2]})
+    >>> inserts, deletes = split_changes(rows)
+    >>> inserts.to_pylist(), deletes.to_pylist()
+    ([{'src': 2, 'dst': 3}], [{'src': 1, 'dst': 2}])
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table = _arrow(rows)
+    for c in (SRC, DST):
+        if c not in table.column_names:
+            from faq.errors import MissingColumnError
+
+            raise MissingColumnError(column=c, available=table.column_names, source="the edge changes")
+    if table.column(SRC).null_count or table.column(DST).null_count:
+        table = table.filter(pc.and_(pc.is_valid(table.column(SRC)), pc.is_valid(table.column(DST))))
+    if SEQ in table.column_names and table.num_rows:
+        table = table.take(pa.array(_last_per_pair(table)))
+    diff = pc.fill_null(table.column(DIFF), 1) if DIFF in table.column_names else pa.repeat(1, table.num_rows)
+    weight = [c for c in (WEIGHT, VALUE) if c in table.column_names][:1]
+    inserts = table.filter(pc.greater(diff, 0)).select([SRC, DST, *weight])
+    deletes = table.filter(pc.less(diff, 0)).select([SRC, DST])
+    return (inserts if inserts.num_rows else None), (deletes if deletes.num_rows else None)
+
+
+def _arrow(rows: Any) -> "pa.Table":
+    """Rows as an Arrow table: Arrow as it is, pandas converted, a Spark DataFrame collected (one job)."""
+    import pyarrow as pa
+
+    if isinstance(rows, pa.Table):
+        return rows
+    if is_dataframe(rows):
+        return rows.toArrow()
+    if hasattr(rows, "to_numpy") and hasattr(rows, "columns"):
+        return pa.Table.from_pandas(rows, preserve_index=False)
+    raise FAQValueError(error_class="EDGE_CHANGES_TYPE", type=type(rows).__name__, argument="changes")
+
+
+def _last_per_pair(table: "pa.Table") -> np.ndarray:
+    """Row positions of the last operation (by ``seq``, then position) on each pair."""
+    src = np.asarray(table.column(SRC).to_numpy(zero_copy_only=False), dtype=np.int64)
+    dst = np.asarray(table.column(DST).to_numpy(zero_copy_only=False), dtype=np.int64)
+    seq = np.asarray(table.column(SEQ).to_numpy(zero_copy_only=False), dtype=np.float64)
+    order = np.lexsort((np.arange(len(src)), np.nan_to_num(seq, nan=-np.inf), dst, src))
+    s, d = src[order], dst[order]
+    last = np.ones(len(order), dtype=bool)
+    last[:-1] = (s[1:] != s[:-1]) | (d[1:] != d[:-1])
+    return np.sort(order[last])

@@ -24,8 +24,8 @@ first answer on the driver by the same propagation; edges given as tuples,
 pandas or Arrow need no Spark at all.
 
 When the edges' estimated index size is above the driver's budget
-(:func:`faq.incremental.rules.budget_bytes`: ``budget=``,
-``$FAQ_INDEX_BUDGET`` or 2 GiB), or the semiring has no numpy form, the
+(:func:`faq.incremental.rules.budget_bytes`: ``budget=``, else the
+session's ``spark.faq.localMemory``), or the semiring has no numpy form, the
 placement is ``"executors"``: edges and answer stay cached on Spark and every
 batch runs as Spark jobs (:mod:`faq.recursive.spark_placement`); there,
 deletions and worse weights are *recomputed* (no trimming on Spark).
@@ -89,6 +89,13 @@ or beyond the next (:class:`~faq.errors.VersionGapError`).  The labels of the
 batches applied (their file names) are kept, so a rerun can skip them
 (:func:`faq.io.updates.pending`).
 
+A maintained fixpoint is a stream target
+(:class:`~faq.incremental.durable.Maintained`, :func:`faq.incremental.streaming.stream`):
+``m.stream(changes, checkpoint=..., sink=...)`` applies each micro-batch of
+change rows (``src, dst[, weight], diff[, seq]``: :meth:`MaintainedFixpoint.apply`)
+once, as one version labelled with its ``batchId``; the sink gets each
+version's changed nodes.  Exactly once across processes needs ``path=``.
+
 Examples
 --------
 >>> m = MaintainedFixpoint.paths([(1, 2, 5.0), (2, 3, 1.0)], source=1)   # tuples: no Spark job
@@ -107,23 +114,19 @@ Examples
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Union
 
 import numpy as np
 
-from faq.errors import (
-    BatchAlreadyAppliedError,
-    FAQValueError,
-    StateDirectoryError,
-    VersionGapError,
-)
+from faq.errors import FAQValueError, InvalidDeltaError
 from faq.factor import Factor
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.domain import KeyDomain
+from faq.incremental.durable import Maintained, Versions
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
 from faq.incremental.rules import DRIVER, EXECUTORS, budget_bytes, choose_placement, estimated_bytes
-from faq.io.updates import UpdateBatch, read_batch, read_updates, update_files  # noqa: F401 - re-exported
-from faq.recursive.edge_input import edge_table, node_array, row_count
+from faq.io.updates import UpdateBatch, read_batch, read_updates, update_files  # re-exported (__all__)
+from faq.recursive.edge_input import CHANGE_COLUMNS, edge_table, node_array, row_count, split_changes
 from faq.recursive.edges import FORWARD, EdgeRelation
 from faq.recursive.fixpoint_state import ANSWER, EDGE, FixpointState
 from faq.recursive.problem import FixpointProblem
@@ -137,8 +140,12 @@ from faq.scope import Owner, Scope
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
+    from pyspark.sql.streaming import StreamingQuery
 
     from faq.recursive.spark_maintained import SparkFixpoint
+
+__all__ = ["MaintainedFixpoint", "Changes", "maintain_paths", "maintain_components", "UpdateBatch", "read_batch",
+           "read_updates", "update_files"]
 
 KIND = "fixpoint"  # the manifest's kind
 
@@ -152,7 +159,7 @@ Changes = Change
 # --- the maintained fixpoint ---------------------------------------------------------------
 
 
-class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
+class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Maintained, Owner):
     """A fixpoint answer (paths from a source, or connected components) kept current (module notes).
 
     Build one with :meth:`paths` or :meth:`components` (or reopen a saved one
@@ -207,6 +214,8 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
         Of the first answer.
     """
 
+    KIND, WHAT = KIND, "a maintained fixpoint"
+
     def __init__(
         self,
         edges: EdgesLike,
@@ -226,13 +235,12 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
         self._define(semiring, source, components, default_weight, max_iterations)
         started = time.perf_counter()
         self.progress = progress
-        self._note, self._event = _channels(progress)
+        self._note = _notes(progress)
         self.ops = fixpoint_ops(self.semiring)
         self.budget = budget_bytes(budget)
         self.scope = Scope()  # the Spark fixpoint when the answer lives on the executors
         self._spark: Optional["SparkFixpoint"] = None
-        self._spark_version = 0
-        self._spark_labels: list[str] = []
+        self._spark_versions = Versions()  # the executors placement keeps versions in memory only
         self._factor: Optional[Factor] = None  # the answer as a Spark factor, made on first use
         if _restored is not None:
             self._restore(*_restored)
@@ -247,9 +255,7 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
         self._note(f"{rows} edge(s); answer kept on the {self.placement}: {self.placement_reason}")
         if self.placement == EXECUTORS:
             if path is not None:
-                raise FAQValueError("a durable state (path=) needs the answer on the driver: "
-                                    f"{self.placement_reason}; raise the budget (budget=, $FAQ_INDEX_BUDGET)",
-                                    argument="path")
+                raise FAQValueError(error_class="DURABLE_NEEDS_DRIVER", reason=self.placement_reason, argument="path")
             self._start_spark(edges, nodes)
         else:
             self._start_driver(edges, nodes)
@@ -269,12 +275,7 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
         StateDirectoryError
             No saved state in ``path``, or one of another kind.
         """
-        from faq.incremental.store import Store
-
-        store = Store(path)
-        meta = store.manifest()
-        if meta.get("kind") != KIND:
-            raise StateDirectoryError(store.path, f"it holds a {meta.get('kind')!r} state, not a maintained fixpoint")
+        meta = cls._saved_manifest(path)
         components = meta["problem"] == "components"
         semiring = MIN_LABEL if components else check_semiring(meta["semiring"])
         state, meta = FixpointState.load(path, semiring)
@@ -343,23 +344,11 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
 
     # -- reading ------------------------------------------------------------------------
 
-    @property
-    def version(self) -> int:
-        """The number of batches applied (each :meth:`apply` / :meth:`insert` makes one version)."""
-        return self._spark_version if self._spark is not None else self.resident.version
+    def _versions(self) -> Versions:
+        """Versions and labels: the resident state's (saved with it), or the executors placement's (in memory)."""
+        return self._spark_versions if self._spark is not None else self.resident
 
-    batches = version  # the name before versions
-
-    @property
-    def labels(self) -> list[str]:
-        """The label (e.g. the file name) of each batch applied, version 1 first."""
-        return list(self._spark_labels if self._spark is not None else self.resident.labels)
-
-    @property
-    def path(self) -> Optional[str]:
-        """The directory of the durable state (None when there is none)."""
-        store = None if self.resident is None else self.resident.store
-        return None if store is None else store.path
+    batches = Maintained.version  # the name before versions
 
     @property
     def size(self) -> int:
@@ -465,14 +454,20 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
         """
         return self._batch(None, edges, recompute=recompute, version=version, label=label or name or None)
 
-    def apply(self, batch: UpdateBatch, *, recompute: bool = False, version: Optional[int] = None,
-              label: Optional[str] = None) -> Change:
+    def apply(self, batch: Union[UpdateBatch, Mapping[str, Any], Any], *, recompute: bool = False,
+              version: Optional[int] = None, label: Optional[str] = None,
+              before_commit: Optional[Callable[[Change], None]] = None) -> Change:
         """Apply an :class:`UpdateBatch` (e.g. from :func:`read_batch`): its deletions, then its insertions.
 
         Parameters
         ----------
-        batch : UpdateBatch
-            Its label defaults to its name.
+        batch : UpdateBatch, or change rows
+            Its label defaults to its name.  Or change rows (an Arrow table,
+            pandas or a Spark DataFrame; also as ``{"edge": rows}``, as a
+            stream gives them): ``src``, ``dst``, optional ``weight`` (or
+            ``value``), ``diff`` (+1 insert, -1 delete; +1 when absent) and
+            ``seq`` (the last operation on a pair wins; without it deletions
+            come first): :func:`~faq.recursive.edge_input.split_changes`.
         recompute : bool
             Take deletions and worsening updates by recomputing from scratch
             (default: trimming, on the driver).
@@ -481,9 +476,47 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
             applied already raises :class:`BatchAlreadyAppliedError`, a later
             one :class:`VersionGapError` -- a batch never counts twice.
         label : str, optional
+        before_commit : callable, optional
+            Called with the batch's :class:`~faq.incremental.change.Change`
+            once it is known and before the state commits it (a stream's
+            sink); an error it raises leaves the state as it was (on the
+            driver placement).
         """
-        return self._batch(batch.inserts or None, batch.deletes or None, recompute=recompute, version=version,
-                           label=label or batch.name, batch=batch)
+        if isinstance(batch, UpdateBatch):
+            return self._batch(batch.inserts or None, batch.deletes or None, recompute=recompute, version=version,
+                               label=label or batch.name, batch=batch, before_commit=before_commit)
+        if isinstance(batch, Mapping):
+            batch = _edge_rows_of(batch)
+        inserts, deletes = split_changes(batch) if batch is not None else (None, None)
+        return self._batch(inserts, deletes, recompute=recompute, version=version, label=label,
+                           before_commit=before_commit)
+
+    # -- the stream's view -----------------------------------------------------------------
+
+    @property
+    def delta_names(self) -> list[str]:
+        """What a batch changes: the one relation ``edge``."""
+        return [EDGE]
+
+    def delta_columns(self, name: str) -> tuple[list[str], list[str]]:
+        """(the columns of change rows that must not be null, those they must have): see :meth:`apply`.
+
+        A null weight is no error: a deletion has none, an insertion without
+        one takes the default weight.
+        """
+        return [c for c in CHANGE_COLUMNS if c not in (WEIGHT, VALUE)], [SRC, DST]
+
+    def stream(self, changes: "DataFrame", *, checkpoint: str, **options: Any) -> "StreamingQuery":
+        """Apply each micro-batch of a streaming DataFrame of edge changes, once.
+
+        The rows are change rows (:meth:`apply`): ``src``, ``dst``, optional
+        ``weight``, ``diff`` (+1 insert, -1 delete) and ``seq``.  A sink
+        (``sink=DIR``) receives each version's changed nodes (``node``,
+        ``old``, ``version``, ``diff`` = the new value).  Options and
+        exactly-once as for :func:`faq.incremental.streaming.stream`; durable
+        across processes with ``path=`` (the driver placement).
+        """
+        return super().stream(changes, checkpoint=checkpoint, **options)
 
     def recompute(self) -> Change:
         """Recompute the answer from scratch on the current edges; returns what differed (normally nothing).
@@ -515,28 +548,21 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Owner):
 
     # -- one batch ------------------------------------------------------------------------
 
-    def _target(self, version: Optional[int]) -> int:
-        target = self.version + 1
-        if version is not None and version != target:
-            if version <= self.version:
-                raise BatchAlreadyAppliedError(version=version, current=self.version)
-            raise VersionGapError(version=version, current=self.version)
-        return target
-
     def _batch(self, inserts: Any, deletes: Any, *, recompute: bool, version: Optional[int],
-               label: Optional[str], batch: Optional[UpdateBatch] = None) -> Change:
+               label: Optional[str], batch: Optional[UpdateBatch] = None,
+               before_commit: Optional[Callable[[Change], None]] = None) -> Change:
         started = time.perf_counter()
-        target = self._target(version)
+        target = self._next_version(version)
         label = label or f"batch {target}"
         if isinstance(deletes, (list, tuple)) and not deletes:
             deletes = None
         if self._spark is not None:
-            return self._spark_batch(inserts, deletes, target, label, batch, started)
+            return self._spark_batch(inserts, deletes, target, label, batch, started, before_commit)
         ins = self._arrays(inserts) if inserts is not None else None
         dels = self._arrays(deletes, weights=False) if deletes is not None else None
-        self._event(BatchEvent("start", target, self._describe(ins, dels), label=label))
-        change = self._update(ins, dels, recompute, target, label, started)
-        self._event(BatchEvent("done", target, self._describe(ins, dels), len(change), change.seconds, label))
+        self._emit(BatchEvent("start", target, self._describe(ins, dels), label=label))
+        change = self._update(ins, dels, recompute, target, label, started, before_commit)
+        self._emit(BatchEvent("done", target, self._describe(ins, dels), len(change), change.seconds, label))
         return change
 
     def _describe(self, ins: Any, dels: Any) -> str:
@@ -629,12 +655,21 @@ def maintain_components(edges: EdgesLike, nodes: Any = None, **kw: Any) -> Maint
 
 # --- helpers -----------------------------------------------------------------------------
 
-def _channels(progress: Any) -> tuple[Callable[[str], None], Callable[[BatchEvent], None]]:
-    """(notes, events): a Reporter takes notes through ``note``; a plain callable gets both."""
+def _notes(progress: Any) -> Callable[[str], None]:
+    """Where notes go: a Reporter takes them through ``note``; a plain callable gets them as it gets events."""
     if progress is None:
-        return (lambda text: None), (lambda event: None)
+        return lambda text: None
     note = getattr(progress, "note", None)
-    return (note if callable(note) else progress), progress
+    return note if callable(note) else progress
+
+
+def _edge_rows_of(deltas: Mapping[str, Any]) -> Any:
+    """The edge rows of a batch given by relation (``{"edge": rows}``, as a stream gives it)."""
+    unknown = [name for name in deltas if name != EDGE]
+    if unknown:
+        raise InvalidDeltaError(unknown[0], f"a maintained fixpoint changes only {EDGE!r}, not {unknown[0]!r}",
+                                known=[EDGE])
+    return deltas.get(EDGE)
 
 
 def _python(value: Any) -> Any:

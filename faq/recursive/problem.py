@@ -73,7 +73,7 @@ class FixpointProblem:
         """Check and keep the problem's definition (FAQValueError on a bad one)."""
         check_iterations(max_iterations)
         if components == (source is not None):
-            raise FAQValueError("give either a source (paths) or components=True", argument="source")
+            raise FAQValueError(error_class="SOURCE_OR_COMPONENTS", argument="source")
         self.components = components
         self.semiring = MIN_LABEL if components else check_semiring(semiring)
         self.source = None if components else _node_id(source)
@@ -103,8 +103,8 @@ class FixpointProblem:
 def _node_id(source: Any) -> int:
     """``source`` as an int node id, or FAQValueError (a bool is not a node id)."""
     if isinstance(source, bool):
-        raise FAQValueError(f"source must be an integer node id, not {source!r}", argument="source")
+        raise FAQValueError(error_class="INVALID_NODE_ID", argument="source", value=source)
     try:
         return int(source)
     except (TypeError, ValueError):
-        raise FAQValueError(f"source must be an integer node id, not {source!r}", argument="source") from None
+        raise FAQValueError(error_class="INVALID_NODE_ID", argument="source", value=source) from None

@@ -69,33 +69,44 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Iterable, Sequence, Union
 
-from faq.errors import FAQValueError, FixpointNotConvergedError, NegativeCycleError, NotIdempotentError
+from faq.errors import FAQValueError, NotIdempotentError
 from faq.factor import Factor
+from faq.recursive.rounds import (  # the column names and the rounds, named where every fixpoint reads them
+    DEFAULT_MAX_ITERATIONS,
+    DST,
+    NODE,
+    SRC,
+    VALUE,
+    WEIGHT,
+    Progress,
+    edge_stats,
+    is_cached,
+    prepare_edges,
+    reporter,
+    solve,
+    source_seed,
+)
 from faq.semirings import MIN_LABEL, Semiring, get_semiring
-from faq.semirings.operations import INT64_MAX
 from faq.scope import Owner, Scope
 from faq.spark import is_dataframe
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame
-
-# Column names, named once.
-NODE = "node"
-VALUE = "value"
-SRC = "src"
-DST = "dst"
-WEIGHT = "weight"
-_NEW = "_new"
-_OLD = "_old"
-_IMPROVED = "_improved"
-
-DEFAULT_MAX_ITERATIONS = 10_000
+    from pyspark.sql import DataFrame
 
 PATH_SEMIRINGS = ("boolean", "min_plus", "max_min")
 
-Progress = Callable[[str], None]
+#: What modules of faq.recursive read from here (the column names come from :mod:`faq.recursive.rounds`).
+__all__ = [
+    "NODE", "VALUE", "SRC", "DST", "WEIGHT", "DEFAULT_MAX_ITERATIONS", "PATH_SEMIRINGS", "MIN_LABEL",
+    "FixpointResult", "check_semiring", "check_binary", "check_iterations", "edge_frame", "abs_weights",
+    "fixpoint", "paths", "reachability", "shortest_paths", "widest_paths", "symmetric_edges", "node_frame",
+    "connected_components",
+]
+
+#: The name bench/bench_sssp.py imports (faq.recursive.rounds.prepare_edges).
+_prepare_edges = prepare_edges
 
 
 # --- results ------------------------------------------------------------------------
@@ -137,27 +148,6 @@ class FixpointResult(Owner):
 # --- helpers --------------------------------------------------------------------
 
 
-def _storage():
-    from pyspark import StorageLevel
-
-    return StorageLevel.MEMORY_AND_DISK
-
-
-def _partitions(spark) -> int:
-    try:
-        return max(1, int(spark.conf.get("spark.sql.shuffle.partitions")))
-    except Exception:  # noqa: BLE001 - an unusual setting ("auto"): let Spark decide
-        return 8
-
-
-def _reporter(progress: Any) -> Progress:
-    """``progress`` may be None, a callable taking a line, or an object with ``note``."""
-    if progress is None:
-        return lambda text: None
-    note = getattr(progress, "note", None)
-    return note if callable(note) else progress
-
-
 def check_semiring(semiring: Union[str, Semiring]) -> Semiring:
     semiring = get_semiring(semiring)
     if not semiring.idempotent:
@@ -167,13 +157,10 @@ def check_semiring(semiring: Union[str, Semiring]) -> Semiring:
 
 def check_binary(edges: Factor) -> None:
     if not isinstance(edges, Factor):
-        raise FAQValueError(
-            f"edges must be a Factor (e.g. from faq.io.read_edge_list), not {type(edges).__name__}",
-            argument="edges",
-        )
+        raise FAQValueError(error_class="EDGES_NOT_A_FACTOR", type=type(edges).__name__, argument="edges")
     if len(edges.variables) != 2:
         raise FAQValueError(
-            f"edges {edges.name!r} must have 2 variables (source, target), not {len(edges.variables)}",
+            error_class="EDGES_ARITY", name=edges.name, count=len(edges.variables),
             argument="edges",
             variables=list(edges.variables),
         )
@@ -205,42 +192,6 @@ def edge_frame(edges: Factor, semiring: Semiring) -> "DataFrame":
     )
 
 
-def _edge_stats(frame: "DataFrame", semiring: Semiring) -> tuple[int, int]:
-    """(edges, edges whose value is better than ``one``) -- one job, which also fills the cache."""
-    from pyspark.sql import functions as F
-
-    from faq.semirings.spark_backend import columns as spark_columns
-
-    ops = spark_columns(semiring)
-    row = frame.agg(
-        F.count(F.lit(1)).alias("n"),
-        F.count(F.when(ops.add(F.col(WEIGHT), ops.one()) != ops.one(), 1)).alias("improving"),
-    ).first()
-    return int(row["n"]), int(row["improving"])
-
-
-def _is_cached(df: "DataFrame") -> bool:
-    """True when the caller persisted ``df`` (then it is used as it is: no repartition, no second cache)."""
-    try:
-        level = df.storageLevel
-    except Exception:  # noqa: BLE001 - e.g. Spark Connect: treat as not cached
-        return False
-    return bool(level.useMemory or level.useDisk)
-
-
-def _prepare_edges(df: "DataFrame", spark, scope: Scope, sort: bool = False) -> "DataFrame":
-    """Partition the edges by source (so the frontier join never moves them) and cache them in ``scope``.
-
-    ``sort``: also sort each partition by source, so a filter ``src IN (...)``
-    skips most cached batches (their min/max statistics); maintained
-    fixpoints look up the existing edges of each batch that way.
-    """
-    df = df.repartition(_partitions(spark), SRC)
-    if sort:
-        df = df.sortWithinPartitions(SRC)
-    return scope.persist(df)
-
-
 def abs_weights(edges: Factor) -> Factor:
     """The same edges with every value replaced by its absolute value.
 
@@ -268,147 +219,6 @@ def abs_weights(edges: Factor) -> Factor:
 # --- the semi-naive loop ----------------------------------------------------------
 
 
-def _step(
-    state: "DataFrame", frontier: "DataFrame", parts: Sequence["DataFrame"], semiring: Semiring
-) -> "DataFrame":
-    """One semi-naive iteration: ``(node, value, _old, _improved)`` for every node.
-
-    The candidates ``⊕_x frontier(x) ⊗ edge(x, y)`` and the state rows go
-    through one ⊕-aggregate per node (a single shuffle, with map-side partial
-    aggregation): ``value = old ⊕ candidates``, and the node improved when
-    it had no value (``old`` null) or ``value != old`` -- strictly better,
-    since ⊕ is idempotent.
-    """
-    from pyspark.sql import functions as F
-
-    from faq.semirings.spark_backend import columns as spark_columns
-
-    ops = spark_columns(semiring)
-    pieces = [
-        state.select(F.col(NODE), F.col(VALUE).alias(_NEW), F.col(VALUE).alias(_OLD))
-    ]
-    for part in parts:
-        pieces.append(
-            frontier.join(part, F.col(NODE) == F.col(SRC)).select(
-                F.col(DST).alias(NODE),
-                ops.mul(F.col(VALUE), F.col(WEIGHT)).alias(_NEW),
-                F.lit(None).cast(semiring.value_type).alias(_OLD),
-            )
-        )
-    rows = pieces[0]
-    for piece in pieces[1:]:
-        rows = rows.unionByName(piece)
-    # ``old`` is the one state row's value (null when the node had none): max ignores nulls.
-    grouped = rows.groupBy(NODE).agg(ops.sum(F.col(_NEW)).alias(VALUE), F.max(F.col(_OLD)).alias(_OLD))
-    value, old = F.col(VALUE), F.col(_OLD)
-    improved = value.isNotNull() & ~ops.is_zero(value) & (old.isNull() | (value != old))
-    return grouped.select(NODE, VALUE, _OLD, F.coalesce(improved, F.lit(False)).alias(_IMPROVED))
-
-
-def _improves(semiring: Semiring, new: "Column", old: "Column") -> "Column":
-    """``new`` is strictly better than ``old`` under the idempotent ⊕ (null old: no value yet)."""
-    from faq.semirings.spark_backend import columns as spark_columns
-
-    ops = spark_columns(semiring)
-    return new.isNotNull() & ~ops.is_zero(new) & (old.isNull() | (ops.add(new, old) != old))
-
-
-@dataclass
-class _Run:
-    """What one call of :func:`_iterate` produced."""
-
-    state: "DataFrame"  # (node, value)
-    scope: Scope  # what backs ``state`` and, when kept, ``frontiers``
-    iterations: int
-    frontiers: list  # (node, value, _old) per iteration, when kept (maintained fixpoints)
-    backing: Optional["DataFrame"] = None  # the one resource in ``scope`` behind ``state`` (None: none)
-
-
-def _iterate(
-    state: "DataFrame",
-    frontier: "DataFrame",
-    frontier_rows: Optional[int],
-    parts: Sequence["DataFrame"],
-    semiring: Semiring,
-    *,
-    first_parts: Optional[Sequence["DataFrame"]] = None,
-    max_iterations: int = DEFAULT_MAX_ITERATIONS,
-    node_count: Optional[Callable[[], int]],
-    progress: Progress,
-    keep_frontiers: bool = False,
-) -> _Run:
-    """Semi-naive iterations from ``frontier`` until nothing improves.
-
-    ``state`` and ``frontier`` (a subset of the state, values already merged)
-    belong to the caller and are never released here; of what this function
-    checkpoints, everything is released except what backs the returned state
-    (and, with ``keep_frontiers``, the frontiers).  ``first_parts`` replaces
-    ``parts`` in the first iteration only (a maintained fixpoint's first step
-    follows the new edges alone).  ``frontier_rows=None`` means unknown:
-    iterate at least once.  ``node_count`` (None when no cycle can improve
-    values) is called once, and the Bellman-Ford bound checked against it.
-    """
-    from pyspark.sql import functions as F
-
-    iterations = 0
-    scope = Scope()
-    current = None  # the checkpoint behind the current state
-    frontiers: list = []
-    nodes: Optional[int] = None
-    with scope.closing_on_error():
-        while frontier_rows is None or frontier_rows > 0:
-            if iterations >= max_iterations:
-                raise FixpointNotConvergedError(
-                    iterations=iterations, frontier=int(frontier_rows or 0), max_iterations=max_iterations
-                )
-            started = time.perf_counter()
-            use = first_parts if (iterations == 0 and first_parts is not None) else parts
-            # One action: the checkpoint (which cuts the lineage) counts the improved rows on the way.
-            merged, seen = scope.checkpoint_observed(_step(state, frontier, use, semiring),
-                                                     {"improved": F.count(F.when(F.col(_IMPROVED), 1))})
-            frontier_rows = int(seen["improved"])
-            new_frontier = merged.where(F.col(_IMPROVED)).select(NODE, VALUE, _OLD)
-            iterations += 1
-            if not keep_frontiers:
-                scope.release(current)  # kept frontiers read it (None the first time: nothing)
-            current = merged
-            if keep_frontiers:
-                frontiers.append(new_frontier)
-            state, frontier = merged.select(NODE, VALUE), new_frontier
-            progress(
-                f"iteration {iterations}: {frontier_rows} value(s) improved "
-                f"({time.perf_counter() - started:.1f} s)"
-            )
-            if frontier_rows and node_count is not None:
-                if nodes is None:
-                    nodes = node_count()
-                if iterations >= nodes:
-                    example = frontier.select(NODE).first()  # one row
-                    raise NegativeCycleError(
-                        semiring=semiring.name,
-                        iterations=iterations,
-                        nodes=nodes,
-                        frontier=int(frontier_rows),
-                        example=None if example is None else example[0],
-                    )
-    return _Run(state=state, scope=scope, iterations=iterations, frontiers=frontiers, backing=current)
-
-
-def _count_nodes(parts: Sequence["DataFrame"], seeds: Optional["DataFrame"] = None) -> int:
-    """Distinct nodes among the edges' endpoints (and the seeds): one aggregate."""
-    from pyspark.sql import functions as F
-
-    ends = None
-    for part in parts:
-        piece = part.select(F.col(SRC).alias(NODE)).unionByName(part.select(F.col(DST).alias(NODE)))
-        ends = piece if ends is None else ends.unionByName(piece)
-    if seeds is not None:
-        ends = seeds.select(NODE) if ends is None else ends.unionByName(seeds.select(NODE))
-    if ends is None:
-        return 0
-    return int(ends.agg(F.count_distinct(F.col(NODE))).first()[0])
-
-
 # --- the generic fixpoint ----------------------------------------------------------
 
 
@@ -420,10 +230,8 @@ def _seed_frame(seeds: Union[Factor, "DataFrame"], semiring: Semiring) -> "DataF
 
     if isinstance(seeds, Factor):
         if len(seeds.variables) != 1:
-            raise FAQValueError(
-                f"seeds {seeds.name!r} must have 1 variable (the node), not {len(seeds.variables)}",
-                argument="seeds",
-            )
+            raise FAQValueError(error_class="SEEDS_ARITY", name=seeds.name, count=len(seeds.variables),
+                                argument="seeds")
         df = seeds.df.select(F.col(seeds.variables[0]).alias(NODE), F.col(seeds.value).alias(VALUE))
     else:
         df = seeds.select(F.col(NODE), F.col(VALUE))
@@ -431,41 +239,6 @@ def _seed_frame(seeds: Union[Factor, "DataFrame"], semiring: Semiring) -> "DataF
     ops = spark_columns(semiring)
     df = df.where(F.col(NODE).isNotNull() & F.col(VALUE).isNotNull() & ~ops.is_zero(F.col(VALUE)))
     return df.groupBy(NODE).agg(ops.sum(F.col(VALUE)).alias(VALUE))
-
-
-def _solve(
-    spark,
-    parts: Sequence["DataFrame"],
-    seeds: "DataFrame",
-    semiring: Semiring,
-    *,
-    max_iterations: int,
-    progress: Progress,
-    may_cycle: bool = True,
-) -> _Run:
-    """From-scratch semi-naive evaluation; ``parts`` are prepared (cached) edge frames.
-
-    ``may_cycle``: some edge is better than ``one`` (see :func:`_edge_stats`),
-    so the Bellman-Ford bound is checked.
-    """
-    with Scope() as scope:
-        seeds = scope.persist(seeds.repartition(_partitions(spark), NODE))
-        rows = seeds.count()
-        progress(f"{rows} seed value(s)")
-        run = _iterate(
-            seeds,
-            seeds,
-            rows,
-            parts,
-            semiring,
-            max_iterations=max_iterations,
-            node_count=(lambda: _count_nodes(parts, seeds)) if may_cycle else None,
-            progress=progress,
-        )
-        if run.iterations == 0:  # nothing to propagate: the seeds are the answer
-            run.scope.adopt(scope.hand_over(seeds))
-            run.backing = seeds
-    return run
 
 
 def fixpoint(
@@ -509,13 +282,13 @@ def fixpoint(
     semiring = check_semiring(semiring if semiring is not None else edges.semiring)
     check_iterations(max_iterations)
     spark = edges.df.sparkSession
-    report = _reporter(progress)
+    report = reporter(progress)
     started = time.perf_counter()
-    cached = _is_cached(edges.df)
+    cached = is_cached(edges.df)
     with Scope() as edges_scope:  # the prepared edges, released after the run
-        frame = edge_frame(edges, semiring) if cached else _prepare_edges(edge_frame(edges, semiring), spark,
+        frame = edge_frame(edges, semiring) if cached else prepare_edges(edge_frame(edges, semiring), spark,
                                                                           edges_scope)
-        edge_rows, improving = _edge_stats(frame, semiring)
+        edge_rows, improving = edge_stats(frame, semiring)
         report(f"{edge_rows} edge(s) {'(cached by the caller)' if cached else 'cached'}")
         return _solve_result(
             spark,
@@ -544,8 +317,8 @@ def _solve_result(
     edge_rows: int,
     started: float,
 ) -> FixpointResult:
-    """:func:`_solve`, returned as the :class:`FixpointResult` (factor ``name``) that owns the run."""
-    run = _solve(
+    """:func:`solve`, returned as the :class:`FixpointResult` (factor ``name``) that owns the run."""
+    run = solve(
         spark,
         parts,
         seeds,
@@ -567,23 +340,10 @@ def _solve_result(
 def check_iterations(max_iterations: int) -> None:
     if not isinstance(max_iterations, int) or isinstance(max_iterations, bool) or max_iterations < 1:
         raise FAQValueError(
-            f"max_iterations must be a positive integer, not {max_iterations!r}",
+            error_class="MAX_ITERATIONS",
             argument="max_iterations",
             value=max_iterations,
         )
-
-
-def _source_seed(spark, source: int, semiring: Semiring) -> "DataFrame":
-    from pyspark.sql import functions as F
-
-    from faq.semirings.spark_backend import columns as spark_columns
-
-    if isinstance(source, bool) or not isinstance(source, int):
-        try:
-            source = int(source)
-        except (TypeError, ValueError):
-            raise FAQValueError(f"source must be an integer node id, not {source!r}", argument="source") from None
-    return spark.range(1).select(F.lit(source).cast("bigint").alias(NODE), spark_columns(semiring).one().alias(VALUE))
 
 
 # --- the instances -----------------------------------------------------------------
@@ -623,7 +383,7 @@ def paths(
     spark = edges.df.sparkSession
     return fixpoint(
         edges,
-        _source_seed(spark, source, semiring),
+        source_seed(spark, source, semiring),
         semiring=semiring,
         max_iterations=max_iterations,
         progress=progress,
@@ -709,10 +469,10 @@ def connected_components(
     check_binary(edges)
     check_iterations(max_iterations)
     spark = edges.df.sparkSession
-    report = _reporter(progress)
+    report = reporter(progress)
     started = time.perf_counter()
     with Scope() as edges_scope:  # the symmetric edges, released after the run
-        frame = _prepare_edges(symmetric_edges(edges), spark, edges_scope)
+        frame = prepare_edges(symmetric_edges(edges), spark, edges_scope)
         edge_rows = frame.count()  # fills the cache; labels cannot cycle (edges carry one)
         report(f"{edge_rows} directed edge(s) cached (both directions)")
         seeds = node_frame(edges, nodes).select(F.col(NODE), F.col(NODE).alias(VALUE))

@@ -57,27 +57,24 @@ from faq.factor import Factor
 from faq.io.updates import UpdateBatch
 from faq.scope import Owner, Scope
 from faq.recursive.problem import FixpointProblem
-from faq.recursive.seminaive import (
+from faq.recursive.rounds import (
     DEFAULT_MAX_ITERATIONS,
     DST,
     NODE,
+    OLD_VALUE,
     SRC,
     VALUE,
     WEIGHT,
-    check_binary,
-    _count_nodes,
-    _edge_stats,
-    _OLD,
-    _improves,
-    _iterate,
-    _prepare_edges,
-    _reporter,
-    _solve,
-    _source_seed,
-    edge_frame,
-    node_frame,
-    symmetric_edges,
+    count_nodes,
+    edge_stats,
+    improves,
+    iterate,
+    prepare_edges,
+    reporter,
+    solve,
+    source_seed,
 )
+from faq.recursive.seminaive import check_binary, edge_frame, node_frame, symmetric_edges
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -164,7 +161,7 @@ class SparkFixpoint(FixpointProblem, Owner):
 
         check_binary(edges)
         self._define(semiring, source, components, default_weight, max_iterations)
-        self._progress = _reporter(progress)
+        self._progress = reporter(progress)
         self._spark = edges.df.sparkSession
         self.name = edges.name
         self._known_sources: Optional[list] = None
@@ -175,15 +172,15 @@ class SparkFixpoint(FixpointProblem, Owner):
         started = time.perf_counter()
         frame = symmetric_edges(edges) if components else edge_frame(edges, self.semiring)
         with self.scope.closing_on_error():
-            self._base = _prepare_edges(frame, self._spark, self.scope, sort=True)
-            rows, improving = _edge_stats(self._base, self.semiring)
+            self._base = prepare_edges(frame, self._spark, self.scope, sort=True)
+            rows, improving = edge_stats(self._base, self.semiring)
             self._may_cycle = improving > 0  # some edge better than one: a cycle could improve values
             self._progress(f"{rows} edge(s) cached")
             if components:
                 seeds = node_frame(edges, nodes).select(F.col(NODE), F.col(NODE).alias(VALUE))
             else:
-                seeds = _source_seed(self._spark, self.source, self.semiring)
-            run = _solve(
+                seeds = source_seed(self._spark, self.source, self.semiring)
+            run = solve(
                 self._spark,
                 [self._base],
                 seeds,
@@ -301,7 +298,7 @@ class SparkFixpoint(FixpointProblem, Owner):
         for row in edges:
             row = tuple(row)
             if len(row) not in (2, 3):
-                raise FAQValueError(f"an edge is (src, dst) or (src, dst, weight), not {row!r}", argument="edges")
+                raise FAQValueError(error_class="MALFORMED_EDGE", row=row, argument="edges")
             weight = row[2] if len(row) == 3 else None
             rows.append((int(row[0]), int(row[1]), None if weight is None else float(weight)))
         ends = {r[0] for r in rows} | ({r[1] for r in rows} if self.components else set())
@@ -441,7 +438,7 @@ class SparkFixpoint(FixpointProblem, Owner):
             WEIGHT,
             _OLD_WEIGHT,
             F.coalesce(old.isNotNull() & (ops.add(new, old) != new), F.lit(False)).alias(_WORSE),
-            F.coalesce(_improves(s, new, old), F.lit(False)).alias(_BETTER),
+            F.coalesce(improves(s, new, old), F.lit(False)).alias(_BETTER),
         )
 
     def _compact_added(self) -> None:
@@ -505,7 +502,7 @@ class SparkFixpoint(FixpointProblem, Owner):
             sources = effective.select(F.col(SRC).alias(NODE)).distinct()
             frontier0 = state1.join(sources, NODE, "left_semi")
             parts = self._parts() + [effective]
-            run = _iterate(
+            run = iterate(
                 state1,
                 frontier0,
                 None,
@@ -513,7 +510,7 @@ class SparkFixpoint(FixpointProblem, Owner):
                 s,
                 first_parts=[effective],
                 max_iterations=self.max_iterations,
-                node_count=(lambda: _count_nodes(parts, state1)) if may_cycle else None,
+                node_count=(lambda: count_nodes(parts, state1)) if may_cycle else None,
                 progress=self._progress,
                 keep_frontiers=True,
             )
@@ -544,13 +541,13 @@ class SparkFixpoint(FixpointProblem, Owner):
 
         s = self.semiring
         touched = [
-            f.select(NODE, F.col(VALUE), F.col(_OLD), F.lit(i).alias("_iteration"))
+            f.select(NODE, F.col(VALUE), F.col(OLD_VALUE), F.lit(i).alias("_iteration"))
             for i, f in enumerate(frontiers, start=1)
         ]
         if new_nodes is not None:
             touched.append(
                 new_nodes.select(
-                    NODE, F.col(VALUE), F.lit(None).cast(s.value_type).alias(_OLD), F.lit(0).alias("_iteration")
+                    NODE, F.col(VALUE), F.lit(None).cast(s.value_type).alias(OLD_VALUE), F.lit(0).alias("_iteration")
                 )
             )
         changed = touched[0]
@@ -559,7 +556,7 @@ class SparkFixpoint(FixpointProblem, Owner):
         scope = Scope()
         df, seen = scope.checkpoint_observed(
             changed.groupBy(NODE).agg(
-                F.min_by(F.col(_OLD), F.col("_iteration")).alias(OLD),
+                F.min_by(F.col(OLD_VALUE), F.col("_iteration")).alias(OLD),
                 spark_columns(s).sum(F.col(VALUE)).alias(NEW),
             ),
             {"rows": F.count(F.lit(1))},
@@ -586,8 +583,8 @@ class SparkFixpoint(FixpointProblem, Owner):
             edges = edges.join(F.broadcast(ins.select(SRC, DST)), [SRC, DST], "left_anti").unionByName(ins)
         rebuilt = Scope()  # the new base edges, then the new answer's backing and the changes
         with rebuilt.closing_on_error():
-            base = _prepare_edges(edges, self._spark, rebuilt, sort=True)
-            rows, improving = _edge_stats(base, s)
+            base = prepare_edges(edges, self._spark, rebuilt, sort=True)
+            rows, improving = edge_stats(base, s)
             if ins is not None:
                 inserted = ins.count()
             self._progress(f"recomputing from scratch on {rows} edge(s)")
@@ -597,8 +594,8 @@ class SparkFixpoint(FixpointProblem, Owner):
                     nodes = nodes.unionByName(ins.select(F.col(SRC).alias(NODE)))
                 seeds = nodes.distinct().select(F.col(NODE), F.col(NODE).alias(VALUE))
             else:
-                seeds = _source_seed(self._spark, self.source, s)
-            run = _solve(
+                seeds = source_seed(self._spark, self.source, s)
+            run = solve(
                 self._spark,
                 [base],
                 seeds,

@@ -14,14 +14,14 @@ runs on the driver placement only.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
-from faq.errors import FAQValueError
 from faq.factor import Factor
 from faq.incremental.change import BatchEvent, Change
 from faq.io.updates import UpdateBatch
+from faq.recursive.edge_input import edge_table
 from faq.recursive.seminaive import DST, NODE, SRC, VALUE, WEIGHT, check_binary
 from faq.spark import is_dataframe
 
@@ -52,23 +52,29 @@ class SparkPlacement:
         self.resident = None
 
     def _spark_batch(self, inserts: Any, deletes: Any, target: int, label: str,
-                     batch: Optional[UpdateBatch], started: float) -> Change:
-        """One batch on Spark; deletions and worse weights recompute there (no trimming on Spark)."""
+                     batch: Optional[UpdateBatch], started: float,
+                     before_commit: Optional[Callable[[Change], None]] = None) -> Change:
+        """One batch on Spark; deletions and worse weights recompute there (no trimming on Spark).
+
+        The Spark answer changes before ``before_commit`` is called (it has no
+        durable state: the commit is the version's); a batch applied again
+        changes nothing more, for its insertions set pairs and its deletions
+        remove them.
+        """
         recompute = True  # SparkFixpoint recomputes only when the batch is not monotone
         spark = self._spark
-        self._event(BatchEvent("start", target, "on Spark", label=label))
+        self._emit(BatchEvent("start", target, "on Spark", label=label))
+        if batch is None and inserts is not None and deletes is not None:  # rows of both kinds: one update batch
+            batch = _update_batch(label, inserts, deletes)
         if batch is not None:
             changes = spark.apply(batch, recompute=recompute)
         elif deletes is not None:
             changes = spark.delete(deletes, recompute=recompute, name=label)
-            if inserts is not None:  # pragma: no cover - delete() takes no insertions
-                raise FAQValueError("one batch of deletions at a time", argument="edges")
         else:
             changes = spark.insert(inserts if inserts is not None else [], recompute=recompute, name=label)
         change = self._from_spark(changes, target, label, started)
-        self._spark_version = target
-        self._spark_labels.append(label)
-        self._event(BatchEvent("done", target, "on Spark", len(change), change.seconds, label))
+        self._commit(target, label, change=change, before_commit=before_commit, save=lambda labels: None)
+        self._emit(BatchEvent("done", target, "on Spark", len(change), change.seconds, label))
         return change
 
     def _from_spark(self, changes: "SparkChanges", target: int, label: str, started: float) -> Change:
@@ -118,3 +124,11 @@ class SparkPlacement:
             wcol = WEIGHT
         return Factor(df=df, variables=(SRC, DST), semiring=self.semiring, value=wcol, name=self.name)
 
+
+
+def _update_batch(name: str, inserts: Any, deletes: Any) -> UpdateBatch:
+    """Edges-like insertions and deletions as one :class:`UpdateBatch` (a missing weight: None)."""
+    src, dst, weight = edge_table(inserts)
+    rows = tuple((int(s), int(d), None if np.isnan(w) else float(w)) for s, d, w in zip(src, dst, weight))
+    gone_src, gone_dst, _ = edge_table(deletes)
+    return UpdateBatch(name, rows, tuple((int(s), int(d)) for s, d in zip(gone_src, gone_dst)))

@@ -146,19 +146,13 @@ class Semiring:
         numpy_neg: Any = None,
     ) -> None:
         if value_type not in VALUE_TYPES:
-            raise FAQValueError(
-                f"semiring {name!r}: value_type must be one of {sorted(VALUE_TYPES)}, not {value_type!r}",
-                semiring=name,
-                value_type=value_type,
-            )
+            raise FAQValueError(error_class="UNKNOWN_VALUE_TYPE", semiring=name, value_type=value_type,
+                                valid=VALUE_TYPES)
         if isinstance(add, Operation):
             _no_forms_for(name, add, "⊕", sum=sum, numpy_add=numpy_add)
             if idempotent is not None and idempotent != add.idempotent:
-                raise FAQValueError(
-                    f"semiring {name!r}: idempotent={idempotent} contradicts its ⊕ {add.name!r}",
-                    semiring=name,
-                    idempotent=idempotent,
-                )
+                raise FAQValueError(error_class="IDEMPOTENCE_CONTRADICTION", semiring=name, idempotent=idempotent,
+                                    operation=add.name)
         else:
             add = Operation(f"{name}.add", "⊕", {value_type: zero}, bool(idempotent), add, sum, numpy_add)
         if isinstance(mul, Operation):
@@ -241,12 +235,8 @@ def _no_forms_for(name: str, operation: Any, symbol: str, **forms: Any) -> None:
     """Forms belong to an operation given as a function; an operation value brings its own."""
     given = [key for key, form in forms.items() if form is not None]
     if given:
-        raise FAQValueError(
-            f"semiring {name!r}: {', '.join(given)} describe(s) a {symbol} given as a function, "
-            f"but {symbol} is {operation!r}" + (", which brings its own forms" if operation is not None else ""),
-            semiring=name,
-            forms=given,
-        )
+        raise FAQValueError(error_class="FORMS_OF_OPERATION", semiring=name, forms=given, symbol=symbol,
+                            operation=operation)
 
 
 def _same_scalar(a: Any, b: Any) -> bool:

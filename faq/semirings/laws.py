@@ -97,7 +97,7 @@ def check_laws(
     if backend is None:
         backend = "spark" if spark is not None or numpy_ops(semiring, arrays=True) is None else "numpy"
     if backend not in BACKENDS:
-        raise FAQValueError(f"unknown backend {backend!r}; known: {', '.join(BACKENDS)}", backend=backend)
+        raise FAQValueError(error_class="UNKNOWN_BACKEND", backend=backend, valid=BACKENDS)
     values = list(samples if samples is not None else semiring.samples)
     if semiring.structured:  # arrays, lists or tuples of components: compare as tuples of floats
         values = [semiring.python_value(v) for v in values]
@@ -127,10 +127,7 @@ def _numpy_violations(semiring: Semiring, triples: list[tuple]) -> list[str]:
 
     ops = numpy_ops(semiring, arrays=True)
     if ops is None:
-        raise FAQValueError(
-            f"semiring {semiring.name!r} has no numpy form to check; use backend='spark'",
-            semiring=semiring.name,
-        )
+        raise FAQValueError(error_class="NO_NUMPY_FORM", semiring=semiring.name)
     a, b, c = (np.array([t[i] for t in triples], dtype=ops.dtype) for i in range(3))
     with np.errstate(all="ignore"):  # inf − inf and the like are values to compare, not errors
         laws = law_pairs(a, b, c, ops.add, ops.mul, ops.zero, ops.one, ops.neg, semiring.idempotent)

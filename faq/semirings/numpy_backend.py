@@ -494,10 +494,7 @@ def as_values(semiring: Semiring, values: Any) -> np.ndarray:
 def _bad_values(semiring: Semiring, found: str) -> Exception:
     from faq.errors import FAQValueError
 
-    return FAQValueError(
-        f"{semiring.name}: values must be {semiring.width} numbers each (no nulls), got {found}",
-        semiring=semiring.name, found=found,
-    )
+    return FAQValueError(error_class="INVALID_ARRAY_VALUES", semiring=semiring.name, width=semiring.width, found=found)
 
 
 def array_ops(ring: "ArraySemiring") -> ArrayNumpyForm:

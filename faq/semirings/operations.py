@@ -122,12 +122,8 @@ class Operation(_KnownByIdentity):
         try:
             return self.identities[value_type]
         except KeyError:
-            raise FAQValueError(
-                f"operation {self.name!r} is not defined on {value_type} values "
-                f"(it is on: {', '.join(self.identities) or 'none declared'})",
-                operation=self.name,
-                value_type=value_type,
-            ) from None
+            raise FAQValueError(error_class="UNDEFINED_OPERATION", operation=self.name, value_type=value_type,
+                                domains=self.identities) from None
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -154,12 +150,7 @@ def _check_ufunc(name: str, form: Any, inputs: int) -> None:
     import numpy as np
 
     if not isinstance(form, np.ufunc) or form.nin != inputs:
-        raise FAQTypeError(
-            f"the numpy form of {name!r} must be a numpy ufunc of {inputs} argument(s) "
-            f"(e.g. np.logaddexp), not {form!r}: its reduce/reduceat/at methods are used",
-            operation=name,
-            form=repr(form),
-        )
+        raise FAQTypeError(error_class="NOT_A_UFUNC", operation=name, inputs=inputs, form=repr(form))
 
 
 PLUS = Operation("plus", "+", {BIGINT: 0, DOUBLE: 0.0})

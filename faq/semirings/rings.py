@@ -147,10 +147,7 @@ class CofactorRing(ArraySemiring):
         """
         v = np.asarray(value, dtype=np.float64)
         if v.ndim not in (1, 2) or v.shape[-1] != self.width:
-            raise FAQValueError(
-                f"{self.name}: a value has {self.width} components, got an array of shape {v.shape}",
-                semiring=self.name, shape=v.shape,
-            )
+            raise FAQValueError(error_class="VALUE_SHAPE", semiring=self.name, width=self.width, shape=v.shape)
         m = self.features
         rows, cols = np.triu_indices(m)
         q = v[..., 1 + m:]
@@ -174,10 +171,8 @@ class CofactorRing(ArraySemiring):
         s = np.asarray(sums, dtype=np.float64)
         Q = np.asarray(products, dtype=np.float64)
         if s.shape[-1:] != (m,) or Q.shape[-2:] != (m, m):
-            raise FAQValueError(
-                f"{self.name}: sums must have {m} entries and products be {m}×{m}, got {s.shape} and {Q.shape}",
-                semiring=self.name,
-            )
+            raise FAQValueError(error_class="COFACTOR_SHAPE", semiring=self.name, features=m, sums=s.shape,
+                                products=Q.shape)
         rows, cols = np.triu_indices(m)
         return np.concatenate([c[..., None], s, Q[..., rows, cols]], axis=-1)
 

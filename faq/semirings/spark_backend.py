@@ -343,8 +343,5 @@ def _col(value: ColumnOrName) -> Column:
 
 
 def _no_spark_form(operation: Any) -> FAQTypeError:
-    return FAQTypeError(
-        f"operation {operation!r} has no Spark form: give it as a function of Columns "
-        "(Semiring(add=..., mul=..., neg=...))",
-        operation=getattr(operation, "name", repr(operation)),
-    )
+    return FAQTypeError(error_class="NO_SPARK_FORM", operation=getattr(operation, "name", repr(operation)),
+                        form=repr(operation))

@@ -115,32 +115,29 @@ class BilinearProduct:
         >>> BilinearProduct.trace(lambda a, b: (a[0] * b[0] + 1,), 1)
         Traceback (most recent call last):
         ...
-        faq.errors.FAQValueError: [INVALID_VALUE] ⊗ of 'array ring' must be bilinear...
+        faq.errors.FAQValueError: [NOT_BILINEAR] ⊗ of 'array ring' must be bilinear...
         """
         names = tuple(components) if components is not None else tuple(f"x[{i}]" for i in range(width))
         a = tuple(_Symbolic({(i, _NONE): 1.0}) for i in range(width))
         b = tuple(_Symbolic({(_NONE, j): 1.0}) for j in range(width))
-        why = ("⊗ of {name!r} must be bilinear, written with +, −, × of components and numbers "
-               "(÷ by numbers): {reason}")
         try:
             result = list(formula(a, b))
         except (_NotBilinear, TypeError, ZeroDivisionError) as error:
-            raise FAQValueError(why.format(name=name, reason=error), semiring=name) from None
+            raise FAQValueError(error_class="NOT_BILINEAR", semiring=name, reason=error) from None
         if len(result) != width:
-            raise FAQValueError(
-                f"⊗ of {name!r} gives {len(result)} components, but the ring has {width} ({', '.join(names)})",
-                semiring=name, components=len(result),
-            )
+            raise FAQValueError(error_class="PRODUCT_WIDTH", semiring=name, components=len(result), width=width,
+                                names=names)
         rows = []
         for k, value in enumerate(result):
             symbolic = _Symbolic.of(value)
             if symbolic is NotImplemented:
-                raise FAQValueError(why.format(name=name, reason=f"component {names[k]} is {value!r}"), semiring=name)
+                raise FAQValueError(error_class="NOT_BILINEAR", semiring=name,
+                                    reason=f"component {names[k]} is {value!r}")
             for (i, j), coef in sorted(symbolic.terms.items()):
                 if i == _NONE or j == _NONE:
                     reason = f"component {names[k]} has the term {_Symbolic({(i, j): coef}).show(names)}, " \
                              "which is not (number)·a[i]·b[j], so a⊗0 ≠ 0"
-                    raise FAQValueError(why.format(name=name, reason=reason), semiring=name, component=names[k])
+                    raise FAQValueError(error_class="NOT_BILINEAR", semiring=name, reason=reason, component=names[k])
                 rows.append((k, i, j, float(coef)))
         out, left, right, coef = (tuple(column) for column in zip(*rows)) if rows else ((),) * 4
         return cls(width, out, left, right, coef)
@@ -232,16 +229,13 @@ class ArraySemiring(Semiring):
     ) -> None:
         names = tuple(str(c) for c in components)
         if not names or len(set(names)) != len(names):
-            raise FAQValueError(
-                f"array semiring {name!r}: components must be distinct names, at least one; got {list(names)}",
-                semiring=name, components=list(names),
-            )
+            raise FAQValueError(error_class="ARRAY_COMPONENTS", semiring=name, components=names)
         width = len(names)
         one = _element(name, "one", one, width)
         zero = (0.0,) * width
         product = BilinearProduct.trace(mul, width, name, names)
         if lift is None and features:
-            raise FAQValueError(f"array semiring {name!r}: features={features} but no lift", semiring=name)
+            raise FAQValueError(error_class="FEATURES_WITHOUT_LIFT", semiring=name, features=features)
         fields = dict(
             name=name, value_type=ARRAY_DOUBLE, zero=zero, one=one,
             add=Operation(f"{name}.add", "+", {ARRAY_DOUBLE: zero}),
@@ -433,10 +427,7 @@ def _element(name: str, what: str, value: Any, width: int) -> tuple[float, ...]:
     except (TypeError, ValueError):
         numbers_ = None
     if numbers_ is None or numbers_.shape != (width,):
-        raise FAQValueError(
-            f"array semiring {name!r}: {what} must be {width} numbers, got {value!r}",
-            semiring=name, value=repr(value),
-        )
+        raise FAQValueError(error_class="ARRAY_ELEMENT", semiring=name, what=what, width=width, value=repr(value))
     return tuple(float(x) for x in numbers_)
 
 

@@ -1,0 +1,210 @@
+"""Where a step runs, and which kernel an in-process step uses: the placement half of the physical plan.
+
+Every step, whatever its strategy (:mod:`faq.insideout.physical`), also has a
+placement (:func:`choose_placement`): in-process on the driver (no Spark job;
+the strategy's kernel run there, :mod:`faq.joins.local`) when its inputs are
+held on the driver or small, and its estimated footprint
+(:func:`step_footprint`) fits the driver's in-process memory; else on the
+executors.  An in-process generic join then runs the compiled loop, the numpy
+kernel (:func:`in_process_kernel`: when loading the loop would cost more than
+the work) or, for a triangle summed with + and ×, masked sparse products
+(:func:`in_process_triangle_kernel`).  Pure functions of the
+:class:`~faq.insideout.physical.Environment`: the planner calls them, the
+executor carries out what they chose.
+
+>>> from faq.insideout.physical import Environment
+>>> in_process_kernel(5e7, Environment())       # enough work to pay for loading the compiled loop
+(False, '')
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple, Optional, Sequence
+
+from faq.hypergraph.shares import format_bytes
+from faq.insideout.physical import (
+    LOCAL_BYTES_PER_ROW,
+    LOCAL_MEMORY_CONF,
+    LOCAL_ROWS_CONF,
+    PLACEMENT_CONF,
+    Environment,
+    Strategy,
+)
+
+__all__ = ["Input", "SMALL_KERNEL_WORK", "COMPILED_LOAD_SECONDS", "SPARSE_KERNEL_WORK", "in_process_kernel",
+           "triangle_bag", "in_process_triangle_kernel", "choose_placement", "step_footprint"]
+
+
+class Input(NamedTuple):
+    """One relation or indicator of a step, as :func:`choose_placement` sees it.
+
+    ``rows`` is its (estimated) rows, ``inf`` when unknown; ``held`` says the
+    driver holds its rows already (an input it loaded, or an earlier
+    in-process step's output).
+    """
+
+    rows: float
+    held: bool
+
+
+#: Estimated work (Σ of the smallest proposals per attribute, :class:`~faq.hypergraph.statistics.WorkEstimate`)
+#: below which an in-process generic join runs the numpy kernel when the compiled loop is not loaded yet.
+#: Measured (``python -m bench.bench_fresh``): loading numba and the cached loop takes 0.5-0.8 s in a new
+#: process, while the numpy kernel runs about 5e6 proposals a second: email-Eu-core (6.7e5) counts in
+#: 0.1 s against 0.9 s, wiki-Vote (1.9e6) in 0.3 s against 0.7 s, R-MAT 14 (5e6) about even.
+SMALL_KERNEL_WORK = 3e6
+COMPILED_LOAD_SECONDS = 0.6  # what the note says loading costs (see SMALL_KERNEL_WORK)
+
+
+def in_process_kernel(work: Optional[float], environment: Environment) -> tuple[bool, str]:
+    """Whether an in-process step that may run the compiled loop runs the numpy kernel instead, and why.
+
+    The compiled loop is much faster per proposal, but a process pays to load
+    it once; a small join is done before that (:data:`SMALL_KERNEL_WORK`).
+    Steps on the executors keep the compiled loop: their workers load it once
+    and serve many tasks.
+
+    Examples
+    --------
+    >>> in_process_kernel(6.7e5, Environment())
+    (True, 'numpy kernel: est. work 6.7e+05 below 3e+06, less than loading the compiled loop (~0.6 s)')
+    >>> in_process_kernel(5e7, Environment())
+    (False, '')
+    >>> in_process_kernel(6.7e5, Environment(compiled_loaded=True))   # a warm process has it loaded
+    (False, '')
+    >>> in_process_kernel(None, Environment())                          # no estimate: keep the loop
+    (False, '')
+    """
+    if environment.compiled_loaded or work is None or not math.isfinite(work) or work >= SMALL_KERNEL_WORK:
+        return False, ""
+    return True, (f"numpy kernel: est. work {work:.2g} below {SMALL_KERNEL_WORK:.0e}, less than loading the "
+                  f"compiled loop (~{COMPILED_LOAD_SECONDS:g} s)")
+
+
+#: Estimated work below which an in-process triangle-shaped bag (:func:`triangle_bag`) summed with + and ×
+#: runs as masked sparse products (:mod:`faq.joins.sparse_triangle`) when the compiled loop is not loaded
+#: yet, from :data:`SMALL_KERNEL_WORK` up (below it the numpy kernel runs).  Measured
+#: (``python -m bench.bench_fresh``, 2 busy cores): R-MAT 14 (est. 5e6) counts in 0.3-0.4 s against
+#: 0.7-0.9 s for loading and running the loop in a new process; at R-MAT 17 (5e7) the products take
+#: 6.6 s against 5 s for the loaded loop on two threads, so the loop keeps the larger sizes.
+SPARSE_KERNEL_WORK = 2e7
+
+
+def triangle_bag(uses: Sequence[Sequence[str]], indicators: int, keep: Sequence[str]) -> bool:
+    """Whether a bag is three relations over the three pairs of three variables, all summed away.
+
+    ``uses`` are the relations' variables, ``indicators`` how many
+    semi-joins the step has, ``keep`` its output variables.
+
+    Examples
+    --------
+    >>> triangle_bag([("a", "b"), ("a", "c"), ("b", "c")], 0, ())
+    True
+    >>> triangle_bag([("a", "b"), ("b", "a"), ("b", "c")], 0, ())   # two uses of one pair
+    False
+    >>> triangle_bag([("a", "b"), ("a", "c"), ("b", "c")], 0, ("a",))
+    False
+    """
+    pairs = {frozenset(u) for u in uses if len(u) == 2 and u[0] != u[1]}
+    return (len(uses) == 3 and len(pairs) == 3 and indicators == 0 and not keep
+            and len(frozenset().union(*pairs)) == 3)
+
+
+def in_process_triangle_kernel(work: Optional[float], environment: Environment) -> tuple[bool, str]:
+    """Whether an in-process triangle-shaped bag that may run the compiled loop runs masked sparse products
+    instead, and why (:data:`SPARSE_KERNEL_WORK`; the caller checks the shape, :func:`triangle_bag`, and
+    that ⊗ and ⊕ are × and +).
+
+    Examples
+    --------
+    >>> in_process_triangle_kernel(5e6, Environment())[1]
+    'masked sparse products (scipy): est. work 5e+06 below 2e+07, less than loading the compiled loop (~0.6 s)'
+    >>> in_process_triangle_kernel(5e7, Environment())
+    (False, '')
+    >>> in_process_triangle_kernel(5e6, Environment(compiled_loaded=True))   # a warm process has the loop
+    (False, '')
+    >>> in_process_triangle_kernel(1e6, Environment())                        # the numpy kernel's size
+    (False, '')
+    """
+    if (environment.compiled_loaded or work is None or not math.isfinite(work)
+            or not SMALL_KERNEL_WORK <= work < SPARSE_KERNEL_WORK):
+        return False, ""
+    return True, (f"masked sparse products (scipy): est. work {work:.2g} below {SPARSE_KERNEL_WORK:.0e}, less "
+                  f"than loading the compiled loop (~{COMPILED_LOAD_SECONDS:g} s)")
+
+
+def choose_placement(
+    inputs: Sequence[Input], footprint: Optional[float], in_numpy: str, environment: Environment
+) -> tuple[str, str]:
+    """Where a step runs: ``("driver", why)`` in-process, or ``("executors", why)`` as Spark jobs.
+
+    In-process when the step's work has a numpy form (``in_numpy`` is empty;
+    else it says why not), its inputs are held on the driver or small enough
+    to fetch (at most :attr:`Environment.local_rows` rows each), and its
+    estimated ``footprint`` (bytes: the index or the joined rows, see
+    :func:`step_footprint`) fits :attr:`Environment.local_memory`.  A step
+    on the driver runs no Spark job; a step on the executors is what every
+    step was before.  :attr:`Environment.placement` forces either.
+
+    Examples
+    --------
+    >>> env = Environment(placement="auto", local_memory=1 << 30, local_rows=1000)
+    >>> choose_placement([Input(50, False), Input(80, False)], 8e3, "", env)
+    ('driver', 'inputs of 130 rows, est. 7.81 KiB within the in-process memory 1 GiB')
+    >>> choose_placement([Input(2e6, True)], 6.4e7, "", env)
+    ('driver', 'inputs of 2e+06 rows held on the driver, est. 61 MiB within the in-process memory 1 GiB')
+    >>> choose_placement([Input(5000, False)], 1e5, "", env)[1]
+    'an input of 5e+03 rows is not on the driver and exceeds spark.faq.localRows=1000'
+    >>> choose_placement([Input(2e8, True)], 1.3e10, "", env)[1]
+    'est. 12.1 GiB exceeds the in-process memory 1 GiB (spark.faq.localMemory)'
+    >>> choose_placement([Input(5, False)], 1e3, "no numpy ⊗/⊕ for log/log", env)
+    ('executors', 'no numpy ⊗/⊕ for log/log')
+    >>> choose_placement([Input(5, False)], 1e3, "", Environment(placement="executors"))
+    ('executors', 'spark.faq.placement=executors')
+    >>> choose_placement([Input(5, False)], 1e3, "", Environment())    # no session's facts: as before
+    ('executors', '')
+    """
+    env = environment
+    if env.placement in ("", "executors"):
+        return "executors", f"{PLACEMENT_CONF}=executors" if env.placement else ""
+    if in_numpy:
+        return "executors", in_numpy
+    if env.placement == "driver":
+        return "driver", f"{PLACEMENT_CONF}=driver"
+    if any(not math.isfinite(i.rows) for i in inputs) or footprint is None or not math.isfinite(footprint):
+        return "executors", "sizes unknown"
+    for i in inputs:
+        if not i.held and i.rows > env.local_rows:
+            return "executors", (f"an input of {i.rows:.3g} rows is not on the driver and exceeds "
+                                 f"{LOCAL_ROWS_CONF}={env.local_rows}")
+    if footprint > env.local_memory:
+        return "executors", (f"est. {format_bytes(footprint)} exceeds the in-process memory "
+                             f"{format_bytes(env.local_memory)} ({LOCAL_MEMORY_CONF})")
+    rows = sum(i.rows for i in inputs)
+    held = " held on the driver" if inputs and all(i.held for i in inputs) else ""
+    return "driver", (f"inputs of {rows:.3g} rows{held}, est. {format_bytes(footprint)} within the in-process "
+                      f"memory {format_bytes(env.local_memory)}")
+
+
+def step_footprint(
+    strategy: "Strategy", input_rows: float, product_rows: Optional[float], aggregated_in_kernel: bool
+) -> Optional[float]:
+    """Estimated bytes an in-process step holds at once (None: unknown).
+
+    A generic join with integer keys holds its index
+    (:attr:`Strategy.index_bytes`) and, unless its kernel ⊕-aggregates, the
+    listed product; merges hold their inputs and the product
+    (``product_rows``, a bound), :data:`LOCAL_BYTES_PER_ROW` a row.
+
+    >>> step_footprint(Strategy("binary", ""), 100, 1000, False)
+    70400
+    >>> step_footprint(Strategy("broadcast", "", 300, index_bytes=9600), 300, 1e9, True)
+    9600
+    """
+    if strategy.name in ("broadcast", "partitioned") and strategy.index_bytes is not None:
+        listed = 0 if aggregated_in_kernel else product_rows
+        return None if listed is None else strategy.index_bytes + listed * LOCAL_BYTES_PER_ROW
+    if product_rows is None or not math.isfinite(input_rows):
+        return None
+    return (input_rows + product_rows) * LOCAL_BYTES_PER_ROW

@@ -1,0 +1,137 @@
+"""A relation held in-process: :class:`Table`, numpy key columns and one value column.
+
+The in-process join (:mod:`faq.joins.local`) and everything it runs on --
+the merges (:mod:`faq.joins.merges`), the sparse products
+(:mod:`faq.joins.sparse_product`), ⊕ per key
+(:mod:`faq.joins.row_arithmetic`) -- take and return these values instead
+of DataFrames.  :func:`key_codes` numbers integer key rows as one int64 each,
+the way every one of them compares keys.
+
+Examples
+--------
+>>> import numpy as np
+>>> t = Table(("a", "b"), {"a": np.array([0, 1, 0]), "b": np.array([1, 2, 1])}, np.array([1, 2, 3]))
+>>> t.rows, t.projection(["a", "b"]).rows
+(3, 2)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+from faq.joins.frame import VALUE_COLUMN
+from faq.semirings import Semiring
+from faq.semirings.numpy_backend import as_values
+
+if TYPE_CHECKING:
+    import pandas as pd
+    import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Table:
+    """A relation held in-process: a key column per variable and one value column.
+
+    ``values`` is None for an indicator (every row is one).  Rows with equal
+    keys may repeat (partial aggregates, an input with duplicate keys); the
+    join treats every row as a row, as the Spark joins do.
+    """
+
+    variables: tuple[str, ...]
+    keys: Mapping[str, np.ndarray]
+    values: Optional[np.ndarray]
+
+    @property
+    def rows(self) -> int:
+        if self.values is not None:
+            return len(self.values)
+        return len(next(iter(self.keys.values()))) if self.keys else 1
+
+    def projection(self, variables: Sequence[str]) -> "Table":
+        """The distinct ``variables``-projection of the rows (an indicator)."""
+        codes = key_codes([self.keys[v] for v in variables])
+        if codes is not None:
+            _, first = np.unique(codes, return_index=True)
+            return Table(tuple(variables), {v: np.asarray(self.keys[v])[first] for v in variables}, None)
+        frame = self.frame(valued=False)[list(variables)].drop_duplicates()
+        return Table(tuple(variables), {v: frame[v].to_numpy() for v in variables}, None)
+
+    def frame(self, valued: bool = True) -> "pd.DataFrame":
+        """The rows as a pandas DataFrame (keys, then :data:`VALUE_COLUMN` when ``valued``)."""
+        import pandas as pd
+
+        columns: dict[str, Any] = {v: self.keys[v] for v in self.variables}
+        if valued and self.values is not None:
+            columns[VALUE_COLUMN] = self.values
+        if not columns:
+            return pd.DataFrame(index=range(self.rows))
+        return pd.DataFrame(columns, copy=False)
+
+    @classmethod
+    def from_arrow(cls, table: "pa.Table", variables: Sequence[str], semiring: Semiring, valued: bool = True) -> "Table":
+        """A table of Arrow columns named as ``variables`` (and :data:`VALUE_COLUMN`), rows with a
+        null key or value left out (as the Spark joins leave them), values in ``semiring``'s dtype."""
+        import pyarrow.compute as pc
+
+        names = list(variables) + ([VALUE_COLUMN] if valued else [])
+        table = table.select(names)
+        if any(table.column(n).null_count for n in names):
+            keep = None
+            for n in names:
+                valid = pc.is_valid(table.column(n))
+                keep = valid if keep is None else pc.and_(keep, valid)
+            table = table.filter(keep)
+        keys = {v: cls.column_array(table.column(v)) for v in variables}
+        values = None
+        if valued:
+            values = as_values(semiring, cls.column_array(table.column(VALUE_COLUMN)))
+        return cls(tuple(variables), keys, values)
+
+    @staticmethod
+    def column_array(column: "pa.ChunkedArray") -> np.ndarray:
+        """An Arrow column without nulls as a numpy array (strings and other objects as an object array)."""
+        return column.to_numpy(zero_copy_only=False)
+
+    def to_arrow(self, value_name: str = VALUE_COLUMN) -> "pa.Table":
+        import pyarrow as pa
+
+        columns = [pa.array(self.keys[v]) for v in self.variables]
+        names = list(self.variables)
+        if self.values is not None:
+            columns.append(pa.array(self.values))
+            names.append(value_name)
+        return pa.Table.from_arrays(columns, names=names)
+
+
+def key_codes(keys: Sequence[np.ndarray]) -> Optional[np.ndarray]:
+    """One int64 per row, equal exactly where the rows of integer ``keys`` are equal (None for
+    keys of other types, or when the columns' distinct values are too many to combine).
+
+    >>> key_codes([np.array([5, 7, 5]), np.array([1, 1, 1])]).tolist()
+    [0, 1, 0]
+    """
+    code: Optional[np.ndarray] = None
+    span = 1
+    for k in keys:
+        k = np.asarray(k)
+        if k.dtype.kind not in "iub":
+            return None
+        values, inverse = np.unique(k, return_inverse=True)
+        if span * max(1, len(values)) >= 1 << 62:
+            return None
+        inverse = inverse.astype(np.int64).reshape(-1)
+        code = inverse if code is None else code * len(values) + inverse
+        span *= max(1, len(values))
+    return code
+
+
+def variables_of(relations: Sequence[Table], indicators: Sequence[Table]) -> tuple[str, ...]:
+    """Every variable of the relations and indicators, once each, in the order they first occur.
+
+    >>> variables_of([Table(("a", "b"), {}, None)], [Table(("b", "c"), {}, None)])
+    ('a', 'b', 'c')
+    """
+    return tuple(dict.fromkeys(v for r in (*relations, *indicators) for v in r.variables))
