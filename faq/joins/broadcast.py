@@ -33,7 +33,6 @@ Spark pickles by reference to this module.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 import numpy as np
@@ -42,7 +41,7 @@ from faq.driver_copy import driver_copy
 from faq.hypergraph.shares import format_bytes
 from faq.joins.compiled import for_tasks
 from faq.joins.frame import VALUE_COLUMN, Aggregation
-from faq.joins.kernel import BATCH_ROWS, build_kernel, run_kernel
+from faq.joins.kernel import BATCH_ROWS, KernelSpec, run_kernel
 from faq.joins.task_index import TaskIndex, seed_count
 from faq.joins.uses import Use, check_integral, normalised, with_product
 from faq.semirings import Semiring
@@ -53,7 +52,7 @@ if TYPE_CHECKING:
 
     from faq.scope import Scope
 
-__all__ = ["broadcast_join", "KernelSpec", "index_on_driver", "expand_partition", "SEED_TASKS_PER_CORE",
+__all__ = ["broadcast_join", "index_on_driver", "expand_partition", "SEED_TASKS_PER_CORE",
            "ROWS_PER_PARTITION"]
 
 # A broadcast join's tasks per core.  Its seeds are dealt round-robin (task p of P runs seeds p,
@@ -64,42 +63,6 @@ __all__ = ["broadcast_join", "KernelSpec", "index_on_driver", "expand_partition"
 SEED_TASKS_PER_CORE = 1
 # ... but at most one task per this many index rows (tiny joins run as one task).
 ROWS_PER_PARTITION = 50_000
-
-
-@dataclass(frozen=True)
-class KernelSpec:
-    """What a broadcast index's kernel is built for, beyond its rows: the arguments of
-    :func:`~faq.joins.kernel.build_kernel` that the driver's build and an executor's share.
-
-    Each field is the parameter of ``build_kernel`` by that name: the groups
-    of uses sharing one index, the attribute order, the product's variables,
-    the semiring, and (with numpy ``ops``) the aggregation the tasks do.
-    The executors' build receives it pickled, with ``ops`` as decided from
-    the observed value ranges.
-
-    Examples
-    --------
-    >>> from faq.semirings import get_semiring
-    >>> spec = KernelSpec([[0]], ["a"], ["a"], get_semiring("counting"))
-    >>> kernel, seeds, note = spec.build([("a",)], [([np.array([1, 2, 5], dtype=np.int64)], None)])
-    >>> seeds, list(kernel.names)
-    (3, ['a'])
-    """
-
-    groups: Sequence[Sequence[int]]
-    order: Sequence[str]
-    variables: Sequence[str]
-    semiring: Semiring
-    aggregate: Optional[Aggregation] = None
-    ops: Optional[NumpyForm] = None
-
-    def build(
-        self, attributes: Sequence[tuple[str, ...]], collected: Sequence[tuple[list[np.ndarray], Optional[np.ndarray]]]
-    ) -> tuple[Any, int, str]:
-        """:func:`~faq.joins.kernel.build_kernel` of the uses' ``attributes`` and the groups' ``collected``
-        rows: (kernel, seeds, note)."""
-        return build_kernel(attributes, self.groups, collected, self.order, self.variables, self.semiring,
-                            self.aggregate, self.ops)
 
 
 def broadcast_join(

@@ -34,7 +34,7 @@ session stops, as a shipped index does.
 A layer of the generic join (the map is in :mod:`faq.joins.generic`):
 :func:`faq.joins.broadcast.broadcast_join` calls :func:`index_on_executors`;
 this module stands on the kernel (:mod:`faq.joins.kernel`, built from the
-:class:`~faq.joins.broadcast.KernelSpec` the driver's build also uses), its value
+:class:`~faq.joins.kernel.KernelSpec` the driver's build also uses), its value
 (:mod:`faq.joins.task_index`) and the uses' Spark helpers
 (:mod:`faq.joins.uses`).
 
@@ -65,7 +65,7 @@ import numpy as np
 
 from faq.errors import IndexDirectoryError, PlanError
 from faq.io.scratch import scratch_directory
-from faq.joins.broadcast import KernelSpec
+from faq.joins.kernel import KernelSpec
 from faq.joins.compiled import for_tasks
 from faq.joins.frame import VALUE_COLUMN
 from faq.joins.task_aggregation import kernel_values

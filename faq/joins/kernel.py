@@ -37,6 +37,7 @@ Examples
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Sequence
 
 import numpy as np
@@ -52,7 +53,7 @@ from faq.joins.task_index import Kernel, output_names
 from faq.semirings import Semiring
 from faq.semirings.numpy_backend import NumpyForm
 
-__all__ = ["BATCH_ROWS", "build_kernel", "run_kernel"]
+__all__ = ["BATCH_ROWS", "KernelSpec", "build_kernel", "run_kernel"]
 
 # Largest number of candidates a piece of prefixes may propose (per task, per level).
 BATCH_ROWS = 1 << 16
@@ -155,6 +156,42 @@ def build_kernel(
         kernel.compiled, why = compilable(kernel)
         note += "; compiled loop (numba)" if kernel.compiled else f"; numpy kernel: {why}"
     return kernel, n_seeds, note
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    """What a broadcast index's kernel is built for, beyond its rows: the arguments of
+    :func:`~faq.joins.kernel.build_kernel` that the driver's build and an executor's share.
+
+    Each field is the parameter of ``build_kernel`` by that name: the groups
+    of uses sharing one index, the attribute order, the product's variables,
+    the semiring, and (with numpy ``ops``) the aggregation the tasks do.
+    The executors' build receives it pickled, with ``ops`` as decided from
+    the observed value ranges.
+
+    Examples
+    --------
+    >>> from faq.semirings import get_semiring
+    >>> spec = KernelSpec([[0]], ["a"], ["a"], get_semiring("counting"))
+    >>> kernel, seeds, note = spec.build([("a",)], [([np.array([1, 2, 5], dtype=np.int64)], None)])
+    >>> seeds, list(kernel.names)
+    (3, ['a'])
+    """
+
+    groups: Sequence[Sequence[int]]
+    order: Sequence[str]
+    variables: Sequence[str]
+    semiring: Semiring
+    aggregate: Optional[Aggregation] = None
+    ops: Optional[NumpyForm] = None
+
+    def build(
+        self, attributes: Sequence[tuple[str, ...]], collected: Sequence[tuple[list[np.ndarray], Optional[np.ndarray]]]
+    ) -> tuple[Any, int, str]:
+        """:func:`~faq.joins.kernel.build_kernel` of the uses' ``attributes`` and the groups' ``collected``
+        rows: (kernel, seeds, note)."""
+        return build_kernel(attributes, self.groups, collected, self.order, self.variables, self.semiring,
+                            self.aggregate, self.ops)
 
 
 def run_kernel(batches: Iterator[Any], kernel: Kernel) -> Iterator[Any]:
