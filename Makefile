@@ -45,6 +45,13 @@ TEST_WORKERS ?= 2
 test: java $(WARM)
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
+# The hypothesis property tests with the `thorough` profile: 10x the examples, Spark path included (tests/conftest.py).
+.PHONY: thorough
+thorough: java $(WARM)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --hypothesis-profile thorough \
+	    tests/test_insideout.py tests/test_generic_join.py tests/test_generic_join_semirings.py tests/test_track.py \
+	    tests/test_incremental.py tests/test_recursive.py tests/test_motifs.py
+
 java:
 	@scripts/check_java.sh
 

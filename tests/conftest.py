@@ -1,14 +1,56 @@
-"""Fixtures shared by test modules: small input files the ``faq`` commands read.
+"""Fixtures shared by test modules: small input files the ``faq`` commands read; hypothesis profiles.
 
 (The Spark session and its guard are in the repository's conftest.py; helpers
 in tests/helpers.py.)
+
+Hypothesis profiles
+-------------------
+The random (hypothesis) tests size their runs with :func:`examples`: a test
+says ``@settings(max_examples=examples(SPARK))`` with the count it runs in the
+suite, and the loaded profile scales it.
+
+``default``
+    What the suite runs (``make test``): every count as written -- property
+    tests check their oracle on 10 or more examples run in-process (placement
+    ``"driver"``: no Spark job, milliseconds an example) and on a few (1-6)
+    that go through Spark jobs.
+``thorough``
+    Ten times as many examples everywhere, the Spark path included (and 1000
+    for a test that sets no count), for benchmark runs and maintainers:
+    ``make thorough``, or ``pytest --hypothesis-profile thorough`` (hypothesis'
+    pytest option), or ``FAQ_HYPOTHESIS_PROFILE=thorough`` in the environment.
+
+The scale is the loaded profile's ``max_examples`` over the default's (100),
+so a profile registered elsewhere scales the same way.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+#: Hypothesis' own max_examples: a profile's scale is its max_examples over this.
+DEFAULT_EXAMPLES = 100
+#: Examples per test under the ``thorough`` profile, relative to the suite's.
+THOROUGH_SCALE = 10
+PROFILE_ENV = "FAQ_HYPOTHESIS_PROFILE"
+
+settings.register_profile("default", max_examples=DEFAULT_EXAMPLES)
+settings.register_profile("thorough", max_examples=THOROUGH_SCALE * DEFAULT_EXAMPLES)
+# The environment's choice; hypothesis' --hypothesis-profile (loaded after this import) overrides it.
+if os.environ.get(PROFILE_ENV):
+    settings.load_profile(os.environ[PROFILE_ENV])
+
+
+def examples(n: int) -> int:
+    """``n`` examples scaled by the loaded hypothesis profile (``default``: ``n``; ``thorough``: ``10 n``).
+
+    Read when a test module is imported -- after the profile is loaded -- as ``@settings(max_examples=...)``.
+    """
+    return max(1, n * settings().max_examples // DEFAULT_EXAMPLES)
 
 
 @pytest.fixture

@@ -2,7 +2,9 @@
 
 Every strategy runs on every case: ``shuffle`` (DataFrame joins),
 ``broadcast`` (numpy tries per partition) and ``partitioned`` (HyperCube grid,
-numpy tries per cell).
+numpy tries per cell).  The random cases run a few times as Spark jobs and
+more times in-process (placement ``"driver"``: the same kernel on the driver,
+no Spark job); the counts scale with the hypothesis profile (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from faq.driver_copy import driver_copy
 from faq.factor import factor_of
 from faq.insideout import evaluate
 from faq.io import read_edge_list
@@ -27,6 +30,7 @@ from faq.scope import Scope
 from faq.semirings import Semiring, get_semiring
 from faq.semirings.spark_backend import columns as spark_columns
 from tests.brute_force import PY_SEMIRINGS, assert_same_answer, brute_force
+from tests.conftest import examples
 from tests.helpers import log_add
 from tests.strategies import DOMAIN, INF, VALUES, cyclic_faq, factors_of, nontrivial_faq
 
@@ -34,15 +38,21 @@ pytestmark = pytest.mark.usefixtures("spark")
 
 STRATEGIES = ("shuffle", "broadcast", "partitioned")
 
+# Examples per random test in the suite: through Spark jobs (FEW, ONE: also tests/test_generic_join_semirings.py's)
+# and in-process.
+SPARK = 2
+IN_PROCESS = 10
+
 FEW = settings(
-    max_examples=2,
+    max_examples=examples(SPARK),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.filter_too_much],
     derandomize=True,
 )
 
 
-ONE = settings(FEW, max_examples=1)
+ONE = settings(FEW, max_examples=examples(1))
+MANY = settings(FEW, max_examples=examples(IN_PROCESS))
 
 
 def frame(rows, variables, semiring="counting"):
@@ -102,6 +112,17 @@ def check_faq(case, semiring, joins):
         assert_same_answer(got, expected, join, atoms)
 
 
+def in_process_answer(query, factors, join):
+    """{key: value} of ``query`` with every step in-process and joined by ``join``, read from the
+    driver's copy of the answer (no Spark job); and the steps' notes."""
+    with evaluate(query, factors, join=join, placement="driver") as result:
+        assert all(s.placement == "driver" and s.join_method == join for s in result.plan.steps), result.plan
+        held = driver_copy(result.df)
+        assert held is not None  # the answer was made in-process
+        rows = zip(*(held[c].tolist() for c in result.df.columns))
+        return {tuple(r[:-1]): r[-1] for r in rows}, list(result.notes)
+
+
 def test_random_bags_agree_with_binary_join():
     """All atoms of a random FAQ as one bag: the generic join's rows are binary_join's."""
     from faq.insideout.binding import bind
@@ -116,6 +137,28 @@ def test_random_bags_agree_with_binary_join():
         factors = factors_of(atoms, data, semiring)
         frames = list(bind(make_query(atoms, free, semiring=semiring), factors, ring).values())
         check_against_binary(frames, [], semiring)
+
+    check()
+
+
+def test_random_bags_in_process_agree_with_binary_join_and_brute_force():
+    """In-process: a random FAQ with every variable free (its atoms one bag, nothing summed away),
+    joined by the generic join's kernel and by the binary merges, both equal to brute force."""
+    semiring = "real"
+
+    @MANY
+    @given(nontrivial_faq(semiring))
+    def check(case):
+        atoms, data, _ = case
+        every = list(dict.fromkeys(v for _, vs in atoms for v in vs))
+        query = make_query(atoms, every, semiring=semiring)
+        factors = factors_of(atoms, data, semiring)
+        expected = brute_force(atoms, data, every, semiring, DOMAIN)
+        generic, notes = in_process_answer(query, factors, "generic")
+        assert all(n.startswith("in-process") for n in notes), notes
+        assert_same_answer(generic, expected, "in-process generic", atoms)
+        binary, _ = in_process_answer(query, factors, "binary")
+        assert_same_answer(binary, expected, "in-process binary", atoms)
 
     check()
 
@@ -178,6 +221,18 @@ def test_user_defined_semiring_with_numpy_forms_aggregates_inside_tasks(monkeypa
         assert_same_answer(aggregated_in_tasks(frames, tuple(free)), expected, "aggregated")
 
     check()
+
+    # In-process (no Spark job): the generic join's kernel ⊕-aggregates with the declared numpy forms.
+    @MANY
+    @given(cyclic_faq("log"))
+    def check_in_process(case):
+        atoms, data, free = case
+        expected = brute_force(atoms, data, free, "log", DOMAIN)
+        got, notes = in_process_answer(make_query(atoms, free), factors_of(atoms, data, log), "generic")
+        assert all(n.startswith("in-process") for n in notes), notes
+        assert_same_answer(got, expected, "in-process", atoms)
+
+    check_in_process()
 
     ones = [(a, b, 0.0) for a, b, _ in TRIANGLE_EDGES]
     rels = edge_frames(ones, [("a", "b"), ("a", "c"), ("b", "c")], log)

@@ -1,4 +1,10 @@
-"""Maintained queries: after every batch the answer equals recomputation, and the changes add up."""
+"""Maintained queries: after every batch the answer equals recomputation, and the changes add up.
+
+The random update streams run in both placements: many examples with the
+indexes on the driver (``placement="driver"``: a batch runs no Spark job) and
+a few with them on the executors (Spark jobs); the counts scale with the
+hypothesis profile (tests/conftest.py).
+"""
 
 from __future__ import annotations
 
@@ -16,14 +22,20 @@ from faq.errors import (
 )
 from faq.factor import factor_of
 from faq.incremental import MaintainedQuery, maintain
+from faq.incremental.state import ANSWER
 from faq.language import make_query
 from tests.brute_force import PY_SEMIRINGS, assert_same_answer, brute_force, same_value
+from tests.conftest import examples
 from tests.strategies import DOMAIN, INF, factors_of, random_faq
 
 pytestmark = pytest.mark.usefixtures("spark")
 
+# Examples per random stream test in the suite: indexes on the executors (Spark jobs), on the driver.
+SPARK = 4
+IN_PROCESS = 10
+
 STREAM = settings(
-    max_examples=4,
+    max_examples=examples(SPARK),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     derandomize=True,
@@ -35,18 +47,26 @@ STREAM = settings(
 RING_DELTAS = {"integer": [-2, -1, 1, 2, 3], "real": [-1.5, -0.5, 0.5, 1.0, 2.25]}
 
 
-def answer_dict(mq: MaintainedQuery) -> dict:
+def answer_dict(mq: MaintainedQuery, in_process: bool = False) -> dict:
+    """{key: value} of the answer: through :meth:`~MaintainedQuery.answer`'s DataFrame, or (``in_process``)
+    the rows it is made from, read on the driver without a Spark call."""
+    if in_process:
+        table = mq.state.table(ANSWER)
+        return {tuple(r[:-1]): r[-1] for r in zip(*(c.to_pylist() for c in table.columns))}
     return {tuple(r[:-1]): r[-1] for r in mq.answer().df.collect()}
 
 
-def check_answer(mq, atoms, data, free, semiring):
+def check_answer(mq, atoms, data, free, semiring, in_process=False):
     expected = brute_force(atoms, data, free, semiring, DOMAIN)
-    assert_same_answer(answer_dict(mq), expected)
+    assert_same_answer(answer_dict(mq, in_process), expected)
     return expected
 
 
-def deltas_of(batch, data, semiring):
-    """The batch's rows as delta factors, with the arity of the factor's rows in ``data``."""
+def deltas_of(batch, data, semiring, in_process=False):
+    """The batch's rows as delta factors, with the arity of the factor's rows in ``data``; or
+    (``in_process``) as the tuples themselves, which a batch reads without a Spark job."""
+    if in_process:
+        return batch
     arity = {n: len(rows[0]) - 1 for n, rows in data.items()}
     return {n: factor_of(rows, [f"c{i}" for i in range(arity[n])], semiring) for n, rows in batch.items()}
 
@@ -78,12 +98,14 @@ def ring_batches(draw, data, semiring, n_batches=3):
 
 
 PLACEMENTS = ["driver", "executors"]
+# (placement, examples): the random streams' placements and how many examples each runs.
+STREAM_PLACEMENTS = [("driver", IN_PROCESS), ("executors", SPARK)]
 
 
-@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("placement, n", STREAM_PLACEMENTS)
 @pytest.mark.parametrize("semiring", ["integer", "real"])
-def test_random_update_streams_in_rings(semiring, placement):
-    @STREAM
+def test_random_update_streams_in_rings(semiring, placement, n):
+    @settings(STREAM, max_examples=examples(n))
     @given(random_faq(semiring), st.data())
     def check(case, stream):
         atoms, data, free = case
@@ -92,14 +114,16 @@ def test_random_update_streams_in_rings(semiring, placement):
                     for n, rows in data.items()}
         data = {n: list(rows) for n, rows in data.items()}
         query = make_query(atoms, free, semiring=semiring)
+        local = placement == "driver"  # tuples in, answers read on the driver: no Spark job an example
         with maintain(query, factors_of(atoms, data, semiring), placement=placement) as mq:
-            before = first = check_answer(mq, atoms, data, free, semiring)
+            assert mq.where == placement
+            before = first = check_answer(mq, atoms, data, free, semiring, local)
             total: dict = {}
             for batch in stream.draw(ring_batches(data, semiring)):
-                change = mq.apply(deltas_of(batch, data, semiring)).collect()
+                change = mq.apply(deltas_of(batch, data, semiring, local)).collect()
                 for n, rows in batch.items():
                     data[n].extend(rows)
-                after = check_answer(mq, atoms, data, free, semiring)
+                after = check_answer(mq, atoms, data, free, semiring, local)
                 diffs = {tuple(r[:-2]): r[-1] for r in change}
                 assert all(r["version"] == mq.version for r in change)
                 for key in set(before) | set(after):
@@ -146,10 +170,10 @@ def improving_batches(draw, data, semiring, n_batches=3):
     return batches
 
 
-@pytest.mark.parametrize("placement", PLACEMENTS)
+@pytest.mark.parametrize("placement, n", STREAM_PLACEMENTS)
 @pytest.mark.parametrize("semiring", ["min_plus", "boolean"])
-def test_random_insert_only_streams_in_idempotent_semirings(semiring, placement):
-    @STREAM
+def test_random_insert_only_streams_in_idempotent_semirings(semiring, placement, n):
+    @settings(STREAM, max_examples=examples(n))
     @given(random_faq(semiring), st.data())
     def check(case, stream):
         atoms, data, free = case
@@ -157,13 +181,15 @@ def test_random_insert_only_streams_in_idempotent_semirings(semiring, placement)
         data = {n: list(rows) or [(*(0,) * len(next(vs for f, vs in atoms if f == n)), one)]
                 for n, rows in data.items()}
         query = make_query(atoms, free, semiring=semiring)
+        local = placement == "driver"  # tuples in, answers read on the driver: no Spark job an example
         with maintain(query, factors_of(atoms, data, semiring), placement=placement) as mq:
-            before = check_answer(mq, atoms, data, free, semiring)
+            assert mq.where == placement
+            before = check_answer(mq, atoms, data, free, semiring, local)
             for batch in stream.draw(improving_batches(data, semiring)):
-                change = {tuple(r[:-2]): r[-1] for r in mq.apply(deltas_of(batch, data, semiring)).collect()}
+                change = {tuple(r[:-2]): r[-1] for r in mq.apply(deltas_of(batch, data, semiring, local)).collect()}
                 for n, rows in batch.items():
                     data[n].extend(rows)
-                after = check_answer(mq, atoms, data, free, semiring)
+                after = check_answer(mq, atoms, data, free, semiring, local)
                 changed = {k: v for k, v in after.items() if k not in before or not same_value(before[k], v)}
                 assert set(change) == set(changed), (change, changed)
                 for key, value in changed.items():

@@ -1,7 +1,10 @@
-"""InsideOut on Spark against the brute-force evaluator, on random small FAQs.
+"""InsideOut against the brute-force evaluator, on random small FAQs.
 
-These run every step on the executors (``placement="executors"``), as Spark
-jobs; tests/test_placement.py runs the same kind of queries in-process.
+The random queries run twice: a few examples with every step on the executors
+(``placement="executors"``), as Spark jobs, and many more with every step
+in-process (``placement="driver"``: no Spark job, milliseconds an example);
+tests/test_placement.py runs more in-process queries and mixes placements.
+The counts scale with the hypothesis profile (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -10,54 +13,77 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from faq.driver_copy import driver_copy
 from faq.factor import factor_of
 from faq.insideout import evaluate, plan
 from faq.language import make_query, parse_query
 from faq.semirings import semiring_names
 from tests.brute_force import PY_SEMIRINGS, assert_same_answer, brute_force
+from tests.conftest import examples
 from tests.strategies import DOMAIN, factors_of, random_faq
 
 # Every test but the plan's and the registry's runs InsideOut on Spark.
 pytestmark = pytest.mark.usefixtures("spark")
 
+# Examples per random test in the suite: through Spark jobs, and in-process.
+SPARK = 4
+IN_PROCESS = 10
+PLACEMENTS = [("executors", SPARK), ("driver", IN_PROCESS)]
+
 PROPERTY = settings(
-    max_examples=6,
+    max_examples=examples(SPARK),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     derandomize=True,
 )
 
 
+def answer_rows(result) -> dict:
+    """{key: value} of an answer: read from the driver's copy when the last step ran in-process (no
+    Spark job), else collected."""
+    held = driver_copy(result.df)
+    if held is None:
+        return {tuple(r[:-1]): r[-1] for r in result.df.collect()}
+    return {tuple(r[:-1]): r[-1] for r in zip(*(held[c].tolist() for c in result.df.columns))}
+
+
 def run_and_compare(atoms, data, free, semiring, aggregates=(), method="auto", placement="executors"):
     factors = factors_of(atoms, data, semiring)
     query = make_query(atoms, free, semiring=semiring, aggregates=aggregates)
     with evaluate(query, factors, method=method, placement=placement) as result:
-        rows = result.factor.df.collect()
-    got = {tuple(r[:-1]): r[-1] for r in rows}
+        got = answer_rows(result)
+        placed = {s.placement for s in result.plan.steps}
     expected = brute_force(atoms, data, free, semiring, DOMAIN, aggregates)
     assert_same_answer(got, expected, str(query))
+    return placed
 
 
+@pytest.mark.parametrize("placement, n", PLACEMENTS)
 @pytest.mark.parametrize("semiring", sorted(PY_SEMIRINGS))
-def test_random_faqs_match_brute_force(semiring):
-    @PROPERTY
+def test_random_faqs_match_brute_force(semiring, placement, n):
+    @settings(PROPERTY, max_examples=examples(n))
     @given(random_faq(semiring))
     def check(case):
         atoms, data, free = case
-        run_and_compare(atoms, data, free, semiring)
+        assert run_and_compare(atoms, data, free, semiring, placement=placement) == {placement}
 
     check()
 
 
-@PROPERTY
-@given(random_faq("max_product"), st.data())
-def test_marginal_map_keeps_aggregate_precedence(case, data):
+@pytest.mark.parametrize("placement, n", PLACEMENTS)
+def test_marginal_map_keeps_aggregate_precedence(placement, n):
     """max over some variables of Σ over the rest (sum and max share ×)."""
-    atoms, rows, free = case
-    bound = [v for v in dict.fromkeys(v for _, vs in atoms for v in vs) if v not in free]
-    maxed = data.draw(st.lists(st.sampled_from(bound), unique=True, max_size=len(bound)) if bound else st.just([]))
-    aggregates = [(v, "max_product") for v in maxed]
-    run_and_compare(atoms, rows, free, "real", aggregates)
+
+    @settings(PROPERTY, max_examples=examples(n))
+    @given(random_faq("max_product"), st.data())
+    def check(case, data):
+        atoms, rows, free = case
+        bound = [v for v in dict.fromkeys(v for _, vs in atoms for v in vs) if v not in free]
+        maxed = data.draw(st.lists(st.sampled_from(bound), unique=True, max_size=len(bound)) if bound else st.just([]))
+        aggregates = [(v, "max_product") for v in maxed]
+        assert run_and_compare(atoms, rows, free, "real", aggregates, placement=placement) == {placement}
+
+    check()
 
 
 def test_marginal_map_differs_from_swapped_order():

@@ -10,7 +10,9 @@
 Spark jobs dominate the time, so the random graphs (several per hypothesis example) and the
 email subgraph run as one disjoint union: every pattern tested is connected, so its count on the
 union is the sum of the counts on the parts, and its bindings on the random part are the union of
-the bindings per graph.
+the bindings per graph.  That runs once through Spark; smaller random unions are counted more
+times in-process (an edge-list file the driver reads, every step on the driver: no Spark job).
+The counts scale with the hypothesis profile (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from faq.factor import factor_of
 from faq.graphs import count_motifs, list_motifs, motifs
 from faq.graphs.pattern import inclusion_exclusion, parse_pattern
 from faq.io import read_edge_list
+from tests.conftest import examples
 from tests.helpers import run
 
 DATA = Path(__file__).parent / "data"
@@ -319,6 +322,12 @@ COUNTED = {
 # form; unfiltered listings are run by the command's tests.
 LISTED = [CYCLE4, INDUCED_2PATH, OPEN_TRIAD, MIXED]
 OFFSET = 1000  # random graphs' ids start here, above the subgraph's
+PLACEMENT = "spark.faq.placement"  # where one-shot steps run (faq.insideout.physical.PLACEMENT_CONF)
+
+
+# Examples in the suite: the union with the email subgraph through Spark, and smaller unions in-process.
+SPARK = 1
+IN_PROCESS = 10
 
 
 # Each Spark run is dozens of jobs, so: one example, made of 4 to 8 random digraphs, run as one
@@ -327,7 +336,7 @@ OFFSET = 1000  # random graphs' ids start here, above the subgraph's
 # `assume` skips it.  No shrinking.
 @pytest.mark.usefixtures("spark")
 @settings(
-    max_examples=1,
+    max_examples=examples(SPARK),
     deadline=None,
     derandomize=True,
     database=None,
@@ -363,6 +372,41 @@ def test_counts_and_listings_against_brute_force_and_numpy(subgraph, graphs):
         finally:
             listing.unpersist()
         assert sorted(random_part) == sorted(enumerated(text)), text
+
+
+@settings(
+    max_examples=examples(IN_PROCESS),
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture],
+)
+@given(graphs=st.lists(digraph(max_nodes=6), min_size=2, max_size=4))
+def test_counts_in_process_against_brute_force(spark, tmp_path, graphs):
+    """Every motif counted with every step on the driver (``spark.faq.placement=driver``), the union
+    given as an edge-list file the driver reads: no Spark job.  The patterns auto lists to count
+    (negations everywhere) are counted by inclusion–exclusion here; the listing runs on Spark above."""
+    raw, parts = union(graphs, OFFSET)
+    assume(raw)
+    path = tmp_path / f"union{len(list(tmp_path.iterdir()))}.txt"
+    path.write_text("".join(f"{u} {v}\n" for u, v in raw))
+    before = spark.conf.get(PLACEMENT, None)
+    spark.conf.set(PLACEMENT, "driver")
+    try:
+        for text, spec in SPECS.items():
+            strategy = "inclusion_exclusion" if COUNTED.get(text) == "listing" else "auto"
+            result = count_motifs(str(path), text, strategy=strategy)
+            assert {s.placement for p in result.plans for s in p.steps} == {"driver"}, text
+            expected = len(set().union(*(brute_force(nodes, e, spec) for nodes, e in parts)))
+            assert result.count == expected, text
+            if strategy == "auto" and text in COUNTED:
+                assert result.strategy == COUNTED[text], text
+    finally:
+        if before is None:
+            spark.conf.unset(PLACEMENT)
+        else:
+            spark.conf.set(PLACEMENT, before)
 
 
 # --- Spark: the whole of email-Eu-core against numpy and SNAP ------------------------------------------

@@ -5,8 +5,10 @@ for shortest paths, ``connected_components``) and a bottleneck Dijkstra written
 here for widest paths.  Real graphs: SNAP wiki-Vote, p2p-Gnutella31 and
 soc-sign-bitcoinotc (|rating| as length and as capacity); random graphs from
 hypothesis.  Spark is slow per job, so the random graphs of one example are
-solved together as one disjoint union (one source per graph), and examples are
-few.
+solved together as one disjoint union (one source per graph), and examples
+through Spark are few; the same random unions are solved many more times by a
+maintained fixpoint on the driver (no Spark job).  The counts scale with the
+hypothesis profile (tests/conftest.py).
 """
 
 import heapq
@@ -40,6 +42,7 @@ from faq.recursive import (
     shortest_paths,
     widest_paths,
 )
+from tests.conftest import examples
 
 DATA = Path(__file__).resolve().parent / "data"
 WIKI = DATA / "wiki-Vote.txt.gz"  # 7,115 nodes, 103,689 directed edges
@@ -221,14 +224,26 @@ def seeds_of(graphs, semiring, spark):
     return factor_of([(i * OFFSET, one) for i in range(len(graphs))], ["node"], semiring, spark=spark)
 
 
-SETTINGS = settings(max_examples=3, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+# Examples per random-union test in the suite: solved with Spark jobs (fixpoint, connected_components),
+# and by a maintained fixpoint on the driver.
+SPARK = 3
+IN_PROCESS = 10
+SETTINGS = settings(max_examples=examples(SPARK), deadline=None, suppress_health_check=list(HealthCheck),
+                    derandomize=True)
+IN_PROCESS_SETTINGS = settings(SETTINGS, max_examples=examples(IN_PROCESS))
 
 
-@pytest.mark.parametrize("semiring", ["boolean", "min_plus", "max_min"])
-@SETTINGS
-@given(graphs=graph_lists)
-def test_random_paths_match_oracles(spark, semiring, graphs):
-    """Disconnected graphs, zero weights, parallel edges and loops; one source per graph, solved together."""
+def union_rows(graphs, semiring):
+    """The graphs' edges as tuples ``(src, dst[, weight])`` with the ids union_factor gives them."""
+    return [
+        (i * OFFSET + u, i * OFFSET + v) if semiring == "boolean" else (i * OFFSET + u, i * OFFSET + v, float(w))
+        for i, (_, edges) in enumerate(graphs)
+        for u, v, w in edges
+    ]
+
+
+def paths_oracle(graphs, semiring):
+    """{node: value} from each graph's source (its node 0), by networkx / the bottleneck Dijkstra."""
     merge = max if semiring == "max_min" else min
     expected = {}
     for i, g in enumerate(per_graph_nx(graphs, merge)):
@@ -239,21 +254,63 @@ def test_random_paths_match_oracles(spark, semiring, graphs):
             expected.update(floats(nx.single_source_dijkstra_path_length(g, source)))
         else:
             expected.update(widest_oracle(g, source))
+    return expected
+
+
+def union_nodes(graphs):
+    return [i * OFFSET + k for i, (n, _) in enumerate(graphs) for k in range(n)]
+
+
+def union_components_oracle(graphs):
+    expected = {}
+    for g in per_graph_nx(graphs, min):
+        expected.update(components_oracle(g))
+    return expected
+
+
+@pytest.mark.parametrize("semiring", ["boolean", "min_plus", "max_min"])
+@SETTINGS
+@given(graphs=graph_lists)
+def test_random_paths_match_oracles(spark, semiring, graphs):
+    """Disconnected graphs, zero weights, parallel edges and loops; one source per graph, solved together."""
     edges = union_factor(graphs, semiring, spark)
     with fixpoint(edges, seeds_of(graphs, semiring, spark)) as result:
-        assert answer(result) == expected
+        assert answer(result) == paths_oracle(graphs, semiring)
+
+
+@pytest.mark.parametrize("semiring", ["boolean", "min_plus", "max_min"])
+@IN_PROCESS_SETTINGS
+@given(graphs=graph_lists)
+def test_random_paths_in_process_match_oracles(semiring, graphs):
+    """The same unions on the driver (tuples in, no Spark): a maintained fixpoint per graph's source,
+    each over the whole union (the other graphs unreachable); their answers together are the oracle's."""
+    rows = union_rows(graphs, semiring)
+    got = {}
+    for i in range(len(graphs)):
+        m = MaintainedFixpoint.paths(rows, i * OFFSET, semiring, placement="driver")
+        assert m.placement == "driver"
+        found = values_of(m)
+        assert not got.keys() & found.keys()  # nothing crosses between the graphs
+        got.update(found)
+    assert got == paths_oracle(graphs, semiring)
 
 
 @SETTINGS
 @given(graphs=graph_lists)
 def test_random_components_match_networkx(spark, graphs):
     """Single nodes (given through ``nodes``) are components of their own."""
-    nodes = [i * OFFSET + k for i, (n, _) in enumerate(graphs) for k in range(n)]
-    expected = {}
-    for g in per_graph_nx(graphs, min):
-        expected.update(components_oracle(g))
+    nodes = union_nodes(graphs)
     with connected_components(union_factor(graphs, "min_plus", spark), nodes=nodes) as result:
-        assert answer(result) == expected
+        assert answer(result) == union_components_oracle(graphs)
+
+
+@IN_PROCESS_SETTINGS
+@given(graphs=graph_lists)
+def test_random_components_in_process_match_networkx(graphs):
+    """The same unions on the driver: a maintained fixpoint of the components (tuples in, no Spark)."""
+    m = MaintainedFixpoint.components(union_rows(graphs, "min_plus"), nodes=union_nodes(graphs), placement="driver")
+    assert m.placement == "driver"
+    assert values_of(m) == union_components_oracle(graphs)
 
 
 # --- termination, negative cycles, limits ------------------------------------------------
@@ -505,7 +562,8 @@ def worse_pairs(semiring, current, batch):
 
 
 # Maintained fixpoints built from tuples run on the driver only (no Spark): more examples are cheap.
-DRIVER_SETTINGS = settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+DRIVER_SETTINGS = settings(max_examples=examples(25), deadline=None, suppress_health_check=list(HealthCheck),
+                           derandomize=True)
 
 
 @pytest.mark.parametrize("semiring", ["boolean", "min_plus", "max_min"])

@@ -1,6 +1,16 @@
-"""Motif tracking: per batch, the bindings that appear and disappear, against brute force."""
+"""Motif tracking: per batch, the bindings that appear and disappear, against brute force.
+
+The random streams run two ways: a few per pattern as Spark sees them (the start
+counts the pattern with Spark jobs, batches come as DataFrames), and more
+in-process -- a tracker of the empty graph, saved once per pattern, reopened
+from a copy for each example (no Spark), the initial graph its first batch
+of inserts and the batches tuples.  The counts scale with the hypothesis
+profile (tests/conftest.py).
+"""
 
 from __future__ import annotations
+
+import shutil
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -8,7 +18,8 @@ from hypothesis import strategies as st
 
 from faq.errors import InvalidDeltaError
 from faq.graphs.motifs import count_motifs
-from faq.incremental.track import track
+from faq.incremental.track import MotifTracker, track
+from tests.conftest import examples
 from tests.helpers import NODES, bindings
 
 PATTERNS = [
@@ -20,38 +31,86 @@ PATTERNS = [
     "(a)->(b); (a)->(c); (b)->(d); (c)->(d); !(b)-(c)",      # diamond, b and c not adjacent
 ]
 
+# Examples per pattern in the suite: trackers started with Spark jobs, and in-process ones.
+SPARK = 2
+IN_PROCESS = 10
+
 # No shrinking: each example runs Spark jobs, and a shrink can take many minutes.
-TRACK = settings(max_examples=2, deadline=None, derandomize=True, phases=[Phase.explicit, Phase.generate],
+TRACK = settings(max_examples=examples(SPARK), deadline=None, derandomize=True,
+                 phases=[Phase.explicit, Phase.generate],
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 
 
 edge_st = st.tuples(st.sampled_from(NODES), st.sampled_from(NODES))
+initial_st = st.sets(edge_st, max_size=14)
+batches_st = st.lists(st.lists(st.tuples(edge_st, st.sampled_from([1, -1])), min_size=1, max_size=6),
+                      min_size=2, max_size=2)
+
+
+def check_batches(tracker, pattern, graph, batches, apply):
+    """Apply each batch (``apply(rows)`` -> (change, its binding rows)) to a tracker of ``graph``; after
+    each, the bindings that appeared and disappeared, the delta and the count are the enumerator's."""
+    before = bindings(graph, pattern)
+    for batch in batches:
+        rows = [(u, v, d, k) for k, ((u, v), d) in enumerate(batch)]
+        change, changed = apply(rows)
+        for u, v, d, _ in rows:  # the last operation on an edge wins
+            if u != v:
+                (graph.add if d > 0 else graph.discard)((u, v))
+        after = bindings(graph, pattern)
+        got = {tuple(r[:-2]): r[-1] for r in changed}
+        expected = {b: 1 for b in after - before} | {b: -1 for b in before - after}
+        assert got == expected, (pattern, batch)
+        assert change.delta == len(after) - len(before)
+        assert change.count == tracker.count == len(after)
+        before = after
 
 
 @pytest.mark.parametrize("pattern", PATTERNS)
 def test_tracked_changes_equal_brute_force(spark, pattern):
+    """Started on Spark (the initial count is a Spark job), batches given as DataFrames."""
+    schema = "src bigint, dst bigint, diff int, seq int"
+
     @TRACK
-    @given(st.sets(edge_st, max_size=14), st.lists(st.lists(st.tuples(edge_st, st.sampled_from([1, -1])),
-                                                             min_size=1, max_size=6), min_size=2, max_size=2))
+    @given(initial_st, batches_st)
     def check(initial, batches):
         graph = {(u, v) for u, v in initial if u != v}
         df = spark.createDataFrame([(u, v) for u, v in initial] or [(0, 0)], "src bigint, dst bigint")
         with track(df, pattern) as tracker:
-            before = bindings(graph, pattern)
-            assert tracker.count == len(before)
-            for batch in batches:
-                rows = [(u, v, d, k) for k, ((u, v), d) in enumerate(batch)]
-                change = tracker.apply(spark.createDataFrame(rows, "src bigint, dst bigint, diff int, seq int"))
-                for u, v, d, _ in rows:  # the last operation on an edge wins
-                    if u != v:
-                        (graph.add if d > 0 else graph.discard)((u, v))
-                after = bindings(graph, pattern)
-                got = {tuple(r[:-2]): r[-1] for r in change.bindings.collect()}
-                expected = {b: 1 for b in after - before} | {b: -1 for b in before - after}
-                assert got == expected, (pattern, batch)
-                assert change.delta == len(after) - len(before)
-                assert change.count == tracker.count == len(after)
-                before = after
+            assert tracker.count == len(bindings(graph, pattern))
+
+            def apply(rows):
+                change = tracker.apply(spark.createDataFrame(rows, schema))
+                return change, change.bindings.collect()
+
+            check_batches(tracker, pattern, graph, batches, apply)
+
+    check()
+
+
+@pytest.mark.parametrize("pattern", PATTERNS)
+def test_tracked_changes_in_process_equal_brute_force(spark, tmp_path, pattern):
+    """No Spark per example: each reopens a copy of a saved tracker of the empty graph; the initial
+    graph is its first batch (every binding appears, +1), then the random batches, all as tuples."""
+    empty = tmp_path / "empty"
+    track(spark.createDataFrame([(0, 0)], "src bigint, dst bigint"), pattern, path=str(empty)).close()
+    copies = []
+
+    @settings(TRACK, max_examples=examples(IN_PROCESS))
+    @given(initial_st, batches_st)
+    def check(initial, batches):
+        copy = tmp_path / f"example{len(copies)}"
+        copies.append(shutil.copytree(empty, copy))
+        with MotifTracker.open(str(copy)) as tracker:
+            assert tracker.count == 0
+
+            def apply(rows):
+                change = tracker.apply(rows)
+                return change, change.rows()
+
+            inserts = [((u, v), 1) for u, v in sorted(initial)]
+            check_batches(tracker, pattern, set(), [inserts] + batches, apply)
+        shutil.rmtree(copy)
 
     check()
 
