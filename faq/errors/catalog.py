@@ -451,6 +451,9 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
     "SCALAR_OF_FREE_QUERY": ErrorClass("the query has free variables {free}; use answer()", ("free",), extra=True),
     "ROWS_TYPE": ErrorClass("{what} must be a DataFrame, a Factor, pandas, an Arrow table or tuples, not {type}",
                             ("what", "type"), extra=True),
+    "INDEX_BUDGET": ErrorClass("index budget {value!r} is not a size; use bytes or e.g. '512m', '4g'", ("value",),
+                               extra=True),
+    "UNKNOWN_PLACEMENT": ErrorClass("placement {value!r} is not one of {valid}", ("value", "valid"), extra=True),
     "ROWS_WIDTH": ErrorClass("{what}: rows must have {width} key(s) and an optional value, got lengths {lengths}",
                              ("what", "width", "lengths"), extra=True),
 }

@@ -210,8 +210,7 @@ def budget_bytes(budget: Optional[int | str] = None, session: Any = None) -> int
             return int(float(text[:-1]) * scale[text[-1]])
         return int(float(text))
     except ValueError:
-        raise FAQValueError(f"index budget {value!r} is not a size; use bytes or e.g. '512m', '4g'",
-                            argument="budget") from None
+        raise FAQValueError(error_class="INDEX_BUDGET", value=value, argument="budget") from None
 
 
 def _size(n: Optional[int]) -> str:
@@ -305,7 +304,8 @@ def choose_placement(index_bytes: int, budget: int, requested: str = "auto") -> 
     from faq.errors import FAQValueError
 
     if requested not in PLACEMENTS:
-        raise FAQValueError(f"placement {requested!r} is not one of {', '.join(PLACEMENTS)}", argument="placement")
+        raise FAQValueError(error_class="UNKNOWN_PLACEMENT", value=requested, valid=", ".join(PLACEMENTS),
+                            argument="placement")
     fits = index_bytes <= budget
     if requested == DRIVER:
         return DRIVER, f"requested; indexes {_size(index_bytes)}, budget {_size(budget)}"
