@@ -123,13 +123,13 @@ def test_the_plan_chooses_by_work_when_the_loop_is_not_loaded():
 
 
 def test_the_kernel_explain_names_is_the_one_that_runs(spark, monkeypatch):
-    import faq.insideout.physical as physical
+    import faq.insideout.placement as placement
     from faq.factor import factor_of
     from faq.insideout.binding import plan_for
     from faq.insideout.executor import evaluate
     from faq.language import parse_query
 
-    monkeypatch.setattr(physical, "SMALL_KERNEL_WORK", 0.0)  # a small graph in the masked products' range
+    monkeypatch.setattr(placement, "SMALL_KERNEL_WORK", 0.0)  # a small graph in the masked products' range
     rng = np.random.default_rng(3)
     src, dst = rng.integers(0, 60, 900), rng.integers(0, 60, 900)
     pairs = sorted(set(zip(src.tolist(), dst.tolist())) - {(v, v) for v in range(60)})
