@@ -69,3 +69,30 @@ def bare_python(directory) -> str:
 
     venv.EnvBuilder(symlinks=True, with_pip=False).create(Path(directory))
     return str(Path(directory) / "bin" / "python")
+
+
+def write_change_files(directory, header: str, rows_text) -> None:
+    """One CSV file per batch of change rows in ``directory`` (``header`` first, then each batch's
+    lines from ``rows_text``), as a Structured Streaming file source wants them: written under a
+    hidden name and renamed into place (whole files only), with increasing modification times
+    (the source takes files oldest first)."""
+    import os
+    import time
+    from pathlib import Path
+
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    texts = list(rows_text)
+    start = time.time() - len(texts)
+    for i, rows in enumerate(texts):
+        temporary = directory.parent / f".{directory.name}-{i}.tmp"
+        temporary.write_text(header + "\n" + rows)
+        final = directory / f"changes-{i:03d}.csv"
+        temporary.replace(final)
+        os.utime(final, (start + i, start + i))
+
+
+def csv_stream(spark, directory, schema: str):
+    """A Structured Streaming CSV source over ``directory``: a header line, one file a micro-batch."""
+    return spark.readStream.schema(schema).option("header", True).option("maxFilesPerTrigger", 1).csv(str(directory))
+

@@ -24,6 +24,7 @@ import pytest
 
 from faq.errors import BatchAlreadyAppliedError, InvalidDeltaError
 from faq.recursive import MaintainedFixpoint
+from tests.helpers import csv_stream, write_change_files
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -61,22 +62,12 @@ def edge_batches(seed: int, files: int, rows: int, nodes: int = 16, initial: int
 
 
 def write_files(directory: Path, batches) -> None:
-    """One CSV file per batch, whole (renamed into place), with increasing times (the file source's order)."""
-    import time
-
-    directory.mkdir(parents=True, exist_ok=True)
-    start = time.time() - len(batches)
-    for i, batch in enumerate(batches):
-        text = "src,dst,weight,diff\n" + "".join(f"{a},{b},{'' if w is None else w},{d}\n" for a, b, w, d in batch)
-        temporary = directory.parent / f".{directory.name}-{i}.tmp"
-        temporary.write_text(text)
-        final = directory / f"changes-{i:03d}.csv"
-        temporary.replace(final)
-        os.utime(final, (start + i, start + i))
+    write_change_files(directory, "src,dst,weight,diff",
+                       ("".join(f"{a},{b},{'' if w is None else w},{d}\n" for a, b, w, d in batch) for batch in batches))
 
 
 def file_stream(spark, directory: Path):
-    return spark.readStream.schema(SCHEMA).option("header", True).option("maxFilesPerTrigger", 1).csv(str(directory))
+    return csv_stream(spark, directory, SCHEMA)
 
 
 def answer(m: MaintainedFixpoint) -> dict[int, float]:

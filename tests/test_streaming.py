@@ -27,6 +27,8 @@ from faq.errors import InvalidArgumentError, InvalidDeltaError, MissingColumnErr
 from faq.factor import factor_of
 from faq.incremental import MaintainedQuery, maintain, stream
 from faq.learning import MaintainedModel
+from tests.helpers import csv_stream as helpers_csv_stream
+from tests.helpers import write_change_files
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -73,22 +75,11 @@ def changes(seed: int, files: int, rows: int, nodes: int = 14, initial: int = 40
 
 
 def write_csv(directory: Path, batches) -> None:
-    import time
-
-    directory.mkdir(parents=True, exist_ok=True)
-    start = time.time() - len(batches)
-    for i, batch in enumerate(batches):
-        text = "src,dst,value\n" + "".join(f"{a},{b},{v}\n" for a, b, v in batch)
-        temporary = directory.parent / f".{directory.name}-{i}.tmp"
-        temporary.write_text(text)
-        final = directory / f"changes-{i:03d}.csv"
-        temporary.replace(final)  # whole files only reach the watched directory
-        # Spark's file source takes files oldest first: distinct times keep the batches in order.
-        os.utime(final, (start + i, start + i))
+    write_change_files(directory, "src,dst,value", ("".join(f"{a},{b},{v}\n" for a, b, v in batch) for batch in batches))
 
 
 def csv_stream(spark, directory: Path):
-    return spark.readStream.schema(SCHEMA).option("header", True).option("maxFilesPerTrigger", 1).csv(str(directory))
+    return helpers_csv_stream(spark, directory, SCHEMA)
 
 
 def answer_of(mq: MaintainedQuery) -> dict[int, int]:
