@@ -60,6 +60,9 @@ def parse_args(argv=None):
     p.add_argument("--throughput-changes", type=int, default=1_000_000)
     p.add_argument("--throughput-batch", type=int, default=1000)
     p.add_argument("--singles", type=int, default=2000)
+    p.add_argument("--settle-singles", action="store_true",
+                   help="wait for a background fold in flight before the single changes (their latency alone, "
+                        "not shared with a fold)")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--no-baseline", action="store_true", help="skip the tail run with in-batch compaction")
     p.add_argument("--quick", action="store_true", help="R-MAT 14, 30,000 tail changes, 100,000 throughput changes")
@@ -315,6 +318,8 @@ def main(argv=None) -> int:
 
         index.BACKGROUND_COMPACTION = True
 
+        if args.settle_singles:
+            mq.settle()
         log(f"single changes: {args.singles}")
         singles, flags = [], []
         for _ in range(args.singles):
