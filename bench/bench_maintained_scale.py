@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.bench_tail import QUERY, arrow, rss_gib, static_count, summary
-from bench.common import RESULTS, Run, graph_path, load_average, log
+from bench.common import RESULTS, Run, graph_path, load_average, log, maintained_session, print_summary
 
 
 def parse_args(argv=None):
@@ -153,9 +153,8 @@ def main(argv=None) -> int:
     from faq.driver_copy import driver_copy
     from faq.graphs.edges import prepared_graph
     from faq.incremental import maintain
-    from faq.spark import get_session
 
-    get_session(config={"spark.sql.shuffle.partitions": "4", "spark.driver.memory": "8g"})
+    maintained_session()
     path = graph_path(f"rmat{args.scale}")
     static, static_seconds = static_count(path)
     log(f"rmat{args.scale}: static count {static:,} in {static_seconds:.1f} s (end to end from the file)")
@@ -222,10 +221,7 @@ def main(argv=None) -> int:
     rows += [(f"{name}: median / p99 / max", f"{r['median_seconds'] * 1e3:.2f} / {r['p99_seconds'] * 1e3:.2f} / "
               f"{r['max_seconds'] * 1e3:.1f} ms ({r['changes_per_second']:,} changes/s)") for name, r in runs.items()]
     rows.append(("exact", f"yes: {final:,} = one-shot recount"))
-    width = max(len(r[0]) for r in rows)
-    for name, value in rows:
-        print(f"{name:<{width}}  {value}")
-    print(f"results in {out}")
+    print_summary(rows, {"first_build_no_slower_than_static": build_seconds <= static_seconds}, out)
     return 0
 
 

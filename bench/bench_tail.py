@@ -37,6 +37,7 @@ commit and the load average (:class:`bench.common.Run`); a summary on stdout, pr
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
@@ -45,7 +46,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import RESULTS, Run, graph_path, load_average, log, maintained_session, print_summary
+from bench.common import RESULTS, Run, graph_path, load_average, log, maintained_session, print_summary, proc_mb
 
 QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
 TARGETS = {"p99_over_median": 3.0, "max_over_median": 10.0, "changes_per_second": 100_000,
@@ -179,12 +180,8 @@ def rebuilt(edges: tuple[np.ndarray, np.ndarray], background: bool):
 def rss_gib() -> dict:
     """This process's resident memory now and at its peak (GiB; Linux ``/proc``): the maintained
     query's indexes live in this (the driver's Python) process with ``placement="driver"``."""
-    fields = {}
-    for line in Path("/proc/self/status").read_text().splitlines():
-        key, _, rest = line.partition(":")
-        if key in ("VmRSS", "VmHWM"):
-            fields[key] = int(rest.split()[0]) / 2**20  # kB -> GiB
-    return {"rss_gib": round(fields.get("VmRSS", 0.0), 2), "peak_rss_gib": round(fields.get("VmHWM", 0.0), 2)}
+    mib = proc_mb(os.getpid(), "status", ("VmRSS", "VmHWM"))
+    return {"rss_gib": round(mib.get("VmRSS", 0.0) / 1024, 2), "peak_rss_gib": round(mib.get("VmHWM", 0.0) / 1024, 2)}
 
 
 def summary(seconds: list[float], compacting: list[bool]) -> dict:

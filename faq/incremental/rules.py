@@ -193,24 +193,20 @@ def budget_bytes(budget: Optional[int | str] = None, session: Any = None) -> int
     >>> budget_bytes() == local_memory(session_for_driver_data())
     True
     """
-    from faq.errors import FAQValueError
+    from faq.errors import FAQValueError, InvalidArgumentError
+    from faq.insideout.physical import parse_size
 
     if budget is None:
         from faq.insideout.binding import local_memory
         from faq.spark import session_for_driver_data
 
         return local_memory(session if session is not None else session_for_driver_data())
-    value = budget
-    if isinstance(value, int):
-        return value
-    text = str(value).strip().lower()
-    scale = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+    if isinstance(budget, int):
+        return budget
     try:
-        if text and text[-1] in scale:
-            return int(float(text[:-1]) * scale[text[-1]])
-        return int(float(text))
-    except ValueError:
-        raise FAQValueError(error_class="INDEX_BUDGET", value=value, argument="budget") from None
+        return parse_size(budget)  # the sizes every spark.faq.* memory setting takes
+    except InvalidArgumentError:
+        raise FAQValueError(error_class="INDEX_BUDGET", value=budget, argument="budget") from None
 
 
 def _size(n: Optional[int]) -> str:

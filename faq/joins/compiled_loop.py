@@ -29,6 +29,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from faq.joins.compiled import GUARD_SHIFT
+
 
 def _jit(function):
     """numba's compiler with an on-disk cache (each Spark worker would compile again otherwise)."""
@@ -74,8 +76,7 @@ _PACKED = 1 << 31  # a deferred pair packs two parents below this into one non-n
 
 # The guarded total (``aggregate``'s ``guard``) moves its multiples of 2^61 to a carry: |total| <= 2^61
 # and one binding's |product| <= 2^61 (faq.joins.partial.INT_LIMIT // 2) never sum past 2^63.
-_GUARD_SHIFT = 61
-_GUARD_HALF = 1 << _GUARD_SHIFT
+_GUARD_HALF = 1 << GUARD_SHIFT
 
 # What _seek returns when the key is missing: before the segment's end, or past it.
 _MISSING, _PAST_END = -1, -2
