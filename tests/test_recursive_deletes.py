@@ -331,3 +331,27 @@ def test_deletions_across_index_levels_and_compactions(levels, case):
             assert values_of(m) == shortest(graph, 0) and m.edge_rows == len(graph)
             current = m.resident.relations["edge"].current()
             assert len(current) == len(graph)
+
+
+@pytest.mark.parametrize("semiring", ["min_plus", "boolean"])
+def test_a_failed_batch_of_deletions_in_base_and_overlay_leaves_the_edges_as_they_were(semiring):
+    """Deletions mark dead rows in the base and the overlay in place; a batch that fails before its
+    commit undoes every mark, and the same deletions then apply."""
+    m = MaintainedFixpoint.paths([(0, 1, 1.0), (1, 2, 1.0), (0, 3, 4.0)], 0, semiring)
+    m.insert([(3, 2, 1.0), (2, 4, 1.0)])  # these two live in the overlay
+    before, edges_before = values_of(m), sorted(zip(*[c.tolist() for c in m.resident.relations["edge"].current().keys]))
+
+    def refuse(change):
+        raise RuntimeError("the sink failed")
+
+    with pytest.raises(RuntimeError, match="the sink failed"):
+        m.apply(UpdateBatch("x", deletes=((2, 4), (1, 2))), before_commit=refuse)
+    edge = m.resident.relations["edge"]
+    assert values_of(m) == before and m.version == 1
+    assert sorted(zip(*[c.tolist() for c in edge.current().keys])) == edges_before and edge.dead == 0
+    m.apply(UpdateBatch("y", deletes=((2, 4), (1, 2))))
+    graph = {(0, 1): 1.0, (0, 3): 4.0, (3, 2): 1.0}
+    expected = shortest(graph, 0) if semiring == "min_plus" else {n: True for n in (0, 1, 2, 3)}
+    assert values_of(m) == expected and m.edge_rows == 3
+    m.apply(UpdateBatch("z", inserts=((2, 4, 1.0),)))  # a dead overlay row comes back
+    assert values_of(m)[4] == (6.0 if semiring == "min_plus" else True)

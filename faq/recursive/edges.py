@@ -11,8 +11,8 @@ to the removed edges and the (small) overlay, never to the base:
   skips dead edges and a lookup ⊕-merges the zero away, so a dead edge is
   absent to every reader; the rows are dropped at the next compaction (which
   dead rows also trigger);
-* an edge of the **overlay** (its older or recent level) is filtered out of
-  that level, whose tries are rebuilt when next read.
+* an edge of the **overlay** (its older or recent level) is marked dead the
+  same way, in that level's rows and tries: no trie is rebuilt in the batch.
 
 Compaction runs in the batch that needs it (never in the background: a
 snapshot folded in a thread would miss removals made meanwhile).
@@ -68,7 +68,7 @@ REVERSE = View((1, 0))  # what re-seeding a trimmed node reads: in-edges
 class EdgeRelation(ResidentRelation):
     """A :class:`ResidentRelation` of edges ``(src, dst) -> weight`` with :meth:`remove` (module notes)."""
 
-    dead = 0  # base rows marked dead since the last compaction
+    dead = 0  # rows (base or overlay) marked dead since the last compaction
 
     def remove(self, keys: Sequence[np.ndarray]) -> list:
         """Remove the edges ``keys`` (code columns, relation order; absent ones are ignored).
@@ -82,33 +82,28 @@ class EdgeRelation(ResidentRelation):
         undo: list = [("dead", self.dead)]
         if not len(keys[0]):
             return undo
-        # the base: identity-view entries are the base's rows (sorted, one row per key)
-        rows, entries = find_rows(self.run(self.views[0], "base"), keys)
-        if len(entries):
-            values = self.base.values
-            if values is None:  # every weight one (boolean, components): dead rows need a value
-                values = ops.ones(len(self.base))
-                self.base = KeyedRows(self.base.keys, values)
-            live = values[entries] != ops.zero
-            entries, rows = entries[live], rows[live]
-            undo.append(("base", entries, values[entries].copy()))
-            values[entries] = ops.zero
-            self.dead += len(entries)
-            for view, trie in list(self._runs["base"].items()):
-                self._runs["base"][view] = self._killed(trie, view, [k[rows] for k in keys])
-        # the overlay's levels: small, filtered
-        for part in ("older", "recent"):
+        # Every part alike (base, then the overlay's levels): identity-view entries are the part's
+        # rows (sorted, one row per key); a removed row gets the zero there and in the part's
+        # tries already built.  Marking, not filtering, the overlay too: filtering rebuilt its
+        # tries in every batch that deleted an overlay edge (most batches once it held ~20k rows).
+        for part in ("base", "older", "recent"):
             level = getattr(self, part)
             if not len(level):
                 continue
-            hit, _ = find_rows(self.run(self.views[0], part), keys)
-            if len(hit):
-                found, at = find_rows(_trie_of(keys, hit), list(level.keys))
-                keep = np.ones(len(level), dtype=bool)
-                keep[found] = False
-                undo.append((part, level))
-                setattr(self, part, level.take(np.flatnonzero(keep)))
-                self._runs[part] = {}
+            rows, entries = find_rows(self.run(self.views[0], part), keys)
+            if not len(entries):
+                continue
+            values = level.values
+            if values is None:  # every weight one (boolean, components): dead rows need a value
+                values = ops.ones(len(level))
+                setattr(self, part, KeyedRows(level.keys, values))
+            live = values[entries] != ops.zero
+            entries, rows = entries[live], rows[live]
+            undo.append((part, level, entries, values[entries].copy()))
+            values[entries] = ops.zero
+            self.dead += len(entries)
+            for view, trie in list(self._runs[part].items()):
+                self._runs[part][view] = self._killed(trie, view, [k[rows] for k in keys])
         return undo
 
     def _killed(self, trie, view: View, keys: list[np.ndarray]):
@@ -123,18 +118,17 @@ class EdgeRelation(ResidentRelation):
         return trie
 
     def restore(self, undo: list) -> None:
-        """Undo a :meth:`remove` (the overlay levels and dead base rows as they were)."""
+        """Undo a :meth:`remove` (every part's rows as they were; its tries rebuilt when next read)."""
         for record in reversed(undo):
-            kind = record[0]
-            if kind == "dead":
+            if record[0] == "dead":
                 self.dead = record[1]
-            elif kind == "base":
-                _, entries, old = record
-                self.base.values[entries] = old
-                self._runs["base"] = {}  # rebuilt from the base rows when next read
-            else:
-                setattr(self, kind, record[1])
-                self._runs[kind] = {}
+                continue
+            part, level, entries, old = record
+            current = getattr(self, part)
+            if current.values is not None:
+                current.values[entries] = old
+            setattr(self, part, level)  # the level before remove (its values None where it had none)
+            self._runs[part] = {}  # rebuilt from the rows when next read
 
     # -- dead rows: never read back, dropped by a compaction, which they also trigger -----
 
@@ -157,7 +151,7 @@ class EdgeRelation(ResidentRelation):
 
     def compact_in_background(self) -> None:
         """Compact now, not in a thread: a thread would fold a snapshot of the base and overlay that
-        later removals (dead marks written in place, filtered levels) do not reach."""
+        later removals (dead marks written in place) do not reach."""
         self.compact()
 
     def compact_if_needed(self) -> None:
@@ -165,9 +159,3 @@ class EdgeRelation(ResidentRelation):
         if self.needs_compaction():
             self.compact()
 
-
-def _trie_of(keys: Sequence[np.ndarray], rows: np.ndarray):
-    from faq.incremental.domain import SPAN
-    from faq.joins.csr import build_trie
-
-    return build_trie([k[rows] for k in keys], SPAN, None, hashable=False)
