@@ -355,3 +355,22 @@ def test_a_failed_batch_of_deletions_in_base_and_overlay_leaves_the_edges_as_the
     assert values_of(m) == expected and m.edge_rows == 3
     m.apply(UpdateBatch("z", inserts=((2, 4, 1.0),)))  # a dead overlay row comes back
     assert values_of(m)[4] == (6.0 if semiring == "min_plus" else True)
+
+
+@pytest.mark.parametrize("rounds", [0, 1, 8])
+@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(data=st.data())
+def test_subtrees_are_the_descendants_in_the_forest(rounds, data):
+    """Marked rounds, the sorted-children walk, and the two together: networkx's descendants."""
+    import faq.recursive.trimming as trimming
+
+    n = data.draw(st.integers(1, 40))
+    parents = np.array([data.draw(st.integers(-1, i - 1)) if i else -1 for i in range(n)], dtype=np.int64)
+    roots = np.array(data.draw(st.lists(st.integers(0, n - 1), max_size=5)), dtype=np.int64)
+    forest_graph = nx.DiGraph()
+    forest_graph.add_nodes_from(range(n))
+    forest_graph.add_edges_from((int(p), i) for i, p in enumerate(parents) if p >= 0)
+    expected = sorted({int(r) for r in roots} | {d for r in roots for d in nx.descendants(forest_graph, int(r))})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(trimming, "MARK_ROUNDS", rounds)
+        assert subtrees(parents, roots).tolist() == expected

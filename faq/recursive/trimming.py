@@ -72,16 +72,51 @@ def cut_roots(parents: np.ndarray, src: np.ndarray, dst: np.ndarray) -> np.ndarr
     return np.unique(dst[parents[dst] == src])
 
 
+#: Rounds :func:`subtrees` walks down by marks (one pass over every node a round) before it sorts
+#: the forest by parent: a trimmed subtree is most often a few levels deep.
+MARK_ROUNDS = 8
+
+
 def subtrees(parents: np.ndarray, roots: np.ndarray) -> np.ndarray:
-    """``roots`` and all their descendants in the forest ``parents`` (code -> parent, -1: none); sorted."""
+    """``roots`` and all their descendants in the forest ``parents`` (code -> parent, -1: none); sorted.
+
+    A round marks the nodes whose parent is marked (no sort: a batch's few
+    shallow subtrees cost a few passes); past :data:`MARK_ROUNDS` rounds, the
+    rest is found through the children sorted by parent.
+
+    >>> parents = np.array([-1, 0, 1, 2, 3, 0, -1])          # a chain 0-1-2-3-4, 5 under 0; 6 alone
+    >>> subtrees(parents, np.array([1])).tolist()
+    [1, 2, 3, 4]
+    >>> import faq.recursive.trimming as trimming
+    >>> trimming.MARK_ROUNDS, saved = 1, trimming.MARK_ROUNDS   # the deep way
+    >>> subtrees(parents, np.array([0, 6])).tolist()
+    [0, 1, 2, 3, 4, 5, 6]
+    >>> trimming.MARK_ROUNDS = saved
+    """
     roots = np.unique(np.asarray(roots, dtype=np.int64))
-    children = np.flatnonzero(parents >= 0)
-    if not len(roots) or not len(children):
+    if not len(roots) or not len(parents):
         return roots
+    n = len(parents)
+    marked = np.zeros(n + 1, dtype=bool)  # slot n: the parent of a root of the forest
+    marked[roots] = True
+    up = np.where(parents >= 0, parents, n)
+    frontier = roots
+    for _ in range(MARK_ROUNDS):
+        new = marked[up]
+        new[marked[:n]] = False
+        frontier = np.flatnonzero(new)
+        if not len(frontier):
+            return np.flatnonzero(marked[:n])
+        marked[frontier] = True
+    return _descendants(parents, frontier, np.flatnonzero(marked[:n]))
+
+
+def _descendants(parents: np.ndarray, frontier: np.ndarray, found: np.ndarray) -> np.ndarray:
+    """``found`` and every descendant of ``frontier`` (in ``found``), through the children sorted by parent."""
+    children = np.flatnonzero(parents >= 0)
     by_parent = children[np.argsort(parents[children])]  # any order of siblings will do
     keys = parents[by_parent]
-    found = [roots]
-    frontier = roots
+    parts = [found]
     while len(frontier):
         starts = np.searchsorted(keys, frontier, side="left")
         counts = np.searchsorted(keys, frontier, side="right") - starts
@@ -90,8 +125,8 @@ def subtrees(parents: np.ndarray, roots: np.ndarray) -> np.ndarray:
             break
         ends = np.cumsum(counts)
         frontier = by_parent[np.arange(total, dtype=np.int64) + np.repeat(starts - (ends - counts), counts)]
-        found.append(frontier)
-    return np.unique(np.concatenate(found))
+        parts.append(frontier)
+    return np.unique(np.concatenate(parts))
 
 
 def reseed(values: np.ndarray, parents: np.ndarray, trimmed: np.ndarray, reverse: Sequence[Trie],
