@@ -1,8 +1,9 @@
-"""Semi-naive propagation on the driver: node values in a numpy array, edges in resident CSR tries.
+"""The driver's placement of the semi-naive loop: node values in a numpy array, edges in resident CSR tries.
 
 The fixpoint ``value(y) = seed(y) ⊕ ⊕_x value(x) ⊗ edge(x, y)`` over an
-idempotent ⊕ (DESIGN.md §3, "Monoid fixpoints") in numpy, the same rounds
-:mod:`faq.recursive.seminaive` runs on Spark:
+idempotent ⊕ (DESIGN.md §3, "Monoid fixpoints") in numpy: one round of the
+loop of :mod:`faq.recursive.core` (which :mod:`faq.recursive.rounds` runs on
+Spark) is
 
 1. the *frontier* (nodes whose value improved in the last round) reads its
    out-edges from every run of the edge index (:func:`out_edges`: base,
@@ -23,8 +24,8 @@ cuts when edges are deleted (that module argues why it is a forest).
 Values are dense over the codes of a :class:`~faq.incremental.domain.KeyDomain`;
 a node without a value holds the semiring's zero.  :func:`propagate`
 *records* the value every improved node had before (so a caller can report
-``old`` and undo the rounds): an exception in any round -- a
-:class:`~faq.errors.NegativeCycleError` past the Bellman-Ford bound,
+``old`` and undo the rounds): an exception in any round -- the loop's
+:class:`~faq.errors.NegativeCycleError` past the Bellman-Ford bound or
 :class:`~faq.errors.FixpointNotConvergedError` past
 ``max_iterations``, an interrupt -- restores the array as it was.
 
@@ -62,10 +63,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from faq.errors import FixpointNotConvergedError, NegativeCycleError
 from faq.incremental.domain import SPAN
 from faq.incremental.state import value_ops
 from faq.joins.csr import Trie
+from faq.recursive.core import seminaive_rounds
 from faq.semirings.numpy_backend import NumpyForm
 
 _CODE_MASK = np.int64(SPAN - 1)  # a trie level's comp is ``parent * SPAN + code``, SPAN a power of two
@@ -254,38 +255,29 @@ def propagate(
     """
     started = time.perf_counter()
     log = UndoLog(record, parents if record else None)
-    iterations = 0
     current = NO_NODES if frontier is None else np.asarray(frontier, dtype=np.int64)
-    try:
-        if first is not None:
+    follow_first = first is not None and len(first[0]) > 0
+
+    def one_round(k: int) -> int:
+        """Round ``k`` on the driver: the frontier's out-edges (round 0 of an insert batch: its edges)."""
+        nonlocal current
+        if k == 0 and follow_first:
             src, dst, weight = first
-            if len(src):
-                valued = np.flatnonzero(values[src] != ops.zero)
-                proposals = ops.mul(values[src[valued]], weight[valued])
-                current = relax(values, dst[valued], proposals, ops, log, parents, src[valued])
-                iterations = 1
-                _after_round(iterations, current, nodes, semiring, example, progress, started)
-        while len(current):
-            if iterations >= max_iterations:
-                raise FixpointNotConvergedError(iterations=iterations, frontier=len(current),
-                                                max_iterations=max_iterations)
-            round_started = time.perf_counter()
+            valued = np.flatnonzero(values[src] != ops.zero)
+            src, dst, proposals = src[valued], dst[valued], ops.mul(values[src[valued]], weight[valued])
+        else:
             at, dst, weight = out_edges(runs, current, ops)
-            proposals = ops.mul(values[current][at], weight)
-            current = relax(values, dst, proposals, ops, log, parents, current[at])
-            iterations += 1
-            _after_round(iterations, current, nodes, semiring, example, progress, round_started)
+            src, proposals = current[at], ops.mul(values[current][at], weight)
+        current = relax(values, dst, proposals, ops, log, parents, src)
+        return len(current)
+
+    try:
+        rounds = seminaive_rounds(one_round, frontier=None if follow_first else len(current),
+                                  max_iterations=max_iterations, node_count=None if nodes is None else lambda: nodes,
+                                  semiring=semiring, example=lambda: example(int(current[0])), progress=progress)
     except BaseException:
         log.undo(values)  # nothing is committed until the batch completes
         raise
     changed, old, old_parents = log.result(values.dtype)
-    return Propagation(changed, old, iterations, time.perf_counter() - started, old_parents)
+    return Propagation(changed, old, rounds.iterations, time.perf_counter() - started, old_parents)
 
-
-def _after_round(iterations: int, improved: np.ndarray, nodes: Optional[int], semiring: str,
-                 example: Callable[[int], Any], progress: Optional[Callable[[str], None]], started: float) -> None:
-    if progress is not None:
-        progress(f"iteration {iterations}: {len(improved)} value(s) improved ({time.perf_counter() - started:.2f} s)")
-    if len(improved) and nodes is not None and iterations >= nodes:
-        raise NegativeCycleError(semiring=semiring, iterations=iterations, nodes=nodes, frontier=len(improved),
-                                 example=example(int(improved[0])))

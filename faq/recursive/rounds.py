@@ -1,13 +1,14 @@
-"""The semi-naive rounds on Spark: one iteration, the loop until nothing improves, a solve from seeds.
+"""Spark's placement of the semi-naive loop: one iteration, the rounds until nothing improves, a solve.
 
 What :mod:`faq.recursive.seminaive` (one-shot fixpoints) and
 :mod:`faq.recursive.spark_maintained` (fixpoints kept current on the
 executors) both run: the edge frames partitioned by source and cached
 (:func:`prepare_edges`, :func:`edge_stats`), one semi-naive iteration
 (:func:`step`: the frontier joined with the edges and ⊕-merged into the state
-in one aggregate), the loop (:func:`iterate`: a local checkpoint per
-iteration that counts the improved rows on the way, the iteration cap and
-the Bellman-Ford bound) and a solve from seeds (:func:`solve`).  Why each
+in one aggregate), the rounds (:func:`iterate`: a local checkpoint per
+iteration that counts the improved rows on the way, run by the loop of
+:mod:`faq.recursive.core`, which owns the iteration cap and the
+Bellman-Ford bound for every placement) and a solve from seeds (:func:`solve`).  Why each
 iteration is checkpointed and when the bound is checked: the module notes of
 :mod:`faq.recursive.seminaive`.
 
@@ -18,11 +19,11 @@ value before an iteration.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
-from faq.errors import FAQValueError, FixpointNotConvergedError, NegativeCycleError
+from faq.errors import FAQValueError
+from faq.recursive.core import DEFAULT_MAX_ITERATIONS, seminaive_rounds
 from faq.scope import Scope
 from faq.semirings import Semiring
 
@@ -44,7 +45,6 @@ OLD_VALUE = "_old"  # a node's value before the iteration (null: it had none)
 _NEW = "_new"
 _IMPROVED = "_improved"
 
-DEFAULT_MAX_ITERATIONS = 10_000
 
 Progress = Callable[[str], None]
 
@@ -183,47 +183,32 @@ def iterate(
     """
     from pyspark.sql import functions as F
 
-    iterations = 0
     scope = Scope()
     current = None  # the checkpoint behind the current state
     frontiers: list = []
-    nodes: Optional[int] = None
+
+    def one_round(k: int) -> int:
+        """Round ``k`` on Spark: one action, the checkpoint (which cuts the lineage) counting the improved rows."""
+        nonlocal state, frontier, current
+        use = first_parts if (k == 0 and first_parts is not None) else parts
+        merged, seen = scope.checkpoint_observed(step(state, frontier, use, semiring),
+                                                 {"improved": F.count(F.when(F.col(_IMPROVED), 1))})
+        if not keep_frontiers:
+            scope.release(current)  # kept frontiers read it (None the first time: nothing)
+        current = merged
+        state, frontier = merged.select(NODE, VALUE), merged.where(F.col(_IMPROVED)).select(NODE, VALUE, OLD_VALUE)
+        if keep_frontiers:
+            frontiers.append(frontier)
+        return int(seen["improved"])
+
+    def example() -> Any:
+        row = frontier.select(NODE).first()  # one row
+        return None if row is None else row[0]
+
     with scope.closing_on_error():
-        while frontier_rows is None or frontier_rows > 0:
-            if iterations >= max_iterations:
-                raise FixpointNotConvergedError(
-                    iterations=iterations, frontier=int(frontier_rows or 0), max_iterations=max_iterations
-                )
-            started = time.perf_counter()
-            use = first_parts if (iterations == 0 and first_parts is not None) else parts
-            # One action: the checkpoint (which cuts the lineage) counts the improved rows on the way.
-            merged, seen = scope.checkpoint_observed(step(state, frontier, use, semiring),
-                                                     {"improved": F.count(F.when(F.col(_IMPROVED), 1))})
-            frontier_rows = int(seen["improved"])
-            new_frontier = merged.where(F.col(_IMPROVED)).select(NODE, VALUE, OLD_VALUE)
-            iterations += 1
-            if not keep_frontiers:
-                scope.release(current)  # kept frontiers read it (None the first time: nothing)
-            current = merged
-            if keep_frontiers:
-                frontiers.append(new_frontier)
-            state, frontier = merged.select(NODE, VALUE), new_frontier
-            progress(
-                f"iteration {iterations}: {frontier_rows} value(s) improved "
-                f"({time.perf_counter() - started:.1f} s)"
-            )
-            if frontier_rows and node_count is not None:
-                if nodes is None:
-                    nodes = node_count()
-                if iterations >= nodes:
-                    example = frontier.select(NODE).first()  # one row
-                    raise NegativeCycleError(
-                        semiring=semiring.name,
-                        iterations=iterations,
-                        nodes=nodes,
-                        frontier=int(frontier_rows),
-                        example=None if example is None else example[0],
-                    )
+        iterations = seminaive_rounds(one_round, frontier=frontier_rows, max_iterations=max_iterations,
+                                      node_count=node_count, semiring=semiring.name, example=example,
+                                      progress=progress).iterations
     return Run(state=state, scope=scope, iterations=iterations, frontiers=frontiers, backing=current)
 
 
