@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.bench_tail import QUERY, arrow, rss_gib, static_count, summary
-from bench.common import RESULTS, Run, graph_path, load_average, log, maintained_session, print_summary
+from bench.common import RESULTS, Run, graph_path, held_graph, load_average, log, maintained_session, print_summary
 
 
 def parse_args(argv=None):
@@ -150,8 +150,6 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     run = Run("bench_maintained_scale", argv)
-    from faq.driver_copy import driver_copy
-    from faq.graphs.edges import prepared_graph
     from faq.incremental import maintain
 
     maintained_session()
@@ -160,8 +158,7 @@ def main(argv=None) -> int:
     log(f"rmat{args.scale}: static count {static:,} in {static_seconds:.1f} s (end to end from the file)")
 
     t0 = time.perf_counter()
-    graph = prepared_graph(str(path), directed=True)
-    held = driver_copy(graph.df)
+    graph, held = held_graph(f"rmat{args.scale}")
     load_seconds = time.perf_counter() - t0
     n_edges = len(held["src"])
     changes = ScaleChanges(held["src"], held["dst"], args.seed)

@@ -46,7 +46,17 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import RESULTS, Run, graph_path, load_average, log, maintained_session, print_summary, proc_mb
+from bench.common import (
+    RESULTS,
+    Run,
+    graph_path,
+    held_graph,
+    load_average,
+    log,
+    maintained_session,
+    print_summary,
+    proc_mb,
+)
 
 QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
 TARGETS = {"p99_over_median": 3.0, "max_over_median": 10.0, "changes_per_second": 100_000,
@@ -242,15 +252,10 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     run = Run("bench_tail", argv)
-    from faq.driver_copy import driver_copy
-    from faq.graphs.edges import prepared_graph
-
     maintained_session()
-    path = graph_path(f"rmat{args.scale}")
-    graph = prepared_graph(str(path), directed=True)
-    held = driver_copy(graph.df)
+    graph, held = held_graph(f"rmat{args.scale}")
     n_edges = len(held["src"])
-    static, static_seconds = static_count(path)
+    static, static_seconds = static_count(graph_path(f"rmat{args.scale}"))
     log(f"rmat{args.scale}: {n_edges} edges, {static} feed-forward triangles; static count {static_seconds:.1f} s")
     run["graph"] = {"scale": args.scale, "edges": n_edges, "feed_forward_triangles": static}
     run["targets"] = TARGETS

@@ -7,7 +7,8 @@ from the repository (``tests/data``) or is generated (R-MAT graphs by
 read from outside the checkout.  Every result file records the command line
 that produced it, the machine's load when the run started and when it ended
 (the machines are shared: a figure measured under load says so), and the
-faq commit.  Also here: graphs by name (:func:`graph_path`), the median of timed
+faq commit.  Also here: graphs by name (:func:`graph_path`; loaded onto the driver by
+:func:`held_graph`), the median of timed
 runs (:func:`median_seconds`), a cold run and warm ones (:func:`cold_and_warm`),
 the summary table (:func:`print_summary`), peak memory of Spark's processes
 (:class:`Memory`) and progress lines (:func:`log`).
@@ -69,6 +70,22 @@ def graph_path(name: str) -> Path:
         known = sorted({p.name.split(".")[0] for p in TEST_DATA.glob("*.txt*")})
         raise SystemExit(f"unknown graph {name!r}: use rmatN (generated) or one of tests/data: {', '.join(known)}")
     return found[0]
+
+
+def held_graph(name: str) -> tuple[Any, dict[str, Any]]:
+    """A named graph (:func:`graph_path`) as the maintained-query benchmarks load it: its simple digraph
+    read and cleaned on the driver (:func:`faq.graphs.edges.prepared_graph`), and the edge arrays the
+    driver holds (:func:`faq.driver_copy.driver_copy`: ``"src"``, ``"dst"``).
+
+    Returns
+    -------
+    (Factor, dict of str to numpy.ndarray)
+    """
+    from faq.driver_copy import driver_copy
+    from faq.graphs.edges import prepared_graph
+
+    graph = prepared_graph(str(graph_path(name)), directed=True)
+    return graph, driver_copy(graph.df)
 
 
 #: Spark settings of the maintained-query benchmarks: few shuffle partitions for two cores, a driver

@@ -1,4 +1,5 @@
-"""Helpers shared by test modules: the ``faq`` command run in-process, the motif-bindings oracle, the log semiring's ⊕.
+"""Helpers shared by test modules: the ``faq`` command run in-process, the motif-bindings oracle, the log semiring's ⊕,
+change files and streams, and a crash of a streaming process.
 
 ``run(capsys, *argv)`` calls :func:`faq.cli.main` in this process, so a command
 that needs Spark finds the test session -- the test must request the ``spark``
@@ -11,6 +12,9 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any, Callable
+
+import pytest
 
 from faq import cli
 from faq.graphs.pattern import parse_pattern
@@ -96,3 +100,26 @@ def csv_stream(spark, directory, schema: str):
     """A Structured Streaming CSV source over ``directory``: a header line, one file a micro-batch."""
     return spark.readStream.schema(schema).option("header", True).option("maxFilesPerTrigger", 1).csv(str(directory))
 
+
+class Crash(RuntimeError):
+    """The process dying: raised by a :func:`crash_after` progress callback."""
+
+
+def crash_after(version: int) -> Callable[[Any], None]:
+    """A progress callback that raises :class:`Crash` on the ``"done"`` event of ``version``: the state
+    has committed that micro-batch, Spark has not (a process that dies between the two)."""
+    def progress(event) -> None:
+        if getattr(event, "kind", None) == "done" and event.version == version:  # (a fixpoint also sends notes)
+            raise Crash(f"the process died after the state committed micro-batch {version - 1}")
+
+    return progress
+
+
+def stream_until_crash(maintained: Any, changes: Any, checkpoint: str, sink: str) -> None:
+    """``maintained.stream`` of the files ``changes`` holds now (trigger ``availableNow``), made with a
+    :func:`crash_after` callback, until the :class:`Crash`; then ``maintained`` is closed, leaving
+    what a dead process leaves: its durable state, Spark's checkpoint and the sink."""
+    query = maintained.stream(changes, checkpoint=checkpoint, sink=sink, trigger={"availableNow": True})
+    with pytest.raises(Exception, match="the process died after"):
+        query.awaitTermination()
+    maintained.close()

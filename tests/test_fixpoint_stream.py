@@ -24,7 +24,7 @@ import pytest
 
 from faq.errors import BatchAlreadyAppliedError, InvalidDeltaError
 from faq.recursive import MaintainedFixpoint
-from tests.helpers import csv_stream, write_change_files
+from tests.helpers import crash_after, csv_stream, stream_until_crash, write_change_files
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -120,26 +120,14 @@ def test_a_stream_of_change_files_keeps_shortest_paths_exact(spark, tmp_path):
     reopened.close()
 
 
-class Crash(RuntimeError):
-    pass
-
-
 def test_a_restart_applies_no_micro_batch_twice_for_components(spark, tmp_path):
     start, batches, final = edge_batches(seed=7, files=4, rows=6, nodes=12, initial=10, weighted=False)
     write_files(tmp_path / "in", batches)
     state, checkpoint, sink = (str(tmp_path / n) for n in ("state", "checkpoint", "sink"))
     nodes = {n for pair in start for n in pair} | {n for b in batches for row in b if row[3] > 0 for n in row[:2]}
 
-    def crash_after_version_2(event):  # the state has committed version 2 when "done" is sent
-        if getattr(event, "kind", None) == "done" and event.version == 2:
-            raise Crash("the process died after the state committed micro-batch 1")
-
-    m = MaintainedFixpoint.components(list(start), path=state, progress=crash_after_version_2)
-    query = m.stream(file_stream(spark, tmp_path / "in"), checkpoint=checkpoint, sink=sink,
-                     trigger={"availableNow": True})
-    with pytest.raises(Exception, match="the process died after"):
-        query.awaitTermination()
-    m.close()
+    m = MaintainedFixpoint.components(list(start), path=state, progress=crash_after(2))
+    stream_until_crash(m, file_stream(spark, tmp_path / "in"), checkpoint, sink)
 
     events = []
     reopened = MaintainedFixpoint.open(state, progress=events.append)

@@ -149,12 +149,17 @@ def bitcoin_nx():
     return load_nx(BITCOIN, weighted=True, merge=min), load_nx(BITCOIN, weighted=True, merge=max)
 
 
+def bitcoin_paths(solve, semiring: str) -> dict:
+    """``solve`` (shortest or widest paths) from :data:`BITCOIN_SOURCE` with |rating| as the edge weight."""
+    edges = abs_weights(read_edge_list(BITCOIN, semiring=semiring, weight_column=3, duplicates="keep"))
+    with solve(edges, BITCOIN_SOURCE) as result:
+        return answer(result)
+
+
 @pytest.mark.usefixtures("spark")
 def test_shortest_paths_bitcoin_abs_rating(bitcoin_nx):
     shortest, _ = bitcoin_nx
-    edges = abs_weights(read_edge_list(BITCOIN, semiring="min_plus", weight_column=3, duplicates="keep"))
-    with shortest_paths(edges, BITCOIN_SOURCE) as result:
-        got = answer(result)
+    got = bitcoin_paths(shortest_paths, "min_plus")
     expected = floats(nx.single_source_dijkstra_path_length(shortest, BITCOIN_SOURCE))
     assert len(expected) == 5849
     assert got.keys() == expected.keys()
@@ -164,10 +169,7 @@ def test_shortest_paths_bitcoin_abs_rating(bitcoin_nx):
 @pytest.mark.usefixtures("spark")
 def test_widest_paths_bitcoin_abs_rating(bitcoin_nx):
     _, widest = bitcoin_nx
-    edges = abs_weights(read_edge_list(BITCOIN, semiring="max_min", weight_column=3, duplicates="keep"))
-    with widest_paths(edges, BITCOIN_SOURCE) as result:
-        got = answer(result)
-    assert got == widest_oracle(widest, BITCOIN_SOURCE)
+    assert bitcoin_paths(widest_paths, "max_min") == widest_oracle(widest, BITCOIN_SOURCE)
 
 
 def test_abs_weights_merges_after_abs(spark):

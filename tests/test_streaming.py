@@ -28,7 +28,7 @@ from faq.factor import factor_of
 from faq.incremental import MaintainedQuery, maintain, stream
 from faq.learning import MaintainedModel
 from tests.helpers import csv_stream as helpers_csv_stream
-from tests.helpers import write_change_files
+from tests.helpers import crash_after, stream_until_crash, write_change_files
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -127,25 +127,13 @@ def test_a_stream_of_change_files_keeps_the_answer_exact(spark, tmp_path):
     mq.close()
 
 
-class Crash(RuntimeError):
-    pass
-
-
 def test_a_restart_after_a_crash_applies_every_change_once(spark, tmp_path):
     start, batches, final = changes(seed=2, files=4, rows=10)
     write_csv(tmp_path / "in", batches)
     state, checkpoint, sink = (str(tmp_path / n) for n in ("state", "checkpoint", "sink"))
 
-    def crash_after_version_2(event):  # the state has committed version 2 when "done" is sent
-        if event.kind == "done" and event.version == 2:
-            raise Crash("the process died after the state committed micro-batch 1")
-
-    mq = initial_query(start, path=state, progress=crash_after_version_2)
-    query = mq.stream(csv_stream(spark, tmp_path / "in"), checkpoint=checkpoint, sink=sink,
-                      trigger={"availableNow": True})
-    with pytest.raises(Exception, match="the process died after"):
-        query.awaitTermination()
-    mq.close()
+    mq = initial_query(start, path=state, progress=crash_after(2))
+    stream_until_crash(mq, csv_stream(spark, tmp_path / "in"), checkpoint, sink)
 
     events = []
     reopened = MaintainedQuery.open(state, progress=events.append)

@@ -154,7 +154,11 @@ class StalePlanError(PlanError):
 
 
 class IntegerOverflowError(FAQRuntimeError, ArithmeticError):
-    """An in-process step's int64 ⊗ or ⊕ overflowed (a Spark step fails the same way)."""
+    """An in-process step's int64 ⊗ or ⊕ overflowed.
+
+    ``operation``, ``semiring`` and ``where`` (a join or an aggregation) say
+    which; a Spark step fails the same way (Spark's ANSI arithmetic).
+    """
 
     error_class = "INTEGER_OVERFLOW"
 

@@ -23,11 +23,10 @@ reopening rebuilds them from the answer (:func:`~faq.recursive.trimming.forest`)
 Examples
 --------
 >>> import numpy as np
->>> from faq.semirings import MIN_PLUS
 >>> from faq.recursive.propagate import fixpoint_ops
->>> ops = fixpoint_ops(MIN_PLUS)
+>>> from faq.semirings import MIN_PLUS
 >>> deltas = [KeyedRows((np.array([1, 2]),), np.array([5.0, 1.0])), KeyedRows((np.array([1]),), np.array([np.inf]))]
->>> rows = last_per_key(deltas, ops)
+>>> rows = last_per_key(deltas, fixpoint_ops(MIN_PLUS))
 >>> rows.keys[0].tolist(), rows.values.tolist()           # 1 was removed by the second delta
 ([1, 2], [inf, 1.0])
 """
