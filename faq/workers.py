@@ -104,7 +104,8 @@ TASK_MODULE = "faq.joins.generic"
 REQUIRED = ("faq", "numpy", "pyarrow")
 #: The runtime setting naming the workers' interpreter (classic and Spark Connect).
 PYTHON_CONF = "spark.sql.execution.pyspark.python"
-#: ``false`` skips the probe.
+#: ``false`` skips the probe (read, with the other ``spark.faq`` settings, by
+#: :func:`faq.insideout.binding.check_workers`).
 CHECK_CONF = "spark.faq.checkWorkers"
 #: Distributions the packed environment leaves out: Spark puts its own pyspark and py4j on the
 #: workers' path.
@@ -348,11 +349,13 @@ def probe_workers(spark: "SparkSession") -> WorkerReport:
 def _session_key(spark: "SparkSession") -> Optional[tuple]:
     """What a probe's answer holds for: the application, the Connect session, the workers' setting.
 
-    None when ``spark.faq.checkWorkers`` is false.
+    None when ``spark.faq.checkWorkers`` is false (read by :func:`faq.insideout.binding.check_workers`).
     """
-    conf = spark.conf
-    if str(conf.get(CHECK_CONF, "true")).strip().lower() == "false":
+    from faq.insideout.binding import check_workers
+
+    if not check_workers(spark):
         return None
+    conf = spark.conf
     return (conf.get("spark.app.id", None), getattr(spark, "session_id", None), conf.get(PYTHON_CONF, None))
 
 

@@ -52,8 +52,8 @@ def table(rows) -> pa.Table:
                      "value": pa.array([r[2] for r in rows], pa.int64())})
 
 
-def start(edges: set) -> ResidentState:
-    state = ResidentState(INTEGER)
+def start(edges: set, compaction: str = "thread") -> ResidentState:
+    state = ResidentState(INTEGER, compaction)
     state.add("edge", ("src", "dst"), table((a, b, 1) for a, b in sorted(edges)), "value")
     for view in views_needed(RULES)["edge"]:
         state.relations["edge"].register(view)
@@ -98,9 +98,8 @@ STREAM = st.tuples(st.sets(EDGE, max_size=18),
 @pytest.mark.parametrize("mode,hold,hashed", [("process", False, False), ("thread", False, False),
                                               ("inline", False, False), ("process", True, False),
                                               ("thread", True, False), ("thread", False, True),
-                                              ("process", False, True)])
+                                              ("process", False, True), ("batch", False, False)])
 def test_random_streams_stay_exact_after_every_batch(tiny, monkeypatch, mode, hold, hashed):
-    monkeypatch.setattr(compaction_module, "MODE", mode)
     monkeypatch.setattr(compaction_module, "HOLD", hold)
     if hashed:  # every base level hashed (first build and each fold) and probed from the first key
         monkeypatch.setattr(csr, "WARM_MIN_ENTRIES", 1)
@@ -112,8 +111,9 @@ def test_random_streams_stay_exact_after_every_batch(tiny, monkeypatch, mode, ho
     def check(stream):
         initial, batches = stream
         edges = set(initial)
-        state = start(edges)
+        state = start(edges, mode)
         relation = state.relations["edge"]
+        assert relation.compaction == mode
         count = recount(edges)
         flights = 0
         for picks, settle in batches:
@@ -199,8 +199,6 @@ def test_a_save_and_reopen_during_a_compaction_restore_the_same_rows(tiny, monke
 
 
 def test_a_failed_compaction_keeps_every_row_and_is_reported_by_settle(tiny, monkeypatch):
-    monkeypatch.setattr(compaction_module, "MODE", "thread")
-
     def broken(*args, **kwargs):
         raise MemoryError("no room")
 

@@ -4,6 +4,11 @@ A generic-join step that ⊕-aggregates inside its tasks names its kernel in the
 loop, the numpy kernel with the reason, or masked sparse products for an in-process triangle);
 the executed join's note names the one that ran.  The data fact the planner cannot see -- a
 relation with repeated rows -- is the one documented fallback, and these inputs have none.
+
+An in-process binary step names its merges in the plan too (a sparse matrix product, sort-merge or
+pandas merges, :attr:`~faq.insideout.physical.Strategy.binary_kernel`), and its note names the one
+that ran.  Their one fallback -- a sparse product whose int64 sums the data does not bound -- says
+so in the note ("plan said ...; ran ... because ...").
 """
 
 from __future__ import annotations
@@ -51,3 +56,93 @@ def test_the_kernel_explain_names_is_the_kernel_that_ran(spark, placement):
                 assert kernel_named(note) == planned, (name, step.strategy.describe(), note)
                 checked += 1
     assert checked >= len(QUERIES)
+
+
+# --- the in-process binary join's kernel: sparse product, sort-merge or pandas merges ----------------
+
+MERGES = ("sparse product", "sort-merge", "pandas merges")
+
+
+def merges_named(text: str) -> str | None:
+    """Which in-process binary join kernel a plan line or a join note names first (None: none)."""
+    found = {name: text.find(name) for name in MERGES}
+    found = {name: at for name, at in found.items() if at >= 0}
+    return min(found, key=found.get) if found else None
+
+
+def run_in_process(query: str, factors: dict) -> list[tuple[str, str]]:
+    """(kernel explain names, kernel the step's note names) for every step of ``query`` run in-process."""
+    plan = plan_for(query, factors, placement="driver")
+    pairs = []
+    with evaluate(query, factors, plan=plan) as result:
+        assert len(result.notes) == len(plan.steps)
+        for step, note in zip(plan.steps, result.notes):
+            assert step.placement == "driver" and step.strategy.binary_kernel is not None, str(plan)
+            explained = step.strategy.describe(in_process=True)
+            assert explained in str(plan)  # explain prints the line that names the kernel
+            pairs.append((merges_named(explained), merges_named(note)))
+            assert "plan said" not in note, note
+    return pairs
+
+
+def test_a_matrix_chain_runs_the_sparse_products_explain_names(spark):
+    rng = np.random.default_rng(7)
+    factors = {name: factor_of([(int(i), int(j), float(rng.integers(1, 9))) for i, j in
+                                {(a, b) for a, b in rng.integers(0, 40, (200, 2))}], list(cols), "real", name=name)
+               for name, cols in (("A", "ij"), ("B", "jk"), ("D", "kl"))}
+    pairs = run_in_process("C(i,l) := A(i,j), B(j,k), D(k,l)", factors)
+    assert pairs == [("sparse product", "sparse product")] * len(pairs) and len(pairs) == 2
+
+
+def test_a_path_with_integer_keys_runs_the_sort_merge_explain_names(spark):
+    pairs = run_in_process("q(a) := e(a,b), e(b,c)", {"e": small_graph()})
+    assert pairs and all(p == ("sort-merge", "sort-merge") for p in pairs), pairs
+
+
+def test_string_keys_run_the_pandas_merges_explain_names(spark):
+    import pandas as pd
+
+    from faq.io import from_pandas
+
+    edges = pd.DataFrame({"src": ["x", "y", "y", "z"], "dst": ["y", "z", "w", "w"]})
+    e = from_pandas(edges, value=None, semiring="counting", name="e")
+    pairs = run_in_process("q(a) := e(a,b), e(b,c)", {"e": e})
+    assert pairs and all(p == ("pandas merges", "pandas merges") for p in pairs), pairs
+    # a cyclic bag over string keys: the generic join needs integers, so its strategy runs merges too
+    pairs = run_in_process(QUERIES["triangles"], {"edge": e})
+    assert pairs == [("pandas merges", "pandas merges")]
+
+
+def test_inputs_above_sort_merge_rows_run_the_pandas_merges_explain_names(spark, monkeypatch):
+    import faq.joins.merges
+
+    monkeypatch.setattr(faq.joins.merges, "SORT_MERGE_ROWS", 10)  # the graph's 400-odd edges exceed it
+    pairs = run_in_process("q(a) := e(a,b), e(b,c)", {"e": small_graph()})
+    assert pairs and all(p == ("pandas merges", "pandas merges") for p in pairs), pairs
+
+
+def test_a_sparse_product_the_data_refuses_says_so_in_its_note(spark):
+    """The one fallback: int64 sums the plan cannot bound.  The note names the kernel that ran first,
+    then what the plan said and why it did not run."""
+    big = 2**61
+    a = factor_of([(0, 1, big), (0, 2, big)], ["i", "j"], "integer", name="A")
+    b = factor_of([(1, 5, 2), (2, 5, 2)], ["j", "k"], "integer", name="B")
+    query = "C(i,k) := A(i,j), B(j,k)"
+    plan = plan_for(query, {"A": a, "B": b}, placement="driver")
+    (step,) = plan.steps
+    assert step.strategy.binary_kernel == "sparse-product"
+    from faq.errors import IntegerOverflowError
+
+    with pytest.raises(IntegerOverflowError):  # the merges check every ⊕: 2·2^62 does not fit
+        with evaluate(query, {"A": a, "B": b}, plan=plan) as result:
+            result.notes
+    # |a|·|b| summed reaches 2^62: no proof the product cannot wrap, so the merges give the exact 2^62
+    a, b = (factor_of(rows, cols, "integer", name=n) for rows, cols, n in
+            (([(0, 1, big)], ["i", "j"], "A"), ([(1, 2, 2)], ["j", "k"], "B")))
+    plan = plan_for(query, {"A": a, "B": b}, placement="driver")
+    assert plan.steps[0].strategy.binary_kernel == "sparse-product"
+    with evaluate(query, {"A": a, "B": b}, plan=plan) as result:
+        (note,) = result.notes
+        assert [tuple(r) for r in result.factor.df.collect()] == [(0, 2, 2**62)]
+    assert merges_named(note) == "sort-merge" and "plan said sparse product" in note, note
+    assert "not bounded below 2^62" in note, note

@@ -52,6 +52,13 @@ PLANS = [
     ("product-of-free", "q(x, y) := f(x), g(y)", {"semiring": "counting"}),
     ("structured-moments", "q(g) := x(g,a), y(a,b), z(b,g)", {"semiring": "moments", "sizes": {"x": 10, "y": 10, "z": 10}}),
     ("no-task-aggregation", TRIANGLE, {"semiring": "counting", "task_aggregation": False, "sizes": {"edge": 30}}),
+    # in-process binary joins: the plan names their kernel (sparse product, sort-merge, pandas merges)
+    ("matrix-chain-in-process", "C(i,l) := A(i,j), B(j,k), D(k,l)",
+     {"semiring": "real", "sizes": {"A": 100, "B": 100, "D": 100}, "environment": AUTO}),
+    ("path-in-process", "q(a) := e(a,b), e(b,c)", {"semiring": "counting", "sizes": {"e": 50}, "environment": AUTO}),
+    ("path-in-process-string-keys", "q(a) := e(a,b), e(b,c)",
+     {"semiring": "counting", "sizes": {"e": 50}, "environment": AUTO,
+      "variable_types": {"a": "string", "b": "string", "c": "string"}}),
 ]
 
 
@@ -110,6 +117,7 @@ def test_the_representative_plans_cover_the_physical_choices():
     assert {s.strategy.name for s in steps} >= {"binary", "broadcast", "partitioned", "shuffle"}
     assert {s.placement for s in steps} == {"driver", "executors"}
     assert any(s.strategy.batches > 1 for s in steps) and any(s.strategy.sparse_kernel for s in steps)
+    assert {s.strategy.binary_kernel for s in steps} == {None, "sparse-product", "sort-merge", "pandas-merge"}
     assert any(s.work is not None and s.work.total == float("inf") for s in steps)  # unknown sizes survive
 
 
@@ -118,7 +126,7 @@ def test_the_dictionary_names_its_format_and_holds_what_running_needs():
     d = p.to_dict()
     assert (d["format"], d["version"]) == ("faq.plan", 1)
     assert d["task_aggregation"] is False and d["atom_columns"] == [["a", "b"], ["a", "c"], ["b", "c"]]
-    assert {"numpy_kernel", "sparse_kernel"} <= set(d["bags"][0]["strategy"])
+    assert {"numpy_kernel", "sparse_kernel", "binary_kernel", "binary_reason"} <= set(d["bags"][0]["strategy"])
 
 
 @pytest.mark.parametrize("bad", [{"format": "faq.plan", "version": 2}, {"rows": 1}, [1, 2],

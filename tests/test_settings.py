@@ -16,3 +16,31 @@ def test_maintained_budget_is_the_sessions_in_process_memory(spark):
     finally:
         spark.conf.unset("spark.faq.localMemory")
     assert budget_bytes() > 64 << 10
+
+
+def test_compaction_is_the_sessions_setting_and_explain_says_it(spark):
+    """``spark.faq.compaction`` decides where every index of a maintained query folds its overlay;
+    ``explain`` prints it, a batch runs it, and an unknown value is refused before any work."""
+    import pytest
+
+    from faq.errors import InvalidArgumentError
+    from faq.factor import factor_of
+    from faq.incremental import maintain
+    from faq.incremental.state import ResidentState
+    from faq.semirings import INTEGER
+
+    edges = factor_of([(0, 1, 1), (1, 2, 1), (2, 0, 1)], ("src", "dst"), "counting", name="edge")
+    spark.conf.set("spark.faq.compaction", "batch")
+    try:
+        mq = maintain("count() := edge(a,b), edge(b,c), edge(c,a)", {"edge": edges}, placement="driver")
+        assert mq.state.relations["edge"].compaction == "batch" and ResidentState(INTEGER).compaction == "batch"
+        plan = mq.explain()
+        assert plan.compaction == "batch" and "spark.faq.compaction=batch" in str(plan)
+        assert "views rebuilt when next read" in str(plan) and plan.to_dict()["compaction"] == "batch"
+        mq.close()
+        spark.conf.set("spark.faq.compaction", "sometimes")
+        with pytest.raises(InvalidArgumentError, match="spark.faq.compaction"):
+            maintain("count() := edge(a,b), edge(b,c), edge(c,a)", {"edge": edges}, placement="driver")
+    finally:
+        spark.conf.unset("spark.faq.compaction")
+    assert ResidentState(INTEGER).compaction == "thread"

@@ -10,7 +10,9 @@ nobody writes to again) and builds the new base's rows and tries; the
 relation keeps serving batches from ``[old base, frozen levels, new
 levels]`` and swaps the result in between two batches.
 
-Where it runs (:data:`MODE`): in a **thread** by default.  numpy releases
+Where it runs (the relation's ``compaction``: the session's ``spark.faq.compaction``, read by
+:func:`faq.insideout.binding.compaction_mode`, printed by a maintained query's ``explain``): in a
+**thread** by default.  numpy releases
 the GIL in its searches and copies, and :func:`fold` does no big sort (it
 merges the overlay into each view's old trie rows), so the job holds the
 GIL in short stretches only -- but often: on R-MAT 17 (``bench/bench_tail.py``,
@@ -23,7 +25,9 @@ release the GIL).  On a quiet machine the batches it overlapped took
 and more: page tables of the whole process), and on a loaded one the niced
 child starves, stretching a compaction over hundreds of batches (one batch
 of 1.7 s was seen then), so it is not the default.  **inline** folds in the
-calling thread (tests).
+calling thread (the batch that fills the overlay waits for the merge); **batch**
+is the old way, no :class:`Compaction` at all: the base is replaced inside the
+batch and every view rebuilt when next read (the benchmarks' baseline).
 
 The job touches nothing but its inputs and its own result, so no lock is
 needed: the relation polls :meth:`Compaction.done` and reads
@@ -65,9 +69,8 @@ from faq.incremental.domain import SPAN
 from faq.joins.csr import Trie
 from faq.semirings.numpy_backend import NumpyForm
 
-# Where a compaction runs: "thread", "process" (a forked, niced child; where fork exists) or "inline"
-# (module notes).
-MODE = "thread"
+#: Where a compaction runs unless its relation says otherwise (module notes).
+DEFAULT_MODE = "thread"
 # The compaction process's niceness (added to ours): it yields a shared core to the batches.
 NICE = 19
 # Tests set this to True (monkeypatch): a job then starts only when its result is asked for, so a
@@ -92,13 +95,13 @@ class Compaction:
     base_tries : mapping View -> Trie, optional
         The old base's tries: a view found here is merged, not sorted again (:func:`fold`).
     mode : {"process", "thread", "inline"}, optional
-        Where the work runs (default :data:`MODE`; see the module notes).
+        Where the work runs (default :data:`DEFAULT_MODE`; see the module notes).
     """
 
     def __init__(self, name: str, base, frozen: Sequence, views: Sequence, ops: NumpyForm,
                  base_tries: Optional[Mapping] = None, mode: Optional[str] = None) -> None:
         self.name = name
-        self.mode = mode or MODE
+        self.mode = mode or DEFAULT_MODE
         if self.mode == "process" and not hasattr(os, "fork"):
             self.mode = "thread"
         self._inputs = (base, list(frozen), list(views), ops, dict(base_tries or {}))

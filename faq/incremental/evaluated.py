@@ -99,8 +99,7 @@ class EvaluatedAnswer:
             from faq.incremental.index import ResidentRelation
 
             values = arrow_values(table, self.state.ops)
-            self.state.relations[ANSWER] = ResidentRelation(ANSWER, (), merge_rows((), values, self.state.ops),
-                                                            self.state.ops)
+            self.state.hold(ANSWER, ResidentRelation(ANSWER, (), merge_rows((), values, self.state.ops), self.state.ops))
             self.state.key_types[ANSWER] = {}
 
 

@@ -58,7 +58,9 @@ free, and needs no new invariant for the rules, so it is the one taken
   between two batches, never during one -- or by :meth:`ResidentRelation.settle`,
   which waits (saving to a new directory, closing, tests, and a second
   compaction falling due before the first is done);
-* :data:`BACKGROUND_COMPACTION` = False restores the old way (folded in the
+* a relation's ``compaction`` (the session's ``spark.faq.compaction``, which
+  :class:`~faq.incremental.state.ResidentState` gives each relation it holds)
+  says where the fold runs; ``"batch"`` restores the old way (folded in the
   batch, views rebuilt when next read): the benchmarks' baseline.
 
 A failed job (e.g. out of memory) changes nothing: the frozen levels are
@@ -96,7 +98,7 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from faq.errors import CompactionFailedError
-from faq.incremental.compaction import Compaction, warm_tries
+from faq.incremental.compaction import DEFAULT_MODE, Compaction, warm_tries
 from faq.incremental.rows import (  # re-exported: the index's callers name them from here
     KeyedRows,
     View,
@@ -127,9 +129,6 @@ RECENT_MAX_ROWS = 1024
 # ... or this many batches of the size just merged, so batches larger than the limit (1,000 changed rows of a
 # fact table) do not pay the older level's merge every time.
 RECENT_BATCHES = 4
-# Fold the overlay into the base in a thread, between batches (module notes); False: inside the batch that
-# fills it, every view rebuilt when next read (the stop-the-world way, kept as the benchmarks' baseline).
-BACKGROUND_COMPACTION = True
 #: A base trie of at least this many rows gets its levels hashed in a background thread when built
 #: (:func:`faq.joins.csr.warm_hash`): a batch of thousands of changes then probes hashes, 4-7x
 #: faster than binary searches into a large level; smaller bases are searched as fast.
@@ -150,9 +149,17 @@ class ResidentRelation:
         One row per key, sorted (:func:`merge_rows` makes it so).
     ops : NumpyForm
         ⊕ (merging rows of one key), ⊗'s one and the zero, in numpy.
+
+    Attributes
+    ----------
+    compaction : str
+        Where the overlay is folded into the base (:mod:`faq.incremental.compaction`):
+        "thread", "process", "inline" or "batch"; the holding
+        :class:`~faq.incremental.state.ResidentState` sets it from the session.
     """
 
     def __init__(self, name: str, columns: Sequence[str], base: KeyedRows, ops: NumpyForm) -> None:
+        self.compaction = DEFAULT_MODE
         self.name = name
         self.columns = tuple(columns)
         self.arity = len(self.columns)
@@ -310,9 +317,9 @@ class ResidentRelation:
 
         A compaction that finished since the last batch is swapped in first
         (between two batches, never during one).  The overlay is then folded
-        into the base if it outgrew its limit -- in the background unless
-        :data:`BACKGROUND_COMPACTION` is False -- unless ``compact`` is False
-        (the owner of a released base does it).
+        into the base if it outgrew its limit -- where :attr:`compaction`
+        says (module notes) -- unless ``compact`` is False (the owner of a
+        released base does it).
         """
         if self._compaction is not None and self._compaction.done():
             try:
@@ -333,10 +340,10 @@ class ResidentRelation:
             self.older, self.recent = self._combined(self.older, self.recent), empty_rows(self.arity, self.ops)
             self._runs["older"], self._runs["recent"] = {}, {}
         if compact and not self.released and self.needs_compaction():
-            if BACKGROUND_COMPACTION:
-                self.compact_in_background()
-            else:
+            if self.compaction == "batch":
                 self.compact()
+            else:
+                self.compact_in_background()
 
     def needs_compaction(self) -> bool:
         """Whether the overlay's levels since the last freeze outgrew their limit (module notes)."""
@@ -367,7 +374,8 @@ class ResidentRelation:
         self._runs["older"], self._runs["recent"] = {}, {}
         # The views read so far get their new tries now; any other is built when first read, as before.
         views = [view for view in self.views if view in self._runs["base"]]
-        self._compaction = Compaction(self.name, self.base, self.frozen, views, self.ops, dict(self._runs["base"]))
+        self._compaction = Compaction(self.name, self.base, self.frozen, views, self.ops, dict(self._runs["base"]),
+                                      mode=self.compaction)
 
     @property
     def compacting(self) -> bool:

@@ -66,6 +66,7 @@ Examples
 maintained count() := edge(a, b), edge(b, c), edge(a, c)
   semiring counting; deltas signed (kept in integer)
   indexes on the driver: indexes ... within the driver budget of ... GB
+  overlays folded into the bases in a background thread, between batches (spark.faq.compaction=thread)
   relation edge(src, dst): 3 rows + 3 in the overlay; views (src, dst), (dst, src); ...
   rule 1: Δedge(a, b); order a, b, c; edge(b, c) old by (src, dst); edge(a, c) old by (src, dst)
   rule 2: Δedge(b, c); order b, c, a; edge(a, b) new by (dst, src); edge(a, c) old by (dst, src)
@@ -195,7 +196,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
             raise NotMaintainableError(reason=self.why)
         rows = {name: factors[name].count() for name in self.query.factor_names}
         planned = self._make_plan(rows=rows)
-        self.state = ResidentState(self.state_semiring)
+        self.state = ResidentState(self.state_semiring, self.compaction)
         for name in self.query.factor_names:
             f = factors[name]
             table = factor_table(f, self.state_semiring.value_type)
@@ -224,6 +225,10 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         self.ops = value_ops(self.state_semiring)  # None only for semirings without a numpy form
         self.placement = placement
         self.budget = budget_bytes(budget)
+        from faq.insideout.binding import compaction_mode
+        from faq.spark import session_for_driver_data
+
+        self.compaction = compaction_mode(session_for_driver_data())  # the setting ResidentState reads
         columns = {name: tuple(m["variables"]) for name, m in self._meta.items()}
         self.delta_query = DeltaQuery(tuple(Term(a.factor, a.variables) for a in self.query.atoms),
                                       self.query.free, columns=columns)
@@ -258,7 +263,8 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
             where, reason = choose_placement(total, self.budget, self.placement)
         mode = self.mode + (" (kept in integer)" if self.semiring.name == "counting" and self.mode == SIGNED else "")
         return MaintenancePlan(str(self.query), self.semiring.name, mode, where, reason, self.budget,
-                               tuple(relations), tuple(r.describe(self.delta_query) for r in self.rules), self.why)
+                               tuple(relations), tuple(r.describe(self.delta_query) for r in self.rules), self.why,
+                               self.compaction)
 
     def explain(self) -> MaintenancePlan:
         """Where the indexes live and why, their views and sizes, and every delta rule's order."""

@@ -231,6 +231,13 @@ class RelationPlan:
     overlay: int = 0
 
 
+#: How ``explain`` says where an index's overlay is folded into its base, per ``spark.faq.compaction``.
+COMPACTION_WHERE = {"thread": "in a background thread, between batches",
+                    "process": "in a forked background process, between batches",
+                    "inline": "inside the batch that fills the overlay (merged views)",
+                    "batch": "inside the batch that fills the overlay (views rebuilt when next read)"}
+
+
 @dataclass(frozen=True)
 class MaintenancePlan:
     """How a maintained query keeps its answer: what ``MaintainedQuery.explain()`` prints.
@@ -251,6 +258,9 @@ class MaintenancePlan:
     relations : tuple of RelationPlan
     rules : tuple of str
         One line per delta rule (its attribute order and what each term reads).
+    compaction : str
+        Where an index folds its overlay into its base (``spark.faq.compaction``:
+        :mod:`faq.incremental.compaction`).
     """
 
     query: str
@@ -262,6 +272,7 @@ class MaintenancePlan:
     relations: tuple[RelationPlan, ...]
     rules: tuple[str, ...]
     why: str = ""
+    compaction: str = "thread"
 
     @property
     def bytes(self) -> int:
@@ -276,12 +287,15 @@ class MaintenancePlan:
                            "views": list(r.views),
                            "bytes": r.bytes, "measured": r.measured} for r in self.relations],
             "rules": list(self.rules),
+            "compaction": self.compaction,
         }
 
     def __str__(self) -> str:
         lines = [f"maintained {self.query}",
                  f"  semiring {self.semiring}; deltas {self.mode}" + (f" ({self.why})" if self.why else ""),
-                 f"  indexes on the {self.placement}: {self.reason}"]
+                 f"  indexes on the {self.placement}: {self.reason}",
+                 f"  overlays folded into the bases {COMPACTION_WHERE.get(self.compaction, self.compaction)} "
+                 f"(spark.faq.compaction={self.compaction})"]
         for r in self.relations:
             kind = "" if r.measured else "~"
             overlay = f" + {r.overlay:,} in the overlay" if r.overlay else ""

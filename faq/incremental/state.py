@@ -81,9 +81,20 @@ class ResidentState(Versions):
     semiring : Semiring
         The semiring the relations' values combine in (a ring for signed
         changes: counting is kept in ``integer``).
+    compaction : str, optional
+        Where its relations fold their overlays into their bases
+        (:mod:`faq.incremental.compaction`); default the session's
+        ``spark.faq.compaction`` (:func:`~faq.insideout.binding.compaction_mode`,
+        read without starting Spark).
     """
 
-    def __init__(self, semiring: "Semiring") -> None:
+    def __init__(self, semiring: "Semiring", compaction: Optional[str] = None) -> None:
+        if compaction is None:
+            from faq.insideout.binding import compaction_mode
+            from faq.spark import session_for_driver_data
+
+            compaction = compaction_mode(session_for_driver_data())
+        self.compaction = compaction
         ops = value_ops(semiring)
         if ops is None:  # callers check first; see faq.incremental.maintained
             raise ValueError(f"semiring {semiring.name!r} has no numpy form")
@@ -102,8 +113,13 @@ class ResidentState(Versions):
         """A relation from a table of raw keys (columns ``columns``) and ``value`` (None: all one)."""
         self.key_types[name] = dict(key_types or _arrow_types(table, columns))
         relation = ResidentRelation.build(name, columns, self.rows(name, table, value, columns), self.ops)
-        self.relations[name] = relation
+        self.hold(name, relation)
         return relation
+
+    def hold(self, name: str, relation: ResidentRelation) -> None:
+        """Keep ``relation`` as ``name``, compacting where this state's relations do."""
+        relation.compaction = self.compaction
+        self.relations[name] = relation
 
     def rows(self, name: str, table: "pa.Table", value: Optional[str] = VALUE,
              columns: Optional[Sequence[str]] = None, merge: bool = True, keep_zeros: bool = False) -> KeyedRows:
@@ -239,7 +255,7 @@ class ResidentState(Versions):
         for name, parts in tables.items():
             columns = meta["columns"][name]
             state.key_types[name] = dict(meta["key_types"].get(name, {}))
-            state.relations[name] = state.loaded_relation(name, columns, parts)
+            state.hold(name, state.loaded_relation(name, columns, parts))
         state.version = int(meta["version"])
         state.labels = list(meta.get("labels", []))
         state.store = store
@@ -250,6 +266,7 @@ class ResidentState(Versions):
         import pyarrow as pa
 
         relation = ResidentRelation(name, columns, self.rows(name, parts[0], VALUE, columns), self.ops)
+        relation.compaction = self.compaction
         if len(parts) > 1:
             relation.commit(self.rows(name, pa.concat_tables(parts[1:]), VALUE, columns, keep_zeros=True))
         return relation

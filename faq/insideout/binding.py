@@ -296,7 +296,7 @@ def session_environment(spark: "SparkSession") -> Environment:
                        index_build=_choice(spark, INDEX_BUILD_CONF, INDEX_BUILDS),
                        placement=_choice(spark, PLACEMENT_CONF, PLACEMENTS), local_memory=local_memory(spark),
                        local_rows=DEFAULT_LOCAL_ROWS if not local_rows else _rows(LOCAL_ROWS_CONF, local_rows),
-                       compiled_loaded="faq.joins.compiled_loop" in sys.modules)
+                       compiled_loaded="faq.joins.compiled_loop" in sys.modules, check_workers=check_workers(spark))
 
 
 def _setting(spark: "SparkSession", key: str) -> Optional[str]:
@@ -425,6 +425,28 @@ def _choice(spark: "SparkSession", key: str, choices: Sequence[str]) -> str:
 def index_build(spark: "SparkSession") -> str:
     """``spark.faq.indexBuild``: "auto" (default), "driver" or "executors"; anything else is refused."""
     return _choice(spark, INDEX_BUILD_CONF, INDEX_BUILDS)
+
+
+def check_workers(spark: "SparkSession") -> bool:
+    """``spark.faq.checkWorkers``: "true" (default) probes the workers' Python before faq's first job
+    there (:func:`faq.workers.ensure_workers`), "false" does not; anything else is refused."""
+    from faq.workers import CHECK_CONF
+
+    return _choice(spark, CHECK_CONF, ("true", "false")) == "true"
+
+
+def compaction_mode(spark: "SparkSession") -> str:
+    """``spark.faq.compaction``: where a maintained index folds its overlay into its base -- "thread"
+    (default), "process", "inline" or "batch" (:data:`~faq.insideout.physical.COMPACTIONS`); anything
+    else is refused.  Read without starting Spark from a deferred session.
+
+    >>> from faq.spark import session_for_driver_data
+    >>> compaction_mode(session_for_driver_data())
+    'thread'
+    """
+    from faq.insideout.physical import COMPACTION_CONF, COMPACTIONS
+
+    return _choice(spark, COMPACTION_CONF, COMPACTIONS)
 
 
 def local_memory(spark: "SparkSession") -> int:

@@ -273,7 +273,7 @@ def _run_local_step(
     table, note = join_local(step.strategy.name, inputs, indicators, semiring, step.attribute_order, aggregation,
                              step.strategy.shared or None, threads=max(1, environment.parallelism),
                              in_kernel=step.strategy.aggregate_in_tasks, compiled=not step.strategy.numpy_kernel,
-                             sparse=step.strategy.sparse_kernel)
+                             sparse=step.strategy.sparse_kernel, binary_kernel=step.strategy.binary_kernel)
     if tuple(table.variables) != tuple(step.output.variables):  # a final product: the plan's column order
         table = Table(tuple(step.output.variables), table.keys, table.values)
     seconds = time.perf_counter() - t0

@@ -122,6 +122,12 @@ INDEX_BUILDS = ("auto", "driver", "executors")
 PLACEMENT_CONF = "spark.faq.placement"
 PLACEMENTS = ("auto", "driver", "executors")
 LOCAL_MEMORY_CONF = "spark.faq.localMemory"
+# Session conf key for where a maintained index folds its overlay into its base (faq.incremental.compaction):
+# "thread" (default: in the background, between batches), "process" (a forked, niced child), "inline"
+# (the same fold, run in the batch's thread) or "batch" (the whole base rebuilt inside the batch that fills
+# the overlay: the old stop-the-world way, the benchmarks' baseline).
+COMPACTION_CONF = "spark.faq.compaction"
+COMPACTIONS = ("thread", "process", "inline", "batch")
 LOCAL_ROWS_CONF = "spark.faq.localRows"
 LOCAL_MEMORY_FRACTION = 0.25
 DEFAULT_LOCAL_MEMORY = 1 << 30
@@ -178,6 +184,10 @@ class Environment:
         The compiled loop is loaded in this process already (numba imported,
         its kernels read from the cache): a new process pays
         :data:`COMPILED_LOAD_SECONDS` to load it (:func:`in_process_kernel`).
+    check_workers : bool
+        Probe the workers' Python before the first job that runs faq's tasks
+        there (:data:`faq.workers.CHECK_CONF`, default true;
+        :func:`faq.workers.ensure_workers`).
     """
 
     connect: bool = False
@@ -190,6 +200,7 @@ class Environment:
     local_memory: int = DEFAULT_LOCAL_MEMORY
     local_rows: int = DEFAULT_LOCAL_ROWS
     compiled_loaded: bool = False
+    check_workers: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -203,6 +214,7 @@ class Environment:
             "local_memory": self.local_memory,
             "local_rows": self.local_rows,
             "compiled_loaded": self.compiled_loaded,
+            "check_workers": self.check_workers,
         }
 
 
@@ -250,6 +262,15 @@ class Strategy:
         The plan chose masked sparse products (:mod:`faq.joins.sparse_triangle`)
         over the compiled loop for a triangle-shaped bag
         (:func:`in_process_triangle_kernel`; the reason is in ``aggregation``).
+    binary_kernel : str or None
+        A step run in-process by merges (a binary step, or a generic one whose
+        keys are not integers): the kernel the plan chose,
+        ``"sparse-product"``, ``"sort-merge"`` or ``"pandas-merge"``
+        (:func:`faq.joins.merges.binary_kernel`,
+        :func:`~faq.insideout.placement.merge_kernel`); None: none chosen
+        (a step on the executors, or the generic join's kernel).
+    binary_reason : str
+        Why the plan chose ``binary_kernel``, in words.
     """
 
     name: str
@@ -267,6 +288,8 @@ class Strategy:
     index_dir: Optional[str] = None
     numpy_kernel: bool = False
     sparse_kernel: bool = False
+    binary_kernel: Optional[str] = None
+    binary_reason: str = ""
 
     @property
     def grid(self) -> Optional[Grid]:
@@ -276,7 +299,12 @@ class Strategy:
         return Grid(self.shares, self.cells, self.task_rows or 0.0, self.task_bytes or 0.0)
 
     def describe(self, in_process: bool = False) -> str:
-        """One line for ``explain`` (``in_process``: the step runs on the driver, its index read there)."""
+        """One line for ``explain`` (``in_process``: the step runs on the driver, its index read there).
+
+        A binary step run in-process is its merges (:meth:`merges`).
+        """
+        if self.name == "binary" and self.binary_kernel is not None:
+            return self.merges()
         parts = [f"strategy {self.name} ({self.reason})"]
         if in_process and self.index_bytes is not None:
             parts.append(f"index est. {format_bytes(self.index_bytes)} built and read in-process")
@@ -295,7 +323,22 @@ class Strategy:
             parts.append(f"{sum(map(len, self.shared))} uses read {len(self.shared)} index(es)")
         if self.aggregation:
             parts.append(self.aggregation)
+        if self.binary_kernel is not None:
+            parts.append(self.merges())
         return "; ".join(parts)
+
+    def merges(self) -> str:
+        """The in-process merges the plan chose, as the step's note will name them, and why ("": none).
+
+        >>> Strategy("binary", "", binary_kernel="sort-merge", binary_reason="integer keys").merges()
+        'in-process binary join (sort-merge): integer keys'
+        """
+        if self.binary_kernel is None:
+            return ""
+        from faq.joins.merges import binary_note
+
+        why = f": {self.binary_reason}" if self.binary_reason else ""
+        return f"{binary_note(self.binary_kernel)}{why}"
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -10,7 +10,10 @@ kernel (:func:`in_process_kernel`: when loading the loop would cost more than
 the work) or, for a triangle summed with + and ×, masked sparse products
 (:func:`in_process_triangle_kernel`).  Pure functions of the
 :class:`~faq.insideout.physical.Environment`: the planner calls them, the
-executor carries out what they chose.
+executor carries out what they chose.  An in-process step that runs merges
+(a binary step, or a generic one whose keys are not integers) has its kernel
+chosen too (:func:`merge_kernel`): a sparse matrix product, sort-merge or
+pandas merges.
 
 >>> from faq.insideout.physical import Environment
 >>> in_process_kernel(5e7, Environment())       # enough work to pay for loading the compiled loop
@@ -20,7 +23,8 @@ executor carries out what they chose.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Optional, Sequence
+from dataclasses import replace
+from typing import Any, NamedTuple, Optional, Sequence
 
 from faq.hypergraph.shares import format_bytes
 from faq.insideout.physical import (
@@ -31,9 +35,10 @@ from faq.insideout.physical import (
     Environment,
     Strategy,
 )
+from faq.joins.merges import binary_kernel, without_private
 
 __all__ = ["Input", "SMALL_KERNEL_WORK", "COMPILED_LOAD_SECONDS", "SPARSE_KERNEL_WORK", "in_process_kernel",
-           "triangle_bag", "in_process_triangle_kernel", "choose_placement", "step_footprint"]
+           "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "choose_placement", "step_footprint"]
 
 
 class Input(NamedTuple):
@@ -132,6 +137,67 @@ def in_process_triangle_kernel(work: Optional[float], environment: Environment) 
         return False, ""
     return True, (f"masked sparse products (scipy): est. work {work:.2g} below {SPARSE_KERNEL_WORK:.0e}, less "
                   f"than loading the compiled loop (~{COMPILED_LOAD_SECONDS:g} s)")
+
+
+def merge_kernel(
+    strategy: Strategy,
+    relations: Sequence[Sequence[str]],
+    indicators: Sequence[Sequence[str]],
+    keep: Sequence[str],
+    rows: Sequence[float],
+    integral: Optional[bool],
+    arrays: bool,
+    form: Any,
+    aggregates: bool,
+) -> Strategy:
+    """``strategy`` of a step placed on the driver, naming the merges it runs there
+    (:attr:`~faq.insideout.physical.Strategy.binary_kernel`; unchanged when it runs the generic join's kernel).
+
+    A binary step runs merges, and so does a generic one whose keys are not
+    integers (``integral`` False; None: unknown, taken to be integers, as the
+    strategy took them).  The kernel is :func:`faq.joins.merges.binary_kernel`'s,
+    from facts known before running: the ``relations``' and ``indicators``'
+    variables (the relations' without the private variables an aggregating
+    binary step sums out first, when ``form``'s values are not integers, as
+    :mod:`faq.joins.local` does), ``keep`` (the step's output), the estimated
+    ``rows`` of every relation and indicator, the key types, whether the
+    values are an array ring's (``arrays``), and ``form`` (the step's
+    :class:`~faq.semirings.numpy_backend.NumpyForm`: a sparse product needs
+    × and + over int64 or float64).  ``aggregates``: the step ⊕-aggregates.
+
+    One fact is the data's: whether a sparse product's int64 sums stay
+    below 2^62 (and key dtypes where the types are unknown).  Where the
+    chosen kernel cannot run, :func:`faq.joins.local.join_local` runs another
+    and its note says so ("plan said ...; ran ... because ...").
+
+    Examples
+    --------
+    >>> from faq.semirings import COUNTING, REAL
+    >>> from faq.semirings.numpy_backend import numpy_ops
+    >>> chain = [("i", "j"), ("j", "k")]
+    >>> s = merge_kernel(Strategy("binary", ""), chain, [], ("i", "k"), [100, 100], True, False, numpy_ops(REAL), True)
+    >>> s.binary_kernel, s.describe()
+    ('sparse-product', 'in-process binary join (sparse product, scipy): (i, j)·(j, k) ⊕-summed over j with + and ×, integer keys')
+    >>> merge_kernel(Strategy("binary", ""), chain, [], ("i",), [100, 100], True, False, numpy_ops(COUNTING),
+    ...              True).binary_kernel
+    'sort-merge'
+    >>> merge_kernel(Strategy("shuffle", "keys are not all integers"), chain, [], (), [10, 10], False, False,
+    ...              numpy_ops(COUNTING), True).binary_kernel
+    'pandas-merge'
+    >>> merge_kernel(Strategy("broadcast", ""), chain, [], (), [10, 10], True, False, numpy_ops(COUNTING),
+    ...              True).binary_kernel is None
+    True
+    """
+    if strategy.name != "binary" and integral is not False:
+        return strategy  # the generic join's kernel runs (strategy.numpy_kernel / sparse_kernel say which)
+    import numpy as np
+
+    sums_products = (form is not None and form.add is np.add and form.mul is np.multiply
+                     and np.dtype(form.dtype).kind in "fi")
+    if strategy.name == "binary" and aggregates and form is not None and not form.integral:
+        relations = without_private(relations, indicators, keep)
+    kernel, why = binary_kernel(relations, indicators, keep, rows, integral, arrays, sums_products)
+    return replace(strategy, binary_kernel=kernel, binary_reason=why)
 
 
 def choose_placement(

@@ -72,6 +72,7 @@ from faq.insideout.placement import (
     choose_placement,
     in_process_kernel,
     in_process_triangle_kernel,
+    merge_kernel,
     step_footprint,
     triangle_bag,
 )
@@ -521,7 +522,9 @@ def _product_bound(
 
 def _placed(context: _Context, steps: list[Step], bounds: Mapping[str, float]) -> list[Step]:
     """The steps with where each runs (:func:`~faq.insideout.placement.choose_placement`), in order:
-    a step's output is held on the driver when the step ran there."""
+    a step's output is held on the driver when the step ran there.  A step there that runs merges gets
+    their kernel (:func:`~faq.insideout.placement.merge_kernel`); one fact of the data is not known here,
+    whether a sparse product's int64 sums stay below 2^62: where not, other merges run and the note says so."""
     from faq.semirings import get_semiring
     from faq.semirings.numpy_backend import numpy_ops
 
@@ -548,6 +551,10 @@ def _placed(context: _Context, steps: list[Step], bounds: Mapping[str, float]) -
             triangle = (_sums_products(form) and not _structured(times) and triangle_bag(
                 [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables))
             step = _kernel_in_process(step, context.environment, triangle)
+            step = replace(step, strategy=merge_kernel(  # the merges it runs, if it runs merges
+                step.strategy, [variables.get(r, ()) for r in step.inputs], [i.variables for i in step.indicators],
+                step.output.variables, [rows for _, rows in uses], integral_bag(step.bag, context.types),
+                bool(_structured(times)), form, bool(step.eliminated)))
         variables[step.output.id] = step.output.variables
         placed.append(replace(step, placement=where, placement_reason=why))
     return placed

@@ -406,7 +406,7 @@ class Plan:
             if s.attribute_order:
                 how += f"; attributes {', '.join(s.attribute_order)}"
             lines.append(f"          join {join} [{how}]{ind} -> {s.output}")
-            if s.strategy.name != "binary":
+            if s.strategy.name != "binary" or s.strategy.binary_kernel is not None:
                 lines.append(f"          {s.strategy.describe(in_process=s.placement == 'driver')}")
             if s.placement_reason:
                 where = "in-process on the driver" if s.placement == "driver" else "on the executors"
@@ -501,6 +501,8 @@ def strategy_dict(strategy: Strategy) -> dict[str, Any]:
         "task_bytes": _number(strategy.task_bytes),
         "numpy_kernel": strategy.numpy_kernel,
         "sparse_kernel": strategy.sparse_kernel,
+        "binary_kernel": strategy.binary_kernel,
+        "binary_reason": strategy.binary_reason,
     }
 
 
@@ -509,6 +511,9 @@ def strategy_of(d: Mapping[str, Any]) -> Strategy:
 
     >>> s = Strategy("partitioned", "forced", 300.0, shares=(("a", 2), ("b", 1)), cells=2, numpy_kernel=True)
     >>> strategy_of(strategy_dict(s)) == s
+    True
+    >>> b = Strategy("binary", "", binary_kernel="sort-merge", binary_reason="integer keys")
+    >>> strategy_of(strategy_dict(b)) == b
     True
     """
     return Strategy(
@@ -527,6 +532,8 @@ def strategy_of(d: Mapping[str, Any]) -> Strategy:
         index_dir=d["index_dir"],
         numpy_kernel=bool(d.get("numpy_kernel", False)),
         sparse_kernel=bool(d.get("sparse_kernel", False)),
+        binary_kernel=d.get("binary_kernel"),
+        binary_reason=d.get("binary_reason", ""),
     )
 
 

@@ -9,7 +9,12 @@ semi-joined with the indicators, ⊕-aggregated onto the kept variables -- over
 
 ``binary``
     merges in the plan's order (:mod:`faq.joins.merges`), ⊗ of the values in numpy, each
-    indicator applied as soon as its variables are joined; any key type.
+    indicator applied as soon as its variables are joined; any key type.  The
+    plan names the kernel (:attr:`~faq.insideout.physical.Strategy.binary_kernel`):
+    a sparse matrix product (:mod:`faq.joins.sparse_product`), sort-merge or
+    pandas merges; this module runs it and decides nothing, except where a
+    fact only the data shows rules it out (:func:`merges_to_run`: the note
+    then says "plan said ...; ran ... because ...").
 ``broadcast`` / ``partitioned`` / ``shuffle`` (the generic join)
     with integer keys, the broadcast strategy's own kernel
     (:func:`faq.joins.kernel.build_kernel`): the CSR tries built once, the
@@ -24,7 +29,7 @@ dropped, as the executor's Spark group-by would.  Only semirings with a
 numpy form run here (:func:`faq.semirings.numpy_backend.numpy_ops`); the
 plan sends the others to Spark.
 
-This module chooses how a step runs (:func:`join_local`); the parts live
+This module runs a step as the plan says (:func:`join_local`); the parts live
 next to it: the :class:`~faq.joins.table.Table` value
 (:mod:`faq.joins.table`), the merges (:mod:`faq.joins.merges`), the sparse
 matrix product (:mod:`faq.joins.sparse_product`), the threaded generic join
@@ -60,15 +65,23 @@ import numpy as np
 from faq.errors import PlanError
 from faq.joins.frame import Aggregation
 from faq.joins.local_generic import SEEDS_PER_CALL, generic_local
-from faq.joins.merges import merged, sort_merged
+from faq.joins.merges import (
+    BINARY_KERNELS,
+    SORT_MERGE_ROWS,
+    binary_kernel,
+    binary_note,
+    merged,
+    sort_merged,
+    without_private,
+)
 from faq.joins.row_arithmetic import INT_LIMIT, aggregate_rows, check_sums
-from faq.joins.sparse_product import LOOKUP_SLACK, LOOKUP_SPAN_PER_ROW, sparse_product
+from faq.joins.sparse_product import LOOKUP_SLACK, LOOKUP_SPAN_PER_ROW, declined, sparse_product
 from faq.joins.table import Table, key_codes, variables_of
 from faq.semirings import Semiring
 from faq.semirings.numpy_backend import NumpyForm, numpy_ops
 
 __all__ = [
-    "DEFAULT_THREADS", "SORT_MERGE_ROWS", "join_local",
+    "DEFAULT_THREADS", "SORT_MERGE_ROWS", "join_local", "merges_to_run",
     # re-exported: they lived here before the split, and callers import them from here
     "INT_LIMIT", "LOOKUP_SLACK", "LOOKUP_SPAN_PER_ROW", "SEEDS_PER_CALL", "Table", "aggregate_rows", "key_codes",
     "sparse_product",
@@ -77,11 +90,7 @@ __all__ = [
 #: Threads an in-process generic join deals its seeds to when the caller does not say (the
 #: cores Spark would use: the plan passes its parallelism).
 DEFAULT_THREADS = max(1, min(os.cpu_count() or 1, 8))
-#: Largest input of a binary join done by sorting in numpy; larger ones use pandas' hash merges.  Per
-#: join, pandas costs ~20 ms of fixed overhead and numpy's sorts grow faster: measured here, a
-#: 37-variable Bayesian network's 30 steps took 0.6 s with pandas and 0.23-0.38 s sorting, while the
-#: dwt_2680 cube (25k-row matrices) took 0.29 s with pandas and 0.40 s sorting.
-SORT_MERGE_ROWS = 16_384
+# SORT_MERGE_ROWS (the largest input sort-merged) lives in faq.joins.merges, beside the rule that reads it.
 
 
 def join_local(
@@ -96,6 +105,7 @@ def join_local(
     in_kernel: bool = True,
     compiled: bool = True,
     sparse: bool = False,
+    binary_kernel: Optional[str] = None,
 ) -> tuple[Table, str]:
     """One step's bag joined in-process: (the step's output, how it ran).
 
@@ -130,6 +140,13 @@ def join_local(
         (:mod:`faq.joins.sparse_triangle`; the plan's
         :attr:`~faq.insideout.physical.Strategy.sparse_kernel`); where int64
         values are too large to bound, the numpy kernel, which checks every sum.
+    binary_kernel : str, optional
+        The merges the plan chose for a step that runs them (a binary step,
+        or a generic one whose keys are not integers): a name of
+        :data:`~faq.joins.merges.BINARY_KERNELS` (the plan's
+        :attr:`~faq.insideout.physical.Strategy.binary_kernel`).  None: no
+        plan named one; :func:`~faq.joins.merges.binary_kernel`'s rule picks
+        one from the tables (:func:`merges_to_run`).
 
     Returns
     -------
@@ -146,26 +163,23 @@ def join_local(
     if strategy == "binary" and aggregate is not None and not ops.integral:
         relations = _private_summed(relations, indicators, keep, ops)
     integral = all(np.asarray(t.keys[v]).dtype.kind in "iu" for t in (*relations, *indicators) for v in t.variables)
-    matrices = sparse_product(relations, indicators, keep, ops) if strategy == "binary" and integral else None
-    if matrices is not None:  # A(i,j)·B(j,k) ⊕-summed over j: already one row per key
-        (keys, values), note = matrices, "in-process binary join (sparse product, scipy)"
+    matrices = None
+    if strategy != "binary" and integral and any(r.variables for r in relations):
+        product, note = _generic(relations, indicators, semiring, ops, keep, attribute_order,
+                                 aggregate if in_kernel else None, shared, threads, compiled, sparse)
     else:
-        sums_products = ops.add is np.add and ops.mul is np.multiply and not keep and not indicators
-        total = _sparse_total(relations, ops) if sparse and sums_products and strategy != "binary" and integral \
-            else None
-        if total is not None:
-            product = Table((), {}, np.asarray([total], dtype=ops.dtype))
-            note = "in-process triangle join (masked sparse products, scipy)"
-        elif strategy != "binary" and integral and any(r.variables for r in relations):
-            product, note = generic_local(relations, indicators, semiring, attribute_order,
-                                     aggregate if in_kernel else None, shared, threads, compiled and not sparse)
-            if sparse:  # int64 values too large for unchecked sums: the numpy kernel checks each
-                note = f"masked sparse products: int64 values too large to bound, {note}"
-        elif integral and (arrays or all(t.rows <= SORT_MERGE_ROWS for t in (*relations, *indicators))):
-            # (a pandas column holds one number a row: array values are merged in numpy at any size)
-            product, note = sort_merged(relations, indicators, ops), "in-process binary join (sort-merge)"
-        else:
-            product, note = merged(relations, indicators, ops), "in-process binary join (pandas merges)"
+        kernel, note = merges_to_run(binary_kernel, relations, indicators, keep, ops, integral, arrays)
+        if kernel == "sparse-product":
+            matrices = sparse_product(relations, indicators, keep, ops)
+            if matrices is None:  # the product declined on the data: the merges the data allows
+                kernel, note = merges_to_run(binary_kernel, relations, indicators, keep, ops, integral, arrays,
+                                             declined(relations, indicators, keep, ops))
+        if matrices is None:
+            product = sort_merged(relations, indicators, ops) if kernel == "sort-merge" else \
+                merged(relations, indicators, ops)
+    if matrices is not None:  # A(i,j)·B(j,k) ⊕-summed over j: already one row per key
+        keys, values = matrices
+    else:
         keys, values = aggregate_rows([product.keys[v] for v in keep], product.values, ops)
         if ops.integral and ops.add is np.add:
             check_sums(product, keep, values, semiring)
@@ -173,6 +187,77 @@ def join_local(
     if not nonzero.all():
         keys, values = [k[nonzero] for k in keys], values[nonzero]
     return Table(keep, dict(zip(keep, keys)), values), note
+
+
+def merges_to_run(
+    planned: Optional[str],
+    relations: Sequence[Table],
+    indicators: Sequence[Table],
+    keep: Sequence[str],
+    ops: NumpyForm,
+    integral: bool,
+    arrays: bool,
+    refused: str = "",
+) -> tuple[str, str]:
+    """The merges a step runs, a :data:`~faq.joins.merges.BINARY_KERNELS` name, and the step's note.
+
+    The ``planned`` kernel, as the plan named it.  This is the one place it
+    is not: where a fact only the data shows rules it out -- a sparse product
+    that ``refused`` (why, :func:`~faq.joins.sparse_product.declined`: its
+    int64 sums not bounded below 2^62, or keys that are not integers where
+    the plan knew no types), or sort-merge on keys that are not integers --
+    the merges :func:`~faq.joins.merges.binary_kernel` picks from the tables
+    run, and the note says so: ``plan said X; ran Y because Z``.  With no
+    plan (``planned`` None: a caller of :func:`join_local` without one, or a
+    plan kept before plans named the kernel) the same rule picks one from
+    the tables, silently.
+
+    Examples
+    --------
+    >>> from faq.semirings import REAL
+    >>> from faq.semirings.numpy_backend import numpy_ops
+    >>> a = Table(("i", "j"), {"i": np.array([0]), "j": np.array([1])}, np.array([2.0]))
+    >>> b = Table(("j", "k"), {"j": np.array([1]), "k": np.array([2])}, np.array([3.0]))
+    >>> merges_to_run("sort-merge", [a, b], [], ("i", "k"), numpy_ops(REAL), True, False)
+    ('sort-merge', 'in-process binary join (sort-merge)')
+    >>> merges_to_run(None, [a, b], [], ("i", "k"), numpy_ops(REAL), True, False)
+    ('sparse-product', 'in-process binary join (sparse product, scipy)')
+    >>> merges_to_run("sparse-product", [a, b], [], ("i", "k"), numpy_ops(REAL), True, False, "its keys mix int64 and uint64")[1]
+    'in-process binary join (sort-merge): plan said sparse product, scipy; ran sort-merge because its keys mix int64 and uint64'
+    """
+    sums_products = ops.add is np.add and ops.mul is np.multiply and np.dtype(ops.dtype).kind in "fi"
+    by_data = binary_kernel([t.variables for t in relations], [t.variables for t in indicators], keep,
+                            [t.rows for t in (*relations, *indicators)], integral, arrays,
+                            sums_products and not refused)[0]
+    if planned is None:
+        return by_data, binary_note(by_data)
+    # The one fallback from the plan: a fact only the data shows rules the planned kernel out.
+    if planned == "sparse-product" and refused:
+        why = refused
+    elif planned == "sort-merge" and not integral:
+        why = "its keys are not all integers"
+    else:
+        return planned, binary_note(planned)
+    return by_data, (f"{binary_note(by_data)}: plan said {BINARY_KERNELS[planned]}; ran {BINARY_KERNELS[by_data]} "
+                     f"because {why}")
+
+
+def _generic(relations: Sequence[Table], indicators: Sequence[Table], semiring: Semiring, ops: NumpyForm,
+             keep: Sequence[str], attribute_order: Sequence[str], aggregate: Optional[Aggregation],
+             shared: Optional[Sequence[Sequence[int]]], threads: int, compiled: bool, sparse: bool
+             ) -> tuple[Table, str]:
+    """The generic join's product in-process (integer keys): a triangle's sum by masked sparse products
+    (``sparse``), else the threaded kernel (:func:`~faq.joins.local_generic.generic_local`)."""
+    sums_products = ops.add is np.add and ops.mul is np.multiply and not keep and not indicators
+    total = _sparse_total(relations, ops) if sparse and sums_products else None
+    if total is not None:
+        product = Table((), {}, np.asarray([total], dtype=ops.dtype))
+        return product, "in-process triangle join (masked sparse products, scipy)"
+    product, note = generic_local(relations, indicators, semiring, attribute_order, aggregate, shared, threads,
+                                  compiled and not sparse)
+    if sparse:  # int64 values too large for unchecked sums: the numpy kernel checks each
+        note = f"masked sparse products: int64 values too large to bound, {note}"
+    return product, note
 
 
 def _private_summed(relations: Sequence[Table], indicators: Sequence[Table], keep: Sequence[str],
@@ -195,14 +280,11 @@ def _private_summed(relations: Sequence[Table], indicators: Sequence[Table], kee
     [(('p',), [3.0, 4.0]), (('p',), [10.0, 100.0])]
     """
     out = []
-    for i, r in enumerate(relations):
-        others = {v for j, t in enumerate(relations) if j != i for v in t.variables}
-        others |= {v for t in indicators for v in t.variables}
-        private = [v for v in r.variables if v not in keep and v not in others]
-        if not private or r.rows < 2:
+    kept = without_private([r.variables for r in relations], [t.variables for t in indicators], keep)
+    for r, remaining in zip(relations, kept):
+        if remaining == tuple(r.variables):  # (the plan sums out the same: the kernel's shape is its fact)
             out.append(r)
             continue
-        remaining = tuple(v for v in r.variables if v not in private)
         values = r.values if r.values is not None else ops.ones(r.rows)
         keys, summed = aggregate_rows([r.keys[v] for v in remaining], values, ops)
         out.append(Table(remaining, dict(zip(remaining, keys)), summed))

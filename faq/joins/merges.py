@@ -17,10 +17,16 @@ Examples
 >>> out = sort_merged([r, s], [], numpy_ops(COUNTING))
 >>> out.variables, out.values.tolist()
 (('a', 'b', 'c'), [20, 200])
+
+Which of the in-process binary join's kernels a step runs -- the sparse matrix
+product (:mod:`faq.joins.sparse_product`), :func:`sort_merged` or
+:func:`merged` -- is :func:`binary_kernel`'s choice, from facts known before
+the step runs (the plan makes it: :func:`faq.insideout.placement.merge_kernel`).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Mapping, Optional, Sequence
 
 import numpy as np
@@ -29,6 +35,124 @@ from faq.joins.frame import VALUE_COLUMN
 from faq.joins.row_arithmetic import multiplied
 from faq.joins.table import Table, key_codes
 from faq.semirings.numpy_backend import NumpyForm
+
+#: Largest input of a binary join done by sorting in numpy; larger ones use pandas' hash merges.  Per
+#: join, pandas costs ~20 ms of fixed overhead and numpy's sorts grow faster: measured here, a
+#: 37-variable Bayesian network's 30 steps took 0.6 s with pandas and 0.23-0.38 s sorting, while the
+#: dwt_2680 cube (25k-row matrices) took 0.29 s with pandas and 0.40 s sorting.
+SORT_MERGE_ROWS = 16_384
+
+#: The in-process binary join's kernels (:func:`binary_kernel`), each with the words its step's note
+#: and ``explain`` use: ``in-process binary join (<words>)``.
+BINARY_KERNELS = {
+    "sparse-product": "sparse product, scipy",
+    "sort-merge": "sort-merge",
+    "pandas-merge": "pandas merges",
+}
+
+
+def binary_note(kernel: str) -> str:
+    """The step's note for a binary join run by ``kernel`` (a :data:`BINARY_KERNELS` name).
+
+    >>> binary_note("sort-merge")
+    'in-process binary join (sort-merge)'
+    """
+    return f"in-process binary join ({BINARY_KERNELS[kernel]})"
+
+
+def without_private(relations: Sequence[Sequence[str]], indicators: Sequence[Sequence[str]],
+                    keep: Sequence[str]) -> list[tuple[str, ...]]:
+    """Each relation's variables without its *private* ones: not kept, in no other relation or indicator.
+
+    ⊕ distributes over ⊗, so a binary step that ⊕-aggregates may sum them out
+    of their relation before the join (:mod:`faq.joins.local`).
+
+    >>> without_private([("o", "p"), ("p",)], [], ())
+    [('p',), ('p',)]
+    >>> without_private([("i", "j"), ("j", "k")], [], ("i", "k"))
+    [('i', 'j'), ('j', 'k')]
+    """
+    out = []
+    for n, r in enumerate(relations):
+        others = {v for m, t in enumerate(relations) if m != n for v in t} | {v for t in indicators for v in t}
+        out.append(tuple(v for v in r if v in keep or v in others))
+    return out
+
+
+def product_shape(relations: Sequence[Sequence[str]], indicators: Sequence[Sequence[str]],
+                  keep: Sequence[str]) -> str:
+    """Why a step's variables are not a sparse matrix product A(i, j)·B(j, k) ⊕-summed onto (i, k)
+    (:mod:`faq.joins.sparse_product`); "" when they are.
+
+    Two relations over two variables each, sharing one, ``keep`` the other
+    two; each indicator within one relation's variables or within ``keep``.
+
+    >>> product_shape([("i", "j"), ("k", "j")], [("j",), ("i", "k")], ("i", "k"))
+    ''
+    >>> product_shape([("i", "j"), ("j", "k")], [], ("i",))
+    'not A(i, j)·B(j, k) summed over j onto (i, k)'
+    >>> product_shape([("i", "j"), ("j", "k")], [("i", "j", "k")], ("i", "k"))
+    'an indicator over i, j, k is within neither matrix nor the output'
+    """
+    if len(relations) != 2 or len(keep) != 2 or keep[0] == keep[1] or any(
+            len(r) != 2 or len(set(r)) != 2 for r in relations):
+        return "not A(i, j)·B(j, k) summed over j onto (i, k)"
+    first, second = (set(r) for r in relations)
+    if len(first & second) != 1 or first ^ second != set(keep):
+        return "not A(i, j)·B(j, k) summed over j onto (i, k)"
+    for ind in (set(i) for i in indicators if i):
+        if not (ind <= first or ind <= second or ind <= set(keep)):
+            return f"an indicator over {', '.join(sorted(ind))} is within neither matrix nor the output"
+    return ""
+
+
+def binary_kernel(
+    relations: Sequence[Sequence[str]],
+    indicators: Sequence[Sequence[str]],
+    keep: Sequence[str],
+    rows: Sequence[float],
+    integral: Optional[bool],
+    arrays: bool = False,
+    sums_products: bool = False,
+) -> tuple[str, str]:
+    """Which kernel an in-process binary join runs (a :data:`BINARY_KERNELS` name), and why.
+
+    From facts known before the step runs: its relations' and indicators'
+    variables (the relations' after private sums, :func:`without_private`),
+    ``keep``, the (estimated) ``rows`` of every relation and indicator (inf:
+    unknown), whether every key is an integer (None: unknown, taken to be),
+    whether the values are an array ring's (``arrays``), and whether ⊗ and ⊕
+    are × and + over int64 or float64 (``sums_products``).
+
+    ``"sparse-product"`` for a matrix-product shape (:func:`product_shape`)
+    in (+, ×) with integer keys; else ``"sort-merge"`` for integer keys when
+    every input has at most :data:`SORT_MERGE_ROWS` rows, or the values are
+    arrays (a pandas column holds one number a row); else ``"pandas-merge"``.
+
+    Examples
+    --------
+    >>> binary_kernel([("i", "j"), ("j", "k")], [], ("i", "k"), [9e4, 9e4], True, sums_products=True)
+    ('sparse-product', '(i, j)·(j, k) ⊕-summed over j with + and ×, integer keys')
+    >>> binary_kernel([("a", "b"), ("b", "c")], [], ("a",), [100, 200], True)
+    ('sort-merge', 'integer keys, inputs of est. ≤ 200 rows (at most 16384)')
+    >>> binary_kernel([("a", "b"), ("b", "c")], [], ("a",), [100, 2e5], True)[1]
+    'an input of est. 2e+05 rows (more than 16384: pandas hash merges)'
+    >>> binary_kernel([("i", "j"), ("j", "k")], [], ("i", "k"), [10, 10], False, sums_products=True)
+    ('pandas-merge', 'keys are not all integers')
+    """
+    if integral is not False and sums_products and not arrays and not product_shape(relations, indicators, keep):
+        (j,) = set(relations[0]) & set(relations[1])
+        return "sparse-product", f"({keep[0]}, {j})·({j}, {keep[1]}) ⊕-summed over {j} with + and ×, integer keys"
+    if integral is False:
+        return "pandas-merge", "keys are not all integers"
+    if arrays:
+        return "sort-merge", "array values (a pandas column holds one number a row)"
+    largest = max(rows, default=0.0)
+    if not math.isfinite(largest):
+        return "pandas-merge", "input sizes unknown"
+    if largest <= SORT_MERGE_ROWS:
+        return "sort-merge", f"integer keys, inputs of est. ≤ {largest:.3g} rows (at most {SORT_MERGE_ROWS})"
+    return "pandas-merge", f"an input of est. {largest:.3g} rows (more than {SORT_MERGE_ROWS}: pandas hash merges)"
 
 
 def _matches(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

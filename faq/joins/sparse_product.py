@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from faq.joins.merges import held_by
+from faq.joins.merges import held_by, product_shape
 from faq.joins.table import Table
 from faq.semirings.numpy_backend import NumpyForm
 
@@ -110,20 +110,42 @@ def _product_sides(relations: Sequence[Table], keep: Sequence[str], ops: NumpyFo
     with integer keys, (+, ×) over float or int values; else None."""
     if not (ops.add is np.add and ops.mul is np.multiply and np.dtype(ops.dtype).kind in "fi"):
         return None
-    if len(relations) != 2 or len(keep) != 2 or keep[0] == keep[1]:
+    if product_shape([r.variables for r in relations], [], keep):
         return None
     first, second = relations
-    if any(len(r.variables) != 2 or len(set(r.variables)) != 2 for r in relations):
-        return None
     shared = set(first.variables) & set(second.variables)
-    if len(shared) != 1 or set(first.variables) ^ set(second.variables) != set(keep):
-        return None
     a, b = (first, second) if keep[0] in first.variables else (second, first)
     (j,) = shared
     kinds = {np.asarray(r.keys[v]).dtype.kind for r in relations for v in r.variables}
     if not kinds <= set("iu") or np.result_type(np.asarray(a.keys[j]), np.asarray(b.keys[j])).kind not in "iu":
         return None  # other keys, or int64 with uint64 (numpy would compare them as floats)
     return a, b, j
+
+
+def declined(relations: Sequence[Table], indicators: Sequence[Table], keep: Sequence[str], ops: NumpyForm) -> str:
+    """Why :func:`sparse_product` returned None for this step, in words (for the step's note).
+
+    >>> from faq.semirings import COUNTING
+    >>> from faq.semirings.numpy_backend import numpy_ops
+    >>> a = Table(("i", "j"), {"i": np.array([0]), "j": np.array([1])}, np.array([2**61]))
+    >>> b = Table(("j", "k"), {"j": np.array([1]), "k": np.array([2])}, np.array([2]))
+    >>> declined([a, b], [], ("i", "k"), numpy_ops(COUNTING))
+    'its int64 products are not bounded below 2^62 (the merges check every ⊗ and ⊕)'
+    >>> s = Table(("j", "k"), {"j": np.array(["1"]), "k": np.array(["2"])}, np.array([2]))
+    >>> declined([a, s], [], ("i", "k"), numpy_ops(COUNTING))
+    'its keys are not all integers'
+    """
+    if not (ops.add is np.add and ops.mul is np.multiply and np.dtype(ops.dtype).kind in "fi"):
+        return f"⊗/⊕ of {ops.name} are not × and + over numbers"
+    shape = product_shape([r.variables for r in relations], [i.variables for i in indicators], keep)
+    if shape:
+        return f"its tables are {shape}"
+    kinds = {np.asarray(t.keys[v]).dtype.kind for t in relations for v in t.variables}
+    if not kinds <= set("iu"):
+        return "its keys are not all integers"
+    if _product_sides(relations, keep, ops) is None:
+        return "its keys mix int64 and uint64"
+    return "its int64 products are not bounded below 2^62 (the merges check every ⊗ and ⊕)"
 
 
 def _semijoined(table: Table, indicators: Sequence[Table], ops: NumpyForm) -> tuple[dict[str, np.ndarray], np.ndarray]:
