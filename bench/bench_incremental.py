@@ -52,7 +52,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import RESULTS, ROOT, Memory, Run, graph_path, log, maintained_session, print_summary
+from bench.common import RESULTS, ROOT, Memory, Run, graph_path, log, maintained_session, print_summary, seeded_parser
 
 QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
 TARGETS = {"median_batch_seconds": 0.1, "speedup_vs_recount": 60, "executors_median_seconds": 1.0,
@@ -60,7 +60,7 @@ TARGETS = {"median_batch_seconds": 0.1, "speedup_vs_recount": 60, "executors_med
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = seeded_parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=int, default=17)
     p.add_argument("--small-scales", default="15,19", help="scales whose 10-edge batch latencies are compared")
     p.add_argument("--batches", type=int, default=10, help="insertion batches, then as many deletion batches")
@@ -68,12 +68,10 @@ def parse_args(argv=None):
     p.add_argument("--long-batches", type=int, default=1000)
     p.add_argument("--long-size", type=int, default=10)
     p.add_argument("--small-batches", type=int, default=100)
-    p.add_argument("--seed", type=int, default=7)
     p.add_argument("--master", default="local[2]")
     p.add_argument("--cluster", default="local-cluster[2,1,2048]", help="master of the executors run ('' skips)")
     p.add_argument("--quick", action="store_true", help="scales 12 (10, 11 compared), fewer batches")
     p.add_argument("--part", choices=["all", "executors"], default="all", help=argparse.SUPPRESS)
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     if args.quick:
         args.scale, args.small_scales, args.long_batches, args.small_batches = 12, "10,11", 200, 30

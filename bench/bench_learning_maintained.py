@@ -30,7 +30,6 @@ Run from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -40,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from bench.bench_learning import FEATURES, QUERY, TARGET, tables, uptime
-from bench.common import commit, load_average
+from bench.common import commit, load_average, seeded_parser
 
 TOLERANCE = 1e-9
 
@@ -117,14 +116,12 @@ def check(where: str, got: np.ndarray, expected: np.ndarray) -> float:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = seeded_parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000, help="lineitem rows at the start")
     parser.add_argument("--batches", type=int, default=200)
     parser.add_argument("--batch", type=int, default=1000, help="changed lineitem rows per batch (half deletes)")
     parser.add_argument("--check-every", type=int, default=50, help="batches between exactness checks")
     parser.add_argument("--repeat", type=int, default=3, help="recomputations per baseline")
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
 
     import faq

@@ -38,17 +38,17 @@ from pathlib import Path
 import numpy as np
 
 from bench.bench_tail import QUERY, arrow, rss_gib, static_count, summary
-from bench.common import RESULTS, Run, graph_path, held_graph, load_average, log, maintained_session, print_summary
+from bench.common import (
+    RESULTS, Run, graph_path, held_graph, load_average, log, maintained_session, print_summary, seeded_parser
+)
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = seeded_parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=int, default=22)
     p.add_argument("--tail-batches", type=int, default=200, help="batches of 100 changes")
     p.add_argument("--throughput-batches", type=int, default=50, help="batches of 1,000 changes")
     p.add_argument("--singles", type=int, default=200, help="single-edge batches")
-    p.add_argument("--seed", type=int, default=7)
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     if args.out is None:
         args.out = str(RESULTS / f"maintained_rmat{args.scale}.json")

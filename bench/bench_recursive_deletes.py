@@ -35,21 +35,19 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import RESULTS, Run, log, rmat_graph
+from bench.common import RESULTS, Run, log, rmat_graph, seeded_parser
 
 PROBLEMS = ("min_plus", "max_min", "boolean", "components")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = seeded_parser(seed=1, out=str(RESULTS / "recursive_deletes.json"), description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=int, default=16)
     parser.add_argument("--edge-factor", type=int, default=18)
-    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--batches", type=int, default=40)
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--baseline-every", type=int, default=4, help="time the baselines on every k-th batch")
     parser.add_argument("--problems", default=",".join(PROBLEMS))
-    parser.add_argument("--out", default=str(RESULTS / "recursive_deletes.json"))
     return parser.parse_args(argv)
 
 

@@ -53,16 +53,16 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import GENERATED, RESULTS, Run, log, rmat_graph
+from bench.common import GENERATED, RESULTS, Run, log, rmat_graph, seeded_parser
 
 TARGET_RATIO = 50
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = seeded_parser(seed=1, out=str(RESULTS / "sssp_incremental.json"),
+                      description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=int, default=18, help="log2 of the number of node ids (default 18)")
     p.add_argument("--edge-factor", type=int, default=16)
-    p.add_argument("--seed", type=int, default=1)
     p.add_argument("--batches", type=int, default=100)
     p.add_argument("--batch-size", type=int, default=10)
     p.add_argument("--recomputes", type=int, default=3, help="recomputations from scratch on Spark (at least 2)")
@@ -71,7 +71,6 @@ def parse_args(argv=None):
     p.add_argument("--master", default="local[*]")
     p.add_argument("--graph-dir", default=str(GENERATED),
                    help="where the R-MAT file is kept (default bench/data, git-ignored)")
-    p.add_argument("--out", default=str(RESULTS / "sssp_incremental.json"))
     args = p.parse_args(argv)
     if args.recomputes < 2:
         p.error("--recomputes must be at least 2 (a median of one run says little)")

@@ -27,7 +27,6 @@ Run from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import tempfile
@@ -36,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.common import RESULTS, Run, graph_path, log
+from bench.common import RESULTS, Run, graph_path, log, seeded_parser
 
 QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
 
@@ -117,12 +116,10 @@ def recount(spark, src: np.ndarray, dst: np.ndarray) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = seeded_parser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=int, default=17)
     parser.add_argument("--batches", type=int, default=20)
     parser.add_argument("--batch-size", type=int, default=10_000)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
 
     import pandas as pd

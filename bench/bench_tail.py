@@ -19,7 +19,7 @@ Measured, in order, in one process on ``local[2]``:
    the maintained query;
 2. **tail**: ``--tail-changes`` changes in batches of ``--tail-batch``, each ``apply`` timed
    (median, p99, max; batches while a compaction was in flight counted apart) -- first with
-   compaction inside the batch that fills the overlay (``BACKGROUND_COMPACTION = False``: the code
+   compaction inside the batch that fills the overlay (``spark.faq.compaction=batch``: the code
    path before background compaction, the baseline), then with the same stream on a fresh
    maintained query with compaction in the background;
 3. **throughput**: ``--throughput-changes`` changes in batches of ``--throughput-batch``: changed
@@ -56,6 +56,7 @@ from bench.common import (
     maintained_session,
     print_summary,
     proc_mb,
+    seeded_parser,
 )
 
 QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
@@ -64,7 +65,7 @@ TARGETS = {"p99_over_median": 3.0, "max_over_median": 10.0, "changes_per_second"
 
 
 def parse_args(argv=None):
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = seeded_parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--scale", type=int, default=17)
     p.add_argument("--tail-changes", type=int, default=100_000)
     p.add_argument("--tail-batch", type=int, default=100)
@@ -74,10 +75,8 @@ def parse_args(argv=None):
     p.add_argument("--settle-singles", action="store_true",
                    help="wait for a background fold in flight before the single changes (their latency alone, "
                         "not shared with a fold)")
-    p.add_argument("--seed", type=int, default=7)
     p.add_argument("--no-baseline", action="store_true", help="skip the tail run with in-batch compaction")
     p.add_argument("--quick", action="store_true", help="R-MAT 14, 30,000 tail changes, 100,000 throughput changes")
-    p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     if args.quick:
         args.scale, args.tail_changes, args.throughput_changes, args.singles = 14, 30_000, 100_000, 300
@@ -169,15 +168,22 @@ def build(graph):
     return mq, time.perf_counter() - t0
 
 
+def compaction(background: bool) -> None:
+    """Maintained queries built from now on fold their overlays in a background thread, or (the
+    baseline) inside the batch that fills them: the session's ``spark.faq.compaction``."""
+    from faq.spark import get_session
+
+    get_session().conf.set("spark.faq.compaction", "thread" if background else "batch")
+
+
 def rebuilt(edges: tuple[np.ndarray, np.ndarray], background: bool):
     """A maintained query built from the edges ``(src, dst)`` held on the driver: (query, seconds, edge relation)."""
-    import faq.incremental.index as index
     from faq.driver_copy import held_dataframe
     from faq.factor import Factor
     from faq.semirings import get_semiring
     from faq.spark import get_session
 
-    index.BACKGROUND_COMPACTION = background
+    compaction(background)
     src, dst = edges
     ones = np.ones(len(src), dtype=np.int64)
     df = held_dataframe(get_session(), {"src": src, "dst": dst, "value": ones},
@@ -222,9 +228,7 @@ def timed_apply(mq, relation, change, seconds: list[float], flags: list[bool]) -
 
 def tail_run(graph, stream: list, background: bool) -> tuple[dict, list[int]]:
     """The tail batches on a fresh maintained query; the count after every batch."""
-    import faq.incremental.index as index
-
-    index.BACKGROUND_COMPACTION = background
+    compaction(background)
     try:
         before = rss_gib()
         mq, build_seconds = build(graph)
@@ -245,7 +249,7 @@ def tail_run(graph, stream: list, background: bool) -> tuple[dict, list[int]]:
         mq.close()
         return result, counts
     finally:
-        index.BACKGROUND_COMPACTION = True
+        compaction(True)
 
 
 def main(argv=None) -> int:
@@ -316,9 +320,7 @@ def main(argv=None) -> int:
         checks.append({"after": f"{n_batches // 2} throughput batches", "maintained": middle, "recount": middle,
                        "recount_seconds": round(middle_seconds, 1), "both runs": not args.no_baseline})
         throughput = throughputs["background"]
-        import faq.incremental.index as index
-
-        index.BACKGROUND_COMPACTION = True
+        compaction(True)
 
         if args.settle_singles:
             mq.settle()

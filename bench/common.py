@@ -11,7 +11,8 @@ faq commit.  Also here: graphs by name (:func:`graph_path`; loaded onto the driv
 :func:`held_graph`), the median of timed
 runs (:func:`median_seconds`), a cold run and warm ones (:func:`cold_and_warm`),
 the summary table (:func:`print_summary`), peak memory of Spark's processes
-(:class:`Memory`) and progress lines (:func:`log`).
+(:class:`Memory`), progress lines (:func:`log`) and the command line of a benchmark
+that draws random data (:func:`seeded_parser`).
 
 Examples
 --------
@@ -23,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -110,6 +112,37 @@ def maintained_session(master: Optional[str] = None) -> Any:
     from faq.spark import get_session
 
     return get_session(master=master, config=MAINTAINED_SPARK)
+
+
+def seeded_parser(seed: int = 7, out: Optional[str] = None, **options: Any) -> argparse.ArgumentParser:
+    """The command line of a benchmark that draws random data: ``--seed`` and ``--out`` there already.
+
+    Parameters
+    ----------
+    seed : int
+        Default of ``--seed``, the seed of the random data.
+    out : str, optional
+        Default of ``--out``, the file the results are written to (None: the
+        benchmark decides, or writes none).
+    **options
+        Passed to :class:`argparse.ArgumentParser` (``description``, ``formatter_class``).
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        To add the benchmark's own options to.
+
+    Examples
+    --------
+    >>> parser = seeded_parser(description="a benchmark")
+    >>> args = parser.parse_args(["--seed", "3"])
+    >>> args.seed, args.out
+    (3, None)
+    """
+    parser = argparse.ArgumentParser(**options)
+    parser.add_argument("--seed", type=int, default=seed, help="seed of the random data (default: %(default)s)")
+    parser.add_argument("--out", default=out, help="file the results are written to (JSON)")
+    return parser
 
 
 def median_seconds(fn: Callable[[], T], repeat: int = 3) -> tuple[T, float]:

@@ -21,7 +21,9 @@ suite, and the loaded profile scales it.
     pytest option), or ``FAQ_HYPOTHESIS_PROFILE=thorough`` in the environment.
 
 The scale is the loaded profile's ``max_examples`` over the default's (100),
-so a profile registered elsewhere scales the same way.
+so a profile registered elsewhere scales the same way.  A test whose examples
+are slow (Spark jobs, brute-force oracles) takes :func:`search_settings`: the
+same scaled count, and no shrinking.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, Phase, settings
 
 #: Hypothesis' own max_examples: a profile's scale is its max_examples over this.
 DEFAULT_EXAMPLES = 100
@@ -51,6 +53,34 @@ def examples(n: int) -> int:
     Read when a test module is imported -- after the profile is loaded -- as ``@settings(max_examples=...)``.
     """
     return max(1, n * settings().max_examples // DEFAULT_EXAMPLES)
+
+
+def search_settings(n: int, *health_checks: HealthCheck) -> settings:
+    """Settings of a test whose examples are slow: a search of ``examples(n)`` examples that does not shrink.
+
+    The examples are the same every run (``derandomize``, which also means no
+    example database), there is no deadline, and a failure is reported as
+    found: shrinking it would rerun the slow examples for minutes.
+
+    Parameters
+    ----------
+    n : int
+        Examples in the suite, scaled by the loaded profile (:func:`examples`).
+    *health_checks : HealthCheck
+        Suppressed besides ``too_slow`` (e.g. ``function_scoped_fixture``, ``filter_too_much``).
+
+    Returns
+    -------
+    hypothesis.settings
+        To decorate the test with, or to derive other settings from.
+    """
+    return settings(
+        max_examples=examples(n),
+        deadline=None,
+        derandomize=True,
+        phases=[Phase.explicit, Phase.generate],
+        suppress_health_check=[HealthCheck.too_slow, *health_checks],
+    )
 
 
 @pytest.fixture

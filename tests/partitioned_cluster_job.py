@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,13 +30,18 @@ def main(graph: str, index_memory: str) -> None:
         "spark.executorEnv.PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
     })
     try:
+        # Both executor JVMs registered before the plan reads the parallelism: on a busy machine the
+        # second one can take tens of seconds to come up.
+        deadline = time.monotonic() + 240
+        while _executors(spark) < 2 and time.monotonic() < deadline:
+            time.sleep(0.5)
         result = count_triangles(graph)
         step = next(s for s in result.plan.steps if s.strategy.name != "binary")
         print(json.dumps({
             "count": result.count,
             "seconds": round(result.seconds, 1),
             "master": spark.sparkContext.master,
-            "executors": spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1,
+            "executors": _executors(spark),
             "strategy": step.strategy.to_dict(),
             "explain": step.strategy.describe(),
             "index_memory": result.plan.environment.index_memory,
@@ -43,6 +49,11 @@ def main(graph: str, index_memory: str) -> None:
         }))
     finally:
         stop_session()
+
+
+def _executors(spark) -> int:
+    """Executors registered with the driver (its own block manager left out)."""
+    return spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
 
 
 def _broadcast(spark, graph: str) -> dict:

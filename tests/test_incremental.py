@@ -9,7 +9,7 @@ hypothesis profile (tests/conftest.py).
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from faq.errors import (
@@ -25,7 +25,7 @@ from faq.incremental import MaintainedQuery, maintain
 from faq.incremental.state import ANSWER
 from faq.language import make_query
 from tests.brute_force import PY_SEMIRINGS, assert_same_answer, brute_force, same_value
-from tests.conftest import examples
+from tests.conftest import examples, search_settings
 from tests.strategies import DOMAIN, INF, factors_of, random_faq
 
 pytestmark = pytest.mark.usefixtures("spark")
@@ -34,14 +34,8 @@ pytestmark = pytest.mark.usefixtures("spark")
 SPARK = 4
 IN_PROCESS = 10
 
-STREAM = settings(
-    max_examples=examples(SPARK),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-    derandomize=True,
-    # No shrinking: each example starts Spark jobs, and shrinking one failure takes minutes.
-    phases=[Phase.explicit, Phase.generate],
-)
+# No shrinking: each example starts Spark jobs, and shrinking one failure takes minutes.
+STREAM = search_settings(SPARK, HealthCheck.function_scoped_fixture)
 
 # Non-zero values a ring delta may carry (zero rows would change nothing).
 RING_DELTAS = {"integer": [-2, -1, 1, 2, 3], "real": [-1.5, -0.5, 0.5, 1.0, 2.25]}

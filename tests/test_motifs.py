@@ -25,7 +25,7 @@ from pathlib import Path
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, Phase, assume, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from faq.errors import FAQTypeError, FAQValueError, MotifPatternError
@@ -33,7 +33,7 @@ from faq.factor import factor_of
 from faq.graphs import count_motifs, list_motifs, motifs
 from faq.graphs.pattern import inclusion_exclusion, parse_pattern
 from faq.io import read_edge_list
-from tests.conftest import examples
+from tests.conftest import search_settings
 from tests.helpers import run
 
 DATA = Path(__file__).parent / "data"
@@ -335,14 +335,7 @@ IN_PROCESS = 10
 # the union is the sum of the counts of its parts).  Hypothesis's first example is the trivial one:
 # `assume` skips it.  No shrinking.
 @pytest.mark.usefixtures("spark")
-@settings(
-    max_examples=examples(SPARK),
-    deadline=None,
-    derandomize=True,
-    database=None,
-    phases=[Phase.explicit, Phase.generate],
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
+@search_settings(SPARK, HealthCheck.filter_too_much)
 @given(graphs=st.lists(digraph(), min_size=4, max_size=8))
 def test_counts_and_listings_against_brute_force_and_numpy(subgraph, graphs):
     from pyspark.sql import functions as F
@@ -374,14 +367,7 @@ def test_counts_and_listings_against_brute_force_and_numpy(subgraph, graphs):
         assert sorted(random_part) == sorted(enumerated(text)), text
 
 
-@settings(
-    max_examples=examples(IN_PROCESS),
-    deadline=None,
-    derandomize=True,
-    database=None,
-    phases=[Phase.explicit, Phase.generate],
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture],
-)
+@search_settings(IN_PROCESS, HealthCheck.filter_too_much, HealthCheck.function_scoped_fixture)
 @given(graphs=st.lists(digraph(max_nodes=6), min_size=2, max_size=4))
 def test_counts_in_process_against_brute_force(spark, tmp_path, graphs):
     """Every motif counted with every step on the driver (``spark.faq.placement=driver``), the union

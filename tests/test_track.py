@@ -13,13 +13,13 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from faq.errors import InvalidDeltaError
 from faq.graphs.motifs import count_motifs
 from faq.incremental.track import MotifTracker, track
-from tests.conftest import examples
+from tests.conftest import examples, search_settings
 from tests.helpers import NODES, bindings
 
 PATTERNS = [
@@ -36,9 +36,7 @@ SPARK = 2
 IN_PROCESS = 10
 
 # No shrinking: each example runs Spark jobs, and a shrink can take many minutes.
-TRACK = settings(max_examples=examples(SPARK), deadline=None, derandomize=True,
-                 phases=[Phase.explicit, Phase.generate],
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+TRACK = search_settings(SPARK, HealthCheck.function_scoped_fixture)
 
 
 edge_st = st.tuples(st.sampled_from(NODES), st.sampled_from(NODES))
