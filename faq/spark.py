@@ -176,11 +176,11 @@ def get_session(
         return active
     remote = remote or os.environ.get(REMOTE_ENV) or os.environ.get("SPARK_REMOTE")
     if remote:
-        return _connect(remote, config)
+        return connect_session(remote, config)
     check_java()
     _worker_environment(config)
     settings = dict(DEFAULT_CONFIG)
-    settings["spark.driver.extraJavaOptions"] = _quiet_log4j_option()
+    settings["spark.driver.extraJavaOptions"] = quiet_log4j_option()
     settings.update(config or {})
     builder = SparkSession.builder.master(master or DEFAULT_MASTER).appName(app_name)
     for key, value in settings.items():
@@ -245,7 +245,7 @@ def _worker_environment(config: Mapping[str, str] | None = None) -> None:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 
 
-def _connect(remote: str, config: Mapping[str, str] | None):
+def connect_session(remote: str, config: Mapping[str, str] | None):
     """A Spark Connect client session on ``remote``, with faq's runtime settings."""
     from pyspark.sql import SparkSession
 
@@ -463,7 +463,7 @@ def _stderr_silenced() -> Iterator[None]:
         os.close(devnull)
 
 
-def _quiet_log4j_option() -> str:
+def quiet_log4j_option() -> str:
     """A ``-Dlog4j2.configurationFile`` option pointing at faq's quiet log4j2 config."""
     path = os.path.join(os.path.dirname(__file__), "log4j2-quiet.properties")
     return f"-Dlog4j2.configurationFile=file:{path}"

@@ -172,12 +172,12 @@ def _session(master: str, remote: Optional[str], reporter: Reporter) -> "SparkSe
     master is not known here (not a ``faq serve`` on this machine) is
     connected to at once: the plan needs its cores.
     """
-    from faq.spark import DEFAULT_CONFIG, _connect, get_session, master_cores
+    from faq.spark import DEFAULT_CONFIG, connect_session, get_session, master_cores
 
     if remote:
         def connect() -> "SparkSession":
             t0 = time.perf_counter()
-            session = _connect(remote, None)
+            session = connect_session(remote, None)
             reporter.note(f"connected to Spark {session.version} at {remote} in {time.perf_counter() - t0:.1f} s")
             return session
 

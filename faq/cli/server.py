@@ -211,7 +211,7 @@ def serve_forever(port: int, master: str, tmp: Optional[str] = None) -> None:
     temporary directory (Connect's artifact staging) and, through ``TMPDIR``,
     the Python workers' temporary files.
     """
-    from faq.spark import _quiet_log4j_option, get_session
+    from faq.spark import get_session, quiet_log4j_option
 
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
@@ -220,7 +220,7 @@ def serve_forever(port: int, master: str, tmp: Optional[str] = None) -> None:
         os.environ["TMPDIR"] = tmp  # the JVM and so its Python workers inherit it
         tempfile.tempdir = None  # this process's tempfile reads TMPDIR again
         config["spark.local.dir"] = tmp
-        config["spark.driver.extraJavaOptions"] = f"{_quiet_log4j_option()} -Djava.io.tmpdir={tmp}"
+        config["spark.driver.extraJavaOptions"] = f"{quiet_log4j_option()} -Djava.io.tmpdir={tmp}"
     spark = get_session(master=master, app_name="faq-serve", config=config)
     print(f"faq serve: Spark {spark.version} ({master}) listening on {url_of(port)}", flush=True)
     housekeeping = _Housekeeping(spark)

@@ -223,7 +223,7 @@ def _certify(
         fail(f"primal value {primal} != dual value {sol.value}")
 
 
-def _solve(
+def solve_cover(
     masks: Sequence[int], bag: int, costs: Sequence[Fraction], names: Sequence[str]
 ) -> _Solution:
     """Solve and certify the cover LP of ``bag``; edges and bag are bitmasks over ``names``.
@@ -283,7 +283,7 @@ def _solved(masks: tuple[int, ...], bag: int, costs: tuple[Fraction, ...], names
     return sol
 
 
-def _name_masks(
+def name_masks(
     edges: Sequence[frozenset[str]], bag_set: frozenset[str]
 ) -> tuple[list[int], int, list[str]]:
     """Bitmasks of the edges' intersections with the bag, over the sorted bag names."""
@@ -297,8 +297,8 @@ def _cover(
     edges: Sequence[frozenset[str]], bag_set: frozenset[str], costs: Sequence[Fraction]
 ) -> Cover:
     """The cover LP on already-validated input (edges normalised, costs >= 0 Fractions)."""
-    masks, bag, names = _name_masks(edges, bag_set)
-    sol = _solve(masks, bag, costs, names)
+    masks, bag, names = name_masks(edges, bag_set)
+    sol = solve_cover(masks, bag, costs, names)
     return Cover(
         value=sol.value,
         weights=tuple(Fraction(t, sol.d) for t in sol.x_num),
@@ -391,8 +391,8 @@ def rho_star(edges: Sequence[Iterable[str]], bag: Iterable[str]) -> Fraction:
     Fraction(2, 1)
     """
     es = normalize_edges(edges)
-    masks, full, names = _name_masks(es, normalize_bag(bag))
-    return _solve(masks, full, [Fraction(1)] * len(es), names).value
+    masks, full, names = name_masks(es, normalize_bag(bag))
+    return solve_cover(masks, full, [Fraction(1)] * len(es), names).value
 
 
 def agm_bound(edges: Sequence[Iterable[str]], sizes: Sequence[int], bag: Iterable[str]) -> float:
@@ -429,7 +429,7 @@ def agm_bound(edges: Sequence[Iterable[str]], sizes: Sequence[int], bag: Iterabl
     100.0
     """
     es = normalize_edges(edges)
-    return _agm(es, _check_sizes(sizes, len(es)), normalize_bag(bag))
+    return _agm(es, checked_sizes(sizes, len(es)), normalize_bag(bag))
 
 
 def agm_cover(edges: Sequence[Iterable[str]], sizes: Sequence[int], bag: Iterable[str]) -> Cover:
@@ -467,11 +467,11 @@ def agm_cover(edges: Sequence[Iterable[str]], sizes: Sequence[int], bag: Iterabl
     ((Fraction(1, 1), Fraction(0, 1), Fraction(1, 1)), 10.0, 10.0)
     """
     es = normalize_edges(edges)
-    sz = _check_sizes(sizes, len(es))
+    sz = checked_sizes(sizes, len(es))
     return _cover(es, normalize_bag(bag), _log_costs(sz))
 
 
-def _check_sizes(sizes: Sequence[float], n_edges: int) -> list[float]:
+def checked_sizes(sizes: Sequence[float], n_edges: int) -> list[float]:
     """The sizes as a list, or PlanError unless there is one count >= 0 per edge."""
     sz = list(sizes)
     if len(sz) != n_edges:
@@ -490,11 +490,11 @@ def _log_costs(sizes: Sequence[float]) -> list[Fraction]:
 
 def _agm(edges: Sequence[frozenset[str]], sizes: Sequence[float], bag_set: frozenset[str]) -> float:
     """:func:`agm_bound` on already-validated input."""
-    masks, bag, names = _name_masks(edges, bag_set)
-    return _agm_masks(masks, sizes, bag, names, None)
+    masks, bag, names = name_masks(edges, bag_set)
+    return agm_masks(masks, sizes, bag, names, None)
 
 
-def _agm_masks(
+def agm_masks(
     masks: Sequence[int],
     sizes: Sequence[float],
     bag: int,
@@ -512,6 +512,6 @@ def _agm_masks(
         if size <= 1:
             return 1.0
         if rho is None:
-            rho = _solve(masks, bag, [Fraction(1)] * len(masks), names).value
+            rho = solve_cover(masks, bag, [Fraction(1)] * len(masks), names).value
         return math.exp(math.log(size) * float(rho))
-    return math.exp(float(_solve(masks, bag, _log_costs(sizes), names).value))
+    return math.exp(float(solve_cover(masks, bag, _log_costs(sizes), names).value))

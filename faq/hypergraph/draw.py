@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Optional, Sequence
 
 from faq.errors import MissingDependencyError, PlanError
 from faq.hypergraph.hypergraph import normalize_bag, normalize_edges, primal_graph
-from faq.hypergraph.orders import _check_order
+from faq.hypergraph.orders import checked_order
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -100,7 +100,7 @@ def draw_hypergraph(
     """
     es = normalize_edges(edges)
     free_set = normalize_bag(free, "free variables")
-    position = {v: k for k, v in enumerate(_check_order(order if order is not None else []), start=1)}
+    position = {v: k for k, v in enumerate(checked_order(order if order is not None else []), start=1)}
     clash = free_set & set(position)
     if clash:
         raise PlanError(

@@ -55,7 +55,7 @@ from fractions import Fraction
 from typing import Callable, Iterable, Sequence
 
 from faq.errors import PlanError
-from faq.hypergraph.cover import _agm_masks, _check_sizes, _name_masks, _solve
+from faq.hypergraph.cover import agm_masks, checked_sizes, name_masks, solve_cover
 from faq.hypergraph.hypergraph import normalize_bag, normalize_edges, primal_adjacency
 
 __all__ = [
@@ -77,7 +77,7 @@ ORDER_METHODS = ("auto", "exact", "min_fill", "min_degree")
 DEFAULT_SIZE = 1000
 
 
-def _check_order(order: Sequence[str], what: str = "the elimination order") -> list[str]:
+def checked_order(order: Sequence[str], what: str = "the elimination order") -> list[str]:
     """A list of distinct variable names, or PlanError."""
     if isinstance(order, (str, bytes)):
         raise PlanError(reason=f"{what} must be a sequence of variable names, not {order!r}")
@@ -93,7 +93,7 @@ def _check_order(order: Sequence[str], what: str = "the elimination order") -> l
 
 def _check_blocks(bound: Sequence[str], blocks: Sequence[Sequence[str]] | None) -> list[list[str]]:
     """Validate ``bound`` and ``blocks``; return the non-empty blocks, each sorted by name."""
-    bound_list = _check_order(bound, "the bound variables")
+    bound_list = checked_order(bound, "the bound variables")
     bound_set = set(bound_list)
     if blocks is None:
         return [sorted(bound_set)] if bound_set else []
@@ -156,7 +156,7 @@ def elimination_bags(edges: Sequence[Iterable[str]], order: Sequence[str]) -> li
     """
     current = [set(e) for e in normalize_edges(edges)]
     bags: list[frozenset[str]] = []
-    for v in _check_order(order):
+    for v in checked_order(order):
         touching = [e for e in current if v in e]
         if not touching:
             bags.append(frozenset({v}))
@@ -201,7 +201,7 @@ def faqw(edges: Sequence[Iterable[str]], order: Sequence[str], free: Iterable[st
     """
     es = normalize_edges(edges)
     free_set = normalize_bag(free, "free variables")
-    clash = free_set & set(_check_order(order))
+    clash = free_set & set(checked_order(order))
     if clash:
         raise PlanError(
             reason=f"free variable(s) {', '.join(map(repr, sorted(clash)))} are in the "
@@ -210,8 +210,8 @@ def faqw(edges: Sequence[Iterable[str]], order: Sequence[str], free: Iterable[st
     ones = [Fraction(1)] * len(es)
 
     def rho(bag: frozenset[str]) -> Fraction:
-        masks, full, names = _name_masks(es, bag)
-        return _solve(masks, full, ones, names).value
+        masks, full, names = name_masks(es, bag)
+        return solve_cover(masks, full, ones, names).value
 
     cache: dict[frozenset[str], Fraction] = {}
     width = rho(free_set)
@@ -388,13 +388,13 @@ class _ExactSearch:
     def width(self, bag: int) -> Fraction:
         """rho* of ``bag`` against the original edges."""
         if bag not in self._widths:
-            self._widths[bag] = _solve(self.edge_masks, bag, self._ones, self.names).value
+            self._widths[bag] = solve_cover(self.edge_masks, bag, self._ones, self.names).value
         return self._widths[bag]
 
     def cost(self, bag: int) -> float:
         """The AGM bound of ``bag`` from the relation sizes."""
         if bag not in self._costs:
-            self._costs[bag] = _agm_masks(
+            self._costs[bag] = agm_masks(
                 self.edge_masks, self.sizes, bag, self.names, self.width(bag)
             )
         return self._costs[bag]
@@ -501,7 +501,7 @@ def exact_order(
             reason=f"exact order search is limited to {max_vars} bound variables, the query "
             f"has {n_bound}; use method='min_fill'"
         )
-    sz = [DEFAULT_SIZE] * len(es) if sizes is None else _check_sizes(sizes, len(es))
+    sz = [DEFAULT_SIZE] * len(es) if sizes is None else checked_sizes(sizes, len(es))
     if n_bound == 0:
         return []
     return _ExactSearch(es, groups, sz).order()
@@ -549,7 +549,7 @@ def choose_order(
             reason=f"unknown order method {method!r}; use one of {', '.join(ORDER_METHODS)}"
         )
     if method == "auto":
-        n_bound = len(_check_order(bound, "the bound variables"))
+        n_bound = len(checked_order(bound, "the bound variables"))
         method = "exact" if n_bound <= EXACT_MAX_VARS else "min_fill"
     if method == "exact":
         return exact_order(edges, bound, blocks, sizes)
