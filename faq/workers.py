@@ -28,7 +28,8 @@ another minor version, or one that does not exist), raises
 :class:`~faq.errors.WorkerEnvironmentError` (``WORKER_ENVIRONMENT``) naming
 the worker's Python, what is wrong and how to fix it.  A passing answer is
 kept per session and worker setting, so the probe runs once, not per job;
-``spark.faq.checkWorkers=false`` skips it.
+``spark.faq.checkWorkers=false`` skips it (read, with the other ``spark.faq`` settings, by
+:func:`faq.insideout.binding.check_workers`).
 
 Required on the workers: faq of the driver's version, numpy, pyarrow, the
 task module's imports, the driver's Python major.minor, and numba when the
@@ -104,9 +105,6 @@ TASK_MODULE = "faq.joins.generic"
 REQUIRED = ("faq", "numpy", "pyarrow")
 #: The runtime setting naming the workers' interpreter (classic and Spark Connect).
 PYTHON_CONF = "spark.sql.execution.pyspark.python"
-#: ``false`` skips the probe (read, with the other ``spark.faq`` settings, by
-#: :func:`faq.insideout.binding.check_workers`).
-CHECK_CONF = "spark.faq.checkWorkers"
 #: Distributions the packed environment leaves out: Spark puts its own pyspark and py4j on the
 #: workers' path.
 NOT_PACKED = frozenset({"pyspark", "py4j"})

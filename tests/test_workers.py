@@ -20,8 +20,8 @@ import pytest
 
 import faq
 from faq.errors import FAQRuntimeError, InvalidArgumentError, WorkerEnvironmentError
+from faq.insideout.physical import CHECK_CONF
 from faq.workers import (
-    CHECK_CONF,
     PYTHON_CONF,
     TASK_MODULE,
     WorkerReport,

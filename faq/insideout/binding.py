@@ -430,7 +430,7 @@ def index_build(spark: "SparkSession") -> str:
 def check_workers(spark: "SparkSession") -> bool:
     """``spark.faq.checkWorkers``: "true" (default) probes the workers' Python before faq's first job
     there (:func:`faq.workers.ensure_workers`), "false" does not; anything else is refused."""
-    from faq.workers import CHECK_CONF
+    from faq.insideout.physical import CHECK_CONF
 
     return _choice(spark, CHECK_CONF, ("true", "false")) == "true"
 

@@ -127,6 +127,9 @@ LOCAL_MEMORY_CONF = "spark.faq.localMemory"
 # (the same fold, run in the batch's thread) or "batch" (the whole base rebuilt inside the batch that fills
 # the overlay: the old stop-the-world way, the benchmarks' baseline).
 COMPACTION_CONF = "spark.faq.compaction"
+# Session conf key: "false" skips probing the workers' Python before faq's first job there
+# (faq.workers.ensure_workers); "true" (default) probes.
+CHECK_CONF = "spark.faq.checkWorkers"
 COMPACTIONS = ("thread", "process", "inline", "batch")
 LOCAL_ROWS_CONF = "spark.faq.localRows"
 LOCAL_MEMORY_FRACTION = 0.25
@@ -186,7 +189,7 @@ class Environment:
         :data:`COMPILED_LOAD_SECONDS` to load it (:func:`in_process_kernel`).
     check_workers : bool
         Probe the workers' Python before the first job that runs faq's tasks
-        there (:data:`faq.workers.CHECK_CONF`, default true;
+        there (``spark.faq.checkWorkers``: :data:`CHECK_CONF`, default true;
         :func:`faq.workers.ensure_workers`).
     """
 

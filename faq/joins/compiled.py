@@ -53,6 +53,8 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 import numpy as np
 
+from faq.joins.partial import GUARD_SHIFT
+
 # numba is a core dependency; without it the numpy kernel runs (the plan and the join's note say
 # so).  Looked up, not imported: planning stays free of numba's import time.
 AVAILABLE = importlib.util.find_spec("numba") is not None
@@ -259,8 +261,6 @@ def aggregate_seeds(kernel: "Kernel", seed_ids: np.ndarray) -> Any:
     return np.asarray(total, dtype=ops.dtype)[()]
 
 
-#: The compiled loop's guarded total moves multiples of ``2 ** GUARD_SHIFT`` to a carry.
-GUARD_SHIFT = 61
 
 
 def guarded(kernel: "Kernel") -> bool:

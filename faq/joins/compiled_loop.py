@@ -29,7 +29,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from faq.joins.compiled import GUARD_SHIFT
+from faq.joins.partial import GUARD_SHIFT
 
 
 def _jit(function):

@@ -46,6 +46,10 @@ from faq.semirings.numpy_backend import NumpyForm
 
 # Largest magnitude an int64 partial aggregate may reach (headroom below 2^63).
 INT_LIMIT = 1 << 62
+#: The compiled loop's guarded total (:func:`faq.joins.compiled.guarded`) moves multiples of
+#: ``2 ** GUARD_SHIFT`` (half of :data:`INT_LIMIT`) to a carry: a total within ±2^61 plus one binding's
+#: product within ±2^61 never wraps.
+GUARD_SHIFT = 61
 # A task's buffer of partial aggregates is consolidated above this many rows,
 # and emitted when consolidation leaves more than half of it.
 FLUSH_ROWS = 1 << 18
