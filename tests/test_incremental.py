@@ -8,6 +8,8 @@ hypothesis profile (tests/conftest.py).
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -96,44 +98,6 @@ PLACEMENTS = ["driver", "executors"]
 STREAM_PLACEMENTS = [("driver", IN_PROCESS), ("executors", SPARK)]
 
 
-@pytest.mark.parametrize("placement, n", STREAM_PLACEMENTS)
-@pytest.mark.parametrize("semiring", ["integer", "real"])
-def test_random_update_streams_in_rings(semiring, placement, n):
-    @settings(STREAM, max_examples=examples(n))
-    @given(random_faq(semiring), st.data())
-    def check(case, stream):
-        atoms, data, free = case
-        if not all(data.values()):
-            data = {n: rows or [(*(0,) * len(next(vs for f, vs in atoms if f == n)), RING_DELTAS[semiring][0])]
-                    for n, rows in data.items()}
-        data = {n: list(rows) for n, rows in data.items()}
-        query = make_query(atoms, free, semiring=semiring)
-        local = placement == "driver"  # tuples in, answers read on the driver: no Spark job an example
-        with maintain(query, factors_of(atoms, data, semiring), placement=placement) as mq:
-            assert mq.where == placement
-            before = first = check_answer(mq, atoms, data, free, semiring, local)
-            total: dict = {}
-            for batch in stream.draw(ring_batches(data, semiring)):
-                change = mq.apply(deltas_of(batch, data, semiring, local)).collect()
-                for n, rows in batch.items():
-                    data[n].extend(rows)
-                after = check_answer(mq, atoms, data, free, semiring, local)
-                diffs = {tuple(r[:-2]): r[-1] for r in change}
-                assert all(r["version"] == mq.version for r in change)
-                for key in set(before) | set(after):
-                    expected = after.get(key, 0) - before.get(key, 0)
-                    assert same_value(diffs.get(key, 0), expected, rel=1e-9) or abs(expected) < 1e-9, key
-                for key, d in diffs.items():
-                    total[key] = total.get(key, 0) + d
-                before = after
-            # The change stream sums to the difference between the last and the first answer.
-            for key in set(first) | set(before):
-                expected = before.get(key, 0) - first.get(key, 0)
-                assert same_value(total.get(key, 0), expected, rel=1e-9) or abs(expected) < 1e-9, key
-
-    check()
-
-
 @st.composite
 def improving_batches(draw, data, semiring, n_batches=3):
     """Insert-only batches that improve values: smaller (min_plus) or True (boolean)."""
@@ -164,31 +128,78 @@ def improving_batches(draw, data, semiring, n_batches=3):
     return batches
 
 
+@contextmanager
+def maintained_example(case, semiring: str, placement: str, filler):
+    """A random case maintained with ``placement``: ``(mq, atoms, data, free, local)``.
+
+    A factor without rows gets one row of zeros valued ``filler`` (a query needs every factor);
+    ``local``: tuples in and answers read on the driver, no Spark job an example (placement driver).
+    """
+    atoms, data, free = case
+    data = {n: list(rows) or [(*(0,) * len(next(vs for f, vs in atoms if f == n)), filler)] for n, rows in data.items()}
+    with maintain(make_query(atoms, free, semiring=semiring), factors_of(atoms, data, semiring),
+                  placement=placement) as mq:
+        assert mq.where == placement
+        yield mq, atoms, data, free, placement == "driver"
+
+
+def signed_stream(mq, batches, atoms, data, free, semiring: str, local: bool) -> None:
+    """Ring batches (inserts and deletes as signed values): after each, the answer is brute force's and
+    the change rows are the answer's differences; over the stream they sum to last minus first."""
+    before = first = check_answer(mq, atoms, data, free, semiring, local)
+    total: dict = {}
+    for batch in batches:
+        change = mq.apply(deltas_of(batch, data, semiring, local)).collect()
+        for n, rows in batch.items():
+            data[n].extend(rows)
+        after = check_answer(mq, atoms, data, free, semiring, local)
+        diffs = {tuple(r[:-2]): r[-1] for r in change}
+        assert all(r["version"] == mq.version for r in change)
+        for key in set(before) | set(after):
+            expected = after.get(key, 0) - before.get(key, 0)
+            assert same_value(diffs.get(key, 0), expected, rel=1e-9) or abs(expected) < 1e-9, key
+        for key, d in diffs.items():
+            total[key] = total.get(key, 0) + d
+        before = after
+    for key in set(first) | set(before):
+        expected = before.get(key, 0) - first.get(key, 0)
+        assert same_value(total.get(key, 0), expected, rel=1e-9) or abs(expected) < 1e-9, key
+
+
+def improving_stream(mq, batches, atoms, data, free, semiring: str, local: bool) -> None:
+    """Insert-only improving batches: after each, the answer is brute force's and the change rows are
+    exactly the keys whose value changed, with their new values."""
+    before = check_answer(mq, atoms, data, free, semiring, local)
+    for batch in batches:
+        change = {tuple(r[:-2]): r[-1] for r in mq.apply(deltas_of(batch, data, semiring, local)).collect()}
+        for n, rows in batch.items():
+            data[n].extend(rows)
+        after = check_answer(mq, atoms, data, free, semiring, local)
+        changed = {k: v for k, v in after.items() if k not in before or not same_value(before[k], v)}
+        assert set(change) == set(changed), (change, changed)
+        for key, value in changed.items():
+            assert same_value(change[key], value)
+        before = after
+
+
 @pytest.mark.parametrize("placement, n", STREAM_PLACEMENTS)
-@pytest.mark.parametrize("semiring", ["min_plus", "boolean"])
-def test_random_insert_only_streams_in_idempotent_semirings(semiring, placement, n):
+@pytest.mark.parametrize("semiring", ["integer", "real", "min_plus", "boolean"])
+def test_random_update_streams(semiring, placement, n):
+    """Random FAQs kept through random batch streams, checked against brute force after every batch:
+    signed inserts and deletes in the rings (integer, real), improving inserts in the idempotent
+    semirings (min_plus, boolean)."""
+    ring = semiring in RING_DELTAS
+
     @settings(STREAM, max_examples=examples(n))
     @given(random_faq(semiring), st.data())
     def check(case, stream):
-        atoms, data, free = case
-        one = PY_SEMIRINGS[semiring][3]
-        data = {n: list(rows) or [(*(0,) * len(next(vs for f, vs in atoms if f == n)), one)]
-                for n, rows in data.items()}
-        query = make_query(atoms, free, semiring=semiring)
-        local = placement == "driver"  # tuples in, answers read on the driver: no Spark job an example
-        with maintain(query, factors_of(atoms, data, semiring), placement=placement) as mq:
-            assert mq.where == placement
-            before = check_answer(mq, atoms, data, free, semiring, local)
-            for batch in stream.draw(improving_batches(data, semiring)):
-                change = {tuple(r[:-2]): r[-1] for r in mq.apply(deltas_of(batch, data, semiring, local)).collect()}
-                for n, rows in batch.items():
-                    data[n].extend(rows)
-                after = check_answer(mq, atoms, data, free, semiring, local)
-                changed = {k: v for k, v in after.items() if k not in before or not same_value(before[k], v)}
-                assert set(change) == set(changed), (change, changed)
-                for key, value in changed.items():
-                    assert same_value(change[key], value)
-                before = after
+        filler = RING_DELTAS[semiring][0] if ring else PY_SEMIRINGS[semiring][3]
+        with maintained_example(case, semiring, placement, filler) as (mq, atoms, data, free, local):
+            if ring:
+                signed_stream(mq, stream.draw(ring_batches(data, semiring)), atoms, data, free, semiring, local)
+            else:
+                improving_stream(mq, stream.draw(improving_batches(data, semiring)), atoms, data, free, semiring,
+                                 local)
 
     check()
 
