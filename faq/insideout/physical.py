@@ -122,19 +122,19 @@ INDEX_BUILDS = ("auto", "driver", "executors")
 PLACEMENT_CONF = "spark.faq.placement"
 PLACEMENTS = ("auto", "driver", "executors")
 LOCAL_MEMORY_CONF = "spark.faq.localMemory"
+LOCAL_ROWS_CONF = "spark.faq.localRows"
+LOCAL_MEMORY_FRACTION = 0.25
+DEFAULT_LOCAL_MEMORY = 1 << 30
+DEFAULT_LOCAL_ROWS = 100_000
 # Session conf key for where a maintained index folds its overlay into its base (faq.incremental.compaction):
 # "thread" (default: in the background, between batches), "process" (a forked, niced child), "inline"
 # (the same fold, run in the batch's thread) or "batch" (the whole base rebuilt inside the batch that fills
 # the overlay: the old stop-the-world way, the benchmarks' baseline).
 COMPACTION_CONF = "spark.faq.compaction"
+COMPACTIONS = ("thread", "process", "inline", "batch")
 # Session conf key: "false" skips probing the workers' Python before faq's first job there
 # (faq.workers.ensure_workers); "true" (default) probes.
 CHECK_CONF = "spark.faq.checkWorkers"
-COMPACTIONS = ("thread", "process", "inline", "batch")
-LOCAL_ROWS_CONF = "spark.faq.localRows"
-LOCAL_MEMORY_FRACTION = 0.25
-DEFAULT_LOCAL_MEMORY = 1 << 30
-DEFAULT_LOCAL_ROWS = 100_000
 #: Bytes a row of an in-process step's tables takes at most: keys and value as numpy columns, and
 #: pandas' merge and group-by working copies beside them.
 LOCAL_BYTES_PER_ROW = 64

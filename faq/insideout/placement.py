@@ -190,10 +190,7 @@ def merge_kernel(
     """
     if strategy.name != "binary" and integral is not False:
         return strategy  # the generic join's kernel runs (strategy.numpy_kernel / sparse_kernel say which)
-    import numpy as np
-
-    sums_products = (form is not None and form.add is np.add and form.mul is np.multiply
-                     and np.dtype(form.dtype).kind in "fi")
+    sums_products = form is not None and form.sums_products
     if strategy.name == "binary" and aggregates and form is not None and not form.integral:
         relations = without_private(relations, indicators, keep)
     kernel, why = binary_kernel(relations, indicators, keep, rows, integral, arrays, sums_products)

@@ -548,7 +548,7 @@ def _placed(context: _Context, steps: list[Step], bounds: Mapping[str, float]) -
         where, why = choose_placement(inputs, footprint, in_numpy, context.environment)
         if where == "driver":
             held.add(step.output.id)
-            triangle = (_sums_products(form) and not _structured(times) and triangle_bag(
+            triangle = (form is not None and form.sums_products and not _structured(times) and triangle_bag(
                 [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables))
             step = _kernel_in_process(step, context.environment, triangle)
             step = replace(step, strategy=merge_kernel(  # the merges it runs, if it runs merges
@@ -558,14 +558,6 @@ def _placed(context: _Context, steps: list[Step], bounds: Mapping[str, float]) -
         variables[step.output.id] = step.output.variables
         placed.append(replace(step, placement=where, placement_reason=why))
     return placed
-
-
-def _sums_products(form: Any) -> bool:
-    """Whether a numpy form is × then + over int64 or float64 (what masked sparse products compute)."""
-    import numpy as np
-
-    return (form is not None and form.mul is np.multiply and form.add is np.add
-            and np.dtype(form.dtype) in (np.dtype(np.int64), np.dtype(np.float64)))
 
 
 def _kernel_in_process(step: Step, environment: Environment, triangle: bool = False) -> Step:

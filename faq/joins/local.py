@@ -225,10 +225,9 @@ def merges_to_run(
     >>> merges_to_run("sparse-product", [a, b], [], ("i", "k"), numpy_ops(REAL), True, False, "its keys mix int64 and uint64")[1]
     'in-process binary join (sort-merge): plan said sparse product, scipy; ran sort-merge because its keys mix int64 and uint64'
     """
-    sums_products = ops.add is np.add and ops.mul is np.multiply and np.dtype(ops.dtype).kind in "fi"
     by_data = binary_kernel([t.variables for t in relations], [t.variables for t in indicators], keep,
                             [t.rows for t in (*relations, *indicators)], integral, arrays,
-                            sums_products and not refused)[0]
+                            ops.sums_products and not refused)[0]
     if planned is None:
         return by_data, binary_note(by_data)
     # The one fallback from the plan: a fact only the data shows rules the planned kernel out.

@@ -108,7 +108,7 @@ def _product_sides(relations: Sequence[Table], keep: Sequence[str], ops: NumpyFo
                    ) -> Optional[tuple[Table, Table, str]]:
     """(A, B, j) when the relations are A(keep[0], j) and B(j, keep[1]) (columns in either order)
     with integer keys, (+, ×) over float or int values; else None."""
-    if not (ops.add is np.add and ops.mul is np.multiply and np.dtype(ops.dtype).kind in "fi"):
+    if not ops.sums_products:
         return None
     if product_shape([r.variables for r in relations], [], keep):
         return None
@@ -135,7 +135,7 @@ def declined(relations: Sequence[Table], indicators: Sequence[Table], keep: Sequ
     >>> declined([a, s], [], ("i", "k"), numpy_ops(COUNTING))
     'its keys are not all integers'
     """
-    if not (ops.add is np.add and ops.mul is np.multiply and np.dtype(ops.dtype).kind in "fi"):
+    if not ops.sums_products:
         return f"⊗/⊕ of {ops.name} are not × and + over numbers"
     shape = product_shape([r.variables for r in relations], [i.variables for i in indicators], keep)
     if shape:

@@ -154,6 +154,17 @@ class NumpyForm:
     def integral(self) -> bool:
         return np.dtype(self.dtype).kind == "i"
 
+    @property
+    def sums_products(self) -> bool:
+        """⊗ is × and ⊕ is + over int64 or float64: what scipy's sparse products compute.
+
+        >>> from faq.semirings import COUNTING, MIN_PLUS
+        >>> numpy_ops(COUNTING).sums_products, numpy_ops(MIN_PLUS).sums_products
+        (True, False)
+        """
+        return (self.mul is np.multiply and self.add is np.add
+                and np.dtype(self.dtype) in (np.dtype(np.int64), np.dtype(np.float64)))
+
     def repeated_one(self, sizes: np.ndarray) -> np.ndarray:
         """⊕ of ``k`` copies of ``one`` for each ``k`` (≥ 1) in ``sizes``: the value of ``k`` unvalued rows."""
         sizes = np.asarray(sizes, dtype=np.int64)
