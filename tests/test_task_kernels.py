@@ -221,3 +221,46 @@ def test_what_the_compiled_kernel_does_not_take():
                                      aggregate=True)
     assert compilable(valued) == (True, "") and compiled.guarded(valued)  # valued int64 sums: guarded, not refused
     assert aggregate_seeds(valued, np.arange(seeds)) == 5
+
+
+def brute_rows(edges, pattern, semiring_name):
+    """The bag-semantics aggregate: every choice of one row per pattern edge is its own term."""
+    add, mul, zero, one = PY_SEMIRINGS[semiring_name]
+    rows: dict[tuple[int, int], list] = {}
+    for s, d, w in edges:
+        rows.setdefault((s, d), []).append(w)
+    order = list(dict.fromkeys(v for pair in pattern for v in pair))
+    nodes = sorted({n for s, d, _ in edges for n in (s, d)})
+    total = zero
+    for binding in itertools.product(nodes, repeat=len(order)):
+        at = dict(zip(order, binding))
+        chosen = [rows.get((at[x], at[y]), []) for x, y in pattern]
+        for weights in itertools.product(*chosen):
+            product = one
+            for w in weights:
+                product = mul(product, w)
+            total = add(total, product)
+    return total
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(1, 4)), min_size=1, max_size=30),
+       st.sampled_from(sorted(PATTERNS)), st.sampled_from(SEMIRINGS), st.booleans())
+def test_repeated_rows_run_compiled_and_equal_every_row_choice(rows, pattern_name, semiring_name, weighted):
+    """A relation with repeated rows (a multigraph): the compiled loop runs it -- the build ⊕-combines
+    the repeats, which the plan knows before running -- and its total, like the numpy kernel's
+    (which keeps every row), is the ⊕ over every choice of one row per pattern edge."""
+    one = PY_SEMIRINGS[semiring_name][3]
+    edges = [(s, d, w if weighted else one) for s, d, w in rows if s != d]
+    if not edges:
+        return
+    pattern = PATTERNS[pattern_name]
+    expected = brute_rows(edges, pattern, semiring_name)
+    kernel, seeds, _, semiring = kernel_for(edges, pattern, semiring_name, aggregate=True)
+    assert compilable(kernel) == (AVAILABLE, "" if AVAILABLE else "numba is not installed")
+    if AVAILABLE:
+        assert same_value(plain(aggregate_seeds(kernel, np.arange(seeds))), expected)
+    with mock.patch.object(compiled, "AVAILABLE", False):  # the numpy kernel, every row kept
+        numpy_kernel, seeds, _, semiring = kernel_for(edges, pattern, semiring_name, aggregate=True)
+    assert not numpy_kernel.compiled
+    assert same_value(numpy_total(numpy_kernel, seeds, semiring).item(), expected)

@@ -392,10 +392,9 @@ def _physical(context: _Context, step: Step, relations: Mapping[str, Relation], 
 
     The kernel comes first: whether the tasks ⊕-aggregate, and whether the
     compiled loop runs them, sets the index's bytes per row, which decides
-    broadcast against partitioned and sizes a grid.  One fact of the data
-    is not known here: a relation with repeated rows makes a compiled task
-    fall back to numpy at run time (:func:`faq.joins.compiled.compilable`);
-    its note says so, and it may use up to twice the estimate.
+    broadcast against partitioned and sizes a grid.  A relation with
+    repeated rows runs compiled too: the kernel's build ⊕-combines them
+    (:func:`faq.joins.csr.combine_repeated_rows`).
     """
     if step.join_method == "binary":
         return step

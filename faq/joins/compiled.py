@@ -16,10 +16,11 @@ allocated per prefix.
 
 Semirings: ⊗ and ⊕ among +, ×, min, max over int64 or float64 (counting,
 sum-product, the tropical and bottleneck semirings).  :func:`compilable`
-says whether a kernel qualifies; it does not when numba is missing, the
-aggregate keeps variables, or a trie level repeats entries (a relation with
-repeated rows).  Then the numpy kernel runs, and the join's note says which
-ran.  int64 sums of valued bindings are kept exact past int64 by a carry
+says whether a kernel qualifies; it does not when numba is missing or the
+aggregate keeps variables, and the plan knows both before running.  A
+relation with repeated rows qualifies too: the kernel's build ⊕-combines them
+first (:func:`faq.joins.csr.combine_repeated_rows`), so no trie level the loop
+searches repeats an entry.  The join's note says which kernel ran.  int64 sums of valued bindings are kept exact past int64 by a carry
 (:func:`guarded`), as the numpy path guards them per flush.
 
 A layer of the generic join (the map is in :mod:`faq.joins.generic`): it reads
@@ -106,7 +107,7 @@ def compilable(kernel: "Kernel") -> tuple[bool, str]:
     if not ok:
         return ok, why
     if any(e.level.duplicates for level in kernel.extenders for e in level):
-        return False, "a relation repeats rows"
+        return False, "a relation repeats rows (the build combines them first: not reached)"
     if not kernel.extenders:
         return False, "a single attribute"
     return True, ""

@@ -375,6 +375,43 @@ def lexicographic_order(columns: Sequence[np.ndarray], span: int) -> np.ndarray:
     return np.lexsort(tuple(columns[::-1]))
 
 
+def combine_repeated_rows(columns: Sequence[np.ndarray], values: Optional[np.ndarray], span: int,
+                          add: np.ufunc, one: object) -> tuple[list[np.ndarray], Optional[np.ndarray]]:
+    """The rows of ``columns`` sorted, each distinct row once with the ⊕ (``add``) of its rows' values.
+
+    Exact for any ⊕-aggregate of a join: by distributivity a repeated row's
+    terms ``v1 ⊗ rest ⊕ v2 ⊗ rest`` are ``(v1 ⊕ v2) ⊗ rest``, so a relation
+    whose rows repeat joins as its distinct rows valued by the ⊕ of their
+    values (``one`` each without ``values``).  Without repeated rows the
+    values come back as given (None stays None); the rows come back sorted,
+    so :func:`build_trie` does not sort them again.
+
+    >>> import numpy as np
+    >>> cols, values = combine_repeated_rows([np.array([2, 1, 2]), np.array([0, 5, 0])], None, 8, np.add, 1)
+    >>> [c.tolist() for c in cols], values.tolist()
+    ([[1, 2], [5, 0]], [1, 2])
+    >>> cols, values = combine_repeated_rows([np.array([1, 2])], np.array([3.0, 4.0]), 8, np.minimum, 0.0)
+    >>> [c.tolist() for c in cols], values.tolist()
+    ([[1, 2]], [3.0, 4.0])
+    """
+    n = len(columns[0])
+    order = None if lexicographically_sorted(columns) else lexicographic_order(columns, span)
+    cols = [np.asarray(c) if order is None else np.asarray(c)[order] for c in columns]
+    if n < 2:
+        return cols, values
+    new = np.zeros(n, dtype=bool)
+    new[0] = True
+    for c in cols:
+        new[1:] |= c[1:] != c[:-1]
+    sorted_values = None if values is None else (np.asarray(values) if order is None else np.asarray(values)[order])
+    if new.all():
+        return cols, sorted_values
+    starts = np.flatnonzero(new)
+    if sorted_values is None:
+        sorted_values = np.full(n, one, dtype=np.asarray(one).dtype)
+    return [c[starts] for c in cols], add.reduceat(sorted_values, starts)
+
+
 def build_trie(columns: Sequence[np.ndarray], span: int, values: Optional[np.ndarray] = None,
                hashable: bool = True) -> Trie:
     """Sort ``columns`` (encoded keys, first attribute first) and build the trie levels.

@@ -43,8 +43,8 @@ from typing import Any, Iterator, Optional, Sequence
 import numpy as np
 
 from faq.joins import partial as partial_aggregates
-from faq.joins.compiled import aggregate_seeds, compilable, guarded, int64_parts
-from faq.joins.csr import Trie, build_encoding, build_trie
+from faq.joins.compiled import aggregate_seeds, compilable, compiled_form, guarded, int64_parts
+from faq.joins.csr import Trie, build_encoding, build_trie, combine_repeated_rows
 from faq.joins.extenders import ArrayBackend, Chunk, TrieExtender, complete, extend
 from faq.joins.frame import Aggregation
 from faq.joins.partial import PartialAggregate
@@ -99,11 +99,26 @@ def build_kernel(
         values; run :func:`run_kernel` on seed ids ``0 .. seeds - 1``.
     """
     encoding = build_encoding([c for keys, _ in collected for c in keys], max(len(k[0]) for k, _ in collected))
-    kept_values, ops, bound, note = kernel_values([v for _, v in collected], groups, semiring, aggregate, ops)
+    encoded = [[encoding.encode(k) for k in keys] for keys, _ in collected]
+    values_of_group = [values for _, values in collected]
+    kept_values, task_ops, bound, note = kernel_values(values_of_group, groups, semiring, aggregate, ops)
+    if compiled and compiled_form(task_ops, aggregate.keep if aggregate is not None else ())[0]:
+        # The compiled loop searches trie levels without repeated entries: a relation's repeated
+        # rows join as one row valued by their ⊕ (exact by distributivity).
+        one = np.dtype(ops.dtype).type(ops.one)
+        combined = [combine_repeated_rows(keys, values, encoding.span, ops.add, one)
+                    for keys, values in zip(encoded, values_of_group)]
+        repeated = any(len(keys[0]) < len(before[0]) for (keys, _), before in zip(combined, encoded))
+        decided = repeated and kernel_values([values for _, values in combined], groups, semiring, aggregate, ops)
+        if not repeated or decided[1] is not None:  # else the ⊕ of repeats passes the int64 bound: numpy
+            encoded, values_of_group = [keys for keys, _ in combined], [values for _, values in combined]
+            if repeated:  # (the rows come sorted: the tries' build does not sort them again)
+                kept_values, task_ops, bound, note = decided
+    ops = task_ops
     tries: dict[int, Trie] = {}
     value_of: dict[int, np.ndarray] = {}
-    for g, (keys, values), kept in zip(groups, collected, kept_values):
-        trie = build_trie([encoding.encode(k) for k in keys], encoding.span, values if kept else None)
+    for g, keys, values, kept in zip(groups, encoded, values_of_group, kept_values):
+        trie = build_trie(keys, encoding.span, values if kept else None)
         for i in g:
             tries[i] = trie
             if trie.values is not None:
