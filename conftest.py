@@ -34,10 +34,22 @@ import faq.spark
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
+#: Options for every JVM of the test run -- the test session's, a Connect server's, a local cluster's
+#: executors', a notebook's -- through the ``java`` launcher's ``$JDK_JAVA_OPTIONS`` (set here unless the
+#: environment sets it).  The suite runs thousands of tiny jobs on two cores, where C2's compilations
+#: and the parallel collector's threads cost more CPU than they save: with C1 only and the serial
+#: collector the test session's JVM used about half the CPU seconds on the same tests.  Semantics
+#: are Java's either way; the benchmarks run with the JVM's defaults.
+JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+os.environ.setdefault("JDK_JAVA_OPTIONS", JVM_OPTIONS)
+
 TEST_CONFIG = {
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
     "spark.driver.memory": "3g",
+    # Tiny inputs: Spark's interpreted expressions cost less than compiling generated code per query.
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 
 # Doctests that need Spark, by module (exact name) or by doctest (its full name); every other
