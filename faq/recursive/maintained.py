@@ -121,20 +121,16 @@ import numpy as np
 from faq.errors import FAQValueError, InvalidDeltaError
 from faq.factor import Factor
 from faq.incremental.change import BatchEvent, Change
-from faq.incremental.domain import KeyDomain
 from faq.incremental.durable import Maintained, Versions
-from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
-from faq.incremental.rules import DRIVER, EXECUTORS, budget_bytes, choose_placement, estimated_bytes
+from faq.incremental.rules import EXECUTORS, budget_bytes, choose_placement, estimated_bytes
 from faq.io.updates import UpdateBatch, read_batch, read_updates, update_files  # re-exported (__all__)
-from faq.recursive.edge_input import CHANGE_COLUMNS, edge_table, node_array, row_count, split_changes
-from faq.recursive.edges import FORWARD, EdgeRelation
-from faq.recursive.fixpoint_state import ANSWER, EDGE, FixpointState
+from faq.recursive.edge_input import CHANGE_COLUMNS, edge_table, row_count, split_changes
+from faq.recursive.fixpoint_state import EDGE, FixpointState
 from faq.recursive.problem import FixpointProblem
-from faq.recursive.propagate import better_than_one, fixpoint_ops
+from faq.recursive.propagate import fixpoint_ops
 from faq.recursive.seminaive import DEFAULT_MAX_ITERATIONS, DST, MIN_LABEL, NODE, SRC, VALUE, WEIGHT, check_semiring
-from faq.recursive.driver_batches import NO_CODES, DriverBatches
+from faq.recursive.driver_placement import DriverPlacement
 from faq.recursive.spark_placement import SparkPlacement
-from faq.recursive.trimming import forest
 from faq.scope import Owner, Scope
 
 if TYPE_CHECKING:
@@ -159,7 +155,7 @@ Changes = Change
 # --- the maintained fixpoint ---------------------------------------------------------------
 
 
-class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Maintained, Owner):
+class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maintained, Owner):
     """A fixpoint answer (paths from a source, or connected components) kept current (module notes).
 
     Build one with :meth:`paths` or :meth:`components` (or reopen a saved one
@@ -283,64 +279,6 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Maintai
                    default_weight=meta.get("default_weight"),
                    max_iterations=int(max_iterations or meta.get("max_iterations", DEFAULT_MAX_ITERATIONS)),
                    progress=progress, _restored=(state, meta))
-
-    def _start_driver(self, edges: EdgesLike, nodes: Any) -> None:
-        """Collect the edges into the resident index and solve the first answer on the driver."""
-        src, dst, weight = self._arrays(edges, initial=True)
-        extra = node_array(nodes) if self.components else np.zeros(0, dtype=np.int64)
-        ends = [src, dst, extra] + ([] if self.components else [np.array([self.source], dtype=np.int64)])
-        state = FixpointState(self.semiring)
-        state.domain = KeyDomain.of(ends)
-        s, d = state.domain.encode(src), state.domain.encode(dst)
-        edge = EdgeRelation.build(EDGE, (SRC, DST), self._edge_rows(s, d, weight), self.ops)
-        state.relations[EDGE] = edge
-        state.key_types[EDGE] = {SRC: "bigint", DST: "bigint"}
-        self.resident = state
-        self._edges = len(edge.base)
-        self._may_cycle = self._edges_may_cycle(edge.base)
-        # components: every node known is a node of the answer
-        seeds = np.arange(len(state.domain), dtype=np.int64) if self.components else None
-        self._values, self._parent, self.initial_iterations = self._solve(edge.runs(FORWARD), seeds)
-        self._adopt_answer()
-
-    def _adopt_answer(self) -> None:
-        """The answer relation of the state: read from the value array (it changes in place)."""
-        state = self.resident
-        state.relations[ANSWER] = ResidentRelation(ANSWER, (NODE,), KeyedRows((NO_CODES,), None), self.ops)
-        state.key_types[ANSWER] = {NODE: "bigint"}
-        state.answer_rows = self._answer_rows
-        self._count = int(np.count_nonzero(self._values[: len(state.domain)] != self.ops.zero))
-
-    def _answer_rows(self) -> KeyedRows:
-        codes = np.flatnonzero(self._values[: len(self.resident.domain)] != self.ops.zero)
-        return KeyedRows((codes,), self._values[codes])
-
-    def _restore(self, state: FixpointState, meta: dict) -> None:
-        """A reopened state: the answer as saved, the parents rebuilt from it (or all solved again)."""
-        self.placement, self.placement_reason = DRIVER, "reopened from a saved state"
-        self.name = meta.get("name", "edges")
-        self.resident = state
-        self.ops = ops = state.ops
-        answer = state.relations[ANSWER].current()
-        n = len(state.domain)
-        self._values = np.full(n, ops.zero, dtype=ops.dtype)
-        if len(answer):
-            self._values[answer.keys[0]] = answer.values_or_ones(ops)
-        edge = state.relations[EDGE]
-        self._edges = len(edge.current())
-        self._may_cycle = self._edges_may_cycle(edge.current())
-        codes = np.arange(n, dtype=np.int64)
-        roots = codes[self._values == state.domain.decode(codes)] if self.components else \
-            state.domain.lookup(np.array([self.source], dtype=np.int64))
-        roots = roots[roots >= 0]
-        self._parent, complete = forest(self._values, edge.runs(FORWARD), ops, roots)
-        if not complete:  # the answer does not derive from the edges (it always should): solve again
-            self._note("the saved answer does not derive from the saved edges: solving again")
-            seeds = np.flatnonzero(self._values != ops.zero) if self.components else None
-            self._values, self._parent, _ = self._solve(edge.runs(FORWARD), seeds)
-        self._adopt_answer()
-        self.initial_iterations = int(meta.get("initial_iterations", 0))
-        self.initial_seconds = 0.0
 
     # -- reading ------------------------------------------------------------------------
 
@@ -590,27 +528,6 @@ class MaintainedFixpoint(DriverBatches, SparkPlacement, FixpointProblem, Maintai
             return src, dst, np.full(len(src), ops.one, dtype=ops.dtype)
         weight = np.where(np.isnan(weight), self.default_weight, weight).astype(ops.dtype, copy=False)
         return src, dst, weight
-
-    def _edge_rows(self, s: np.ndarray, d: np.ndarray, weight: np.ndarray) -> KeyedRows:
-        """Edges as rows of the index: ⊕-merged per pair, zeros dropped; for components both ways, no loops."""
-        ops = self.ops
-        if self.components:
-            loop = s == d
-            s, d = s[~loop], d[~loop]
-            both = merge_rows([np.concatenate([s, d]), np.concatenate([d, s])], None, ops)
-            return KeyedRows(both.keys, None)
-        return merge_rows([s, d], weight, ops)
-
-    def _edges_may_cycle(self, rows: KeyedRows) -> bool:
-        """Some edge better than one: only then can a cycle improve values (the Bellman-Ford check)."""
-        return rows.values is not None and bool(better_than_one(rows.values, self.ops).any())
-
-    def _grow(self, n: int) -> None:
-        """Room in the value array for codes up to ``n`` (new nodes of a batch have no value)."""
-        if len(self._values) < n:
-            more = max(n - len(self._values), len(self._values) // 4, 16)
-            self._values = np.concatenate([self._values, np.full(more, self.ops.zero, dtype=self.ops.dtype)])
-            self._parent = np.concatenate([self._parent, np.full(more, -1, dtype=np.int64)])
 
     def _decode_one(self, code: int) -> Any:
         return _python(self.resident.domain.decode(np.array([code]))[0])

@@ -1,19 +1,23 @@
-"""How a batch runs on the driver placement of a maintained fixpoint: insert, trim, or recompute.
+"""The driver placement of a maintained fixpoint: its first answer, its reopening, and how a batch runs.
 
-:class:`DriverBatches` is the part of
-:class:`~faq.recursive.maintained.MaintainedFixpoint` that applies one batch
-to the resident index and the value array (the module notes of
+:class:`DriverPlacement` is the part of
+:class:`~faq.recursive.maintained.MaintainedFixpoint` that keeps the edges in
+a resident index and the answer in a value array on the driver (as
+:mod:`faq.recursive.spark_placement` keeps them on Spark):
+:meth:`~DriverPlacement._start_driver` solves the first answer,
+:meth:`~DriverPlacement._restore` takes a reopened state (parents rebuilt
+from the answer), and a batch (the module notes of
 :mod:`faq.recursive.maintained`, "How a batch runs"):
 
-* :meth:`~DriverBatches._update` sorts the batch into insertions, worse
+* :meth:`~DriverPlacement._update` sorts the batch into insertions, worse
   weights and deletions (pairs present in the index);
 * an insert-only batch propagates from its effective edges
-  (:meth:`~DriverBatches._insert`);
+  (:meth:`~DriverPlacement._insert`);
 * a batch that removes or worsens an edge trims the derivation forest,
   re-seeds the trimmed nodes from their surviving in-edges and propagates,
-  then inserts (:meth:`~DriverBatches._trim`, :mod:`faq.recursive.trimming`);
+  then inserts (:meth:`~DriverPlacement._trim`, :mod:`faq.recursive.trimming`);
 * with an edge better than ``one`` (a negative weight), or ``recompute=True``,
-  such a batch is solved from scratch instead (:meth:`~DriverBatches._recompute`).
+  such a batch is solved from scratch instead (:meth:`~DriverPlacement._recompute`).
 
 Each saves first (the durable commit point, as *assignments*:
 :mod:`faq.recursive.fixpoint_state`), then changes the index in memory; an
@@ -23,28 +27,92 @@ error on the way leaves edges, values and parents as they were.
 from __future__ import annotations
 
 import time
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
 from faq.incremental.change import Change
-from faq.incremental.index import KeyedRows, assigned, build_run, merge_rows
+from faq.incremental.domain import KeyDomain
+from faq.incremental.index import KeyedRows, ResidentRelation, assigned, build_run, merge_rows
+from faq.incremental.rules import DRIVER
+from faq.recursive.edge_input import node_array
 from faq.recursive.edges import FORWARD, REVERSE, EdgeRelation
-from faq.recursive.fixpoint_state import ANSWER, EDGE, last_per_key, save_replaced
+from faq.recursive.fixpoint_state import ANSWER, EDGE, FixpointState, last_per_key, save_replaced
 from faq.recursive.propagate import better_than_one, propagate
 from faq.recursive.seminaive import DST, NODE, SRC
 from faq.recursive.spark_placement import OLD
-from faq.recursive.trimming import cut_roots, reseed, subtrees
+from faq.recursive.trimming import cut_roots, forest, reseed, subtrees
 
-__all__ = ["DriverBatches"]
+__all__ = ["DriverPlacement"]
 
 NO_CODES = np.zeros(0, dtype=np.int64)
 
 Hook = Optional[Callable[[Change], None]]  # ``before_commit``: called with the change before the commit
 
 
-class DriverBatches:
-    """Methods of :class:`~faq.recursive.maintained.MaintainedFixpoint` that apply a batch on the driver (a mixin)."""
+class DriverPlacement:
+    """Methods of :class:`~faq.recursive.maintained.MaintainedFixpoint` that keep its state on the driver (a mixin)."""
+
+    def _start_driver(self, edges: Any, nodes: Any) -> None:
+        """Collect the edges into the resident index and solve the first answer on the driver."""
+        src, dst, weight = self._arrays(edges, initial=True)
+        extra = node_array(nodes) if self.components else np.zeros(0, dtype=np.int64)
+        ends = [src, dst, extra] + ([] if self.components else [np.array([self.source], dtype=np.int64)])
+        state = FixpointState(self.semiring)
+        state.domain = KeyDomain.of(ends)
+        s, d = state.domain.encode(src), state.domain.encode(dst)
+        edge = EdgeRelation.build(EDGE, (SRC, DST), self._edge_rows(s, d, weight), self.ops)
+        state.relations[EDGE] = edge
+        state.key_types[EDGE] = {SRC: "bigint", DST: "bigint"}
+        self.resident = state
+        self._edges = len(edge.base)
+        self._may_cycle = self._edges_may_cycle(edge.base)
+        # components: every node known is a node of the answer
+        seeds = np.arange(len(state.domain), dtype=np.int64) if self.components else None
+        self._values, self._parent, self.initial_iterations = self._solve(edge.runs(FORWARD), seeds)
+        self._adopt_answer()
+
+    def _adopt_answer(self) -> None:
+        """The answer relation of the state: read from the value array (it changes in place)."""
+        state = self.resident
+        state.relations[ANSWER] = ResidentRelation(ANSWER, (NODE,), KeyedRows((NO_CODES,), None), self.ops)
+        state.key_types[ANSWER] = {NODE: "bigint"}
+        state.answer_rows = self._answer_rows
+        self._count = int(np.count_nonzero(self._values[: len(state.domain)] != self.ops.zero))
+
+    def _answer_rows(self) -> KeyedRows:
+        codes = np.flatnonzero(self._values[: len(self.resident.domain)] != self.ops.zero)
+        return KeyedRows((codes,), self._values[codes])
+
+    def _restore(self, state: FixpointState, meta: dict) -> None:
+        """A reopened state: the answer as saved, the parents rebuilt from it (or all solved again)."""
+        self.placement, self.placement_reason = DRIVER, "reopened from a saved state"
+        self.name = meta.get("name", "edges")
+        self.resident = state
+        self.ops = ops = state.ops
+        answer = state.relations[ANSWER].current()
+        n = len(state.domain)
+        self._values = np.full(n, ops.zero, dtype=ops.dtype)
+        if len(answer):
+            self._values[answer.keys[0]] = answer.values_or_ones(ops)
+        edge = state.relations[EDGE]
+        self._edges = len(edge.current())
+        self._may_cycle = self._edges_may_cycle(edge.current())
+        codes = np.arange(n, dtype=np.int64)
+        roots = codes[self._values == state.domain.decode(codes)] if self.components else \
+            state.domain.lookup(np.array([self.source], dtype=np.int64))
+        roots = roots[roots >= 0]
+        self._parent, complete = forest(self._values, edge.runs(FORWARD), ops, roots)
+        if not complete:  # the answer does not derive from the edges (it always should): solve again
+            self._note("the saved answer does not derive from the saved edges: solving again")
+            seeds = np.flatnonzero(self._values != ops.zero) if self.components else None
+            self._values, self._parent, _ = self._solve(edge.runs(FORWARD), seeds)
+        self._adopt_answer()
+        self.initial_iterations = int(meta.get("initial_iterations", 0))
+        self.initial_seconds = 0.0
+
+    # -- batches ----------------------------------------------------------------------
+
 
     def _update(self, ins: Optional[tuple], dels: Optional[tuple], recompute: bool, target: int, label: str,
                 started: float, before_commit: Hook = None) -> Change:
@@ -292,3 +360,26 @@ class DriverBatches:
         types = {NODE: "bigint", OLD: self.semiring.value_type, "diff": self.semiring.value_type}
         return Change((NODE,), (keys,), new, target, seconds, extra={OLD: old_column}, count=count, info=info,
                       types=types)
+
+    # -- rows and room --------------------------------------------------------------------
+
+    def _edge_rows(self, s: np.ndarray, d: np.ndarray, weight: np.ndarray) -> KeyedRows:
+        """Edges as rows of the index: ⊕-merged per pair, zeros dropped; for components both ways, no loops."""
+        ops = self.ops
+        if self.components:
+            loop = s == d
+            s, d = s[~loop], d[~loop]
+            both = merge_rows([np.concatenate([s, d]), np.concatenate([d, s])], None, ops)
+            return KeyedRows(both.keys, None)
+        return merge_rows([s, d], weight, ops)
+
+    def _edges_may_cycle(self, rows: KeyedRows) -> bool:
+        """Some edge better than one: only then can a cycle improve values (the Bellman-Ford check)."""
+        return rows.values is not None and bool(better_than_one(rows.values, self.ops).any())
+
+    def _grow(self, n: int) -> None:
+        """Room in the value array for codes up to ``n`` (new nodes of a batch have no value)."""
+        if len(self._values) < n:
+            more = max(n - len(self._values), len(self._values) // 4, 16)
+            self._values = np.concatenate([self._values, np.full(more, self.ops.zero, dtype=self.ops.dtype)])
+            self._parent = np.concatenate([self._parent, np.full(more, -1, dtype=np.int64)])
