@@ -348,3 +348,21 @@ def test_explain_maintained_shows_placement_views_and_rules(capsys):
     assert "indexes on the executors" in out and "exceed the driver budget of 64.0 KB" in out
     code, out, err = run(capsys, "explain", query, "-f", f"edge={EMAIL}", "--maintained", "--budget", "lots", "-q")
     assert code == 2 and "budget" in err
+
+
+@pytest.mark.usefixtures("spark")
+def test_placement_flag_sets_the_setting_for_one_command_only(capsys, spark, edge_csv):
+    """``--placement`` is the session's ``spark.faq.placement`` while the command runs; the value the
+    session had before (or none) is back afterwards."""
+    from faq.insideout.physical import PLACEMENT_CONF
+
+    spark.conf.set(PLACEMENT_CONF, "driver")
+    try:
+        code, out, _ = run(capsys, "explain", "p() := e(a,b)", "-f", f"e={edge_csv}", "--placement", "executors",
+                           "-q")
+        assert code == 0 and "executors" in out and "placement driver" not in out, out
+        assert spark.conf.get(PLACEMENT_CONF) == "driver"
+    finally:
+        spark.conf.unset(PLACEMENT_CONF)
+    code, _, _ = run(capsys, "query", "p() := e(a,b)", "-f", f"e={edge_csv}", "--placement", "executors", "-q")
+    assert code == 0 and spark.conf.get(PLACEMENT_CONF, None) is None

@@ -42,7 +42,7 @@ import os
 import sys
 import time
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Callable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import faq
 from faq.cli import fixpoints, motifs, queries, serve, tracking
@@ -156,10 +156,20 @@ def _run(args: argparse.Namespace) -> int:
         if getattr(args, "placement", None):
             from faq.insideout.physical import PLACEMENT_CONF
 
+            # The one reader of spark.faq.* (binding) sees the flag as the session's setting, for this
+            # command only: the session's own value, if it had one, comes back afterwards.
+            stack.callback(_restore_setting, spark, PLACEMENT_CONF, spark.conf.get(PLACEMENT_CONF, None))
             spark.conf.set(PLACEMENT_CONF, args.placement)
-            stack.callback(spark.conf.unset, PLACEMENT_CONF)
         args.run(args, spark, reporter)
     return EXIT_OK
+
+
+def _restore_setting(spark: Any, key: str, value: Optional[str]) -> None:
+    """Set ``key`` back to ``value`` on ``spark`` (None: unset, as it was)."""
+    if value is None:
+        spark.conf.unset(key)
+    else:
+        spark.conf.set(key, value)
 
 
 def _session(master: str, remote: Optional[str], reporter: Reporter) -> "SparkSession | DeferredSession":
