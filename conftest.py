@@ -47,9 +47,6 @@ TEST_CONFIG = {
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
     "spark.driver.memory": "3g",
-    # Tiny inputs: Spark's interpreted expressions cost less than compiling generated code per query.
-    "spark.sql.codegen.wholeStage": "false",
-    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
 }
 
 # Doctests that need Spark, by module (exact name) or by doctest (its full name); every other
