@@ -458,7 +458,8 @@ def test_the_plan_sizes_shuffle_batches_from_the_index_memory(spark):
                                  "counting", name="edge")
     text = "count() := edge(a,b), edge(a,c), edge(b,c)"
     whole = plan_for(text, {"edge": edge})
-    tight = plan_for(text, {"edge": edge}, environment=Environment(parallelism=1, index_memory=128))
+    # 512 bytes: three batches (128 made twelve, each a few seconds of Spark stages, for the same check).
+    tight = plan_for(text, {"edge": edge}, environment=Environment(parallelism=1, index_memory=512))
     assert whole.steps[0].strategy.batches == 1
     batches = tight.steps[0].strategy.batches
     assert 1 < batches <= 64
