@@ -99,26 +99,27 @@ def build_kernel(
         values; run :func:`run_kernel` on seed ids ``0 .. seeds - 1``.
     """
     encoding = build_encoding([c for keys, _ in collected for c in keys], max(len(k[0]) for k, _ in collected))
-    encoded = [[encoding.encode(k) for k in keys] for keys, _ in collected]
-    values_of_group = [values for _, values in collected]
-    kept_values, task_ops, bound, note = kernel_values(values_of_group, groups, semiring, aggregate, ops)
-    if compiled and compiled_form(task_ops, aggregate.keep if aggregate is not None else ())[0]:
+    given_ops = ops
+    kept_values, ops, bound, note = kernel_values([v for _, v in collected], groups, semiring, aggregate, ops)
+    group_tries = [build_trie([encoding.encode(k) for k in keys], encoding.span, values if kept else None)
+                   for (keys, values), kept in zip(collected, kept_values)]
+    repeating = [n for n, trie in enumerate(group_tries) if trie.levels[-1].duplicates]
+    if repeating and compiled and compiled_form(ops, aggregate.keep if aggregate is not None else ())[0]:
         # The compiled loop searches trie levels without repeated entries: a relation's repeated
-        # rows join as one row valued by their ⊕ (exact by distributivity).
+        # rows join as one row valued by their ⊕ (exact by distributivity).  Only those relations
+        # are read again, so a build without repeated rows costs and holds what it did.
         one = np.dtype(ops.dtype).type(ops.one)
-        combined = [combine_repeated_rows(keys, values, encoding.span, ops.add, one)
-                    for keys, values in zip(encoded, values_of_group)]
-        repeated = any(len(keys[0]) < len(before[0]) for (keys, _), before in zip(combined, encoded))
-        decided = repeated and kernel_values([values for _, values in combined], groups, semiring, aggregate, ops)
-        if not repeated or decided[1] is not None:  # else the ⊕ of repeats passes the int64 bound: numpy
-            encoded, values_of_group = [keys for keys, _ in combined], [values for _, values in combined]
-            if repeated:  # (the rows come sorted: the tries' build does not sort them again)
-                kept_values, task_ops, bound, note = decided
-    ops = task_ops
+        combined = {n: combine_repeated_rows([encoding.encode(k) for k in collected[n][0]], collected[n][1],
+                                             encoding.span, ops.add, one) for n in repeating}
+        values = [combined[n][1] if n in combined else v for n, (_, v) in enumerate(collected)]
+        decided = kernel_values(values, groups, semiring, aggregate, given_ops)
+        if decided[1] is not None:  # else the ⊕ of repeats passes the int64 bound: numpy keeps every row
+            kept_values, ops, bound, note = decided
+            for n, (keys, combined_values) in combined.items():
+                group_tries[n] = build_trie(keys, encoding.span, combined_values if kept_values[n] else None)
     tries: dict[int, Trie] = {}
     value_of: dict[int, np.ndarray] = {}
-    for g, keys, values, kept in zip(groups, encoded, values_of_group, kept_values):
-        trie = build_trie(keys, encoding.span, values if kept else None)
+    for g, trie in zip(groups, group_tries):
         for i in g:
             tries[i] = trie
             if trie.values is not None:
