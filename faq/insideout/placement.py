@@ -13,7 +13,8 @@ the work) or, for a triangle summed with + and ×, masked sparse products
 executor carries out what they chose.  An in-process step that runs merges
 (a binary step, or a generic one whose keys are not integers) has its kernel
 chosen too (:func:`merge_kernel`): a sparse matrix product, sort-merge or
-pandas merges.
+pandas merges.  :func:`place_steps` is the planner's pass that applies them
+to its steps, in order.
 
 >>> from faq.insideout.physical import Environment
 >>> in_process_kernel(5e7, Environment())       # enough work to pay for loading the compiled loop
@@ -24,7 +25,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Any, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Sequence
 
 from faq.hypergraph.shares import format_bytes
 from faq.insideout.physical import (
@@ -34,11 +35,16 @@ from faq.insideout.physical import (
     PLACEMENT_CONF,
     Environment,
     Strategy,
+    integral_bag,
 )
 from faq.joins.merges import binary_kernel, without_private
 
+if TYPE_CHECKING:
+    from faq.insideout.plans import Step
+
 __all__ = ["Input", "SMALL_KERNEL_WORK", "COMPILED_LOAD_SECONDS", "SPARSE_KERNEL_WORK", "in_process_kernel",
-           "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "choose_placement", "step_footprint"]
+           "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "choose_placement", "step_footprint",
+           "structured_carrier", "place_steps"]
 
 
 class Input(NamedTuple):
@@ -271,3 +277,79 @@ def step_footprint(
     if product_rows is None or not math.isfinite(input_rows):
         return None
     return (input_rows + product_rows) * LOCAL_BYTES_PER_ROW
+
+
+# --- the planner's placement pass -----------------------------------------------------------
+
+def structured_carrier(product: Any) -> str:
+    """The carrier of ``product`` (a semiring or its name) when its values are arrays, else ""."""
+    from faq.semirings import get_semiring
+
+    ring = get_semiring(product)
+    return ring.carrier if getattr(ring, "structured", False) else ""
+
+
+def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: set[str],
+                variables: Mapping[str, tuple[str, ...]], product: Any, forced_spark: str,
+                types: Mapping[str, str], environment: Environment) -> list["Step"]:
+    """The planner's steps with where each runs (:func:`choose_placement`), in order.
+
+    A step's output is held on the driver when the step ran there.  ``held``
+    are the ids of the inputs the driver holds, ``variables`` each input's
+    variables, ``forced_spark`` the Spark join method the query forced (or
+    "").  An in-process generic step gets its kernel (:func:`in_process_kernel`,
+    :func:`in_process_triangle_kernel`); one that runs merges gets theirs
+    (:func:`merge_kernel`).  One fact of the data is not known here, whether
+    a sparse product's int64 sums stay below 2^62: where not, other merges run
+    and the note says so.
+    """
+    from faq.semirings import get_semiring
+    from faq.semirings.numpy_backend import numpy_ops
+
+    held, variables = set(held), dict(variables)
+    placed = []
+    for step in steps:
+        times = get_semiring(product)
+        plus = times if step.aggregate in (None, times.name) else get_semiring(step.aggregate)
+        form = numpy_ops(times, plus, arrays=True) if structured_carrier(times) else numpy_ops(times, plus)
+        in_numpy = "" if form is not None else (
+            f"no numpy ⊗/⊕ for {times.name}/{plus.name} (a user-defined operation needs numpy_add=/numpy_mul=)")
+        if forced_spark and step.join_method != "binary":
+            in_numpy = f"join method {forced_spark} forced (a Spark strategy)"
+        uses = [(r, bounds.get(r, math.inf)) for r in step.inputs] + [
+            (i.relation, bounds.get(i.relation, math.inf)) for i in step.indicators]
+        inputs = [Input(rows, r in held) for r, rows in uses]
+        input_rows = sum(rows for _, rows in uses)
+        kernel_aggregates = step.strategy.aggregate_in_tasks and step.strategy.name in ("broadcast", "partitioned")
+        footprint = step_footprint(step.strategy, input_rows, step.product_rows, kernel_aggregates)
+        where, why = choose_placement(inputs, footprint, in_numpy, environment)
+        if where == "driver":
+            held.add(step.output.id)
+            triangle = (form is not None and form.sums_products and not structured_carrier(times) and triangle_bag(
+                [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables))
+            step = _kernel_in_process(step, environment, triangle)
+            step = replace(step, strategy=merge_kernel(  # the merges it runs, if it runs merges
+                step.strategy, [variables.get(r, ()) for r in step.inputs], [i.variables for i in step.indicators],
+                step.output.variables, [rows for _, rows in uses], integral_bag(step.bag, types),
+                bool(structured_carrier(times)), form, bool(step.eliminated)))
+        variables[step.output.id] = step.output.variables
+        placed.append(replace(step, placement=where, placement_reason=why))
+    return placed
+
+
+def _kernel_in_process(step: "Step", environment: Environment, triangle: bool = False) -> "Step":
+    """``step`` (placed on the driver) with the numpy kernel, or masked sparse products for a ``triangle``
+    bag summed with + and ×, where the compiled loop would cost more to load."""
+    strategy = step.strategy
+    if not (strategy.aggregate_in_tasks and "compiled loop (numba)" in strategy.aggregation):
+        return step
+    work = step.work.total if step.work else None
+    sparse, why = in_process_triangle_kernel(work, environment) if triangle else (False, "")
+    if sparse:
+        note = strategy.aggregation.replace("compiled loop (numba)", why)
+        return replace(step, strategy=replace(strategy, sparse_kernel=True, aggregation=note))
+    numpy_kernel, why = in_process_kernel(work, environment)
+    if not numpy_kernel:
+        return step
+    note = strategy.aggregation.replace("compiled loop (numba)", why)
+    return replace(step, strategy=replace(strategy, numpy_kernel=True, aggregation=note))

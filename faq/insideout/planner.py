@@ -67,15 +67,7 @@ from faq.insideout.physical import (
     shared_indexes,
     shuffle_batches,
 )
-from faq.insideout.placement import (
-    Input,
-    choose_placement,
-    in_process_kernel,
-    in_process_triangle_kernel,
-    merge_kernel,
-    step_footprint,
-    triangle_bag,
-)
+from faq.insideout.placement import place_steps, structured_carrier
 # The plan values live in faq.insideout.plans; they are named here too (the planner's own imports
 # and every `from faq.insideout.planner import Plan` keep working).
 from faq.insideout.plans import PLAN_FORMAT, PLAN_VERSION, Indicator, Plan, Relation, Step
@@ -189,8 +181,11 @@ def plan(
         degrees={f: tuple(d) for f, d in (degrees or {}).items()},
     )
     logical, relations, est_size, bounds = _steps(context, chosen, sizes, statistics)
-    steps = _placed(context, [_physical(context, s, relations, est_size) for s in _fold_aggregations(logical)],
-                    bounds)
+    physical_steps = [_physical(context, s, relations, est_size) for s in _fold_aggregations(logical)]
+    steps = place_steps(physical_steps, bounds, held={r.id for r, f in context.inputs if f in context.held},
+                        variables={r.id: r.variables for r, _ in context.inputs}, product=context.product,
+                        forced_spark=context.join if context.join in FORCED_SPARK_JOINS else "", types=context.types,
+                        environment=context.environment)
     free_set = set(query.free)
     free_rho = rho_star(edges, free_set)
     free_cover = _cover(context, free_set)
@@ -332,7 +327,7 @@ def _step(
 ) -> Step:
     """A step with its logical join method and attribute order (its strategy: :func:`_physical`)."""
     method, reason, attributes = _choose_join(context.join, participants, indicators, est_size,
-                                              _structured(context.product))
+                                              structured_carrier(context.product))
     work = _work(participants, indicators, attributes, profiles)
     return Step(
         index, eliminated, aggregate, bag, tuple(r.id for r in participants), indicators, out,
@@ -471,14 +466,6 @@ def _choose_join(
     return method, reason, tuple(attribute_order(edges, sizes))
 
 
-def _structured(product: Any) -> str:
-    """The carrier of ``product`` (a semiring or its name) when its values are arrays, else ""."""
-    from faq.semirings import get_semiring
-
-    ring = get_semiring(product)
-    return ring.carrier if getattr(ring, "structured", False) else ""
-
-
 def _product_bound(
     context: _Context, participants: Sequence[Relation], estimate: Optional[float], bounds: Mapping[str, float]
 ) -> Optional[float]:
@@ -517,64 +504,6 @@ def _product_bound(
             degree[v] = min(degree.get(v, math.inf), d * fan_in)
         peak = max(peak, running)
     return peak if estimate is None else min(peak, max(estimate, max(rows)))
-
-
-def _placed(context: _Context, steps: list[Step], bounds: Mapping[str, float]) -> list[Step]:
-    """The steps with where each runs (:func:`~faq.insideout.placement.choose_placement`), in order:
-    a step's output is held on the driver when the step ran there.  A step there that runs merges gets
-    their kernel (:func:`~faq.insideout.placement.merge_kernel`); one fact of the data is not known here,
-    whether a sparse product's int64 sums stay below 2^62: where not, other merges run and the note says so."""
-    from faq.semirings import get_semiring
-    from faq.semirings.numpy_backend import numpy_ops
-
-    held = {r.id for r, f in context.inputs if f in context.held}
-    variables = {r.id: r.variables for r, _ in context.inputs}
-    placed = []
-    for step in steps:
-        times = get_semiring(context.product)
-        plus = times if step.aggregate in (None, times.name) else get_semiring(step.aggregate)
-        form = numpy_ops(times, plus, arrays=True) if _structured(times) else numpy_ops(times, plus)
-        in_numpy = "" if form is not None else (
-            f"no numpy ⊗/⊕ for {times.name}/{plus.name} (a user-defined operation needs numpy_add=/numpy_mul=)")
-        if context.join in FORCED_SPARK_JOINS and step.join_method != "binary":
-            in_numpy = f"join method {context.join} forced (a Spark strategy)"
-        uses = [(r, bounds.get(r, math.inf)) for r in step.inputs] + [
-            (i.relation, bounds.get(i.relation, math.inf)) for i in step.indicators]
-        inputs = [Input(rows, r in held) for r, rows in uses]
-        input_rows = sum(rows for _, rows in uses)
-        kernel_aggregates = step.strategy.aggregate_in_tasks and step.strategy.name in ("broadcast", "partitioned")
-        footprint = step_footprint(step.strategy, input_rows, step.product_rows, kernel_aggregates)
-        where, why = choose_placement(inputs, footprint, in_numpy, context.environment)
-        if where == "driver":
-            held.add(step.output.id)
-            triangle = (form is not None and form.sums_products and not _structured(times) and triangle_bag(
-                [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables))
-            step = _kernel_in_process(step, context.environment, triangle)
-            step = replace(step, strategy=merge_kernel(  # the merges it runs, if it runs merges
-                step.strategy, [variables.get(r, ()) for r in step.inputs], [i.variables for i in step.indicators],
-                step.output.variables, [rows for _, rows in uses], integral_bag(step.bag, context.types),
-                bool(_structured(times)), form, bool(step.eliminated)))
-        variables[step.output.id] = step.output.variables
-        placed.append(replace(step, placement=where, placement_reason=why))
-    return placed
-
-
-def _kernel_in_process(step: Step, environment: Environment, triangle: bool = False) -> Step:
-    """``step`` (placed on the driver) with the numpy kernel, or masked sparse products for a ``triangle``
-    bag summed with + and ×, where the compiled loop would cost more to load."""
-    strategy = step.strategy
-    if not (strategy.aggregate_in_tasks and "compiled loop (numba)" in strategy.aggregation):
-        return step
-    work = step.work.total if step.work else None
-    sparse, why = in_process_triangle_kernel(work, environment) if triangle else (False, "")
-    if sparse:
-        note = strategy.aggregation.replace("compiled loop (numba)", why)
-        return replace(step, strategy=replace(strategy, sparse_kernel=True, aggregation=note))
-    numpy_kernel, why = in_process_kernel(work, environment)
-    if not numpy_kernel:
-        return step
-    note = strategy.aggregation.replace("compiled loop (numba)", why)
-    return replace(step, strategy=replace(strategy, numpy_kernel=True, aggregation=note))
 
 
 def _fold_aggregations(steps: list[Step]) -> list[Step]:

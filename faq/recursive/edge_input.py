@@ -1,4 +1,4 @@
-"""Edges and nodes given to a maintained fixpoint, as numpy arrays (any input form).
+"""Edges and nodes given to a maintained fixpoint, as numpy arrays or a Spark DataFrame (any input form).
 
 A Spark DataFrame or :class:`~faq.factor.Factor` (collected: one job), pandas,
 an Arrow table with ``src``/``dst`` and an optional ``weight`` (or ``value``)
@@ -14,19 +14,22 @@ deletions.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Optional
 
 import numpy as np
 
 from faq.errors import FAQValueError
 from faq.factor import Factor
-from faq.recursive.seminaive import DST, SRC, VALUE, WEIGHT, check_binary
+from faq.recursive.seminaive import DST, SRC, VALUE, WEIGHT, check_binary, edge_frame
 from faq.spark import is_dataframe
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["row_count", "node_array", "edge_table", "split_changes", "CHANGE_COLUMNS", "DIFF", "SEQ"]
+    from faq.semirings import Semiring
+
+__all__ = ["row_count", "node_array", "edge_table", "edge_dataframe", "split_changes", "CHANGE_COLUMNS", "DIFF", "SEQ"]
 
 DIFF, SEQ = "diff", "seq"
 #: The columns change rows are read from: the pair, its weight (either name), the operation and its order.
@@ -200,3 +203,48 @@ def _last_per_pair(table: "pa.Table") -> np.ndarray:
     last = np.ones(len(order), dtype=bool)
     last[:-1] = (s[1:] != s[:-1]) | (d[1:] != d[:-1])
     return np.sort(order[last])
+
+
+def edge_dataframe(edges: Any, semiring: "Semiring", components: bool,
+                   spark: "SparkSession") -> tuple["DataFrame", Optional[list[int]]]:
+    """Any edges-like input as a Spark DataFrame ``(src, dst, weight)`` in ``semiring`` (weight null
+    where a row has none; for ``components`` the weight is one), and, for tuples (a batch given on the
+    driver), the nodes whose edges it holds -- sources, and targets too for ``components`` -- else None.
+    """
+    from pyspark.sql import DataFrame
+    from pyspark.sql import functions as F
+
+    from faq.semirings.spark_backend import columns as spark_columns
+
+    if isinstance(edges, Factor):
+        check_binary(edges)
+        if components:
+            return edges.df.select(
+                F.col(edges.variables[0]).cast("bigint").alias(SRC),
+                F.col(edges.variables[1]).cast("bigint").alias(DST),
+                spark_columns(semiring).one().alias(WEIGHT),
+            ), None
+        return edge_frame(edges, semiring), None
+    if isinstance(edges, DataFrame):  # classic or Spark Connect (whose DataFrames answer any attribute)
+        cols = edges.columns
+        for c in (SRC, DST):
+            if c not in cols:
+                from faq.errors import MissingColumnError
+
+                raise MissingColumnError(column=c, available=cols, source="edge updates")
+        wcol = WEIGHT if WEIGHT in cols else (VALUE if VALUE in cols else None)
+        weight = F.col(wcol).cast(semiring.value_type) if wcol else F.lit(None).cast(semiring.value_type)
+        return edges.select(
+            F.col(SRC).cast("bigint").alias(SRC), F.col(DST).cast("bigint").alias(DST), weight.alias(WEIGHT)
+        ), None
+    rows = []
+    for row in edges:
+        row = tuple(row)
+        if len(row) not in (2, 3):
+            raise FAQValueError(error_class="MALFORMED_EDGE", row=row, argument="edges")
+        weight = row[2] if len(row) == 3 else None
+        rows.append((int(row[0]), int(row[1]), None if weight is None else float(weight)))
+    ends = {r[0] for r in rows} | ({r[1] for r in rows} if components else set())
+    df = spark.createDataFrame(rows, f"{SRC} bigint, {DST} bigint, {WEIGHT} double").select(
+        SRC, DST, F.col(WEIGHT).cast(semiring.value_type).alias(WEIGHT))
+    return df, sorted(ends)  # the batch is on the driver: its sources can filter the lookup

@@ -52,10 +52,11 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
-from faq.errors import FAQValueError, NonMonotoneUpdateError
+from faq.errors import NonMonotoneUpdateError
 from faq.factor import Factor
 from faq.io.updates import UpdateBatch
 from faq.scope import Owner, Scope
+from faq.recursive.edge_input import edge_dataframe
 from faq.recursive.problem import FixpointProblem
 from faq.recursive.rounds import (
     DEFAULT_MAX_ITERATIONS,
@@ -266,46 +267,8 @@ class SparkFixpoint(FixpointProblem, Owner):
 
     def _frame(self, edges: EdgesLike, with_weight: bool) -> "DataFrame":
         """Any edges-like input as ``(src, dst, weight)`` in the semiring (weight null if absent)."""
-        from pyspark.sql import functions as F
-
-        from faq.semirings.spark_backend import columns as spark_columns
-
-        self._known_sources = None
-        if isinstance(edges, Factor):
-            check_binary(edges)
-            if self.components:
-                return edges.df.select(
-                    F.col(edges.variables[0]).cast("bigint").alias(SRC),
-                    F.col(edges.variables[1]).cast("bigint").alias(DST),
-                    spark_columns(self.semiring).one().alias(WEIGHT),
-                )
-            return edge_frame(edges, self.semiring)
-        from pyspark.sql import DataFrame
-
-        if isinstance(edges, DataFrame):  # classic or Spark Connect (whose DataFrames answer any attribute)
-            cols = edges.columns
-            for c in (SRC, DST):
-                if c not in cols:
-                    from faq.errors import MissingColumnError
-
-                    raise MissingColumnError(column=c, available=cols, source="edge updates")
-            wcol = WEIGHT if WEIGHT in cols else (VALUE if VALUE in cols else None)
-            weight = F.col(wcol).cast(self.semiring.value_type) if wcol else F.lit(None).cast(self.semiring.value_type)
-            return edges.select(
-                F.col(SRC).cast("bigint").alias(SRC), F.col(DST).cast("bigint").alias(DST), weight.alias(WEIGHT)
-            )
-        rows = []
-        for row in edges:
-            row = tuple(row)
-            if len(row) not in (2, 3):
-                raise FAQValueError(error_class="MALFORMED_EDGE", row=row, argument="edges")
-            weight = row[2] if len(row) == 3 else None
-            rows.append((int(row[0]), int(row[1]), None if weight is None else float(weight)))
-        ends = {r[0] for r in rows} | ({r[1] for r in rows} if self.components else set())
-        self._known_sources = sorted(ends)  # the batch is on the driver: its sources can filter the lookup
-        return self._spark.createDataFrame(rows, f"{SRC} bigint, {DST} bigint, {WEIGHT} double").select(
-            SRC, DST, F.col(WEIGHT).cast(self.semiring.value_type).alias(WEIGHT)
-        )
+        df, self._known_sources = edge_dataframe(edges, self.semiring, self.components, self._spark)
+        return df
 
     def _insert_frame(self, edges: EdgesLike) -> "DataFrame":
         """Inserted edges: default weights filled in, zeros dropped (symmetric for components).
