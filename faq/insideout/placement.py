@@ -307,11 +307,12 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
     from faq.semirings.numpy_backend import numpy_ops
 
     held, variables = set(held), dict(variables)
+    times = get_semiring(product)
+    arrays = bool(structured_carrier(times))
     placed = []
     for step in steps:
-        times = get_semiring(product)
         plus = times if step.aggregate in (None, times.name) else get_semiring(step.aggregate)
-        form = numpy_ops(times, plus, arrays=True) if structured_carrier(times) else numpy_ops(times, plus)
+        form = numpy_ops(times, plus, arrays=True) if arrays else numpy_ops(times, plus)
         in_numpy = "" if form is not None else (
             f"no numpy ⊗/⊕ for {times.name}/{plus.name} (a user-defined operation needs numpy_add=/numpy_mul=)")
         if forced_spark and step.join_method != "binary":
@@ -325,13 +326,13 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
         where, why = choose_placement(inputs, footprint, in_numpy, environment)
         if where == "driver":
             held.add(step.output.id)
-            triangle = (form is not None and form.sums_products and not structured_carrier(times) and triangle_bag(
+            triangle = (form is not None and form.sums_products and not arrays and triangle_bag(
                 [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables))
             step = _kernel_in_process(step, environment, triangle)
             step = replace(step, strategy=merge_kernel(  # the merges it runs, if it runs merges
                 step.strategy, [variables.get(r, ()) for r in step.inputs], [i.variables for i in step.indicators],
                 step.output.variables, [rows for _, rows in uses], integral_bag(step.bag, types),
-                bool(structured_carrier(times)), form, bool(step.eliminated)))
+                arrays, form, bool(step.eliminated)))
         variables[step.output.id] = step.output.variables
         placed.append(replace(step, placement=where, placement_reason=why))
     return placed

@@ -20,7 +20,9 @@ says whether a kernel qualifies; it does not when numba is missing or the
 aggregate keeps variables, and the plan knows both before running.  A
 relation with repeated rows qualifies too: the kernel's build ⊕-combines them
 first (:func:`faq.joins.csr.combine_repeated_rows`), so no trie level the loop
-searches repeats an entry.  The join's note says which kernel ran.  int64 sums of valued bindings are kept exact past int64 by a carry
+searches repeats an entry -- unless their ⊕ would pass the int64 bound, when
+every row is kept and numpy runs.  The join's note says which kernel ran.
+int64 sums of valued bindings are kept exact past int64 by a carry
 (:func:`guarded`), as the numpy path guards them per flush.
 
 A layer of the generic join (the map is in :mod:`faq.joins.generic`): it reads
@@ -107,7 +109,7 @@ def compilable(kernel: "Kernel") -> tuple[bool, str]:
     if not ok:
         return ok, why
     if any(e.level.duplicates for level in kernel.extenders for e in level):
-        return False, "a relation repeats rows (the build combines them first: not reached)"
+        return False, "a relation repeats rows whose ⊕ would pass the int64 bound"
     if not kernel.extenders:
         return False, "a single attribute"
     return True, ""
@@ -260,8 +262,6 @@ def aggregate_seeds(kernel: "Kernel", seed_ids: np.ndarray) -> Any:
     if guard:  # exact: carry · 2^61 + total (a Python int, perhaps beyond int64)
         return (int(carry[0]) << GUARD_SHIFT) + int(total)
     return np.asarray(total, dtype=ops.dtype)[()]
-
-
 
 
 def guarded(kernel: "Kernel") -> bool:

@@ -108,9 +108,8 @@ def build_kernel(
         # The compiled loop searches trie levels without repeated entries: a relation's repeated
         # rows join as one row valued by their ⊕ (exact by distributivity).  Only those relations
         # are read again, so a build without repeated rows costs and holds what it did.
-        one = np.dtype(ops.dtype).type(ops.one)
         combined = {n: combine_repeated_rows([encoding.encode(k) for k in collected[n][0]], collected[n][1],
-                                             encoding.span, ops.add, one) for n in repeating}
+                                             encoding.span, ops.add, ops.one) for n in repeating}
         values = [combined[n][1] if n in combined else v for n, (_, v) in enumerate(collected)]
         decided = kernel_values(values, groups, semiring, aggregate, given_ops)
         if decided[1] is not None:  # else the ⊕ of repeats passes the int64 bound: numpy keeps every row

@@ -14,7 +14,7 @@ deletions.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Optional
 
 import numpy as np
 
@@ -113,13 +113,10 @@ def _tuples(edges: Iterable) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if fast is not None:
             return fast
     src, dst, weight = [], [], []
-    for row in edges:
-        row = tuple(row)
-        if len(row) not in (2, 3):
-            raise FAQValueError(error_class="MALFORMED_EDGE", row=row, argument="edges")
-        src.append(int(row[0]))
-        dst.append(int(row[1]))
-        weight.append(float("nan") if len(row) == 2 or row[2] is None else float(row[2]))
+    for s, d, w in _edge_tuples(edges):
+        src.append(s)
+        dst.append(d)
+        weight.append(float("nan") if w is None else w)
     return (np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64), np.asarray(weight, dtype=np.float64))
 
 
@@ -237,14 +234,17 @@ def edge_dataframe(edges: Any, semiring: "Semiring", components: bool,
         return edges.select(
             F.col(SRC).cast("bigint").alias(SRC), F.col(DST).cast("bigint").alias(DST), weight.alias(WEIGHT)
         ), None
-    rows = []
-    for row in edges:
-        row = tuple(row)
-        if len(row) not in (2, 3):
-            raise FAQValueError(error_class="MALFORMED_EDGE", row=row, argument="edges")
-        weight = row[2] if len(row) == 3 else None
-        rows.append((int(row[0]), int(row[1]), None if weight is None else float(weight)))
+    rows = list(_edge_tuples(edges))
     ends = {r[0] for r in rows} | ({r[1] for r in rows} if components else set())
     df = spark.createDataFrame(rows, f"{SRC} bigint, {DST} bigint, {WEIGHT} double").select(
         SRC, DST, F.col(WEIGHT).cast(semiring.value_type).alias(WEIGHT))
     return df, sorted(ends)  # the batch is on the driver: its sources can filter the lookup
+
+
+def _edge_tuples(edges: Iterable) -> Iterator[tuple[int, int, Optional[float]]]:
+    """Tuples ``(src, dst[, weight])`` checked and converted: ``(int, int, float or None)``."""
+    for row in edges:
+        row = tuple(row)
+        if len(row) not in (2, 3):
+            raise FAQValueError(error_class="MALFORMED_EDGE", row=row, argument="edges")
+        yield int(row[0]), int(row[1]), None if len(row) == 2 or row[2] is None else float(row[2])
