@@ -6,7 +6,8 @@
 #
 # Both check for Java 17+ first (Spark needs it) and create .venv with $(PYTHON) -m venv;
 # the package is (re)installed only when pyproject.toml changes, and its numba kernels are compiled
-# into numba's on-disk cache right after (python -m faq.joins.warm), not inside the first job.
+# into numba's on-disk cache right after (python -m faq.joins.warm, python -m faq.incremental.warm),
+# not inside the first job.
 
 PYTHON ?= python3
 VENV := .venv
@@ -17,7 +18,8 @@ STAMP := $(VENV)/.installed
 # make compiles again.  Also redone when the loop or what chooses its argument types changes (numba
 # keys its cache by compiled_loop.py's content, so an edit would otherwise compile in the first job).
 WARM := faq/joins/__pycache__/.faq-warm
-WARM_SOURCES := faq/joins/compiled_loop.py faq/joins/compiled.py faq/joins/warm.py
+WARM_SOURCES := faq/joins/compiled_loop.py faq/joins/compiled.py faq/joins/warm.py \
+	faq/incremental/delta_loop.py faq/incremental/rule_kernel.py faq/incremental/warm.py
 DEMO_OUT := build/demo
 
 .PHONY: help demo test java venv clean distclean
@@ -72,8 +74,9 @@ $(STAMP): pyproject.toml | java
 # cores); done here, the demo's and the tests' first jobs load it from the cache (~0.5 s a process).
 # A failure to compile is printed and setup goes on: the first job then compiles.
 $(WARM): $(STAMP) $(WARM_SOURCES)
-	@echo "== compiling faq's numba kernels into numba's cache (once, about 20-40 s)"
+	@echo "== compiling faq's numba kernels into numba's cache (once, about 1 min)"
 	$(BIN)/python -m faq.joins.warm
+	$(BIN)/python -m faq.incremental.warm
 	@mkdir -p $(@D) && touch $@
 
 clean:

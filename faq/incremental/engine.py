@@ -12,6 +12,10 @@ seed's value ⊗ the values of the relations it went through, ⊕-combined per
 free-variable key in numpy.  The work of a rule is its seed rows times the
 degrees they reach, never the size of a relation.
 
+A rule the plan gives the compiled loop (:mod:`faq.incremental.rule_kernel`:
+one ⊕-aggregated value, no negated term, a semiring with a compiled form)
+runs there instead, over the same runs; ``kernels`` carries that choice in.
+
 Examples
 --------
 >>> import numpy as np
@@ -41,7 +45,9 @@ import numpy as np
 
 from faq.incremental.domain import SPAN
 from faq.incremental.index import KeyedRows, ResidentRelation, View, build_run, lookup_runs
+from faq.incremental.rule_kernel import COMPILED, NUMPY, RuleKernel, aggregate_rule
 from faq.incremental.rules import NEW, OLD, DeltaRule, Read
+from faq.joins.compiled import int64_parts
 from faq.joins.csr import Trie
 from faq.joins.extenders import ArrayBackend, Chunk, FilterExtender, RunsExtender, complete
 from faq.joins.partial import PartialAggregate
@@ -54,12 +60,13 @@ _SEED_VALUE = ("s", 0)
 
 @dataclass
 class RuleRun:
-    """What one rule did in a batch: seed rows, bindings reached, seconds."""
+    """What one rule did in a batch: seed rows, bindings reached, seconds, and the kernel that ran it."""
 
     rule: int
     seeds: int
     bindings: int
     seconds: float
+    kernel: str = NUMPY
 
 
 def run_rules(
@@ -70,6 +77,7 @@ def run_rules(
     key_span: int,
     stats: Optional[list[RuleRun]] = None,
     part: tuple[int, int] = (0, 1),
+    kernels: Optional[Sequence[RuleKernel]] = None,
 ) -> tuple[list[np.ndarray], np.ndarray]:
     """⊕ over the rules of every changed relation: (free-variable key codes, values), one row per key.
 
@@ -121,9 +129,13 @@ def run_rules(
         started = time.perf_counter()
         if part[1] > 1:
             batch = batch.take(np.arange(part[0], len(batch), part[1]))
-        seeds, reached = _run_rule(rule, batch, runs_of, scalar_of, ops, total)
+        compiled = kernels is not None and kernels[k].compiled
+        if compiled:
+            seeds, reached = _run_compiled(rule, batch, runs_of, scalar_of, ops, total)
+        else:
+            seeds, reached = _run_rule(rule, batch, runs_of, scalar_of, ops, total)
         if stats is not None:
-            stats.append(RuleRun(k, seeds, reached, time.perf_counter() - started))
+            stats.append(RuleRun(k, seeds, reached, time.perf_counter() - started, COMPILED if compiled else NUMPY))
     keys, values = total.drain()
     live = ~ops.is_zero(values)
     if not live.all():
@@ -131,16 +143,51 @@ def run_rules(
     return keys, values
 
 
-def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyForm,
-              total: PartialAggregate) -> tuple[int, int]:
-    """Add rule ``rule``'s bindings, seeded by ``batch``, into ``total``: (seed rows, bindings)."""
+def _seed(rule: DeltaRule, batch: KeyedRows, ops: NumpyForm) -> tuple[Sequence[np.ndarray], np.ndarray]:
+    """The batch's rows through the rule's seed view: (columns, values; ones where the batch has none)."""
     columns, values = batch.project(rule.seed_view)
     n = len(columns[0]) if columns else (len(values) if values is not None else 0)
-    if n == 0:
-        return 0, 0
     values = ops.ones(n) if values is None else np.asarray(values, dtype=ops.dtype)
     if rule.negated:  # Δ(1 − E) = −ΔE
         values = -values
+    return columns, values
+
+
+def _constant_factor(rule: DeltaRule, scalar_of, ops: NumpyForm) -> object:
+    """⊗ of the rule's relations without variables (each a constant factor of every binding)."""
+    factor = ops.one
+    for read in rule.reads:
+        if not read.attributes:
+            present, value = scalar_of(read)
+            if read.negated:
+                value = ops.one if not present else ops.zero  # 1 − E for a 0/1 relation
+            factor = ops.mul(factor, value)
+    return factor
+
+
+def _run_compiled(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyForm,
+                  total: PartialAggregate) -> tuple[int, int]:
+    """:func:`_run_rule` in the compiled loop (:mod:`faq.incremental.rule_kernel`): one ⊕ for the rule."""
+    columns, values = _seed(rule, batch, ops)
+    n = len(values)
+    factor = _constant_factor(rule, scalar_of, ops)
+    if n == 0 or ops.is_zero(np.asarray(factor)[None])[0]:
+        return n, 0
+    value, reached = aggregate_rule(rule, columns, values, runs_of, factor, ops)
+    if isinstance(value, int):  # an int64 sum past int64: exact partial sums (the aggregate guards them)
+        total.add([], np.array(int64_parts(value), dtype=np.int64))
+    elif reached:
+        total.add([], np.asarray(value, dtype=ops.dtype)[None])
+    return n, reached
+
+
+def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyForm,
+              total: PartialAggregate) -> tuple[int, int]:
+    """Add rule ``rule``'s bindings, seeded by ``batch``, into ``total``: (seed rows, bindings)."""
+    columns, values = _seed(rule, batch, ops)
+    n = len(values)
+    if n == 0:
+        return 0, 0
     chunk = Chunk({("a", p): np.asarray(c, dtype=np.int64) for p, c in enumerate(columns)}, n)
     chunk.columns[_SEED_VALUE] = values
 
@@ -157,11 +204,8 @@ def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyF
                 if p >= width:
                     break
                 chunk = RunsExtender(read.term, [r.levels[depth] for r in runs[read.term]], SPAN, p, depth).validate(chunk)
-    constants = []
     for read in rule.reads:
-        if not read.attributes:  # a relation without variables: a constant factor
-            constants.append((read.negated, *scalar_of(read)))
-        elif read.negated and max(read.attributes) < width:
+        if read.attributes and read.negated and max(read.attributes) < width:
             chunk = _negation_filter(read, runs[read.term], ops).validate(chunk)
 
     levels: list[list] = []
@@ -180,11 +224,7 @@ def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyF
         extenders += [_distinct_filter(a, b) for a, b in rule.distinct if b == p]
         levels.append(extenders)
 
-    factor = ops.one
-    for negated, present, value in constants:
-        if negated:
-            value = ops.one if not present else ops.zero  # 1 − E for a 0/1 relation
-        factor = ops.mul(factor, value)
+    factor = _constant_factor(rule, scalar_of, ops)
     if ops.is_zero(np.asarray(factor)[None])[0]:
         return n, 0
     unit = bool(np.all(factor == ops.one))

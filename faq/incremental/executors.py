@@ -58,6 +58,7 @@ from faq.workers import ensure_workers
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+    from faq.incremental.rule_kernel import RuleKernel
     from faq.incremental.rules import DeltaRule
     from faq.incremental.state import ResidentState
 
@@ -149,8 +150,11 @@ class ExecutorIndexes(Owner):
     # -- a batch ----------------------------------------------------------------------
 
     def run(self, rules: Sequence["DeltaRule"], batches: Mapping[str, KeyedRows], monotone: bool,
-            n_keys: int) -> tuple[list[np.ndarray], np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
+            n_keys: int, kernels: Optional[Sequence["RuleKernel"]] = None,
+            ) -> tuple[list[np.ndarray], np.ndarray, dict[str, tuple[np.ndarray, np.ndarray]]]:
         """Run a batch's rules in one Spark job: (output keys, values, per relation (present, current values)).
+
+        ``kernels``: the plan's kernel of each rule (:mod:`faq.incremental.rule_kernel`), run by the tasks.
 
         ``monotone``: tasks seed only the rows that change a value (the
         driver refuses worsening rows from the returned current values).
@@ -170,6 +174,7 @@ class ExecutorIndexes(Owner):
         names = sorted(batches)
         bundle = {
             "rules": tuple(rules),
+            "kernels": None if kernels is None else tuple(kernels),
             "relations": {n: (state.relations[n].columns, state.relations[n].overlay) for n in self.names},
             "batches": {n: batches[n] for n in names},
             "order": names,
@@ -281,7 +286,7 @@ def _task_rows(task: int, relations: Mapping[str, ResidentRelation], bundle: dic
             batch = batch.take(np.flatnonzero(keep))
         effective[name] = batch
     keys, values = run_rules(bundle["rules"], relations, effective, ops, bundle["key_span"],
-                             part=(task, bundle["tasks"]))
+                             part=(task, bundle["tasks"]), kernels=bundle["kernels"])
     n = len(values)
     if n:
         yield _record(OUT, -1, np.zeros(n, dtype=np.int64), np.zeros(n, dtype=bool), keys, values,

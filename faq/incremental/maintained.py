@@ -68,9 +68,9 @@ maintained count() := edge(a, b), edge(b, c), edge(a, c)
   indexes on the driver: indexes ... within the driver budget of ... GB
   overlays folded into the bases in a background thread, between batches (spark.faq.compaction=thread)
   relation edge(src, dst): 3 rows + 3 in the overlay; views (src, dst), (dst, src); ...
-  rule 1: Δedge(a, b); order a, b, c; edge(b, c) old by (src, dst); edge(a, c) old by (src, dst)
-  rule 2: Δedge(b, c); order b, c, a; edge(a, b) new by (dst, src); edge(a, c) old by (dst, src)
-  rule 3: Δedge(a, c); order a, c, b; edge(a, b) new by (src, dst); edge(b, c) new by (dst, src)
+  rule 1: Δedge(a, b); order a, b, c; edge(b, c) old by (src, dst); edge(a, c) old by (src, dst); compiled loop
+  rule 2: Δedge(b, c); order b, c, a; edge(a, b) new by (dst, src); edge(a, c) old by (dst, src); compiled loop
+  rule 3: Δedge(a, c); order a, c, b; edge(a, b) new by (src, dst); edge(b, c) new by (dst, src); compiled loop
 >>> triangles.close()
 """
 
@@ -86,6 +86,7 @@ from faq.factor import VALUE, Factor
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.durable import Maintained
 from faq.incremental.engine import RuleRun, run_rules
+from faq.incremental.rule_kernel import rule_kernels
 from faq.incremental.index import KeyedRows
 from faq.incremental.rules import (
     EXECUTORS,
@@ -233,6 +234,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         self.delta_query = DeltaQuery(tuple(Term(a.factor, a.variables) for a in self.query.atoms),
                                       self.query.free, columns=columns)
         self.rules = plan_rules(self.delta_query) if self.mode != RECOMPUTE else ()
+        self.kernels = rule_kernels(self.rules, self.ops)  # per rule: the compiled loop or the numpy join
 
     def _register_views(self) -> None:
         for name, views in views_needed(self.rules).items():
@@ -264,7 +266,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         mode = self.mode + (" (kept in integer)" if self.semiring.name == "counting" and self.mode == SIGNED else "")
         return MaintenancePlan(str(self.query), self.semiring.name, mode, where, reason, self.budget,
                                tuple(relations), tuple(r.describe(self.delta_query) for r in self.rules), self.why,
-                               self.compaction)
+                               self.compaction, tuple(str(k) for k in self.kernels))
 
     def explain(self) -> MaintenancePlan:
         """Where the indexes live and why, their views and sizes, and every delta rule's order."""
@@ -418,9 +420,10 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
                       for name, b in batches.items()}
             batches = {name: self._checked(name, b, looked[name]) for name, b in batches.items()}
             keys, values = run_rules(self.rules, self.state.relations, batches, self.ops, len(self.state.domain),
-                                     stats)
+                                     stats, kernels=self.kernels)
         else:  # one Spark job: the tasks look the batch up and run the rules; checked here before any commit
-            keys, values, looked = self.remote.run(self.rules, batches, self.mode == MONOTONE, len(self.query.free))
+            keys, values, looked = self.remote.run(self.rules, batches, self.mode == MONOTONE, len(self.query.free),
+                                                        self.kernels)
             batches = {name: self._checked(name, b, looked[name] if self._looks_up else None)
                        for name, b in batches.items()}
         self.last_rules = stats

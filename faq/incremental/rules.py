@@ -261,6 +261,8 @@ class MaintenancePlan:
     compaction : str
         Where an index folds its overlay into its base (``spark.faq.compaction``:
         :mod:`faq.incremental.compaction`).
+    kernels : tuple of str
+        Per rule, the kernel that runs it and why (:mod:`faq.incremental.rule_kernel`).
     """
 
     query: str
@@ -273,6 +275,7 @@ class MaintenancePlan:
     rules: tuple[str, ...]
     why: str = ""
     compaction: str = "thread"
+    kernels: tuple[str, ...] = ()
 
     @property
     def bytes(self) -> int:
@@ -287,6 +290,7 @@ class MaintenancePlan:
                            "views": list(r.views),
                            "bytes": r.bytes, "measured": r.measured} for r in self.relations],
             "rules": list(self.rules),
+            "kernels": list(self.kernels),
             "compaction": self.compaction,
         }
 
@@ -302,7 +306,8 @@ class MaintenancePlan:
             lines.append(f"  relation {r.name}({', '.join(r.columns)}): {r.rows:,} rows{overlay}; views "
                          f"{', '.join(r.views) or '-'}; {kind}{_size(r.bytes)}")
         for k, rule in enumerate(self.rules, start=1):
-            lines.append(f"  rule {k}: {rule}")
+            kernel = f"; {self.kernels[k - 1]}" if k <= len(self.kernels) else ""
+            lines.append(f"  rule {k}: {rule}{kernel}")
         return "\n".join(lines)
 
     def _repr_markdown_(self) -> str:

@@ -82,7 +82,8 @@ DEFER_PAIRS = 1 << 16
 
 # Operation codes of the compiled loop.
 _ADD, _MUL, _MIN, _MAX = 0, 1, 2, 3
-_CODES = {np.add: _ADD, np.multiply: _MUL, np.minimum: _MIN, np.fmin: _MIN, np.maximum: _MAX, np.fmax: _MAX}
+#: The compiled loops' code of each numpy ⊕/⊗ they run (the delta rules' loop uses the same codes).
+OPERATION_CODES = {np.add: _ADD, np.multiply: _MUL, np.minimum: _MIN, np.fmin: _MIN, np.maximum: _MAX, np.fmax: _MAX}
 
 
 def compiled_form(ops: Optional["NumpyForm"], keep: Sequence[str]) -> tuple[bool, str]:
@@ -97,7 +98,7 @@ def compiled_form(ops: Optional["NumpyForm"], keep: Sequence[str]) -> tuple[bool
         return False, "numba is not installed"
     if ops is None or keep:
         return False, "the tasks do not ⊕-aggregate to one value"
-    if ops.add not in _CODES or ops.mul not in _CODES or np.dtype(ops.dtype).kind not in "if":
+    if ops.add not in OPERATION_CODES or ops.mul not in OPERATION_CODES or np.dtype(ops.dtype).kind not in "if":
         return False, f"no compiled form of {ops.name}"
     return True, ""
 
@@ -257,7 +258,7 @@ def aggregate_seeds(kernel: "Kernel", seed_ids: np.ndarray) -> Any:
     carry = np.zeros(1, dtype=np.int64)
     total = aggregate(seed_nodes, flat.depth_start, flat.ext_slot, flat.ext_level, flat.comp, flat.comp_start,
                       flat.offsets, flat.offsets_start, np.int64(kernel.encoding.span), flat.values,
-                      flat.values_start, flat.value_slot, _CODES[ops.add], _CODES[ops.mul], zero, one,
+                      flat.values_start, flat.value_slot, OPERATION_CODES[ops.add], OPERATION_CODES[ops.mul], zero, one,
                       np.int64(flat.mark_ext), np.int64(DEFER_PAIRS), guard, carry)
     if guard:  # exact: carry · 2^61 + total (a Python int, perhaps beyond int64)
         return (int(carry[0]) << GUARD_SHIFT) + int(total)

@@ -1,0 +1,410 @@
+"""The compiled loop of :mod:`faq.incremental.rule_kernel` (numba; imported only when a rule runs it).
+
+One delta rule, seeded by a batch's rows, ⊕-aggregated to one value.  The
+relations a rule reads are each several runs (base, frozen overlay levels,
+older and recent changes, the batch: :mod:`faq.incremental.index`), and a
+key's value is the ⊕ of its rows in the runs.  By distributivity the rule's
+total is the ⊕ over every *combination* of one run per relation of the join
+over those runs alone, so the loop takes, per seed row, the runs holding
+the seed's bound keys and walks their combinations; each combination is
+the static compiled loop's depth-first join (:mod:`faq.joins.compiled_loop`):
+per prefix the extender with the smallest segment proposes, the others
+validate each candidate by a galloping search resuming where the previous
+one ended.
+
+The tries are the resident indexes' own (no copy): a level's ``comp`` holds
+``parent * span + value``, sorted, with CSR ``offsets`` per parent, so a
+search within a parent's segment looks for the composite key.  They come as
+rows of ``(address, length)`` (``comp`` at row ``level_at[r, k, j]``, its
+``offsets`` the next row; values, per read and run or none when every value
+is one, in a second table), viewed in place with ``numba.carray``.  That is
+the one unsafe step here: the caller (:func:`faq.incremental.rule_kernel.aggregate_rule`)
+holds every array, C-contiguous and of the stated type, for the whole call.
+A tuple of arrays indexed at run time was the first form; numba spills the
+whole tuple to the stack at every such index, which cost about a
+microsecond per combination of runs, more than the join's own work on
+small segments.
+
+At the last depth, when no relation extended there carries values, the loop
+counts the candidates every validator holds and ⊕-adds the prefix's product
+that many times at once (``+``: the product times the count; ``min``/``max``:
+the product once).
+
+Operations are codes, as in the static loop: 0 +, 1 ×, 2 min, 3 max.
+
+>>> import numpy as np
+>>> comp = np.array([5, 7, 12, 13], dtype=np.int64)
+>>> int(_first_at_least(comp, 0, 4, 8)), int(_first_at_least(comp, 2, 4, 13))
+(2, 3)
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import types
+from numba.extending import intrinsic
+
+from faq.joins.partial import GUARD_SHIFT
+
+_GUARD_HALF = 1 << GUARD_SHIFT
+
+#: Largest ratio of a validator's segment to the proposer's that the last depth merges linearly;
+#: past it, each candidate gallops (a search costs the log of the distance it skips).
+MERGE_RATIO = 16
+
+
+def _jit(function):
+    """numba's compiler with an on-disk cache (a fresh process loads, not compiles)."""
+    return numba.njit(cache=True, nogil=True)(function)
+
+
+def _inlined(function):
+    """A helper compiled into its caller: a call would pass the tuples of arrays by value, about
+    3.5 KiB a call, which cost more than the helper's own work on small segments."""
+    return numba.njit(cache=True, nogil=True, inline="always")(function)
+
+
+@intrinsic
+def _pointer(typingctx, address, like):
+    """The address ``address`` as a pointer to numbers of ``like``'s type."""
+    signature = types.CPointer(like)(types.int64, like)
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(types.CPointer(like)))
+
+    return signature, codegen
+
+
+@_inlined
+def _int64s(arrays, i):
+    """Array ``i`` of ``arrays`` (rows of address and length: see the module notes), as int64."""
+    return numba.carray(_pointer(arrays[i, 0], np.int64(0)), arrays[i, 1])
+
+
+@_inlined
+def _numbers(values, i, like):
+    """Value array ``i`` of ``values`` (rows of address and length), of ``like``'s type."""
+    return numba.carray(_pointer(values[i, 0], like), values[i, 1])
+
+
+@_jit
+def _apply(code, a, b):
+    if code == 0:
+        return a + b
+    if code == 1:
+        return a * b
+    if code == 2:
+        return min(a, b)
+    return max(a, b)
+
+
+@_jit
+def _first_at_least(comp, low, high, key):
+    """First position in ``comp[low:high]`` (sorted) holding at least ``key`` (``high`` if none).
+
+    Galloping from ``low``: a proposer's candidates ascend, so each search
+    starts where the last ended and costs the log of the distance moved.
+    """
+    step = 1
+    while low + step < high and comp[low + step - 1] < key:
+        low += step
+        step <<= 1
+    high = min(high, low + step)
+    while low < high:
+        middle = (low + high) >> 1
+        if comp[middle] < key:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@_inlined
+def _open(d, nodes, choice, arrays, level_at, depth_start, ext_read, ext_depth, cursor, high, position, end,
+          proposer):
+    """Enter depth ``d``: each extender's segment under its read's node; the smallest proposes (False: empty)."""
+    for r in range(nodes.shape[1]):  # a loop: a slice assignment within one array copies through a temporary
+        nodes[d + 1, r] = nodes[d, r]
+    best, best_count = -1, -1
+    for e in range(depth_start[d], depth_start[d + 1]):
+        r = ext_read[e]
+        offsets = _int64s(arrays, level_at[r, choice[r], ext_depth[e]] + 1)
+        p = nodes[d, r]
+        cursor[e] = offsets[p]
+        high[e] = offsets[p + 1]
+        count = high[e] - cursor[e]
+        if best < 0 or count < best_count:
+            best, best_count = e, count
+    if best_count <= 0:
+        return False
+    position[d] = cursor[best]
+    end[d] = high[best]
+    proposer[d] = best
+    return True
+
+
+@_inlined
+def _held(d, value, e, nodes, choice, arrays, level_at, depth_start, ext_read, ext_depth, cursor, high, span):
+    """Whether every extender of depth ``d`` but ``e`` holds ``value`` (their nodes set in ``nodes[d + 1]``);
+    -1 when one has nothing left at or above it (no later candidate can hold)."""
+    for o in range(depth_start[d], depth_start[d + 1]):
+        if o == e:
+            continue
+        r = ext_read[o]
+        comp = _int64s(arrays, level_at[r, choice[r], ext_depth[o]])
+        key = nodes[d, r] * span + value
+        at = _first_at_least(comp, cursor[o], high[o], key)
+        cursor[o] = at
+        if at >= high[o]:
+            return -1
+        if comp[at] != key:
+            return 0
+        nodes[d + 1, r] = at
+    return 1
+
+
+@_inlined
+def _distinct_ok(x, distinct, p, value):
+    """Whether ``value`` bound at position ``p`` differs from every earlier variable it must differ from."""
+    for q in range(distinct.shape[0]):
+        if distinct[q, 1] == p and x[distinct[q, 0]] == value:
+            return False
+    return True
+
+
+@_inlined
+def _product(start, nodes_row, choice, values, value_at, skip, depth_start, ext_read, mul):
+    """⊗ of ``start`` and the value of every valued read's run at the read's node in ``nodes_row``,
+    but for the reads extended at depth ``skip`` (none when negative)."""
+    product = start
+    for r in range(value_at.shape[0]):
+        v = value_at[r, choice[r]]
+        if v < 0:
+            continue
+        skipped = False
+        if skip >= 0:
+            for e in range(depth_start[skip], depth_start[skip + 1]):
+                skipped = skipped or ext_read[e] == r
+        if not skipped:
+            product = _apply(mul, product, _numbers(values, v, start)[nodes_row[r]])
+    return product
+
+
+@_inlined
+def _guarded(total, carry, guard):
+    """Move the multiples of 2^61 of an int64 running sum to ``carry`` (exact past int64)."""
+    if guard and (total > _GUARD_HALF or total < -_GUARD_HALF):
+        moved = total // _GUARD_HALF
+        carry[0] += np.int64(moved)
+        total -= moved * _GUARD_HALF
+    return total
+
+
+@_jit
+def aggregate_rule(seeds, seed_values, seed_nodes, arrays, values, level_at, value_at, runs, depth_start, ext_read,
+                   ext_depth, distinct, span, add, mul, zero, one, factor, unit, guard, carry, reached):
+    """Long because: one compiled loop -- per seed, per combination of runs, depth first over the
+    rule's remaining attributes with an explicit stack.
+
+    ``seeds`` (n, W) holds the seed's W variables (rule positions 0..W-1) and
+    ``seed_values`` their values; read ``r`` has ``runs[r]`` runs, and
+    ``seed_nodes[r, k, s]`` is the node of seed ``s``'s keys in run ``k`` (the
+    root where the seed binds none of the read's attributes; -1 where the run
+    lacks them); depth ``d`` (position ``W + d``) is extended by extenders
+    ``depth_start[d]:depth_start[d+1]`` (read ``ext_read[e]``, its level
+    ``ext_depth[e]``).  ``distinct`` rows are position pairs (a < b) that must
+    differ.  Returns the ⊕ total (with ``carry[0] · 2^61`` when ``guard``);
+    ``reached[0]`` counts the bindings.
+    """
+    n, width = seeds.shape
+    reads = runs.shape[0]
+    depths = depth_start.shape[0] - 1
+    max_runs = level_at.shape[1]
+    x = np.zeros(width + depths, dtype=np.int64)
+    holds = np.zeros((reads, max_runs), dtype=np.bool_)
+    choice = np.zeros(reads, dtype=np.int64)
+    nodes = np.zeros((depths + 1, reads), dtype=np.int64)
+    extenders = depth_start[depths]
+    cursor = np.zeros(max(extenders, 1), dtype=np.int64)
+    high = np.zeros(max(extenders, 1), dtype=np.int64)
+    position = np.zeros(max(depths, 1), dtype=np.int64)
+    end = np.zeros(max(depths, 1), dtype=np.int64)
+    proposer = np.zeros(max(depths, 1), dtype=np.int64)
+    total = zero
+    # ⊗ distributes over ⊕ (× over +; +, ×, min or max over min or max, as the semirings with these
+    # codes have it): the last depth is ⊕-summed in one tight loop and ⊗-multiplied into its prefix
+    # once.  Otherwise (a ⊕ of ×, + over +) every binding is walked.
+    distributes = (add == 0 and mul == 1) or add >= 2
+    for s in range(n):
+        for w in range(width):
+            x[w] = seeds[s, w]
+        clash = False
+        for q in range(distinct.shape[0]):
+            if distinct[q, 1] < width and x[distinct[q, 0]] == x[distinct[q, 1]]:
+                clash = True
+        if clash:
+            continue
+        # The runs holding the seed's keys, per read (seed_nodes: their nodes, -1 where absent).
+        missing = False
+        for r in range(reads):
+            any_run = False
+            for k in range(runs[r]):
+                holds[r, k] = seed_nodes[r, k, s] >= 0
+                any_run = any_run or holds[r, k]
+            if not any_run:
+                missing = True
+                break
+        if missing:
+            continue
+        start = _apply(mul, seed_values[s], factor) if not unit else seed_values[s]
+        for r in range(reads):
+            k = 0
+            while not holds[r, k]:
+                k += 1
+            choice[r] = k
+        while True:
+            for r in range(reads):
+                nodes[0, r] = seed_nodes[r, choice[r], s]
+            if depths == 0:  # the seed binds every variable: one binding
+                total = _apply(add, total, _product(start, nodes[0], choice, values, value_at, -1, depth_start,
+                                                    ext_read, mul))
+                total = _guarded(total, carry, guard)
+                reached[0] += 1
+            elif _open(0, nodes, choice, arrays, level_at, depth_start, ext_read, ext_depth, cursor, high, position,
+                       end, proposer):
+                d = 0
+                while d >= 0:
+                    if d == depths - 1 and distributes:
+                        # The last depth at once: prefix ⊗ (⊕ of the last depth's values), by distributivity.
+                        found, local = _sum_last(d, x, nodes, choice, arrays, values, level_at, value_at,
+                                                 depth_start, ext_read, ext_depth, cursor, high, position, end,
+                                                 proposer, distinct, width, span, add, mul, zero, one)
+                        if found > 0:
+                            prefix = _product(start, nodes[d], choice, values, value_at, d, depth_start, ext_read,
+                                              mul)
+                            total = _guarded(_apply(add, total, _apply(mul, prefix, local)), carry, guard)
+                            reached[0] += found
+                        d -= 1
+                        continue
+                    if position[d] >= end[d]:
+                        d -= 1
+                        continue
+                    k = position[d]
+                    position[d] += 1
+                    e = proposer[d]
+                    r = ext_read[e]
+                    value = _int64s(arrays, level_at[r, choice[r], ext_depth[e]])[k] - nodes[d, r] * span
+                    if not _distinct_ok(x, distinct, width + d, value):
+                        continue
+                    nodes[d + 1, r] = k
+                    held = _held(d, value, e, nodes, choice, arrays, level_at, depth_start, ext_read, ext_depth,
+                                 cursor, high, span)
+                    if held < 0:
+                        position[d] = end[d]
+                        continue
+                    if held == 0:
+                        continue
+                    x[width + d] = value
+                    if d == depths - 1:
+                        total = _apply(add, total, _product(start, nodes[d + 1], choice, values, value_at,
+                                                            -1, depth_start, ext_read, mul))
+                        total = _guarded(total, carry, guard)
+                        reached[0] += 1
+                    elif _open(d + 1, nodes, choice, arrays, level_at, depth_start, ext_read, ext_depth, cursor, high,
+                               position, end, proposer):
+                        d += 1
+            # The next combination of runs holding the seed (an odometer over the reads).
+            r = 0
+            while r < reads:
+                k = choice[r] + 1
+                while k < runs[r] and not holds[r, k]:
+                    k += 1
+                if k < runs[r]:
+                    choice[r] = k
+                    break
+                k = 0
+                while not holds[r, k]:
+                    k += 1
+                choice[r] = k
+                r += 1
+            if r == reads:
+                break
+    return total
+
+
+@_inlined
+def _sum_last(d, x, nodes, choice, arrays, values, level_at, value_at, depth_start, ext_read, ext_depth, cursor,
+              high, position, end, proposer, distinct, width, span, add, mul, zero, one):
+    """(bindings, ⊕ of their last-depth values) over the proposer's candidates at the last depth ``d``
+    that every other extender holds; a binding's last-depth value is the ⊗ of the values of the
+    reads extended at ``d`` (one for a read without values)."""
+    e = proposer[d]
+    r = ext_read[e]
+    comp = _int64s(arrays, level_at[r, choice[r], ext_depth[e]])
+    base = nodes[d, r] * span
+    found = 0
+    local = zero
+    constrained = False  # a variable the candidates must differ from
+    for q in range(distinct.shape[0]):
+        if distinct[q, 1] == width + d:
+            constrained = True
+    if depth_start[d + 1] - depth_start[d] == 2 and not constrained:
+        # One validator (a triangle's last edge): a galloping merge of the two segments.
+        o = depth_start[d] if depth_start[d] != e else depth_start[d] + 1
+        ro = ext_read[o]
+        other = _int64s(arrays, level_at[ro, choice[ro], ext_depth[o]])
+        shift = nodes[d, ro] * span - base
+        at, top = cursor[o], high[o]
+        mine, theirs = value_at[r, choice[r]], value_at[ro, choice[ro]]
+        my_values, their_values = _numbers(values, max(mine, 0), zero), _numbers(values, max(theirs, 0), zero)
+        if top - at <= MERGE_RATIO * (end[d] - position[d]):
+            # Segments of comparable sizes: a linear merge, whose steps the processor predicts (a
+            # galloping search mispredicts about every other step).
+            k, last = position[d], end[d]
+            while k < last and at < top:
+                mine_key, their_key = comp[k] + shift, other[at]
+                if mine_key == their_key:
+                    found += 1
+                    value = one
+                    if mine >= 0:
+                        value = _apply(mul, value, my_values[k])
+                    if theirs >= 0:
+                        value = _apply(mul, value, their_values[at])
+                    local = _apply(add, local, value)
+                k += mine_key <= their_key
+                at += their_key <= mine_key
+            return found, local
+        for k in range(position[d], end[d]):
+            key = comp[k] + shift
+            at = _first_at_least(other, at, top, key)
+            if at >= top:
+                break
+            if other[at] == key:
+                found += 1
+                value = one
+                if mine >= 0:
+                    value = _apply(mul, value, my_values[k])
+                if theirs >= 0:
+                    value = _apply(mul, value, their_values[at])
+                local = _apply(add, local, value)
+                at += 1
+        return found, local
+    for k in range(position[d], end[d]):
+        value = comp[k] - base
+        if not _distinct_ok(x, distinct, width + d, value):
+            continue
+        nodes[d + 1, r] = k
+        held = _held(d, value, e, nodes, choice, arrays, level_at, depth_start, ext_read, ext_depth, cursor, high,
+                     span)
+        if held < 0:
+            break
+        if held > 0:
+            found += 1
+            product = one
+            for q in range(depth_start[d], depth_start[d + 1]):
+                v = value_at[ext_read[q], choice[ext_read[q]]]
+                if v >= 0:
+                    product = _apply(mul, product, _numbers(values, v, zero)[nodes[d + 1, ext_read[q]]])
+            local = _apply(add, local, product)
+    return found, local
