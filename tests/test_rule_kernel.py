@@ -115,12 +115,15 @@ def summed(*parts: dict) -> dict:
     return out
 
 
-@pytest.mark.parametrize("semiring, direct", [("integer", False), ("integer", True), ("real", True),
-                                               ("min_plus", False)])
-def test_compiled_rules_equal_the_numpy_join_and_brute_force(semiring, direct, monkeypatch):
-    """``direct``: every first level is read through its direct index (else only large ones: none here)."""
+@pytest.mark.parametrize("semiring, seeds_found", [("integer", "loop"), ("integer", "numpy"), ("integer", "direct"),
+                                                    ("real", "direct"), ("min_plus", "loop")])
+def test_compiled_rules_equal_the_numpy_join_and_brute_force(semiring, seeds_found, monkeypatch):
+    """``seeds_found``: where the seeds' keys are looked up in the runs -- by the loop (a few seeds, as
+    here), in numpy, or in numpy through every first level's direct index (else only large ones')."""
     ops = numpy_ops(get_semiring(semiring))
-    if direct:
+    if seeds_found != "loop":
+        monkeypatch.setattr(rule_kernel, "FEW_SEEDS", 0)
+    if seeds_found == "direct":
         monkeypatch.setattr(rule_kernel, "DIRECT_MIN_ENTRIES", 1)
 
     @settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])

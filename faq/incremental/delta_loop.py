@@ -408,3 +408,31 @@ def _sum_last(d, x, nodes, choice, arrays, values, level_at, value_at, depth_sta
                     product = _apply(mul, product, _numbers(values, v, zero)[nodes[d + 1, ext_read[q]]])
             local = _apply(add, local, product)
     return found, local
+
+
+@_jit
+def find_seeds(seeds, arrays, level_at, runs, attrs, seed_levels, span, seed_nodes):
+    """Fill ``seed_nodes[r, k, s]``: the node of seed ``s``'s keys in run ``k`` of read ``r`` (the
+    root when the seed binds none of the read's attributes), -1 where the run lacks them.
+
+    A search per key and level: for a few seeds, cheaper than numpy's calls per run; many seeds
+    are found in numpy (:func:`faq.incremental.rule_kernel.aggregate_rule`).
+    """
+    for r in range(runs.shape[0]):
+        for k in range(runs[r]):
+            empty = len(_int64s(arrays, level_at[r, k, 0])) == 0
+            for s in range(seeds.shape[0]):
+                node = 0
+                good = not empty
+                for j in range(seed_levels[r] if good else 0):
+                    at = level_at[r, k, j]
+                    comp = _int64s(arrays, at)
+                    offsets = _int64s(arrays, at + 1)
+                    low, top = offsets[node], offsets[node + 1]
+                    key = node * span + seeds[s, attrs[r, j]]
+                    found = _first_at_least(comp, low, top, key)
+                    if found >= top or comp[found] != key:
+                        good = False
+                        break
+                    node = found
+                seed_nodes[r, k, s] = node if good else -1

@@ -49,6 +49,9 @@ if TYPE_CHECKING:
 
 COMPILED, NUMPY = "compiled loop", "numpy join"
 
+#: Most seed rows whose keys the compiled loop finds itself (a search each); more are found in numpy.
+FEW_SEEDS = 32
+
 #: Most runs one relation is read as: the base, two frozen overlay levels (a compaction in flight),
 #: the older and recent changes, and the batch (:meth:`faq.incremental.index.ResidentRelation.runs`).
 MAX_RUNS = 6
@@ -146,12 +149,33 @@ def _find_keys(trie: "Trie", columns: Sequence[np.ndarray]) -> tuple[np.ndarray,
     return rows, nodes
 
 
-def _table(arrays: list[np.ndarray]) -> np.ndarray:
-    """Rows of (address, length) of ``arrays`` (each C-contiguous; the caller holds them)."""
-    table = np.zeros((max(len(arrays), 1), 2), dtype=np.int64)
-    for i, array in enumerate(arrays):
-        table[i] = array.ctypes.data, len(array)
-    return table
+# Per trie level, the (address, length) rows of its comp and offsets: levels are immutable, and a
+# base's are read by every batch until its next compaction.
+_ROWS: "weakref.WeakKeyDictionary[TrieLevel, list[tuple[int, int]]]" = weakref.WeakKeyDictionary()
+
+
+def _address(array: np.ndarray) -> tuple[int, int]:
+    return array.__array_interface__["data"][0], len(array)
+
+
+def _level_rows(level: "TrieLevel", held: list) -> list[tuple[int, int]]:
+    """(address, length) of ``level``'s comp and offsets for the loop; arrays not already int64 and
+    C-contiguous are copied into ``held`` (which the caller keeps until the loop returns)."""
+    rows = _ROWS.get(level)
+    if rows is None:
+        arrays = [level.comp, level.offsets]
+        if all(a.dtype == np.int64 and a.flags.c_contiguous for a in arrays):
+            rows = _ROWS[level] = [_address(a) for a in arrays]
+        else:  # not how resident tries are built; read a copy
+            copies = [np.ascontiguousarray(a, dtype=np.int64) for a in arrays]
+            held += copies
+            rows = [_address(a) for a in copies]
+    return rows
+
+
+def _table(rows: list[tuple[int, int]]) -> np.ndarray:
+    """The rows as the loop's (m, 2) int64 table (one row of zeros when there are none)."""
+    return np.array(rows, dtype=np.int64).reshape(-1, 2) if rows else np.zeros((1, 2), dtype=np.int64)
 
 
 def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_values: np.ndarray,
@@ -164,6 +188,7 @@ def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_v
     rule must run compiled (:func:`rule_kernel`).
     """
     from faq.incremental.delta_loop import aggregate_rule as loop
+    from faq.incremental.delta_loop import find_seeds
 
     dtype = np.dtype(ops.dtype)
     reads = [read for read in rule.reads if read.attributes]
@@ -174,26 +199,33 @@ def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_v
     value_at = np.full((len(reads), MAX_RUNS), -1, dtype=np.int64)
     run_count = np.zeros(len(reads), dtype=np.int64)
     seed_nodes = np.full((len(reads), MAX_RUNS, n), -1, dtype=np.int64)
-    arrays: list[np.ndarray] = []
-    values: list[np.ndarray] = []
+    arrays: list[tuple[int, int]] = []  # (address, length) rows: comp and offsets of every level read
+    values: list[tuple[int, int]] = []
+    held: list[np.ndarray] = []  # copies the rows point into (none for tries as built)
+    attrs = np.zeros((len(reads), levels), dtype=np.int64)
+    seed_levels = np.zeros(len(reads), dtype=np.int64)
+    few = n <= FEW_SEEDS
     for r, read in enumerate(reads):
         tries = runs(read)
         run_count[r] = len(tries)
+        attrs[r, :len(read.attributes)] = read.attributes
         bound = [seed_columns[p] for p in read.attributes if p < width]  # the seed's keys the read holds
+        seed_levels[r] = len(bound)
         for k, trie in enumerate(tries):
-            # The seed's keys in every run at once, in numpy (hashed or sorted searches), not per seed.
-            if bound:
+            # Many seeds' keys are found in every run at once in numpy (hashed or sorted searches);
+            # a few seeds' by the loop's find_seeds below (numpy's calls would cost more).
+            if not few and bound:
                 found, nodes = _find_keys(trie, bound)
                 seed_nodes[r, k, found] = nodes
-            elif trie.rows:
+            elif not few and trie.rows:
                 seed_nodes[r, k, :] = 0  # the root: the seed binds none of the read's attributes
             for j, level in enumerate(trie.levels):
                 level_at[r, k, j] = len(arrays)
-                arrays += [np.ascontiguousarray(level.comp, dtype=np.int64),
-                           np.ascontiguousarray(level.offsets, dtype=np.int64)]
+                arrays += _level_rows(level, held)
             if trie.values is not None:
                 value_at[r, k] = len(values)
-                values.append(np.ascontiguousarray(trie.values, dtype=dtype))
+                held.append(np.ascontiguousarray(trie.values, dtype=dtype))
+                values.append(_address(held[-1]))
     # Depth d binds position width + d; its extenders are the reads holding that position.
     depth_start, ext_read, ext_depth = [0], [], []
     for d in range(len(rule.order) - width):
@@ -210,14 +242,18 @@ def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_v
     guard = bool(ops.integral and ops.add is np.add)
     carry = np.zeros(1, dtype=np.int64)
     reached = np.zeros(1, dtype=np.int64)
-    # The loop reads the arrays in place by address (faq.incremental.delta_loop): ``arrays`` and
-    # ``values`` hold them until it returns.
-    total = loop(seeds, np.ascontiguousarray(seed_values, dtype=dtype), seed_nodes, _table(arrays),
+    table = _table(arrays)
+    if few:
+        find_seeds(seeds, table, level_at, run_count, attrs, seed_levels, np.int64(SPAN), seed_nodes)
+    # The loop reads the arrays in place by address (faq.incremental.delta_loop): the tries (``runs``'s,
+    # held by the relations) and ``held`` keep them alive until it returns.
+    total = loop(seeds, np.ascontiguousarray(seed_values, dtype=dtype), seed_nodes, table,
                  _table(values), level_at, value_at, run_count,
                  np.array(depth_start, dtype=np.int64), np.array(ext_read, dtype=np.int64),
-                 np.array(ext_depth, dtype=np.int64), distinct, np.int64(SPAN), OPERATION_CODES[ops.add],
-                 OPERATION_CODES[ops.mul],
+                 np.array(ext_depth, dtype=np.int64), distinct, np.int64(SPAN),
+                 OPERATION_CODES[ops.add], OPERATION_CODES[ops.mul],
                  np.asarray(ops.zero, dtype=dtype)[()], one, factor, bool(factor == one), guard, carry, reached)
+    del held  # the loop has returned
     if guard and carry[0]:
         from faq.joins.partial import GUARD_SHIFT
 
