@@ -25,10 +25,12 @@ whole tuple to the stack at every such index, which cost about a
 microsecond per combination of runs, more than the join's own work on
 small segments.
 
-At the last depth, when no relation extended there carries values, the loop
-counts the candidates every validator holds and ⊕-adds the prefix's product
-that many times at once (``+``: the product times the count; ``min``/``max``:
-the product once).
+At the last depth the loop ⊕-sums, over the candidates every validator
+holds, the ⊗ of the values of the relations extended there (one for a
+relation without values) and ⊗-multiplies that sum into the prefix's
+product once: exact where ⊗ distributes over ⊕, as in every semiring with
+these codes (a ⊕ of × walks every binding).  Two segments of comparable
+sizes are merged linearly; a small one against a large one gallops.
 
 Operations are codes, as in the static loop: 0 +, 1 ×, 2 min, 3 max.
 
@@ -60,8 +62,8 @@ def _jit(function):
 
 
 def _inlined(function):
-    """A helper compiled into its caller: a call would pass the tuples of arrays by value, about
-    3.5 KiB a call, which cost more than the helper's own work on small segments."""
+    """A helper compiled into its caller (numba inlines it before LLVM sees it): the helpers run per
+    combination of runs and per candidate, where a call's overhead would show."""
     return numba.njit(cache=True, nogil=True, inline="always")(function)
 
 
@@ -88,6 +90,9 @@ def _numbers(values, i, like):
     return numba.carray(_pointer(values[i, 0], like), values[i, 1])
 
 
+# _apply and _first_at_least repeat faq.joins.compiled_loop's _apply and _find on purpose: numba's
+# cache is invalidated by changes of a function's own file only, so calling that file's helpers from
+# here could run a stale copy of them after an edit.
 @_jit
 def _apply(code, a, b):
     if code == 0:
@@ -189,6 +194,18 @@ def _product(start, nodes_row, choice, values, value_at, skip, depth_start, ext_
         if not skipped:
             product = _apply(mul, product, _numbers(values, v, start)[nodes_row[r]])
     return product
+
+
+@_inlined
+def _pair_value(one, mine, my_values, k, theirs, their_values, at, mul):
+    """⊗ of the two last-depth values of a match: entry ``k`` of the proposer's values and ``at`` of the
+    validator's (one for a side without values, ``mine`` / ``theirs`` negative)."""
+    value = one
+    if mine >= 0:
+        value = _apply(mul, value, my_values[k])
+    if theirs >= 0:
+        value = _apply(mul, value, their_values[at])
+    return value
 
 
 @_inlined
@@ -366,12 +383,7 @@ def _sum_last(d, x, nodes, choice, arrays, values, level_at, value_at, depth_sta
                 mine_key, their_key = comp[k] + shift, other[at]
                 if mine_key == their_key:
                     found += 1
-                    value = one
-                    if mine >= 0:
-                        value = _apply(mul, value, my_values[k])
-                    if theirs >= 0:
-                        value = _apply(mul, value, their_values[at])
-                    local = _apply(add, local, value)
+                    local = _apply(add, local, _pair_value(one, mine, my_values, k, theirs, their_values, at, mul))
                 k += mine_key <= their_key
                 at += their_key <= mine_key
             return found, local
@@ -382,12 +394,7 @@ def _sum_last(d, x, nodes, choice, arrays, values, level_at, value_at, depth_sta
                 break
             if other[at] == key:
                 found += 1
-                value = one
-                if mine >= 0:
-                    value = _apply(mul, value, my_values[k])
-                if theirs >= 0:
-                    value = _apply(mul, value, their_values[at])
-                local = _apply(add, local, value)
+                local = _apply(add, local, _pair_value(one, mine, my_values, k, theirs, their_values, at, mul))
                 at += 1
         return found, local
     for k in range(position[d], end[d]):
