@@ -51,9 +51,6 @@ from faq.joins.partial import GUARD_SHIFT
 
 _GUARD_HALF = 1 << GUARD_SHIFT
 
-#: Largest ratio of a validator's segment to the proposer's that the last depth merges linearly;
-#: past it, each candidate gallops (a search costs the log of the distance it skips).
-MERGE_RATIO = 16
 
 
 def _jit(function):
@@ -220,7 +217,8 @@ def _guarded(total, carry, guard):
 
 @_jit
 def aggregate_rule(seeds, seed_values, seed_nodes, arrays, values, level_at, value_at, runs, depth_start, ext_read,
-                   ext_depth, distinct, span, add, mul, zero, one, factor, unit, guard, carry, reached):
+                   ext_depth, distinct, span, add, mul, zero, one, factor, unit, guard, carry, reached,
+                   merge_ratio):
     """Long because: one compiled loop -- per seed, per combination of runs, depth first over the
     rule's remaining attributes with an explicit stack.
 
@@ -231,8 +229,10 @@ def aggregate_rule(seeds, seed_values, seed_nodes, arrays, values, level_at, val
     lacks them); depth ``d`` (position ``W + d``) is extended by extenders
     ``depth_start[d]:depth_start[d+1]`` (read ``ext_read[e]``, its level
     ``ext_depth[e]``).  ``distinct`` rows are position pairs (a < b) that must
-    differ.  Returns the ⊕ total (with ``carry[0] · 2^61`` when ``guard``);
-    ``reached[0]`` counts the bindings.
+    differ.  At the last depth a validator's segment at most ``merge_ratio``
+    times the proposer's is merged linearly, a longer one galloped.  Returns
+    the ⊕ total (with ``carry[0] · 2^61`` when ``guard``); ``reached[0]``
+    counts the bindings.
     """
     n, width = seeds.shape
     reads = runs.shape[0]
@@ -296,7 +296,7 @@ def aggregate_rule(seeds, seed_values, seed_nodes, arrays, values, level_at, val
                         # The last depth at once: prefix ⊗ (⊕ of the last depth's values), by distributivity.
                         found, local = _sum_last(d, x, nodes, choice, arrays, values, level_at, value_at,
                                                  depth_start, ext_read, ext_depth, cursor, high, position, end,
-                                                 proposer, distinct, width, span, add, mul, zero, one)
+                                                 proposer, distinct, width, span, add, mul, zero, one, merge_ratio)
                         if found > 0:
                             prefix = _product(start, nodes[d], choice, values, value_at, d, depth_start, ext_read,
                                               mul)
@@ -352,7 +352,7 @@ def aggregate_rule(seeds, seed_values, seed_nodes, arrays, values, level_at, val
 
 @_inlined
 def _sum_last(d, x, nodes, choice, arrays, values, level_at, value_at, depth_start, ext_read, ext_depth, cursor,
-              high, position, end, proposer, distinct, width, span, add, mul, zero, one):
+              high, position, end, proposer, distinct, width, span, add, mul, zero, one, merge_ratio):
     """(bindings, ⊕ of their last-depth values) over the proposer's candidates at the last depth ``d``
     that every other extender holds; a binding's last-depth value is the ⊗ of the values of the
     reads extended at ``d`` (one for a read without values)."""
@@ -375,7 +375,7 @@ def _sum_last(d, x, nodes, choice, arrays, values, level_at, value_at, depth_sta
         at, top = cursor[o], high[o]
         mine, theirs = value_at[r, choice[r]], value_at[ro, choice[ro]]
         my_values, their_values = _numbers(values, max(mine, 0), zero), _numbers(values, max(theirs, 0), zero)
-        if top - at <= MERGE_RATIO * (end[d] - position[d]):
+        if top - at <= merge_ratio * (end[d] - position[d]):
             # Segments of comparable sizes: a linear merge, whose steps the processor predicts (a
             # galloping search mispredicts about every other step).
             k, last = position[d], end[d]
