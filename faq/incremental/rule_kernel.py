@@ -16,6 +16,16 @@ A delta rule (:mod:`faq.incremental.rules`) runs in one of two kernels:
 alone (no data); ``explain`` prints the choice and its reason, and
 :func:`faq.incremental.engine.run_rules` runs what it says.
 
+:func:`aggregate_rule` prepares the compiled loop's call: the seeds' keys
+found in every run (by the loop itself for a few seeds, else in numpy, a
+large first level through a direct index), and every trie level as an
+(address, length) row the loop reads in place.
+
+Tried and left out: dealing a large batch's seeds to two threads (the loop
+holds no GIL) ran a batch's rules 1.6x faster alone, but 1.0-1.2x inside a
+maintained query, whose process shares the second core; a bitmap of a
+validator's segment reused from seed to seed was slower than merging.
+
 Examples
 --------
 >>> from faq.incremental.rules import DeltaQuery, Term, plan_rules
@@ -31,10 +41,9 @@ Examples
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
-
-import weakref
 
 import numpy as np
 
