@@ -76,6 +76,9 @@ $(STAMP): pyproject.toml | java
 $(WARM): $(STAMP) $(WARM_SOURCES)
 	@echo "== compiling faq's numba kernels into numba's cache (once, about 1 min)"
 	$(BIN)/python -m faq.joins.warm
+	@# the delta loop calls compiled_loop's helpers, and numba's cache follows a function's own file
+	@# only: drop the delta loop's entries so they are compiled against the helpers as they are now
+	rm -f faq/incremental/__pycache__/delta_loop.*
 	$(BIN)/python -m faq.incremental.warm
 	@mkdir -p $(@D) && touch $@
 

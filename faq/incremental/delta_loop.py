@@ -36,7 +36,7 @@ Operations are codes, as in the static loop: 0 +, 1 ×, 2 min, 3 max.
 
 >>> import numpy as np
 >>> comp = np.array([5, 7, 12, 13], dtype=np.int64)
->>> int(_first_at_least(comp, 0, 4, 8)), int(_first_at_least(comp, 2, 4, 13))
+>>> int(first_at_least(comp, 0, 0, 4, 8)), int(first_at_least(comp, 0, 2, 4, 13))
 (2, 3)
 """
 
@@ -47,6 +47,7 @@ import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
+from faq.joins.compiled_loop import apply_operation, first_at_least
 from faq.joins.partial import GUARD_SHIFT
 
 _GUARD_HALF = 1 << GUARD_SHIFT
@@ -87,41 +88,6 @@ def _numbers(values, i, like):
     return numba.carray(_pointer(values[i, 0], like), values[i, 1])
 
 
-# _apply and _first_at_least repeat faq.joins.compiled_loop's _apply and _find on purpose: numba's
-# cache is invalidated by changes of a function's own file only, so calling that file's helpers from
-# here could run a stale copy of them after an edit.
-@_jit
-def _apply(code, a, b):
-    if code == 0:
-        return a + b
-    if code == 1:
-        return a * b
-    if code == 2:
-        return min(a, b)
-    return max(a, b)
-
-
-@_jit
-def _first_at_least(comp, low, high, key):
-    """First position in ``comp[low:high]`` (sorted) holding at least ``key`` (``high`` if none).
-
-    Galloping from ``low``: a proposer's candidates ascend, so each search
-    starts where the last ended and costs the log of the distance moved.
-    """
-    step = 1
-    while low + step < high and comp[low + step - 1] < key:
-        low += step
-        step <<= 1
-    high = min(high, low + step)
-    while low < high:
-        middle = (low + high) >> 1
-        if comp[middle] < key:
-            low = middle + 1
-        else:
-            high = middle
-    return low
-
-
 @_inlined
 def _open(d, nodes, choice, arrays, level_at, depth_start, ext_read, ext_depth, cursor, high, position, end,
           proposer):
@@ -156,7 +122,7 @@ def _held(d, value, e, nodes, choice, arrays, level_at, depth_start, ext_read, e
         r = ext_read[o]
         comp = _int64s(arrays, level_at[r, choice[r], ext_depth[o]])
         key = nodes[d, r] * span + value
-        at = _first_at_least(comp, cursor[o], high[o], key)
+        at = first_at_least(comp, 0, cursor[o], high[o], key)
         cursor[o] = at
         if at >= high[o]:
             return -1
@@ -189,7 +155,7 @@ def _product(start, nodes_row, choice, values, value_at, skip, depth_start, ext_
             for e in range(depth_start[skip], depth_start[skip + 1]):
                 skipped = skipped or ext_read[e] == r
         if not skipped:
-            product = _apply(mul, product, _numbers(values, v, start)[nodes_row[r]])
+            product = apply_operation(mul, product, _numbers(values, v, start)[nodes_row[r]])
     return product
 
 
@@ -199,9 +165,9 @@ def _pair_value(one, mine, my_values, k, theirs, their_values, at, mul):
     validator's (one for a side without values, ``mine`` / ``theirs`` negative)."""
     value = one
     if mine >= 0:
-        value = _apply(mul, value, my_values[k])
+        value = apply_operation(mul, value, my_values[k])
     if theirs >= 0:
-        value = _apply(mul, value, their_values[at])
+        value = apply_operation(mul, value, their_values[at])
     return value
 
 
@@ -274,7 +240,7 @@ def aggregate_rule(seeds, seed_values, seed_nodes, arrays, values, level_at, val
                 break
         if missing:
             continue
-        start = _apply(mul, seed_values[s], factor) if not unit else seed_values[s]
+        start = apply_operation(mul, seed_values[s], factor) if not unit else seed_values[s]
         for r in range(reads):
             k = 0
             while not holds[r, k]:
@@ -284,7 +250,7 @@ def aggregate_rule(seeds, seed_values, seed_nodes, arrays, values, level_at, val
             for r in range(reads):
                 nodes[0, r] = seed_nodes[r, choice[r], s]
             if depths == 0:  # the seed binds every variable: one binding
-                total = _apply(add, total, _product(start, nodes[0], choice, values, value_at, -1, depth_start,
+                total = apply_operation(add, total, _product(start, nodes[0], choice, values, value_at, -1, depth_start,
                                                     ext_read, mul))
                 total = _guarded(total, carry, guard)
                 reached[0] += 1
@@ -300,16 +266,16 @@ def aggregate_rule(seeds, seed_values, seed_nodes, arrays, values, level_at, val
                         if found > 0:
                             prefix = _product(start, nodes[d], choice, values, value_at, d, depth_start, ext_read,
                                               mul)
-                            total = _guarded(_apply(add, total, _apply(mul, prefix, local)), carry, guard)
+                            total = _guarded(apply_operation(add, total, apply_operation(mul, prefix, local)),
+                                             carry, guard)
                             reached[0] += found
                         d -= 1
                         continue
-                    if position[d] >= end[d]:
+                    if position[d] >= end[d]:  # this depth is done: back to the one above
                         d -= 1
                         continue
-                    k = position[d]
-                    position[d] += 1
-                    e = proposer[d]
+                    k, e = position[d], proposer[d]
+                    position[d] = k + 1
                     r = ext_read[e]
                     value = _int64s(arrays, level_at[r, choice[r], ext_depth[e]])[k] - nodes[d, r] * span
                     if not _distinct_ok(x, distinct, width + d, value):
@@ -324,7 +290,7 @@ def aggregate_rule(seeds, seed_values, seed_nodes, arrays, values, level_at, val
                         continue
                     x[width + d] = value
                     if d == depths - 1:
-                        total = _apply(add, total, _product(start, nodes[d + 1], choice, values, value_at,
+                        total = apply_operation(add, total, _product(start, nodes[d + 1], choice, values, value_at,
                                                             -1, depth_start, ext_read, mul))
                         total = _guarded(total, carry, guard)
                         reached[0] += 1
@@ -383,18 +349,19 @@ def _sum_last(d, x, nodes, choice, arrays, values, level_at, value_at, depth_sta
                 mine_key, their_key = comp[k] + shift, other[at]
                 if mine_key == their_key:
                     found += 1
-                    local = _apply(add, local, _pair_value(one, mine, my_values, k, theirs, their_values, at, mul))
+                    local = apply_operation(add, local,
+                                            _pair_value(one, mine, my_values, k, theirs, their_values, at, mul))
                 k += mine_key <= their_key
                 at += their_key <= mine_key
             return found, local
         for k in range(position[d], end[d]):
             key = comp[k] + shift
-            at = _first_at_least(other, at, top, key)
+            at = first_at_least(other, 0, at, top, key)
             if at >= top:
                 break
             if other[at] == key:
                 found += 1
-                local = _apply(add, local, _pair_value(one, mine, my_values, k, theirs, their_values, at, mul))
+                local = apply_operation(add, local, _pair_value(one, mine, my_values, k, theirs, their_values, at, mul))
                 at += 1
         return found, local
     for k in range(position[d], end[d]):
@@ -412,8 +379,8 @@ def _sum_last(d, x, nodes, choice, arrays, values, level_at, value_at, depth_sta
             for q in range(depth_start[d], depth_start[d + 1]):
                 v = value_at[ext_read[q], choice[ext_read[q]]]
                 if v >= 0:
-                    product = _apply(mul, product, _numbers(values, v, zero)[nodes[d + 1, ext_read[q]]])
-            local = _apply(add, local, product)
+                    product = apply_operation(mul, product, _numbers(values, v, zero)[nodes[d + 1, ext_read[q]]])
+            local = apply_operation(add, local, product)
     return found, local
 
 
@@ -437,7 +404,7 @@ def find_seeds(seeds, arrays, level_at, runs, attrs, seed_levels, span, seed_nod
                     offsets = _int64s(arrays, at + 1)
                     low, top = offsets[node], offsets[node + 1]
                     key = node * span + seeds[s, attrs[r, j]]
-                    found = _first_at_least(comp, low, top, key)
+                    found = first_at_least(comp, 0, low, top, key)
                     if found >= top or comp[found] != key:
                         good = False
                         break

@@ -20,7 +20,7 @@ Operations are codes: 0 +, 1 ×, 2 min, 3 max.  Compiled once per machine
 
 >>> import numpy as np
 >>> comp = np.array([1, 3, 5, 7], dtype=np.int64)
->>> [int(_find(comp, 0, 0, 4, key)) for key in (0, 3, 4, 8)]     # first position holding >= key
+>>> [int(first_at_least(comp, 0, 0, 4, key)) for key in (0, 3, 4, 8)]     # first position holding >= key
 [0, 1, 2, 4]
 """
 
@@ -38,7 +38,8 @@ def _jit(function):
 
 
 @_jit
-def _apply(code, a, b):
+def apply_operation(code, a, b):
+    """``a op b`` for an operation code (0 +, 1 ×, 2 min, 3 max); the delta rules' loop uses it too."""
     if code == 0:
         return a + b
     if code == 1:
@@ -49,7 +50,7 @@ def _apply(code, a, b):
 
 
 @_jit
-def _find(comp, base, low, high, key):
+def first_at_least(comp, base, low, high, key):
     """First position in ``comp[base + low : base + high]`` (sorted) holding at least ``key``.
 
     Galloping from ``low``: keys come in increasing order (a proposer's
@@ -87,7 +88,7 @@ def _seek(o, value, parent, cursor, ext_level, comp, comp_start, offsets, offset
     """Validator ``o``: the position of ``value`` in its segment (its cursor moved there), else
     :data:`_MISSING`, or :data:`_PAST_END` when the segment holds nothing at or above it."""
     high = offsets[offsets_start[ext_level[o]] + parent[o] + 1]
-    at = _find(comp, comp_start[ext_level[o]], cursor[o], high, value)
+    at = first_at_least(comp, comp_start[ext_level[o]], cursor[o], high, value)
     cursor[o] = at
     if at >= high:
         return _PAST_END
@@ -176,8 +177,8 @@ def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, of
             if d == depths:  # reached only when the last level is enumerated (values to gather)
                 product = one
                 for q in range(len(value_slot)):
-                    product = _apply(mul, product, values[values_start[q] + node[d, value_slot[q]]])
-                total = _apply(add, total, product)
+                    product = apply_operation(mul, product, values[values_start[q] + node[d, value_slot[q]]])
+                total = apply_operation(add, total, product)
                 if guard and (total > _GUARD_HALF or total < -_GUARD_HALF):
                     moved = total // _GUARD_HALF  # floor: what is left is in [0, 2^61) (int64 only: guard)
                     carry[0] += np.int64(moved)
@@ -189,7 +190,7 @@ def aggregate(seed_nodes, depth_start, ext_slot, ext_level, comp, comp_start, of
                                         comp, comp_start, offsets, offsets_start, mark_ext, mark, marked,
                                         deferred, pending)
                     if found > 0:
-                        total = _apply(add, total, one * found if add == 0 else one)
+                        total = apply_operation(add, total, one * found if add == 0 else one)
                     if pending[0] == len(deferred) > 0:
                         total = _settle(total, deferred, pending, ext_level[mark_ext], ext_level[other], comp,
                                         comp_start, offsets, offsets_start, swapped, add, one)
@@ -233,7 +234,7 @@ def _count_last(d, parent, cursor, position, end, proposer, depth_start, ext_lev
         at, high = cursor[o], offsets[offsets_start[ext_level[o]] + parent[o] + 1]
         for k in range(position[d], end[d]):
             key = comp[proposed + k]
-            at = _find(comp, held, at, high, key)
+            at = first_at_least(comp, held, at, high, key)
             if at >= high:
                 break
             if comp[held + at] == key:
@@ -330,7 +331,7 @@ def _settle(total, deferred, pending, s_level, v_level, comp, comp_start, offset
             current = v
         found = _count_bits(mark, comp, s_held, offsets[s_base + s], offsets[s_base + s + 1])
         if found > 0:
-            total = _apply(add, total, one * found if add == 0 else one)
+            total = apply_operation(add, total, one * found if add == 0 else one)
     if current >= 0:
         _clear_bits(mark, comp, v_held, offsets[v_base + current], offsets[v_base + current + 1])
     return total
