@@ -86,8 +86,8 @@ from faq.factor import VALUE, Factor
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.durable import Maintained
 from faq.incremental.engine import RuleRun, run_rules
-from faq.incremental.rule_kernel import rule_kernels
 from faq.incremental.index import KeyedRows
+from faq.incremental.rule_kernel import rule_kernels
 from faq.incremental.rules import (
     EXECUTORS,
     DeltaQuery,
@@ -422,8 +422,8 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
             keys, values = run_rules(self.rules, self.state.relations, batches, self.ops, len(self.state.domain),
                                      stats, kernels=self.kernels)
         else:  # one Spark job: the tasks look the batch up and run the rules; checked here before any commit
-            keys, values, looked = self.remote.run(self.rules, batches, self.mode == MONOTONE, len(self.query.free),
-                                                        self.kernels)
+            keys, values, looked = self.remote.run(self.rules, batches, self.mode == MONOTONE,
+                                                   len(self.query.free), self.kernels)
             batches = {name: self._checked(name, b, looked[name] if self._looks_up else None)
                        for name, b in batches.items()}
         self.last_rules = stats
