@@ -53,7 +53,6 @@ from faq.joins.partial import GUARD_SHIFT
 _GUARD_HALF = 1 << GUARD_SHIFT
 
 
-
 def _jit(function):
     """numba's compiler with an on-disk cache (a fresh process loads, not compiles)."""
     return numba.njit(cache=True, nogil=True)(function)
@@ -250,8 +249,8 @@ def aggregate_rule(seeds, seed_values, seed_nodes, arrays, values, level_at, val
             for r in range(reads):
                 nodes[0, r] = seed_nodes[r, choice[r], s]
             if depths == 0:  # the seed binds every variable: one binding
-                total = apply_operation(add, total, _product(start, nodes[0], choice, values, value_at, -1, depth_start,
-                                                    ext_read, mul))
+                product = _product(start, nodes[0], choice, values, value_at, -1, depth_start, ext_read, mul)
+                total = apply_operation(add, total, product)
                 total = _guarded(total, carry, guard)
                 reached[0] += 1
             elif _open(0, nodes, choice, arrays, level_at, depth_start, ext_read, ext_depth, cursor, high, position,
@@ -290,8 +289,9 @@ def aggregate_rule(seeds, seed_values, seed_nodes, arrays, values, level_at, val
                         continue
                     x[width + d] = value
                     if d == depths - 1:
-                        total = apply_operation(add, total, _product(start, nodes[d + 1], choice, values, value_at,
-                                                            -1, depth_start, ext_read, mul))
+                        product = _product(start, nodes[d + 1], choice, values, value_at, -1, depth_start,
+                                           ext_read, mul)
+                        total = apply_operation(add, total, product)
                         total = _guarded(total, carry, guard)
                         reached[0] += 1
                     elif _open(d + 1, nodes, choice, arrays, level_at, depth_start, ext_read, ext_depth, cursor, high,
@@ -361,7 +361,8 @@ def _sum_last(d, x, nodes, choice, arrays, values, level_at, value_at, depth_sta
                 break
             if other[at] == key:
                 found += 1
-                local = apply_operation(add, local, _pair_value(one, mine, my_values, k, theirs, their_values, at, mul))
+                local = apply_operation(add, local,
+                                        _pair_value(one, mine, my_values, k, theirs, their_values, at, mul))
                 at += 1
         return found, local
     for k in range(position[d], end[d]):

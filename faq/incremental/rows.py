@@ -137,12 +137,27 @@ def build_run(rows: KeyedRows, view: View, ops: NumpyForm) -> Trie:
     return build_trie(columns, SPAN, values, hashable=False)
 
 
-def find_rows(trie: Trie, columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """Rows of the keys ``columns`` (trie order) present in ``trie``, and their last-level entries."""
+def find_rows(trie: Trie, columns: Sequence[np.ndarray],
+              first: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of the keys ``columns`` (trie order) present in ``trie``, and their last-level entries.
+
+    ``first``, if given, is the first level's direct index (per key code its
+    position, -1 where absent: :func:`faq.incremental.rule_kernel.first_positions`),
+    read instead of searching that level.
+    """
     n = len(columns[0])
     rows = np.arange(n, dtype=np.int64)
     nodes = np.zeros(n, dtype=np.int64)
-    for level, column in zip(trie.levels, columns):
+    levels, columns = trie.levels, list(columns)
+    if first is not None:
+        keys = np.asarray(columns[0], dtype=np.int64)
+        at = np.full(n, -1, dtype=np.int64)
+        inside = np.flatnonzero(keys < len(first))
+        at[inside] = first[keys[inside]]
+        rows = np.flatnonzero(at >= 0)
+        nodes = at[rows]
+        levels, columns = levels[1:], columns[1:]
+    for level, column in zip(levels, columns):
         if len(rows) == 0 or level.size == 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         found, entries = level.find(nodes * np.int64(SPAN) + column[rows], positions=True)

@@ -73,7 +73,6 @@ FEW_SEEDS = 32
 MAX_RUNS = 6
 
 
-
 @dataclass(frozen=True)
 class RuleKernel:
     """The kernel of one delta rule: :data:`COMPILED` or :data:`NUMPY`, and why numpy."""
@@ -147,22 +146,9 @@ def first_positions(level: "TrieLevel") -> np.ndarray:
 
 
 def _find_keys(trie: "Trie", columns: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`~faq.incremental.rows.find_rows` (rows of ``columns`` the trie holds, their nodes), with a
-    large first level read through its direct index."""
+    """:func:`~faq.incremental.rows.find_rows`, a large first level read through its direct index."""
     first = trie.levels[0]
-    if first.size < DIRECT_MIN_ENTRIES:
-        return find_rows(trie, columns)
-    direct = first_positions(first)
-    keys = np.asarray(columns[0], dtype=np.int64)
-    nodes = np.full(len(keys), -1, dtype=np.int64)
-    inside = np.flatnonzero(keys < len(direct))
-    nodes[inside] = direct[keys[inside]]
-    rows = np.flatnonzero(nodes >= 0)
-    nodes = nodes[rows]
-    for level, column in zip(trie.levels[1:], columns[1:]):
-        found, nodes = level.find(nodes * np.int64(SPAN) + np.asarray(column, dtype=np.int64)[rows])
-        rows = rows[found]
-    return rows, nodes
+    return find_rows(trie, columns, first_positions(first) if first.size >= DIRECT_MIN_ENTRIES else None)
 
 
 # Per trie level, the (address, length) rows of its comp and offsets: levels are immutable, and a
@@ -262,7 +248,7 @@ def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_v
     if few:
         find_seeds(seeds, table, level_at, run_count, attrs, seed_levels, np.int64(SPAN), seed_nodes)
     # The loop reads the arrays in place by address (faq.incremental.delta_loop): the tries (``runs``'s,
-    # held by the relations) and ``held`` keep them alive until it returns.
+    # held by the relations) and ``held`` keep them alive while it runs.
     total = loop(seeds, np.ascontiguousarray(seed_values, dtype=dtype), seed_nodes, table,
                  _table(values), level_at, value_at, run_count,
                  np.array(depth_start, dtype=np.int64), np.array(ext_read, dtype=np.int64),
@@ -270,7 +256,6 @@ def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_v
                  OPERATION_CODES[ops.add], OPERATION_CODES[ops.mul],
                  np.asarray(ops.zero, dtype=dtype)[()], one, factor, bool(factor == one), guard, carry, reached,
                  np.int64(MERGE_RATIO))
-    del held  # the loop has returned
     if guard and carry[0]:
         from faq.joins.partial import GUARD_SHIFT
 
