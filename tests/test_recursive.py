@@ -12,11 +12,14 @@ hypothesis profile (tests/conftest.py).
 """
 
 import heapq
+import json
 import math
+import os
 import random
 from pathlib import Path
 
 import networkx as nx
+import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,6 +30,7 @@ from faq.errors import (
     MalformedInputError,
     NegativeCycleError,
     NotIdempotentError,
+    StateDirectoryError,
 )
 from faq.factor import factor_of
 from faq.io import read_edge_list
@@ -715,8 +719,70 @@ def test_maintained_above_budget_keeps_the_spark_path(spark):
         assert change.info["recomputed"] and changes_of(change) == {(3, 1.0, 5.0), (7, 2.0, 6.0)}
         change = m.insert([(1, 2, 5.0)])  # a worse weight: recomputed too
         assert change.info["recomputed"] and changes_of(change) == {(2, 4.0, 7.0), (3, 5.0, 8.0), (7, 6.0, 9.0)}
-    with pytest.raises(FAQError):
-        MaintainedFixpoint.paths(edges, 0, budget=64, path="/tmp/never-made")
+        assert "state: in memory only" in m.explain()
+
+
+def test_executors_state_is_durable_and_reopens_on_spark(spark, tmp_path, monkeypatch):
+    """path= on the executors: Spark writes the edges and the answer, open() reads them back and goes on.
+
+    After every batch (insertions, deletions, worse weights) the answer equals networkx's on the current
+    edges, and so does the state reopened from the directory; a sink that fails rolls the fixpoint back
+    to the saved version; enough deltas fold into new bases.
+    """
+    import faq.incremental.store as store_module
+
+    monkeypatch.setattr(store_module, "MAX_DELTA_FILES", 1)  # a second delta file is a rebase instead
+    current = {(a, a + 1): 9.0 for a in range(9)}  # 0 -> 1 -> ... -> 9
+    current.update({(0, 5): 20.0, (2, 7): 30.0})
+    # (deletions, insertions): improving insertions (deltas), a deletion with a worse weight (new bases)
+    batches = [([], [(0, 3, 1.0), (3, 8, 2.0)]), ([(0, 3)], [(1, 4, 3.0), (0, 5, 25.0)]), ([], [(0, 6, 2.0)]),
+               ([], [(0, 9, 1.0), (9, 2, 1.0)])]
+    folder = str(tmp_path / "state")
+    m = MaintainedFixpoint.paths([(a, b, w) for (a, b), w in current.items()], 0, placement="executors",
+                                 path=folder)
+    assert "state: saved in" in m.explain() and "(written by Spark)" in m.explain()
+
+    def oracle():
+        graph = nx_of([(a, b, w) for (a, b), w in current.items()])
+        return floats(nx.single_source_dijkstra_path_length(graph, 0))
+
+    assert values_of(m) == oracle()
+    for k, (deletes, inserts) in enumerate(batches):
+        if k == 3:  # a reopened state (a base and a delta) continues: what it reads back is the answer
+            m.close()
+            m = MaintainedFixpoint.open(folder)
+            assert m.placement == "executors" and m.version == 3 and m.labels == ["b0", "b1", "b2"]
+            assert values_of(m) == oracle()
+        for pair in deletes:
+            del current[pair]
+        for a, b, w in inserts:
+            current[(a, b)] = w  # an insertion sets the pair's weight (a worse one too)
+        change = m.apply(pd.DataFrame({"src": [p[0] for p in deletes] + [r[0] for r in inserts],
+                                       "dst": [p[1] for p in deletes] + [r[1] for r in inserts],
+                                       "weight": [None] * len(deletes) + [r[2] for r in inserts],
+                                       "diff": [-1] * len(deletes) + [1] * len(inserts)}), label=f"b{k}")
+        assert values_of(m) == oracle() and len(change) > 0 and change.info["recomputed"] == (k == 1), k
+    saved = json.loads((tmp_path / "state" / "manifest.json").read_text())
+    assert saved["version"] == 4 and saved["placement"] == "executors"
+    # batch 2 made deltas (read back by open); batch 3's would be beyond MAX_DELTA_FILES: new bases
+    assert all(e["files"][0].startswith(f"{name}-v4-base-") for name, e in saved["relations"].items()), saved
+    for entry in saved["relations"].values():
+        assert all((tmp_path / "state" / "data" / f).is_dir() for f in entry["files"])  # written by Spark
+
+    def failing_sink(change):
+        raise RuntimeError("the sink failed")
+
+    with pytest.raises(RuntimeError, match="the sink failed"):  # nothing committed, the answer rolled back
+        m.apply(pd.DataFrame({"src": [0], "dst": [11], "weight": [0.5], "diff": [1]}), before_commit=failing_sink)
+    assert m.version == 4 and values_of(m) == oracle()
+    m.close()
+    again = MaintainedFixpoint.open(folder)
+    assert again.version == 4 and values_of(again) == oracle()
+    assert sorted(os.listdir(tmp_path / "state" / "data")) == sorted(
+        f for e in saved["relations"].values() for f in e["files"])  # nothing half-written is left
+    again.close()
+    with pytest.raises(StateDirectoryError):  # a state is there already
+        MaintainedFixpoint.paths([(0, 1, 1.0)], 0, placement="executors", path=folder)
 
 
 # --- update files (no Spark) -----------------------------------------------------------

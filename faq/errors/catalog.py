@@ -442,11 +442,6 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         "edge changes are an Arrow table, pandas or a Spark DataFrame with src, dst and diff columns, not {type}",
         ("type",), extra=True,
     ),
-    "DURABLE_NEEDS_DRIVER": ErrorClass(
-        "a durable state (path=) needs the answer on the driver: {reason}; raise the budget (budget=, or the "
-        "session's spark.faq.localMemory)",
-        ("reason",), extra=True,
-    ),
     # maintained queries' inputs and answers
     "SCALAR_OF_FREE_QUERY": ErrorClass("the query has free variables {free}; use answer()", ("free",), extra=True),
     "ROWS_TYPE": ErrorClass("{what} must be a DataFrame, a Factor, pandas, an Arrow table or tuples, not {type}",

@@ -17,6 +17,16 @@ A relation's deltas are folded into a new base file once they are many
 (:data:`MAX_DELTA_FILES`) or hold a fraction of the base
 (:data:`REBASE_FRACTION`), so reopening reads a bounded number of files.
 
+A state that lives on Spark (a maintained fixpoint on the executors) hands
+:meth:`Store.save` a :class:`SparkRows` instead of an Arrow table: Spark
+writes that relation's file as a Parquet *directory* (its executors write the
+parts; no row reaches the driver), which is then flushed and named by the
+manifest like any file, and read back with :meth:`Store.files`.  The path
+must then be one directory for the driver (which writes the manifest) and
+the executors (which write the data): a local path on one machine
+(``local[*]``, ``local-cluster``, a Spark Connect server on the same host) or
+a shared mount.
+
 Examples
 --------
 >>> import tempfile
@@ -36,12 +46,14 @@ import json
 import os
 import shutil
 import uuid
-from typing import TYPE_CHECKING, Any, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Union
 
 from faq.errors import StateDirectoryError
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from pyspark.sql import DataFrame
 
 FORMAT = "faq-maintained/2"
 MANIFEST = "manifest.json"
@@ -49,6 +61,14 @@ MANIFEST = "manifest.json"
 MAX_DELTA_FILES = 32
 # ... or once their rows reach this fraction of the base's.
 REBASE_FRACTION = 0.10
+
+
+@dataclass(frozen=True)
+class SparkRows:
+    """A relation's rows that Spark writes (a Parquet directory): the frame and its row count, known already."""
+
+    df: "DataFrame"
+    rows: int
 
 
 class Store:
@@ -86,7 +106,7 @@ class Store:
         """
         import pyarrow.parquet as pq
 
-        meta = self.manifest()
+        meta = self.committed()
         tables: dict[str, list] = {}
         for name, entry in meta["relations"].items():
             tables[name] = []
@@ -98,9 +118,24 @@ class Store:
                     tables[name].append(pq.read_table(full))
                 except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for a bad file
                     raise StateDirectoryError(self.path, f"data file {file} cannot be read: {exc}") from exc
+        return meta, tables
+
+    def committed(self) -> dict[str, Any]:
+        """The committed manifest, made this store's current one; files it does not name are deleted."""
+        meta = self.manifest()
         self._manifest = meta
         self._sweep(meta)
-        return meta, tables
+        return meta
+
+    def files(self, name: str) -> list[str]:
+        """The full paths of relation ``name``'s files (base first) in the committed manifest (none: empty)."""
+        entry = (self._manifest or self.manifest()).get("relations", {}).get(name)
+        paths = [os.path.join(self.path, "data", file) for file in (entry or {}).get("files", [])]
+        missing = [p for p in paths if not os.path.exists(p)]
+        if missing:
+            raise StateDirectoryError(self.path, f"data file {os.path.basename(missing[0])} named by the manifest "
+                                                 "is missing")
+        return paths
 
     def delta_rows(self, name: str) -> tuple[int, int, int]:
         """(base rows, delta rows, delta files) of relation ``name`` in the committed manifest."""
@@ -117,27 +152,25 @@ class Store:
 
     # -- writing ------------------------------------------------------------------
 
-    def save(self, version: int, meta: Mapping[str, Any], writes: Mapping[str, tuple[str, "pa.Table"]]) -> None:
+    def save(self, version: int, meta: Mapping[str, Any],
+             writes: Mapping[str, tuple[str, Union["pa.Table", SparkRows]]]) -> None:
         """Commit ``version``: ``writes`` maps a relation to ``("base", rows)`` or ``("delta", rows)``.
 
+        ``rows`` is an Arrow table, or :class:`SparkRows` that Spark writes.
         Relations not in ``writes`` keep their files.  Atomic (see the module notes).
         """
-        import pyarrow.parquet as pq
-
         data = os.path.join(self.path, "data")
         os.makedirs(data, exist_ok=True)
         previous = (self._manifest or {}).get("relations", {})
         entries = {name: {"files": list(e["files"]), "rows": list(e["rows"])} for name, e in previous.items()}
         for name, (kind, table) in writes.items():
             file = f"{name}-v{version}-{kind}-{uuid.uuid4().hex[:8]}.parquet"
-            full = os.path.join(data, file)
-            pq.write_table(table, full)
-            _fsync(full)
+            rows = _write(table, os.path.join(data, file))
             if kind == "base" or name not in entries:
-                entries[name] = {"files": [file], "rows": [table.num_rows]}
+                entries[name] = {"files": [file], "rows": [rows]}
             else:
                 entries[name]["files"].append(file)
-                entries[name]["rows"].append(table.num_rows)
+                entries[name]["rows"].append(rows)
         manifest = {"format": FORMAT, **meta, "version": version, "relations": entries}
         temporary = os.path.join(self.path, f".{MANIFEST}.{uuid.uuid4().hex[:8]}")
         with open(temporary, "w", encoding="utf-8") as f:
@@ -163,6 +196,22 @@ class Store:
         for file in os.listdir(self.path):
             if file.startswith(f".{MANIFEST}."):
                 os.remove(os.path.join(self.path, file))
+
+
+def _write(table: Union["pa.Table", SparkRows], full: str) -> int:
+    """Write one relation's rows at ``full`` and flush them to disk; returns the rows written."""
+    if isinstance(table, SparkRows):
+        table.df.write.parquet(full)  # the executors write the parts (a directory)
+        for root, _, names in os.walk(full):
+            for name in names:
+                _fsync(os.path.join(root, name))
+        _fsync(full)
+        return table.rows
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, full)
+    _fsync(full)
+    return table.num_rows
 
 
 def _fsync(path: str) -> None:

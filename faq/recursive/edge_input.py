@@ -85,7 +85,7 @@ def edge_table(edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         weight = F.col(wcol).cast("double") if wcol else F.lit(None).cast("double")
         table = edges.select(F.col(SRC).cast("bigint").alias(SRC), F.col(DST).cast("bigint").alias(DST),
                              weight.alias(WEIGHT)).toArrow()
-    elif isinstance(edges, pa.Table) or (hasattr(edges, "to_numpy") and hasattr(edges, "columns")):
+    elif _is_table(edges):
         table = edges if isinstance(edges, pa.Table) else pa.Table.from_pandas(edges, preserve_index=False)
         for c in (SRC, DST):
             if c not in table.column_names:
@@ -234,11 +234,21 @@ def edge_dataframe(edges: Any, semiring: "Semiring", components: bool,
         return edges.select(
             F.col(SRC).cast("bigint").alias(SRC), F.col(DST).cast("bigint").alias(DST), weight.alias(WEIGHT)
         ), None
+    if _is_table(edges):  # Arrow or pandas (a stream's micro-batch): read as the driver placement reads it
+        src, dst, weight = edge_table(edges)
+        edges = zip(src.tolist(), dst.tolist(), [None if w != w else w for w in weight.tolist()])
     rows = list(_edge_tuples(edges))
     ends = {r[0] for r in rows} | ({r[1] for r in rows} if components else set())
     df = spark.createDataFrame(rows, f"{SRC} bigint, {DST} bigint, {WEIGHT} double").select(
         SRC, DST, F.col(WEIGHT).cast(semiring.value_type).alias(WEIGHT))
     return df, sorted(ends)  # the batch is on the driver: its sources can filter the lookup
+
+
+def _is_table(edges: Any) -> bool:
+    """An Arrow table or a pandas DataFrame (columns ``src``, ``dst``, optional weight)."""
+    import pyarrow as pa
+
+    return isinstance(edges, pa.Table) or (hasattr(edges, "to_numpy") and hasattr(edges, "columns"))
 
 
 def _edge_tuples(edges: Iterable) -> Iterator[tuple[int, int, Optional[float]]]:

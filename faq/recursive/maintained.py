@@ -30,8 +30,7 @@ placement is ``"executors"``: edges and answer stay cached on Spark and every
 batch runs as Spark jobs (:mod:`faq.recursive.spark_placement`); there,
 deletions and worse weights are *recomputed* (no trimming on Spark).
 :attr:`MaintainedFixpoint.placement`, :attr:`~MaintainedFixpoint.placement_reason`
-and :meth:`~MaintainedFixpoint.explain` say which and why.  That placement
-keeps no durable state.
+and :meth:`~MaintainedFixpoint.explain` say which and why.
 
 How a batch runs
 ----------------
@@ -87,7 +86,11 @@ parents are rebuilt from the answer), and ``apply(batch, version=v)``
 refuses a version applied already (:class:`~faq.errors.BatchAlreadyAppliedError`)
 or beyond the next (:class:`~faq.errors.VersionGapError`).  The labels of the
 batches applied (their file names) are kept, so a rerun can skip them
-(:func:`faq.io.updates.pending`).
+(:func:`faq.io.updates.pending`).  On the executors placement Spark writes
+the edges and the answer into DIR, and :meth:`MaintainedFixpoint.open` reads
+them back with Spark (:mod:`faq.recursive.spark_placement`, "Durable state
+on the executors"): DIR must then be a path both the driver and the
+executors reach.
 
 A maintained fixpoint is a stream target
 (:class:`~faq.incremental.durable.Maintained`, :func:`faq.incremental.streaming.stream`):
@@ -118,11 +121,12 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Optional, Un
 
 import numpy as np
 
-from faq.errors import FAQValueError, InvalidDeltaError
+from faq.errors import InvalidDeltaError
 from faq.factor import Factor
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.durable import Maintained, Versions
 from faq.incremental.rules import EXECUTORS, budget_bytes, choose_placement, estimated_bytes
+from faq.incremental.store import Store
 from faq.io.updates import UpdateBatch, read_batch, read_updates, update_files  # re-exported (__all__)
 from faq.recursive.edge_input import CHANGE_COLUMNS, edge_table, row_count, split_changes
 from faq.recursive.fixpoint_state import EDGE, FixpointState
@@ -239,7 +243,8 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
         self._spark_versions = Versions()  # the executors placement keeps versions in memory only
         self._factor: Optional[Factor] = None  # the answer as a Spark factor, made on first use
         if _restored is not None:
-            self._restore(*_restored)
+            state, meta = _restored
+            (self._restore_spark if isinstance(state, Store) else self._restore)(state, meta)
             return
         self.name = edges.name if isinstance(edges, Factor) else "edges"
         rows = row_count(edges)
@@ -250,13 +255,13 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
             self.placement, self.placement_reason = choose_placement(size, self.budget, placement)
         self._note(f"{rows} edge(s); answer kept on the {self.placement}: {self.placement_reason}")
         if self.placement == EXECUTORS:
-            if path is not None:
-                raise FAQValueError(error_class="DURABLE_NEEDS_DRIVER", reason=self.placement_reason, argument="path")
             self._start_spark(edges, nodes)
         else:
             self._start_driver(edges, nodes)
         self.initial_seconds = time.perf_counter() - started
-        if path is not None:
+        if path is not None and self._spark is not None:
+            self._attach_spark(path)
+        elif path is not None:
             self.resident.attach(path, self._manifest())
 
     # -- constructors: paths() and components() (FixpointProblem), open() ----------------
@@ -264,7 +269,10 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
     @classmethod
     def open(cls, path: str, *, progress: Optional[Progress] = None,
              max_iterations: Optional[int] = None) -> "MaintainedFixpoint":
-        """Reopen a state saved with ``path=`` at its last committed version (no Spark needed).
+        """Reopen a state saved with ``path=`` at its last committed version.
+
+        A state saved on the driver placement reopens there with no Spark
+        job; one saved on the executors is read back by Spark and stays there.
 
         Raises
         ------
@@ -274,7 +282,11 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
         meta = cls._saved_manifest(path)
         components = meta["problem"] == "components"
         semiring = MIN_LABEL if components else check_semiring(meta["semiring"])
-        state, meta = FixpointState.load(path, semiring)
+        if meta.get("placement") == EXECUTORS:
+            store = Store(path)
+            state, meta = store, store.committed()
+        else:
+            state, meta = FixpointState.load(path, semiring)
         return cls(None, semiring, source=meta.get("source"), components=components,
                    default_weight=meta.get("default_weight"),
                    max_iterations=int(max_iterations or meta.get("max_iterations", DEFAULT_MAX_ITERATIONS)),
@@ -452,7 +464,7 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
         (``sink=DIR``) receives each version's changed nodes (``node``,
         ``old``, ``version``, ``diff`` = the new value).  Options and
         exactly-once as for :func:`faq.incremental.streaming.stream`; durable
-        across processes with ``path=`` (the driver placement).
+        across processes with ``path=`` (on either placement).
         """
         return super().stream(changes, checkpoint=checkpoint, **options)
 
@@ -463,7 +475,8 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
         """
         started = time.perf_counter()
         if self._spark is not None:
-            return self._from_spark(self._spark.recompute(), self.version, "recompute", started)
+            with self._spark.recompute() as changes:
+                return self._from_spark(changes, self.version, "recompute", started)
         return self._recompute(None, None, self.version, "recompute", started, new_version=False)
 
     @property
@@ -482,7 +495,9 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
                  f"({self.placement_reason})")
         inserts = "semi-naive rounds from the delta " + ("as Spark jobs" if self._spark is not None
                                                          else "on the resident index (no Spark job)")
-        return f"{where}\ninsertions: {inserts}\ndeletions: {self.deletions}"
+        kept = "in memory only" if self.path is None else (
+            f"saved in {self.path} " + ("(written by Spark)" if self._spark is not None else "(from the driver)"))
+        return f"{where}\ninsertions: {inserts}\ndeletions: {self.deletions}\nstate: {kept}"
 
     # -- one batch ------------------------------------------------------------------------
 
@@ -535,6 +550,7 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
     def _manifest(self) -> dict[str, Any]:
         return {
             "kind": KIND,
+            "placement": self.placement,
             "problem": "components" if self.components else "paths",
             "semiring": self.semiring.name,
             "source": self.source,

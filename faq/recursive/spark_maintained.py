@@ -67,9 +67,11 @@ from faq.recursive.rounds import (
     VALUE,
     WEIGHT,
     count_nodes,
+    Run,
     edge_stats,
     improves,
     iterate,
+    partitions,
     prepare_edges,
     reporter,
     solve,
@@ -111,6 +113,9 @@ class SparkChanges(Owner):
     recomputed: bool = False
     batch: str = ""
     scope: Scope = field(default_factory=Scope, repr=False)
+    #: The edges an incremental batch added ``(src, dst, weight)``: new pairs and strict improvements,
+    #: backed by the fixpoint until its next batch (None: none, or the batch was recomputed).
+    added: Optional["DataFrame"] = field(default=None, repr=False)
 
     def to_dict(self) -> dict:
         return {
@@ -144,6 +149,11 @@ class SparkFixpoint(FixpointProblem, Owner):
         As for :class:`~faq.recursive.maintained.MaintainedFixpoint`.
     progress
         As for :func:`~faq.recursive.seminaive.fixpoint`.
+    answer : DataFrame, optional
+        A saved answer ``(node, value)`` (rows of one node ⊕-merged) to
+        continue from, instead of solving one: a reopened durable state.
+    initial_iterations : int
+        The first answer's iterations, when ``answer`` is given.
     """
 
     def __init__(
@@ -157,6 +167,8 @@ class SparkFixpoint(FixpointProblem, Owner):
         default_weight: Optional[float] = None,
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
         progress: Any = None,
+        answer: Optional["DataFrame"] = None,
+        initial_iterations: int = 0,
     ) -> None:
         from pyspark.sql import functions as F
 
@@ -177,24 +189,40 @@ class SparkFixpoint(FixpointProblem, Owner):
             rows, improving = edge_stats(self._base, self.semiring)
             self._may_cycle = improving > 0  # some edge better than one: a cycle could improve values
             self._progress(f"{rows} edge(s) cached")
-            if components:
+            if answer is not None:  # a saved answer (a reopened state): nothing to solve
+                run = self._restored_answer(answer)
+            elif components:
                 seeds = node_frame(edges, nodes).select(F.col(NODE), F.col(NODE).alias(VALUE))
             else:
                 seeds = source_seed(self._spark, self.source, self.semiring)
-            run = solve(
-                self._spark,
-                [self._base],
-                seeds,
-                self.semiring,
-                max_iterations=max_iterations,
-                progress=self._progress,
-                may_cycle=self._may_cycle,
-            )
+            if answer is None:
+                run = solve(
+                    self._spark,
+                    [self._base],
+                    seeds,
+                    self.semiring,
+                    max_iterations=max_iterations,
+                    progress=self._progress,
+                    may_cycle=self._may_cycle,
+                )
         self._state = run.state
         self._state_scope = self.scope.adopt(run.scope)  # replaced, and closed, by each new answer
-        self.initial_iterations = run.iterations
+        self.initial_iterations = run.iterations if answer is None else initial_iterations
         self.initial_seconds = time.perf_counter() - started
         self.edge_rows = rows
+
+    def _restored_answer(self, answer: "DataFrame") -> Run:
+        """A saved answer as the current one: its rows ⊕-merged per node (a base and improvements), cached."""
+        from pyspark.sql import functions as F
+
+        from faq.semirings.spark_backend import columns as spark_columns
+
+        scope = Scope()
+        merged = answer.groupBy(NODE).agg(spark_columns(self.semiring).sum(F.col(VALUE)).alias(VALUE))
+        state = scope.persist(merged.repartition(partitions(self._spark), NODE))
+        with scope.closing_on_error():
+            self._progress(f"{state.count()} saved value(s) cached")
+        return Run(state=state, scope=scope, iterations=0, frontiers=[], backing=state)
 
     # -- constructors: paths() and components() (FixpointProblem) ----------------------
 
@@ -325,6 +353,7 @@ class SparkFixpoint(FixpointProblem, Owner):
         if ins is None:
             return self._no_change(name, started)
         ops = spark_columns(self.semiring)
+        self._compact_added()
         # One action: the comparison is checkpointed (the effective edges become a part of the
         # edge set from it) and counted on the way.
         batch_scope = Scope()  # the comparison's checkpoint: kept only as a part of the edge set
@@ -352,9 +381,11 @@ class SparkFixpoint(FixpointProblem, Owner):
                 return self._no_change(name, started)
             effective = cmp.where(F.col(_BETTER)).select(SRC, DST, WEIGHT)
             changes = self._incremental(effective, better, name=name, started=started, may_cycle=may_cycle)
-            # The checkpoint now backs a part of the edges.
+            # The checkpoint now backs a part of the edges (merged with the others only when the next
+            # batch adds one: until then ``changes.added`` reads it, e.g. to save it).
             self._added_parts.append((self.scope.adopt(batch_scope.hand_over(cmp)), effective))
-            self._compact_added()
+            self.edge_rows += better  # rows of the parts (an improved pair has a row in each)
+            changes.added = effective
             return changes
 
     def _refuse_deletions(self, dels: "DataFrame") -> None:
@@ -405,7 +436,11 @@ class SparkFixpoint(FixpointProblem, Owner):
         )
 
     def _compact_added(self) -> None:
-        """Merge the per-batch added parts into one when they become many (fewer joins per iteration)."""
+        """Merge the per-batch added parts into one when they are many (fewer joins per iteration).
+
+        Called before a batch adds its part, so the last batch's part stays
+        readable (:attr:`SparkChanges.added`) until the next batch.
+        """
         if len(self._added_parts) < MAX_ADDED_PARTS:
             return
         merged = self.scope.checkpoint(self._added_union().coalesce(1))
@@ -581,6 +616,7 @@ class SparkFixpoint(FixpointProblem, Owner):
             self.scope.release(backing)
         self.scope.release(self._base)
         self._base, self._added_parts = self.scope.adopt(rebuilt.hand_over(base)), []
+        self.edge_rows = rows
         self._replace_answer(run.state, rebuilt.hand_over(answer))
         self._may_cycle = improving > 0
         return self._batch_done(
