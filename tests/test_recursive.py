@@ -705,67 +705,70 @@ def test_maintained_durable_reopen_and_versions(tmp_path):
         MaintainedFixpoint.paths(rows, source, path=str(folder))
 
 
-def test_maintained_above_budget_keeps_the_spark_path(spark):
-    """A budget below the index size: edges and answer stay on Spark; same changes, same Change type."""
-    rows = [(0, 1, 2.0), (1, 2, 2.0), (0, 2, 9.0), (2, 3, 1.0)]
-    edges = factor_of(rows, ["src", "dst"], "min_plus", spark=spark)
-    with MaintainedFixpoint.paths(edges, 0, budget=64) as m:
-        assert m.placement == "executors" and "exceed the driver budget" in m.placement_reason
-        assert values_of(m) == {0: 0.0, 1: 2.0, 2: 4.0, 3: 5.0}
-        change = m.insert([(0, 3, 1.0), (3, 7, 1.0)], version=1)
-        assert changes_of(change) == {(3, 5.0, 1.0), (7, None, 2.0)} and change.version == m.version == 1
-        assert "deletions: recompute" in m.explain()
-        change = m.delete([(0, 3)])  # the executors recompute a deletion (no trimming on Spark)
-        assert change.info["recomputed"] and changes_of(change) == {(3, 1.0, 5.0), (7, 2.0, 6.0)}
-        change = m.insert([(1, 2, 5.0)])  # a worse weight: recomputed too
-        assert change.info["recomputed"] and changes_of(change) == {(2, 4.0, 7.0), (3, 5.0, 8.0), (7, 6.0, 9.0)}
-        assert "state: in memory only" in m.explain()
+def test_above_the_budget_the_answer_stays_on_spark_exact_and_durable(spark, tmp_path, monkeypatch):
+    """A budget below the index size keeps edges and answer on Spark, with the same Change type; with path=
+    Spark writes them and open() reads them back and goes on.
 
-
-def test_executors_state_is_durable_and_reopens_on_spark(spark, tmp_path, monkeypatch):
-    """path= on the executors: Spark writes the edges and the answer, open() reads them back and goes on.
-
-    After every batch (insertions, deletions, worse weights) the answer equals networkx's on the current
-    edges, and so does the state reopened from the directory; a sink that fails rolls the fixpoint back
-    to the saved version; enough deltas fold into new bases.
+    After every batch (insertions, deletions, worse weights; by insert, apply and delete) the answer and
+    the Change rows equal networkx's on the current edges, and so does the state reopened from the
+    directory; enough deltas fold into new bases; a sink that fails rolls the fixpoint back to the saved
+    version.
     """
     import faq.incremental.store as store_module
 
     monkeypatch.setattr(store_module, "MAX_DELTA_FILES", 1)  # a second delta file is a rebase instead
     current = {(a, a + 1): 9.0 for a in range(9)}  # 0 -> 1 -> ... -> 9
     current.update({(0, 5): 20.0, (2, 7): 30.0})
-    # (deletions, insertions): improving insertions (deltas), a deletion with a worse weight (new bases)
-    batches = [([], [(0, 3, 1.0), (3, 8, 2.0)]), ([(0, 3)], [(1, 4, 3.0), (0, 5, 25.0)]), ([], [(0, 6, 2.0)]),
-               ([], [(0, 9, 1.0), (9, 2, 1.0)])]
     folder = str(tmp_path / "state")
-    m = MaintainedFixpoint.paths([(a, b, w) for (a, b), w in current.items()], 0, placement="executors",
-                                 path=folder)
-    assert "state: saved in" in m.explain() and "(written by Spark)" in m.explain()
+    edges = factor_of([(a, b, w) for (a, b), w in current.items()], ["src", "dst"], "min_plus", spark=spark)
+    m = MaintainedFixpoint.paths(edges, 0, budget=64, path=folder)
+    assert m.placement == "executors" and "exceed the driver budget" in m.placement_reason
+    explained = m.explain()
+    assert "deletions: recompute" in explained and "state: saved in" in explained and "(written by Spark)" in explained
 
     def oracle():
         graph = nx_of([(a, b, w) for (a, b), w in current.items()])
         return floats(nx.single_source_dijkstra_path_length(graph, 0))
 
+    def frame(deletes, inserts):
+        return pd.DataFrame({"src": [p[0] for p in deletes] + [r[0] for r in inserts],
+                             "dst": [p[1] for p in deletes] + [r[1] for r in inserts],
+                             "weight": [None] * len(deletes) + [r[2] for r in inserts],
+                             "diff": [-1] * len(deletes) + [1] * len(inserts)})
+
+    # (how, deletions, insertions): improving insertions make deltas; a deletion or a worse weight recomputes
+    batches = [("insert", [], [(0, 3, 1.0), (3, 8, 2.0)]), ("apply", [(0, 3)], [(1, 4, 3.0), (0, 5, 25.0)]),
+               ("insert", [], [(0, 6, 2.0)]), ("apply", [], [(0, 9, 1.0), (9, 2, 1.0)]), ("delete", [(9, 2)], [])]
     assert values_of(m) == oracle()
-    for k, (deletes, inserts) in enumerate(batches):
+    for k, (how, deletes, inserts) in enumerate(batches):
         if k == 3:  # a reopened state (a base and a delta) continues: what it reads back is the answer
             m.close()
             m = MaintainedFixpoint.open(folder)
             assert m.placement == "executors" and m.version == 3 and m.labels == ["b0", "b1", "b2"]
             assert values_of(m) == oracle()
+        before = oracle()
         for pair in deletes:
             del current[pair]
         for a, b, w in inserts:
             current[(a, b)] = w  # an insertion sets the pair's weight (a worse one too)
-        change = m.apply(pd.DataFrame({"src": [p[0] for p in deletes] + [r[0] for r in inserts],
-                                       "dst": [p[1] for p in deletes] + [r[1] for r in inserts],
-                                       "weight": [None] * len(deletes) + [r[2] for r in inserts],
-                                       "diff": [-1] * len(deletes) + [1] * len(inserts)}), label=f"b{k}")
-        assert values_of(m) == oracle() and len(change) > 0 and change.info["recomputed"] == (k == 1), k
+        if how == "insert":
+            change = m.insert(inserts, version=k + 1, label=f"b{k}")
+        elif how == "delete":
+            change = m.delete(deletes, label=f"b{k}")
+        else:  # change rows (pandas), as a stream gives them
+            change = m.apply(frame(deletes, inserts), label=f"b{k}")
+        after = oracle()
+        assert values_of(m) == after and change.version == m.version == k + 1, k
+        assert changes_of(change) == {(n, before.get(n), after.get(n, math.inf)) for n in set(before) | set(after)
+                                      if before.get(n) != after.get(n)}, k
+        assert change.info["recomputed"] == bool(deletes), k  # b1 also worsens (0, 5)
+        if k == 3:
+            saved = json.loads((tmp_path / "state" / "manifest.json").read_text())
+            # batch 2 made deltas (read back by open); batch 3's would be beyond MAX_DELTA_FILES: new bases
+            assert all(e["files"] == [e["files"][0]] and e["files"][0].startswith(f"{name}-v4-base-")
+                       for name, e in saved["relations"].items()), saved
     saved = json.loads((tmp_path / "state" / "manifest.json").read_text())
-    assert saved["version"] == 4 and saved["placement"] == "executors"
-    # batch 2 made deltas (read back by open); batch 3's would be beyond MAX_DELTA_FILES: new bases
-    assert all(e["files"][0].startswith(f"{name}-v4-base-") for name, e in saved["relations"].items()), saved
+    assert saved["version"] == 5 and saved["placement"] == "executors"
     for entry in saved["relations"].values():
         assert all((tmp_path / "state" / "data" / f).is_dir() for f in entry["files"])  # written by Spark
 
@@ -774,10 +777,10 @@ def test_executors_state_is_durable_and_reopens_on_spark(spark, tmp_path, monkey
 
     with pytest.raises(RuntimeError, match="the sink failed"):  # nothing committed, the answer rolled back
         m.apply(pd.DataFrame({"src": [0], "dst": [11], "weight": [0.5], "diff": [1]}), before_commit=failing_sink)
-    assert m.version == 4 and values_of(m) == oracle()
+    assert m.version == 5 and values_of(m) == oracle()
     m.close()
     again = MaintainedFixpoint.open(folder)
-    assert again.version == 4 and values_of(again) == oracle()
+    assert again.version == 5 and values_of(again) == oracle()
     assert sorted(os.listdir(tmp_path / "state" / "data")) == sorted(
         f for e in saved["relations"].values() for f in e["files"])  # nothing half-written is left
     again.close()
