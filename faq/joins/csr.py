@@ -423,6 +423,11 @@ def build_trie(columns: Sequence[np.ndarray], span: int, values: Optional[np.nda
     if k == 0:
         raise ValueError("a trie needs at least one column")
     n = len(columns[0])
+    if n == 1:  # one row (a single change): an entry per level under parent 0, nothing to sort
+        one = np.array([0, 1], dtype=np.int64)
+        levels = tuple(TrieLevel(np.array([c[0]], dtype=np.int64), one, False, hashable) for c in columns)
+        single = None if values is None else np.ascontiguousarray(np.asarray(values)[:1])
+        return Trie(levels, single, 1, 24 * k + (0 if single is None else single.nbytes))
     # Rows often arrive sorted (the driver's cleaned edge lists): one pass saves the sort and the gathers.
     order = None if lexicographically_sorted(columns) else lexicographic_order(columns, span)
     cols = [np.ascontiguousarray(c if order is None else c[order], dtype=np.int64) for c in columns]
