@@ -21,10 +21,16 @@ scipy's (distances, reachable set, component labels as smallest ids) and the
 driver recomputation must change nothing.  Results: medians, p99 and max per
 problem, in ``bench/results/recursive_deletes.json``.
 
+``--placement executors`` keeps the fixpoint on Spark instead (there a batch
+with a deletion is a recomputation on Spark, and the baseline recomputation
+is Spark's too); ``--delete-fraction 0`` makes the batches insertions only.
+
 Run from the repository root::
 
     python -m bench.bench_recursive_deletes                 # the full run (~1M edges)
     python -m bench.bench_recursive_deletes --scale 12 --batches 5 --out /tmp/x.json   # a quick check
+    python -m bench.bench_recursive_deletes --placement executors --scale 14 --batch-size 100 \
+        --batches 6 --baseline-every 2 --problems min_plus --out bench/results/recursive_executors.json
 """
 
 from __future__ import annotations
@@ -48,6 +54,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--batch-size", type=int, default=1000)
     parser.add_argument("--baseline-every", type=int, default=4, help="time the baselines on every k-th batch")
     parser.add_argument("--problems", default=",".join(PROBLEMS))
+    parser.add_argument("--placement", choices=("driver", "executors"), default="driver")
+    parser.add_argument("--delete-fraction", type=float, default=0.5, help="of each batch's changes")
     return parser.parse_args(argv)
 
 
@@ -76,16 +84,17 @@ class Graph:
     def _key(self, u: int, v: int) -> tuple:
         return (min(u, v), max(u, v)) if self.undirected else (u, v)
 
-    def batch(self, rng: np.random.Generator, size: int) -> tuple[list, list]:
-        """Half deletions of existing edges, half insertions of new pairs (weights 1..100)."""
+    def batch(self, rng: np.random.Generator, size: int, delete_fraction: float = 0.5) -> tuple[list, list]:
+        """Deletions of existing edges (half by default), the rest insertions of new pairs (weights 1..100)."""
         live = np.flatnonzero(self.alive)
-        chosen = live[rng.choice(len(live), size=size // 2, replace=False)]
+        deleted = int(size * delete_fraction)
+        chosen = live[rng.choice(len(live), size=deleted, replace=False)]
         deletes = [(int(self.src[i]), int(self.dst[i])) for i in chosen]
         self.alive[chosen] = False
         for u, v in deletes:
             del self.index[self._key(u, v)]
         inserts = []
-        while len(inserts) < size - size // 2:
+        while len(inserts) < size - deleted:
             u, v = (int(x) for x in rng.integers(0, self.nodes, size=2))
             k = self._key(u, v)
             if u != v and k not in self.index:
@@ -138,9 +147,9 @@ def run_problem(problem: str, src, dst, weight, nodes: int, args, rng) -> dict:
     edges = pd.DataFrame({"src": src, "dst": dst, "weight": weight})
     t0 = time.perf_counter()
     if components:
-        m = MaintainedFixpoint.components(edges)
+        m = MaintainedFixpoint.components(edges, placement=args.placement)
     else:
-        m = MaintainedFixpoint.paths(edges, source, problem)
+        m = MaintainedFixpoint.paths(edges, source, problem, placement=args.placement)
     build = time.perf_counter() - t0
     graph = Graph(src, dst, weight, nodes, components)
     log(f"{problem}: built in {build:.2f} s, {m.size} node(s) with a value, {m.edge_rows} edge row(s); "
@@ -148,7 +157,7 @@ def run_problem(problem: str, src, dst, weight, nodes: int, args, rng) -> dict:
     incremental, trimmed, changed, driver, scipy_total, scipy_solve, checks = [], [], [], [], [], [], []
     recomputed = 0
     for k in range(1, args.batches + 1):
-        inserts, deletes = graph.batch(rng, args.batch_size)
+        inserts, deletes = graph.batch(rng, args.batch_size, args.delete_fraction)
         batch = UpdateBatch(f"batch {k}", inserts=tuple(inserts), deletes=tuple(deletes))
         t0 = time.perf_counter()
         change = m.apply(batch)
@@ -176,13 +185,14 @@ def run_problem(problem: str, src, dst, weight, nodes: int, args, rng) -> dict:
         ok = len(again) == 0 and (expected is None or got == expected)
         checks.append(ok)
         log(f"{problem} batch {k}: {incremental[-1] * 1000:.1f} ms incremental ({trimmed[-1]} trimmed, "
-            f"{changed[-1]} changed), {driver[-1]:.2f} s driver recompute, "
+            f"{changed[-1]} changed), {driver[-1]:.2f} s recompute on the {m.placement}, "
             f"{(scipy_total[-1] if expected is not None else float('nan')):.2f} s scipy; exact: {ok}")
         if not ok:
             raise SystemExit(f"{problem}: the maintained answer differs after batch {k}")
     speedup = float(np.median(driver) / np.median(incremental)) if driver else None
     result = {
         "source": None if components else source,
+        "placement": m.placement,
         "build_seconds": round(build, 3),
         "nodes_with_value": m.size,
         "edge_rows": m.edge_rows,
@@ -224,8 +234,9 @@ def main(argv=None) -> int:
     log(f"{path.name}: {len(src)} edges over {nodes} node ids")
     run["graph"] = {"file": path.name, "scale": args.scale, "edge_factor": args.edge_factor, "edges": len(src),
                     "weights": "uniform integers 1..100"}
-    run["batch"] = {"size": args.batch_size, "deletions": args.batch_size // 2,
-                    "insertions": args.batch_size - args.batch_size // 2, "batches": args.batches,
+    deleted = int(args.batch_size * args.delete_fraction)
+    run["batch"] = {"size": args.batch_size, "deletions": deleted,
+                    "insertions": args.batch_size - deleted, "batches": args.batches,
                     "baseline_every": args.baseline_every}
     results = {}
     for problem in args.problems.split(","):
