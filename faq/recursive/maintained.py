@@ -240,7 +240,7 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
         self.budget = budget_bytes(budget)
         self.scope = Scope()  # the Spark fixpoint when the answer lives on the executors
         self._spark: Optional["SparkFixpoint"] = None
-        self._spark_versions = Versions()  # the executors placement keeps versions in memory only
+        self._spark_versions = Versions()  # the executors placement's versions (and store, with path=)
         self._factor: Optional[Factor] = None  # the answer as a Spark factor, made on first use
         if _restored is not None:
             state, meta = _restored

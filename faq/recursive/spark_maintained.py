@@ -191,20 +191,11 @@ class SparkFixpoint(FixpointProblem, Owner):
             self._progress(f"{rows} edge(s) cached")
             if answer is not None:  # a saved answer (a reopened state): nothing to solve
                 run = self._restored_answer(answer)
-            elif components:
-                seeds = node_frame(edges, nodes).select(F.col(NODE), F.col(NODE).alias(VALUE))
             else:
-                seeds = source_seed(self._spark, self.source, self.semiring)
-            if answer is None:
-                run = solve(
-                    self._spark,
-                    [self._base],
-                    seeds,
-                    self.semiring,
-                    max_iterations=max_iterations,
-                    progress=self._progress,
-                    may_cycle=self._may_cycle,
-                )
+                seeds = node_frame(edges, nodes).select(F.col(NODE), F.col(NODE).alias(VALUE)) if components \
+                    else source_seed(self._spark, self.source, self.semiring)
+                run = solve(self._spark, [self._base], seeds, self.semiring, max_iterations=max_iterations,
+                            progress=self._progress, may_cycle=self._may_cycle)
         self._state = run.state
         self._state_scope = self.scope.adopt(run.scope)  # replaced, and closed, by each new answer
         self.initial_iterations = run.iterations if answer is None else initial_iterations
