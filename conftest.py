@@ -82,6 +82,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.joins.executor_index",
     "faq.joins.generic",
     "faq.joins.partitioned",
+    "faq.recursive.placed",
     "faq.recursive.seminaive",
     "faq.recursive.spark_maintained",
     "faq.scope",

@@ -176,32 +176,37 @@ def matrix_chain(matrices: Sequence[FactorLike], *, semiring: SemiringLike = "re
 
 def shortest_paths(edges: GraphLike, source: int, *, weight: Optional[str] = WEIGHT, progress: Any = None
                    ) -> "FixpointResult":
-    """Distances from ``source`` (min, +): the edges' ``weight`` column, else 1 per edge (hops)."""
-    from faq.recursive.seminaive import shortest_paths as _run
+    """Distances from ``source`` (min, +): the edges' ``weight`` column, else 1 per edge (hops).
 
-    return _run(edge_factor(edges, weight=weight), source, progress=progress)
+    Solved on the driver while the edges fit its budget, else on Spark (:mod:`faq.recursive.placed`).
+    """
+    from faq.recursive.placed import solve_placed
+
+    return solve_placed(edge_factor(edges, weight=weight), "min_plus", source=source, progress=progress)
 
 
 def widest_paths(edges: GraphLike, source: int, *, weight: Optional[str] = WEIGHT, progress: Any = None
                  ) -> "FixpointResult":
-    """Bottleneck capacities from ``source`` (max, min) over the edges' ``weight`` column."""
-    from faq.recursive.seminaive import widest_paths as _run
+    """Bottleneck capacities from ``source`` (max, min) over the edges' ``weight`` column (placed as
+    :func:`shortest_paths`)."""
+    from faq.recursive.placed import solve_placed
 
-    return _run(edge_factor(edges, weight=weight), source, progress=progress)
+    return solve_placed(edge_factor(edges, weight=weight), "max_min", source=source, progress=progress)
 
 
 def reachability(edges: GraphLike, source: int, *, progress: Any = None) -> "FixpointResult":
-    """The nodes reachable from ``source`` (∨, ∧)."""
-    from faq.recursive.seminaive import reachability as _run
+    """The nodes reachable from ``source`` (∨, ∧) (placed as :func:`shortest_paths`)."""
+    from faq.recursive.placed import solve_placed
 
-    return _run(edge_factor(edges), source, progress=progress)
+    return solve_placed(edge_factor(edges), "boolean", source=source, progress=progress)
 
 
 def connected_components(edges: GraphLike, *, progress: Any = None) -> "FixpointResult":
-    """Each node's component, labelled by its smallest node id (edge directions ignored)."""
-    from faq.recursive.seminaive import connected_components as _run
+    """Each node's component, labelled by its smallest node id (edge directions ignored; placed as
+    :func:`shortest_paths`)."""
+    from faq.recursive.placed import solve_placed
 
-    return _run(edge_factor(edges), progress=progress)
+    return solve_placed(edge_factor(edges), components=True, progress=progress)
 
 
 # --- inputs -------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import networkx as nx
 import numpy as np
 import pytest
@@ -125,6 +127,26 @@ def test_paths_and_components_from_dataframes(spark):
         assert {r[0] for r in reached.factor.df.collect()} == {1, 2, 3}
     with faq.connected_components(weighted) as components:
         assert {r[0]: r[1] for r in components.factor.df.collect()} == {1: 1, 2: 1, 3: 1, 7: 7, 8: 7}
+
+
+def test_one_shot_fixpoints_are_solved_on_the_driver_while_they_fit(spark):
+    """The same answers on both placements; the result says where it was solved and why."""
+    weighted = spark.createDataFrame([(1, 2, 1.5), (2, 3, 1.0), (1, 3, 5.0), (7, 8, 1.0), (9, 9, 2.0)],
+                                     ["src", "dst", "weight"])
+    answers = {}
+    for budget in (None, "100"):  # the session's driver budget, then one no edge index fits
+        if budget:
+            spark.conf.set("spark.faq.localMemory", budget)
+        try:
+            with faq.widest_paths(weighted, 1) as widest, faq.connected_components(weighted) as parts:
+                where = {widest.placement, parts.placement, widest.to_dict()["placement"]}
+                assert where == {"driver" if budget is None else "executors"}, widest.placement_reason
+                assert ("exceed" in parts.placement_reason) == (budget is not None)
+                answers[budget] = (sorted(map(tuple, widest.df.collect())), sorted(map(tuple, parts.df.collect())))
+        finally:
+            spark.conf.unset("spark.faq.localMemory")
+    assert answers[None] == answers["100"]
+    assert answers[None] == ([(1, math.inf), (2, 1.5), (3, 5.0)], [(1, 1), (2, 1), (3, 1), (7, 7), (8, 7), (9, 9)])
 
 
 def test_bad_inputs_say_what_was_expected(spark):

@@ -126,6 +126,9 @@ class FixpointResult(Owner):
     seconds: float
     edges: int = 0
     scope: Scope = field(default_factory=Scope, repr=False)
+    #: Where it was solved: ``"executors"`` (Spark rounds) or ``"driver"`` (:mod:`faq.recursive.placed`), and why.
+    placement: str = "executors"
+    placement_reason: str = "semi-naive rounds on Spark"
 
     @property
     def df(self) -> "DataFrame":
@@ -142,6 +145,8 @@ class FixpointResult(Owner):
             "iterations": self.iterations,
             "edges": self.edges,
             "seconds": round(self.seconds, 3),
+            "placement": self.placement,
+            "placement_reason": self.placement_reason,
         }
 
 
