@@ -15,6 +15,11 @@ against it:
 * **Matrix chains**: ``faq.matrix_chain`` of the bundled SuiteSparse files
   (bcsstk21 · bcsstm21 · bcsstk21, 3,600²; dwt_2680³, 2,680²) on faq's own
   clock (reading included), against scipy's ``mmread`` and ``@``.
+* **Fixpoints**: ``faq.shortest_paths`` and ``faq.connected_components`` of
+  edges given as a Spark DataFrame (a four-edge graph; wiki-Vote, 103,689
+  edges, unit weights), placed by faq (on the driver while they fit) and as
+  Spark rounds (``executors``: :mod:`faq.recursive.seminaive`), against
+  scipy.sparse.csgraph from numpy arrays (``dijkstra``, ``connected_components``).
 
 Each figure is the median of ``--repeat`` warm runs, with the minimum and
 maximum beside it; the first (cold) run is reported apart.
@@ -254,13 +259,74 @@ def bench_chains(repeat: int, placements: list[str]) -> list[dict]:
     return records
 
 
+def bench_fixpoints(spark: Any, repeat: int, placements: list[str]) -> list[dict]:
+    import pandas as pd
+    import scipy.sparse
+    from scipy.sparse.csgraph import connected_components, dijkstra
+
+    import faq
+    from faq.recursive import seminaive
+    from faq.recursive.edge_input import edge_table
+
+    tiny = pd.DataFrame({"src": [1, 2, 1, 4], "dst": [2, 3, 3, 1], "weight": [4.0, 1.0, 7.0, 1.0]})
+    wiki = pd.read_csv(TEST_DATA / "wiki-Vote.txt.gz", sep="\t", comment="#", header=None, names=["src", "dst"])
+    wiki["weight"] = 1.0
+    records = []
+    for name, edges in (("four edges", tiny), ("wiki-Vote", wiki)):
+        df = spark.createDataFrame(edges).cache()
+        df.count()
+        src, dst, weight = edge_table(edges)
+        n = int(max(src.max(), dst.max())) + 1
+        matrix = scipy.sparse.csr_matrix((weight, (src, dst)), shape=(n, n))
+        source = int(edges["src"].iloc[0])
+        for problem in ("shortest_paths", "connected_components"):
+            def with_scipy():
+                if problem == "shortest_paths":
+                    dist = dijkstra(matrix, indices=source)
+                    reached = np.flatnonzero(np.isfinite(dist))
+                    return dict(zip(reached.tolist(), dist[reached].tolist()))
+                _, labels = connected_components(matrix, directed=False)
+                seen = np.unique(np.concatenate([src, dst]))
+                smallest = np.full(labels.max() + 1, n)
+                np.minimum.at(smallest, labels[seen], seen)
+                return {int(v): int(smallest[labels[v]]) for v in seen}
+
+            expected, _, base = timed(with_scipy, repeat)
+            record = {"graph": name, "edges": len(edges), "problem": problem, "scipy_seconds": summary(base)}
+            for placement in placements:
+                def with_faq():
+                    if placement == "auto":
+                        result = faq.shortest_paths(df, source) if problem == "shortest_paths" else \
+                            faq.connected_components(df)
+                    else:
+                        factor = faq.edge_factor(df, weight="weight")
+                        result = seminaive.shortest_paths(factor, source) if problem == "shortest_paths" else \
+                            seminaive.connected_components(factor)
+                    table = result.df.toArrow()  # the answer read back: both placements hand a DataFrame
+                    return result, dict(zip(table.column(0).to_pylist(), table.column(1).to_pylist()))
+
+                (result, got), cold, warm = timed(with_faq, repeat if placement == "auto" else 2)
+                with result:
+                    if got != expected:
+                        raise SystemExit(f"{name} {problem} ({placement}): differs from scipy")
+                    record[f"faq_{placement}"] = {"cold": round(cold, 4), **summary(warm),
+                                                  "placement": result.placement, "iterations": result.iterations}
+            if "auto" in placements and "executors" in placements:
+                record["executors_over_auto"] = round(record["faq_executors"]["median"] / record["faq_auto"]["median"], 1)
+            log(f"{name} {problem}: scipy {record['scipy_seconds']['median']} s; "
+                + "; ".join(f"{k} {v['median']} s ({v['placement']})" for k, v in record.items() if k.startswith("faq_")))
+            records.append(record)
+        df.unpersist()
+    return records
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", type=int, nargs="*", default=[20, 30, 37], help="random networks' variables")
     parser.add_argument("--repeat", type=int, default=5, help="warm runs per figure")
     parser.add_argument("--placements", nargs="*", default=list(PLACEMENTS), choices=PLACEMENTS)
     parser.add_argument("--given", nargs="*", default=["spark", "pandas"], choices=["spark", "pandas"])
-    parser.add_argument("--skip", nargs="*", default=[], choices=["networks", "chains"])
+    parser.add_argument("--skip", nargs="*", default=[], choices=["networks", "chains", "fixpoints"])
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
 
@@ -272,6 +338,8 @@ def main(argv: list[str] | None = None) -> None:
         record["networks"] = bench_networks(spark, args.sizes, args.repeat, args.placements, args.given)
     if "chains" not in args.skip:
         record["chains"] = bench_chains(args.repeat, args.placements)
+    if "fixpoints" not in args.skip:
+        record["fixpoints"] = bench_fixpoints(spark, args.repeat, args.placements)
     path = record.save(None if args.out is None else __import__("pathlib").Path(args.out))
     log(f"wrote {path}")
 
