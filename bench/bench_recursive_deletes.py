@@ -202,14 +202,16 @@ def run_problem(problem: str, src, dst, weight, nodes: int, args, rng) -> dict:
         "incremental_first_batch_seconds": round(incremental[0], 4),
         "incremental_after_first_seconds": stats(incremental[1:]),
         "incremental_each_ms": [round(x * 1000, 1) for x in incremental],
-        "driver_recompute_seconds": stats(driver),
+        "driver_recompute_seconds": stats(driver),  # m.recompute(): on Spark when the placement is the executors
+        "recompute_placement": m.placement,
         "scipy_recompute_seconds": stats(scipy_total) or "scipy has no widest-path routine",
         "scipy_solve_only_seconds": stats(scipy_solve) or None,
         "trimmed_nodes_per_batch": {"median": float(np.median(trimmed)), "max": int(max(trimmed)),
                                     "mean": round(float(np.mean(trimmed)), 1)},
         "changed_nodes_per_batch": {"median": float(np.median(changed)), "max": int(max(changed))},
         "batches_recomputed": recomputed,
-        "exact_checks": f"{sum(checks)}/{len(checks)} batches equal to scipy and to a driver recomputation",
+        "exact_checks": f"{sum(checks)}/{len(checks)} batches equal to scipy and to a recomputation "
+                        f"on the {m.placement}",
         "speedup_vs_driver_recompute_median": round(speedup, 1) if speedup else None,
         "speedup_vs_scipy_median": round(float(np.median(scipy_total) / np.median(incremental)), 1)
         if scipy_total else None,
