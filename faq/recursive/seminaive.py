@@ -116,9 +116,11 @@ _prepare_edges = prepare_edges
 class FixpointResult(Owner):
     """The answer of a fixpoint: one row per node that has a (non-zero) value.
 
-    ``factor`` has the variable ``node`` and the value column ``value``; its
-    DataFrame is cached, owned by :attr:`scope`: call :meth:`close` (or use
-    the result as a context manager) when done.
+    ``factor`` has the variable ``node`` and the value column ``value``.  Solved
+    on Spark, its DataFrame is cached, owned by :attr:`scope`: call
+    :meth:`close` (or use the result as a context manager) when done.  Solved
+    on the driver (:mod:`faq.recursive.placed`), it is built from the driver's
+    rows and holds no cache; closing it is harmless.
     """
 
     factor: Factor
