@@ -121,21 +121,16 @@ def test_a_stream_of_change_files_keeps_shortest_paths_exact(spark, tmp_path):
 
 
 def test_a_restart_applies_no_micro_batch_twice_for_components(spark, tmp_path):
-    """(A fixpoint on the executors, whose state Spark writes, is restarted the same way on Spark Connect:
-    tests/test_streaming.py; its save, reopening and rollback: tests/test_recursive.py.)"""
-    placement = "driver"
     start, batches, final = edge_batches(seed=7, files=4, rows=6, nodes=12, initial=10, weighted=False)
     write_files(tmp_path / "in", batches)
     state, checkpoint, sink = (str(tmp_path / n) for n in ("state", "checkpoint", "sink"))
     nodes = {n for pair in start for n in pair} | {n for b in batches for row in b if row[3] > 0 for n in row[:2]}
 
-    m = MaintainedFixpoint.components(list(start), path=state, progress=crash_after(2), placement=placement)
-    assert m.placement == placement
+    m = MaintainedFixpoint.components(list(start), path=state, progress=crash_after(2))
     stream_until_crash(m, file_stream(spark, tmp_path / "in"), checkpoint, sink)
 
     events = []
     reopened = MaintainedFixpoint.open(state, progress=events.append)
-    assert reopened.placement == placement
     assert reopened.version == 2  # committed, though Spark did not commit micro-batch 1
     assert len(os.listdir(sink)) == 2  # each written before its commit
     with warnings.catch_warnings():
