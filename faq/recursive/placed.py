@@ -34,11 +34,13 @@ from __future__ import annotations
 import time
 from typing import Any, Optional, Union
 
+import pyarrow as pa
+
 from faq.factor import Factor
 from faq.incremental.rules import DRIVER, EXECUTORS, budget_bytes, choose_placement
-from faq.recursive.edge_input import row_count
+from faq.recursive.edge_input import edge_table, row_count
 from faq.recursive.propagate import fixpoint_ops
-from faq.recursive.seminaive import MIN_LABEL, FixpointResult, check_semiring
+from faq.recursive.seminaive import DST, MIN_LABEL, SRC, WEIGHT, FixpointResult, check_semiring
 
 __all__ = ["solve_placed"]
 
@@ -78,10 +80,13 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
         result = seminaive.connected_components(edges, progress=progress) if components else \
             seminaive.paths(edges, source, semiring, progress=progress)
     else:
-        with MaintainedFixpoint(edges, semiring, source=source, components=components, progress=progress,
+        # Collected once here: handed the Factor, the maintained fixpoint would count its rows again.
+        src, dst, weight = edge_table(edges)
+        collected = pa.table({SRC: src, DST: dst, WEIGHT: weight})
+        with MaintainedFixpoint(collected, semiring, source=source, components=components, progress=progress,
                                 placement=DRIVER) as solved:
-            result = FixpointResult(factor=solved.state, iterations=solved.initial_iterations, seconds=0.0,
-                                    edges=solved.edge_rows)
+            result = FixpointResult(factor=solved.state.with_name(f"{edges.name}*"),
+                                    iterations=solved.initial_iterations, seconds=0.0, edges=solved.edge_rows)
     result.seconds = time.perf_counter() - started
     result.placement, result.placement_reason = where, reason
     return result
