@@ -1,18 +1,27 @@
-"""Bad input at the edges: null keys, corrupt or truncated files -> a named error, exit code 2, no output.
+"""Bad input at the edges: null keys, values no semiring holds, corrupt or truncated files, malformed edge
+lists read by Spark, deltas with the wrong multiplicity column -> a named error, exit code 2, no output.
 
 Each case goes through the API (the class and its parameters) and through
 :func:`faq.cli.main` in-process (exit code 2, one line naming the file, nothing
-written).  The files are tiny and made in ``tmp_path``.
+written) where the command line reads it.  The files are tiny and made in
+``tmp_path``.  Bad input found without Spark, and the command run as a
+process of its own, are tests/test_bad_input_driver.py's.
 """
 
 import gzip
 import os
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
+import faq
 from faq import io
-from faq.errors import MalformedInputError, NullKeyError
+from faq.errors import InvalidDeltaError, InvalidFactorValueError, MalformedInputError, NullKeyError
+from faq.factor import factor_of
+from faq.incremental import maintain
+from faq.incremental.track import track
 from tests.helpers import error_lines, run
 
 MTX_HEADER = "%%MatrixMarket matrix coordinate real general\n"
@@ -68,8 +77,11 @@ def test_a_null_key_in_a_parquet_file_is_refused(null_parquet, read):
 @pytest.mark.usefixtures("spark")
 def test_a_table_without_null_keys_still_loads(tmp_path):
     path = tmp_path / "ok.csv"
-    path.write_text("a,b,value\n1,2,\n2,3,4\n")  # a null *value* is validate()'s business, not a key
+    path.write_text("a,b,value\n1,2,1\n2,3,4\n")
     assert io.read_csv(path).count() == 2
+    relation = tmp_path / "relation.csv"
+    relation.write_text("a,b\n1,2\n2,3\n")  # no value column: every row is one
+    assert io.read_csv(relation).count() == 2
 
 
 @pytest.mark.parametrize("table", ["null_csv", "null_parquet"])
@@ -171,3 +183,137 @@ def test_a_bad_matrix_on_the_command_line(capsys, tmp_path, name):
     path = write_matrix(tmp_path, name)
     argv = ["matrix-chain", good, path]
     assert_refused(capsys, tmp_path, argv, tmp_path / "out.mtx", "[MALFORMED_INPUT]", str(path))
+
+
+# --- values no semiring holds: null, NaN, a negative count ------------------------------------------
+
+BAD_VALUES = {  # name -> (rows of a, b, value; semiring; problem; count; the first bad row's a)
+    "null": ([(1, 2, 1.0), (2, 3, None), (3, 4, None)], "counting", "null", 2, 2),
+    "nan": ([(1, 2, 1.5), (2, 3, 2.0), (3, 4, float("nan"))], "real", "NaN", 1, 3),
+    "negative": ([(1, 2, 3), (2, 3, -5), (3, 4, 1)], "counting", "negative", 1, 2),
+}
+
+
+def write_values(tmp_path, name: str, suffix: str):
+    rows, *_ = BAD_VALUES[name]
+    path = tmp_path / f"{name}{suffix}"
+    if suffix == ".csv":
+        text = "".join(f"{a},{b},{'' if v is None else 'NaN' if v != v else v}\n" for a, b, v in rows)
+        path.write_text("a,b,value\n" + text)
+    else:  # Arrow keeps a NaN a NaN (pandas would write it as a null)
+        value = pa.array([v for _, _, v in rows], pa.int64() if name == "negative" else pa.float64())
+        pq.write_table(pa.table({"a": [r[0] for r in rows], "b": [r[1] for r in rows], "value": value}), path)
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+@pytest.mark.parametrize("name", sorted(BAD_VALUES))
+@pytest.mark.usefixtures("spark")
+def test_a_value_no_semiring_holds_is_refused_with_its_row(tmp_path, name, suffix):
+    path = write_values(tmp_path, name, suffix)
+    _, semiring, problem, count, first = BAD_VALUES[name]
+    with pytest.raises(InvalidFactorValueError) as info:
+        io.read_factor(path, semiring=semiring)
+    p = info.value.parameters
+    assert (p["path"], p["factor"], p["column"], p["problem"], p["count"]) == (str(path), name, "value", problem, count)
+    assert p["row"].startswith(f'{{"a":{first},')  # the first such row, in file order
+    assert str(path) in str(info.value)
+    assert ("semiring='integer'" if problem == "negative" else "fill or drop") in str(info.value)
+
+
+@pytest.mark.usefixtures("spark")
+def test_a_negative_value_is_a_value_of_the_integer_ring(tmp_path):
+    path = write_values(tmp_path, "negative", ".csv")
+    assert sorted(tuple(r) for r in io.read_csv(path, semiring="integer").df.collect()) == [(1, 2, 3), (2, 3, -5),
+                                                                                              (3, 4, 1)]
+
+
+@pytest.mark.parametrize("name", sorted(BAD_VALUES))
+@pytest.mark.usefixtures("spark")
+def test_a_bad_value_on_the_command_line(capsys, tmp_path, name):
+    path = write_values(tmp_path, name, ".csv")
+    semiring = BAD_VALUES[name][1]
+    argv = ["query", "p(a) := e(a,b)", "--factor", f"e={path}", "--semiring", semiring]
+    assert_refused(capsys, tmp_path, argv, tmp_path / "out.csv", "[INVALID_FACTOR_VALUE]", str(path), "'value'",
+                   BAD_VALUES[name][2])
+
+
+# --- malformed edge lists read by Spark ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text, kw, line_number, reason",
+    [
+        ("1 2\n2 foo\n", {"engine": "spark"}, 2, "node id 'foo' is not a 64-bit integer"),
+        ("1 2\n2 1e12\n", {"engine": "spark"}, 2, "node id '1e12'"),
+        (f"1 2\n{2**63} 1\n", {"engine": "spark"}, 2, "64-bit integers run from"),
+        ("1 2 3\n2 3 -5\n", {"weight_column": 3}, 2, "weight '-5' in column 3 is negative"),
+    ],
+)
+@pytest.mark.usefixtures("spark")
+def test_a_malformed_edge_list_read_by_spark(tmp_path, text, kw, line_number, reason):
+    path = tmp_path / "bad.txt"
+    path.write_text(text)
+    with pytest.raises(MalformedInputError) as info:
+        io.read_edge_list(path, **kw)
+    p = info.value.parameters
+    assert (p["path"], p["line_number"], p["line"]) == (str(path), line_number, text.split("\n")[line_number - 1])
+    assert reason in p["reason"]
+
+
+@pytest.mark.usefixtures("spark")
+def test_a_negative_weight_is_read_by_the_integer_ring(tmp_path):
+    path = tmp_path / "signed.txt"
+    path.write_text("1 2 3\n2 3 -5\n")
+    rows = sorted(tuple(r) for r in io.read_edge_list(path, weight_column=3, semiring="integer").df.collect())
+    assert rows == [(1, 2, 3), (2, 3, -5)]
+
+
+# --- deltas carrying the other multiplicity column -------------------------------------------------------
+
+
+def assert_wrong_multiplicity(info, expected: str, found: str) -> None:
+    err = info.value
+    assert err.error_class == "MULTIPLICITY_COLUMN" and isinstance(err, InvalidDeltaError)
+    assert (err.parameters["expected"], err.parameters["found"]) == (expected, found)
+    assert f"rename {found!r} to {expected!r}" in str(err)
+
+
+@pytest.mark.usefixtures("spark")
+def test_a_maintained_query_refuses_a_diff_column():
+    edges = factor_of([(1, 2, 1), (2, 3, 1), (1, 3, 1)], ["src", "dst"], "counting")
+    with maintain("count() := edge(a,b), edge(b,c), edge(a,c)", {"edge": edges}) as mq:
+        with pytest.raises(InvalidDeltaError) as info:
+            mq.apply(edge=pd.DataFrame({"src": [1], "dst": [3], "diff": [-1]}))  # a deletion, meant
+        assert_wrong_multiplicity(info, "value", "diff")
+        assert mq.version == 0 and mq.scalar() == 1  # nothing applied
+        mq.apply(edge=pd.DataFrame({"src": [1], "dst": [3], "value": [-1]}))
+        assert mq.scalar() == 0
+
+
+@pytest.mark.usefixtures("spark")
+def test_a_maintained_model_refuses_a_value_column():
+    edges = pd.DataFrame({"a": [1, 2, 2], "b": [2, 3, 4], "w": [1.0, 2.0, 3.0]})
+    with faq.covariance("edges(a, b)", ["edges.w"], maintained=True, edges=edges) as model:
+        with pytest.raises(InvalidDeltaError) as info:
+            model.apply(edges=pd.DataFrame({"a": [1], "b": [2], "w": [1.0], "value": [-1]}))
+        assert_wrong_multiplicity(info, "diff", "value")
+        assert model.version == 0 and model.rows == 3
+        model.apply(edges=pd.DataFrame({"a": [1], "b": [2], "w": [1.0], "diff": [-1]}))
+        assert model.rows == 2
+    named = pd.DataFrame({"a": [1, 2], "b": [2, 3], "value": [1.0, 2.0]})  # a feature named value is data
+    with faq.covariance("t(a, b)", ["t.value"], maintained=True, t=named) as model:
+        model.apply(t=pd.DataFrame({"a": [5], "b": [6], "value": [4.0]}))
+        assert model.rows == 3
+
+
+@pytest.mark.usefixtures("spark")
+def test_a_tracked_motif_refuses_a_value_column():
+    edges = factor_of([(1, 2, 1), (2, 3, 1)], ["src", "dst"], "counting")
+    with track(edges, "(a)->(b); (b)->(c)") as tracker:
+        deleting = {"src": [1], "dst": [2], "value": [-1]}
+        for batch in ({"edge": pa.table(deleting)}, pd.DataFrame(deleting)):  # a stream's form, and apply's
+            with pytest.raises(InvalidDeltaError) as info:
+                tracker.apply(batch)
+            assert_wrong_multiplicity(info, "diff", "value")
+        assert tracker.version == 0 and tracker.count == 1

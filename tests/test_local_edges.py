@@ -125,23 +125,42 @@ def test_empty_and_comment_only_files(tmp_path):
         "1\t2\n2 3\n",  # another separator
         "1 2\n# a comment in the middle\n2 3\n",
         "1 2\n   \n2 3\n",  # a line of blanks
-        "1 2\n2 0x1F\n",  # Arrow's integer parser takes hex; the Spark path rejects it
-        "1 2\n00000000000000000001 2\n",  # 20 digits: Arrow takes it, the Spark path rejects it
         "1 2\n+2 3\n",  # valid for Spark; Arrow's cast refuses the sign, so Spark reads it
         "\ufeff1 2\n",  # a byte-order mark is part of the first id for Spark
-        "1 2\n99999999999999999999 1\n",
-        "1 2\n3\n",
-        '"1" 2\n',  # quotes are characters, not quoting
         " 1 2\n",
-        # Plain digits and '-' (the unchecked int64 parse) that are still not ids:
-        "1 2\n2 -\n",
-        "1 2\n5-3 1\n",
-        "1 2\n2 \n",  # an empty field
+        "1 2\n2 \n",  # an empty field: Arrow and Spark split it differently
         "1 2\n2\t3\n",
+        "1\t2\n2 x\t3\n",  # malformed, but Arrow's first field holds a blank: Spark reports it
     ],
 )
-def test_irregular_or_malformed_files_are_left_to_spark(tmp_path, text):
+def test_irregular_files_are_left_to_spark(tmp_path, text):
     assert read_edge_arrays(write(tmp_path, "odd.txt", text)) is None
+
+
+@pytest.mark.parametrize(
+    "text, line_number, reason",
+    [
+        ("1 2\n2 0x1F\n", 2, "node id '0x1F' is not a 64-bit integer"),  # Arrow's integer parser takes hex
+        ("1 2\n00000000000000000001 2\n", 2, "at most 19 digits"),  # Arrow takes it, the Spark path does not
+        ("1 2\n99999999999999999999 1\n", 2, "64-bit integers run from"),
+        ("1 2\n9223372036854775808 1\n", 2, "64-bit integers run from -9223372036854775808 to 9223372036854775807"),
+        ("1 2\n1e12 1\n", 2, "node id '1e12' is not a 64-bit integer"),
+        ("# h\n1 2\n3\n", 3, "expected at least 2 fields"),
+        ("1 2\n3\t\n", 2, "expected at least 2 fields"),  # one field once the line is trimmed
+        ('"1" 2\n', 1, "node id '\"1\"'"),  # quotes are characters, not quoting
+        # Plain digits and '-' (the unchecked int64 parse) that are still not ids:
+        ("1 2\n2 -\n", 2, "node id '-'"),
+        ("1 2\n5-3 1\n", 2, "node id '5-3'"),
+        ("1,2\n2,foo,x\n", 2, "node id 'foo'"),  # more fields than the first line: the Spark path's error too
+    ],
+)
+def test_malformed_lines_are_reported_without_spark(tmp_path, text, line_number, reason):
+    path = write(tmp_path, "bad.txt", text)
+    with pytest.raises(MalformedInputError) as info:
+        read_edge_arrays(path)
+    p = info.value.parameters
+    assert (p["path"], p["line_number"], p["line"]) == (path, line_number, text.split("\n")[line_number - 1])
+    assert reason in p["reason"]
 
 
 def test_uris_globs_directories_and_large_files_are_left_to_spark(tmp_path, monkeypatch):

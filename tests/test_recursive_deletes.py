@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from scipy.sparse import csr_matrix
 from scipy.sparse.csgraph import dijkstra
 
+from faq.errors import StateLockedError
 from faq.io.updates import UpdateBatch
 from faq.recursive import MaintainedFixpoint
 from faq.recursive.trimming import subtrees
@@ -299,8 +300,11 @@ def test_durable_state_reopened_continues_with_deletions(tmp_path_factory, case)
 def test_durable_components_reopened_with_deletions(tmp_path):
     m = MaintainedFixpoint.components([(1, 2), (2, 3), (3, 4), (5, 6)], path=str(tmp_path / "c"))
     m.delete([(2, 3)])
-    reopened = MaintainedFixpoint.open(tmp_path / "c")
+    reopened = MaintainedFixpoint.open(tmp_path / "c")  # reading while m is the writer
     assert values_of(reopened) == {1: 1, 2: 1, 3: 3, 4: 3, 5: 5, 6: 5}
+    with pytest.raises(StateLockedError):  # one writer at a time: m still holds the state
+        reopened.apply(UpdateBatch("x", inserts=((4, 1, None),), deletes=((5, 6),)))
+    m.close()
     reopened.apply(UpdateBatch("x", inserts=((4, 1, None),), deletes=((5, 6),)))
     assert values_of(reopened) == {1: 1, 2: 1, 3: 1, 4: 1, 5: 5, 6: 6}
     assert values_of(MaintainedFixpoint.open(tmp_path / "c")) == values_of(reopened)

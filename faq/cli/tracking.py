@@ -84,12 +84,14 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
 
 
 def check_track(args: argparse.Namespace) -> None:
-    """Checks that need no Spark: the graph and the update folder exist, ``--show`` is not negative."""
-    from faq.io.updates import update_files
+    """Checks that need no Spark: the graph and the update folder exist, its batch files parse, ``--show`` is
+    not negative."""
+    from faq.io.updates import read_batch, update_files
     from faq.errors import InvalidArgumentError
 
     require_file(args.path)
-    update_files(args.updates)  # a missing or non-directory UPDATES_DIR is a one-line error
+    for file in update_files(args.updates):  # a missing or non-directory UPDATES_DIR is a one-line error
+        read_batch(file)  # a bad line (or a file cut short) fails before Spark starts
     if args.show < 0:
         raise InvalidArgumentError("--show", args.show, "must be 0 or more")
     check_follow_options(args)

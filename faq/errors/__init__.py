@@ -106,6 +106,7 @@ from faq.errors.classes import (  # the classes callers catch by name
     BatchAlreadyAppliedError,
     VersionGapError,
     StateDirectoryError,
+    StateLockedError,
     InvalidDeltaError,
     CompactionFailedError,
     NotIdempotentError,
@@ -128,7 +129,7 @@ __all__ = [
     "UnreleasableResourceError", "DriverCopyError", "WorkerEnvironmentError", "TimeTypeError", "DiffTypeError",
     "ColumnTypeMismatchError", "ColumnRoleError", "ColumnClashError", "AlreadyDifferentiatedError",
     "NotDifferentiatedError", "InvalidJoinTypeError", "NonMonotoneUpdateError", "NegativeCountError",
-    "NotMaintainableError", "BatchAlreadyAppliedError", "VersionGapError", "StateDirectoryError",
+    "NotMaintainableError", "BatchAlreadyAppliedError", "VersionGapError", "StateDirectoryError", "StateLockedError",
     "InvalidDeltaError", "CompactionFailedError", "NotIdempotentError", "FixpointNotConvergedError",
     "NegativeCycleError", "MissingDependencyError", "NonMonotoneDeltaError",
 ]

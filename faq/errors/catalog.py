@@ -161,8 +161,18 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         },
     ),
     "INVALID_FACTOR_VALUE": ErrorClass(
-        "factor {factor!r}: value column {column!r} has {count} {problem} value(s)",
-        ("factor", "column", "problem", "count"),
+        "{in_file}factor {factor!r}: value column {column!r} has {count} {problem} value(s){first}{advice}",
+        ("factor", "column", "problem", "count", "path", "row"), optional={"path": None, "row": None},
+        derived={
+            "in_file": lambda p: f"{p['path']}: " if p["path"] is not None else "",
+            "first": lambda p: f" (the first: {clip(p['row'], 200)})" if p["row"] is not None else "",
+            "advice": lambda p: {
+                "null": "; a null is no value of a semiring (nor its zero): fill or drop those rows",
+                "NaN": "; NaN is no value of a semiring: fill or drop those rows",
+                "negative": "; the counting semiring holds counts (0, 1, 2, ...): read signed values with "
+                            "semiring='integer'",
+            }.get(p["problem"], ""),
+        },
     ),
     "VARIABLE_TYPE_MISMATCH": ErrorClass(
         "variable {variable!r} has different column types in its factors ({shown}); cast the columns to one type",
@@ -322,6 +332,21 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
     "SERVER_NOT_STARTED": ErrorClass(
         "the Spark Connect server did not start on port {port}; see {log}", ("port", "log"), extra=True
     ),
+    "SERVE_DIRECTORY_UNSAFE": ErrorClass(
+        "faq serve's directory {path!r} {reason}: it holds the servers' tokens and must be yours alone "
+        "(mode 700); remove it (or 'chmod 700' it if it is yours and holds nothing foreign) and run again",
+        ("path", "reason"),
+    ),
+    "SERVE_FILE_UNSAFE": ErrorClass(
+        "{path!r} {reason}: faq serve neither reads nor writes through it; remove it and run again",
+        ("path", "reason"),
+    ),
+    "SERVER_NOT_OURS": ErrorClass(
+        "the record {path!r} names process {pid} for port {port}, but that process is not the faq server "
+        "it started ({reason}); nothing was signalled or removed. If no faq server runs on port {port}, "
+        "delete {path!r}",
+        ("port", "pid", "path", "reason"),
+    ),
     # learning over joins
     "EMPTY_JOIN": ErrorClass("the join is empty: no row to {purpose}", ("purpose", "count")),
     "TOO_FEW_ROWS": ErrorClass(
@@ -396,7 +421,19 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         ("version", "current"), derived={"next": lambda p: p["current"] + 1},
     ),
     "STATE_DIRECTORY": ErrorClass("{path}: {reason}", ("path", "reason")),
+    "STATE_LOCKED": ErrorClass(
+        "{path}: another process writes this state ({holder}); one writer at a time: close it (or let it "
+        "end) and try again, or reopen the state to read it only",
+        ("path", "holder"),
+    ),
     "INVALID_DELTA": ErrorClass("delta for factor {factor!r}: {reason}", ("factor", "reason"), extra=True),
+    "MULTIPLICITY_COLUMN": ErrorClass(
+        "delta for {factor!r}: {target} reads each row's {meaning} from a column {expected!r}, which the delta "
+        "lacks; it has {found!r}, which {target} does not read (every row would count as {default}): rename "
+        "{found!r} to {expected!r}",
+        ("factor", "expected", "found", "target", "meaning", "default"),
+        optional={"meaning": "multiplicity (+1 insert, -1 delete)", "default": "an insertion, +1"},
+    ),
     "COMPACTION_FAILED": ErrorClass(
         "the background compaction of relation {relation!r} failed ({reason}); its rows are unchanged",
         ("relation", "reason"),

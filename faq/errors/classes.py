@@ -302,6 +302,12 @@ class StateDirectoryError(FAQRuntimeError):
     error_class = "STATE_DIRECTORY"
 
 
+class StateLockedError(StateDirectoryError):
+    """Another process (or another object of this one) is the writer of a state directory; ``holder`` says who."""
+
+    error_class = "STATE_LOCKED"
+
+
 class InvalidDeltaError(FAQValueError):
     """A delta does not fit its factor (columns, types, or an unknown factor name)."""
 

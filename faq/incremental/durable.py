@@ -180,6 +180,16 @@ class Maintained:
         record.version, record.labels = target, labels
         return labels
 
+    def _release_store(self) -> None:
+        """Stop being the writer of the durable state (its lock is released; the state stays on disk).
+
+        Every ``close()`` calls it; a later batch takes the lock again (and is
+        refused if another writer committed meanwhile).
+        """
+        store = self._versions().store
+        if store is not None:
+            store.release()
+
     def _emit(self, event: "BatchEvent") -> None:
         """Hand a batch event to the ``progress`` callback (if any)."""
         if self.progress:

@@ -103,6 +103,7 @@ from faq.incremental.rules import (
 from faq.incremental.evaluated import EvaluatedAnswer, factor_table
 from faq.incremental.modes import MONOTONE, RECOMPUTE, SIGNED, DeltaChecks, delta_mode
 from faq.incremental.state import ANSWER, ResidentState, cast_arrow_values, to_arrow, value_ops
+from faq.incremental.store import Store, restoring
 from faq.language import FAQ, Atom, parse_query
 from faq.scope import Owner, Scope
 from faq.semirings import INTEGER, Semiring, get_semiring
@@ -172,6 +173,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         placement: str = "auto",
         budget: Optional[Union[int, str]] = None,
         _restored: Optional[tuple[ResidentState, dict]] = None,
+        _annex: Optional[Mapping[str, Any]] = None,
     ) -> None:
         from faq.insideout.binding import query_semiring, variable_types
 
@@ -180,14 +182,19 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         self.last_rules: list[RuleRun] = []
         self.remote = None
         self.scope = Scope()  # the executor indexes, when the placement is the executors
+        # What a target built on this query keeps in the same manifest (a model's features), saved with every version.
+        self.annex: dict[str, Any] = dict(_annex or {})
         if _restored is not None:
             self.state, meta = _restored
+            self.annex = dict(meta.get("annex") or {})
             self.semiring = get_semiring(meta["semiring"])
             self._meta = meta["factors"]
             self._setup(meta.get("placement", "auto"), meta.get("budget"))
             self._register_views()
             self._place(self._make_plan(measured=True))
             return
+        if path is not None:
+            Store(path).check_new()  # a path that cannot hold the state is refused before any work
         self.semiring = query_semiring(self.query, factors, semiring)
         variable_types(self.query, factors, self.semiring)  # every check before any work (no Spark job)
         self._meta = {name: {"variables": list(factors[name].variables), "value": factors[name].value,
@@ -368,7 +375,10 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
             A delta is a Factor, a Spark DataFrame (the factor's variable
             columns and its value column; a missing value column means "one"
             per row), pandas, an Arrow table, or tuples ``(keys..., value)``.
-            Factors can also be given as keywords: ``apply(edge=rows)``.
+            A delta without its value column but with a ``diff`` column (the
+            name of models' and trackers' deltas) is refused
+            (:mod:`faq.incremental.multiplicity`).  Factors can also be given
+            as keywords: ``apply(edge=rows)``.
         version : int, optional
             The version this batch makes (``self.version + 1``); a batch for
             a version reached already is refused, not counted twice.
@@ -482,6 +492,12 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
                     from faq.errors import MissingColumnError
 
                     raise MissingColumnError(column=c, available=table.column_names, source=f"the delta of {name!r}")
+            if VALUE not in table.column_names:  # a 'diff' column instead (a model's or a stream's name) is refused
+                from faq.incremental.multiplicity import check_multiplicity
+
+                check_multiplicity(table.column_names, meta["value"], factor=name, target="a maintained query",
+                                   data=columns, meaning="value (in a ring its signed change, e.g. +1 / -1)",
+                                   default="the semiring's one")
             value = meta["value"] if meta["value"] in table.column_names else VALUE
             if value != VALUE and value in table.column_names:
                 table = table.rename_columns([VALUE if c == value else c for c in table.column_names])
@@ -495,11 +511,12 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
     def open(cls, path: str, *, progress: Optional[Progress] = None) -> "MaintainedQuery":
         """Reopen a state saved with ``path=`` at its last committed version (no Spark needed)."""
         meta = cls._saved_manifest(path)
-        state, meta = ResidentState.load(path, get_semiring(meta["semiring_state"]))
-        q = meta["query"]
-        query = FAQ(tuple(Atom(f, tuple(vs)) for f, vs in q["atoms"]), tuple(q["free"]), q["name"],
-                    q["semiring"], tuple(tuple(a) for a in q["aggregates"]))
-        return cls(query, {}, progress=progress, _restored=(state, meta))
+        with restoring(path):
+            state, meta = ResidentState.load(path, get_semiring(meta["semiring_state"]))
+            q = meta["query"]
+            query = FAQ(tuple(Atom(f, tuple(vs)) for f, vs in q["atoms"]), tuple(q["free"]), q["name"],
+                        q["semiring"], tuple(tuple(a) for a in q["aggregates"]))
+            return cls(query, {}, progress=progress, _restored=(state, meta))
 
     def save(self, path: str) -> None:
         """Start keeping the state in ``path`` (an empty directory) from the current version on."""
@@ -516,6 +533,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
             "factors": self._meta,
             "placement": self.placement,
             "budget": self.budget,
+            "annex": self.annex,
         }
 
     # -- releasing ----------------------------------------------------------------
@@ -527,6 +545,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
     def close(self) -> None:
         """Drop the resident indexes, on the driver or the executors (:attr:`scope`); a saved state stays on disk."""
         self.state.settle(report=False)  # no compaction process outlives the query
+        self._release_store()
         self.scope.close()
         self.remote = self.state.remote = None
         self.state.relations = {n: r for n, r in self.state.relations.items() if n == ANSWER}

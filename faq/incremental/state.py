@@ -208,15 +208,16 @@ class ResidentState(Versions):
 
     def attach(self, path: str | os.PathLike, meta: Mapping[str, Any]) -> None:
         """Start keeping the state in ``path`` (must not hold a state): saves the current version."""
-        from faq.errors import StateDirectoryError
         from faq.incremental.store import Store
 
         store = Store(path)
-        if store.exists():
-            raise StateDirectoryError(store.path, "a saved state is here already; reopen it or choose another "
-                                                  "directory")
-        self.settle(report=False)  # a compaction in flight finishes first (its rows are saved either way)
-        store.save(self.version, self._meta(meta), {n: ("base", self.table(n)) for n in self.relations})
+        store.create()  # refuses a state already there, or a directory holding files of the user's
+        try:
+            self.settle(report=False)  # a compaction in flight finishes first (its rows are saved either way)
+            store.save(self.version, self._meta(meta), {n: ("base", self.table(n)) for n in self.relations})
+        except BaseException:
+            store.release()
+            raise
         self.store = store
 
     def save(self, version: int, meta: Mapping[str, Any], batches: Mapping[str, KeyedRows],
@@ -247,17 +248,18 @@ class ResidentState(Versions):
     @classmethod
     def load(cls, path: str | os.PathLike, semiring: "Semiring") -> tuple["ResidentState", dict[str, Any]]:
         """The state saved in ``path`` at its committed version, and its manifest."""
-        from faq.incremental.store import Store
+        from faq.incremental.store import Store, restoring
 
         store = Store(path)
         meta, tables = store.load()
         state = cls(semiring)
-        for name, parts in tables.items():
-            columns = meta["columns"][name]
-            state.key_types[name] = dict(meta["key_types"].get(name, {}))
-            state.hold(name, state.loaded_relation(name, columns, parts))
-        state.version = int(meta["version"])
-        state.labels = list(meta.get("labels", []))
+        with restoring(store.path):
+            for name, parts in tables.items():
+                columns = meta["columns"][name]
+                state.key_types[name] = dict(meta["key_types"].get(name, {}))
+                state.hold(name, state.loaded_relation(name, columns, parts))
+            state.version = int(meta["version"])
+            state.labels = list(meta.get("labels", []))
         state.store = store
         return state, meta
 

@@ -77,8 +77,9 @@ On Spark Connect the batch function runs in the *server's* Python, not the
 client's: it is pickled without the target and reopens the state from its
 ``path`` there on the first micro-batch (so the target must be durable, its
 path -- and the sink's -- one the server reaches, and faq importable by the
-server's Python).  The client's target object is not updated: reopen the
-path to read the answer.  The target's ``progress`` callback stays on the
+server's Python).  The server's batch function becomes the state's one
+writer (:mod:`faq.incremental.writer_lock`): the client's target gives up
+the writer's lock and is not updated; reopen the path to read the answer.  The target's ``progress`` callback stays on the
 client and gets no events.
 
 Examples
@@ -208,6 +209,8 @@ def stream(
                                    reason="on Spark Connect the batch function runs in the server's Python and "
                                           "reopens the state there: make the target durable (path=) on a path "
                                           "the server reaches")
+    if _on_connect(changes):
+        target._release_store()  # the server's batch function becomes the state's one writer
     writer = changes.writeStream.foreachBatch(apply).option("checkpointLocation", checkpoint)
     if trigger:
         writer = writer.trigger(**trigger)
@@ -266,6 +269,7 @@ class _ApplyBatch:
         self.sink = os.path.abspath(sink) if sink is not None and "://" not in sink else sink
         self.nulls = nulls
         self.key: Optional[str] = None
+        self.reopened = False  # True where this function reopened the state (a Connect server)
         self.lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
@@ -277,23 +281,33 @@ class _ApplyBatch:
 
     def __call__(self, batch: "DataFrame", batch_id: int) -> None:
         with self.lock:
-            target = self._target()
-            key = self._stream_key()
-            label = stream_label(key, batch_id)
-            version = applied_batch(target.labels, key, batch_id)
-            if version is not None:
-                self._skipped(target, label, batch_id, version)
-                return
-            table = batch.toArrow()  # the micro-batch: one Spark job (apply reads a batch on the driver)
-            if table.num_rows == 0:
-                return
-            # The sink's file is written before the state commits: a version the state holds has its file.
-            sink = None if self.sink is None else (lambda change: _write_change(self.sink, change))
-            target.apply(self._deltas(target, table, batch_id), label=label, before_commit=sink)
+            try:
+                self._apply(batch, batch_id)
+            finally:
+                if self.reopened and self.target is not None:
+                    # On a Connect server the Python process running this function may outlive its query;
+                    # holding the writer's lock between micro-batches would lock out the next query's.
+                    self.target._release_store()
+
+    def _apply(self, batch: "DataFrame", batch_id: int) -> None:
+        target = self._target()
+        key = self._stream_key()
+        label = stream_label(key, batch_id)
+        version = applied_batch(target.labels, key, batch_id)
+        if version is not None:
+            self._skipped(target, label, batch_id, version)
+            return
+        table = batch.toArrow()  # the micro-batch: one Spark job (apply reads a batch on the driver)
+        if table.num_rows == 0:
+            return
+        # The sink's file is written before the state commits: a version the state holds has its file.
+        sink = None if self.sink is None else (lambda change: _write_change(self.sink, change))
+        target.apply(self._deltas(target, table, batch_id), label=label, before_commit=sink)
 
     def _target(self) -> "Target":
         if self.target is None:  # on the server of Spark Connect: reopen the durable state
             self.target = self.opener.open(self.path)
+            self.reopened = True
         return self.target
 
     def _stream_key(self) -> str:

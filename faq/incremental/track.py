@@ -62,8 +62,10 @@ from faq.incremental.change import BatchEvent, Change
 from faq.incremental.durable import Maintained
 from faq.incremental.engine import RuleRun, run_rules
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
+from faq.incremental.multiplicity import check_multiplicity
 from faq.incremental.rules import DeltaQuery, Term, plan_rules, views_needed
 from faq.incremental.state import ResidentState, to_arrow
+from faq.incremental.store import Store, restoring
 from faq.scope import Owner
 from faq.semirings import INTEGER
 
@@ -95,6 +97,8 @@ def _edge_changes(changes: Any) -> Any:
     rows = changes.get(EDGE)
     if rows is None:
         return []
+    if hasattr(rows, "column_names"):  # a 'value' column where 'diff' is meant is refused, not taken as inserts
+        check_multiplicity(rows.column_names, DIFF, factor=EDGE, target="a tracked motif", data=(SRC, DST, SEQ))
     if hasattr(rows, "column_names") and DIFF not in rows.column_names:  # an Arrow table of inserts
         import pyarrow as pa
 
@@ -144,6 +148,9 @@ class MotifTracker(Maintained, Owner):
             from pyspark.sql import functions as F
 
             from faq.graphs.edges import edge_factor, simple_directed
+
+            if path is not None:
+                Store(path).check_new()  # a path that cannot hold the state is refused before any work
 
             graph = simple_directed(edge_factor(edges))
             s, d = graph.variables
@@ -231,6 +238,7 @@ class MotifTracker(Maintained, Owner):
         table = to_arrow(changes, (SRC, DST, DIFF), what="the edge changes")
         if isinstance(changes, (list, tuple)) and "value" in table.column_names:  # tuples (src, dst, diff, seq)
             table = table.rename_columns([SEQ if c == "value" else c for c in table.column_names])
+        check_multiplicity(table.column_names, DIFF, factor=EDGE, target="a tracked motif", data=(SRC, DST, SEQ))
         for c in (SRC, DST, DIFF):
             if c not in table.column_names:
                 raise MissingColumnError(column=c, available=table.column_names, source="the edge changes")
@@ -291,11 +299,14 @@ class MotifTracker(Maintained, Owner):
     def open(cls, path: str, *, progress: Optional[Callable[[BatchEvent], None]] = None) -> "MotifTracker":
         """Reopen a tracker saved with ``path=`` at its last committed version (no Spark needed)."""
         cls._saved_manifest(path)
-        state, meta = ResidentState.load(path, INTEGER)
-        return cls(None, meta["pattern"], progress=progress, _restored=(state, meta))
+        with restoring(path):
+            state, meta = ResidentState.load(path, INTEGER)
+            return cls(None, meta["pattern"], progress=progress, _restored=(state, meta))
 
     # -- releasing ------------------------------------------------------------------
 
     def close(self) -> None:
         """Drop the resident indexes (they live on the driver: nothing on Spark to free; a saved state stays on disk)."""
+        self.state.settle(report=False)
+        self._release_store()
         self.state.relations = {}

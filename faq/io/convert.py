@@ -66,7 +66,7 @@ def from_numpy(
     Raises
     ------
     InvalidFactorValueError
-        A NaN entry.
+        A NaN entry, or (``counting``) a negative one.
     ValueTypeMismatchError
         Non-integer entries for a bigint semiring, or a non-numeric array.
 
@@ -189,7 +189,9 @@ def from_pandas(
 
     Raises
     ------
-    MissingColumnError, NullKeyError, InvalidFactorValueError, ValueTypeMismatchError
+    MissingColumnError, NullKeyError, ValueTypeMismatchError
+    InvalidFactorValueError
+        A null or NaN value, or (``counting``) a negative one.
 
     Examples
     --------
@@ -352,7 +354,12 @@ def _coerce_values(values: np.ndarray, semiring: Semiring, factor: str, column: 
                     semiring=semiring.name,
                     expected="bigint",
                 )
-        return values.astype(np.int64)
+        values = values.astype(np.int64)
+        if semiring.name == "counting" and kind != "b":  # a count is never negative (a signed one: "integer")
+            negative = int(np.count_nonzero(values < 0))
+            if negative:
+                raise InvalidFactorValueError(factor=factor, column=column, problem="negative", count=negative)
+        return values
     values = values.astype(np.float64)
     nans = int(np.isnan(values).sum())
     if nans:

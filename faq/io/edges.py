@@ -10,23 +10,29 @@ glob, as for Spark's text reader.
 Parsing runs in Spark (no Python row UDF, no collect of the data).  Malformed
 lines are found with one Spark job that stops at the first; only when one
 exists is the file scanned in Python, for its line number.  The same regular
-expressions serve both scans, so they agree on which line is bad.
+expressions serve both scans, so they agree on which line is bad.  The Spark
+Columns are built once the session exists (reading the file starts it).
 
 A local file of modest size and regular shape, without a weight column, is
 read instead on the driver (:mod:`faq.io.local_edges`: pyarrow's CSV reader,
 the same id expression, numpy for self-loops and repeats), several times
-faster; whatever that path does not accept falls back to Spark, so errors are
-always the Spark path's.
+faster, and without Spark: a line it finds malformed (a field that is no
+64-bit integer, a line of one field) raises the same
+:class:`~faq.errors.MalformedInputError` as the Spark path, with the line
+number, before any session exists.  Whatever else that path does not accept
+falls back to Spark.
+
+Node ids are the full 64-bit range, -9223372036854775808 to
+9223372036854775807, written as plain integers: ``1e12`` is no id (write
+``1000000000000``), and an id beyond the range is a malformed line naming it.
+Under the counting semiring a weight is a count: a negative one is malformed
+(read signed weights with ``semiring="integer"``).
 """
 
 from __future__ import annotations
 
-import bz2
-import glob
-import gzip
 import os
-import re
-from typing import IO, TYPE_CHECKING, Sequence, Union
+from typing import TYPE_CHECKING, Sequence, Union
 
 from faq.errors import InvalidArgumentError, MalformedInputError
 from faq.factor import VALUE, Factor
@@ -37,14 +43,25 @@ from faq.io._common import (
     default_name,
     drop_zeros,
     is_local,
-    local_path,
     malformed_if_unreadable,
     session,
     spark_columns,
     spark_read,
 )
-from faq.io.local_edges import COMMENT_PREFIXES, INT_RE, edges_dataframe, read_edge_arrays, unique_pairs
-from faq.io.local_edges import without_self_loops
+from faq.io.local_edges import (
+    BOOL_WORDS,
+    COMMENT_PREFIXES,
+    FLOAT_RE,
+    INT_RE,
+    SEPARATOR_RE,
+    TRIM_RE,
+    edges_dataframe,
+    first_malformed_line,
+    line_problem,
+    read_edge_arrays,
+    unique_pairs,
+    without_self_loops,
+)
 from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
@@ -62,17 +79,14 @@ DUPLICATE_OPTIONS = ("collapse", "sum", "keep")
 #: and falls back to Spark for anything else; ``"spark"`` always parses with Spark.
 ENGINES = ("auto", "spark")
 
-# Edge-list syntax.  The same patterns serve Spark (Java regex) and the Python
-# error-path scan, so both agree on which line is bad.  Whitespace is ASCII
-# whitespace only (Java's \s; Python's \s with re.ASCII).
-_WS = r"[ \t\r\f\x0B]"
-_TRIM_RE = rf"^{_WS}+|{_WS}+$"
-_SEPARATOR_RE = r"[ \t\r\f\x0B,]+"  # any run of tabs, spaces and commas
+# Edge-list syntax (faq.io.local_edges).  The same patterns serve Spark (Java regex) and the Python
+# error-path scan, so both agree on which line is bad.
+_TRIM_RE = TRIM_RE
+_SEPARATOR_RE = SEPARATOR_RE
 _COMMENT_PREFIXES = COMMENT_PREFIXES
 _INT_RE = INT_RE
-_FLOAT_RE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity)"
-_BOOL_WORDS = ("true", "false")
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+_FLOAT_RE = FLOAT_RE
+_BOOL_WORDS = BOOL_WORDS
 
 
 def read_edge_list(
@@ -100,9 +114,10 @@ def read_edge_list(
     semiring : str or Semiring
     weight_column : int, optional
         1-based column holding each edge's value (e.g. 3 for ``src,dst,rating``); without it
-        every edge has the semiring's one.  Integers for counting/integer, numbers (``inf``
-        allowed) for double semirings, ``true``/``false`` or a number (non-zero is true) for
-        boolean.  Edges whose value is the semiring's zero are dropped.
+        every edge has the semiring's one.  Integers for counting/integer (not negative for
+        counting: a count), numbers (``inf`` allowed) for double semirings, ``true``/``false``
+        or a number (non-zero is true) for boolean.  Edges whose value is the semiring's zero
+        are dropped.
     self_loops : {"drop", "keep"}
         ``"drop"`` (default) removes edges ``u -> u``: triangle and motif counts are defined
         on simple graphs, and SNAP's published counts ignore loops too.
@@ -131,8 +146,10 @@ def read_edge_list(
     ------
     InputNotFoundError
     MalformedInputError
-        A line has fewer than 2 fields, a non-integer id, or a missing or unparsable weight
-        (``line_number`` is 1-based); or the file is corrupt (a truncated ``.gz``).
+        A line has fewer than 2 fields, an id that is no 64-bit integer, or a missing or
+        unparsable weight (a negative one under counting); ``path``, ``line_number``
+        (1-based) and ``line`` name it.  Or the file is corrupt (a truncated ``.gz``).
+        On the driver path it is raised without Spark.
     InvalidArgumentError
 
     Notes
@@ -156,13 +173,14 @@ def read_edge_list(
     _check_options(self_loops, duplicates, weight_column)
     check_choice("engine", engine, ENGINES)
     if engine == "auto" and weight_column is None:
-        arrays = read_edge_arrays(path)  # None: not a local file of the regular shape, or malformed
+        arrays = read_edge_arrays(path)  # None: not a local file of the regular shape (a bad line raises)
         if arrays is not None:
             edges = _local_edges(arrays, variables, semiring, self_loops, duplicates, undirected, spark)
             return Factor(df=edges, variables=variables, semiring=semiring, value=VALUE, name=name or default_name(path))
-    src, dst, value = _edge_columns(semiring, weight_column)
     with malformed_if_unreadable(path):  # Spark reads the file in the scan: a truncated .gz fails there
         lines = _data_lines(spark_read(path, session(spark).read.text))  # Spark's text reader handles .gz
+        # Columns only now: a classic Column needs a running SparkContext, which the read above starts.
+        src, dst, value = _edge_columns(semiring, weight_column)
         _raise_on_first_malformed(lines, src.isNull() | dst.isNull() | value.isNull(), path, weight_column, semiring)
     u, v = variables
     edges = lines.select(src.alias(u), dst.alias(v), value.alias(VALUE))
@@ -210,7 +228,9 @@ def _value_of_token(token: "Column", semiring: Semiring) -> "Column":
     from pyspark.sql import functions as F
 
     if semiring.value_type == "bigint":
-        return F.when(token.rlike(f"^{_INT_RE}$"), token.try_cast("bigint"))
+        count = token.try_cast("bigint")
+        valid = token.rlike(f"^{_INT_RE}$")
+        return F.when(valid & (count >= 0) if _counts(semiring) else valid, count)  # a count is never negative
     number = F.when(token.rlike(f"^(?:{_FLOAT_RE})$"), token.try_cast("double"))
     if semiring.value_type == "double":
         return number
@@ -224,7 +244,12 @@ def _raise_on_first_malformed(
     """The one validation job: it stops at the first bad line, else scans the input once."""
     first_bad = lines.where(bad).select(_LINE).limit(1).collect()  # at most 1 row
     if first_bad:
-        raise _find_malformed_line(path, weight_column, semiring.value_type, first_bad[0][0])
+        raise _find_malformed_line(path, weight_column, semiring, first_bad[0][0])
+
+
+def _counts(semiring: Semiring) -> bool:
+    """Whether the semiring's values are counts (0, 1, 2, ...): a negative weight is malformed."""
+    return semiring.name == "counting"
 
 
 def _shape_graph(
@@ -298,69 +323,15 @@ def _local_edges(
 # --- the error path: the first bad line and its number ------------------------------------------
 
 
-def _python_line_problem(line: str, weight_column: int | None, value_type: str) -> str | None:
-    """Why a (trimmed, non-comment) line is malformed, or None: the Python twin of the Spark checks."""
-    fields = re.split(_SEPARATOR_RE, line)
-    if len(fields) < 2:
-        return f"expected at least 2 fields (source and target node ids), found {len(fields)}"
-    for token in fields[:2]:
-        if not re.fullmatch(_INT_RE, token) or not _INT64_MIN <= int(token) <= _INT64_MAX:
-            return f"node id {token!r} is not a 64-bit integer"
-    if weight_column is not None:
-        if len(fields) < weight_column:
-            return f"no weight in column {weight_column} (the line has {len(fields)} fields)"
-        token = fields[weight_column - 1]
-        if value_type == "bigint":
-            ok = bool(re.fullmatch(_INT_RE, token)) and _INT64_MIN <= int(token) <= _INT64_MAX
-            kind = "64-bit integer"
-        elif value_type == "double":
-            ok, kind = bool(re.fullmatch(_FLOAT_RE, token)), "number"
-        else:
-            ok = token.lower() in _BOOL_WORDS or bool(re.fullmatch(_FLOAT_RE, token))
-            kind = "boolean (true/false) or number"
-        if not ok:
-            return f"weight {token!r} in column {weight_column} is not a {kind}"
-    return None
-
-
-def _open_text(path: str) -> IO[str]:
-    """Open a local text file the way Hadoop's codecs pick it: by extension."""
-    if path.endswith(".gz"):
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
-    if path.endswith(".bz2"):
-        return bz2.open(path, "rt", encoding="utf-8", errors="replace")
-    return open(path, "rt", encoding="utf-8", errors="replace")
-
-
-def _local_files(path: str) -> list[str]:
-    """The data files Spark would read for a local path, glob or directory, in name order."""
-    local = local_path(path)
-    matches = sorted(glob.glob(local)) if glob.has_magic(local) else [local]
-    files: list[str] = []
-    for m in matches:
-        if os.path.isdir(m):
-            for root, dirs, names in os.walk(m):
-                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-                files += [os.path.join(root, n) for n in sorted(names) if not n.startswith((".", "_"))]
-        else:
-            files.append(m)
-    return files
-
-
-def _find_malformed_line(path: str, weight_column: int | None, value_type: str, spark_line: str) -> MalformedInputError:
+def _find_malformed_line(
+    path: str, weight_column: int | None, semiring: Semiring, spark_line: str
+) -> MalformedInputError:
     """Error path only: scan the file in Python for the first bad line and its 1-based number."""
+    counts = _counts(semiring)
     if is_local(path):
-        for file in _local_files(path):
-            with _open_text(file) as handle:
-                # Universal newlines split on \n, \r\n and \r, as Hadoop's line reader does.
-                for number, raw in enumerate(handle, start=1):
-                    line = re.sub(_TRIM_RE, "", raw.rstrip("\r\n"))
-                    if not line or line.startswith(_COMMENT_PREFIXES):
-                        continue
-                    problem = _python_line_problem(line, weight_column, value_type)
-                    if problem:
-                        text = raw.rstrip("\r\n")
-                        return MalformedInputError(path=file, line_number=number, line=text, reason=problem)
+        error = first_malformed_line(path, weight_column, semiring.value_type, counts)
+        if error is not None:
+            return error
     # Remote input (or a disagreement between the scans): report the line Spark found, number unknown (0).
-    problem = _python_line_problem(spark_line, weight_column, value_type) or "cannot parse the line"
+    problem = line_problem(spark_line, weight_column, semiring.value_type, counts) or "cannot parse the line"
     return MalformedInputError(path=path, line_number=0, line=spark_line, reason=problem + " (line number unknown)")

@@ -8,12 +8,17 @@ of modest size (:data:`MAX_BYTES`) the same work is faster on the driver:
 * :func:`read_edge_arrays` reads the (decompressed) file with ``pyarrow.csv``
   (multi-threaded), every field as a string, checks the node ids with the very
   regular expression the Spark path uses, and casts them: exactly the lines
-  the Spark path accepts, or ``None``.  It accepts only the regular shape of
-  an edge list -- comment and blank lines before the data, then one edge per
-  line with one separator character (a tab, a space or a comma) -- and
-  returns ``None`` for anything else (a comment in the middle, runs of
-  separators, a malformed line, a truncated ``.gz``), so the caller falls back
-  to the Spark path, which handles every case and names the bad line;
+  the Spark path accepts.  It accepts only the regular shape of an edge list
+  -- comment and blank lines before the data, then one edge per line with one
+  separator character (a tab, a space or a comma) -- and returns ``None`` for
+  anything else (a comment in the middle, runs of separators, a truncated
+  ``.gz``), so the caller falls back to the Spark path, which handles every
+  case.  A line the Spark path would surely reject too (a field that is no
+  64-bit integer, such as ``foo``, ``1e12`` or ``9223372036854775808``, or a
+  line of one field) raises :class:`~faq.errors.MalformedInputError` naming the
+  file, the line number and the line (:func:`first_malformed_line`, the
+  Python twin of the Spark path's checks): bad input is reported without
+  Spark, before any session exists;
 * :func:`unique_pairs`, :func:`without_self_loops` and :func:`degree_orient`
   clean and orient in numpy (sorting packed 64-bit keys);
 * :func:`edges_dataframe` hands the result to Spark: on a classic session with
@@ -39,8 +44,12 @@ Examples
 ([1, 2, 2, 1], [2, 1, 2, 2])
 >>> [a.tolist() for a in unique_pairs(*without_self_loops(src, dst))]
 [[1, 2], [2, 1]]
->>> read_edge_arrays(scratch_path("bad.txt", "1 2\\n2 x\\n")) is None   # the Spark path reports it
+>>> read_edge_arrays(scratch_path("odd.txt", "1 2\\n2  3\\n")) is None   # a run of blanks: for Spark
 True
+>>> read_edge_arrays(scratch_path("bad.txt", "1 2\\n2 x\\n"))
+Traceback (most recent call last):
+...
+faq.errors.MalformedInputError: [MALFORMED_INPUT] ...bad.txt, line 2: node id 'x' is not a 64-bit integer: '2 x'
 """
 
 from __future__ import annotations
@@ -51,9 +60,12 @@ import re
 import shutil
 import tempfile
 import threading
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import IO, TYPE_CHECKING, Mapping, Optional
 
 import numpy as np
+
+from faq.errors import MalformedInputError
+from faq.errors.templates import clip
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -62,6 +74,8 @@ __all__ = [
     "MAX_BYTES",
     "read_edge_arrays",
     "local_file",
+    "line_problem",
+    "first_malformed_line",
     "without_self_loops",
     "unique_pairs",
     "degree_orient",
@@ -75,8 +89,15 @@ COMPRESSION_RATIO = 4
 #: Rows per Parquet row group of the spilled edges (the unit Spark splits a file into tasks by).
 ROW_GROUP_ROWS = 1 << 17
 
-# The syntax, shared with the Spark path (faq.io.edges imports these, not the reverse).
+# The syntax, shared with the Spark path (faq.io.edges imports these, not the reverse).  Whitespace is
+# ASCII whitespace only (Java's \s; Python's \s with re.ASCII).
 INT_RE = r"[+-]?[0-9]{1,19}"
+FLOAT_RE = r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|[+-]?(?i:inf|infinity)"
+BOOL_WORDS = ("true", "false")
+WS = r"[ \t\r\f\x0B]"
+TRIM_RE = rf"^{WS}+|{WS}+$"
+SEPARATOR_RE = r"[ \t\r\f\x0B,]+"  # any run of tabs, spaces and commas
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 _SEPARATORS = " \t,"
 COMMENT_PREFIXES = ("#", "%")
 _LINE_BREAK = re.compile(rb"\r\n|\r|\n")
@@ -120,8 +141,16 @@ def read_edge_arrays(path: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
     -------
     (numpy.ndarray, numpy.ndarray) or None
         ``int64`` arrays in file order, self-loops and repeats included; None when
-        the file is not local, too large, not of the regular shape, or has a line
-        the Spark path would reject (it then reports that line).
+        the file is not local, too large, or not of the regular shape (the Spark
+        path then reads it, and reports a bad line it may have).
+
+    Raises
+    ------
+    MalformedInputError
+        A line the Spark path would reject as well: a field that is no 64-bit
+        integer (``foo``, ``1.5``, ``1e12``, ``0x1F``, ``9223372036854775808``) or a
+        line of one field.  ``path``, ``line_number`` (1-based) and ``line`` name it.
+        Only the error path reads the file line by line, up to that line.
     """
     import pyarrow as pa
     import pyarrow.csv as pcsv
@@ -161,27 +190,193 @@ def read_edge_arrays(path: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
             pass
     import pyarrow.compute as pc  # (here: its import costs a plain file's read 0.1 s)
 
+    bad_lines = _BadLines(delimiter)
     try:
         table = pcsv.read_csv(
             pa.BufferReader(body),
             read_options=read,
-            parse_options=parse,
+            parse_options=pcsv.ParseOptions(delimiter=delimiter, quote_char=False, ignore_empty_lines=True,
+                                            invalid_row_handler=bad_lines),
             # Strings, not int64: Arrow's integer parser also takes "0x1F", " 7" and zero-padded
             # 20-digit ids, which the Spark path rejects; the ids are checked with its regular expression.
             convert_options=pcsv.ConvertOptions(
                 include_columns=names[:2], column_types={n: pa.string() for n in names[:2]}, strings_can_be_null=False
             ),
         )
-        ids = []
-        for column in table.columns:
-            if table.num_rows and not pc.all(pc.match_substring_regex(column, f"^(?:{INT_RE})$")).as_py():
-                return None
-            ids.append(to_numpy(pc.cast(column, pa.int64())))  # out of int64 range: ArrowInvalid
-    except (pa.ArrowException, ValueError):  # a line of another shape, or a bad id
-        return None
+    except (pa.ArrowException, ValueError):  # a line of another shape (or not UTF-8)
+        return _report_malformed(local) if bad_lines.seen else None
     if table.num_rows == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    return ids[0], ids[1]
+    first, second = table.columns
+    is_int = [pc.match_substring_regex(column, f"^(?:{INT_RE})$") for column in (first, second)]
+    if not all(pc.all(ok).as_py() for ok in is_int):
+        return _report_malformed(local) if _surely_malformed(first, second, *is_int) else None
+    try:
+        return to_numpy(pc.cast(first, pa.int64())), to_numpy(pc.cast(second, pa.int64()))
+    except (pa.ArrowException, ValueError):  # a sign '+' (which Arrow's cast refuses), or beyond int64
+        if any(pc.any(pc.starts_with(column, "+")).as_py() for column in (first, second)):
+            return None  # valid for the Spark path, which reads it
+        return _report_malformed(local)
+
+
+class _BadLines:
+    """Arrow's ``invalid_row_handler`` (lines with another number of fields than the first): notes whether
+    one of them is a line the Spark path rejects too -- one field (no separator at all, no comment), or
+    first two fields split alike by both (see :func:`_surely_malformed`) of which one is no integer.
+
+    Called only for such lines, so a regular file pays nothing; every such line still fails the read.
+    """
+
+    def __init__(self, delimiter: str) -> None:
+        self.delimiter = delimiter
+        self.seen = False
+
+    def __call__(self, row) -> str:
+        text = re.sub(TRIM_RE, "", row.text)
+        plain = text and not text.startswith(COMMENT_PREFIXES)
+        if plain and row.actual_columns < 2:
+            self.seen = self.seen or not re.search(SEPARATOR_RE, text)
+        elif plain and text == row.text:
+            fields = text.split(self.delimiter)[:2]
+            alike = all(f and not re.search(SEPARATOR_RE, f) for f in fields)
+            self.seen = self.seen or (alike and any(_integer_problem(f) is not None for f in fields))
+        return "error"
+
+
+def _surely_malformed(first, second, first_is_int, second_is_int) -> bool:
+    """Whether a row whose two fields Arrow split as the Spark path splits them holds a field that is no
+    integer: then the Spark path rejects that line too (vectorised; run only when some field is no integer).
+
+    Arrow splits at one separator character, the Spark path at runs of blanks and commas after trimming
+    the line: they agree on a row whose two fields are non-empty and hold no blank or comma, and whose
+    line is no comment.  Rows of other shapes (``1\t2 3`` in a tab-separated file) are left to Spark.
+    """
+    import pyarrow.compute as pc
+
+    plain = r"^[^ \t\r\f\x0B,]+$"
+    alike = pc.and_(pc.and_(pc.match_substring_regex(first, plain), pc.match_substring_regex(second, plain)),
+                    pc.invert(pc.match_substring_regex(first, "^[#%]")))
+    return bool(pc.any(pc.and_(alike, pc.invert(pc.and_(first_is_int, second_is_int)))).as_py())
+
+
+def _report_malformed(local: str) -> None:
+    """Raise the first malformed line of ``local`` (the error path: a Python scan up to that line); None
+    when the scan finds none (the scans disagree: the Spark path decides)."""
+    error = first_malformed_line(local)
+    if error is not None:
+        raise error
+    return None
+
+
+# --- the malformed-line checks: the Python twin of the Spark path's -----------------------------
+
+
+def line_problem(line: str, weight_column: Optional[int] = None, value_type: str = "bigint",
+                 counts: bool = False) -> Optional[str]:
+    """Why a (trimmed, non-comment) data line is malformed, or None: the Python twin of the Spark checks.
+
+    ``weight_column`` (1-based) and ``value_type`` (bigint, double or boolean) check the weight;
+    ``counts``: the weight is a count (the counting semiring), never negative.
+
+    >>> line_problem("1 2"), line_problem("1 1e12"), line_problem("9223372036854775808 1")
+    (None, "node id '1e12' is not a 64-bit integer", "node id '9223372036854775808' is not a 64-bit integer \
+(64-bit integers run from -9223372036854775808 to 9223372036854775807)")
+    >>> line_problem("1 2 -5", 3, counts=True)
+    "weight '-5' in column 3 is negative: the counting semiring holds counts (0, 1, 2, ...); read signed \
+weights with semiring='integer'"
+    """
+    fields = re.split(SEPARATOR_RE, line)
+    if len(fields) < 2:
+        return f"expected at least 2 fields (source and target node ids), found {len(fields)}"
+    for token in fields[:2]:
+        problem = _integer_problem(token)
+        if problem is not None:
+            return f"node id {_quoted(token)} is not a 64-bit integer{problem}"
+    if weight_column is None:
+        return None
+    if len(fields) < weight_column:
+        return f"no weight in column {weight_column} (the line has {len(fields)} fields)"
+    token = fields[weight_column - 1]
+    if value_type == "bigint":
+        problem = _integer_problem(token)
+        if problem is not None:
+            return f"weight {_quoted(token)} in column {weight_column} is not a 64-bit integer{problem}"
+        if counts and int(token) < 0:
+            return (f"weight {_quoted(token)} in column {weight_column} is negative: the counting semiring holds "
+                    "counts (0, 1, 2, ...); read signed weights with semiring='integer'")
+        return None
+    if value_type == "double":
+        ok, kind = bool(re.fullmatch(FLOAT_RE, token)), "number"
+    else:
+        ok = token.lower() in BOOL_WORDS or bool(re.fullmatch(FLOAT_RE, token))
+        kind = "boolean (true/false) or number"
+    return None if ok else f"weight {_quoted(token)} in column {weight_column} is not a {kind}"
+
+
+def _quoted(token: str) -> str:
+    """A field as a message quotes it: clipped, since a malformed line can be huge."""
+    return clip(token, 40)
+
+
+def _integer_problem(token: str) -> Optional[str]:
+    """None for a 64-bit integer token; else what to add to "is not a 64-bit integer" ("" or its range)."""
+    if re.fullmatch(r"[+-]?[0-9]+", token) is None:
+        return ""
+    digits = token.lstrip("+-").lstrip("0")
+    if len(digits) > 19 or not INT64_MIN <= int(token) <= INT64_MAX:
+        return f" (64-bit integers run from {INT64_MIN} to {INT64_MAX})"
+    return None if re.fullmatch(INT_RE, token) else " (at most 19 digits)"
+
+
+def open_text(path: str) -> IO[str]:
+    """Open a local text file the way Hadoop's codecs pick it: by extension."""
+    import bz2
+    import gzip
+
+    if path.endswith(".gz"):
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace")
+    if path.endswith(".bz2"):
+        return bz2.open(path, "rt", encoding="utf-8", errors="replace")
+    return open(path, "rt", encoding="utf-8", errors="replace")
+
+
+def local_files(path: str) -> list[str]:
+    """The data files Spark would read for a local path, glob or directory, in name order."""
+    import glob
+
+    from faq.io._common import local_path
+
+    local = local_path(path)
+    matches = sorted(glob.glob(local)) if glob.has_magic(local) else [local]
+    files: list[str] = []
+    for m in matches:
+        if os.path.isdir(m):
+            for root, dirs, names in os.walk(m):
+                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+                files += [os.path.join(root, n) for n in sorted(names) if not n.startswith((".", "_"))]
+        else:
+            files.append(m)
+    return files
+
+
+def first_malformed_line(path: str, weight_column: Optional[int] = None, value_type: str = "bigint",
+                         counts: bool = False) -> Optional[MalformedInputError]:
+    """The error naming the first malformed line of a local edge list (path, glob or directory), or None.
+
+    The error path only: a Python scan, line by line, that stops at the first bad line
+    (:func:`line_problem` decides, with the same options).
+    """
+    for file in local_files(path):
+        with open_text(file) as handle:
+            # Universal newlines split on \n, \r\n and \r, as Hadoop's line reader does.
+            for number, raw in enumerate(handle, start=1):
+                line = re.sub(TRIM_RE, "", raw.rstrip("\r\n"))
+                if not line or line.startswith(COMMENT_PREFIXES):
+                    continue
+                problem = line_problem(line, weight_column, value_type, counts)
+                if problem:
+                    return MalformedInputError(path=file, line_number=number, line=raw.rstrip("\r\n"), reason=problem)
+    return None
 
 
 def _plain_integers(body, delimiter: str) -> bool:

@@ -3,6 +3,16 @@
 A table's columns are the factor's variables and (optionally) a value
 column; without a value column every row is the semiring's one (a relation).
 Writing a factor as a table is :func:`faq.io.writers.write_table`.
+
+Loading checks the rows in the one Spark job it runs anyway (an aggregate of
+counts): a null key (:class:`~faq.errors.NullKeyError`), and a value no
+semiring holds -- null, NaN, or a negative count under ``counting`` -- is
+refused (:class:`~faq.errors.InvalidFactorValueError` naming the file, the
+column and the first such row).  There is no option to drop or zero such
+rows: a null is neither the semiring's zero nor its one, so any reading of
+it changes the answer silently, and a file is fixed once where it is made
+(``fillna``/``dropna``), whereas a stream, which cannot be re-read, has
+``stream(..., nulls="drop")``.
 """
 
 from __future__ import annotations
@@ -11,7 +21,7 @@ import os
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
-from faq.errors import InvalidArgumentError, MissingColumnError, NullKeyError
+from faq.errors import InvalidArgumentError, InvalidFactorValueError, MissingColumnError, NullKeyError
 from faq.factor import VALUE, Factor
 from faq.io._common import (
     FORMATS,
@@ -31,9 +41,9 @@ from faq.io.matrix_market import read_matrix_market
 from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
-_ROW_ID = "__faq_row_id"  # the order of rows in the file, for the first row with a null key
+_ROW_ID = "__faq_row_id"  # the order of rows in the file, for the first bad row
 
 
 def read_csv(
@@ -50,7 +60,8 @@ def read_csv(
 
     Read by Spark with ``header`` and ``inferSchema`` (one pass over the file
     to infer types), then one more pass checks the variable columns for nulls
-    (an empty field): a null key would join like any other key.
+    (an empty field): a null key would join like any other key; and the value
+    column for nulls, NaN and (under ``counting``) negative numbers.
 
     Parameters
     ----------
@@ -67,8 +78,8 @@ def read_csv(
     name : str, optional
         Default: the file name without extensions.
     validate : bool
-        Also run :meth:`Factor.validate` (one more Spark job) for null / NaN
-        values.
+        Also run :meth:`Factor.validate` (one more Spark job; the load checks
+        keys and values already).
 
     Raises
     ------
@@ -78,6 +89,10 @@ def read_csv(
     NullKeyError
         A variable column holds a null; ``path``, ``column``, ``count`` and the
         first such ``row`` (JSON) are in its parameters.
+    InvalidFactorValueError
+        The value column holds a null, a NaN, or (``counting``) a negative
+        number; ``problem`` (``"null"``, ``"NaN"``, ``"negative"``), ``path``,
+        ``column``, ``count`` and the first such ``row`` (JSON) say which.
     MalformedInputError
         Spark cannot read the file: corrupt, or a truncated ``.gz``.
 
@@ -120,7 +135,8 @@ def read_parquet(
 
     Raises
     ------
-    InputNotFoundError, MissingColumnError, NullKeyError, MalformedInputError, ValueTypeMismatchError
+    InputNotFoundError, MissingColumnError, NullKeyError, InvalidFactorValueError, MalformedInputError,
+    ValueTypeMismatchError
 
     Examples
     --------
@@ -175,10 +191,10 @@ def _load_table(
     """What read_csv and read_parquet share: read, check the columns and the keys, build the factor."""
     semiring = get_semiring(semiring)
     name = name or default_name(path)
-    with malformed_if_unreadable(path):  # Spark reads the file here (a schema, then the null-key check)
+    with malformed_if_unreadable(path):  # Spark reads the file here (a schema, then the keys' and values' check)
         df = spark_read(path, read)
         variables, value = _factor_columns(df.columns, variables, value, path)
-        _raise_on_null_keys(df, variables, value, name, path)
+        _raise_on_bad_rows(df, variables, value, semiring, name, path)
     factor = _table_factor(df, variables, value, semiring, name)
     return factor.validate() if validate else factor
 
@@ -195,35 +211,62 @@ def _factor_columns(
     return variables, value
 
 
-def _raise_on_null_keys(
-    df: "DataFrame", variables: Sequence[str], value: str | None, name: str, path: str
+def _raise_on_bad_rows(
+    df: "DataFrame", variables: Sequence[str], value: str | None, semiring: Semiring, name: str, path: str
 ) -> None:
-    """Raise NullKeyError if a variable column holds a null (an empty CSV field, a Parquet null).
+    """Raise NullKeyError for a null key (an empty CSV field, a Parquet null), InvalidFactorValueError for a
+    null, NaN or (under ``counting``) negative value.
 
-    A null key would join like any other key and give a wrong answer, so it is
-    refused at load.  The check is one Spark aggregate (one row back: a null
-    count per variable column, which for Parquet reads only those columns);
-    only when it finds nulls does a second job look up the first such row.
+    A null key would join like any other key, and a null or NaN value has no
+    meaning in any semiring (Spark's sum skips a null, numpy's makes NaN), so
+    each is refused at load.  The check is one Spark aggregate (one row back:
+    counts per column; for Parquet it reads only those columns); only when it
+    finds a bad row does a second job look up the first one.
     """
     from pyspark.sql import functions as F
 
-    if not variables:
+    checks = {f"nulls{i}": F.col(v).isNull() for i, v in enumerate(variables)}
+    problems = _value_problems(df, value, semiring)
+    checks.update(problems)
+    if not checks:
         return
-    counts = df.agg(*[F.count_if(F.col(v).isNull()).alias(f"nulls{i}") for i, v in enumerate(variables)]).first()
+    counts = df.agg(*[F.count_if(bad).alias(label) for label, bad in checks.items()]).first()
+    shown = [*variables, *([value] if value is not None else [])]
     for i, v in enumerate(variables):
         if counts[f"nulls{i}"]:
-            row = _first_row_with_null(df, v, [*variables, *([value] if value is not None else [])])
+            row = _first_row_where(df, F.col(v).isNull(), shown)
             raise NullKeyError(factor=name, column=v, count=int(counts[f"nulls{i}"]), path=path, row=row)
+    for problem, bad in problems.items():
+        if counts[problem]:
+            raise InvalidFactorValueError(factor=name, column=value, problem=problem, count=int(counts[problem]),
+                                          path=path, row=_first_row_where(df, bad, shown))
 
 
-def _first_row_with_null(df: "DataFrame", column: str, shown: Sequence[str]) -> str:
-    """Error path only: the first row (in file order) whose ``column`` is null, as JSON of the ``shown`` columns.
+def _value_problems(df: "DataFrame", value: str | None, semiring: Semiring) -> dict[str, "Column"]:
+    """The conditions that make a value no value of ``semiring``, by the name of the problem."""
+    from pyspark.sql import functions as F
+    from pyspark.sql import types as T
+
+    if value is None:
+        return {}
+    v = F.col(value)
+    kind = df.schema[value].dataType
+    problems = {"null": v.isNull()}
+    if isinstance(kind, (T.FloatType, T.DoubleType)):
+        problems["NaN"] = F.isnan(v)
+    if semiring.name == "counting" and isinstance(kind, T.NumericType):
+        problems["negative"] = v < F.lit(0)
+    return problems
+
+
+def _first_row_where(df: "DataFrame", bad: "Column", shown: Sequence[str]) -> str:
+    """Error path only: the first row (in file order) where ``bad`` holds, as JSON of the ``shown`` columns.
 
     File order is a row id that follows the partitions, then the position within each.
     """
     from pyspark.sql import functions as F
 
-    rows = df.select(*shown, F.monotonically_increasing_id().alias(_ROW_ID)).where(F.col(column).isNull())
+    rows = df.select(*shown, F.monotonically_increasing_id().alias(_ROW_ID)).where(bad)
     row_text = F.to_json(F.struct(*shown), {"ignoreNullFields": "false"})  # the null shows as null
     return rows.agg(F.min_by(row_text, F.col(_ROW_ID))).first()[0]  # one row
 

@@ -8,6 +8,14 @@ parses one file into an :class:`UpdateBatch`, keeping each line's number so
 that an error names the file and the line.  Files are parsed before any
 work starts, so a bad line fails fast.
 
+Every line ends with a line break, the last one too: a file whose last data
+line has none may be a write cut short -- ``+ 123 45`` cut to ``+ 123 4``
+still parses, as another edge -- so it is refused, naming that line.  There
+is no exception for files written without a final newline: a batch applied
+wrong cannot be taken back, and adding the newline is the writer's one-line
+fix.  (A last line that is blank or a comment needs none: it holds no data.)
+Write a batch file whole: under a name starting with ``.``, then rename it.
+
 Examples
 --------
 >>> from faq.io import scratch_path
@@ -25,6 +33,7 @@ from dataclasses import dataclass
 from typing import Optional, Union
 
 from faq.errors import FAQValueError, InputNotFoundError, MalformedInputError, StateDirectoryError
+from faq.errors.templates import clip
 
 _SEPARATOR = re.compile(r"[ \t\r\f\v,]+")
 _INT = re.compile(r"^[+-]?[0-9]{1,19}$")
@@ -62,7 +71,9 @@ class UpdateBatch:
 def _parse_node(token: str, path: str, number: int, line: str) -> int:
     value = int(token) if _INT.match(token) else None
     if value is None or not _INT64[0] <= value <= _INT64[1]:
-        raise MalformedInputError(path=path, line_number=number, line=line, reason=f"node id {token!r} is not a 64-bit integer")
+        limit = f" (64-bit integers run from {_INT64[0]} to {_INT64[1]})" if value is not None else ""
+        raise MalformedInputError(path=path, line_number=number, line=line,
+                                  reason=f"node id {clip(token, 40)} is not a 64-bit integer{limit}")
     return value
 
 
@@ -74,12 +85,15 @@ def read_batch(path: Union[str, os.PathLike], *, weighted: bool = False) -> Upda
     not ``nan``).  With ``weighted=True`` (the graph has weights) a ``+`` line
     must give one; otherwise it may (the graph's default is used when absent).
     A ``-`` line may carry a weight, which is ignored.  The file is read on
-    the driver: update batches are meant to be small.
+    the driver: update batches are meant to be small.  The last data line must
+    end with a line break (see the module notes: without one it may be cut).
 
     Raises
     ------
     MalformedInputError
-        With the file and the 1-based line number.
+        With the file and the 1-based line number: a line of another form, an
+        id that is no 64-bit integer, a weight that is no number, or a last
+        line without a line break.
     """
     path = os.fspath(path)
     name = os.path.basename(path)
@@ -94,6 +108,13 @@ def read_batch(path: Union[str, os.PathLike], *, weighted: bool = False) -> Upda
             line = raw.strip()
             if not line or line.startswith("#"):
                 continue
+            if not raw.endswith("\n"):  # the last line, without a line break: perhaps a write cut short
+                raise MalformedInputError(
+                    path=path, line_number=number, line=line,
+                    reason="the file ends inside this line (no line break after it), so it may be a write cut "
+                           "short; end the file with a line break (write batch files whole: under a '.' name, "
+                           "then rename them)",
+                )
             tokens = _SEPARATOR.split(line)
             op = tokens[0]
             if op not in ("+", "-") or len(tokens) not in (3, 4):
@@ -110,7 +131,8 @@ def read_batch(path: Union[str, os.PathLike], *, weighted: bool = False) -> Upda
                     weight = float("nan")
                 if weight != weight:  # nan
                     raise MalformedInputError(
-                        path=path, line_number=number, line=line, reason=f"weight {tokens[3]!r} is not a number"
+                        path=path, line_number=number, line=line,
+                        reason=f"weight {clip(tokens[3], 40)} is not a number",
                     )
             if op == "+":
                 if weight is None and weighted:

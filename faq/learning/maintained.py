@@ -44,8 +44,6 @@ Examples
 
 from __future__ import annotations
 
-import json
-import os
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
@@ -65,8 +63,8 @@ __all__ = ["MaintainedModel", "maintain_covariance", "DIFF_COLUMN"]
 
 #: The optional column of a delta holding each row's multiplicity (+1 insert, -1 delete).
 DIFF_COLUMN = "diff"
-#: The file beside a durable state that says which features, target and tables it was made with.
-MODEL_FILE = "model.json"
+#: The key of a durable model's manifest annex that says which features, target and tables it was made with.
+MODEL_KEY = "model"
 
 
 class MaintainedModel(Maintained, Owner):
@@ -175,7 +173,9 @@ class MaintainedModel(Maintained, Owner):
         deltas : mapping table name -> rows
             Each a pandas DataFrame, Spark DataFrame or Arrow table with the
             table's key and feature columns and an optional ``diff`` column
-            (multiplicity; default +1).  Tables may also be keywords.
+            (multiplicity; default +1).  A ``value`` column instead of ``diff``
+            (a maintained query's name) is refused, unless it is a feature
+            (:mod:`faq.incremental.multiplicity`).  Tables may also be keywords.
         version : int, optional
             The version this batch makes; a batch for a version reached
             already is refused (:class:`~faq.errors.BatchAlreadyAppliedError`).
@@ -224,24 +224,17 @@ class MaintainedModel(Maintained, Owner):
     def open(cls, path: str, *, progress: Any = None) -> "MaintainedModel":
         """Reopen a model made with ``path=`` at its last committed version (no Spark needed)."""
         from faq.incremental.maintained import MaintainedQuery
+        from faq.incremental.store import restoring
 
-        file = os.path.join(path, MODEL_FILE)
-        if not os.path.isfile(file):
-            raise StateDirectoryError(path, f"no maintained model here ({MODEL_FILE} is missing)")
-        with open(file, encoding="utf-8") as handle:
-            meta = json.load(handle)
         query = MaintainedQuery.open(path, progress=progress)
-        features = [Feature(table, column, i) for i, (table, column) in enumerate(meta["features"])]
-        atoms = [(table, tuple(variables)) for table, variables in meta["atoms"]]
-        return cls(query, features, atoms, meta["target"], meta["ridge"], meta.get("notes", ()))
-
-    def _save_meta(self, path: str) -> None:
-        meta = {"features": [[f.table, f.column] for f in self._features], "atoms": [[t, list(v)] for t, v in self._atoms],
-                "target": self.target, "ridge": self.ridge, "notes": list(self.notes)}
-        temporary = os.path.join(path, MODEL_FILE + ".tmp")
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(meta, handle, indent=1)
-        os.replace(temporary, os.path.join(path, MODEL_FILE))
+        meta = query.annex.get(MODEL_KEY)
+        if meta is None:
+            query.close()
+            raise StateDirectoryError(query.path, "it holds a maintained query, not a maintained model")
+        with restoring(query.path):
+            features = [Feature(table, column, i) for i, (table, column) in enumerate(meta["features"])]
+            atoms = [(table, tuple(variables)) for table, variables in meta["atoms"]]
+            return cls(query, features, atoms, meta["target"], float(meta["ridge"]), meta.get("notes", ()))
 
     def close(self) -> None:
         """Drop the resident indexes (a durable state stays on disk)."""
@@ -269,12 +262,13 @@ def maintain_covariance(parsed: "FAQ", features: Sequence[Feature], tables: Mapp
     ring = cofactor(len(features))
     query, factors, lifted = lifted_factors(parsed, features, ring, tables, spark)
     notes = tuple(item.describe(ring.width) for item in lifted)
-    maintained = MaintainedQuery(query, factors, semiring=ring, path=path, progress=progress, placement=placement)
     atoms = [(atom.factor, tuple(atom.variables)) for atom in parsed.atoms]
-    model = MaintainedModel(maintained, features, atoms, target, ridge, notes)
-    if path is not None:
-        model._save_meta(path)
-    return model
+    # what the model is made of, kept in the query's manifest (one commit point, one checksum)
+    annex = {MODEL_KEY: {"features": [[f.table, f.column] for f in features], "atoms": [[t, list(v)] for t, v in atoms],
+                         "target": target, "ridge": float(ridge), "notes": list(notes)}}
+    maintained = MaintainedQuery(query, factors, semiring=ring, path=path, progress=progress, placement=placement,
+                                 _annex=annex)
+    return MaintainedModel(maintained, features, atoms, target, ridge, notes)
 
 
 def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Sequence[str],
@@ -285,6 +279,7 @@ def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Seq
 
     from faq.arrow_arrays import from_numpy
     from faq.factor import VALUE
+    from faq.incremental.multiplicity import check_multiplicity
     from faq.incremental.state import to_arrow
 
     needed = [*keyed_by, *(f.column for f in features)]
@@ -298,6 +293,8 @@ def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Seq
     if missing:
         raise InvalidDeltaError(table, f"it has no column {missing[0]!r} (it has {', '.join(names)})",
                                 missing=missing)
+    # 'value' (a maintained query's name) where 'diff' is meant would make every row an insertion: refused.
+    check_multiplicity(names, DIFF_COLUMN, factor=table, target="a maintained model", data=needed)
     wanted = [*dict.fromkeys(needed), *([DIFF_COLUMN] if DIFF_COLUMN in names else [])]
     if pandas:
         frame = rows[wanted]

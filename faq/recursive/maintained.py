@@ -126,7 +126,7 @@ from faq.factor import Factor
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.durable import Maintained, Versions
 from faq.incremental.rules import EXECUTORS, budget_bytes, choose_placement, estimated_bytes
-from faq.incremental.store import Store
+from faq.incremental.store import Store, restoring
 from faq.io.updates import UpdateBatch, read_batch, read_updates, update_files  # re-exported (__all__)
 from faq.recursive.edge_input import CHANGE_COLUMNS, edge_table, row_count, split_changes
 from faq.recursive.fixpoint_state import EDGE, FixpointState
@@ -246,6 +246,8 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
             state, meta = _restored
             (self._restore_spark if isinstance(state, Store) else self._restore)(state, meta)
             return
+        if path is not None:
+            Store(path).check_new()  # a path that cannot hold the state is refused before any work
         self.name = edges.name if isinstance(edges, Factor) else "edges"
         rows = row_count(edges)
         size = fixpoint_index_bytes(rows, components)
@@ -280,17 +282,18 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
             No saved state in ``path``, or one of another kind.
         """
         meta = cls._saved_manifest(path)
-        components = meta["problem"] == "components"
-        semiring = MIN_LABEL if components else check_semiring(meta["semiring"])
-        if meta.get("placement") == EXECUTORS:
-            store = Store(path)
-            state, meta = store, store.committed()
-        else:
-            state, meta = FixpointState.load(path, semiring)
-        return cls(None, semiring, source=meta.get("source"), components=components,
-                   default_weight=meta.get("default_weight"),
-                   max_iterations=int(max_iterations or meta.get("max_iterations", DEFAULT_MAX_ITERATIONS)),
-                   progress=progress, _restored=(state, meta))
+        with restoring(path):
+            components = meta["problem"] == "components"
+            semiring = MIN_LABEL if components else check_semiring(meta["semiring"])
+            if meta.get("placement") == EXECUTORS:
+                store = Store(path)
+                state, meta = store, store.committed()
+            else:
+                state, meta = FixpointState.load(path, semiring)
+            return cls(None, semiring, source=meta.get("source"), components=components,
+                       default_weight=meta.get("default_weight"),
+                       max_iterations=int(max_iterations or meta.get("max_iterations", DEFAULT_MAX_ITERATIONS)),
+                       progress=progress, _restored=(state, meta))
 
     # -- reading ------------------------------------------------------------------------
 
@@ -564,6 +567,8 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
 
     def close(self) -> None:
         """Release the Spark caches (:attr:`scope`) and the resident index; a saved state stays on disk."""
+        if self._spark is not None or self.resident is not None:
+            self._release_store()
         self.scope.close()
         if self.resident is not None:
             self.resident.relations = {}

@@ -39,7 +39,6 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
-from faq.errors import StateDirectoryError
 from faq.factor import Factor
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.rules import EXECUTORS
@@ -83,10 +82,12 @@ class SparkPlacement:
     def _attach_spark(self, path: str) -> None:
         """Keep the executors' state in ``path`` (which must hold none): version 0, edges and answer as bases."""
         store = Store(path)
-        if store.exists():
-            raise StateDirectoryError(store.path, "a saved state is here already; reopen it or choose another "
-                                                  "directory")
-        store.save(0, {**self._manifest(), "labels": []}, self._spark_bases(self._spark.state.df.count()))
+        store.create()  # refuses a state already there, or a directory holding files of the user's
+        try:
+            store.save(0, {**self._manifest(), "labels": []}, self._spark_bases(self._spark.state.df.count()))
+        except BaseException:
+            store.release()
+            raise
         self._spark_versions.store = store
 
     def _spark_bases(self, answer_rows: int) -> dict:

@@ -1,0 +1,348 @@
+"""State directories keep their promises (issue 38 item 2): one writer, readers that delete nothing,
+nothing outside the directory touched, a user's files never swept, damage and forgery detected.
+
+Most tests work on the Store directly or on a small saved maintained query
+copied per test (reopening needs no Spark); the fault-injection test kills a
+writer process at random moments while this process reopens the state, and
+checks every reopen against an independent count (scipy).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import scipy.sparse as sp
+
+from faq.errors import StateDirectoryError, StateLockedError
+from faq.incremental import MaintainedQuery
+from faq.incremental.store import MANIFEST, Store, _manifest_checksum
+
+DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parent.parent
+QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
+SMALL = [(0, 1), (1, 2), (0, 2), (2, 3), (1, 3), (3, 4)]
+
+
+def feed_forward(edges: set, n: int) -> int:
+    """Feed-forward triangles of a simple digraph: Σ (A² ∘ A), by scipy (the oracle)."""
+    if not edges:
+        return 0
+    src, dst = (np.array(c, dtype=np.int64) for c in zip(*edges))
+    a = sp.csr_matrix((np.ones(len(src), dtype=np.int64), (src, dst)), shape=(n, n))
+    return int((a @ a).multiply(a).sum())
+
+
+@pytest.fixture(scope="module")
+def saved(spark, tmp_path_factory) -> Path:
+    """A small maintained triangle count saved at version 0 (copied by each test that changes it)."""
+    from faq.factor import Factor
+
+    folder = tmp_path_factory.mktemp("saved") / "state"
+    df = spark.createDataFrame(SMALL, "src bigint, dst bigint")
+    factor = Factor.from_dataframe(df, ["src", "dst"], "counting", value=None, name="edge")
+    with MaintainedQuery(QUERY, {"edge": factor}, path=str(folder)):
+        pass
+    return folder
+
+
+@pytest.fixture
+def state(saved, tmp_path) -> Path:
+    copy = tmp_path / "state"
+    shutil.copytree(saved, copy)
+    return copy
+
+
+def batch(*rows: tuple[int, int, int]) -> dict:
+    return {"edge": pa.table({"src": [r[0] for r in rows], "dst": [r[1] for r in rows],
+                              "value": [r[2] for r in rows]})}
+
+
+def rewrite_manifest(path: Path, change) -> None:
+    """Edit a manifest the way a forger would: change it, then recompute its checksum."""
+    meta = json.loads((path / MANIFEST).read_text())
+    change(meta)
+    meta["checksum"] = _manifest_checksum(meta)
+    (path / MANIFEST).write_text(json.dumps(meta))
+
+
+# --- one writer at a time ------------------------------------------------------------------
+
+
+def test_a_second_writer_in_another_process_is_refused_naming_the_holder(state):
+    with MaintainedQuery.open(str(state)) as writer:
+        writer.apply(batch((4, 0, 1)), version=1)  # the first batch takes the lock
+        child = subprocess.run(
+            [sys.executable, "-c",
+             "import sys, pyarrow as pa\n"
+             "from faq.incremental import MaintainedQuery\n"
+             "from faq.errors import StateLockedError\n"
+             "q = MaintainedQuery.open(sys.argv[1])\n"           # reading is allowed while another writes
+             "print('read', q.version, q.scalar())\n"
+             "try:\n"
+             "    q.apply({'edge': pa.table({'src': [5], 'dst': [6], 'value': [1]})})\n"
+             "except StateLockedError as e:\n"
+             "    print('refused', e.parameters['holder'])\n",
+             str(state)], capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": str(REPO)})
+        assert child.returncode == 0, child.stderr
+        lines = child.stdout.splitlines()
+        assert lines[0] == f"read 1 {feed_forward(set(SMALL) | {(4, 0)}, 7)}"
+        assert lines[1].startswith(f"refused pid {os.getpid()} on ")
+        assert writer.version == 1
+    # the writer closed: the lock is free, and the state is exactly the writer's
+    with MaintainedQuery.open(str(state)) as again:
+        again.apply(batch((5, 6, 1)), version=2)
+        assert again.scalar() == feed_forward(set(SMALL) | {(4, 0), (5, 6)}, 7)
+
+
+def test_a_writer_that_fell_behind_is_refused_not_overwriting(state):
+    first = MaintainedQuery.open(str(state))
+    second = MaintainedQuery.open(str(state))
+    second.apply(batch((4, 0, 1)), version=1)
+    with pytest.raises(StateLockedError) as err:  # second holds the lock
+        first.apply(batch((5, 6, 1)))
+    assert err.value.parameters["path"] == str(state)
+    second.close()
+    with pytest.raises(StateDirectoryError, match="another writer committed version 1"):
+        first.apply(batch((5, 6, 1)))  # first read version 0: it must not write version 1 over the other's
+    first.close()
+    with MaintainedQuery.open(str(state)) as reopened:
+        assert (reopened.version, reopened.scalar()) == (1, feed_forward(set(SMALL) | {(4, 0)}, 7))
+
+
+def test_reading_deletes_nothing_and_the_writer_sweeps_only_its_own_files(state):
+    orphan = state / "data" / "edge-v9-delta-0123abcd.parquet"  # what an interrupted save leaves
+    orphan.write_bytes(b"partial")
+    stray = state / ".manifest.json.89abcdef"
+    stray.write_text("{")
+    foreign = state / "data" / "notes.txt"  # not a name faq gives: never faq's to delete
+    foreign.write_text("mine")
+    with MaintainedQuery.open(str(state)) as reader:
+        assert reader.scalar() == feed_forward(set(SMALL), 5)
+    assert orphan.exists() and stray.exists()  # a reader deletes nothing
+    with MaintainedQuery.open(str(state)) as writer:
+        writer.apply(batch((4, 0, 1)), version=1)
+    assert not orphan.exists() and not stray.exists()  # the writer's recovery, under the lock
+    assert foreign.read_text() == "mine"
+
+
+# --- a user's files are never touched ----------------------------------------------------
+
+
+def test_a_directory_of_the_users_files_is_refused_before_any_work(spark, tmp_path):
+    from faq.factor import Factor
+
+    project = tmp_path / "proj"
+    (project / "data" / "sub").mkdir(parents=True)
+    (project / "data" / "results-2024.csv").write_text("a,b\n1,2\n")
+    (project / "data" / "sub" / "x.txt").write_text("x")
+    factor = Factor.from_dataframe(spark.createDataFrame(SMALL, "src bigint, dst bigint"), ["src", "dst"],
+                                   "counting", value=None, name="edge")
+    with pytest.raises(StateDirectoryError, match="is not empty and holds no faq state") as err:
+        MaintainedQuery(QUERY, {"edge": factor}, path=str(project))
+    assert "data/results-2024.csv" in err.value.parameters["reason"]
+    assert (project / "data" / "results-2024.csv").read_text() == "a,b\n1,2\n"
+    assert (project / "data" / "sub" / "x.txt").read_text() == "x"
+    assert sorted(os.listdir(project)) == ["data"]  # not even a lock file left behind
+
+
+def test_a_cli_state_in_a_folder_of_the_users_files_exits_2_and_keeps_them(tmp_path):
+    graph = tmp_path / "g.txt"
+    graph.write_text("".join(f"{u} {v}\n" for u, v in SMALL))
+    updates = tmp_path / "updates"
+    updates.mkdir()
+    (updates / "001.txt").write_text("+ 4 0\n")
+    project = tmp_path / "proj"
+    (project / "data").mkdir(parents=True)
+    (project / "data" / "results-2024.csv").write_text("kept\n")
+    done = subprocess.run([sys.executable, "-m", "faq", "track", "(a)->(b); (b)->(c); (a)->(c)", str(graph),
+                           str(updates), "--state", str(project), "-q"], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert done.returncode == 2, done.stderr
+    assert "[STATE_DIRECTORY]" in done.stderr and "holds no faq state" in done.stderr
+    assert (project / "data" / "results-2024.csv").read_text() == "kept\n"
+
+
+def test_a_symlinked_data_directory_is_refused_and_its_target_untouched(state, tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    shutil.move(str(state / "data"), elsewhere)
+    (elsewhere / "edge-v7-base-00000000.parquet").write_bytes(b"user bytes")  # a name faq would sweep
+    os.symlink(elsewhere, state / "data")
+    before = sorted(os.listdir(elsewhere))
+    with pytest.raises(StateDirectoryError, match="data/ is a symbolic link"):
+        MaintainedQuery.open(str(state))
+    with pytest.raises(StateDirectoryError, match="data/ is a symbolic link"):
+        Store(state).lock()
+    assert sorted(os.listdir(elsewhere)) == before
+
+
+def test_a_planted_lock_link_is_not_followed(state, tmp_path):
+    target = tmp_path / "victim.txt"
+    target.write_text("untouched")
+    (state / "writer.lock").unlink()
+    os.symlink(target, state / "writer.lock")
+    with MaintainedQuery.open(str(state)) as q:  # reading needs no lock
+        with pytest.raises(StateDirectoryError, match="writer.lock is a symbolic link"):
+            q.apply(batch((4, 0, 1)))
+    assert target.read_text() == "untouched"
+
+
+# --- damaged and forged states ------------------------------------------------------------
+
+
+def test_a_damaged_manifest_is_named(state):
+    text = (state / MANIFEST).read_text()
+    (state / MANIFEST).write_text(text.replace('"version": 0', '"version": 3'))
+    with pytest.raises(StateDirectoryError, match="does not match its checksum") as err:
+        MaintainedQuery.open(str(state))
+    assert err.value.parameters["path"] == str(state)
+    (state / MANIFEST).write_text("{not json")
+    with pytest.raises(StateDirectoryError, match="is not JSON"):
+        MaintainedQuery.open(str(state))
+
+
+def test_a_damaged_data_file_is_named(state):
+    meta = json.loads((state / MANIFEST).read_text())
+    file = meta["relations"]["edge"]["files"][0]
+    content = bytearray((state / "data" / file).read_bytes())
+    content[len(content) // 2] ^= 0xFF
+    (state / "data" / file).write_bytes(bytes(content))
+    with pytest.raises(StateDirectoryError, match=f"data file {file} does not match its checksum"):
+        MaintainedQuery.open(str(state))
+
+
+def test_a_forged_manifest_cannot_reach_outside_the_state(state, tmp_path):
+    outside = tmp_path / "other" / "data"
+    outside.mkdir(parents=True)
+    meta = json.loads((state / MANIFEST).read_text())
+    file = meta["relations"]["edge"]["files"][0]
+    shutil.copy(state / "data" / file, outside / file)
+    rewrite_manifest(state, lambda m: m["relations"]["edge"]["files"].__setitem__(0, f"../../other/data/{file}"))
+    with pytest.raises(StateDirectoryError, match="that is not of faq's form"):
+        MaintainedQuery.open(str(state))
+
+
+@pytest.mark.parametrize("forgery, words", [
+    (lambda m: m.pop("columns"), "a field is missing or malformed (KeyError: 'columns')"),
+    (lambda m: m.__setitem__("key_types", "x"), "a field is missing or malformed (AttributeError"),
+    (lambda m: m["relations"]["edge"]["rows"].__setitem__(0, 99), "holds 6 rows, the manifest says 99"),
+    (lambda m: m["relations"]["edge"]["sha256"].__setitem__(0, "0" * 64), "does not match its checksum"),
+    (lambda m: m.__setitem__("version", -1), "has no valid version"),
+    (lambda m: m.__setitem__("labels", [1]), "labels that are not a list of strings"),
+])
+def test_a_forged_manifest_is_a_state_directory_error(state, forgery, words):
+    rewrite_manifest(state, forgery)
+    with pytest.raises(StateDirectoryError) as err:
+        MaintainedQuery.open(str(state))
+    assert words in err.value.parameters["reason"]
+
+
+def test_a_trackers_count_is_covered_by_the_checksum(spark, tmp_path):
+    from faq.incremental.track import MotifTracker, track
+
+    edges = spark.createDataFrame(SMALL, "src bigint, dst bigint")
+    with track(edges, "(a)->(b); (b)->(c); (a)->(c)", path=str(tmp_path / "t")) as tracker:
+        count = tracker.count
+    text = (tmp_path / "t" / MANIFEST).read_text()
+    (tmp_path / "t" / MANIFEST).write_text(text.replace(f'"count": {count}', '"count": 5000'))
+    with pytest.raises(StateDirectoryError, match="does not match its checksum"):
+        MotifTracker.open(str(tmp_path / "t"))
+
+
+# --- fault injection: a writer killed at random moments, reopened by another process --------
+
+
+WRITER = r"""
+import os, sys
+import pyarrow.parquet as pq
+from faq.incremental import MaintainedQuery
+state, mode, files = sys.argv[1], sys.argv[2], sys.argv[3:]
+mq = MaintainedQuery.open(state)
+mq.state.compaction = mode
+for relation in mq.state.relations.values():
+    relation.compaction = mode
+print("open", mq.version, flush=True)
+for version, path in enumerate(files, start=1):
+    if version > mq.version:
+        mq.apply({"edge": pq.read_table(path)}, version=version, label=os.path.basename(path))
+        print("applied", version, flush=True)
+"""
+
+TRIALS = 20
+BATCHES = 8
+BATCH_ROWS = 4_000
+
+
+def read_edges(path: Path) -> set:
+    with gzip.open(path, "rt") as handle:
+        pairs = np.loadtxt((line for line in handle if not line.startswith("#")), dtype=np.int64, ndmin=2)
+    return {(int(u), int(v)) for u, v in pairs if u != v}
+
+
+def test_a_writer_killed_at_random_moments_leaves_a_state_every_reader_reopens_exactly(spark, tmp_path):
+    from faq.factor import Factor
+
+    initial = read_edges(DATA / "email-Eu-core.txt.gz")
+    n = 1 + max(max(e) for e in initial)
+    rng = random.Random(38)
+    present, graphs, files = set(initial), [set(initial)], []
+    for k in range(1, BATCHES + 1):  # half deletions of present edges, half new ones: compactions happen
+        deletes = rng.sample(sorted(present), BATCH_ROWS // 2)
+        inserts = set()
+        while len(inserts) < BATCH_ROWS - len(deletes):
+            e = (rng.randrange(n), rng.randrange(n))
+            if e[0] != e[1] and e not in present:
+                inserts.add(e)
+        rows = [(u, v, -1) for u, v in deletes] + [(u, v, 1) for u, v in sorted(inserts)]
+        present = (present - set(deletes)) | inserts
+        graphs.append(set(present))
+        files.append(tmp_path / f"{k:03d}.parquet")
+        pq.write_table(pa.table({c: [r[i] for r in rows] for i, c in enumerate(("src", "dst", "value"))}), files[-1])
+    counts = [feed_forward(g, n) for g in graphs]
+
+    base = tmp_path / "initial"
+    df = spark.createDataFrame(sorted(initial), "src bigint, dst bigint")
+    factor = Factor.from_dataframe(df, ["src", "dst"], "counting", value=None, name="edge")
+    MaintainedQuery(QUERY, {"edge": factor}, path=str(base)).close()
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    reopened, kill_versions = 0, set()
+    for trial in range(TRIALS):
+        mode = ("thread", "process", "inline")[trial % 3]
+        state = tmp_path / f"trial-{trial}"
+        shutil.copytree(base, state)
+        writer = subprocess.Popen([sys.executable, "-c", WRITER, str(state), mode, *map(str, files)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        assert writer.stdout.readline().startswith("open"), writer.stderr.read()
+        deadline = time.monotonic() + rng.uniform(0.05, 2.5)
+        while time.monotonic() < deadline and writer.poll() is None:  # read while the writer writes
+            with MaintainedQuery.open(str(state)) as reader:
+                assert reader.scalar() == counts[reader.version], (trial, mode, reader.version)
+                reopened += 1
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=60)
+        with MaintainedQuery.open(str(state)) as after:  # a committed version, its exact answer
+            version = after.version
+            assert after.scalar() == counts[version], (trial, mode, version)
+            kill_versions.add(version)
+            if version < BATCHES:  # the next writer recovers (the lock died with the killed one) and goes on
+                after.apply({"edge": pq.read_table(files[version])}, version=version + 1)
+                assert after.scalar() == counts[version + 1]
+            named = {f for e in after.store.manifest()["relations"].values() for f in e["files"]}
+            if after.store.is_writer:
+                assert set(os.listdir(state / "data")) == named  # what the killed writer left is swept
+    assert len(kill_versions) >= 3, kill_versions  # the kills landed at different points of the run
+    assert reopened >= TRIALS  # readers really did reopen during the writes
