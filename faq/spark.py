@@ -159,8 +159,8 @@ def get_session(
     config : mapping, optional
         Extra Spark settings; they override :data:`DEFAULT_CONFIG`.
     remote : str, optional
-        A Spark Connect URL (``sc://host:port``): connect to that server
-        instead of starting Spark.  Default ``$FAQ_REMOTE``, then ``$SPARK_REMOTE``.
+        A Spark Connect URL (``sc://host:port``; a local ``faq serve``'s token is found: :func:`faq.served.with_served_token`)
+        to connect to instead of starting Spark.  Default ``$FAQ_REMOTE``, then ``$SPARK_REMOTE``.
 
     Returns
     -------
@@ -246,8 +246,10 @@ def _worker_environment(config: Mapping[str, str] | None = None) -> None:
 
 
 def connect_session(remote: str, config: Mapping[str, str] | None):
-    """A Spark Connect client session on ``remote``, with faq's runtime settings."""
+    """A Spark Connect client session on ``remote`` (a local faq serve's with its token), with faq's settings."""
     from pyspark.sql import SparkSession
+
+    from faq import served
 
     try:
         import pyspark.sql.connect.session  # noqa: F401 - fails without grpcio & co.
@@ -258,7 +260,7 @@ def connect_session(remote: str, config: Mapping[str, str] | None):
                             argument="remote") from error
     # PySpark's own builder, not the Connect class's: it also switches pyspark.sql.functions to
     # Connect Columns for this process (a process runs either classic or Connect PySpark).
-    session = SparkSession.builder.remote(remote).getOrCreate()
+    session = SparkSession.builder.remote(served.with_served_token(remote)).getOrCreate()  # never shown: a secret
     settings = {k: v for k, v in DEFAULT_CONFIG.items() if k in _RUNTIME_SETTINGS}
     settings.update(config or {})
     for key, value in settings.items():

@@ -53,7 +53,8 @@ def test_public_jobs_as_a_connect_client(server):
 
 
 def test_cli_runs_on_the_server(server):
-    """faq triangles --remote: no Spark of its own, the same count; faq serve --status sees the server."""
+    """faq triangles --remote: no Spark of its own, the same count (the token found in faq serve's
+    directory); faq serve --status sees the server."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     run = subprocess.run([sys.executable, "-m", "faq", "triangles", str(DATA / "email-Eu-core.txt.gz"),
                           "--remote", server["url"], "--json"], capture_output=True, text=True, env=env, timeout=300)
@@ -61,4 +62,6 @@ def test_cli_runs_on_the_server(server):
     assert json.loads(run.stdout)["count"] == 105461
     status = subprocess.run([sys.executable, "-m", "faq", "serve", "--port", str(server["port"]), "--status", "--json"],
                             capture_output=True, text=True, env=env, timeout=60)
-    assert json.loads(status.stdout)["running"] is True
+    shown = json.loads(status.stdout)
+    assert shown["running"] is True and "token" not in shown  # the file holding it is named, never the token
+    assert shown["token_file"] == serve.state_path(server["port"])

@@ -40,13 +40,15 @@ if TYPE_CHECKING:
     from faq.graphs.pattern import Pattern
     from faq.io.updates import UpdateBatch
 
-__all__ = ["DEFAULT_MASTER", "DEFAULT_PORT", "METHODS", "TABLE_SUFFIXES", "common_options", "factor_spec",
+__all__ = ["DEFAULT_MASTER", "DEFAULT_PORT", "DEFAULT_HOST", "METHODS", "TABLE_SUFFIXES", "common_options", "factor_spec",
            "add_pattern_command", "motif_pattern", "require_file", "require_folder", "check_table_out",
            "check_semiring", "insert_only_batches"]
 
 DEFAULT_MASTER = "local[*]"
 DEFAULT_PORT = 15002
 """Port of the Spark Connect server ``faq serve`` starts (Spark Connect's own default)."""
+DEFAULT_HOST = "127.0.0.1"
+"""Address the ``faq serve`` server listens on unless told otherwise: loopback, which no other machine reaches."""
 METHODS = ("auto", "exact", "min_fill", "min_degree")
 """Elimination-order searches (``--method``) of the planner."""
 TABLE_SUFFIXES = (".csv", ".csv.gz", ".parquet")

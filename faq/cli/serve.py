@@ -2,17 +2,19 @@
 
 ::
 
-    faq serve [--port 15002] [--master URL] [--stop | --status] [--json]
+    faq serve [--port 15002] [--master URL] [--host 127.0.0.1] [--stop | --status] [--json]
 
 It runs no Spark in this process (it sets ``local``, not ``run``: see
-:mod:`faq.cli.entry`); the server itself is :mod:`faq.cli.server`.
+:mod:`faq.cli.entry`); the server itself is :mod:`faq.cli.server`.  Nothing
+it prints holds the server's token; ``--json`` names the file that does
+(``token_file``).
 
 Examples
 --------
 >>> from faq.cli import build_parser
 >>> args = build_parser().parse_args(["serve", "--status"])
->>> args.port, args.status, args.local is run_serve
-(15002, True, True)
+>>> args.port, args.host, args.status, args.local is run_serve
+(15002, '127.0.0.1', True, True)
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from faq.cli.inputs import DEFAULT_MASTER, DEFAULT_PORT
+from faq.cli.inputs import DEFAULT_HOST, DEFAULT_MASTER, DEFAULT_PORT
 from faq.cli.output import print_json
+from faq.served import LOCAL_HOSTS
 from faq.spark import REMOTE_ENV
 
 __all__ = ["add_commands", "run_serve"]
@@ -36,12 +39,23 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
     serve = commands.add_parser(
         "serve",
         help="start (or stop) a local Spark Connect server that later commands use with --remote",
-        description=("Start Spark once, in the background, as a Spark Connect server on localhost:PORT; "
+        description=("Start Spark once, in the background, as a Spark Connect server on 127.0.0.1:PORT; "
                      "commands given --remote sc://localhost:PORT (or $FAQ_REMOTE) then skip Spark's start. "
-                     "Prints the URL; --stop stops it, --status tells whether it runs."),
+                     "The server is yours alone: it demands a random token, kept in a file only you can read "
+                     "(in $XDG_RUNTIME_DIR/faq, else ~/.cache/faq/serve), where faq's commands and "
+                     "faq.spark.get_session find it for a sc://localhost URL. "
+                     "Prints the URL (never the token); --stop stops it, --status tells whether it runs."),
     )
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on (default: %(default)s)")
     serve.add_argument("--master", default=DEFAULT_MASTER, metavar="URL", help="the server's Spark master")
+    serve.add_argument(
+        "--host", default=DEFAULT_HOST, metavar="HOST",
+        help="address to listen on (default: %(default)s, this machine only); another one (e.g. 0.0.0.0) lets "
+             "other machines reach the server, which still demands its token: copy the token file "
+             "(--status --json names it) into the client's faq serve directory and connect through an SSH "
+             "tunnel to sc://localhost:PORT, or give the token (the file's \"token\") yourself as sc://HOST:PORT/;token=TOKEN "
+             "(PySpark then sends it only over TLS, which needs a TLS proxy in front of the server)",
+    )
     action = serve.add_mutually_exclusive_group()
     action.add_argument("--stop", action="store_true", help="stop the server on --port")
     action.add_argument("--status", action="store_true", help="say whether a server runs on --port")
@@ -62,14 +76,16 @@ def run_serve(args: argparse.Namespace) -> None:
     elif args.status:
         running = server.status(args.port)
         result = {"running": running is not None, "port": args.port, **(running or {})}
-        text = f"running at {running['url']} (pid {running['pid']})" if running else \
-            f"no faq server on port {args.port}"
+        text = f"running at {running['url']} (pid {running['pid']}; token in {running['token_file']})" if running \
+            else f"no faq server on port {args.port}"
     else:
         if not args.json:
             print(f"[faq] starting a Spark Connect server on port {args.port} ...", file=sys.stderr)
-        result = server.start(args.port, args.master)
+        result = server.start(args.port, args.master, host=args.host)
         state = "started" if result["started"] else "already running"
         text = f"{state} at {result['url']}; use it with: export {REMOTE_ENV}={result['url']}"
+        if result["host"] not in LOCAL_HOSTS:
+            text += f"\nclients need the token in {result['token_file']} (see faq serve --help, --host)"
     if args.json:
         print_json(result)
     else:

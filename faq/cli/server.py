@@ -9,9 +9,26 @@ about a second.  The server is a classic session started by
 for the Python workers) with ``spark.plugins`` set to Spark's
 ``SparkConnectPlugin``.
 
-What runs where is written to a small JSON file per port
-(:func:`state_path`): the server's process id, its URL, its log file and its
-temporary directory, so :func:`stop` and :func:`status` find it from any shell.
+The server is its owner's alone, for whoever reaches it runs code as its
+user (Python UDFs):
+
+* It listens on 127.0.0.1 only (``spark.connect.grpc.binding.address``;
+  ``host`` picks another address on purpose).  Not on ::1 as well: Spark
+  binds a Connect server to one address; a client's ``localhost`` tries
+  both.
+* It demands a random token of every client (Spark's pre-shared key,
+  ``SPARK_CONNECT_AUTHENTICATE_TOKEN`` in the server's environment, never on
+  its command line, which ``ps`` shows to everyone).
+* The token and the server's record -- process id, its start time (field 22
+  of ``/proc/PID/stat``) and command line, URL, master, temporary directory
+  -- are one 0600 file (:func:`state_path`) in the per-user 0700 directory
+  :func:`faq.served.serve_directory`, beside the server's log.  Clients find
+  the token there for a local URL (:func:`faq.served.with_served_token`).
+* Files are created without following symbolic links and never over an
+  existing file.  A record is believed only while its process has the
+  recorded start time and command line (``python -m faq.cli.server PORT
+  ...``): :func:`stop` signals no other process, and deletes only what
+  :func:`start` made.
 
 A server is meant to run for days, so what a command leaves on it must go
 when the command's Connect session goes (a ``--remote`` command releases it
@@ -25,14 +42,13 @@ files), removed by :func:`stop`.
 
 Only the CLI (:mod:`faq.cli.serve`) and the tests use this module; the
 library connects to a server through :func:`faq.spark.get_session` (``remote=``).
-The server process runs ``python -m faq.cli.server PORT MASTER [TMPDIR]``.
+The server process runs ``python -m faq.cli.server PORT MASTER TMPDIR HOST``.
 
 Examples
 --------
->>> from faq.cli.server import url_of, state_path
->>> url_of(15002)
-'sc://localhost:15002'
->>> state_path(15002).endswith("faq-serve-15002.json")
+>>> url_of(15002), url_of(15002, "10.0.0.7"), url_of(15002, "::")
+('sc://localhost:15002', 'sc://10.0.0.7:15002', 'sc://[::]:15002')
+>>> state_path(15002).endswith("serve-15002.json")
 True
 >>> status(1) is None          # nothing serves on port 1
 True
@@ -40,21 +56,29 @@ True
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
+import secrets
+import select
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
 import time
-from typing import Optional
+from typing import Iterator, Optional
 
-from faq.cli.inputs import DEFAULT_MASTER, DEFAULT_PORT
+from faq.cli.inputs import DEFAULT_HOST, DEFAULT_MASTER, DEFAULT_PORT
+from faq.errors import FAQRuntimeError, FAQValueError
+from faq.served import LOCAL_HOSTS, read_serve_record, serve_directory, serve_state_path
 
-__all__ = ["DEFAULT_PORT", "url_of", "state_path", "status", "start", "stop", "serve_forever"]
+__all__ = ["DEFAULT_PORT", "DEFAULT_HOST", "url_of", "state_path", "log_path", "status", "start", "stop",
+           "serve_forever"]
 
 # Seconds to wait for a new server to accept connections (a cold JVM on a small machine takes ~20 s).
 START_TIMEOUT = 180.0
@@ -62,6 +86,11 @@ START_TIMEOUT = 180.0
 MAX_MESSAGE_BYTES = 1 << 30
 # A server's temporary directory is tempdir/faq-serve-PORT-XXXXXXXX.
 _TMP_PREFIX = "faq-serve-"
+# Spark's: a Connect server with this variable in its environment demands it of every client as a bearer token.
+TOKEN_ENV = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
+# The pipe on which the server process says it listens (a port that merely answers could be anyone's).
+_READY_FD_ENV = "FAQ_SERVE_READY_FD"
+_SERVER_MODULE = "faq.cli.server"
 
 # Settings of the server's session beyond faq's own (faq.spark.DEFAULT_CONFIG).
 SERVER_CONFIG: dict[str, str] = {
@@ -80,14 +109,26 @@ GC_GROWTH = 64 << 20
 IDLE_SECONDS = 30.0
 
 
-def url_of(port: int) -> str:
-    """The Spark Connect URL of a local server on ``port``."""
-    return f"sc://localhost:{port}"
+def url_of(port: int, host: str = DEFAULT_HOST) -> str:
+    """The Spark Connect URL of a server listening on ``host``: ``sc://localhost:PORT`` for a loopback
+    address (a URL :func:`faq.served.with_served_token` gives the token to), else one naming ``host``."""
+    if host in LOCAL_HOSTS:
+        return f"sc://localhost:{port}"
+    return f"sc://[{host}]:{port}" if ":" in host else f"sc://{host}:{port}"
 
 
 def state_path(port: int) -> str:
-    """The file recording the server on ``port`` (process id, URL, log file)."""
-    return os.path.join(tempfile.gettempdir(), f"faq-serve-{port}.json")
+    """The record of the server on ``port``, its token included (mode 600, in :func:`faq.served.serve_directory`)."""
+    return serve_state_path(port)
+
+
+def log_path(port: int) -> str:
+    """The log of the server on ``port`` (mode 600, beside its record; removed by :func:`stop`).
+
+    >>> os.path.dirname(log_path(15002)) == os.path.dirname(state_path(15002))
+    True
+    """
+    return os.path.join(serve_directory(), f"serve-{port}.log")
 
 
 def _alive(pid: int) -> bool:
@@ -95,7 +136,7 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:  # someone else's process: alive, but not ours to stop
+    except PermissionError:  # someone else's process: alive (and never proven ours, see _not_ours)
         return True
     # A server started by this very process (a test, a notebook) stays a zombie once it exits until
     # it is reaped; reap it here, or stop() would wait out its whole timeout.
@@ -106,123 +147,383 @@ def _alive(pid: int) -> bool:
     return done == 0
 
 
-def _listening(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.settimeout(0.5)
-        return s.connect_ex(("127.0.0.1", port)) == 0
+def _listening(port: int, host: str = DEFAULT_HOST) -> bool:
+    """Whether something accepts connections on ``host``:``port`` (for a wildcard address: on loopback)."""
+    target = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+    try:
+        with socket.create_connection((target, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _identity(pid: int) -> Optional[tuple[int, list[str]]]:
+    """The start time (clock ticks after boot: ``/proc/PID/stat`` field 22) and command line of ``pid``."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            line = f.read()
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            command = f.read()
+        fields = line[line.rindex(b")") + 2:].split()  # from field 3 on: the name (field 2) may hold spaces
+        started = int(fields[22 - 3])
+    except (OSError, ValueError, IndexError):
+        return None
+    return started, [os.fsdecode(arg) for arg in command.split(b"\0")[:-1]]
+
+
+def _gone(record: dict) -> bool:
+    """Whether the process ``record`` names has ended (or it names none)."""
+    pid = record.get("pid")
+    return not isinstance(pid, int) or pid <= 0 or not _alive(pid)  # never 0 or -1: groups, everyone
+
+
+def _not_ours(record: dict, port: int) -> Optional[str]:
+    """Why the live process ``record`` names is not the server :func:`start` made on ``port`` (None: it is)."""
+    command = record.get("cmdline")
+    if not (isinstance(command, list) and len(command) == 7 and isinstance(command[0], str)
+            and os.path.basename(command[0]).startswith("python") and command[1:4] == ["-m", _SERVER_MODULE, str(port)]):
+        return f"the record's command line is not 'python -m {_SERVER_MODULE} {port} ...'"
+    found = _identity(record["pid"])
+    if found is None or found[1] != command:
+        running = " ".join(found[1]) if found else "unreadable"
+        return f"its command line is {running[:80]!r}"
+    if found[0] != record.get("start_time"):
+        return "it started at another time than the recorded server: its process id was reused"
+    master, tmp, host = command[4:]
+    if (record.get("url"), record.get("master"), record.get("tmp")) != (url_of(port, host), master, tmp):
+        return "the record's URL, master or temporary directory are not the process's"
+    return None
 
 
 def status(port: int = DEFAULT_PORT) -> Optional[dict]:
-    """The recorded server on ``port`` if its process is alive (``{"pid", "url", "log", "port", "master", "tmp"}``),
-    else None."""
-    path = state_path(port)
+    """The server on ``port`` if its record is proven (see the module notes), else None.
+
+    Returns ``{"pid", "url", "host", "port", "master", "tmp", "log", "token_file"}``:
+    never the token, only the file that holds it.
+
+    Raises
+    ------
+    faq.errors.FAQRuntimeError
+        ``SERVE_DIRECTORY_UNSAFE`` or ``SERVE_FILE_UNSAFE``: the per-user
+        directory or the record is not this user's alone.
+    """
+    record = read_serve_record(port)
+    if record is None or _gone(record) or _not_ours(record, port) is not None:
+        return None
+    return _public(record, port)
+
+
+def _public(record: dict, port: int) -> dict:
+    """What may be shown of a proven record (from its command line, which /proc vouched for)."""
+    master, tmp, host = record["cmdline"][4:]
+    return {"pid": record["pid"], "url": url_of(port, host), "host": host, "port": port, "master": master,
+            "tmp": tmp, "log": log_path(port), "token_file": state_path(port)}
+
+
+@contextlib.contextmanager
+def _locked() -> Iterator[None]:
+    """One start or stop at a time: an exclusive ``flock`` on the per-user directory (made 0700 if missing)."""
+    fd = os.open(serve_directory(create=True), os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        with open(path) as f:
-            state = json.load(f)
-    except (OSError, ValueError):
-        return None
-    if not _alive(int(state.get("pid", -1))):
-        return None
-    return state
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
-def start(port: int = DEFAULT_PORT, master: str = DEFAULT_MASTER, timeout: float = START_TIMEOUT) -> dict:
-    """Start a server on ``port`` in the background (or find the running one); return its state.
+def _create_private(path: str) -> int:
+    """A new file only this user can read, opened for writing: never through a symbolic link, never over a file."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except FileExistsError:
+        raise FAQRuntimeError(error_class="SERVE_FILE_UNSAFE", path=path, reason="appeared meanwhile") from None
+    os.fchmod(fd, 0o600)  # exactly 600, whatever the umask
+    return fd
+
+
+def _remove_own_file(path: str, refuse: bool = False) -> None:
+    """Delete ``path`` if it is a regular file of ours (a link is not followed); anything else stays,
+    and with ``refuse`` is an error (``SERVE_FILE_UNSAFE``)."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
+        os.unlink(path)
+    elif refuse:
+        what = "is a symbolic link" if stat.S_ISLNK(info.st_mode) else "is not a regular file of yours"
+        raise FAQRuntimeError(error_class="SERVE_FILE_UNSAFE", path=path, reason=what)
+
+
+def _remove_tmp(path: object, port: int) -> None:
+    """Remove a server's temporary directory: only one :func:`start` can have made -- named
+    ``faq-serve-PORT-*`` right in the temporary directory, a directory (not a link) of ours."""
+    if not isinstance(path, str) or os.path.normpath(path) != path:
+        return
+    if os.path.dirname(path) != os.path.abspath(tempfile.gettempdir()):
+        return
+    if not os.path.basename(path).startswith(f"{_TMP_PREFIX}{port}-"):
+        return
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return
+    if stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid():
+        shutil.rmtree(path, ignore_errors=True)  # fd-based on Linux: no link inside is followed out
+
+
+def start(port: int = DEFAULT_PORT, master: str = DEFAULT_MASTER, timeout: float = START_TIMEOUT,
+          host: str = DEFAULT_HOST) -> dict:
+    """Start a server on ``host``:``port`` in the background (or find the running one); return its state.
+
+    Parameters
+    ----------
+    port, master : int, str
+        The server's port and Spark master.
+    timeout : float
+        Seconds to wait for the server to listen.
+    host : str
+        The address it listens on (default loopback: this machine only).
+        Any other still demands the token (see ``faq serve --help``).
+
+    Returns
+    -------
+    dict
+        :func:`status`'s keys, and ``started`` (False: it was running).
 
     Raises
     ------
     faq.errors.FAQValueError
-        The port is taken by something else, or the server did not come up
-        within ``timeout`` seconds (its log file is named).
-    """
-    from faq.errors import FAQValueError
+        ``PORT_IN_USE``: another program listens on the port.
+        ``SERVER_NOT_STARTED``: the server did not come up within ``timeout``
+        seconds (its log is kept and named).
+    faq.errors.FAQRuntimeError
+        ``SERVE_DIRECTORY_UNSAFE`` or ``SERVE_FILE_UNSAFE``: the per-user
+        directory, or what lies where the record or log goes, is not this
+        user's alone (nothing is started or removed).
 
-    running = status(port)
-    if running is not None:
+    Examples
+    --------
+    >>> with socket.socket() as taken:  # a port another program listens on: refused before anything starts
+    ...     taken.bind(("127.0.0.1", 0)); taken.listen()
+    ...     start(taken.getsockname()[1])
+    Traceback (most recent call last):
+    ...
+    faq.errors.FAQValueError: [PORT_IN_USE] port ... is already in use by another program; choose one with --port
+    """
+    with _locked():
+        running = status(port)
+        if running is None:
+            _clear_stale(port)
+            if _listening(port, host):
+                raise FAQValueError(error_class="PORT_IN_USE", port=port, argument="port")
+            process, ready, record = _spawn(port, master, host)
+    if running is not None:  # maybe still starting (another faq serve's): wait until it listens
+        deadline = time.monotonic() + timeout
+        while not _listening(port, running["host"]) and time.monotonic() < deadline and status(port):
+            time.sleep(0.5)
         return {**running, "started": False}
-    if _listening(port):
-        raise FAQValueError(error_class="PORT_IN_USE", port=port, argument="port")
-    log = os.path.join(tempfile.gettempdir(), f"faq-serve-{port}.log")
+    try:
+        up = _wait_ready(ready, timeout)
+    finally:
+        os.close(ready)
+    if not up:
+        _abandon(process, port)
+        raise FAQValueError(error_class="SERVER_NOT_STARTED", port=port, log=log_path(port), argument="port")
+    return {**_public(record, port), "started": True}
+
+
+def _clear_stale(port: int) -> None:
+    """Before a start (no proven server): drop the record and the old log.  A dead server's temporary
+    directory goes too; a record naming a live process that is not ours goes alone, what it names untouched."""
+    record = read_serve_record(port)
+    if record is not None and _gone(record):
+        _remove_tmp(record.get("tmp"), port)
+    _remove_own_file(state_path(port), refuse=True)
+    _remove_own_file(log_path(port), refuse=True)
+
+
+def _spawn(port: int, master: str, host: str) -> tuple[subprocess.Popen, int, dict]:
+    """Start the server process with a new token, its log and record made first-hand (under the lock).
+
+    Returns the process, the read end of its readiness pipe, and the record written.
+    """
+    token = secrets.token_urlsafe(32)
     # Everything the server writes to disk goes under this directory (see serve_forever); stop() removes it.
     tmp = tempfile.mkdtemp(prefix=f"{_TMP_PREFIX}{port}-")
-    with open(log, "w") as out:
+    try:
+        log = _create_private(log_path(port))
+    except BaseException:
+        _remove_tmp(tmp, port)
+        raise
+    command = [sys.executable, "-m", _SERVER_MODULE, str(port), master, tmp, host]
+    ready, ready_end = os.pipe()
+    try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "faq.cli.server", str(port), master, tmp],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, pass_fds=(ready_end,),
+            env={**os.environ, TOKEN_ENV: token, _READY_FD_ENV: str(ready_end)},  # the token: not on the command line
             start_new_session=True,  # not killed with the shell that started it
         )
-    state = {"pid": process.pid, "url": url_of(port), "log": log, "port": port, "master": master, "tmp": tmp}
+    except BaseException:
+        os.close(ready)
+        _remove_tmp(tmp, port)
+        raise
+    finally:
+        os.close(log)
+        os.close(ready_end)
+    # Popen returns once the child has exec'd: /proc shows the server's own command line already.
+    found = _identity(process.pid)
+    record = {"pid": process.pid, "start_time": found[0] if found else None, "cmdline": command,
+              "url": url_of(port, host), "port": port, "host": host, "master": master, "tmp": tmp,
+              "log": log_path(port), "token": token}
+    try:
+        fd = _create_private(state_path(port))
+        with os.fdopen(fd, "w") as out:
+            json.dump(record, out)
+    except BaseException:
+        _abandon(process, port, locked=True)
+        _remove_tmp(tmp, port)
+        os.close(ready)
+        raise
+    return process, ready, record
+
+
+def _wait_ready(ready: int, timeout: float) -> bool:
+    """Whether the server process says it listens (on its pipe) within ``timeout`` seconds; False when it
+    ends first (the pipe closes) or the time is up."""
     deadline = time.monotonic() + timeout
-    while not _listening(port):
-        if process.poll() is not None or time.monotonic() > deadline:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
-            _remove_tmp(tmp)
-            raise FAQValueError(error_class="SERVER_NOT_STARTED", port=port, log=log, argument="port")
-        time.sleep(0.5)
-    with open(state_path(port), "w") as f:
-        json.dump(state, f)
-    return {**state, "started": True}
+    said = b""
+    while (left := deadline - time.monotonic()) > 0:
+        if select.select([ready], [], [], min(left, 1.0))[0]:
+            chunk = os.read(ready, 64)
+            if not chunk:
+                return False
+            said += chunk
+            if b"ready" in said:
+                return True
+    return False
+
+
+def _abandon(process: subprocess.Popen, port: int, locked: bool = False) -> None:
+    """A server that did not come up: kill it, and remove its record and temporary directory (the log stays)."""
+    with contextlib.nullcontext() if locked else _locked():
+        # The whole process group (start_new_session: the server's own): a JVM still starting when its
+        # Python dies was seen to live on.  The group id stays taken while any member lives, so no
+        # other process gets the signal even after the server's Python was reaped.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        record = read_serve_record(port)
+        if record is not None and record.get("pid") == process.pid:
+            _remove_tmp(record.get("tmp"), port)
+            _remove_own_file(state_path(port))
 
 
 def stop(port: int = DEFAULT_PORT, timeout: float = 60.0) -> Optional[dict]:
-    """Stop the server on ``port``; return what was stopped (None if nothing ran)."""
-    running = status(port)
-    if running is None:
-        try:
-            with open(state_path(port)) as f:  # a server that died: its temporary directory goes too
-                _remove_tmp(json.load(f).get("tmp") or "")
-        except (OSError, ValueError, AttributeError):
-            pass
-        try:
-            os.unlink(state_path(port))
-        except OSError:
-            pass
-        return None
-    pid = int(running["pid"])
-    os.kill(pid, signal.SIGTERM)
+    """Stop the server on ``port``; remove its record, log and temporary directory; return what was stopped.
+
+    Returns None when no server ran (a dead server's files are removed then).
+
+    Raises
+    ------
+    faq.errors.FAQRuntimeError
+        ``SERVER_NOT_OURS``: the record names a live process that is not the
+        server :func:`start` made (another start time or command line);
+        nothing is signalled or removed.  ``SERVE_DIRECTORY_UNSAFE`` or
+        ``SERVE_FILE_UNSAFE`` as for :func:`status`.
+
+    Examples
+    --------
+    >>> stop(1) is None  # no server on port 1
+    True
+    """
+    with _locked():
+        record = read_serve_record(port)
+        if record is None or _gone(record):
+            _remove_made(port, record)
+            return None
+        reason = _not_ours(record, port)
+        if reason is not None:
+            raise FAQRuntimeError(error_class="SERVER_NOT_OURS", port=port, pid=record["pid"], path=state_path(port),
+                                  reason=reason)
+        stopped = _public(record, port)
+        _terminate(record, port, timeout)
+        _remove_made(port, record)
+    return stopped
+
+
+def _terminate(record: dict, port: int, timeout: float) -> None:
+    """SIGTERM the proven server; SIGKILL it after ``timeout`` seconds (if it is still the same process);
+    then wait for the rest of its process group (its JVM), killed too if it outlives the server."""
+    pid = record["pid"]
+    try:  # start() makes the server a group leader (start_new_session); one started otherwise has no group of its own
+        group = pid if os.getpgid(pid) == pid else None
+    except ProcessLookupError:
+        group = None
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)  # the server stops Spark, and its JVM ends with it
     deadline = time.monotonic() + timeout
-    while _alive(pid) and time.monotonic() < deadline:
+    while not _gone(record) and time.monotonic() < deadline:
         time.sleep(0.2)
-    if _alive(pid):
-        os.kill(pid, signal.SIGKILL)
-    if running.get("tmp"):
-        _remove_tmp(running["tmp"])
+    if not _gone(record) and _not_ours(record, port) is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL) if group else os.kill(pid, signal.SIGKILL)
+    # A group id stays taken while any member lives: what the signal reaches is the server's own.
+    while group and _group_alive(group) and time.monotonic() < deadline + 10:
+        time.sleep(0.2)
+    if group and _group_alive(group):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+
+
+def _group_alive(group: int) -> bool:
     try:
-        os.unlink(state_path(port))
-    except OSError:
-        pass
-    return running
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
-def _remove_tmp(path: str) -> None:
-    """Remove a server's temporary directory (only one start() made: named faq-serve-PORT-...)."""
-    if os.path.basename(os.path.normpath(path)).startswith(_TMP_PREFIX) and os.path.isdir(path):
-        shutil.rmtree(path, ignore_errors=True)
+def _remove_made(port: int, record: Optional[dict]) -> None:
+    """Remove what start() made for ``port``: the recorded temporary directory (if it is one start() makes),
+    the log and the record."""
+    if record is not None:
+        _remove_tmp(record.get("tmp"), port)
+    _remove_own_file(log_path(port))
+    _remove_own_file(state_path(port))
 
 
-def serve_forever(port: int, master: str, tmp: Optional[str] = None) -> None:
+def serve_forever(port: int, master: str, tmp: Optional[str] = None, host: str = DEFAULT_HOST) -> None:
     """The server process: a classic session with the Spark Connect plugin, until SIGTERM.
 
-    ``tmp`` (made by :func:`start`, removed by :func:`stop`) holds everything
-    the server writes: Spark's local directories (shuffle and spilled blocks,
-    the files directory with the sessions' shipped files), the JVM's
-    temporary directory (Connect's artifact staging) and, through ``TMPDIR``,
-    the Python workers' temporary files.
+    It listens on ``host`` only and demands the token in ``$SPARK_CONNECT_AUTHENTICATE_TOKEN`` (set by
+    :func:`start`; without one it refuses to run).  ``tmp`` (made by :func:`start`, removed by
+    :func:`stop`) holds everything the server writes: Spark's local directories (shuffle and spilled
+    blocks, the files directory with the sessions' shipped files), the JVM's temporary directory
+    (Connect's artifact staging) and, through ``TMPDIR``, the Python workers' temporary files.
     """
     from faq.spark import get_session, quiet_log4j_option
 
+    if not os.environ.get(TOKEN_ENV):
+        raise SystemExit(f"faq serve: no ${TOKEN_ENV}: a server without a token would run anyone's code; "
+                         "start it with 'faq serve'")
+    ready = os.environ.pop(_READY_FD_ENV, None)
+    if ready:
+        os.set_inheritable(int(ready), False)  # neither the JVM nor the Python workers keep it open
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    config = {**SERVER_CONFIG, "spark.connect.grpc.binding.port": str(port)}
+    config = {**SERVER_CONFIG, "spark.connect.grpc.binding.address": host, "spark.connect.grpc.binding.port": str(port)}
     if tmp:
         os.environ["TMPDIR"] = tmp  # the JVM and so its Python workers inherit it
         tempfile.tempdir = None  # this process's tempfile reads TMPDIR again
         config["spark.local.dir"] = tmp
         config["spark.driver.extraJavaOptions"] = f"{quiet_log4j_option()} -Djava.io.tmpdir={tmp}"
     spark = get_session(master=master, app_name="faq-serve", config=config)
-    print(f"faq serve: Spark {spark.version} ({master}) listening on {url_of(port)}", flush=True)
+    print(f"faq serve: Spark {spark.version} ({master}) listening on {url_of(port, host)}", flush=True)
+    if ready:
+        with contextlib.suppress(OSError):  # start() gave up waiting: it no longer reads
+            os.write(int(ready), b"ready\n")
+        os.close(int(ready))
     housekeeping = _Housekeeping(spark)
     while not stopping:
         time.sleep(HOUSEKEEPING_INTERVAL)
@@ -336,5 +637,6 @@ def _drop_released_files(spark) -> list[str]:
     return dropped
 
 
-if __name__ == "__main__":  # python -m faq.cli.server PORT MASTER [TMPDIR] (what start() runs)
-    serve_forever(int(sys.argv[1]), sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None)
+if __name__ == "__main__":  # python -m faq.cli.server PORT MASTER TMPDIR HOST (what start() runs)
+    serve_forever(int(sys.argv[1]), sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else None,
+                  sys.argv[4] if len(sys.argv) > 4 else DEFAULT_HOST)
