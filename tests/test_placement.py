@@ -9,6 +9,7 @@ the planner's choice is checked from sizes.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -171,6 +172,49 @@ def test_a_small_dataframe_is_fetched_once_and_runs_in_process(spark):
             assert "exceeds spark.faq.localRows=3" in result.plan.steps[0].placement_reason
     finally:
         spark.conf.unset("spark.faq.localRows")
+
+
+def test_the_fetch_budget_is_bytes_and_explain_says_so(spark):
+    """The fetch is decided by the copy's bytes (``spark.faq.fetchMemory``), not a row count."""
+    from faq.factor import Factor
+
+    df = spark.createDataFrame([(0, 1), (1, 2), (0, 2), (2, 3)], "s long, t long")
+    edge = Factor.from_dataframe(df, ["s", "t"], "counting")
+    spark.conf.set("spark.faq.fetchMemory", "64")  # 4 rows x 3 columns x 8 bytes = 96 bytes: too many
+    try:
+        with evaluate("count() := e(a,b), e(a,c), e(b,c)", {"e": edge}) as result:
+            assert result.scalar() == 1
+            step = result.plan.steps[0]
+            assert step.placement == "executors"
+            assert "(est. 96 B) is not on the driver and exceeds the fetch budget 64 B (spark.faq.fetchMemory)" \
+                in step.placement_reason
+    finally:
+        spark.conf.unset("spark.faq.fetchMemory")
+
+
+def test_a_graph_given_as_a_dataframe_is_fetched_and_cleaned_on_the_driver(spark, tmp_path):
+    """wiki-Vote (103,689 edges, over the old 100,000-row threshold) from Parquet: its ids come to the
+    driver in one Arrow collect and the count runs in-process, equal to the path's and to the Spark path's."""
+    import faq
+    from faq.driver_copy import rows_held
+    from faq.graphs.edges import prepared_graph
+    from faq.io.local_edges import read_edge_arrays
+    path = str(Path(__file__).parent / "data" / "wiki-Vote.txt.gz")
+    src, dst = read_edge_arrays(path)
+    spark.createDataFrame([(int(s), int(d)) for s, d in zip(src, dst)], "src long, dst long") \
+        .write.parquet(str(tmp_path / "wiki"))
+    edges = spark.read.parquet(str(tmp_path / "wiki"))
+    expected = faq.count_triangles(path, directed=True).count
+    fetched = faq.count_triangles(edges, directed=True)
+    assert fetched.count == expected
+    assert all(step.placement == "driver" for step in fetched.plan.steps)
+    assert rows_held(prepared_graph(edges, directed=False).df) is not None
+    spark.conf.set("spark.faq.fetchMemory", "0")  # nothing fetched: cleaned and counted by Spark
+    try:
+        assert rows_held(prepared_graph(edges, directed=True).df) is None
+        assert faq.count_triangles(edges, directed=True).count == expected
+    finally:
+        spark.conf.unset("spark.faq.fetchMemory")
 
 
 def test_placement_settings_are_checked(spark):

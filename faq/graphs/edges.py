@@ -121,10 +121,12 @@ def prepared_graph(edges: GraphLike, directed: bool, spark=None) -> Factor:
     """``simple_directed`` (``directed``) or ``degree_oriented`` of a graph, as the triangle and motif jobs use it.
 
     For an edge-list path that :func:`faq.io.local_edges.read_edge_arrays`
-    accepts (local, of modest size and regular shape) the graph is cleaned and
-    oriented in numpy on the driver and handed to Spark once; for anything
-    else it is :func:`edge_factor` then the Spark function.  The edges are the
-    same either way.
+    accepts (local, of modest size and regular shape), and for edges given as
+    a DataFrame (or factor) whose ids fit the driver's fetch budget
+    (:func:`fetched_edge_arrays`: one Arrow collect), the graph is cleaned and
+    oriented in numpy on the driver and handed to Spark only if a job needs
+    it; for anything else it is :func:`edge_factor` then the Spark function.
+    The edges are the same either way.
 
     Parameters
     ----------
@@ -148,25 +150,74 @@ def prepared_graph(edges: GraphLike, directed: bool, spark=None) -> Factor:
     [(1, 2, 1), (2, 1, 1), (2, 3, 1)]
     """
     if isinstance(edges, (str, os.PathLike)):
-        import numpy as np
-
-        from faq.driver_copy import held_dataframe
-        from faq.io._common import session
-        from faq.io.local_edges import degree_orient, read_edge_arrays, unique_pairs, without_self_loops
-        from faq.semirings import get_semiring
+        from faq.io.local_edges import read_edge_arrays
 
         arrays = read_edge_arrays(os.fspath(edges))
         if arrays is not None:
-            src, dst = unique_pairs(*without_self_loops(*arrays)) if directed else degree_orient(*arrays)
-            # The driver keeps the arrays: row counts, the broadcast index and in-process steps need no
-            # Spark job, and Spark gets the edges (a Parquet file, edges_dataframe) only if a job reads them.
-            ones = np.broadcast_to(np.int64(1), src.shape)
-            spark = session(spark)
-            df = held_dataframe(spark, {SRC: src, DST: dst, VALUE: ones}, {SRC: "bigint", DST: "bigint", VALUE: "bigint"},
-                                make=functools.partial(_edges_with_ones, spark, src, dst))
-            return Factor(df=df, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=EDGE)
+            return _prepared_on_driver(arrays, directed, spark)
     raw = edge_factor(edges, spark=spark)
+    arrays = fetched_edge_arrays(raw)
+    if arrays is not None:
+        return _prepared_on_driver(arrays, directed, raw.df.sparkSession)
     return simple_directed(raw) if directed else degree_oriented(raw)
+
+
+def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
+    """A graph's (src, dst) ids on the driver -- held already, or one Arrow collect -- or None.
+
+    Fetched when the ids are integers, the session lets steps run in-process
+    (``spark.faq.placement`` is not ``executors``) and the copy fits the
+    driver's fetch budget (``spark.faq.fetchMemory``,
+    :func:`faq.insideout.binding.fetch_memory`): moving 16 bytes an edge once
+    costs far less than the Spark jobs of a Spark-side clean-up and join.
+    Rows with a null id are left out, as the Spark clean-up leaves them out.
+
+    >>> from faq.factor import factor_of
+    >>> src, dst = fetched_edge_arrays(edge_factor(factor_of([(1, 2, 1), (2, 3, 1)], ["a", "b"])))
+    >>> src.tolist(), dst.tolist()
+    ([1, 2], [2, 3])
+    """
+    import numpy as np
+
+    from faq.driver_copy import driver_copy
+    from faq.insideout.binding import fetch_memory, placement_setting
+    from faq.insideout.physical import BYTES_PER_COLUMN, INTEGRAL_TYPES
+
+    s, d = raw.variables
+    copy = driver_copy(raw.df)
+    if copy is not None:
+        return np.asarray(copy[s], dtype=np.int64), np.asarray(copy[d], dtype=np.int64)
+    spark = raw.df.sparkSession
+    types = dict(raw.df.dtypes)
+    if types.get(s) not in INTEGRAL_TYPES or types.get(d) not in INTEGRAL_TYPES:
+        return None
+    if placement_setting(spark) == "executors":
+        return None
+    limit = fetch_memory(spark) // (2 * BYTES_PER_COLUMN)
+    table = raw.df.select(s, d).limit(limit + 1).toArrow()  # one job; too large: left to Spark
+    if table.num_rows > limit:
+        return None
+    table = table.drop_null()
+    return tuple(table.column(c).to_numpy().astype(np.int64, copy=False) for c in (s, d))
+
+
+def _prepared_on_driver(arrays: tuple[Any, Any], directed: bool, spark: Any) -> Factor:
+    """The prepared graph of edge arrays, cleaned and oriented in numpy, held on the driver."""
+    import numpy as np
+
+    from faq.driver_copy import held_dataframe
+    from faq.io._common import session
+    from faq.io.local_edges import degree_orient, unique_pairs, without_self_loops
+    from faq.semirings import get_semiring
+
+    src, dst = unique_pairs(*without_self_loops(*arrays)) if directed else degree_orient(*arrays)
+    # The driver keeps the arrays: row counts, the broadcast index and in-process steps need no
+    # Spark job, and Spark gets the edges (a Parquet file, edges_dataframe) only if a job reads them.
+    ones = np.broadcast_to(np.int64(1), src.shape)
+    spark = session(spark)
+    df = held_dataframe(spark, {SRC: src, DST: dst, VALUE: ones}, {SRC: "bigint", DST: "bigint", VALUE: "bigint"},
+                        make=functools.partial(_edges_with_ones, spark, src, dst))
+    return Factor(df=df, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=EDGE)
 
 
 def _edges_with_ones(spark: Any, src: Any, dst: Any) -> "DataFrame":

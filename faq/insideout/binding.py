@@ -291,10 +291,12 @@ def session_environment(spark: "SparkSession") -> Environment:
 
     connect = is_connect(spark)
     local_rows = _setting(spark, LOCAL_ROWS_CONF)
+    in_process = local_memory(spark)
     return Environment(connect=connect, parallelism=default_parallelism(spark), index_memory=index_memory(spark),
                        driver_index_memory=driver_index_memory(spark), index_dir=index_dir(spark, connect),
                        index_build=_choice(spark, INDEX_BUILD_CONF, INDEX_BUILDS),
-                       placement=_choice(spark, PLACEMENT_CONF, PLACEMENTS), local_memory=local_memory(spark),
+                       placement=_choice(spark, PLACEMENT_CONF, PLACEMENTS), local_memory=in_process,
+                       fetch_memory=fetch_memory(spark, in_process),
                        local_rows=DEFAULT_LOCAL_ROWS if not local_rows else _rows(LOCAL_ROWS_CONF, local_rows),
                        compiled_loaded="faq.joins.compiled_loop" in sys.modules, check_workers=check_workers(spark))
 
@@ -422,6 +424,18 @@ def _choice(spark: "SparkSession", key: str, choices: Sequence[str]) -> str:
     return given
 
 
+def placement_setting(spark: "SparkSession") -> str:
+    """``spark.faq.placement``: "auto" (default: by size and budgets), "driver" or "executors".
+
+    >>> from faq.spark import session_for_driver_data
+    >>> placement_setting(session_for_driver_data())
+    'auto'
+    """
+    from faq.insideout.physical import PLACEMENT_CONF, PLACEMENTS
+
+    return _choice(spark, PLACEMENT_CONF, PLACEMENTS)
+
+
 def index_build(spark: "SparkSession") -> str:
     """``spark.faq.indexBuild``: "auto" (default), "driver" or "executors"; anything else is refused."""
     return _choice(spark, INDEX_BUILD_CONF, INDEX_BUILDS)
@@ -447,6 +461,24 @@ def compaction_mode(spark: "SparkSession") -> str:
     from faq.insideout.physical import COMPACTION_CONF, COMPACTIONS
 
     return _choice(spark, COMPACTION_CONF, COMPACTIONS)
+
+
+def fetch_memory(spark: "SparkSession", in_process: Optional[int] = None) -> int:
+    """Bytes of an input the driver fetches to run steps in-process: ``spark.faq.fetchMemory`` when set,
+    else :data:`~faq.insideout.physical.FETCH_MEMORY_FRACTION` of the in-process memory (``in_process``,
+    default :func:`local_memory`).
+
+    >>> from faq.spark import session_for_driver_data
+    >>> spark = session_for_driver_data()
+    >>> fetch_memory(spark, 4 << 30) == 1 << 30
+    True
+    """
+    from faq.insideout.physical import FETCH_MEMORY_CONF, FETCH_MEMORY_FRACTION, parse_size
+
+    given = _setting(spark, FETCH_MEMORY_CONF)
+    if given:
+        return parse_size(given)
+    return int(FETCH_MEMORY_FRACTION * (local_memory(spark) if in_process is None else in_process))
 
 
 def local_memory(spark: "SparkSession") -> int:
@@ -570,22 +602,26 @@ def value_counts(values: "numpy.ndarray") -> "numpy.ndarray":
 FETCH_THREADS = 4
 
 
-def fetched_all(factors: Mapping[str, Factor], limit: int) -> dict[str, Factor]:
-    """:func:`fetched` of every factor, the jobs run side by side (threads; Spark schedules them
-    together): a query over dozens of small tables waits for about one job's time, not dozens."""
+def fetched_all(factors: Mapping[str, Factor], environment: Environment) -> dict[str, Factor]:
+    """:func:`fetched` of every factor within the environment's fetch budget
+    (:meth:`~faq.insideout.physical.Environment.fetch_rows`), the jobs run side by side (threads; Spark
+    schedules them together): a query over dozens of small tables waits for about one job's time, not dozens."""
     from concurrent.futures import ThreadPoolExecutor
 
+    def one(f: Factor) -> Factor:
+        return fetched(f, environment.fetch_rows(len(f.variables) + 1))
+
     pending = {name: f for name, f in factors.items() if rows_held(f.df) is None}
-    if len(pending) <= 1 or limit <= 0:
-        return {name: fetched(f, limit) for name, f in factors.items()}
+    if len(pending) <= 1:
+        return {name: one(f) for name, f in factors.items()}
     with ThreadPoolExecutor(min(FETCH_THREADS, len(pending))) as pool:
-        done = dict(zip(pending, pool.map(lambda f: fetched(f, limit), pending.values())))
+        done = dict(zip(pending, pool.map(one, pending.values())))
     return {name: done.get(name, f) for name, f in factors.items()}
 
 
 def fetched(factor: Factor, limit: int) -> Factor:
     """``factor`` with its rows held on the driver when it has at most ``limit`` rows (one Spark job,
-    which also counts it), else as it is; a factor held already is returned as it is.
+    an Arrow collect, which also counts it), else as it is; a factor held already is returned as it is.
 
     The rows are fetched onto a new DataFrame object (a renaming of the
     factor's columns), so the caller's own DataFrame carries no record and a

@@ -477,7 +477,7 @@ def evaluate(
         if fetch is not None and fetch.placement != "executors":
             # Small factors come to the driver in one job each (which also counts them), so that
             # steps over them run in-process (the plan decides; a large factor stays in Spark).
-            kept.update(fetched_all({n: kept[n] for n in query.factor_names if n in kept}, fetch.local_rows))
+            kept.update(fetched_all({n: kept[n] for n in query.factor_names if n in kept}, fetch))
         for name in _used_twice(query):
             # (A DataFrame the caller cached already is left alone, and not released by us.)
             if name in kept and rows_held(kept[name].df) is None and not _is_cached(kept[name].df):

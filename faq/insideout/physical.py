@@ -117,15 +117,22 @@ INDEX_BUILDS = ("auto", "driver", "executors")
 # Session conf keys for where one-shot steps run (choose_placement): "auto" (by size), "driver"
 # (in-process, no Spark job) or "executors"; the bytes an in-process step may use on the driver
 # (default LOCAL_MEMORY_FRACTION of this machine's memory: the driver's Python process is not in the
-# JVM heap spark.driver.memory sizes); and the most rows of a factor the driver fetches (one job)
-# to run a step in-process when it does not hold them already.
+# JVM heap spark.driver.memory sizes); the bytes of an input the driver fetches (one job, through Arrow)
+# to run steps in-process when it does not hold them already (default FETCH_MEMORY_FRACTION of the local
+# memory); and, only when set, a cap on the rows of such an input (the byte budget decides otherwise).
 PLACEMENT_CONF = "spark.faq.placement"
 PLACEMENTS = ("auto", "driver", "executors")
 LOCAL_MEMORY_CONF = "spark.faq.localMemory"
 LOCAL_ROWS_CONF = "spark.faq.localRows"
+FETCH_MEMORY_CONF = "spark.faq.fetchMemory"
 LOCAL_MEMORY_FRACTION = 0.25
 DEFAULT_LOCAL_MEMORY = 1 << 30
-DEFAULT_LOCAL_ROWS = 100_000
+# Moving an input to the driver costs one Arrow collect (measured here: ~10^7 rows of two bigints a
+# second on local[2]), and saves a Spark job per step over it (a second or more each, whatever the size):
+# worth it for any input whose copy fits a share of the driver's in-process memory.
+FETCH_MEMORY_FRACTION = 0.25
+DEFAULT_FETCH_MEMORY = DEFAULT_LOCAL_MEMORY // 4
+DEFAULT_LOCAL_ROWS = 0  # no row cap: the fetch budget (bytes) decides
 # Session conf key for where a maintained index folds its overlay into its base (faq.incremental.compaction):
 # "thread" (default: in the background, between batches), "process" (a forked, niced child), "inline"
 # (the same fold, run in the batch's thread) or "batch" (the whole base rebuilt inside the batch that fills
@@ -135,6 +142,8 @@ COMPACTIONS = ("thread", "process", "inline", "batch")
 # Session conf key: "false" skips probing the workers' Python before faq's first job there
 # (faq.workers.ensure_workers); "true" (default) probes.
 CHECK_CONF = "spark.faq.checkWorkers"
+#: Bytes a column of a fetched input takes a row (int64 or double ids and values), for the fetch budget.
+BYTES_PER_COLUMN = 8
 #: Bytes a row of an in-process step's tables takes at most: keys and value as numpy columns, and
 #: pandas' merge and group-by working copies beside them.
 LOCAL_BYTES_PER_ROW = 64
@@ -179,10 +188,15 @@ class Environment:
     local_memory : int
         Bytes an in-process step may use on the driver
         (:data:`LOCAL_MEMORY_CONF`).
+    fetch_memory : int
+        Most bytes of an input the driver fetches (one Arrow collect) to run
+        steps in-process (:data:`FETCH_MEMORY_CONF`, default
+        :data:`FETCH_MEMORY_FRACTION` of ``local_memory``); an input is
+        estimated at 8 bytes a column a row.  Inputs it holds already have no
+        limit but ``local_memory``.
     local_rows : int
-        Most rows of an input the driver fetches to run a step in-process
-        (:data:`LOCAL_ROWS_CONF`); inputs it holds already have no limit
-        but ``local_memory``.
+        When set (:data:`LOCAL_ROWS_CONF`), also the most rows of an input the
+        driver fetches; 0: the byte budget alone decides.
     compiled_loaded : bool
         The compiled loop is loaded in this process already (numba imported,
         its kernels read from the cache): a new process pays
@@ -201,9 +215,19 @@ class Environment:
     index_build: str = "auto"
     placement: str = ""
     local_memory: int = DEFAULT_LOCAL_MEMORY
+    fetch_memory: int = DEFAULT_FETCH_MEMORY
     local_rows: int = DEFAULT_LOCAL_ROWS
     compiled_loaded: bool = False
     check_workers: bool = True
+
+    def fetch_rows(self, columns: int) -> int:
+        """Most rows of a ``columns``-column input the driver fetches (:attr:`fetch_memory`, :attr:`local_rows`).
+
+        >>> Environment(fetch_memory=1600).fetch_rows(2), Environment(fetch_memory=1600, local_rows=50).fetch_rows(2)
+        (100, 50)
+        """
+        rows = self.fetch_memory // (BYTES_PER_COLUMN * max(columns, 1))
+        return min(rows, self.local_rows) if self.local_rows else rows
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -215,6 +239,7 @@ class Environment:
             "index_build": self.index_build,
             "placement": self.placement,
             "local_memory": self.local_memory,
+            "fetch_memory": self.fetch_memory,
             "local_rows": self.local_rows,
             "compiled_loaded": self.compiled_loaded,
             "check_workers": self.check_workers,

@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Sequence
 
 from faq.hypergraph.shares import format_bytes
 from faq.insideout.physical import (
+    BYTES_PER_COLUMN,
+    FETCH_MEMORY_CONF,
     LOCAL_BYTES_PER_ROW,
     LOCAL_MEMORY_CONF,
     LOCAL_ROWS_CONF,
@@ -52,11 +54,13 @@ class Input(NamedTuple):
 
     ``rows`` is its (estimated) rows, ``inf`` when unknown; ``held`` says the
     driver holds its rows already (an input it loaded, or an earlier
-    in-process step's output).
+    in-process step's output); ``columns`` its variables and value (what a
+    fetch moves, :data:`~faq.insideout.physical.BYTES_PER_COLUMN` each a row).
     """
 
     rows: float
     held: bool
+    columns: int = 3
 
 
 #: Estimated work (Σ of the smallest proposals per attribute, :class:`~faq.hypergraph.statistics.WorkEstimate`)
@@ -210,7 +214,8 @@ def choose_placement(
 
     In-process when the step's work has a numpy form (``in_numpy`` is empty;
     else it says why not), its inputs are held on the driver or small enough
-    to fetch (at most :attr:`Environment.local_rows` rows each), and its
+    to fetch (a copy within :attr:`Environment.fetch_memory` bytes each, and
+    :attr:`Environment.local_rows` rows where that is set), and its
     estimated ``footprint`` (bytes: the index or the joined rows, see
     :func:`step_footprint`) fits :attr:`Environment.local_memory`.  A step
     on the driver runs no Spark job; a step on the executors is what every
@@ -218,13 +223,15 @@ def choose_placement(
 
     Examples
     --------
-    >>> env = Environment(placement="auto", local_memory=1 << 30, local_rows=1000)
+    >>> env = Environment(placement="auto", local_memory=1 << 30, fetch_memory=24_000)
     >>> choose_placement([Input(50, False), Input(80, False)], 8e3, "", env)
     ('driver', 'inputs of 130 rows, est. 7.81 KiB within the in-process memory 1 GiB')
     >>> choose_placement([Input(2e6, True)], 6.4e7, "", env)
     ('driver', 'inputs of 2e+06 rows held on the driver, est. 61 MiB within the in-process memory 1 GiB')
     >>> choose_placement([Input(5000, False)], 1e5, "", env)[1]
-    'an input of 5e+03 rows is not on the driver and exceeds spark.faq.localRows=1000'
+    'an input of 5e+03 rows (est. 117 KiB) is not on the driver and exceeds the fetch budget 23.4 KiB (spark.faq.fetchMemory)'
+    >>> choose_placement([Input(500, False)], 1e5, "", replace(env, local_rows=100))[1]
+    'an input of 500 rows is not on the driver and exceeds spark.faq.localRows=100'
     >>> choose_placement([Input(2e8, True)], 1.3e10, "", env)[1]
     'est. 12.1 GiB exceeds the in-process memory 1 GiB (spark.faq.localMemory)'
     >>> choose_placement([Input(5, False)], 1e3, "no numpy ⊗/⊕ for log/log", env)
@@ -244,9 +251,15 @@ def choose_placement(
     if any(not math.isfinite(i.rows) for i in inputs) or footprint is None or not math.isfinite(footprint):
         return "executors", "sizes unknown"
     for i in inputs:
-        if not i.held and i.rows > env.local_rows:
+        if i.held:
+            continue
+        if env.local_rows and i.rows > env.local_rows:
             return "executors", (f"an input of {i.rows:.3g} rows is not on the driver and exceeds "
                                  f"{LOCAL_ROWS_CONF}={env.local_rows}")
+        copy = i.rows * i.columns * BYTES_PER_COLUMN
+        if copy > env.fetch_memory:
+            return "executors", (f"an input of {i.rows:.3g} rows (est. {format_bytes(copy)}) is not on the driver "
+                                 f"and exceeds the fetch budget {format_bytes(env.fetch_memory)} ({FETCH_MEMORY_CONF})")
     if footprint > env.local_memory:
         return "executors", (f"est. {format_bytes(footprint)} exceeds the in-process memory "
                              f"{format_bytes(env.local_memory)} ({LOCAL_MEMORY_CONF})")
@@ -319,7 +332,7 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
             in_numpy = f"join method {forced_spark} forced (a Spark strategy)"
         uses = [(r, bounds.get(r, math.inf)) for r in step.inputs] + [
             (i.relation, bounds.get(i.relation, math.inf)) for i in step.indicators]
-        inputs = [Input(rows, r in held) for r, rows in uses]
+        inputs = [Input(rows, r in held, len(variables.get(r, ())) + 1) for r, rows in uses]
         input_rows = sum(rows for _, rows in uses)
         kernel_aggregates = step.strategy.aggregate_in_tasks and step.strategy.name in ("broadcast", "partitioned")
         footprint = step_footprint(step.strategy, input_rows, step.product_rows, kernel_aggregates)

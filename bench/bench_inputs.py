@@ -1,0 +1,116 @@
+"""Graph jobs from the inputs users have: a library path against a Spark DataFrame from ``spark.read.parquet``.
+
+Issue 39's target: a job given a Spark DataFrame (or a path through the
+library) within 1.5x the same job given what the driver reads itself.  For
+each graph and job -- directed (feed-forward) and undirected triangles, and
+a motif count -- in one warm process:
+
+* ``path``: the edge list's path through the library (read and cleaned on
+  the driver, as the CLI reads it): the reference;
+* ``dataframe``: the same edges as a Spark DataFrame read from Parquet, with
+  the default placement (its ids fetched to the driver through Arrow when
+  they fit ``spark.faq.fetchMemory``);
+* ``dataframe, no fetch``: the same DataFrame with ``spark.faq.fetchMemory=0``
+  (nothing fetched: the Spark-side clean-up and the steps on the executors,
+  as every DataFrame input ran before the fetch budget): the baseline.
+
+Every answer is checked equal to the path's.  Each figure is the median of
+``--repeat`` warm runs with the minimum and maximum; the first (cold) run of
+each is reported apart.
+
+Run from the repository root::
+
+    python -m bench.bench_inputs --out bench/results/inputs.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from bench.common import GENERATED, Run, graph_path, log
+
+JOBS = {
+    "triangles (directed)": lambda faq, edges: faq.count_triangles(edges, directed=True).count,
+    "triangles (undirected)": lambda faq, edges: faq.count_triangles(edges).count,
+    "motif (a)->(b); (b)->(c); !(a)->(c)": lambda faq, edges: faq.motifs(
+        edges, "(a)->(b); (b)->(c); !(a)->(c)", count=True).count,
+}
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> dict[str, Any]:
+    """The cold run and ``repeat`` warm runs of ``fn``: seconds and the (equal) answer."""
+    started = time.perf_counter()
+    answer = fn()
+    cold = time.perf_counter() - started
+    warm = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        again = fn()
+        warm.append(time.perf_counter() - started)
+        assert again == answer, (again, answer)
+    return {"answer": answer, "cold_seconds": round(cold, 4), "median_seconds": round(statistics.median(warm), 4),
+            "min_seconds": round(min(warm), 4), "max_seconds": round(max(warm), 4)}
+
+
+def parquet_of(spark: Any, path: str, name: str) -> str:
+    """The edge list as a Parquet file of ``src``, ``dst`` (written once, in bench/data)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from faq.io.local_edges import read_edge_arrays
+
+    out = GENERATED / f"{name}-edges.parquet"
+    if not out.exists():
+        src, dst = read_edge_arrays(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"src": np.asarray(src), "dst": np.asarray(dst)}), out)
+    return str(out)
+
+
+def main(argv: Any = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--graphs", nargs="+", default=["wiki-Vote", "Email-Enron"])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args(argv)
+
+    import faq
+    from faq.spark import get_session
+
+    run = Run("bench_inputs", argv)
+    spark = get_session()
+    results = []
+    for name in args.graphs:
+        path = str(graph_path(name))
+        parquet = parquet_of(spark, path, name)
+        for job, fn in JOBS.items():
+            row: dict[str, Any] = {"graph": name, "job": job}
+            log(f"{name}: {job}")
+            row["path"] = timed(lambda: fn(faq, path), args.repeat)
+            row["dataframe"] = timed(lambda: fn(faq, spark.read.parquet(parquet)), args.repeat)
+            spark.conf.set("spark.faq.fetchMemory", "0")
+            try:
+                row["dataframe, no fetch"] = timed(lambda: fn(faq, spark.read.parquet(parquet)), args.repeat)
+            finally:
+                spark.conf.unset("spark.faq.fetchMemory")
+            answers = {kind: row[kind]["answer"] for kind in ("path", "dataframe", "dataframe, no fetch")}
+            assert len(set(answers.values())) == 1, answers
+            reference = row["path"]["median_seconds"]
+            row["dataframe / path"] = round(row["dataframe"]["median_seconds"] / reference, 2)
+            row["no fetch / dataframe"] = round(row["dataframe, no fetch"]["median_seconds"]
+                                                / row["dataframe"]["median_seconds"], 2)
+            log(f"  path {reference:.3f} s, dataframe {row['dataframe']['median_seconds']:.3f} s "
+                f"({row['dataframe / path']}x), no fetch {row['dataframe, no fetch']['median_seconds']:.3f} s")
+            results.append(row)
+    run["results"] = results
+    saved = run.save(Path(args.out) if args.out else None)
+    log(f"wrote {saved}")
+
+
+if __name__ == "__main__":
+    main()
