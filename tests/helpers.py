@@ -123,3 +123,46 @@ def stream_until_crash(maintained: Any, changes: Any, checkpoint: str, sink: str
     with pytest.raises(Exception, match="the process died after"):
         query.awaitTermination()
     maintained.close()
+
+
+# --- batch files of a changing graph, and their counts (the crash and fault-injection tests) -----------
+
+
+def feed_forward(edges: set, n: int) -> int:
+    """Feed-forward triangles of a simple digraph: Σ (A² ∘ A), by scipy (the oracle)."""
+    import numpy as np
+    import scipy.sparse as sp
+
+    if not edges:
+        return 0
+    src, dst = (np.array(c, dtype=np.int64) for c in zip(*edges))
+    a = sp.csr_matrix((np.ones(len(src), dtype=np.int64), (src, dst)), shape=(n, n))
+    return int((a @ a).multiply(a).sum())
+
+
+def change_files(initial: set, folder: Any, batches: int, rows: int, deleted: float, seed: int) -> tuple[list, list]:
+    """``batches`` Parquet files of ``rows`` changes each (``src``, ``dst``, ``value`` ±1) to the simple digraph
+    ``initial``: a fraction ``deleted`` deletions of present edges, the rest new edges; and the feed-forward
+    triangle count of the graph before the first file and after each (scipy)."""
+    import random
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    n = 1 + max(max(e) for e in initial)
+    rng = random.Random(seed)
+    present, graphs, files = set(initial), [set(initial)], []
+    for k in range(1, batches + 1):
+        deletes = rng.sample(sorted(present), int(rows * deleted))
+        inserts: set = set()
+        while len(inserts) < rows - len(deletes):
+            e = (rng.randrange(n), rng.randrange(n))
+            if e[0] != e[1] and e not in present:
+                inserts.add(e)
+        changes = [(u, v, -1) for u, v in deletes] + [(u, v, 1) for u, v in sorted(inserts)]
+        present = (present - set(deletes)) | inserts
+        graphs.append(set(present))
+        files.append(folder / f"{k:03d}.parquet")
+        pq.write_table(pa.table({c: [r[i] for r in changes] for i, c in enumerate(("src", "dst", "value"))}),
+                       files[-1])
+    return files, [feed_forward(g, n) for g in graphs]

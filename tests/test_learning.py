@@ -68,6 +68,25 @@ def test_regression_on_the_executors_and_from_spark_dataframes(spark):
     assert {s.placement for s in model.plan.steps} == {"executors"}
 
 
+def test_spark_dataframes_that_fit_are_fetched_and_fitted_in_process(spark):
+    """The default placement fetches each table (its keys and features) through Arrow and runs in-process;
+    with nothing fetched (spark.faq.fetchMemory=0) the same model comes from Spark."""
+    t = tables(5)
+    given = {name: spark.createDataFrame(df) for name, df in t.items()}
+    expected = least_squares(joined(t), FEATURES, TARGET)
+    model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, **given)
+    got = np.array([model.intercept, *[model.coefficients[f] for f in FEATURES]])
+    np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-7)
+    assert {s.placement for s in model.plan.steps} == {"driver"}
+    spark.conf.set("spark.faq.fetchMemory", "0")
+    try:
+        model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, **given)
+    finally:
+        spark.conf.unset("spark.faq.fetchMemory")
+    got = np.array([model.intercept, *[model.coefficients[f] for f in FEATURES]])
+    np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-7)
+
+
 def test_covariance_and_moments_equal_numpy_on_the_join():
     t = tables(5)
     rows = joined(t)

@@ -822,3 +822,31 @@ def test_read_batch_weights_and_order(tmp_path):
     with pytest.raises(MalformedInputError) as info:
         read_batch(tmp_path / "b2.txt", weighted=True)
     assert "missing weight" in info.value.parameters["reason"]
+
+
+def test_a_users_semiring_with_numpy_forms_is_solved_and_maintained_on_the_driver():
+    """A user-defined (min, +) with numpy forms runs in-process (it ran as Spark rounds before), equal to
+    networkx's Dijkstra after the initial solve and after a batch with a deletion."""
+    import numpy as np
+    from pyspark.sql import functions as F
+
+    from faq.io.updates import UpdateBatch
+    from faq.recursive import maintain_paths
+    from faq.semirings import Semiring
+
+    tropical = Semiring("users_min_plus", "double", math.inf, 0.0, add=lambda a, b: F.least(a, b),
+                        mul=lambda a, b: a + b, sum=F.min, idempotent=True, numpy_add=np.minimum,
+                        numpy_mul=np.add)
+    rows = random_rows(7, 25, 70)
+    graph = nx.DiGraph()
+    for u, v, w in rows:
+        if not graph.has_edge(u, v) or w < graph[u][v]["weight"]:
+            graph.add_edge(u, v, weight=w)
+    source = rows[0][0]
+    with maintain_paths(rows, source, tropical) as m:
+        assert m.placement == "driver", m.placement_reason
+        assert values_of(m) == pytest.approx(nx.single_source_dijkstra_path_length(graph, source))
+        u, v, _ = rows[0]
+        m.apply(UpdateBatch("b", inserts=(), deletes=((u, v),)))
+        graph.remove_edge(u, v)
+        assert values_of(m) == pytest.approx(nx.single_source_dijkstra_path_length(graph, source))

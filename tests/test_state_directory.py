@@ -10,7 +10,6 @@ checks every reopen against an independent count (scipy).
 from __future__ import annotations
 
 import gzip
-import hashlib
 import json
 import os
 import random
@@ -25,25 +24,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-import scipy.sparse as sp
 
 from faq.errors import StateDirectoryError, StateLockedError
 from faq.incremental import MaintainedQuery
 from faq.incremental.store import MANIFEST, Store, _manifest_checksum
+from tests.helpers import change_files, feed_forward
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parent.parent
 QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
 SMALL = [(0, 1), (1, 2), (0, 2), (2, 3), (1, 3), (3, 4)]
-
-
-def feed_forward(edges: set, n: int) -> int:
-    """Feed-forward triangles of a simple digraph: Σ (A² ∘ A), by scipy (the oracle)."""
-    if not edges:
-        return 0
-    src, dst = (np.array(c, dtype=np.int64) for c in zip(*edges))
-    a = sp.csr_matrix((np.ones(len(src), dtype=np.int64), (src, dst)), shape=(n, n))
-    return int((a @ a).multiply(a).sum())
 
 
 @pytest.fixture(scope="module")
@@ -296,22 +286,9 @@ def test_a_writer_killed_at_random_moments_leaves_a_state_every_reader_reopens_e
     from faq.factor import Factor
 
     initial = read_edges(DATA / "email-Eu-core.txt.gz")
-    n = 1 + max(max(e) for e in initial)
+    # half deletions of present edges, half new ones: compactions happen
+    files, counts = change_files(initial, tmp_path, BATCHES, BATCH_ROWS, deleted=0.5, seed=38)
     rng = random.Random(38)
-    present, graphs, files = set(initial), [set(initial)], []
-    for k in range(1, BATCHES + 1):  # half deletions of present edges, half new ones: compactions happen
-        deletes = rng.sample(sorted(present), BATCH_ROWS // 2)
-        inserts = set()
-        while len(inserts) < BATCH_ROWS - len(deletes):
-            e = (rng.randrange(n), rng.randrange(n))
-            if e[0] != e[1] and e not in present:
-                inserts.add(e)
-        rows = [(u, v, -1) for u, v in deletes] + [(u, v, 1) for u, v in sorted(inserts)]
-        present = (present - set(deletes)) | inserts
-        graphs.append(set(present))
-        files.append(tmp_path / f"{k:03d}.parquet")
-        pq.write_table(pa.table({c: [r[i] for r in rows] for i, c in enumerate(("src", "dst", "value"))}), files[-1])
-    counts = [feed_forward(g, n) for g in graphs]
 
     base = tmp_path / "initial"
     df = spark.createDataFrame(sorted(initial), "src bigint, dst bigint")

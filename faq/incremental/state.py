@@ -88,6 +88,10 @@ class ResidentState(Versions):
         read without starting Spark).
     """
 
+    #: The numpy form of the values the relations hold (a subclass whose values are only assigned, never
+    #: subtracted, may take more semirings: :class:`~faq.recursive.fixpoint_state.FixpointState`).
+    value_form = staticmethod(value_ops)
+
     def __init__(self, semiring: "Semiring", compaction: Optional[str] = None) -> None:
         if compaction is None:
             from faq.insideout.binding import compaction_mode
@@ -95,7 +99,7 @@ class ResidentState(Versions):
 
             compaction = compaction_mode(session_for_driver_data())
         self.compaction = compaction
-        ops = value_ops(semiring)
+        ops = self.value_form(semiring)
         if ops is None:  # callers check first; see faq.incremental.maintained
             raise ValueError(f"semiring {semiring.name!r} has no numpy form")
         super().__init__()  # version 0, no labels, no store

@@ -619,6 +619,46 @@ def fetched_all(factors: Mapping[str, Factor], environment: Environment) -> dict
     return {name: done.get(name, f) for name, f in factors.items()}
 
 
+def fetched_tables(tables: Mapping[str, Any], columns: Mapping[str, Sequence[str]], spark: Any = None,
+                   placement: Optional[str] = None) -> dict[str, Any]:
+    """``tables`` with each Spark DataFrame brought to the driver as a pandas DataFrame of ``columns[name]``
+    when its copy fits the fetch budget (:func:`fetch_memory`), all fetched side by side (one Arrow
+    collect each); others (pandas already, too large, ``placement="executors"``) as they are.
+
+    What the driver then holds, it joins in-process: a table fetched once costs one job, where leaving it
+    in Spark costs jobs at every step over it.
+
+    >>> from faq.spark import get_session
+    >>> df = get_session().createDataFrame([(1, 2.0), (2, 3.0)], "k long, x double")
+    >>> got = fetched_tables({"t": df}, {"t": ["k", "x"]})
+    >>> type(got["t"]).__module__.split(".")[0], got["t"]["x"].tolist()
+    ('pandas', [2.0, 3.0])
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from faq.insideout.physical import BYTES_PER_COLUMN
+    from faq.spark import is_dataframe
+
+    pending = {name: df for name, df in tables.items()
+               if is_dataframe(df) and rows_held(df) is None and name in columns}
+    if not pending or (placement or "auto") == "executors":
+        return dict(tables)
+    session = spark if spark is not None else next(iter(pending.values())).sparkSession
+    if placement_setting(session) == "executors" and placement is None:
+        return dict(tables)
+    budget = fetch_memory(session)
+
+    def one(name: str) -> Any:
+        df, wanted = pending[name], list(dict.fromkeys(columns[name]))
+        limit = budget // (BYTES_PER_COLUMN * max(len(wanted), 1))
+        table = df.select(*wanted).limit(limit + 1).toArrow()
+        return df if table.num_rows > limit else table.to_pandas()
+
+    with ThreadPoolExecutor(min(FETCH_THREADS, len(pending))) as pool:
+        done = dict(zip(pending, pool.map(one, pending)))
+    return {name: done.get(name, df) for name, df in tables.items()}
+
+
 def fetched(factor: Factor, limit: int) -> Factor:
     """``factor`` with its rows held on the driver when it has at most ``limit`` rows (one Spark job,
     an Arrow collect, which also counts it), else as it is; a factor held already is returned as it is.

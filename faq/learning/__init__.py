@@ -155,11 +155,18 @@ def _parsed(query: str) -> tuple[Any, dict[str, tuple[str, ...]]]:
 
 def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Optional[str],
                spark: Any) -> Covariance:
+    from faq.insideout.binding import fetched_tables
     from faq.insideout.executor import evaluate
     from faq.learning.features import lifted_factors
     from faq.semirings import cofactor
 
     ring = cofactor(len(features))
+    # Spark DataFrames that fit come to the driver first (one Arrow collect each, side by side): lifted
+    # there, the aggregate runs in-process as it does for pandas tables.
+    needed = {atom.factor: [*atom.variables] for atom in parsed.atoms}
+    for feature in features:
+        needed.setdefault(feature.table, []).append(feature.column)
+    tables = fetched_tables(tables, needed, spark, placement)
     query, factors, lifted = lifted_factors(parsed, features, ring, tables, spark)
     with evaluate(query, factors, semiring=ring, placement=placement) as result:
         value = result.scalar()

@@ -41,6 +41,7 @@ from faq.incremental.domain import SPAN, KeyDomain
 from faq.incremental.index import KeyedRows, ResidentRelation, assigned
 from faq.incremental.state import VALUE, ResidentState
 from faq.recursive.edges import EdgeRelation
+from faq.recursive.propagate import fixpoint_ops
 from faq.semirings.numpy_backend import NumpyForm
 
 if TYPE_CHECKING:
@@ -56,6 +57,9 @@ _BULK_CODES = 4096
 
 class FixpointState(ResidentState):
     """The state of a maintained fixpoint (module notes)."""
+
+    #: Values are assigned, never subtracted: a user's semiring with numpy forms is held as built-ins are.
+    value_form = staticmethod(lambda semiring: fixpoint_ops(semiring))
 
     #: The answer's rows ``(node,) -> value``, read from the maintained values (set by the owner).
     answer_rows: Optional[Callable[[], KeyedRows]] = None

@@ -67,7 +67,7 @@ from faq.incremental.domain import SPAN
 from faq.incremental.state import value_ops
 from faq.joins.csr import Trie
 from faq.recursive.core import seminaive_rounds
-from faq.semirings.numpy_backend import NumpyForm
+from faq.semirings.numpy_backend import NumpyForm, numpy_ops
 
 _CODE_MASK = np.int64(SPAN - 1)  # a trie level's comp is ``parent * SPAN + code``, SPAN a power of two
 NO_NODES = np.zeros(0, dtype=np.int64)
@@ -76,11 +76,23 @@ NO_NODES = np.zeros(0, dtype=np.int64)
 def fixpoint_ops(semiring: Any) -> Optional[NumpyForm]:
     """⊗, ⊕, one and zero of an idempotent semiring in numpy (None when it has no numpy form).
 
-    The forms the resident state holds (:func:`faq.incremental.state.value_ops`:
-    built-in operations); component labels (:data:`~faq.semirings.MIN_LABEL`)
-    are min / + on int64.
+    Built-in operations (:func:`faq.incremental.state.value_ops`), or a
+    user-defined semiring's declared ``numpy_add``/``numpy_mul``: a fixpoint
+    only ⊕-combines and ⊗-extends values (and assigns them), never subtracts,
+    so a user's forms serve as built-in ones do.  Component labels
+    (:data:`~faq.semirings.MIN_LABEL`) are min / + on int64.
+
+    >>> import numpy as np
+    >>> from faq.semirings import Semiring
+    >>> from pyspark.sql import functions as F
+    >>> tropical = Semiring("my_min_plus", "double", float("inf"), 0.0, add=lambda a, b: F.least(a, b),
+    ...                     mul=lambda a, b: a + b, sum=F.min, idempotent=True, numpy_add=np.minimum, numpy_mul=np.add)
+    >>> fixpoint_ops(tropical).add is np.minimum
+    True
     """
-    ops = value_ops(semiring)
+    if getattr(semiring, "structured", False):
+        return None
+    ops = value_ops(semiring) if semiring.builtin_operations else numpy_ops(semiring)
     if ops is None or not ops.idempotent:  # no numpy form, or ⊕ is not idempotent (e.g. +)
         return None
     return ops
