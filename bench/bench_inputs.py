@@ -20,7 +20,14 @@ TPC-H-shaped lineitem, partsupp and part of :mod:`bench.bench_learning`,
 reference), as Spark DataFrames read from Parquet (default placement: each
 fetched through Arrow when it fits), and the same with nothing fetched.
 
-Every answer is checked equal to the path's (the regression's to 1e-6).  Each figure is the median of
+And a Bayesian network's marginal (Asia, ``tests/data/asia.json``: the
+marginal of its last variable, sum-product) from its conditional tables
+given as CSV paths to ``faq.query`` (read on the driver when they fit),
+against the same tables as pandas frames, and the paths with nothing fetched
+(read by Spark).
+
+Every answer is checked equal to the path's (the regression's and the
+marginal's to 1e-6).  Each figure is the median of
 ``--repeat`` warm runs with the minimum and maximum; the first (cold) run of
 each is reported apart.
 
@@ -117,9 +124,46 @@ def regression(faq: Any, spark: Any, rows: int, repeat: int) -> dict[str, Any]:
     return row
 
 
+def network_marginal(faq: Any, spark: Any, repeat: int) -> dict[str, Any]:
+    """Asia's last variable's marginal from CSV paths, from pandas frames, and from paths read by Spark."""
+    from bench.bench_small import asia, faq_tables
+
+    tables = faq_tables(asia())
+    folder = GENERATED / "asia-csv"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, frame in tables.items():
+        paths[name] = str(folder / f"{name}.csv")
+        frame.to_csv(paths[name], index=False)
+    last = list(tables.values())[-1].columns[-2]
+    joint = ", ".join(f"{name}({', '.join(t.columns[:-1])})" for name, t in tables.items())
+    text = f"answer({last}) := {joint}"
+
+    def marginal(given: dict[str, Any]) -> tuple:
+        with faq.query(text, semiring="real", **given) as result:
+            frame = result.df.toPandas().sort_values(last)
+        return tuple(round(float(v), 9) for v in frame["value"])
+
+    log(f"asia: {text}")
+    row: dict[str, Any] = {"graph": "asia (8 CSV tables)", "job": f"marginal of {last}"}
+    row["path"] = timed(lambda: marginal(paths), repeat)
+    row["pandas"] = timed(lambda: marginal(tables), repeat)
+    spark.conf.set("spark.faq.fetchMemory", "0")
+    try:
+        row["path, no fetch"] = timed(lambda: marginal(paths), repeat)
+    finally:
+        spark.conf.unset("spark.faq.fetchMemory")
+    for kind in ("pandas", "path, no fetch"):
+        assert np.allclose(row[kind]["answer"], row["path"]["answer"], rtol=1e-6), (kind, row[kind]["answer"])
+    row["path / pandas"] = round(row["path"]["median_seconds"] / row["pandas"]["median_seconds"], 2)
+    log(f"  path {row['path']['median_seconds']:.3f} s, pandas {row['pandas']['median_seconds']:.3f} s, "
+        f"no fetch {row['path, no fetch']['median_seconds']:.3f} s")
+    return row
+
+
 def main(argv: Any = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--graphs", nargs="+", default=["wiki-Vote", "Email-Enron"])
+    parser.add_argument("--graphs", nargs="*", default=["wiki-Vote", "Email-Enron"])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--regression-rows", type=int, default=300_000,
                         help="lineitem rows of the regression (0: skip it)")
@@ -154,6 +198,7 @@ def main(argv: Any = None) -> None:
             log(f"  path {reference:.3f} s, dataframe {row['dataframe']['median_seconds']:.3f} s "
                 f"({row['dataframe / path']}x), no fetch {row['dataframe, no fetch']['median_seconds']:.3f} s")
             results.append(row)
+    results.append(network_marginal(faq, spark, args.repeat))
     if args.regression_rows:
         results.append(regression(faq, spark, args.regression_rows, args.repeat))
     run["results"] = results

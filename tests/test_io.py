@@ -553,3 +553,35 @@ def test_read_factor_dispatch(tmp_path):
     assert rows(io.read_factor(csv_path)) == [(1, 2)]
     with pytest.raises(InvalidArgumentError):
         io.read_factor(edges, format="json")
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".csv.gz", ".parquet"])
+def test_a_table_that_fits_is_read_on_the_driver_as_spark_reads_it(spark, tmp_path, suffix):
+    """A local CSV or Parquet file within the fetch budget is read with pyarrow (held on the driver, no Spark
+    job); its factor equals the one Spark's reader makes (spark.faq.fetchMemory=0): types, zeros dropped,
+    booleans, strings; an empty key field is a null key either way."""
+    from faq.driver_copy import rows_held
+
+    frame = pd.DataFrame({"a": [1, 2, 3, 4], "s": ["x", "y", "x", "z"], "value": [0.5, 0.0, 2.0, 1.5]})
+    path = tmp_path / f"t{suffix}"
+    if suffix == ".parquet":
+        frame.to_parquet(path)
+    else:
+        frame.to_csv(path, index=False, compression="gzip" if suffix.endswith(".gz") else None)
+    held = io.read_factor(path, semiring="real")
+    spark.conf.set("spark.faq.fetchMemory", "0")
+    try:
+        by_spark = io.read_factor(path, semiring="real")
+    finally:
+        spark.conf.unset("spark.faq.fetchMemory")
+    assert rows_held(held.df) == 3 and rows_held(by_spark.df) is None
+    assert held.variables == by_spark.variables and dict(held.df.dtypes) == dict(by_spark.df.dtypes)
+    rows = lambda f: sorted(map(tuple, f.df.collect()), key=str)  # noqa: E731
+    assert rows(held) == rows(by_spark)
+    flags = tmp_path / "flags.csv"
+    flags.write_text("a,value\n1,2\n2,0\n3,1\n")  # a boolean factor: non-zero means true
+    assert sorted(map(tuple, io.read_csv(flags, semiring="boolean").df.collect())) == [(1, True), (3, True)]
+    empty = tmp_path / "empty.csv"
+    empty.write_text("a,s,value\n1,x,1.0\n2,,2.0\n")
+    with pytest.raises(NullKeyError):
+        io.read_csv(empty, semiring="real")

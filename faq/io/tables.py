@@ -1,8 +1,14 @@
-"""Tables of rows as factors: CSV and Parquet read by Spark, and :func:`read_factor` by extension.
+"""Tables of rows as factors: CSV and Parquet, on the driver or by Spark, and :func:`read_factor` by extension.
 
 A table's columns are the factor's variables and (optionally) a value
 column; without a value column every row is the semiring's one (a relation).
 Writing a factor as a table is :func:`faq.io.writers.write_table`.
+
+A local file whose size fits the driver's fetch budget (``spark.faq.fetchMemory``)
+is read with pyarrow into a factor held on the driver (:func:`_read_on_driver`):
+no Spark job, and steps over it run in-process.  Anything else -- a glob,
+a URI, a large file, columns of other types, or a table with a bad row -- is
+read by Spark as before, with the same answer and the same errors.
 
 Loading checks the rows in the one Spark job it runs anyway (an aggregate of
 counts): a null key (:class:`~faq.errors.NullKeyError`), and a value no
@@ -58,8 +64,10 @@ def read_csv(
 ) -> Factor:
     """Read a CSV file with a header row (plain or ``.gz``) into a factor.
 
-    Read by Spark with ``header`` and ``inferSchema`` (one pass over the file
-    to infer types), then one more pass checks the variable columns for nulls
+    Read on the driver with pyarrow when it is one local file within the
+    fetch budget (module notes); else by Spark with ``header`` and
+    ``inferSchema`` (one pass over the file to infer types), then one more
+    pass checks the variable columns for nulls
     (an empty field): a null key would join like any other key; and the value
     column for nulls, NaN and (under ``counting``) negative numbers.
 
@@ -109,8 +117,12 @@ def read_csv(
     >>> f.variables, f.value, f.count()
     (('a', 'b'), 'value', 2)
     """
+    path = os.fspath(path)
+    held = _read_on_driver(path, "csv", variables, value, semiring, name, spark)
+    if held is not None:
+        return held.validate() if validate else held
     reader = session(spark).read
-    return _load_table(os.fspath(path), lambda p: reader.csv(p, header=True, inferSchema=True),
+    return _load_table(path, lambda p: reader.csv(p, header=True, inferSchema=True),
                        variables, value, semiring, name, validate)
 
 
@@ -147,7 +159,11 @@ def read_parquet(
     >>> [tuple(r) for r in read_parquet(p).df.collect()]
     [(1, 2, 5)]
     """
-    return _load_table(os.fspath(path), session(spark).read.parquet, variables, value, semiring, name, validate)
+    path = os.fspath(path)
+    held = _read_on_driver(path, "parquet", variables, value, semiring, name, spark)
+    if held is not None:
+        return held.validate() if validate else held
+    return _load_table(path, session(spark).read.parquet, variables, value, semiring, name, validate)
 
 
 def read_factor(path: PathLike, *, format: str | None = None, **kw: Any) -> Factor:
@@ -177,6 +193,99 @@ def read_factor(path: PathLike, *, format: str | None = None, **kw: Any) -> Fact
 
 
 # --- helpers -------------------------------------------------------------------------------
+
+#: Arrow types a table read on the driver may have (else Spark reads it: its type inference decides).
+_DRIVER_TYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "float", "double", "bool",
+                 "string", "large_string")
+#: A compressed file's size on disk times this: its rows' bytes, roughly (for the fetch budget).
+_GZ_RATIO = 4
+
+
+def _read_on_driver(path: str, fmt: str, variables: Sequence[str] | None, value: str | None,
+                    semiring: Union[str, Semiring], name: str | None, spark: Any) -> Factor | None:
+    """The table as a factor held on the driver -- read with pyarrow, no Spark job -- or None for Spark to read.
+
+    Read here when the path is one local file (a Parquet directory too) whose size fits the driver's fetch
+    budget (``spark.faq.fetchMemory``) and the session lets steps run in-process; the columns must be of
+    plain types (integers, floats, booleans, strings: what Spark's CSV inference gives too; an empty CSV
+    field is null, as for Spark).  A table with a null key or a value no semiring holds goes to Spark, whose
+    load names the first bad row (:func:`_raise_on_bad_rows`): the errors are the same either way.
+    """
+    from faq.io._common import is_local, local_path
+
+    if not is_local(path) or any(ch in path for ch in "*?["):
+        return None
+    local = local_path(path)
+    if not (os.path.isfile(local) or (fmt == "parquet" and os.path.isdir(local))):
+        return None
+    spark = _driver_session(spark)
+    from faq.insideout.binding import fetch_memory, placement_setting
+
+    if placement_setting(spark) == "executors" or _size_on_disk(local) > fetch_memory(spark):
+        return None
+    table = _arrow_table(local, fmt)
+    if table is None or any(str(t) not in _DRIVER_TYPES for t in table.schema.types):
+        return None
+    semiring = get_semiring(semiring)
+    variables, value = _factor_columns(table.column_names, variables, value, path)
+    if any(table.column(v).null_count for v in variables) or _bad_values(table, value, semiring):
+        return None  # Spark's load names the first bad row
+    from faq.io.convert import from_pandas
+
+    frame = table.select([*variables, *([value] if value else [])]).to_pandas()
+    if value is not None and semiring.value_type == "boolean" and frame[value].dtype.kind in "iuf":
+        frame[value] = frame[value] != 0  # non-zero means true, as the Spark load reads it
+    return from_pandas(frame, list(variables), value, semiring, spark, name or default_name(path))
+
+
+def _driver_session(spark: Any) -> Any:
+    if spark is not None:
+        return spark
+    from faq.spark import session_for_driver_data
+
+    return session_for_driver_data()
+
+
+def _size_on_disk(local: str) -> int:
+    if os.path.isdir(local):
+        return sum(os.path.getsize(os.path.join(root, f)) for root, _, files in os.walk(local) for f in files)
+    size = os.path.getsize(local)
+    return size * _GZ_RATIO if local.endswith((".gz", ".bz2")) else size
+
+
+def _arrow_table(local: str, fmt: str) -> Any:
+    """The file as an Arrow table, or None when pyarrow cannot read it (Spark then reads it, and says why)."""
+    import pyarrow as pa
+
+    try:
+        if fmt == "csv":
+            import pyarrow.csv as pcsv
+
+            return pcsv.read_csv(local, convert_options=pcsv.ConvertOptions(
+                strings_can_be_null=True, null_values=[""], true_values=["true", "True", "TRUE"],
+                false_values=["false", "False", "FALSE"]))
+        import pyarrow.parquet as pq
+
+        return pq.read_table(local)
+    except (pa.ArrowException, OSError, ValueError):
+        return None
+
+
+def _bad_values(table: Any, value: str | None, semiring: Semiring) -> bool:
+    """Whether the value column holds a null, a NaN or (under ``counting``) a negative number."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if value is None:
+        return False
+    column = table.column(value)
+    if column.null_count:
+        return True
+    if pa.types.is_floating(column.type) and pc.any(pc.is_nan(column)).as_py():
+        return True
+    numeric = pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
+    return bool(semiring.name == "counting" and numeric and len(column) and pc.min(column).as_py() < 0)
+
 
 
 def _load_table(
