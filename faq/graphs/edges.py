@@ -50,7 +50,7 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
 
     Parameters
     ----------
-    edges : DataFrame, GraphFrame-like, Factor or path
+    edges : DataFrame (Spark or pandas), Arrow table, GraphFrame-like, Factor or path
     weight : str, optional
         A DataFrame's column holding each edge's weight: it becomes the
         factor's value (``real``).  Without it (or when the column is
@@ -75,6 +75,9 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
         from faq.io import read_edge_list
 
         return read_edge_list(edges, spark=spark)
+    held = _held_edges(edges, weight, spark)
+    if held is not None:
+        return held
     df = _edges_dataframe(edges)
     for column in (SRC, DST):
         if column not in df.columns:
@@ -83,6 +86,43 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
         weighted = df.select(SRC, DST, df[weight].cast("double").alias(VALUE))
         return Factor.from_dataframe(weighted, [SRC, DST], "real", value=VALUE, name=EDGE)
     return Factor.from_dataframe(df.select(SRC, DST), [SRC, DST], "counting", value=None, name=EDGE)
+
+
+def _held_edges(edges: Any, weight: Optional[str], spark: Any) -> Optional[Factor]:
+    """Edges given as a pandas DataFrame or an Arrow table (``src``, ``dst``, optional weight): held on the
+    driver, where the graph jobs clean and count them without Spark (None for anything else).
+
+    >>> import pandas as pd
+    >>> f = edge_factor(pd.DataFrame({"src": [1, 2], "dst": [2, 3]}))
+    >>> f.variables, f.semiring.name, sorted(map(tuple, f.df.collect()))
+    (('src', 'dst'), 'counting', [(1, 2, 1), (2, 3, 1)])
+    """
+    import numpy as np
+
+    kind = type(edges).__module__.split(".")[0]
+    if not ((kind == "pandas" and type(edges).__name__ == "DataFrame") or (kind == "pyarrow" and
+                                                                          type(edges).__name__ == "Table")):
+        return None
+    from faq.driver_copy import held_dataframe
+    from faq.semirings import get_semiring
+    from faq.spark import session_for_driver_data
+
+    names = [str(c) for c in (edges.columns if kind == "pandas" else edges.column_names)]
+    for column in (SRC, DST):
+        if column not in names:
+            raise MissingColumnError(column=column, available=names, source="the edges table")
+
+    def array(column: str) -> np.ndarray:
+        values = edges[column].to_numpy() if kind == "pandas" else edges.column(column).to_numpy()
+        return np.asarray(values)
+
+    columns = {SRC: array(SRC), DST: array(DST)}
+    if weight is not None and weight in names:
+        columns[VALUE], semiring = array(weight).astype(np.float64), "real"
+    else:
+        columns[VALUE], semiring = np.ones(len(columns[SRC]), dtype=np.int64), "counting"
+    df = held_dataframe(spark if spark is not None else session_for_driver_data(), columns)
+    return Factor(df=df, variables=(SRC, DST), semiring=get_semiring(semiring), value=VALUE, name=EDGE)
 
 
 def _edges_dataframe(edges: Any) -> "DataFrame":
@@ -97,8 +137,8 @@ def _edges_dataframe(edges: Any) -> "DataFrame":
         return inner
     raise FAQTypeError(
         error_class="INPUT_TYPE", what="edges",
-        expected="a DataFrame with src and dst columns, an object with such .edges (a GraphFrame), "
-        "a two-variable Factor or an edge-list path",
+        expected="a Spark or pandas DataFrame or an Arrow table with src and dst columns, an object with such "
+        ".edges (a GraphFrame), a two-variable Factor or an edge-list path",
         found=type(edges).__name__,
     )
 
@@ -206,15 +246,15 @@ def _prepared_on_driver(arrays: tuple[Any, Any], directed: bool, spark: Any) -> 
     import numpy as np
 
     from faq.driver_copy import held_dataframe
-    from faq.io._common import session
     from faq.io.local_edges import degree_orient, unique_pairs, without_self_loops
     from faq.semirings import get_semiring
+    from faq.spark import session_for_driver_data
 
     src, dst = unique_pairs(*without_self_loops(*arrays)) if directed else degree_orient(*arrays)
     # The driver keeps the arrays: row counts, the broadcast index and in-process steps need no
     # Spark job, and Spark gets the edges (a Parquet file, edges_dataframe) only if a job reads them.
     ones = np.broadcast_to(np.int64(1), src.shape)
-    spark = session(spark)
+    spark = spark if spark is not None else session_for_driver_data()  # Spark starts only if a job needs it
     df = held_dataframe(spark, {SRC: src, DST: dst, VALUE: ones}, {SRC: "bigint", DST: "bigint", VALUE: "bigint"},
                         make=functools.partial(_edges_with_ones, spark, src, dst))
     return Factor(df=df, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=EDGE)
