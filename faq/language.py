@@ -32,10 +32,26 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence, Union
 
-from faq.errors import PlanError, QueryParseError, UnknownVariableError
+from faq.errors import PlanError, QueryParseError, QueryTooLargeError, UnknownVariableError
 
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _NAME_RE = re.compile(_NAME)
+
+# Limits on a query's size, refused with QueryTooLargeError before anything else is done.  Planning
+# grows with the query (per step, with the atoms and relations its bag meets); within these sizes its
+# inexact fallbacks keep it to seconds (measured at 2,000 atoms: a chain 0.6 s, a star 6 s, a grid
+# 7 s, random ternary atoms over 666 variables 17 s, the worst found; see the limits in
+# faq.hypergraph.orders and faq.insideout.bags).  The text limit bounds the parser's own time and
+# memory (1 MB: 0.2 s, about 55,000 atoms, refused after).
+#: Most characters :func:`parse_query` reads.
+MAX_QUERY_CHARS = 1_000_000
+#: Most atoms a query may have.
+MAX_ATOMS = 2_000
+#: Most distinct variables a query may have (the elimination graph is at most their square; a chain
+#: or star of MAX_ATOMS binary atoms has one more than MAX_ATOMS).
+MAX_VARIABLES = 4_000
+#: Most variables one atom may have (its atom makes a clique of them in the primal graph).
+MAX_ARITY = 64
 
 
 @dataclass(frozen=True)
@@ -81,12 +97,15 @@ class FAQ:
         object.__setattr__(self, "atoms", tuple(self.atoms))
         object.__setattr__(self, "free", tuple(self.free))
         object.__setattr__(self, "aggregates", tuple((v, s) for v, s in self.aggregates))
+        self._check_size()
         known = self.variables
         for v in self.free:
             if v not in known:
                 raise UnknownVariableError(variable=v, role="free", known=known)
         if len(set(self.free)) != len(self.free):
-            raise PlanError(reason=f"free variables repeat: {self.free}")
+            seen: set[str] = set()
+            repeated = sorted({v for v in self.free if v in seen or seen.add(v)})
+            raise PlanError(reason=f"free variables repeat: {', '.join(repeated)}")
         for v, _ in self.aggregates:
             if v not in known:
                 raise UnknownVariableError(variable=v, role="aggregated", known=known)
@@ -95,6 +114,19 @@ class FAQ:
         for v in known:
             if v.startswith("__"):
                 raise PlanError(reason=f"variable names may not start with '__' (reserved): {v!r}")
+
+    def _check_size(self) -> None:
+        """QueryTooLargeError unless the query is within :data:`MAX_ATOMS`, :data:`MAX_ARITY` and
+        :data:`MAX_VARIABLES` (checked first: every other check and all planning grow with them)."""
+        if len(self.atoms) > MAX_ATOMS:
+            raise QueryTooLargeError(what="atoms", size=len(self.atoms), limit=MAX_ATOMS)
+        for k, atom in enumerate(self.atoms, start=1):
+            if len(atom.variables) > MAX_ARITY:
+                raise QueryTooLargeError(what=f"variables in its atom {k} ({atom.factor})",
+                                         size=len(atom.variables), limit=MAX_ARITY)
+        n_variables = len(self.variables)
+        if n_variables > MAX_VARIABLES:
+            raise QueryTooLargeError(what="distinct variables", size=n_variables, limit=MAX_VARIABLES)
 
     @property
     def variables(self) -> tuple[str, ...]:
@@ -230,7 +262,13 @@ def parse_query(text: str, semiring: str | None = None) -> FAQ:
     Raises
     ------
     QueryParseError
-        With the position of the problem.
+        With the position of the problem (the message quotes at most 200
+        characters around it).
+    QueryTooLargeError
+        The text is longer than :data:`MAX_QUERY_CHARS` characters (refused
+        before it is read), or the query has more than :data:`MAX_ATOMS`
+        atoms, :data:`MAX_VARIABLES` variables or :data:`MAX_ARITY`
+        variables in one atom.
     UnknownVariableError
         A head variable appears in no atom.
 
@@ -245,6 +283,8 @@ def parse_query(text: str, semiring: str | None = None) -> FAQ:
       count() := edge(a,b) edge(b,c)
                            ^
     """
+    if len(text) > MAX_QUERY_CHARS:
+        raise QueryTooLargeError(what="characters", size=len(text), limit=MAX_QUERY_CHARS)
     scanner = _Scanner(text)
     head = scanner.name("the query's name")
     free = scanner.names_in_parens("a free variable")

@@ -175,6 +175,7 @@ def check_matrix_chain(args: argparse.Namespace) -> None:
         raise FAQValueError(error_class="OUTPUT_NOT_MTX", path=args.out)
     for path in args.matrices:
         require_file(path)
+    _chain_shape(args.matrices)  # headers only: bad or too large for memory -> exit 2 before Spark starts
     require_folder(args.out)
 
 
@@ -191,6 +192,10 @@ def check_query(args: argparse.Namespace) -> None:
             raise FAQValueError(error_class="FACTOR_GIVEN_TWICE", name=name, first=given[name], second=path)
         given[name] = path
         require_file(path)
+        if path.lower().endswith((".mtx", ".mtx.gz", ".mtx.bz2")):  # what read_factor reads as Matrix Market
+            from faq.io import matrix_shape
+
+            matrix_shape(path)  # its header: a matrix too large for memory is refused before Spark starts
     missing = [n for n in query.factor_names if n not in given]
     if missing:
         raise FAQValueError(error_class="FACTORS_NOT_GIVEN", missing=missing)

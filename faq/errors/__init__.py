@@ -53,7 +53,7 @@ A template's fields come from the parameters, their format specs and the
 entry's derived fields:
 
 >>> ERROR_CLASSES["QUERY_PARSE"].message
-'{reason} at position {position}\\n  {text}\\n  {position:caret}'
+'{reason} at position {position}\\n  {shown}\\n  {caret}'
 >>> print(QueryParseError(text="q() := e(a b)", position=11, reason="expected ','"))
 [QUERY_PARSE] expected ',' at position 11
   q() := e(a b)
@@ -70,6 +70,7 @@ from faq.errors.classes import (  # the classes callers catch by name
     MissingColumnError,
     InputNotFoundError,
     MalformedInputError,
+    MatrixTooLargeError,
     NullKeyError,
     InvalidFactorValueError,
     VariableTypeMismatchError,
@@ -78,6 +79,7 @@ from faq.errors.classes import (  # the classes callers catch by name
     ResultTooLargeError,
     NotAMatrixError,
     QueryParseError,
+    QueryTooLargeError,
     MotifPatternError,
     UnknownFactorError,
     ArityMismatchError,
@@ -121,9 +123,10 @@ __all__ = [
     "ERROR_CLASSES", "FORMAT_SPECS", "ErrorClass", "Parameters", "template_fields", "FAQError", "FAQKeyError",
     "FAQRuntimeError", "FAQTypeError", "FAQValueError", "UnknownSemiringError", "SemiringLawError",
     "SemiringMismatchError", "NotARingError", "MissingColumnError", "InputNotFoundError",
-    "MalformedInputError", "NullKeyError", "InvalidFactorValueError", "VariableTypeMismatchError",
+    "MalformedInputError", "MatrixTooLargeError", "NullKeyError", "InvalidFactorValueError",
+    "VariableTypeMismatchError",
     "ValueTypeMismatchError", "InvalidArgumentError", "ResultTooLargeError", "NotAMatrixError",
-    "QueryParseError", "MotifPatternError", "UnknownFactorError", "ArityMismatchError",
+    "QueryParseError", "QueryTooLargeError", "MotifPatternError", "UnknownFactorError", "ArityMismatchError",
     "UnknownVariableError", "LPCertificationError", "PlanError", "StalePlanError", "IntegerOverflowError",
     "IndexDirectoryError", "MappedIndexError", "ScopeClosedError",
     "UnreleasableResourceError", "DriverCopyError", "WorkerEnvironmentError", "TimeTypeError", "DiffTypeError",

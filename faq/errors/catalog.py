@@ -9,7 +9,7 @@ catch it by class, a class there), never a message written at the raise.
 Examples
 --------
 >>> ERROR_CLASSES["QUERY_PARSE"].message
-'{reason} at position {position}\\n  {text}\\n  {position:caret}'
+'{reason} at position {position}\\n  {shown}\\n  {caret}'
 >>> sorted(ERROR_CLASSES["UNKNOWN_SEMIRING"].parameters)
 ['name', 'valid']
 """
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from faq.errors.templates import ErrorClass, Parameters, clip
+from faq.errors.templates import ErrorClass, Parameters, clip, window
 
 
 def _example(label: str) -> Callable[[Parameters], str]:
@@ -37,13 +37,21 @@ def _non_monotone_example(p: Parameters) -> str:
     return f" (e.g. edge {example[0]} -> {example[1]})"
 
 
+def _bytes(n: int) -> str:
+    """``2,400,000,008 bytes (2.24 GiB)``: exact, and at a glance."""
+    return f"{n:,} bytes ({n / 2**30:.3g} GiB)"
+
+
 def _first_violations(p: Parameters, shown: int = 5) -> str:
     violations = p["violations"]
     more = f" (+{len(violations) - shown} more)" if len(violations) > shown else ""
     return "; ".join(violations[:shown]) + more
 
 
-_AT_POSITION = "{reason} at position {position}\n  {text}\n  {position:caret}"
+_AT_POSITION = "{reason} at position {position}\n  {shown}\n  {caret}"
+# The text around the position (a query can be a megabyte: at most WINDOW characters of it), a caret under it.
+_WINDOW = {"shown": lambda p: window(p["text"], p["position"])[0],
+           "caret": lambda p: " " * window(p["text"], p["position"])[1] + "^"}
 _GENERIC = ErrorClass("{message}", ("message",), extra=True)
 
 #: Every error name and its :class:`ErrorClass`.
@@ -143,6 +151,13 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         convert={"available": list},
     ),
     "INPUT_NOT_FOUND": ErrorClass("no such file or directory: {path!r}; check the path", ("path",)),
+    "MATRIX_TOO_LARGE": ErrorClass(
+        "{path}: the header declares a {rows:count}×{cols:count} matrix with {entries:count} entries, which needs "
+        "{needed} in memory ({what}), more than the budget of {budget}; check the header's sizes, or pass a "
+        "larger max_bytes= to faq.io.read_matrix_market if the driver has the memory",
+        ("path", "rows", "cols", "entries", "needed_bytes", "budget_bytes", "what"),
+        derived={"needed": lambda p: _bytes(p["needed_bytes"]), "budget": lambda p: _bytes(p["budget_bytes"])},
+    ),
     "MALFORMED_INPUT": ErrorClass(
         "{path}{at_line}: {reason}{shown_line}", ("path", "line_number", "line", "reason"),
         optional={"line_number": None, "line": None},
@@ -204,8 +219,14 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         "matrix {index} ({name!r}) has {arity} variables; a matrix has 2", ("index", "name", "arity")
     ),
     # queries and plans
-    "QUERY_PARSE": ErrorClass(_AT_POSITION, ("text", "position", "reason")),
-    "MOTIF_PATTERN": ErrorClass(_AT_POSITION, ("text", "position", "reason")),
+    "QUERY_PARSE": ErrorClass(_AT_POSITION, ("text", "position", "reason"), derived=_WINDOW),
+    "MOTIF_PATTERN": ErrorClass(_AT_POSITION, ("text", "position", "reason"), derived=_WINDOW),
+    "QUERY_TOO_LARGE": ErrorClass(
+        "the query has {size:count} {what}; faq plans queries of at most {limit:count} (planning time and memory grow "
+        "with the query): split it into smaller queries, e.g. answer a part and use the answer as a factor of the "
+        "rest",
+        ("what", "size", "limit"),
+    ),
     "PATTERN_NOT_TEXT": ErrorClass("a motif pattern is text, got {found}", ("found",)),
     "TOO_MANY_EVENTS": ErrorClass(
         "inclusion–exclusion over {events} events (distinct pairs and negations) needs 2^{events} terms; count "

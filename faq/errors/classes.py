@@ -61,6 +61,12 @@ class MalformedInputError(FAQValueError):
     error_class = "MALFORMED_INPUT"
 
 
+class MatrixTooLargeError(MalformedInputError):
+    """A Matrix Market header declares a matrix whose arrays would not fit the memory budget."""
+
+    error_class = "MATRIX_TOO_LARGE"
+
+
 class NullKeyError(FAQValueError):
     """A variable column of a factor holds a null (from a file: ``path``, and the first such ``row``)."""
 
@@ -107,6 +113,12 @@ class QueryParseError(FAQValueError):
     """The text form of a query cannot be parsed."""
 
     error_class = "QUERY_PARSE"
+
+
+class QueryTooLargeError(FAQValueError):
+    """A query is over a size faq plans (``what``: characters, atoms, variables ...; ``size``, ``limit``)."""
+
+    error_class = "QUERY_TOO_LARGE"
 
 
 class MotifPatternError(FAQValueError):

@@ -27,9 +27,19 @@ Parameters = Mapping[str, Any]
 # --- the formatters a template may use ----------------------------------------------------
 
 
+#: Most names a ``{...:names}`` field lists (a query can have thousands of variables).
+NAMES_SHOWN = 20
+
+
 def _names(values: Sequence[Any]) -> str:
-    """``a, b, c``, or ``(none)`` for an empty list."""
-    return ", ".join(str(v) for v in values) or "(none)"
+    """``a, b, c``, or ``(none)`` for an empty list; the first :data:`NAMES_SHOWN` of a long one.
+
+    >>> _names(range(25))
+    '0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, … (+5 more)'
+    """
+    values = list(values)
+    more = f", … (+{len(values) - NAMES_SHOWN} more)" if len(values) > NAMES_SHOWN else ""
+    return ", ".join(str(v) for v in values[:NAMES_SHOWN]) + more or "(none)"
 
 
 def _caret(position: int) -> str:
@@ -46,8 +56,36 @@ def clip(text: str, width: int = 80) -> str:
     return repr(text if len(text) <= width else text[: width - 3] + "...")
 
 
+#: Most characters of an input a message quotes around a position (:func:`window`).
+WINDOW = 200
+
+
+def window(text: str, position: int, width: int = WINDOW) -> tuple[str, int]:
+    """At most ``width`` characters of ``text`` around ``position``, and the column of ``position`` in them.
+
+    A long text (a query of a megabyte) is cut to a window centred on the position, marked with
+    ``…`` where it was cut; tabs and line breaks show as spaces, so that a caret written that many
+    columns in stands under the character at ``position``.
+
+    >>> window("abc", 1)
+    ('abc', 1)
+    >>> shown, column = window("x" * 1000 + "!" + "y" * 1000, 1000, width=20)
+    >>> shown, column, shown[column]
+    ('…xxxxxxxxxx!yyyyyyyyy…', 11, '!')
+    """
+    start = max(0, min(position - width // 2, len(text) - width))
+    end = min(len(text), start + width)
+    shown = text[start:end].translate(_ONE_COLUMN)
+    head = "…" if start > 0 else ""
+    return head + shown + ("…" if end < len(text) else ""), position - start + len(head)
+
+
+_ONE_COLUMN = str.maketrans({"\t": " ", "\n": " ", "\r": " "})
+
+
 #: Format specs a template may put on one parameter: ``{valid:names}``.
-FORMAT_SPECS: dict[str, Callable[[Any], str]] = {"names": _names, "caret": _caret, "clip": clip}
+FORMAT_SPECS: dict[str, Callable[[Any], str]] = {"names": _names, "caret": _caret, "clip": clip,
+                                                 "count": "{:,}".format}  # 2,000,000
 
 
 class _TemplateFormatter(string.Formatter):

@@ -16,7 +16,15 @@ Fraction(3, 2)
 """
 
 from faq.hypergraph import cover, draw, hypergraph, orders
-from faq.hypergraph.cover import Cover, agm_bound, agm_cover, fractional_edge_cover, rho_star
+from faq.hypergraph.cover import (
+    Cover,
+    agm_bound,
+    agm_cover,
+    bound_of_log,
+    fractional_edge_cover,
+    greedy_cover,
+    rho_star,
+)
 from faq.hypergraph.draw import draw_hypergraph
 from faq.hypergraph.hypergraph import (
     hypergraph_variables,
@@ -32,14 +40,19 @@ from faq.hypergraph.statistics import (
     estimate_generic_join_work,
 )
 from faq.hypergraph.orders import (
+    EXACT_MAX_ATOMS,
     EXACT_MAX_VARS,
+    FILL_WORK,
     ORDER_METHODS,
     choose_order,
+    choose_order_noted,
     elimination_bags,
     exact_order,
     faqw,
     min_degree_order,
+    min_fill_noted,
     min_fill_order,
+    order_method,
 )
 
 # Each submodule lists its public names once; the package re-exports them all.

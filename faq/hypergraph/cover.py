@@ -27,7 +27,7 @@ over one common denominator, so it is exact and much faster than a tableau of ``
 from __future__ import annotations
 
 import functools
-
+import heapq
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -37,7 +37,7 @@ from typing import Iterable, Sequence, Union
 from faq.errors import LPCertificationError, PlanError
 from faq.hypergraph.hypergraph import normalize_bag, normalize_edges
 
-__all__ = ["Cover", "fractional_edge_cover", "rho_star", "agm_bound", "agm_cover"]
+__all__ = ["Cover", "fractional_edge_cover", "rho_star", "agm_bound", "agm_cover", "greedy_cover", "bound_of_log"]
 
 Number = Union[Fraction, int, float]
 
@@ -513,5 +513,77 @@ def agm_masks(
             return 1.0
         if rho is None:
             rho = solve_cover(masks, bag, [Fraction(1)] * len(masks), names).value
-        return math.exp(math.log(size) * float(rho))
-    return math.exp(float(solve_cover(masks, bag, _log_costs(sizes), names).value))
+        return bound_of_log(math.log(size) * float(rho))
+    return bound_of_log(solve_cover(masks, bag, _log_costs(sizes), names).value)
+
+
+def bound_of_log(log_bound: Number) -> float:
+    """``exp(log_bound)``, or ``inf`` past the float range: the AGM bound of a long join (a chain of
+    300 relations of 1,000 rows is 1000^150) is an estimate, not a reason to fail planning.
+
+    >>> round(bound_of_log(math.log(100)), 9), bound_of_log(1e6)
+    (100.0, inf)
+    """
+    try:
+        return math.exp(float(log_bound))
+    except OverflowError:
+        return math.inf
+
+
+def greedy_cover(
+    edges: Sequence[Iterable[str]], bag: Iterable[str], sizes: Sequence[int] | None = None
+) -> Cover:
+    """An integral edge cover of ``bag``, chosen greedily: an upper bound on the optimal cover.
+
+    For bags too large for the exact LP (:func:`fractional_edge_cover`, whose exact simplex
+    grows super-linearly with the edges meeting the bag): repeatedly take the edge of least
+    cost per bag vertex it newly covers (ties: the first edge), until every vertex is covered.
+    Its value is at least the optimum, so ``exp`` of it (with ``sizes``) still bounds the join
+    from above, only less tightly than the AGM bound; it is at most ``H(k)`` times the
+    optimum for edges of ``k`` bag vertices.  Costs are 1 each, or ``log |S|`` with ``sizes``
+    (as :func:`agm_cover`).  There is no dual certificate: ``dual`` is empty.
+
+    Raises
+    ------
+    PlanError
+        If a bag vertex is in no edge, or ``sizes`` are invalid.
+
+    Examples
+    --------
+    >>> tri = [{"a", "b"}, {"a", "c"}, {"b", "c"}]
+    >>> greedy_cover(tri, {"a", "b", "c"}).value  # rho* is 3/2
+    Fraction(2, 1)
+    >>> round(bound_of_log(greedy_cover(tri, {"a", "b", "c"}, [10, 1000, 1]).value), 6)
+    10.0
+    """
+    es = normalize_edges(edges)
+    bag_set = normalize_bag(bag)
+    costs = [Fraction(1)] * len(es) if sizes is None else _log_costs(checked_sizes(sizes, len(es)))
+    weights = [float(c) for c in costs]  # ratios in floats: a heuristic needs no exact arithmetic
+    uncovered = set(bag_set)
+    missing = uncovered.difference(*es)
+    if missing:
+        raise PlanError(
+            reason=f"no fractional edge cover: variable(s) {', '.join(map(repr, sorted(missing)))} "
+            "appear in no factor"
+        )
+    # Lazy greedy: an edge's cost per new vertex only grows as the cover grows, so an entry whose
+    # ratio is still current when it comes off the heap is the least.
+    heap = [(weights[i] / len(e & bag_set), i) for i, e in enumerate(es) if e & bag_set]
+    heapq.heapify(heap)
+    chosen = [False] * len(es)
+    while uncovered:
+        ratio, i = heapq.heappop(heap)
+        new = len(es[i] & uncovered)
+        if not new:
+            continue
+        if weights[i] / new != ratio:
+            heapq.heappush(heap, (weights[i] / new, i))
+            continue
+        chosen[i] = True
+        uncovered -= es[i]
+    return Cover(
+        value=sum((c for c, x in zip(costs, chosen) if x), Fraction(0)),
+        weights=tuple(Fraction(int(x)) for x in chosen),
+        dual={},
+    )

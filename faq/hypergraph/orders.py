@@ -50,9 +50,10 @@ random graphs of 60 and 200 variables), and planning then imports no networkx.
 
 from __future__ import annotations
 
+import heapq
 import math
 from fractions import Fraction
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from faq.errors import PlanError
 from faq.hypergraph.cover import agm_masks, checked_sizes, name_masks, solve_cover
@@ -65,12 +66,24 @@ __all__ = [
     "min_fill_order",
     "exact_order",
     "choose_order",
+    "order_method",
+    "choose_order_noted",
+    "min_fill_noted",
+    "FILL_WORK",
     "EXACT_MAX_VARS",
+    "EXACT_MAX_ATOMS",
     "ORDER_METHODS",
 ]
 
 #: ``choose_order(method="auto")`` searches exactly up to this many bound variables.
 EXACT_MAX_VARS = 12
+#: ... and up to this many atoms (hyperedges): every bag the search weighs solves a cover LP over
+#: the atoms meeting it, so a query of a few bound variables and thousands of atoms would take
+#: minutes.  Above either limit "auto" takes the greedy min-fill order (:func:`order_method`).
+EXACT_MAX_ATOMS = 64
+#: Steps (members of neighbourhoods walked) min-fill may spend counting fill-in before it orders the rest by
+#: degree (:func:`min_fill_noted`): about two seconds; a 2,000-atom chain, star or grid needs under 15 million.
+FILL_WORK = 100_000_000
 #: The methods :func:`choose_order` accepts.
 ORDER_METHODS = ("auto", "exact", "min_fill", "min_degree")
 #: Relation size assumed by :func:`exact_order` when no statistics are given.
@@ -85,7 +98,8 @@ def checked_order(order: Sequence[str], what: str = "the elimination order") -> 
     for v in out:
         if not isinstance(v, str):
             raise PlanError(reason=f"{what} holds {v!r}; variable names must be strings")
-    dups = sorted({v for v in out if out.count(v) > 1})
+    seen: set[str] = set()
+    dups = sorted({v for v in out if v in seen or seen.add(v)})  # one pass: list.count per name is quadratic
     if dups:
         raise PlanError(reason=f"{what} lists {', '.join(map(repr, dups))} more than once")
     return out
@@ -226,8 +240,11 @@ def _greedy_order(
     edges: Sequence[Iterable[str]],
     bound: Sequence[str],
     blocks: Sequence[Sequence[str]] | None,
-    score: Callable[[dict[str, set[str]], str], tuple[int, ...]],
-) -> list[str]:
+    score: Callable[[dict[str, set[str]], str], tuple[tuple[int, ...], int]],
+    budget: float = math.inf,
+) -> tuple[list[str], Optional[int]]:
+    """The greedy order by ``score`` (a variable's key and the work of computing it), and how many
+    variables it had ordered when the work passed ``budget`` and it went on by degree (None: never)."""
     groups = _check_blocks(bound, blocks)
     # The elimination graph is the primal graph as a dict of sets (as networkx's own treewidth
     # heuristics make one): set algebra on it is ~5x faster than editing an nx.Graph, and
@@ -237,29 +254,81 @@ def _greedy_order(
         for v in group:
             graph.setdefault(v, set())  # a bound variable in no edge is isolated
     order: list[str] = []
+    spent, switched = 0, None
+
+    def rate(u: str) -> tuple[int, ...]:
+        nonlocal spent
+        key, work = score(graph, u)
+        spent += work
+        return key
+
     for group in groups:
-        remaining = set(group)
-        while remaining:
-            # Lowest score wins; the name breaks ties, so the order is deterministic.
-            v = min(remaining, key=lambda u: (score(graph, u), u))
+        # Lowest (score, name) goes next, as a scan over the remaining variables would pick, but
+        # from a heap: eliminating v changes the score of few variables (_rescored), and a scan
+        # per step made planning quadratic (a 1,000-atom chain took seconds, 10,000 minutes).
+        # A heap entry is stale once its variable's score changed; stale entries are skipped.
+        current = {u: rate(u) for u in group}
+        heap = [(s, u) for u, s in current.items()]
+        heapq.heapify(heap)
+        while current:
+            if spent > budget and switched is None:  # fill-in grew too costly to count: by degree from here
+                score, switched = _degree, len(order)
+                current = {u: rate(u) for u in current}
+                heap = [(s, u) for u, s in current.items()]
+                heapq.heapify(heap)
+            s, v = heapq.heappop(heap)
+            if current.get(v) != s:
+                continue
+            del current[v]
             nbrs = graph.pop(v)
             for a in nbrs:
                 graph[a].discard(v)
                 graph[a] |= nbrs - {a}  # eliminating v makes its neighbours a clique
-            remaining.discard(v)
             order.append(v)
-    return order
+            for u in _rescored(graph, nbrs):
+                if u in current:
+                    new = rate(u)
+                    if new != current[u]:
+                        current[u] = new
+                        heapq.heappush(heap, (new, u))
+    return order, switched
 
 
-def _degree(graph: dict[str, set[str]], v: str) -> tuple[int, ...]:
-    return (len(graph[v]),)
+def _rescored(graph: dict[str, set[str]], nbrs: set[str]) -> set[str]:
+    """The variables whose score may change when a variable with neighbours ``nbrs`` is eliminated.
+
+    Its neighbours (their neighbourhoods changed), and every variable with two or more neighbours
+    among them: only those can gain an edge between two of their neighbours (the fill added is
+    between ``nbrs``), which changes their fill-in. Nobody else's degree or fill changes.
+    """
+    touched = set(nbrs)
+    if len(nbrs) >= 2:
+        seen: set[str] = set()
+        for a in nbrs:
+            for u in graph[a]:
+                if u not in nbrs:
+                    if u in seen:
+                        touched.add(u)
+                    seen.add(u)
+    return touched
 
 
-def _fill_then_degree(graph: dict[str, set[str]], v: str) -> tuple[int, ...]:
+def _degree(graph: dict[str, set[str]], v: str) -> tuple[tuple[int, ...], int]:
+    return (len(graph[v]),), 1
+
+
+def _fill_then_degree(graph: dict[str, set[str]], v: str) -> tuple[tuple[int, ...], int]:
     nbrs = graph[v]
     # Each neighbour a misses |nbrs - N(a) - {a}| others; every missing pair is counted twice.
-    fill = sum(len(nbrs - graph[a]) - 1 for a in nbrs) // 2
-    return (fill, len(nbrs))
+    # (Counted as |nbrs| - |nbrs & N(a)| - 1: the intersection walks the smaller set, so a hub's
+    # fill costs its degree, not its degree squared.)  The work: the members those walks visit.
+    n = len(nbrs)
+    fill, work = 0, 0
+    for a in nbrs:
+        other = graph[a]
+        fill += n - len(nbrs & other) - 1
+        work += min(n, len(other))
+    return (fill // 2, n), work
 
 
 def min_degree_order(
@@ -301,7 +370,7 @@ def min_degree_order(
     >>> min_degree_order(star, ["c", "x"], blocks=[["c"], ["x"]])
     ['c', 'x']
     """
-    return _greedy_order(edges, bound, blocks, _degree)
+    return _greedy_order(edges, bound, blocks, _degree)[0]
 
 
 def min_fill_order(
@@ -324,7 +393,25 @@ def min_fill_order(
     >>> min_fill_order([{"i", "j"}, {"j", "k"}, {"k", "l"}], ["j", "k"])
     ['j', 'k']
     """
-    return _greedy_order(edges, bound, blocks, _fill_then_degree)
+    return min_fill_noted(edges, bound, blocks)[0]
+
+
+def min_fill_noted(
+    edges: Sequence[Iterable[str]],
+    bound: Sequence[str],
+    blocks: Sequence[Sequence[str]] | None = None,
+) -> tuple[list[str], str]:
+    """:func:`min_fill_order`, and why it finished by degree ("" when it did not).
+
+    Counting a variable's fill-in walks its neighbours' neighbourhoods: on a dense elimination
+    graph (2,000 random ternary atoms) the count took minutes.  After :data:`FILL_WORK` members
+    walked, the remaining variables go by least degree (then name), as :func:`min_degree_order`.
+    """
+    order, switched = _greedy_order(edges, bound, blocks, _fill_then_degree, FILL_WORK)
+    if switched is None:
+        return order, ""
+    return order, (f"min-degree after the first {switched} of {len(order)} variables: counting fill-in passed "
+                   f"{FILL_WORK:,} steps")
 
 
 class _ExactSearch:
@@ -507,6 +594,33 @@ def exact_order(
     return _ExactSearch(es, groups, sz).order()
 
 
+def order_method(n_bound: int, n_edges: int, method: str = "auto") -> tuple[str, str]:
+    """The method :func:`choose_order` runs for ``method``, and why "auto" took a greedy one.
+
+    ``"auto"`` is the exact search up to :data:`EXACT_MAX_VARS` bound variables and
+    :data:`EXACT_MAX_ATOMS` atoms, min-fill above; the reason (empty otherwise) names the
+    limit passed, for the plan to show.
+
+    Examples
+    --------
+    >>> order_method(3, 3)
+    ('exact', '')
+    >>> order_method(999, 1000)
+    ('min_fill', "greedy min-fill order: 999 bound variables > 12, the exact search's limit")
+    >>> order_method(5, 100)
+    ('min_fill', "greedy min-fill order: 100 atoms > 64, the exact search's limit")
+    >>> order_method(999, 1000, "min_degree")
+    ('min_degree', '')
+    """
+    if method != "auto":
+        return method, ""
+    over = (f"{n_bound} bound variables > {EXACT_MAX_VARS}" if n_bound > EXACT_MAX_VARS
+            else f"{n_edges} atoms > {EXACT_MAX_ATOMS}" if n_edges > EXACT_MAX_ATOMS else "")
+    if over:
+        return "min_fill", f"greedy min-fill order: {over}, the exact search's limit"
+    return "exact", ""
+
+
 def choose_order(
     edges: Sequence[Iterable[str]],
     bound: Sequence[str],
@@ -523,8 +637,8 @@ def choose_order(
     sizes : sequence of int, optional
         Rows per edge's relation (used by the exact search only).
     method : {"auto", "exact", "min_fill", "min_degree"}
-        ``"auto"`` searches exactly when there are at most 12 bound variables and uses
-        min-fill otherwise.
+        ``"auto"`` searches exactly when there are at most 12 bound variables and 64 atoms
+        and uses min-fill otherwise (:func:`order_method`).
 
     Returns
     -------
@@ -544,15 +658,33 @@ def choose_order(
     >>> choose_order(tri, ["a", "b"], method="min_degree")
     ['a', 'b']
     """
+    return choose_order_noted(edges, bound, blocks, sizes, method)[0]
+
+
+def choose_order_noted(
+    edges: Sequence[Iterable[str]],
+    bound: Sequence[str],
+    blocks: Sequence[Sequence[str]] | None = None,
+    sizes: Sequence[int] | None = None,
+    method: str = "auto",
+) -> tuple[list[str], str]:
+    """:func:`choose_order`, and what it did less exactly than asked, for a plan to show: "auto" over
+    the exact search's limits (:func:`order_method`), min-fill going on by degree
+    (:func:`min_fill_noted`); "" when neither.
+
+    >>> choose_order_noted([{"a", "b"}], ["a"])
+    (['a'], '')
+    """
     if method not in ORDER_METHODS:
         raise PlanError(
             reason=f"unknown order method {method!r}; use one of {', '.join(ORDER_METHODS)}"
         )
+    note = ""
     if method == "auto":
-        n_bound = len(checked_order(bound, "the bound variables"))
-        method = "exact" if n_bound <= EXACT_MAX_VARS else "min_fill"
+        method, note = order_method(len(checked_order(bound, "the bound variables")), len(edges))
     if method == "exact":
-        return exact_order(edges, bound, blocks, sizes)
-    if method == "min_fill":
-        return min_fill_order(edges, bound, blocks)
-    return min_degree_order(edges, bound, blocks)
+        return exact_order(edges, bound, blocks, sizes), note
+    if method == "min_degree":
+        return min_degree_order(edges, bound, blocks), note
+    order, switched = min_fill_noted(edges, bound, blocks)
+    return order, "; ".join(n for n in (note, switched) if n)

@@ -27,9 +27,13 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Sequence
+
+if TYPE_CHECKING:
+    import numpy
 
 # Bytes of the in-memory index per input row (the broadcast index, or a cell's): for a binary
 # relation its two trie levels' entries and CSR offsets as int64 (~24 B), the value (8 B), and the
@@ -48,6 +52,10 @@ COMPILED_BYTES_PER_INDEX_ROW = 32
 MAX_CELLS = 1024
 # Share vectors enumerated exhaustively up to this many; beyond, shares grow greedily.
 EXHAUSTIVE_LIMIT = 200_000
+# ... and up to this many (vector, relation) estimates and (vector, variable) shares: a bag of many
+# relations or variables (a large query's greedy order makes some) is searched greedily too, so
+# planning it stays within about a second and 16 MB.
+EXHAUSTIVE_WORK = 2_000_000
 
 
 def task_rows(
@@ -91,7 +99,8 @@ def shares(
         cells wins, then the most even one, then the earliest variables get
         the larger shares.  An
         exhaustive search over share vectors (at most
-        :data:`EXHAUSTIVE_LIMIT` of them), else a greedy one doubling the
+        :data:`EXHAUSTIVE_LIMIT` of them, and :data:`EXHAUSTIVE_WORK`
+        estimates of a relation's rows), else a greedy one doubling the
         share that lowers the estimate most.
 
     Examples
@@ -109,43 +118,127 @@ def shares(
     ones = {v: 1 for v in dict.fromkeys(variables)}
     if tasks == 1 or not dims:
         return ones
-
-    def cost(vector: Sequence[int]) -> float:
-        return task_rows(relation_variables, relation_rows, dict(zip(dims, vector)))
-
-    if _vectors_at_most(len(dims), tasks, EXHAUSTIVE_LIMIT):
-        best: Optional[tuple] = None
-        for vector in _vectors(len(dims), tasks):
-            # Smallest estimate, then fewest cells, then the most even (skew: a heavy value of one
-            # variable is still spread by the others), then larger shares on earlier variables.
-            key = (cost(vector), math.prod(vector), max(vector), tuple(-s for s in vector))
-            if best is None or key < best[0]:
-                best = (key, vector)
-        chosen = best[1]
+    exhaustive = min(EXHAUSTIVE_LIMIT, EXHAUSTIVE_WORK // max(len(relation_variables), len(dims)))
+    if _vectors_at_most(len(dims), tasks, exhaustive):
+        chosen = _best_vector(dims, relation_variables, relation_rows, tasks)
     else:
-        chosen = [1] * len(dims)
-        while True:
-            options = [
-                (cost(chosen[:i] + [2 * chosen[i]] + chosen[i + 1:]), i)
-                for i in range(len(dims)) if math.prod(chosen) * 2 <= tasks
-            ]
-            if not options or min(options)[0] >= cost(chosen):
-                break
-            chosen[min(options)[1]] *= 2
+        chosen = _greedy_vector(dims, relation_variables, relation_rows, tasks)
     return {**ones, **dict(zip(dims, chosen))}
 
 
-def _vectors(k: int, bound: int, prefix: tuple = ()) -> Iterator[tuple[int, ...]]:
-    """Every vector of ``k`` positive integers whose product is at most ``bound``."""
-    if k == 0:
-        yield prefix
-        return
-    for s in range(1, bound + 1):
-        yield from _vectors(k - 1, bound // s, prefix + (s,))
+def _greedy_vector(
+    dims: Sequence[str], relation_variables: Sequence[Sequence[str]], relation_rows: Sequence[float], tasks: int
+) -> list[int]:
+    """The greedy search: from all shares 1, double the share that lowers the estimate most (the
+    first such variable on ties) while the product stays within ``tasks`` and the estimate falls.
+
+    Each round weighs every variable's doubling at once in numpy (a bag of dozens of variables and
+    relations took seconds evaluated one by one), with the same floats summed in the same order.
+
+    >>> _greedy_vector(["a", "b"], [("a", "b"), ("a",)], [100, 100], 4)
+    [4, 1]
+    """
+    import numpy as np
+
+    position = {v: i for i, v in enumerate(dims)}
+    holds = [sorted({position[v] for v in variables if v in position}) for variables in relation_variables]
+    chosen = [1] * len(dims)
+    while math.prod(chosen) * 2 <= tasks:
+        current, options = 0.0, np.zeros(len(dims))
+        for held, rows in zip(holds, relation_rows):
+            product = math.prod(chosen[i] for i in held)
+            current += float(rows) / product
+            doubled = np.full(len(dims), product, dtype=np.int64)
+            doubled[held] *= 2  # doubling a share this relation holds halves its rows per cell
+            options += float(rows) / doubled
+        best = int(np.argmin(options))  # the first of the least
+        if options[best] >= current:
+            break
+        chosen[best] *= 2
+    return chosen
 
 
+def _best_vector(
+    dims: Sequence[str], relation_variables: Sequence[Sequence[str]], relation_rows: Sequence[float], tasks: int
+) -> list[int]:
+    """The exhaustive search: of every share vector with product at most ``tasks``, the one of
+    smallest estimate, then fewest cells, then the most even (skew: a heavy value of one variable
+    is still spread by the others), then with larger shares on earlier variables.
+
+    In numpy, over all vectors at once: a loop in Python evaluating :func:`task_rows` per vector
+    took seconds per bag of a dozen relations (up to :data:`EXHAUSTIVE_LIMIT` vectors, for each
+    grid size :func:`grid_for` tries).  The estimates are the same floats, summed in the same
+    order, so the choice is the one that loop made.
+
+    >>> _best_vector(["a", "b", "c"], [("a", "b"), ("a", "c"), ("b", "c")], [1000] * 3, 16)
+    [4, 2, 2]
+    """
+    import numpy as np
+
+    vectors = _vector_array(len(dims), tasks)
+    position = {v: i for i, v in enumerate(dims)}
+    cost = np.zeros(len(vectors))
+    for variables, rows in zip(relation_variables, relation_rows):
+        product = np.ones(len(vectors), dtype=np.int64)
+        for v in set(variables):
+            if v in position:
+                product *= vectors[:, position[v]]
+        cost += float(rows) / product  # as task_rows: rows / Π shares, added relation by relation
+    tied = np.flatnonzero(cost == cost.min())  # the least estimate first; the rest only break its ties
+    if len(tied):  # (none only if an estimate is NaN: then sort them all)
+        vectors, cost = vectors[tied], cost[tied]
+    # np.lexsort sorts by its last key first: estimate, cells, largest share, then -share per variable.
+    keys = [-vectors[:, i] for i in reversed(range(len(dims)))]
+    best = np.lexsort(keys + [vectors.max(axis=1), vectors.prod(axis=1), cost])[0]
+    return [int(x) for x in vectors[best]]
+
+
+# _vector_array's answers, kept while they hold at most _VECTORS_KEPT numbers in all (32 MB): every bag of
+# as many variables, and every grid size grid_for tries, asks for the same ones again.
+_VECTORS: dict[tuple[int, int], "numpy.ndarray"] = {}
+_VECTORS_KEPT = 4_000_000
+
+
+def _vector_array(k: int, bound: int) -> "numpy.ndarray":
+    """Every vector of ``k`` positive integers whose product is at most ``bound``, as the rows of a
+    read-only int64 array.
+
+    >>> _vector_array(2, 3).tolist()
+    [[1, 1], [1, 2], [1, 3], [2, 1], [3, 1]]
+    """
+    if (k, bound) not in _VECTORS:
+        vectors = _make_vectors(k, bound)
+        if sum(v.size for v in _VECTORS.values()) + vectors.size > _VECTORS_KEPT:
+            _VECTORS.clear()
+        _VECTORS[k, bound] = vectors
+    return _VECTORS[k, bound]
+
+
+def _make_vectors(k: int, bound: int) -> "numpy.ndarray":
+    import numpy as np
+
+    # Level by level, each vector so far extended by every share that keeps the product within the
+    # bound; each level keeps only its new shares and their parents, joined up once at the end.
+    room = np.array([bound], dtype=np.int64)  # the most the next share may be, per vector so far
+    levels = []
+    for _ in range(k):
+        parent = np.repeat(np.arange(len(room)), room)
+        share = np.arange(len(parent)) - np.repeat(np.cumsum(room) - room, room) + 1  # 1..room per parent
+        levels.append((parent, share))
+        room = room[parent] // share
+    vectors = np.ones((len(room), k), dtype=np.int64)
+    at = np.arange(len(room))
+    for column in range(k - 1, -1, -1):
+        parent, share = levels[column]
+        vectors[:, column] = share[at]
+        at = parent[at]
+    vectors.setflags(write=False)
+    return vectors
+
+
+@functools.lru_cache(maxsize=256)
 def _vectors_at_most(k: int, bound: int, limit: int) -> bool:
-    """Whether :func:`_vectors` yields at most ``limit`` vectors (counted without listing them)."""
+    """Whether :func:`_vector_array` has at most ``limit`` vectors (counted without listing them)."""
     counts: dict[tuple[int, int], int] = {}
 
     def count(k: int, bound: int) -> int:

@@ -50,13 +50,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from faq.errors import PlanError
-from faq.hypergraph import agm_bound, agm_cover, choose_order, fractional_edge_cover, rho_star
+from faq.hypergraph import choose_order_noted
 from faq.hypergraph.acyclic import attribute_order, is_acyclic
 from faq.hypergraph.statistics import RelationProfile, RelationStatistics, WorkEstimate, estimate_generic_join_work
+from faq.insideout.bags import EXACT_COVER_ROWS, MAX_STEP_INDICATORS, BagFacts, Live, bag_facts, fewer_indicators
 from faq.insideout.physical import (
     BYTES_PER_INDEX_ROW,
     JOIN_METHODS,
@@ -78,8 +78,11 @@ if TYPE_CHECKING:
     from faq.semirings import Semiring
 
 __all__ = ["plan", "Plan", "Step", "Relation", "Indicator", "PLAN_FORMAT", "PLAN_VERSION", "CYCLIC_BAG_METHOD",
-           "FORCED_SPARK_JOINS"]
+           "FORCED_SPARK_JOINS", "EXACT_COVER_ROWS", "MAX_STEP_INDICATORS", "WORK_ESTIMATE_LEVELS"]
 
+#: A generic join's work is estimated (an AGM LP per attribute) for bags of at most this many variables
+#: (and EXACT_COVER_ROWS relations and indicators); Plan.limits counts the steps past them.
+WORK_ESTIMATE_LEVELS = 32
 # What "auto" picks for a cyclic bag; binary joins are optimal on acyclic ones.
 CYCLIC_BAG_METHOD = "generic"
 # Join methods that name one of Spark's strategies: a step forced to one runs on the executors.
@@ -159,14 +162,15 @@ def plan(
     edge_sizes = [max(1, int(sizes.get(f, 1000))) for _, f in inputs] if sizes else None
     blocks = query.blocks(semiring_name)
     block_vars = [list(vs) for _, vs in blocks]
+    fallback = ""  # why the order is greedier than asked, for the plan to say
     if order is None:
-        chosen = choose_order(edges, list(query.bound), blocks=block_vars, sizes=edge_sizes, method=method)
+        chosen, fallback = choose_order_noted(edges, list(query.bound), block_vars, edge_sizes, method)
         method_used = method
     else:
         chosen = list(order)
         _check_order(chosen, block_vars, query)
         method_used = "given"
-    context = _Context(
+    context = PlanContext(
         query=query,
         product=semiring if semiring is not None and not isinstance(semiring, str) else semiring_name,
         inputs=inputs,
@@ -186,10 +190,8 @@ def plan(
                         variables={r.id: r.variables for r, _ in context.inputs}, product=context.product,
                         forced_spark=context.join if context.join in FORCED_SPARK_JOINS else "", types=context.types,
                         environment=context.environment)
-    free_set = set(query.free)
-    free_rho = rho_star(edges, free_set)
-    free_cover = _cover(context, free_set)
-    all_vars = set(query.variables)
+    free = bag_facts(context, set(query.free))
+    full = bag_facts(context, set(query.variables)) if edge_sizes and query.variables else None
     return Plan(
         query=str(query),
         semiring=semiring_name,
@@ -198,23 +200,35 @@ def plan(
         atom_columns=tuple(a.variables for a in query.atoms),
         order=tuple(chosen),
         steps=tuple(steps),
-        faqw=max([s.rho_star for s in steps] + [free_rho]),
-        free_rho_star=free_rho,
-        agm_bound=agm_bound(edges, edge_sizes, all_vars) if edge_sizes and all_vars else None,
+        faqw=max([s.rho_star for s in steps] + [free.rho_star]),
+        free_rho_star=free.rho_star,
+        agm_bound=full.estimate if full else None,
         method=method_used,
         sizes=sizes,
         statistics=statistics,
         variable_types=dict(context.types),
         environment=context.environment,
         task_aggregation=task_aggregation,
-        free_cover=free_cover,
+        free_cover=free.cover,
         held=tuple(sorted(context.held)),
         degrees=dict(context.degrees),
+        limits=tuple(note for note in (
+            fallback,
+            f"steps {', '.join(str(s.index) for s in steps if s.greedy_cover)}: ρ* and AGM bounds of a greedy "
+            "cover (upper bounds)" if any(s.greedy_cover for s in steps) else "",
+            f"free bag: {free.greedy}" if free.greedy else "",
+            f"indicators cut to the first {MAX_STEP_INDICATORS} in {context.cut_indicators} step(s) (the answer is "
+            "the same; an intermediate may exceed its estimate)" if context.cut_indicators else "",
+            f"no generic-join work estimate in {context.unestimated} step(s) joining more than {EXACT_COVER_ROWS} "
+            f"relations and indicators or over more than {WORK_ESTIMATE_LEVELS} variables" if context.unestimated
+            else "",
+            f"AGM bound of the full join: {full.greedy} (an upper bound)" if full and full.greedy else "",
+        ) if note),
     )
 
 
 @dataclass
-class _Context:
+class PlanContext:
     """What every step of one :func:`plan` call needs to know."""
 
     query: FAQ
@@ -229,29 +243,59 @@ class _Context:
     task_aggregation: bool
     held: frozenset = frozenset()
     degrees: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    # Looked up once per step and relation: indexes, so planning stays linear in the atoms.
+    atom_of: dict[str, int] = field(init=False)  # input relation id -> its atom's position
+    atoms_with: dict[str, list[int]] = field(init=False)  # variable -> positions of the atoms holding it
+    facts: dict[frozenset, "BagFacts"] = field(init=False)  # by bag: a bag recurs (a step, the free bag)
+    cut_indicators: int = field(init=False, default=0)  # steps whose indicators fewer_indicators cut
+    unestimated: int = field(init=False, default=0)  # generic-join steps too large for a work estimate
+    _columns: dict[int, tuple[dict[str, int], tuple[int, ...]]] = field(init=False)  # for index_key
+
+    def __post_init__(self) -> None:
+        self.facts = {}
+        self._columns = {}
+        self.atom_of = {r.id: k for k, (r, _) in enumerate(self.inputs)}
+        self.atoms_with = {}
+        for k, edge in enumerate(self.edges):
+            for v in edge:
+                self.atoms_with.setdefault(v, []).append(k)
+
+    def local(self, bag: set[str]) -> tuple[list[int], list[frozenset], Optional[list[int]]]:
+        """The atoms meeting ``bag`` (positions, ascending), their edges and sizes.
+
+        A bag's cover LP and AGM bound depend only on these (an edge missing the bag gets
+        weight 0, and the LP's rows keep their order), so solving them on these alone gives
+        the same answers as on every edge, at a cost that does not grow with the query.
+        """
+        meeting = sorted({k for v in bag for k in self.atoms_with.get(v, ())})
+        sizes = None if self.edge_sizes is None else [self.edge_sizes[k] for k in meeting]
+        return meeting, [self.edges[k] for k in meeting], sizes
 
     def degree_of(self, relation_id: str) -> dict[str, int]:
         """An input relation's largest degree per variable, where its factor's degrees are known."""
-        for k, (r, factor) in enumerate(self.inputs):
-            if r.id == relation_id and factor in self.degrees:
-                found: dict[str, int] = {}
-                for v, d in zip(self.query.atoms[k].variables, self.degrees[factor]):
-                    found[v] = min(found.get(v, d), d)
-                return found
+        k = self.atom_of.get(relation_id)
+        if k is not None and self.inputs[k][1] in self.degrees:
+            found: dict[str, int] = {}
+            for v, d in zip(self.query.atoms[k].variables, self.degrees[self.inputs[k][1]]):
+                found[v] = min(found.get(v, d), d)
+            return found
         return {}
 
     def index_key(self, relation_id: str, attributes: Sequence[str]) -> Optional[tuple]:
         """Equal for uses that read the same data in the same column order (None: unique)."""
-        for k, (r, factor) in enumerate(self.inputs):
-            if r.id == relation_id:
-                written = self.query.atoms[k].variables
-                pattern = tuple(written.index(v) for v in written)  # repeated variables: a diagonal
-                return factor, pattern, tuple(written.index(a) for a in attributes)
-        return None
+        k = self.atom_of.get(relation_id)
+        if k is None:
+            return None
+        if k not in self._columns:  # asked at every step that semi-joins with the atom: made once
+            written = self.query.atoms[k].variables
+            self._columns[k] = ({v: written.index(v) for v in written},
+                                tuple(written.index(v) for v in written))  # repeated variables: a diagonal
+        column, pattern = self._columns[k]
+        return self.inputs[k][1], pattern, tuple(column[a] for a in attributes)
 
 
 def _steps(
-    context: _Context, order: Sequence[str], sizes: Mapping[str, int], statistics: Mapping[str, RelationStatistics]
+    context: PlanContext, order: Sequence[str], sizes: Mapping[str, int], statistics: Mapping[str, RelationStatistics]
 ) -> tuple[list[Step], dict[str, Relation], dict[str, float], dict[str, float]]:
     """One step per eliminated variable, then the product on the free variables if one is needed.
 
@@ -260,10 +304,10 @@ def _steps(
     keeps); returned with every relation by id, its estimated rows and a bound on its rows
     (the estimate tightened by degrees, :func:`_product_bound`).
     """
-    query, inputs, edges, edge_sizes = context.query, context.inputs, context.edges, context.edge_sizes
+    query, inputs = context.query, context.inputs
     position = {v: i for i, v in enumerate(query.variables)}
-    current: dict[str, Relation] = {r.id: r for r, _ in inputs}
-    relations = dict(current)
+    current = Live(r for r, _ in inputs)
+    relations = dict(current.by_id)
     est_size: dict[str, float] = {r.id: float(sizes.get(f, 0)) or float("inf") for r, f in inputs}
     bounds = dict(est_size)  # rows bounds: est_size, tightened by degrees (_product_bound)
     profiles: dict[str, RelationProfile] = {}
@@ -273,36 +317,39 @@ def _steps(
             profiles[r.id] = RelationProfile.of(r.id, atom.variables, known)
     steps: list[Step] = []
     for k, v in enumerate(order, start=1):
-        touching = [r for r in current.values() if v in r.variables]
+        touching = current.holding({v})
         bag = set().union(*(r.variables for r in touching)) if touching else {v}
-        absorbed = [r for r in current.values() if v not in r.variables and set(r.variables) <= bag]
-        indicators = tuple(
+        near = current.holding(bag, scalars=True)  # the only relations that can be absorbed or indicators
+        absorbed = [r for r in near if v not in r.variables and set(r.variables) <= bag]
+        joined = {r.id for r in touching} | {r.id for r in absorbed}
+        indicators = fewer_indicators(context, tuple(
             Indicator(r.id, tuple(sorted(set(r.variables) & bag, key=position.get)))
-            for r in current.values()
-            if r not in touching and r not in absorbed and set(r.variables) & bag
-        )
+            for r in near
+            if r.id not in joined and set(r.variables) & bag
+        ))
         participants = _join_order(touching + absorbed, est_size)
         bag_t = tuple(sorted(bag, key=position.get))
         out = Relation(f"t{k}", tuple(x for x in bag_t if x != v))
-        estimate = agm_bound(edges, edge_sizes, bag) if edge_sizes else None
+        estimate = bag_facts(context, bag).estimate
         bound = _product_bound(context, participants, estimate, bounds)
         steps.append(
             replace(_step(context, k, (v,), context.aggregate[v], bag_t, participants, indicators, out, estimate,
                           est_size, profiles), product_rows=bound)
         )
         for r in participants:
-            del current[r.id]
-        current[out.id] = relations[out.id] = out
+            current.remove(r)
+        current.add(out)
+        relations[out.id] = out
         est_size[out.id] = estimate if estimate is not None else float("inf")
         bounds[out.id] = 1.0 if not out.variables else bound if bound is not None else float("inf")
         if profiles:
             profiles[out.id] = RelationProfile(out.id, out.variables, est_size[out.id])
 
     free_set = set(query.free)
-    remaining = list(current.values())
+    remaining = list(current.by_id.values())
     if len(remaining) > 1 or set(remaining[0].variables) != free_set or not steps:
         k = len(steps) + 1
-        estimate = agm_bound(edges, edge_sizes, free_set) if (edge_sizes and free_set) else None
+        estimate = bag_facts(context, free_set).estimate if free_set else None
         participants = _join_order(remaining, est_size)
         bound = _product_bound(context, participants, estimate, bounds)
         steps.append(
@@ -313,7 +360,7 @@ def _steps(
 
 
 def _step(
-    context: _Context,
+    context: PlanContext,
     index: int,
     eliminated: tuple[str, ...],
     aggregate: Optional[str],
@@ -328,26 +375,21 @@ def _step(
     """A step with its logical join method and attribute order (its strategy: :func:`_physical`)."""
     method, reason, attributes = _choose_join(context.join, participants, indicators, est_size,
                                               structured_carrier(context.product))
-    work = _work(participants, indicators, attributes, profiles)
+    work = None
+    if len(participants) + len(indicators) <= EXACT_COVER_ROWS and len(attributes) <= WORK_ESTIMATE_LEVELS:
+        work = _work(participants, indicators, attributes, profiles)
+    elif attributes and profiles:  # each level solves an AGM LP over all of them: past the exact LPs' limits
+        context.unestimated += 1
+    facts = bag_facts(context, set(bag))
     return Step(
         index, eliminated, aggregate, bag, tuple(r.id for r in participants), indicators, out,
-        rho_star(context.edges, set(bag)), estimate, method, reason, attributes,
-        work, Strategy("binary", ""), _cover(context, set(bag)),
+        facts.rho_star, estimate, method, reason, attributes,
+        work, Strategy("binary", ""), facts.cover, greedy_cover=facts.greedy,
     )
 
 
-def _cover(context: _Context, bag: set[str]) -> tuple[tuple[str, Fraction], ...]:
-    """The bag's cover behind its AGM bound: weighted by log sizes when the plan has sizes
-    (so ``Π N^x`` at those sizes is the estimate), else the ρ*-optimal one."""
-    if context.edge_sizes:
-        cover = agm_cover(context.edges, context.edge_sizes, bag)
-    else:
-        cover = fractional_edge_cover(context.edges, bag)
-    return tuple((r.id, w) for (r, _), w in zip(context.inputs, cover.weights) if w)
-
-
 def _strategy(
-    context: _Context,
+    context: PlanContext,
     method: str,
     participants: Sequence[Relation],
     indicators: Sequence[Indicator],
@@ -382,7 +424,7 @@ def _strategy(
     return replace(chosen, shared=shared)
 
 
-def _physical(context: _Context, step: Step, relations: Mapping[str, Relation], est_size: Mapping[str, float]) -> Step:
+def _physical(context: PlanContext, step: Step, relations: Mapping[str, Relation], est_size: Mapping[str, float]) -> Step:
     """The step with its strategy and what its tasks do, chosen once folding has fixed its output.
 
     The kernel comes first: whether the tasks ⊕-aggregate, and whether the
@@ -467,7 +509,7 @@ def _choose_join(
 
 
 def _product_bound(
-    context: _Context, participants: Sequence[Relation], estimate: Optional[float], bounds: Mapping[str, float]
+    context: PlanContext, participants: Sequence[Relation], estimate: Optional[float], bounds: Mapping[str, float]
 ) -> Optional[float]:
     """A bound on the rows of the participants' product: the AGM ``estimate``, and the rows of the
     joins in their order, each at most the rows before times the largest degree of the joined

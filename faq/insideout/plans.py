@@ -24,6 +24,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, fields
 from fractions import Fraction
@@ -91,6 +92,9 @@ class Step:
     # A bound on the rows of the bag's product before ⊕: the AGM bound, tightened by the largest
     # degrees of the inputs the driver holds (Plan.degrees); None without sizes.
     product_rows: Optional[float] = None
+    # Why the bag's cover is a greedy integral one (its rho_star and AGM bound then upper bounds):
+    # the bag is over the exact LP's limit (faq.insideout.bags.EXACT_COVER_ROWS); "" when exact.
+    greedy_cover: str = ""
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,10 @@ class Plan:
     degrees : dict
         Per held factor, the most rows sharing one value of each key column
         (they bound the rows of in-process joins).
+    limits : tuple of str
+        What planning did less exactly than it could because the query is
+        over a limit (a greedy elimination order, greedy covers), and which
+        limit; empty for a query within them.  ``explain`` prints them.
     """
 
     query: str
@@ -160,6 +168,7 @@ class Plan:
     free_cover: tuple[tuple[str, Fraction], ...] = ()
     held: tuple[str, ...] = ()
     degrees: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    limits: tuple[str, ...] = ()
 
     @property
     def result(self) -> Relation:
@@ -214,8 +223,13 @@ class Plan:
 
     def _factor_weights(self, step: Optional[Step]) -> list[tuple[str, Fraction]]:
         """The cover of ``step``'s bag (None: the free bag) by factor name: what its AGM bound multiplies."""
-        factor = {r.id: f for r, f in self.inputs}
+        factor = self._factor_of
         return [(factor[r], w) for r, w in self._cover(step)]
+
+    @functools.cached_property
+    def _factor_of(self) -> dict[str, str]:
+        """The factor of each input relation, made once: a printed plan asks for it at every step."""
+        return {r.id: f for r, f in self.inputs}
 
     def runtime_expression(self) -> "sympy.Expr":
         """``N^faqw + |output|``: the plan's runtime up to log factors, as a sympy expression.
@@ -302,6 +316,7 @@ class Plan:
             "task_aggregation": self.task_aggregation,
             "held": list(self.held),
             "degrees": {name: list(d) for name, d in self.degrees.items()},
+            "limits": list(self.limits),
             "inputs": [{"relation": r.id, "factor": f, "variables": list(r.variables)} for r, f in self.inputs],
             "atom_columns": [list(columns) for columns in self.atom_columns],
             "bags": [self._step_dict(s) for s in self.steps],
@@ -327,6 +342,7 @@ class Plan:
             "placement": s.placement,
             "placement_reason": s.placement_reason,
             "product_rows": _number(s.product_rows),
+            "greedy_cover": s.greedy_cover,
             "generic_join_work": work_dict(s.work),
             "indicators": [{"relation": i.relation, "variables": list(i.variables)} for i in s.indicators],
             "output": {"relation": s.output.id, "variables": list(s.output.variables)},
@@ -376,6 +392,7 @@ class Plan:
                 free_cover=_cover_of(d["free_cover"]),
                 held=tuple(d["held"]),
                 degrees={name: tuple(v) for name, v in d["degrees"].items()},
+                limits=tuple(d.get("limits", ())),  # absent from plans written before limits were shown
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise PlanError(reason=f"not a plan this faq can read: {type(exc).__name__} {exc}; "
@@ -390,14 +407,16 @@ class Plan:
             f"  semiring {self.semiring}; order {', '.join(self.order) or '(none)'} ({self.method}); "
             f"faqw {self.faqw}; AGM bound of the full join {agm}",
         ]
+        lines += [f"  limit: {note}" for note in self.limits]
         for s in self.steps:
             est = "" if s.estimated_rows is None else f", est. ≤ {s.estimated_rows:.3g} rows"
+            rho = f"ρ* {s.rho_star}" if not s.greedy_cover else f"ρ* ≤ {s.rho_star} ({s.greedy_cover})"
             what = (
                 f"eliminate {', '.join(s.eliminated)} with ⊕ of {s.aggregate}"
                 if s.eliminated
                 else "multiply on the free variables"
             )
-            lines.append(f"  step {s.index}: {what}; bag {_set(s.bag)}, ρ* {s.rho_star}{est}")
+            lines.append(f"  step {s.index}: {what}; bag {_set(s.bag)}, {rho}{est}")
             join = " ⋈ ".join(str(variables[r]) for r in s.inputs)
             ind = ""
             if s.indicators:
@@ -487,6 +506,7 @@ def _step_of(d: Mapping[str, Any]) -> Step:
         placement=d["placement"],
         placement_reason=d["placement_reason"],
         product_rows=_float(d["product_rows"]),
+        greedy_cover=d.get("greedy_cover", ""),
     )
 
 
