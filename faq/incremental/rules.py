@@ -41,10 +41,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Sequence
 
 from faq.incremental.index import View
+from faq.insideout.physical import PLACEMENTS  # one list of placements for queries and maintained targets
 
 OLD, NEW = "old", "new"
-DRIVER, EXECUTORS = "driver", "executors"
-PLACEMENTS = ("auto", DRIVER, EXECUTORS)
+DRIVER, EXECUTORS = PLACEMENTS[1:]
 
 
 @dataclass(frozen=True)
