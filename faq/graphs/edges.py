@@ -220,8 +220,8 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     import numpy as np
 
     from faq.driver_copy import driver_copy
-    from faq.insideout.binding import fetch_memory, placement_setting
-    from faq.insideout.physical import BYTES_PER_COLUMN, INTEGRAL_TYPES
+    from faq.insideout.binding import collect_within, fetch_memory, placement_setting
+    from faq.insideout.physical import INTEGRAL_TYPES, fetch_rows
 
     s, d = raw.variables
     copy = driver_copy(raw.df)
@@ -233,9 +233,8 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
         return None
     if placement_setting(spark) == "executors":
         return None
-    limit = fetch_memory(spark) // (2 * BYTES_PER_COLUMN)
-    table = raw.df.select(s, d).limit(limit + 1).toArrow()  # one job; too large: left to Spark
-    if table.num_rows > limit:
+    table = collect_within(raw.df, [s, d], fetch_rows(fetch_memory(spark), 2))  # too large: left to Spark
+    if table is None:
         return None
     table = table.drop_null()
     return tuple(table.column(c).to_numpy().astype(np.int64, copy=False) for c in (s, d))

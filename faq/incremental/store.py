@@ -493,22 +493,27 @@ def _file_stem(name: str) -> str:
 # --- files ---------------------------------------------------------------------------
 
 
-def _read_bytes(path: str, limit: Optional[int] = None) -> bytes:
-    """A regular file's content, opened without following a link (``O_NOFOLLOW``)."""
+@contextlib.contextmanager
+def _regular_file(path: str, limit: Optional[int] = None) -> Iterator[Any]:
+    """A regular file opened for reading without following a link (``O_NOFOLLOW``), at most ``limit`` bytes."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{os.path.basename(path)} is not a regular file")
-        if limit is not None and os.fstat(f.fileno()).st_size > limit:
+        if limit is not None and info.st_size > limit:
             raise OSError(f"{os.path.basename(path)} is larger than {limit} bytes")
+        yield f
+
+
+def _read_bytes(path: str, limit: Optional[int] = None) -> bytes:
+    """A regular file's content (:func:`_regular_file`)."""
+    with _regular_file(path, limit) as f:
         return f.read()
 
 
 def _chunks(path: str) -> Iterator[bytes]:
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
-            raise OSError(f"{os.path.basename(path)} is not a regular file")
+    with _regular_file(path) as f:
         while chunk := f.read(1 << 22):
             yield chunk
 

@@ -619,6 +619,23 @@ def fetched_all(factors: Mapping[str, Factor], environment: Environment) -> dict
     return {name: done.get(name, f) for name, f in factors.items()}
 
 
+def collect_within(df: Any, columns: Sequence[str], limit: int) -> Optional[Any]:
+    """``df``'s ``columns`` as one Arrow table when it has at most ``limit`` rows, else None.
+
+    One Spark job, a collect of at most ``limit + 1`` rows: a frame too large costs that collect, never
+    more (what every fetch to the driver -- factors, tables, edges -- is made of).
+
+    >>> from faq.spark import get_session
+    >>> df = get_session().createDataFrame([(1,), (2,), (3,)], "k long")
+    >>> collect_within(df, ["k"], 3).num_rows, collect_within(df, ["k"], 2)
+    (3, None)
+    """
+    if limit <= 0:
+        return None
+    table = df.select(*columns).limit(limit + 1).toArrow()
+    return None if table.num_rows > limit else table
+
+
 def fetched_tables(tables: Mapping[str, Any], columns: Mapping[str, Sequence[str]], spark: Any = None,
                    placement: Optional[str] = None) -> dict[str, Any]:
     """``tables`` with each Spark DataFrame brought to the driver as a pandas DataFrame of ``columns[name]``
@@ -636,23 +653,22 @@ def fetched_tables(tables: Mapping[str, Any], columns: Mapping[str, Sequence[str
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from faq.insideout.physical import BYTES_PER_COLUMN
+    from faq.insideout.physical import fetch_rows
     from faq.spark import is_dataframe
 
     pending = {name: df for name, df in tables.items()
                if is_dataframe(df) and rows_held(df) is None and name in columns}
-    if not pending or (placement or "auto") == "executors":
+    if not pending:
         return dict(tables)
     session = spark if spark is not None else next(iter(pending.values())).sparkSession
-    if placement_setting(session) == "executors" and placement is None:
+    if (placement or placement_setting(session)) == "executors":
         return dict(tables)
     budget = fetch_memory(session)
 
     def one(name: str) -> Any:
-        df, wanted = pending[name], list(dict.fromkeys(columns[name]))
-        limit = budget // (BYTES_PER_COLUMN * max(len(wanted), 1))
-        table = df.select(*wanted).limit(limit + 1).toArrow()
-        return df if table.num_rows > limit else table.to_pandas()
+        wanted = list(dict.fromkeys(columns[name]))
+        table = collect_within(pending[name], wanted, fetch_rows(budget, len(wanted)))
+        return pending[name] if table is None else table.to_pandas()
 
     with ThreadPoolExecutor(min(FETCH_THREADS, len(pending))) as pool:
         done = dict(zip(pending, pool.map(one, pending)))
@@ -670,11 +686,11 @@ def fetched(factor: Factor, limit: int) -> Factor:
     from faq.driver_copy import keep_driver_copy
     from faq.joins.local import Table
 
-    if rows_held(factor.df) is not None or limit <= 0:
+    if rows_held(factor.df) is not None:
         return factor
     columns = [*factor.variables, factor.value]
-    table = factor.df.select(*columns).limit(limit + 1).toArrow()
-    if table.num_rows > limit or any(table.column(c).null_count for c in columns):
+    table = collect_within(factor.df, columns, limit)
+    if table is None or any(table.column(c).null_count for c in columns):
         return factor  # large, or with nulls the Spark joins leave out: read by Spark
     arrays = {c: Table.column_array(table.column(c)) for c in columns}
     return replace(factor, df=keep_driver_copy(factor.df.select(*columns), arrays))

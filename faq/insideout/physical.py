@@ -149,6 +149,15 @@ BYTES_PER_COLUMN = 8
 LOCAL_BYTES_PER_ROW = 64
 
 
+def fetch_rows(budget: int, columns: int) -> int:
+    """Rows of a ``columns``-column input whose copy fits ``budget`` bytes (:data:`BYTES_PER_COLUMN` a column a row).
+
+    >>> fetch_rows(1600, 2)
+    100
+    """
+    return budget // (BYTES_PER_COLUMN * max(columns, 1))
+
+
 @dataclass(frozen=True)
 class Environment:
     """Where a plan will run, as far as its physical choices depend on it.
@@ -226,7 +235,7 @@ class Environment:
         >>> Environment(fetch_memory=1600).fetch_rows(2), Environment(fetch_memory=1600, local_rows=50).fetch_rows(2)
         (100, 50)
         """
-        rows = self.fetch_memory // (BYTES_PER_COLUMN * max(columns, 1))
+        rows = fetch_rows(self.fetch_memory, columns)
         return min(rows, self.local_rows) if self.local_rows else rows
 
     def to_dict(self) -> dict[str, Any]:

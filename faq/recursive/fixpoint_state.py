@@ -59,7 +59,7 @@ class FixpointState(ResidentState):
     """The state of a maintained fixpoint (module notes)."""
 
     #: Values are assigned, never subtracted: a user's semiring with numpy forms is held as built-ins are.
-    value_form = staticmethod(lambda semiring: fixpoint_ops(semiring))
+    value_form = staticmethod(fixpoint_ops)
 
     #: The answer's rows ``(node,) -> value``, read from the maintained values (set by the owner).
     answer_rows: Optional[Callable[[], KeyedRows]] = None
