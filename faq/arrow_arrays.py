@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["to_numpy", "int64_array", "from_numpy"]
+__all__ = ["to_numpy", "int64_array", "from_numpy", "spark_arrays"]
 
 
 def to_numpy(column: Any) -> np.ndarray:
@@ -72,3 +72,20 @@ def from_numpy(values: np.ndarray) -> Any:
         return pa.array(values)
     values = np.ascontiguousarray(values)
     return pa.Array.from_buffers(pa.from_numpy_dtype(values.dtype), len(values), [None, pa.py_buffer(values)])
+
+
+def spark_arrays(values: np.ndarray) -> Any:
+    """An ``(n, w)`` array of doubles (an array ring's values) as the Arrow column Spark reads as
+    ``array<double>`` (its ``containsNull=False`` form: a list of non-null ``element`` items).
+
+    >>> column = spark_arrays(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> column.to_pylist(), str(column.type)
+    ([[1.0, 2.0], [3.0, 4.0]], 'list<element: double not null>')
+    """
+    import pyarrow as pa
+
+    values = np.ascontiguousarray(values, dtype=np.float64)
+    rows, width = (values.shape[0], values.shape[1]) if values.ndim == 2 else (len(values), 0)
+    offsets = pa.array(np.arange(0, rows * width + 1, max(width, 1), dtype=np.int32)[: rows + 1])
+    kind = pa.list_(pa.field("element", pa.float64(), nullable=False))
+    return pa.ListArray.from_arrays(offsets, from_numpy(values.reshape(-1)), type=kind)

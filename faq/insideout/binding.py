@@ -194,8 +194,32 @@ def _columns_of(atom: Any, factor: Factor) -> tuple[dict[str, str], list[tuple[s
 
 
 def statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, int]:
-    """Row counts of the factors a query uses (one Spark job per factor)."""
-    return {name: factors[name].count() for name in query.factor_names if name in factors}
+    """Row counts of the factors a query uses: those the driver holds without a job, the others in one
+    Spark job (a union of one count per factor: a job's fixed cost is paid once, not per factor).
+
+    >>> from faq.factor import factor_of
+    >>> from faq.language import parse_query
+    >>> edge = factor_of([(1, 2, 1), (1, 3, 1), (2, 3, 1)], ["src", "dst"], "counting")
+    >>> statistics(parse_query("count() := edge(a,b), edge(b,c)"), {"edge": edge})
+    {'edge': 3}
+    """
+    from faq.driver_copy import rows_held
+
+    names = [name for name in query.factor_names if name in factors]
+    counts = {name: rows_held(factors[name].df) for name in names}
+    missing = [name for name in names if counts[name] is None]
+    if len(missing) == 1:
+        counts[missing[0]] = factors[missing[0]].count()
+    elif missing:
+        from pyspark.sql import functions as F
+
+        union = None
+        for i, name in enumerate(missing):
+            part = factors[name].df.agg(F.count(F.lit(1)).alias("n")).select(F.lit(i).alias("i"), "n")
+            union = part if union is None else union.unionByName(part)
+        for row in union.collect():  # one row per factor
+            counts[missing[row["i"]]] = int(row["n"])
+    return counts
 
 
 def factor_statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, RelationStatistics]:

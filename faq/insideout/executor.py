@@ -373,7 +373,9 @@ def _combined_in_spark(
 
     value = F.col(VALUE_COLUMN)
     out_vars = step.output.variables
-    if aggregation is not None:
+    if aggregation is not None and product.combined:  # one row per key already (the partitioned cells)
+        df = product.df.select(*out_vars, VALUE_COLUMN)
+    elif aggregation is not None:
         df = aggregation.combine(product.df)
     elif any(r in inputs_of_query for r in step.inputs):
         df = product.df.groupBy(*out_vars).agg(spark_columns(semiring).sum(value).alias(VALUE_COLUMN))

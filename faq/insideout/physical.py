@@ -436,14 +436,14 @@ def choose_strategy(
     if method == "generic_partitioned":
         if integral is False:
             return Strategy("shuffle", "forced partitioned needs integer keys: shuffle instead", index_rows)
-        return _partitioned("forced", index_rows, index_bytes, environment, uses, bytes_per_row)
+        return partitioned_strategy("forced", index_rows, index_bytes, environment, uses, bytes_per_row)
     forced = method == "generic_broadcast"
     refusal = _broadcast_refusal(index_rows, integral, environment, forced, bytes_per_row)
     if refusal:
         if forced:
             return Strategy("shuffle", f"forced broadcast {refusal}: shuffle instead", index_rows, index_bytes=index_bytes)
         if integral is not False:
-            return _partitioned(refusal, index_rows, index_bytes, environment, uses, bytes_per_row)
+            return partitioned_strategy(refusal, index_rows, index_bytes, environment, uses, bytes_per_row)
         return Strategy("shuffle", refusal, index_rows, index_bytes=index_bytes)
     size = "sizes unknown" if index_rows is None else f"index of {index_rows:.3g} rows"
     index_dir, where = index_builder(index_bytes, environment)
@@ -511,7 +511,7 @@ def shuffle_batches(largest_rows: Optional[float], environment: Environment) -> 
     return Strategy("shuffle", "", task_rows=rows, task_bytes=rows * SHUFFLE_BYTES_PER_ROW, batches=batches)
 
 
-def _partitioned(
+def partitioned_strategy(
     reason: str,
     index_rows: Optional[float],
     index_bytes: Optional[float],

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Input", "SMALL_KERNEL_WORK", "COMPILED_LOAD_SECONDS", "SPARSE_KERNEL_WORK", "in_process_kernel",
            "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "choose_placement", "step_footprint",
-           "structured_carrier", "place_steps"]
+           "structured_carrier", "place_steps", "array_cells"]
 
 
 class Input(NamedTuple):
@@ -310,7 +310,8 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
     A step's output is held on the driver when the step ran there.  ``held``
     are the ids of the inputs the driver holds, ``variables`` each input's
     variables, ``forced_spark`` the Spark join method the query forced (or
-    "").  An in-process generic step gets its kernel (:func:`in_process_kernel`,
+    "": ``"binary"`` keeps an array ring's steps on the executors in Spark's
+    binary joins rather than :func:`array_cells`).  An in-process generic step gets its kernel (:func:`in_process_kernel`,
     :func:`in_process_triangle_kernel`); one that runs merges gets theirs
     (:func:`merge_kernel`).  One fact of the data is not known here, whether
     a sparse product's int64 sums stay below 2^62: where not, other merges run
@@ -346,9 +347,55 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
                 step.strategy, [variables.get(r, ()) for r in step.inputs], [i.variables for i in step.indicators],
                 step.output.variables, [rows for _, rows in uses], integral_bag(step.bag, types),
                 arrays, form, bool(step.eliminated)))
+        elif arrays and form is not None and not forced_spark and step.strategy.name == "binary" and step.bag \
+                and integral_bag(step.bag, types) is not False:
+            step = replace(step, strategy=array_cells(
+                step, [variables.get(r, ()) for r in step.inputs], [rows for _, rows in uses], times.width,
+                arrays, form, environment))
         variables[step.output.id] = step.output.variables
         placed.append(replace(step, placement=where, placement_reason=why))
     return placed
+
+
+def array_cells(step: "Step", relations: Sequence[Sequence[str]], rows: Sequence[float], width: int, arrays: bool,
+                form: Any, environment: Environment) -> Strategy:
+    """The strategy of an array ring's step on the executors: partitioned cells, each running in-process merges.
+
+    Spark shuffles the step's rows into the cells of a HyperCube grid over
+    its bag (:func:`~faq.insideout.physical.partitioned_strategy`; a
+    variable every relation holds is split without copying a row), and each
+    cell joins and ⊕-aggregates them as a step on the driver would -- the
+    merges :func:`merge_kernel` names, the values ``(n, w)`` numpy arrays --
+    instead of Spark SQL joins whose arrays of doubles are multiplied and
+    summed a row at a time.  Keys must be integers (the cells hash them).
+
+    >>> from faq.insideout.plans import Relation, Step
+    >>> from faq.semirings import cofactor
+    >>> from faq.semirings.numpy_backend import numpy_ops
+    >>> ring = cofactor(1)
+    >>> step = Step(1, ("b",), ring.name, ("b", "c"), ("r#1", "s#2"), (), Relation("t", ("c",)), 1, 1e6)
+    >>> s = array_cells(step, [("b", "c"), ("b",)], [1e6, 1e3], ring.width, True,
+    ...                 numpy_ops(ring, ring, arrays=True), Environment(parallelism=2, index_memory=1 << 30))
+    >>> s.name, s.shares, s.binary_kernel, s.aggregate_in_tasks
+    ('partitioned', (('b', 2), ('c', 1)), 'sort-merge', True)
+    >>> s.describe()
+    'strategy partitioned (values are double[3] arrays: each cell joins them in-process); grid b=2 (2 cells), est. 5e+05 rows / 19.1 MiB per task; ⊕ of cofactor(1) inside the cells onto (c); in-process binary join (sort-merge): array values (a pandas column holds one number a row)'
+    """
+    from faq.insideout.physical import partitioned_strategy
+
+    aggregates = bool(step.eliminated)
+    keep = step.output.variables
+    bytes_per_row = (max((len(r) for r in relations), default=0) + width) * BYTES_PER_COLUMN
+    index_rows = sum(rows) if all(math.isfinite(r) for r in rows) else None
+    reason = f"values are double[{width}] arrays: each cell joins them in-process"
+    strategy = partitioned_strategy(reason, index_rows, None if index_rows is None else index_rows * bytes_per_row,
+                                    environment, list(zip(relations, rows)), bytes_per_row)
+    merges = merge_kernel(Strategy("binary", ""), relations, [i.variables for i in step.indicators], keep,
+                          [*rows, *(math.inf for _ in step.indicators)], True, arrays, form, aggregates)
+    note = (f"⊕ of {step.aggregate} inside the cells onto ({', '.join(keep)})" if aggregates
+            else "every binding listed by the cells")
+    return replace(strategy, aggregate_in_tasks=aggregates, aggregation=note, binary_kernel=merges.binary_kernel,
+                   binary_reason=merges.binary_reason)
 
 
 def _kernel_in_process(step: "Step", environment: Environment, triangle: bool = False) -> "Step":

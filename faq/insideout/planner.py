@@ -188,7 +188,8 @@ def plan(
     physical_steps = [_physical(context, s, relations, est_size) for s in _fold_aggregations(logical)]
     steps = place_steps(physical_steps, bounds, held={r.id for r, f in context.inputs if f in context.held},
                         variables={r.id: r.variables for r, _ in context.inputs}, product=context.product,
-                        forced_spark=context.join if context.join in FORCED_SPARK_JOINS else "", types=context.types,
+                        forced_spark=context.join if context.join in (*FORCED_SPARK_JOINS, "binary") else "",
+                        types=context.types,
                         environment=context.environment)
     free = bag_facts(context, set(query.free))
     full = bag_facts(context, set(query.variables)) if edge_sizes and query.variables else None

@@ -36,7 +36,10 @@ class JoinStrategy(Protocol):
     ``aggregate_in_tasks`` decided by the planner
     (:func:`~faq.joins.task_aggregation.task_aggregation`), ``shared`` index
     groups, ``shares`` the partitioned grid as (variable, share) pairs,
-    ``batches`` of the shuffle strategy, ``index_dir`` of the broadcast one.
+    ``batches`` of the shuffle strategy, ``index_dir`` of the broadcast one,
+    ``binary_kernel`` the merges a partitioned strategy's cells run (an array
+    ring's bag), ``numpy_kernel`` the plan's choice of the numpy kernel over
+    the compiled loop.
     """
 
     name: str
@@ -45,6 +48,8 @@ class JoinStrategy(Protocol):
     shares: tuple[tuple[str, int], ...]
     batches: int
     index_dir: Optional[str]
+    binary_kernel: Optional[str]
+    numpy_kernel: bool
 
 
 def _binary(relations, indicators, semiring, strategy, attribute_order, aggregate, scope) -> Frame:
@@ -60,6 +65,8 @@ def _generic(relations, indicators, semiring, strategy, attribute_order, aggrega
         relations, indicators, semiring, attribute_order, strategy=strategy.name, aggregate=aggregate,
         aggregate_in_tasks=strategy.aggregate_in_tasks, shared=strategy.shared or None, scope=scope,
         grid=dict(strategy.shares) or None, batches=strategy.batches, index_dir=strategy.index_dir,
+        binary_kernel=strategy.binary_kernel if strategy.name == "partitioned" else None,
+        compiled=not strategy.numpy_kernel,
     )
 
 

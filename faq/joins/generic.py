@@ -124,6 +124,8 @@ def generic_join(
     grid: Optional[Mapping[str, int]] = None,
     batches: int = 1,
     index_dir: Optional[str] = None,
+    binary_kernel: Optional[str] = None,
+    compiled: bool = True,
 ) -> Frame:
     """⊗-product of ``relations``, semi-joined with ``indicators``, attribute at a time.
 
@@ -172,6 +174,13 @@ def generic_join(
         Parquet files Spark writes under this directory (which the executors
         must be able to read; ``scope``, when given, removes them), not on
         the driver (:mod:`faq.joins.executor_index`).  None: on the driver.
+    binary_kernel : str, optional
+        The partitioned strategy: the merges each cell runs (the plan's
+        :attr:`~faq.insideout.physical.Strategy.binary_kernel`; an array
+        ring's bag is joined so).  None: the generic join's kernel.
+    compiled : bool
+        The partitioned strategy: cells that ⊕-aggregate may run the
+        compiled loop (False: the numpy kernel, the plan's choice).
 
     Returns
     -------
@@ -201,7 +210,7 @@ def generic_join(
         for k in kept
     ]
     spark = _spark_of(relations, indicators)
-    out, ops = variables, None
+    out, ops, combined = variables, None, False
     if not uses:
         df, note = spark.range(1).select(spark_columns(semiring).one().alias(VALUE_COLUMN)), "no variables"
     elif strategy in ("broadcast", "partitioned"):
@@ -209,12 +218,14 @@ def generic_join(
         if in_tasks is None:  # no plan decided it: decide as the planner would
             in_tasks, why, _ = task_aggregation(semiring, aggregate and aggregate.semiring,
                                                 aggregate.keep if aggregate else (), variables)
-        ops = numpy_ops(semiring, aggregate.semiring) if in_tasks and aggregate is not None else None
+        arrays = bool(semiring.structured)  # an array ring's numpy form takes (n, w) values
+        ops = numpy_ops(semiring, aggregate.semiring, arrays=arrays) if in_tasks and aggregate is not None else None
         if strategy == "broadcast":
             df, out, note = broadcast_join(spark, uses, index_groups(shared, kept), order, variables, semiring,
                                            aggregate, ops, index_dir, scope)
         else:
-            df, out, note = partitioned_join(spark, uses, order, variables, semiring, grid, aggregate, ops)
+            df, out, note, combined = partitioned_join(spark, uses, order, variables, semiring, grid, aggregate,
+                                                       ops, binary_kernel, compiled)
         if aggregate is not None and ops is None:
             note += f"; {why}"
     elif batches > 1:
@@ -237,7 +248,8 @@ def generic_join(
             df = df.crossJoin(ind.df.limit(1).select(F.lit(1).alias("__one"))).drop("__one")
     # Partial aggregates onto no variable: about one row per task (Frame.task_partials).
     task_partials = ops is not None and not out
-    return Frame(df.select(*variables, VALUE_COLUMN), variables, note, task_partials)
+    combined = combined and all(r.variables for r in relations)  # a constant factor multiplied in keeps it so
+    return Frame(df.select(*variables, VALUE_COLUMN), variables, note, task_partials and not combined, combined)
 
 
 def _spark_of(relations: Sequence[Frame], indicators: Sequence[Frame]) -> "SparkSession":

@@ -8,12 +8,16 @@ join in each cell).  A row of a relation ``R`` has a coordinate on every
 dimension of a variable it holds (``hash_v(value) mod share_v``) and is
 replicated along the dimensions of the variables it does not hold; every
 binding of the join then lies in exactly one cell, the one of its variables'
-hashes, and each cell holds every row that binding needs.  So each cell runs
-the broadcast strategy's kernel (:func:`faq.joins.kernel.build_kernel`,
-:func:`faq.joins.kernel.run_kernel`) on its own rows, and the cells' results
-are disjoint: counts are exact, and with in-task aggregation each cell emits
-partial aggregates that the caller's group-by ⊕-combines (the broadcast
-strategy's contract).  One shuffle, no broadcast variable, no collect: it
+hashes, and each cell holds every row that binding needs.  So each cell
+joins its own rows as a step placed on the driver joins them
+(:func:`faq.joins.local.join_local`: the generic join's kernel and compiled
+loop, or the merges the plan names, for scalars and array rings alike), and
+the cells' results are disjoint: counts are exact, and each aggregating cell
+emits partial aggregates that the caller's group-by ⊕-combines (the
+broadcast strategy's contract; none is needed when every split variable is
+kept).  Cells that list every binding (a semiring without a numpy ⊕, or
+int64 sums that could overflow) run the broadcast strategy's listing kernel
+(:func:`faq.joins.kernel.build_kernel`, :func:`faq.joins.kernel.run_kernel`).  One shuffle, no broadcast variable, no collect: it
 runs on Spark Connect.
 
 A cell holds about ``Σ_R |R| / Π_{v ∈ R} share_v`` rows; the shares (the
@@ -49,6 +53,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
+from faq.errors import PlanError
 from faq.joins.kernel import BATCH_ROWS, build_kernel, run_kernel
 from faq.joins.task_index import output_names
 from faq.joins.uses import Use, check_integral, normalised, with_product
@@ -79,8 +84,10 @@ def partitioned_join(
     grid: Optional[Mapping[str, int]] = None,
     aggregate: Optional["Aggregation"] = None,
     ops: Optional["NumpyForm"] = None,
-) -> tuple["DataFrame", tuple[str, ...], str]:
-    """The partitioned strategy: (DataFrame, its variables, what it did).
+    binary_kernel: Optional[str] = None,
+    compiled: bool = True,
+) -> tuple["DataFrame", tuple[str, ...], str, bool]:
+    """The partitioned strategy: (DataFrame, its variables, what it did, whether its rows are final).
 
     Each use's rows get a cell per grid coordinate (replicated along the
     dimensions it does not hold); the rows of all uses, tagged with the use,
@@ -91,11 +98,20 @@ def partitioned_join(
     as Spark Columns (as the broadcast strategy does).  ``grid`` is the
     share per variable (the plan's; None: sized here for the default
     parallelism, every relation taken as equally large).
+
+    Where the cells ⊕-aggregate, or the values are an array ring's, each
+    cell runs the in-process join itself (:func:`faq.joins.local.join_local`,
+    :func:`join_cell_in_process`): the merges ``binary_kernel`` names, or the
+    generic join's kernel (the compiled loop unless ``compiled`` is False),
+    exactly as a step placed on the driver runs -- the same kernels, on the
+    cell's rows.  The rows are final (one per key, fully ⊕-combined: the
+    fourth item) when every split variable is kept, since each kept key then
+    lies in one cell.
     """
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
+    from pyspark.sql.types import LongType, StructField, StructType
 
     from faq.joins.frame import VALUE_COLUMN
+    from faq.joins.merges import binary_note
     from faq.spark import default_parallelism
     from faq.workers import ensure_workers
 
@@ -110,29 +126,60 @@ def partitioned_join(
     stride, cells = {}, 1
     for v in reversed(dims):  # mixed radix, the first dimension most significant
         stride[v], cells = cells, cells * share[v]
-    value_type = {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType()}[semiring.value_type]
+    value_type = spark_value_type(semiring)
     width = max(len(u.attributes) for u in uses)
     valued = [i for i, u in enumerate(uses) if u.valued]
 
     ops, note = _cell_aggregation(uses, valued, aggregate, ops)
     rows = _cell_rows(uses, order, semiring, share, dims, stride, width, value_type)
+    # Several cells per task at most (one group at a time in memory), enough tasks for every core.
+    partitions = max(1, min(cells, default_parallelism(spark) * PARTITIONS_PER_CORE))
+    split = " × ".join(f"{v}={share[v]}" for v in dims) or "1"
+    grid_note = f"partitioned grid {split} ({cells} cells)"
+    if ops is not None or semiring.structured:
+        if aggregate is not None and ops is None:
+            raise PlanError(reason=f"the partitioned strategy cannot ⊕-aggregate {semiring.name} values in its "
+                                   "cells without a numpy form, nor list them: join this bag in binary joins")
+        out = tuple(aggregate.keep) if ops is not None else tuple(variables)
+        spec = _InProcessSpec(
+            attributes=[u.attributes for u in uses], valued=valued, order=tuple(order), out=out,
+            semiring=semiring, aggregate=aggregate if ops is not None else None,
+            binary_kernel=binary_kernel, compiled=compiled)
+        schema = StructType([StructField(v, LongType()) for v in out] + [StructField(VALUE_COLUMN, value_type)])
+        df = rows.repartition(partitions, CELL_COLUMN).groupBy(CELL_COLUMN).applyInArrow(
+            _in_process_function(spec), schema)
+        kernel = binary_note(binary_kernel) if binary_kernel else (
+            "in-process generic join" + ("" if compiled else ", numpy kernel"))
+        final = ops is not None and all(v in out for v in dims)
+        how = f"{note}; " if note else ""
+        return df, out, f"{grid_note}; {how}each cell runs the {kernel}", final
 
-    out, names = output_names(aggregate if ops is not None else None, variables, valued)
+    # No numpy ⊕ for these cells (or int64 partial sums that could overflow): every binding is listed.
+    out, names = output_names(None, variables, valued)
     schema = StructType([StructField(v, LongType()) for v in out] +
                         [StructField(n, value_type) for n in names[len(out):]])
     spec = _CellSpec(
         attributes=[u.attributes for u in uses], valued=valued, order=tuple(order), variables=tuple(variables),
-        semiring=semiring, aggregate=aggregate, ops=ops, names=names, n_out=len(out),
+        semiring=semiring, aggregate=None, ops=None, names=names, n_out=len(out),
         value_type=semiring.value_type,
     )
-    # Several cells per task at most (one group at a time in memory), enough tasks for every core.
-    partitions = max(1, min(cells, default_parallelism(spark) * PARTITIONS_PER_CORE))
     df = rows.repartition(partitions, CELL_COLUMN).groupBy(CELL_COLUMN).applyInArrow(_cell_function(spec), schema)
-    split = " × ".join(f"{v}={share[v]}" for v in dims) or "1"
-    note = f"partitioned grid {split} ({cells} cells)" + (f"; {note}" if note else "")
-    if ops is not None:
-        return df.select(*out, F.col(VALUE_COLUMN)), out, note
-    return with_product(df, out, valued, semiring), out, note
+    note = grid_note + (f"; {note}" if note else "")
+    return with_product(df, out, valued, semiring), out, note, False
+
+
+def spark_value_type(semiring: "Semiring") -> Any:
+    """The Spark type of ``semiring``'s values: bigint, double, boolean, or an array ring's array of doubles.
+
+    >>> from faq.semirings import COUNTING, cofactor
+    >>> spark_value_type(COUNTING).simpleString(), spark_value_type(cofactor(1)).simpleString()
+    ('bigint', 'array<double>')
+    """
+    from pyspark.sql.types import ArrayType, BooleanType, DoubleType, LongType
+
+    if semiring.structured:
+        return ArrayType(DoubleType(), containsNull=False)
+    return {"bigint": LongType(), "double": DoubleType(), "boolean": BooleanType()}[semiring.value_type]
 
 
 def _cell_aggregation(
@@ -281,3 +328,88 @@ def join_cell(batches: Sequence[Any], spec: _CellSpec) -> Iterator[Any]:
         arrays = [batch.column(n) if n in batch.schema.names else pa.array([one] * batch.num_rows, type=kind)
                   for n in spec.names]
         yield pa.RecordBatch.from_arrays(arrays, names=spec.names)
+
+
+# --- in each cell: the in-process join ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _InProcessSpec:
+    """What every cell's in-process join needs besides its rows (pickled into the function).
+
+    ``out`` are the output's variables (the kept ones when ``aggregate`` is
+    given, else every variable); ``binary_kernel`` the merges to run (None:
+    the generic join's kernel, compiled unless ``compiled`` is False).
+    """
+
+    attributes: list[tuple[str, ...]]
+    valued: list[int]
+    order: tuple[str, ...]
+    out: tuple[str, ...]
+    semiring: Any
+    aggregate: Any
+    binary_kernel: Optional[str]
+    compiled: bool
+
+
+def _in_process_function(spec: _InProcessSpec) -> Any:
+    """The ``applyInArrow`` body for ``spec``: the cell's rows in, its output as one Arrow batch."""
+    import pyarrow as pa
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        yield from join_cell_in_process(list(batches), spec)
+
+    run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
+    return run
+
+
+def join_cell_in_process(batches: Sequence[Any], spec: _InProcessSpec) -> Iterator[Any]:
+    """One cell joined by :func:`faq.joins.local.join_local` (no Spark): Arrow batches in, one batch out.
+
+    The rows of each use become a :class:`~faq.joins.table.Table` (its keys as
+    int64, its values in the semiring's numpy form: an array ring's as
+    ``(n, w)``), and the cell's tables are joined as a step on the driver
+    joins them, on one thread (the tasks are the parallelism here).
+
+    >>> import pyarrow as pa
+    >>> from faq.joins.frame import Aggregation
+    >>> from faq.semirings import COUNTING
+    >>> rows = pa.record_batch({"__use": [0, 0, 1], "__k0": [1, 2, 2], "__k1": [5, 6, 7],
+    ...                         "__v": [1, 1, 1]})
+    >>> spec = _InProcessSpec([("a", "b"), ("a", "c")], [0, 1], ("a", "b", "c"), ("a",), COUNTING,
+    ...                       Aggregation(("a",), COUNTING), "sort-merge", True)
+    >>> [b.to_pydict() for b in join_cell_in_process([rows], spec)]
+    [{'a': [2], '__v': [1]}]
+    """
+    import pyarrow as pa
+
+    from faq.arrow_arrays import from_numpy, int64_array, spark_arrays, to_numpy
+    from faq.joins.frame import VALUE_COLUMN
+    from faq.joins.local import join_local
+    from faq.joins.table import Table
+    from faq.semirings.numpy_backend import as_values
+
+    batches = [b for b in batches if b.num_rows]
+    if not batches:
+        return
+    table = pa.Table.from_batches(batches)
+    use = to_numpy(table.column(USE_COLUMN))
+    relations, indicators = [], []
+    for i, attributes in enumerate(spec.attributes):
+        mine = np.flatnonzero(use == i)
+        if not len(mine):
+            return  # a relation with no row in this cell: no binding lies here
+        rows = table.take(pa.array(mine))
+        keys = {a: np.asarray(to_numpy(rows.column(f"__k{j}")), dtype=np.int64) for j, a in enumerate(attributes)}
+        if i in spec.valued:
+            relations.append(Table(attributes, keys, as_values(spec.semiring, rows.column(VALUE_COLUMN))))
+        else:
+            indicators.append(Table(attributes, keys, None))
+    strategy = "binary" if spec.binary_kernel else "partitioned"
+    out, _ = join_local(strategy, relations, indicators, spec.semiring, spec.order, spec.aggregate, threads=1,
+                        compiled=spec.compiled, binary_kernel=spec.binary_kernel)
+    if not out.rows:
+        return
+    columns = [int64_array(out.keys[v]) for v in spec.out]
+    values = spark_arrays(out.values) if spec.semiring.structured else from_numpy(np.asarray(out.values))
+    yield pa.RecordBatch.from_arrays([*columns, values], names=[*spec.out, VALUE_COLUMN])
