@@ -2,8 +2,9 @@
 
 Run as ``python tests/learning_cluster_job.py SEED``: starts two executor JVMs,
 makes the TPC-H shaped tables of tests/test_learning.py as Spark DataFrames,
-fits the regression with every step on the executors (the cofactor ring as
-Spark Column expressions), then a maintained model of the same tables and one
+fits the regression with the largest table kept in Spark (lifted and joined
+in its own tasks: faq.learning.in_tasks), runs a moments query whose steps
+are partitioned cells on the executors, then a maintained model of the same tables and one
 batch of deletes; prints one JSON line with both coefficient vectors, the
 join's rows, the steps' placements and the master.  A process holds one
 SparkContext and the suite's is ``local[2]``, so this session lives here.
@@ -34,6 +35,13 @@ def main(seed: str) -> None:
         t = tables(int(seed))
         given = {name: spark.createDataFrame(df) for name, df in t.items()}
         static = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, placement="executors", **given)
+        # An array ring's steps on the executors: partitioned cells running the in-process merges.
+        from faq.insideout import evaluate
+        from faq.insideout.plans import IN_TASKS
+
+        with evaluate(moments_query(), moments_factors(), placement="executors") as result:
+            cells = sorted([row[0], *row[1]] for row in result.df.collect())
+            cell_strategies = sorted({s.strategy.name for s in result.plan.steps})
         model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, maintained=True, **given)
         model.apply(lineitem=spark.createDataFrame(t["lineitem"].head(10).assign(diff=-1)))
         print(json.dumps({
@@ -41,12 +49,30 @@ def main(seed: str) -> None:
             "static": [static.intercept, *[static.coefficients[f] for f in FEATURES]],
             "static_rows": static.rows,
             "placements": sorted({s.placement for s in static.plan.steps}),
+            "static_in_tasks": all(s.placement_reason.startswith(IN_TASKS) for s in static.plan.steps),
+            "cells": cells,
+            "cell_strategies": cell_strategies,
             "maintained": [model.intercept, *[model.coefficients[f] for f in FEATURES]],
             "maintained_rows": model.rows,
         }))
         model.close()
     finally:
         stop_session()
+
+
+def moments_factors() -> dict:
+    """A factor of the moments ring (count, sum, sum of squares per row), for :func:`moments_query`."""
+    from faq.factor import factor_of
+    from faq.semirings import MOMENTS
+
+    rows = [(i % 5, (i * 3) % 7, [1.0, float(i), float(i * i)]) for i in range(40)]
+    return {"e": factor_of(rows, ["c0", "c1"], MOMENTS, name="e")}
+
+
+def moments_query():
+    from faq.language import make_query
+
+    return make_query([("e", ["a", "b"]), ("e", ["b", "c"])], ["a"], semiring="moments")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ import pytest
 
 import faq
 from faq.errors import FAQValueError, InvalidArgumentError, UnknownFactorError
+from faq.insideout.plans import IN_TASKS
 
 pytestmark = pytest.mark.usefixtures("spark")  # the factors are made for a session (none starts in-process)
 
@@ -65,7 +66,8 @@ def test_regression_on_the_executors_and_from_spark_dataframes(spark):
     rows = joined(t)
     got = np.array([model.intercept, *[model.coefficients[f] for f in FEATURES]])
     np.testing.assert_allclose(got, least_squares(rows, FEATURES, TARGET), rtol=1e-7, atol=1e-7)
-    assert {s.placement for s in model.plan.steps} == {"executors"}
+    # The largest table stays in Spark and every task of it runs the plan (faq.learning.in_tasks).
+    assert all(s.placement_reason.startswith(IN_TASKS) for s in model.plan.steps), model.plan
 
 
 def test_spark_dataframes_that_fit_are_fetched_and_fitted_in_process(spark):
@@ -101,6 +103,20 @@ def test_covariance_and_moments_equal_numpy_on_the_join():
     assert m.count == len(rows)
     assert m.mean == pytest.approx(rows["size"].mean())
     assert m.variance(ddof=1) == pytest.approx(rows["size"].var(ddof=1))
+
+
+def test_a_static_model_reports_its_steps():
+    """progress= of a model that is not maintained receives each step's start and end (it was refused)."""
+    events = []
+    t = tables(8)
+    model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, progress=events.append, **t)
+    assert [e.kind for e in events] == ["start", "done"] * len(model.plan.steps)
+    assert events[-1].rows == 1 and events[-1].seconds >= 0
+    kinds = []
+    faq.moments(QUERY, "part.size", progress=lambda e: kinds.append(e.kind), **t)
+    assert kinds and kinds[-1] == "done"
+    with pytest.raises(InvalidArgumentError, match="path"):
+        faq.linear_regression(QUERY, target=TARGET, features=FEATURES, path="somewhere", **t)
 
 
 def test_ridge_penalises_the_coefficients_not_the_intercept():

@@ -222,8 +222,9 @@ def test_bad_deltas_say_what_is_wrong_and_change_nothing():
 
 def test_on_a_local_cluster_static_and_maintained_equal_least_squares():
     """Real executor JVMs (``local-cluster[2,1,1024]``, in a child process: one SparkContext per
-    process): the regression with every step on the executors, and a maintained model after a
-    batch of deletes, both equal numpy's least squares on the join."""
+    process): the regression with lineitem lifted and joined in its own tasks, and a maintained model
+    after a batch of deletes, both equal numpy's least squares on the join; a moments query run in
+    partitioned cells on the executors equals the same query in-process."""
     import json
     import os
     import subprocess
@@ -236,7 +237,14 @@ def test_on_a_local_cluster_static_and_maintained_equal_least_squares():
                          capture_output=True, text=True, env=env, timeout=900)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     found = json.loads(run.stdout.strip().splitlines()[-1])
-    assert found["master"] == "local-cluster[2,1,1024]" and found["placements"] == ["executors"]
+    assert found["master"] == "local-cluster[2,1,1024]" and found["static_in_tasks"]
+    assert found["cell_strategies"] == ["partitioned"]
+    from faq.insideout import evaluate
+    from tests.learning_cluster_job import moments_factors, moments_query
+
+    with evaluate(moments_query(), moments_factors(), placement="driver") as result:
+        expected = sorted([row[0], *row[1]] for row in result.df.collect())
+    np.testing.assert_allclose(found["cells"], expected, rtol=1e-12)
     t = tables(61)
     np.testing.assert_allclose(found["static"], least_squares(joined(t), FEATURES, TARGET), rtol=1e-7, atol=1e-7)
     after = {**t, "lineitem": t["lineitem"].iloc[10:]}

@@ -194,6 +194,39 @@ def execute(
     return QueryResult(factor, plan, step_rows, time.perf_counter() - started, scope, notes)
 
 
+def run_in_process(plan: Plan, tables: Mapping[str, Table], semiring: Semiring) -> Table:
+    """The answer of ``plan``, every step placed on the driver, over ``tables`` (one per atom id,
+    ``factor#k``) as a numpy table: no Spark call at all, so a Spark task may run it.
+
+    Raises :class:`~faq.errors.PlanError` when a step is placed on the executors.
+
+    >>> import numpy as np
+    >>> from faq.insideout.planner import plan
+    >>> from faq.insideout.physical import Environment
+    >>> from faq.language import parse_query
+    >>> query = parse_query("q(a) := r(a, b), s(b)")
+    >>> p = plan(query, "counting", sizes={"r": 3, "s": 2}, variable_types={"a": "bigint", "b": "bigint"},
+    ...          environment=Environment(placement="driver"), held=["r", "s"])
+    >>> r = Table(("a", "b"), {"a": np.array([0, 0, 1]), "b": np.array([5, 6, 6])}, np.array([1, 1, 1]))
+    >>> s = Table(("b",), {"b": np.array([5, 6])}, np.array([2, 3]))
+    >>> out = run_in_process(p, {"r#1": r, "s#2": s}, get_semiring("counting"))
+    >>> out.keys["a"].tolist(), out.values.tolist()
+    ([0, 1], [5, 3])
+    """
+    from faq.errors import PlanError
+
+    relations: dict[str, Union[Table, Held]] = dict(tables)
+    for step in plan.steps:
+        if step.placement != "driver":
+            raise PlanError(reason=f"step {step.index} is placed on the executors: it cannot run in-process")
+        held, _ = _run_local_step(step, len(plan.steps), relations, semiring, plan.environment, None)
+        relations[step.output.id] = held
+        for r in step.inputs:
+            relations.pop(r)
+    result = relations[plan.result.id]
+    return result.table if isinstance(result, Held) else result
+
+
 def _run_step(
     step: Any,
     total: int,

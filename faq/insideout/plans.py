@@ -64,6 +64,11 @@ class Indicator:
     variables: tuple[str, ...]
 
 
+#: How the reason of a step placed "driver" begins when the plan is run in-process by every task of a Spark
+#: job over its own rows (:mod:`faq.learning.in_tasks`), not by the driver: ``explain`` then says so.
+IN_TASKS = "in the tasks of "
+
+
 @dataclass(frozen=True)
 class Step:
     """One step: join a bag, ⊕-aggregate ``eliminated`` away (none: the final product)."""
@@ -429,6 +434,8 @@ class Plan:
                 lines.append(f"          {s.strategy.describe(in_process=s.placement == 'driver')}")
             if s.placement_reason:
                 where = "in-process on the driver" if s.placement == "driver" else "on the executors"
+                if s.placement == "driver" and s.placement_reason.startswith(IN_TASKS):
+                    where = "in-process"  # a plan each Spark task runs on its own rows (faq.learning.in_tasks)
                 lines.append(f"          runs {where} ({s.placement_reason})")
             if s.work is not None and s.work.levels:
                 lines.append(f"          generic-join work (est.): {s.work}")

@@ -59,7 +59,9 @@ def covariance(query: str, features: Sequence[str], *, placement: Optional[str] 
     path : str, optional
         With ``maintained``: keep the state durable in this directory.
     progress : callable, optional
-        With ``maintained``: receives each batch's start and end events.
+        Receives the FAQ's step events as each step starts and ends
+        (:class:`~faq.insideout.executor.StepEvent`); with ``maintained``,
+        each batch's start and end events.
     **tables
         Each table of the query by name: a pandas or Spark DataFrame whose
         columns named like the atom's variables are its join keys.
@@ -74,21 +76,22 @@ def covariance(query: str, features: Sequence[str], *, placement: Optional[str] 
     chosen = parse_features(features, atoms)
     if maintained:
         return _maintained(parsed, chosen, tables, None, 0.0, placement, spark, path, progress)
-    _static_only(path, progress)
-    return _aggregate(parsed, chosen, tables, placement, spark)
+    _static_only(path)
+    return _aggregate(parsed, chosen, tables, placement, spark, progress)
 
 
 def moments(query: str, value: str, *, placement: Optional[str] = None, spark: Any = None,
-            **tables: Any) -> Moments:
+            progress: Any = None, **tables: Any) -> Moments:
     """Count, sum and sum of squares of ``value`` (``"table.column"``) over the rows of the join.
 
-    Returns a :class:`Moments` (``.mean``, ``.variance(ddof=0)``).
+    Returns a :class:`Moments` (``.mean``, ``.variance(ddof=0)``); ``progress``
+    receives the step events (:class:`~faq.insideout.executor.StepEvent`).
     """
     from faq.learning.features import parse_features
 
     parsed, atoms = _parsed(query)
     chosen = parse_features([value], atoms)
-    aggregate = _aggregate(parsed, chosen, tables, placement, spark)
+    aggregate = _aggregate(parsed, chosen, tables, placement, spark, progress)
     return moments_of(str(chosen[0]), [aggregate.count, aggregate.sums[0], aggregate.products[0, 0]],
                       aggregate.plan, aggregate.notes)
 
@@ -105,9 +108,12 @@ def linear_regression(query: str, target: str, features: Sequence[str], *, ridge
 
     Returns a :class:`LinearModel`: ``intercept``, ``coefficients``
     (feature -> float), ``covariance`` (the aggregate it was solved from).
-    With ``maintained=True`` (and optionally ``path=``, ``progress=``) a
+    With ``maintained=True`` (and optionally ``path=``) a
     :class:`MaintainedModel` instead, with the same attributes kept
     current by ``apply(table=rows)`` (:mod:`faq.learning.maintained`).
+    ``progress`` receives the step events of the aggregate
+    (:class:`~faq.insideout.executor.StepEvent`), or a maintained model's
+    batch events.
     """
     from faq.learning.features import parse_features
 
@@ -116,8 +122,8 @@ def linear_regression(query: str, target: str, features: Sequence[str], *, ridge
     chosen = parse_features(names, atoms)
     if maintained:
         return _maintained(parsed, chosen, tables, str(chosen[-1]), ridge, placement, spark, path, progress)
-    _static_only(path, progress)
-    return fit_linear(_aggregate(parsed, chosen, tables, placement, spark), str(chosen[-1]), ridge)
+    _static_only(path)
+    return fit_linear(_aggregate(parsed, chosen, tables, placement, spark, progress), str(chosen[-1]), ridge)
 
 
 def _maintained(parsed: Any, features: Sequence[Any], tables: dict, target: Optional[str], ridge: float,
@@ -132,14 +138,13 @@ def _maintained(parsed: Any, features: Sequence[Any], tables: dict, target: Opti
                                placement=placement or "auto", spark=spark)
 
 
-def _static_only(path: Optional[str], progress: Any) -> None:
-    """``path`` and ``progress`` belong to a maintained model: refused without ``maintained=True``."""
+def _static_only(path: Optional[str]) -> None:
+    """``path`` belongs to a maintained model: refused without ``maintained=True``."""
     from faq.errors import InvalidArgumentError
 
-    for name, value in (("path", path), ("progress", progress)):
-        if value is not None:
-            raise InvalidArgumentError(argument=name, value=value, reason="only a maintained model "
-                                       "(maintained=True) keeps a state or reports batches")
+    if path is not None:
+        raise InvalidArgumentError(argument="path", value=path, reason="only a maintained model "
+                                   "(maintained=True) keeps a state")
 
 
 def _parsed(query: str) -> tuple[Any, dict[str, tuple[str, ...]]]:
@@ -154,10 +159,11 @@ def _parsed(query: str) -> tuple[Any, dict[str, tuple[str, ...]]]:
 
 
 def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Optional[str],
-               spark: Any) -> Covariance:
+               spark: Any, progress: Any = None) -> Covariance:
     from faq.insideout.binding import fetched_tables
     from faq.insideout.executor import evaluate
     from faq.learning.features import lifted_factors
+    from faq.learning.in_tasks import aggregate_in_tasks, choose
     from faq.semirings import cofactor
 
     ring = cofactor(len(features))
@@ -167,8 +173,16 @@ def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Op
     for feature in features:
         needed.setdefault(feature.table, []).append(feature.column)
     tables = fetched_tables(tables, needed, spark, placement)
+    # A table still in Spark (too large to fetch, or placement="executors") may stay there, lifted and
+    # joined in its own tasks against the others shipped to every machine (faq.learning.in_tasks).
+    split = choose(parsed, tables, needed, spark, placement)
+    if split is not None:
+        big, tables, reason = split
+        value, plan, notes = aggregate_in_tasks(parsed, features, ring, tables, big, reason, spark, progress)
+        count, sums, products = ring.unpack(value)
+        return Covariance(tuple(str(f) for f in features), float(count), sums, products, plan, notes)
     query, factors, lifted = lifted_factors(parsed, features, ring, tables, spark)
-    with evaluate(query, factors, semiring=ring, placement=placement) as result:
+    with evaluate(query, factors, semiring=ring, placement=placement, progress=progress) as result:
         value = result.scalar()
         plan = result.plan
         notes = tuple(item.describe(ring.width) for item in lifted) + tuple(n for n in result.notes if n)

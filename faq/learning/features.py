@@ -121,7 +121,7 @@ def parse_features(names: Sequence[str], atoms: Mapping[str, Sequence[str]]) -> 
 
 
 def lifted_factors(query: "FAQ", features: Sequence[Feature], ring: "ArraySemiring", tables: Mapping[str, Any],
-                   spark: Any = None) -> tuple["FAQ", dict[str, "Factor"], list[LiftedFactor]]:
+                   spark: Any = None, skip: Sequence[int] = ()) -> tuple["FAQ", dict[str, "Factor"], list[LiftedFactor]]:
     """The query over ``ring`` with one factor per atom, each lifting its table's features.
 
     Parameters
@@ -136,6 +136,10 @@ def lifted_factors(query: "FAQ", features: Sequence[Feature], ring: "ArraySemiri
     tables : mapping
         Table name -> a pandas DataFrame or a Spark DataFrame with the
         atom's key columns and the feature columns.
+    skip : sequence of int
+        Positions of atoms whose table is lifted elsewhere
+        (:mod:`faq.learning.in_tasks`): named in the query, no factor made,
+        ``None`` in the list.
 
     Returns
     -------
@@ -161,8 +165,12 @@ def lifted_factors(query: "FAQ", features: Sequence[Feature], ring: "ArraySemiri
             raise InvalidArgumentError(argument=atom.factor, value=str(atom),
                                        reason=f"the table's first atom has {len(keyed_by[atom.factor])} variables")
         keys = dict(zip(atom.variables, keyed_by[atom.factor]))  # variable -> the table's column
-        made = _lifted(table, atom, keys, own, ring, name, spark)
         atoms.append(Atom(name, atom.variables))
+        if k in skip:
+            _check_columns(table, atom, keys, own)
+            lifted.append(None)
+            continue
+        made = _lifted(table, atom, keys, own, ring, name, spark)
         factors[name] = made.factor
         lifted.append(made)
     return FAQ(atoms=tuple(atoms), free=(), name="count"), factors, lifted

@@ -1,0 +1,287 @@
+"""A learning aggregate whose largest table stays in Spark: lifted and joined inside that table's own tasks.
+
+When a regression's (or covariance's) tables are Spark DataFrames and one of
+them is too large to fetch to the driver -- or the placement is
+``"executors"`` -- that table is neither lifted into the ring by Spark nor
+shuffled.  The other tables are fetched and lifted on the driver, shipped
+once to every machine as one memory-mapped file
+(:func:`faq.joins.mapped.ship`), and each task of the large table
+(``mapInArrow`` over its partitions, as Spark read them) lifts its rows in
+numpy (:func:`faq.learning.features.row_values`) and runs the *whole*
+in-process plan over them and the shipped tables
+(:func:`faq.insideout.executor.run_in_process`: the kernels a step on the
+driver runs), in chunks of at most :data:`CHUNK_ROWS` rows.  Each task
+returns one partial aggregate -- a row of the ring's width -- and the
+driver ⊕-combines them.
+
+Why it is exact: the large table is used by one atom, so every row of the
+join holds exactly one of its rows, and ⊗ distributes over ⊕: the
+aggregate over the join is the ⊕, over any split of the large table's rows,
+of the aggregates over the join of each part with the other tables.  (A
+table used by two atoms, or mixed aggregates, would not split so: those
+queries take the steps on the executors instead.)
+
+Why it is fast: Spark building an array of ``w`` doubles per row, grouping
+and shuffling those arrays cost more than the join (1M TPC-H-shaped rows,
+cofactor of width 21: 1.7 s to lift in Spark against 0.5 s to scan the raw
+columns, ``bench.bench_learning_executors``); here Spark only scans the raw
+key and feature columns, and the rows never leave the task that read them.
+
+The choice (:func:`choose`) and what runs (:class:`TaskJoin`, printed by the
+model's ``explain``) are made before any task runs.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from faq.insideout.planner import Plan
+    from faq.joins.table import Table
+    from faq.learning.features import Feature
+    from faq.semirings.structured import ArraySemiring
+
+__all__ = ["CHUNK_ROWS", "TaskJoin", "choose", "aggregate_in_tasks", "lift_and_join"]
+
+#: Rows a task lifts and joins at once: a task's partition is taken in chunks of about this many rows,
+#: each chunk's partial aggregate ⊕-combined into the task's (memory per task bounded by the chunk).
+CHUNK_ROWS = 1 << 20
+
+
+@dataclass(frozen=True)
+class TaskJoin:
+    """How a learning aggregate runs inside the tasks of its largest table.
+
+    Attributes
+    ----------
+    table : str
+        The table that stays in Spark (its atom is :attr:`atom`).
+    atom : str
+        Its atom, e.g. ``lineitem(orderkey, partkey, suppkey)``.
+    shipped : tuple of (str, int)
+        The other atoms, lifted on the driver, and their keys after ⊕-combining.
+    shipped_bytes : int
+        Bytes of those tables as shipped to every machine.
+    reason : str
+        Why the table stays in Spark.
+
+    >>> print(TaskJoin("l", "l(a, b)", (("p(b)", 10),), 960, "placement=executors").describe())
+    l(a, b): stays in Spark (placement=executors): lifted and joined in its own tasks by the plan below, \
+with p(b) (10 keys) shipped once per machine (960 B); one partial aggregate per task, ⊕-combined on the driver
+    """
+
+    table: str
+    atom: str
+    shipped: tuple[tuple[str, int], ...]
+    shipped_bytes: int
+    reason: str
+
+    def describe(self) -> str:
+        from faq.hypergraph.shares import format_bytes
+
+        others = ", ".join(f"{atom} ({keys} keys)" for atom, keys in self.shipped) or "nothing else"
+        return (f"{self.atom}: stays in Spark ({self.reason}): lifted and joined in its own tasks by the plan "
+                f"below, with {others} shipped once per machine ({format_bytes(self.shipped_bytes)}); one partial "
+                "aggregate per task, ⊕-combined on the driver")
+
+
+def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequence[str]], spark: Any,
+           placement: Optional[str]) -> Optional[tuple[str, dict[str, Any], str]]:
+    """The table that stays in Spark, ``tables`` with every other one fetched (pandas), and why; None when
+    the aggregate should run as before (everything on the driver, or steps on the executors).
+
+    After :func:`~faq.insideout.binding.fetched_tables`, the tables still in Spark are those too large
+    to fetch (or all of them with ``placement="executors"``).  One of them may stay: the largest (by
+    one counting job when several are left), when it is used by one atom whose variables are distinct,
+    and every other fits the memory one index may use on an executor (the shipped tables are
+    such an index).  ``placement="driver"`` never splits.
+    """
+    from faq.driver_copy import rows_held
+    from faq.insideout.binding import collect_within, placement_setting, session_environment
+    from faq.insideout.physical import BYTES_PER_COLUMN
+    from faq.spark import is_dataframe
+
+    in_spark = [n for n, t in tables.items() if n in columns and is_dataframe(t) and rows_held(t) is None]
+    if not in_spark:
+        return None
+    session = spark if spark is not None else tables[in_spark[0]].sparkSession
+    chosen = placement or placement_setting(session)
+    if chosen == "driver":
+        return None
+    environment = session_environment(session)
+    if len(in_spark) == 1 and chosen != "executors":
+        big, reason = in_spark[0], "too large to fetch to the driver"
+    else:
+        rows = _counts({n: tables[n] for n in in_spark})
+        big = max(in_spark, key=lambda n: (rows[n], n))
+        reason = "placement=executors" if chosen == "executors" else "the largest table, too large to fetch"
+    atoms = [a for a in parsed.atoms if a.factor == big]
+    if len(atoms) != 1 or len(set(atoms[0].variables)) != len(atoms[0].variables):
+        return None
+    fetched = dict(tables)
+    for name in in_spark:
+        if name == big:
+            continue
+        wanted = list(dict.fromkeys(columns[name]))
+        limit = environment.index_memory // max(1, len(wanted) * BYTES_PER_COLUMN)
+        table = collect_within(tables[name], wanted, limit)
+        if table is None:  # two large tables: the steps go to the executors instead
+            return None
+        fetched[name] = table.to_pandas()
+    return big, fetched, reason
+
+
+def _counts(tables: Mapping[str, Any]) -> dict[str, int]:
+    """Rows of each Spark DataFrame, in one job (a union of one count each)."""
+    from pyspark.sql import functions as F
+
+    names = list(tables)
+    union = None
+    for i, name in enumerate(names):
+        part = tables[name].agg(F.count(F.lit(1)).alias("n")).select(F.lit(i).alias("i"), "n")
+        union = part if union is None else union.unionByName(part)
+    return {names[row["i"]]: int(row["n"]) for row in union.collect()}
+
+
+@dataclass(frozen=True)
+class _TaskSpec:
+    """What every task needs besides its rows (pickled into the function)."""
+
+    ring: Any
+    features: tuple[Any, ...]  # the large table's own features, read from columns __f0, __f1, ...
+    variables: tuple[str, ...]  # its atom's variables, the key columns
+    atom_id: str
+    plan: Any
+    shipped: Any  # MappedIndex of {atom id: Table}
+
+
+def aggregate_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArraySemiring", tables: Mapping[str, Any],
+                       big: str, reason: str, spark: Any, progress: Any = None
+                       ) -> tuple[list[float], "Plan", tuple[str, ...]]:
+    """The aggregate's value (a list of the ring's width), the plan every task runs, and the notes.
+
+    ``tables`` hold every table but ``big`` on the driver (:func:`choose`).
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, DoubleType, StructField, StructType
+
+    from faq.insideout.binding import held_atom
+    from faq.insideout.executor import StepEvent
+    from faq.joins.mapped import ship
+    from faq.learning.features import lifted_factors
+    from faq.semirings.numpy_backend import numpy_ops
+
+    k_big = next(k for k, a in enumerate(parsed.atoms) if a.factor == big)
+    big_atom = parsed.atoms[k_big]
+    others = {n: t for n, t in tables.items() if n != big}
+    # Lift the other tables on the driver (the large one is lifted in its tasks; here its columns are checked).
+    query, factors, lifted = lifted_factors(parsed, features, ring, {**others, big: tables[big]}, spark,
+                                            skip=(k_big,))
+    shipped: dict[str, Table] = {}
+    for k, atom in enumerate(query.atoms):
+        if k != k_big:
+            shipped[f"{atom.factor}#{k + 1}"] = held_atom(atom, factors[atom.factor], ring)
+    plan = _task_plan(query, ring, {query.atoms[k].factor: shipped[f"{query.atoms[k].factor}#{k + 1}"].rows
+                                    for k in range(len(query.atoms)) if k != k_big}, big_atom)
+    handle = ship(tables[big].sparkSession, shipped)
+    own = tuple(f for f in features if f.table == big)
+    spec = _TaskSpec(ring, own, tuple(big_atom.variables), f"{query.atoms[k_big].factor}#{k_big + 1}", plan, handle)
+    frame = tables[big]
+    kept = frame.select(*[F.col(v).cast("bigint").alias(v) for v in big_atom.variables],
+                        *[F.col(f.column).cast("double").alias(f"__f{i}") for i, f in enumerate(own)])
+    for name in kept.columns:  # a row with a null key or feature joins nothing and lifts nothing
+        kept = kept.where(F.col(name).isNotNull())
+    schema = StructType([StructField("value", ArrayType(DoubleType(), containsNull=False))])
+    task = TaskJoin(big, str(big_atom), tuple((item.atom, item.keys) for k, item in enumerate(lifted) if k != k_big),
+                    handle.nbytes, reason)
+    description = f"lift and join {big_atom} in its tasks"
+    if progress:
+        progress(StepEvent("start", 1, 1, description))
+    t0 = time.perf_counter()
+    partials = [row[0] for row in kept.mapInArrow(_task_function(spec), schema).collect()]  # one row per task
+    value = numpy_ops(ring, arrays=True).sum(np.asarray(partials, dtype=np.float64).reshape(-1, ring.width))
+    if progress:
+        progress(StepEvent("done", 1, 1, description, 1, time.perf_counter() - t0, task.describe()))
+    notes = tuple(item.describe(ring.width) for k, item in enumerate(lifted) if k != k_big) + (task.describe(),)
+    return value.tolist(), plan, notes
+
+
+def _task_plan(query: Any, ring: Any, sizes: Mapping[str, int], big_atom: Any) -> "Plan":
+    """The in-process plan each task runs: every step on the driver (the task's process), one thread
+    (the tasks are the parallelism), the large table's rows per task unknown."""
+    from faq.insideout.physical import Environment
+    from faq.insideout.planner import plan
+
+    from faq.insideout.plans import IN_TASKS
+
+    types = {v: "bigint" for a in query.atoms for v in a.variables}
+    environment = Environment(placement="driver", parallelism=1)
+    made = plan(query, ring, sizes=dict(sizes), variable_types=types, environment=environment,
+                held=[a.factor for a in query.atoms])
+    where = f"{IN_TASKS}{big_atom}, each over its own rows and the shipped tables, one thread each"
+    return replace(made, steps=tuple(replace(s, placement_reason=where) for s in made.steps))
+
+
+def _task_function(spec: _TaskSpec) -> Any:
+    """The ``mapInArrow`` body for ``spec``: a partition's raw rows in, its partial aggregate out."""
+    import pyarrow as pa
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        yield from lift_and_join(batches, spec)
+
+    run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
+    return run
+
+
+def lift_and_join(batches: Iterator[Any], spec: _TaskSpec, shipped: Optional[Mapping[str, "Table"]] = None
+                  ) -> Iterator[Any]:
+    """One task (no Spark): its rows in chunks, each lifted and joined, the ⊕ of the chunks' aggregates out.
+
+    ``shipped`` are the other atoms' tables (default: read from the shipped file).
+    """
+    from faq.arrow_arrays import spark_arrays
+
+    tables = spec.shipped.value if shipped is None else shipped
+    total: Optional[np.ndarray] = None
+    pending: list[Any] = []
+    rows = 0
+    for batch in batches:
+        if batch.num_rows:
+            pending.append(batch)
+            rows += batch.num_rows
+        if rows >= CHUNK_ROWS:
+            total = _plus(total, _chunk(pending, spec, tables))
+            pending, rows = [], 0
+    if pending:
+        total = _plus(total, _chunk(pending, spec, tables))
+    if total is not None:
+        import pyarrow as pa
+
+        yield pa.RecordBatch.from_arrays([spark_arrays(total[None, :])], names=["value"])
+
+
+def _chunk(batches: Sequence[Any], spec: _TaskSpec, shipped: Mapping[str, "Table"]) -> np.ndarray:
+    """The aggregate of the join of ``batches`` (lifted here) with the shipped tables: the ring's width."""
+    import pyarrow as pa
+
+    from faq.arrow_arrays import to_numpy
+    from faq.insideout.executor import run_in_process
+    from faq.joins.table import Table
+    from faq.learning.features import row_values
+    from faq.semirings.numpy_backend import numpy_ops
+
+    table = pa.Table.from_batches(batches)
+    keys = {v: np.asarray(to_numpy(table.column(v)), dtype=np.int64) for v in spec.variables}
+    columns = {f.column: to_numpy(table.column(f"__f{i}")) for i, f in enumerate(spec.features)}
+    values = row_values(spec.ring, spec.features, columns, table.num_rows)
+    out = run_in_process(spec.plan, {**shipped, spec.atom_id: Table(spec.variables, keys, values)}, spec.ring)
+    ops = numpy_ops(spec.ring, arrays=True)
+    return np.asarray(ops.sum(np.asarray(out.values, dtype=np.float64).reshape(-1, spec.ring.width)))
+
+
+def _plus(total: Optional[np.ndarray], part: np.ndarray) -> np.ndarray:
+    return part if total is None else total + part
