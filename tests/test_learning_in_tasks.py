@@ -43,7 +43,7 @@ def test_forced_executors_keep_the_largest_table_in_its_tasks(spark, tmp_path):
     assert model.rows == len(joined(t))
     text = str(model.explain())
     assert "lineitem(orderkey, partkey, suppkey): stays in Spark (placement=executors)" in text, text
-    assert "runs in-process (in the tasks of lineitem(orderkey, partkey, suppkey)" in text, text
+    assert "runs in-process (in the tasks of lineitem#1" in text and "runs in the tasks of lineitem#1" in text, text
     assert [e.kind for e in events] == ["start", "done"]
 
 
@@ -86,8 +86,8 @@ def test_a_task_takes_its_rows_in_chunks_and_adds_their_aggregates(monkeypatch):
     ring = cofactor(2)
     query = parse_query("count() := l(o, p), q(p)")
     shipped = {"q#2": Table(("p",), {"p": np.array([0, 1])}, ring_values(ring, [[1.0], [2.0]], 1))}
-    spec = _TaskSpec(ring, (Feature("l", "x", 0),), ("o", "p"), "l#1", _task_plan(query, ring, {"q": 2},
-                     query.atoms[0]), None)
+    spec = _TaskSpec(ring, (Feature("l", "x", 0),), ("o", "p"), "l#1", _task_plan(query, ring, {"q": 2}, "l#1",
+                     "a test"), None)
     batch = pa.record_batch({"o": [1, 2, 3, 4], "p": [0, 1, 1, 5], "__f0": [1.0, 2.0, 3.0, 4.0]})
     expected = [next(lift_and_join(iter([batch]), spec, shipped)).column(0).to_pylist()[0]]
     monkeypatch.setattr("faq.learning.in_tasks.CHUNK_ROWS", 1)

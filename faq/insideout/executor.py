@@ -162,8 +162,18 @@ def execute(
     notes: list[str] = []
     scope = Scope()
     spark = spark if spark is not None else _session_of(frames)
+    steps = plan.steps
+    if plan.in_tasks and plan.steps and isinstance(relations.get(plan.in_tasks), Frame):
+        # Every step in the tasks of the one atom left in Spark (faq.insideout.in_tasks): one job.
+        from faq.insideout.in_tasks import run_in_tasks
+
+        with scope.closing_on_error():
+            answer, rows, note = run_in_tasks(plan, relations, semiring, scope, progress)
+        relations, steps = {plan.result.id: answer}, ()
+        step_rows = [-1] * (len(plan.steps) - 1) + [rows]  # -1: a step inside the tasks is not counted
+        notes = [note] * len(plan.steps)
     with scope.closing_on_error():
-        for step in plan.steps:
+        for step in steps:
             if step.placement == "driver":
                 held, rows = _run_local_step(step, len(plan.steps), relations, semiring, plan.environment, progress)
                 relations[step.output.id] = held
@@ -519,11 +529,29 @@ def evaluate(
                 kept[name] = replace(kept[name], df=inputs.persist(kept[name].df))
         frames = _bound(query, kept, ring)  # every check, before any Spark job
         if plan is None:
+            # One factor left in Spark, too large to fetch: the whole plan may run in its tasks.
+            split = _task_split(query, kept, ring, environment) if fetch is not None else None
+            planned = environment if split is None else replace(environment, placement="driver", parallelism=1)
             plan = plan_for(query, kept, semiring=ring, method=method, order=order, join=join,
-                            task_aggregation=task_aggregation, environment=environment)
+                            task_aggregation=task_aggregation, environment=planned)
+            if split is not None and plan.steps:
+                from faq.insideout.in_tasks import plan_in_tasks
+
+                plan = plan_in_tasks(plan, *split)
         else:
             _check_fit(plan, query, kept, ring)
         return execute(plan, frames, ring, progress, spark=spark)
+
+
+def _task_split(query: FAQ, factors: Mapping[str, Factor], semiring: Semiring, environment: Any
+                ) -> Optional[tuple[str, str]]:
+    """The atom whose tasks should run the whole plan, and why (:func:`faq.insideout.in_tasks.task_atom`)."""
+    from faq.insideout.in_tasks import task_atom
+
+    in_spark = {n for n in query.factor_names if n in factors and rows_held(factors[n].df) is None}
+    if environment is None or len(in_spark) != 1:
+        return None
+    return task_atom(query, in_spark, semiring, variable_types(query, factors, semiring), environment)
 
 
 def _check_fit(plan: Plan, query: FAQ, factors: Mapping[str, Factor], semiring: Semiring) -> None:

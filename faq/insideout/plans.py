@@ -152,6 +152,11 @@ class Plan:
         What planning did less exactly than it could because the query is
         over a limit (a greedy elimination order, greedy covers), and which
         limit; empty for a query within them.  ``explain`` prints them.
+    in_tasks : str
+        The relation (``factor#k``) whose factor stays in Spark: every step
+        runs in-process inside each task of its scan, over the task's rows
+        and the other atoms shipped to it (:mod:`faq.insideout.in_tasks`);
+        ``""``: the steps run where their placements say.
     """
 
     query: str
@@ -174,6 +179,7 @@ class Plan:
     held: tuple[str, ...] = ()
     degrees: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     limits: tuple[str, ...] = ()
+    in_tasks: str = ""
 
     @property
     def result(self) -> Relation:
@@ -322,6 +328,7 @@ class Plan:
             "held": list(self.held),
             "degrees": {name: list(d) for name, d in self.degrees.items()},
             "limits": list(self.limits),
+            "in_tasks": self.in_tasks,
             "inputs": [{"relation": r.id, "factor": f, "variables": list(r.variables)} for r, f in self.inputs],
             "atom_columns": [list(columns) for columns in self.atom_columns],
             "bags": [self._step_dict(s) for s in self.steps],
@@ -398,6 +405,7 @@ class Plan:
                 held=tuple(d["held"]),
                 degrees={name: tuple(v) for name, v in d["degrees"].items()},
                 limits=tuple(d.get("limits", ())),  # absent from plans written before limits were shown
+                in_tasks=str(d.get("in_tasks", "")),  # absent from plans written before it was a choice
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise PlanError(reason=f"not a plan this faq can read: {type(exc).__name__} {exc}; "
@@ -413,6 +421,9 @@ class Plan:
             f"faqw {self.faqw}; AGM bound of the full join {agm}",
         ]
         lines += [f"  limit: {note}" for note in self.limits]
+        if self.in_tasks:
+            lines.append(f"  runs in the tasks of {self.in_tasks}: its rows stay in Spark; each task runs every step "
+                         "below in-process with the other atoms shipped to it; partial answers ⊕-combined")
         for s in self.steps:
             est = "" if s.estimated_rows is None else f", est. ≤ {s.estimated_rows:.3g} rows"
             rho = f"ρ* {s.rho_star}" if not s.greedy_cover else f"ρ* ≤ {s.rho_star} ({s.greedy_cover})"

@@ -34,7 +34,8 @@ model's ``explain``) are made before any task runs.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
@@ -96,12 +97,12 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
 
     After :func:`~faq.insideout.binding.fetched_tables`, the tables still in Spark are those too large
     to fetch (or all of them with ``placement="executors"``).  One of them may stay: the largest (by
-    one counting job when several are left), when it is used by one atom whose variables are distinct,
+    the bytes of the files they read, else one counting job, when several are left), when it is used by one atom whose variables are distinct,
     and every other fits the memory one index may use on an executor (the shipped tables are
     such an index).  ``placement="driver"`` never splits.
     """
     from faq.driver_copy import rows_held
-    from faq.insideout.binding import collect_within, placement_setting, session_environment
+    from faq.insideout.binding import FETCH_THREADS, collect_within, placement_setting, session_environment
     from faq.insideout.physical import BYTES_PER_COLUMN
     from faq.spark import is_dataframe
 
@@ -116,23 +117,48 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
     if len(in_spark) == 1 and chosen != "executors":
         big, reason = in_spark[0], "too large to fetch to the driver"
     else:
-        rows = _counts({n: tables[n] for n in in_spark})
-        big = max(in_spark, key=lambda n: (rows[n], n))
+        size = _file_bytes({n: tables[n] for n in in_spark}) or _counts({n: tables[n] for n in in_spark})
+        big = max(in_spark, key=lambda n: (size[n], n))
         reason = "placement=executors" if chosen == "executors" else "the largest table, too large to fetch"
     atoms = [a for a in parsed.atoms if a.factor == big]
     if len(atoms) != 1 or len(set(atoms[0].variables)) != len(atoms[0].variables):
         return None
-    fetched = dict(tables)
-    for name in in_spark:
-        if name == big:
-            continue
+
+    def fetch(name: str) -> Any:
         wanted = list(dict.fromkeys(columns[name]))
         limit = environment.index_memory // max(1, len(wanted) * BYTES_PER_COLUMN)
-        table = collect_within(tables[name], wanted, limit)
-        if table is None:  # two large tables: the steps go to the executors instead
+        return collect_within(tables[name], wanted, limit)
+
+    others = [n for n in in_spark if n != big]
+    with ThreadPoolExecutor(max(1, min(FETCH_THREADS, len(others)))) as pool:  # side by side, as fetched_tables
+        got = dict(zip(others, pool.map(fetch, others)))
+    if any(table is None for table in got.values()):  # two large tables: the steps go to the executors instead
+        return None
+    return big, {**tables, **{n: table.to_pandas() for n, table in got.items()}}, reason
+
+
+def _file_bytes(tables: Mapping[str, Any]) -> Optional[dict[str, int]]:
+    """Bytes of the local files each Spark DataFrame reads (``inputFiles``: no job), to tell the largest;
+    None when one reads no file, or one that is not local (then rows are counted)."""
+    import os
+    from urllib.parse import unquote, urlparse
+
+    out = {}
+    for name, df in tables.items():
+        files = df.inputFiles()
+        if not files:
             return None
-        fetched[name] = table.to_pandas()
-    return big, fetched, reason
+        total = 0
+        for uri in files:
+            parsed = urlparse(uri)
+            if parsed.scheme not in ("", "file"):
+                return None
+            try:
+                total += os.path.getsize(unquote(parsed.path))
+            except OSError:
+                return None
+        out[name] = total
+    return out
 
 
 def _counts(tables: Mapping[str, Any]) -> dict[str, int]:
@@ -186,7 +212,8 @@ def aggregate_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArrayS
         if k != k_big:
             shipped[f"{atom.factor}#{k + 1}"] = held_atom(atom, factors[atom.factor], ring)
     plan = _task_plan(query, ring, {query.atoms[k].factor: shipped[f"{query.atoms[k].factor}#{k + 1}"].rows
-                                    for k in range(len(query.atoms)) if k != k_big}, big_atom)
+                                    for k in range(len(query.atoms)) if k != k_big},
+                      f"{query.atoms[k_big].factor}#{k_big + 1}", reason)
     handle = ship(tables[big].sparkSession, shipped)
     own = tuple(f for f in features if f.table == big)
     spec = _TaskSpec(ring, own, tuple(big_atom.variables), f"{query.atoms[k_big].factor}#{k_big + 1}", plan, handle)
@@ -210,20 +237,18 @@ def aggregate_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArrayS
     return value.tolist(), plan, notes
 
 
-def _task_plan(query: Any, ring: Any, sizes: Mapping[str, int], big_atom: Any) -> "Plan":
-    """The in-process plan each task runs: every step on the driver (the task's process), one thread
-    (the tasks are the parallelism), the large table's rows per task unknown."""
+def _task_plan(query: Any, ring: Any, sizes: Mapping[str, int], atom: str, reason: str) -> "Plan":
+    """The in-process plan each task of ``atom`` (a relation id) runs: every step on the driver (the
+    task's process), one thread (the tasks are the parallelism), the large table's rows per task unknown."""
+    from faq.insideout.in_tasks import plan_in_tasks
     from faq.insideout.physical import Environment
     from faq.insideout.planner import plan
-
-    from faq.insideout.plans import IN_TASKS
 
     types = {v: "bigint" for a in query.atoms for v in a.variables}
     environment = Environment(placement="driver", parallelism=1)
     made = plan(query, ring, sizes=dict(sizes), variable_types=types, environment=environment,
                 held=[a.factor for a in query.atoms])
-    where = f"{IN_TASKS}{big_atom}, each over its own rows and the shipped tables, one thread each"
-    return replace(made, steps=tuple(replace(s, placement_reason=where) for s in made.steps))
+    return plan_in_tasks(made, atom, reason)
 
 
 def _task_function(spec: _TaskSpec) -> Any:
@@ -244,37 +269,28 @@ def lift_and_join(batches: Iterator[Any], spec: _TaskSpec, shipped: Optional[Map
     ``shipped`` are the other atoms' tables (default: read from the shipped file).
     """
     from faq.arrow_arrays import spark_arrays
+    from faq.insideout.in_tasks import chunks
 
     tables = spec.shipped.value if shipped is None else shipped
     total: Optional[np.ndarray] = None
-    pending: list[Any] = []
-    rows = 0
-    for batch in batches:
-        if batch.num_rows:
-            pending.append(batch)
-            rows += batch.num_rows
-        if rows >= CHUNK_ROWS:
-            total = _plus(total, _chunk(pending, spec, tables))
-            pending, rows = [], 0
-    if pending:
-        total = _plus(total, _chunk(pending, spec, tables))
+    for chunk in chunks(batches, CHUNK_ROWS):
+        part = _chunk(chunk, spec, tables)
+        total = part if total is None else total + part
     if total is not None:
         import pyarrow as pa
 
         yield pa.RecordBatch.from_arrays([spark_arrays(total[None, :])], names=["value"])
 
 
-def _chunk(batches: Sequence[Any], spec: _TaskSpec, shipped: Mapping[str, "Table"]) -> np.ndarray:
-    """The aggregate of the join of ``batches`` (lifted here) with the shipped tables: the ring's width."""
-    import pyarrow as pa
-
+def _chunk(table: Any, spec: _TaskSpec, shipped: Mapping[str, "Table"]) -> np.ndarray:
+    """The aggregate of the join of ``table``'s rows (an Arrow table, lifted here) with the shipped tables:
+    the ring's width."""
     from faq.arrow_arrays import to_numpy
     from faq.insideout.executor import run_in_process
     from faq.joins.table import Table
     from faq.learning.features import row_values
     from faq.semirings.numpy_backend import numpy_ops
 
-    table = pa.Table.from_batches(batches)
     keys = {v: np.asarray(to_numpy(table.column(v)), dtype=np.int64) for v in spec.variables}
     columns = {f.column: to_numpy(table.column(f"__f{i}")) for i, f in enumerate(spec.features)}
     values = row_values(spec.ring, spec.features, columns, table.num_rows)
@@ -282,6 +298,3 @@ def _chunk(batches: Sequence[Any], spec: _TaskSpec, shipped: Mapping[str, "Table
     ops = numpy_ops(spec.ring, arrays=True)
     return np.asarray(ops.sum(np.asarray(out.values, dtype=np.float64).reshape(-1, spec.ring.width)))
 
-
-def _plus(total: Optional[np.ndarray], part: np.ndarray) -> np.ndarray:
-    return part if total is None else total + part

@@ -1,0 +1,102 @@
+"""A plan run in the tasks of its one large factor (faq.insideout.in_tasks), against brute force.
+
+The factor that stays in Spark is a plain Spark DataFrame with nothing
+fetched (``spark.faq.fetchMemory=0``); the others are held on the driver
+(``factor_of``).  Random FAQs of tests/strategies.py in several semirings,
+the large factor one used by a single atom: every answer equals the
+brute-force evaluator's, and the plan says where it ran.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from faq.factor import Factor, factor_of
+from faq.insideout import evaluate
+from faq.insideout.plans import Plan
+from faq.language import make_query
+from faq.semirings import get_semiring
+from tests.brute_force import assert_same_answer, brute_force
+from tests.conftest import examples
+from tests.strategies import DOMAIN, nontrivial_faq
+
+pytestmark = pytest.mark.usefixtures("spark")
+
+SEMIRINGS = ["counting", "real", "min_plus", "boolean", "max_product"]
+
+
+@pytest.fixture
+def nothing_fetched(spark):
+    spark.conf.set("spark.faq.fetchMemory", "0")
+    yield
+    spark.conf.unset("spark.faq.fetchMemory")
+
+
+def in_spark(spark, name, rows, arity, semiring) -> Factor:
+    """A factor whose rows only Spark has (nothing held on the driver)."""
+    ring = get_semiring(semiring)
+    columns = [f"c{i}" for i in range(arity)]
+    ddl = ", ".join([*(f"{c} bigint" for c in columns), f"value {ring.value_type}"])
+    return Factor(df=spark.createDataFrame([tuple(r) for r in rows], ddl), variables=tuple(columns),
+                  semiring=ring, value="value", name=name)
+
+
+@st.composite
+def case_with_one_large(draw):
+    semiring = draw(st.sampled_from(SEMIRINGS))
+    atoms, data, free = draw(nontrivial_faq(semiring))
+    once = [name for name in data if [a for a, _ in atoms].count(name) == 1]
+    if not once:
+        return None
+    return semiring, atoms, data, free, draw(st.sampled_from(once))
+
+
+def answer(spark, semiring, atoms, data, free, large):
+    arity = {name: len(vs) for name, vs in atoms}
+    factors = {name: factor_of(rows, [f"c{i}" for i in range(arity[name])], semiring, name=name)
+               for name, rows in data.items() if name != large}
+    factors[large] = in_spark(spark, large, data[large], arity[large], semiring)
+    with evaluate(make_query(atoms, free, semiring=semiring), factors) as result:
+        got = {tuple(row[:-1]): row[-1] for row in result.df.collect()}
+        return got, result.plan
+
+
+def test_random_faqs_in_the_tasks_of_their_large_factor_equal_brute_force(spark, nothing_fetched):
+    ran = []
+
+    @settings(max_examples=examples(30), deadline=None, derandomize=True)
+    @given(case_with_one_large())
+    def check(case):
+        if case is None:
+            return
+        semiring, atoms, data, free, large = case
+        got, plan = answer(spark, semiring, atoms, data, free, large)
+        assert_same_answer(got, brute_force(atoms, data, free, semiring, DOMAIN), semiring, atoms, large)
+        if plan.steps:
+            position = [a for a, _ in atoms].index(large) + 1
+            assert plan.in_tasks == f"{large}#{position}", plan
+            ran.append(semiring)
+
+    check()
+    assert len(ran) >= examples(25) * 0.8, ran
+
+
+def test_the_plan_names_the_atom_and_reads_back(spark, nothing_fetched):
+    atoms = [("fact", ["a", "b"]), ("dim", ["a"]), ("other", ["b"])]
+    data = {"fact": [(0, 1, 2.0), (1, 1, 3.0), (2, 0, 1.0), (1, 2, 4.0)], "dim": [(0, 1.0), (1, 2.0)],
+            "other": [(1, 0.5), (2, 1.0)]}
+    got, plan = answer(spark, "real", atoms, data, ["a"], "fact")
+    assert got == pytest.approx(brute_force(atoms, data, ["a"], "real", DOMAIN))
+    text = str(plan)
+    assert "runs in the tasks of fact#1" in text and "runs in-process (in the tasks of fact#1" in text, text
+    assert Plan.from_dict(plan.to_dict()) == plan
+
+
+def test_a_factor_used_twice_runs_its_steps_as_before(spark, nothing_fetched):
+    atoms = [("e", ["a", "b"]), ("e", ["b", "c"]), ("n", ["a"])]
+    data = {"e": [(0, 1, 1), (1, 2, 1), (2, 0, 1)], "n": [(0, 2), (1, 1)]}
+    got, plan = answer(spark, "counting", atoms, data, [], "e")
+    assert got == brute_force(atoms, data, [], "counting", DOMAIN) == {(): 3}  # paths 0-1-2 (n 2), 1-2-0 (n 1)
+    assert plan.in_tasks == "" and {s.placement for s in plan.steps} == {"executors"}
