@@ -71,6 +71,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.incremental.track",
     "faq.insideout.binding",
     "faq.insideout.executor",
+    "faq.insideout.fetching",
     "faq.io",
     "faq.io.convert",
     "faq.io.edges",

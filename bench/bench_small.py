@@ -6,7 +6,8 @@ against it:
 * **Bayesian networks**: posterior marginals (sum-product, ``real``) and
   max-marginals (``max_product``) of a few variables given evidence, through
   ``faq.query`` in one warm process, the network's tables given as Spark
-  DataFrames (as the ``semirings`` notebook does) and as pandas tables.  The
+  DataFrames (as the ``semirings`` notebook does), as pandas tables, and as
+  CSV files' paths (``--given path``: the library reads them).  The
   networks: Asia (8 variables, ``tests/data/asia.json``) and random networks
   of 20, 30 and 37 variables (seeded: each variable gets up to 3 earlier
   variables as parents, 2 or 3 states, random conditional tables).
@@ -39,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from bench.common import TEST_DATA, Run, cold_and_warm, log
+from bench.common import GENERATED, TEST_DATA, Run, cold_and_warm, log
 
 PLACEMENTS = ("auto", "executors")
 
@@ -142,8 +143,15 @@ def faq_answer(spark: Any, network: dict[str, Any], question: dict[str, Any], ta
 
     asked, evidence = question["asked"], question["evidence"]
     seen = {f"seen_{v}": pd.DataFrame({v: [s], "value": [1.0]}) for v, s in evidence.items()}
-    factors = dict(tables if given == "pandas" else as_spark)
-    factors.update(seen if given == "pandas" else {k: spark.createDataFrame(t) for k, t in seen.items()})
+    if given == "path":  # every table a CSV file's path: the network's (written once), the evidence's here
+        folder = as_spark["__folder"]
+        factors = {name: str(folder / f"{name}.csv") for name in tables}
+        for k, t in seen.items():
+            t.to_csv(folder / f"{k}.csv", index=False)
+            factors[k] = str(folder / f"{k}.csv")
+    else:
+        factors = dict(tables if given == "pandas" else {k: v for k, v in as_spark.items() if k != "__folder"})
+        factors.update(seen if given == "pandas" else {k: spark.createDataFrame(t) for k, t in seen.items()})
     joint = ", ".join(f"{name}({', '.join(t.columns[:-1])})" for name, t in tables.items())
     observed = ", ".join(f"seen_{v}({v})" for v in evidence)
     text = f"answer({', '.join(asked)}) := {joint}, {observed}"
@@ -183,7 +191,13 @@ def bench_networks(spark: Any, sizes: list[int], repeat: int, placements: list[s
     records = []
     for network in networks:
         tables = faq_tables(network)
-        as_spark = {name: spark.createDataFrame(t) for name, t in tables.items()}
+        as_spark = {name: spark.createDataFrame(t) for name, t in tables.items()} if "spark" in givens else {}
+        if "path" in givens:  # the tables as CSV files, as a user's would be
+            folder = GENERATED / "networks-csv" / network["name"]
+            folder.mkdir(parents=True, exist_ok=True)
+            for name, t in tables.items():
+                t.to_csv(folder / f"{name}.csv", index=False)
+            as_spark["__folder"] = folder
         for q, question in enumerate(queries(network, seed=len(network["cards"]))):
             expected, _, base = timed(lambda: numpy_elimination(network, question["asked"], question["evidence"],
                                                                 question["semiring"]), repeat)
@@ -192,7 +206,7 @@ def bench_networks(spark: Any, sizes: list[int], repeat: int, placements: list[s
                       "evidence": question["evidence"], "numpy_seconds": summary(base)}
             for given in givens:
                 for placement in placements:
-                    if placement == "executors" and (given == "pandas" or q > 0):
+                    if placement == "executors" and (given != "spark" or q > 0):
                         continue  # the executors' figure once per network, from Spark DataFrames: it is slow
                     (got, where), cold, warm = timed(
                         lambda: faq_answer(spark, network, question, tables, as_spark, given, placement),
@@ -325,7 +339,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[20, 30, 37], help="random networks' variables")
     parser.add_argument("--repeat", type=int, default=5, help="warm runs per figure")
     parser.add_argument("--placements", nargs="*", default=list(PLACEMENTS), choices=PLACEMENTS)
-    parser.add_argument("--given", nargs="*", default=["spark", "pandas"], choices=["spark", "pandas"])
+    parser.add_argument("--given", nargs="*", default=["spark", "pandas"], choices=["spark", "pandas", "path"])
     parser.add_argument("--skip", nargs="*", default=[], choices=["networks", "chains", "fixpoints"])
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)

@@ -220,7 +220,8 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     import numpy as np
 
     from faq.driver_copy import driver_copy
-    from faq.insideout.binding import collect_within, fetch_memory, placement_setting
+    from faq.insideout.binding import fetch_memory, placement_setting
+    from faq.insideout.fetching import collect_within
     from faq.insideout.physical import INTEGRAL_TYPES, fetch_rows
 
     s, d = raw.variables

@@ -45,13 +45,13 @@ from faq.driver_copy import driver_copy, held_dataframe, keep_driver_copy, proje
 from faq.factor import VALUE, Factor
 from faq.insideout.binding import (
     bind_atom,
-    fetched_all,
     held_atom,
     plan_for,
     query_semiring,
     session_environment,
     variable_types,
 )
+from faq.insideout.fetching import fetched_all
 from faq.insideout.planner import Plan
 from faq.insideout.staleness import PlanLike, check_query, check_rows, check_types, factor_rows, load_plan
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag

@@ -160,7 +160,7 @@ def _parsed(query: str) -> tuple[Any, dict[str, tuple[str, ...]]]:
 
 def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Optional[str],
                spark: Any, progress: Any = None) -> Covariance:
-    from faq.insideout.binding import fetched_tables
+    from faq.insideout.fetching import fetched_tables
     from faq.insideout.executor import evaluate
     from faq.learning.features import lifted_factors
     from faq.learning.in_tasks import aggregate_in_tasks, choose

@@ -95,14 +95,15 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
     """The table that stays in Spark, ``tables`` with every other one fetched (pandas), and why; None when
     the aggregate should run as before (everything on the driver, or steps on the executors).
 
-    After :func:`~faq.insideout.binding.fetched_tables`, the tables still in Spark are those too large
+    After :func:`~faq.insideout.fetching.fetched_tables`, the tables still in Spark are those too large
     to fetch (or all of them with ``placement="executors"``).  One of them may stay: the largest (by
     the bytes of the files they read, else one counting job, when several are left), when it is used by one atom whose variables are distinct,
     and every other fits the memory one index may use on an executor (the shipped tables are
     such an index).  ``placement="driver"`` never splits.
     """
     from faq.driver_copy import rows_held
-    from faq.insideout.binding import FETCH_THREADS, collect_within, placement_setting, session_environment
+    from faq.insideout.binding import placement_setting, session_environment
+    from faq.insideout.fetching import FETCH_THREADS, collect_within
     from faq.insideout.physical import BYTES_PER_COLUMN
     from faq.spark import is_dataframe
 

@@ -1,0 +1,120 @@
+"""Spark inputs brought to the driver within the fetch budget: one Arrow collect each, side by side.
+
+What the driver holds it joins in-process (:mod:`faq.insideout.placement`):
+a factor, table or edge list fetched once costs one job, where leaving it in
+Spark costs jobs at every step over it.  Every fetch is a collect of at most
+``limit + 1`` rows (:func:`collect_within`), so an input too large costs that
+collect and never more; the budget is the session's
+``spark.faq.fetchMemory`` (:func:`faq.insideout.binding.fetch_memory`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Mapping, Optional, Sequence
+
+from faq.driver_copy import rows_held
+from faq.factor import Factor
+from faq.insideout.binding import fetch_memory, placement_setting
+from faq.insideout.physical import Environment
+
+__all__ = ["FETCH_THREADS", "fetched_all", "collect_within", "fetched_tables", "fetched"]
+
+
+#: Fetch jobs in flight at once (:func:`fetched_all`): small jobs mostly wait on scheduling and
+#: the round trip, which overlap.
+FETCH_THREADS = 4
+
+
+def fetched_all(factors: Mapping[str, Factor], environment: Environment) -> dict[str, Factor]:
+    """:func:`fetched` of every factor within the environment's fetch budget
+    (:meth:`~faq.insideout.physical.Environment.fetch_rows`), the jobs run side by side (threads; Spark
+    schedules them together): a query over dozens of small tables waits for about one job's time, not dozens."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(f: Factor) -> Factor:
+        return fetched(f, environment.fetch_rows(len(f.variables) + 1))
+
+    pending = {name: f for name, f in factors.items() if rows_held(f.df) is None}
+    if len(pending) <= 1:
+        return {name: one(f) for name, f in factors.items()}
+    with ThreadPoolExecutor(min(FETCH_THREADS, len(pending))) as pool:
+        done = dict(zip(pending, pool.map(one, pending.values())))
+    return {name: done.get(name, f) for name, f in factors.items()}
+
+
+def collect_within(df: Any, columns: Sequence[str], limit: int) -> Optional[Any]:
+    """``df``'s ``columns`` as one Arrow table when it has at most ``limit`` rows, else None.
+
+    One Spark job, a collect of at most ``limit + 1`` rows: a frame too large costs that collect, never
+    more (what every fetch to the driver -- factors, tables, edges -- is made of).
+
+    >>> from faq.spark import get_session
+    >>> df = get_session().createDataFrame([(1,), (2,), (3,)], "k long")
+    >>> collect_within(df, ["k"], 3).num_rows, collect_within(df, ["k"], 2)
+    (3, None)
+    """
+    if limit <= 0:
+        return None
+    table = df.select(*columns).limit(limit + 1).toArrow()
+    return None if table.num_rows > limit else table
+
+
+def fetched_tables(tables: Mapping[str, Any], columns: Mapping[str, Sequence[str]], spark: Any = None,
+                   placement: Optional[str] = None) -> dict[str, Any]:
+    """``tables`` with each Spark DataFrame brought to the driver as a pandas DataFrame of ``columns[name]``
+    when its copy fits the fetch budget (:func:`fetch_memory`), all fetched side by side (one Arrow
+    collect each); others (pandas already, too large, ``placement="executors"``) as they are.
+
+    What the driver then holds, it joins in-process: a table fetched once costs one job, where leaving it
+    in Spark costs jobs at every step over it.
+
+    >>> from faq.spark import get_session
+    >>> df = get_session().createDataFrame([(1, 2.0), (2, 3.0)], "k long, x double")
+    >>> got = fetched_tables({"t": df}, {"t": ["k", "x"]})
+    >>> type(got["t"]).__module__.split(".")[0], got["t"]["x"].tolist()
+    ('pandas', [2.0, 3.0])
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    from faq.insideout.physical import fetch_rows
+    from faq.spark import is_dataframe
+
+    pending = {name: df for name, df in tables.items()
+               if is_dataframe(df) and rows_held(df) is None and name in columns}
+    if not pending:
+        return dict(tables)
+    session = spark if spark is not None else next(iter(pending.values())).sparkSession
+    if (placement or placement_setting(session)) == "executors":
+        return dict(tables)
+    budget = fetch_memory(session)
+
+    def one(name: str) -> Any:
+        wanted = list(dict.fromkeys(columns[name]))
+        table = collect_within(pending[name], wanted, fetch_rows(budget, len(wanted)))
+        return pending[name] if table is None else table.to_pandas()
+
+    with ThreadPoolExecutor(min(FETCH_THREADS, len(pending))) as pool:
+        done = dict(zip(pending, pool.map(one, pending)))
+    return {name: done.get(name, df) for name, df in tables.items()}
+
+
+def fetched(factor: Factor, limit: int) -> Factor:
+    """``factor`` with its rows held on the driver when it has at most ``limit`` rows (one Spark job,
+    an Arrow collect, which also counts it), else as it is; a factor held already is returned as it is.
+
+    The rows are fetched onto a new DataFrame object (a renaming of the
+    factor's columns), so the caller's own DataFrame carries no record and a
+    later call reads its source afresh.
+    """
+    from faq.driver_copy import keep_driver_copy
+    from faq.joins.local import Table
+
+    if rows_held(factor.df) is not None:
+        return factor
+    columns = [*factor.variables, factor.value]
+    table = collect_within(factor.df, columns, limit)
+    if table is None or any(table.column(c).null_count for c in columns):
+        return factor  # large, or with nulls the Spark joins leave out: read by Spark
+    arrays = {c: Table.column_array(table.column(c)) for c in columns}
+    return replace(factor, df=keep_driver_copy(factor.df.select(*columns), arrays))
