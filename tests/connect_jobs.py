@@ -183,3 +183,43 @@ def test_learning_over_a_join_of_server_tables(spark):
     np.testing.assert_allclose([model.intercept, *[model.coefficients[f] for f in FEATURES]],
                                least_squares(joined(after), FEATURES, TARGET), rtol=1e-7, atol=1e-7)
     model.close()
+
+
+def test_steps_in_cells_and_a_plan_in_the_tasks_of_its_large_factor(spark):
+    """On the server's executors: an array ring's steps in partitioned cells (the in-process merges in
+    each), and a query whose one Spark factor runs the whole plan in its tasks -- both equal to the
+    same queries answered in-process from the same rows."""
+    from faq.factor import Factor, factor_of
+    from faq.insideout import evaluate
+    from faq.language import make_query
+    from faq.semirings import MOMENTS, get_semiring
+
+    rows = [(i % 5, (i * 3) % 7, [1.0, float(i), float(i * i)]) for i in range(40)]
+    moments = {"e": factor_of(rows, ["c0", "c1"], MOMENTS, name="e")}
+    query = make_query([("e", ["a", "b"]), ("e", ["b", "c"])], ["a"], semiring="moments")
+    answers = {}
+    for placement in ("executors", "driver"):
+        with evaluate(query, moments, placement=placement) as result:
+            answers[placement] = sorted([row[0], *row[1]] for row in result.df.collect())
+            if placement == "executors":
+                assert {s.strategy.name for s in result.plan.steps} == {"partitioned"}, result.plan
+    np.testing.assert_allclose(answers["executors"], answers["driver"], rtol=1e-12)
+
+    real = get_semiring("real")
+    fact = [(i % 6, i % 4, float(i % 5) + 0.5) for i in range(60)]
+    dims = {"dim": factor_of([(a, 1.0 + a) for a in range(6)], ["c0"], real, name="dim"),
+            "other": factor_of([(b, 2.0 - 0.25 * b) for b in range(4)], ["c0"], real, name="other")}
+    text = make_query([("fact", ["a", "b"]), ("dim", ["a"]), ("other", ["b"])], ["b"], semiring="real")
+    big = Factor(df=spark.createDataFrame(fact, "c0 bigint, c1 bigint, value double"), variables=("c0", "c1"),
+                 semiring=real, value="value", name="fact")
+    spark.conf.set("spark.faq.fetchMemory", "0")
+    try:
+        with evaluate(text, {**dims, "fact": big}) as result:
+            in_tasks = sorted(map(tuple, result.df.collect()))
+            assert result.plan.in_tasks == "fact#1", result.plan
+    finally:
+        spark.conf.unset("spark.faq.fetchMemory")
+    held = factor_of([(a, b, v) for a, b, v in fact], ["c0", "c1"], real, name="fact")
+    with evaluate(text, {**dims, "fact": held}, placement="driver") as result:
+        expected = sorted(map(tuple, result.df.collect()))
+    np.testing.assert_allclose(in_tasks, expected, rtol=1e-12)
