@@ -213,12 +213,14 @@ def test_steps_in_cells_and_a_plan_in_the_tasks_of_its_large_factor(spark):
     big = Factor(df=spark.createDataFrame(fact, "c0 bigint, c1 bigint, value double"), variables=("c0", "c1"),
                  semiring=real, value="value", name="fact")
     spark.conf.set("spark.faq.fetchMemory", "0")
+    spark.conf.set("spark.faq.inTasks", "always")  # a scalar semiring: by default its steps run as Spark jobs
     try:
         with evaluate(text, {**dims, "fact": big}) as result:
             in_tasks = sorted(map(tuple, result.df.collect()))
             assert result.plan.in_tasks == "fact#1", result.plan
     finally:
         spark.conf.unset("spark.faq.fetchMemory")
+        spark.conf.unset("spark.faq.inTasks")
     held = factor_of([(a, b, v) for a, b, v in fact], ["c0", "c1"], real, name="fact")
     with evaluate(text, {**dims, "fact": held}, placement="driver") as result:
         expected = sorted(map(tuple, result.df.collect()))

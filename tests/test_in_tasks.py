@@ -2,9 +2,11 @@
 
 The factor that stays in Spark is a plain Spark DataFrame with nothing
 fetched (``spark.faq.fetchMemory=0``); the others are held on the driver
-(``factor_of``).  Random FAQs of tests/strategies.py in several semirings,
-the large factor one used by a single atom: every answer equals the
-brute-force evaluator's, and the plan says where it ran.
+(``factor_of``).  Random FAQs of tests/strategies.py in several semirings
+(``spark.faq.inTasks=always``: by default only an array ring's plan runs in
+tasks, where it measured faster), the large factor one used by a single
+atom: every answer equals the brute-force evaluator's, and the plan says
+where it ran.
 """
 
 from __future__ import annotations
@@ -30,8 +32,10 @@ SEMIRINGS = ["counting", "real", "min_plus", "boolean", "max_product"]
 @pytest.fixture
 def nothing_fetched(spark):
     spark.conf.set("spark.faq.fetchMemory", "0")
+    spark.conf.set("spark.faq.inTasks", "always")
     yield
     spark.conf.unset("spark.faq.fetchMemory")
+    spark.conf.unset("spark.faq.inTasks")
 
 
 def in_spark(spark, name, rows, arity, semiring) -> Factor:
@@ -100,3 +104,33 @@ def test_a_factor_used_twice_runs_its_steps_as_before(spark, nothing_fetched):
     got, plan = answer(spark, "counting", atoms, data, [], "e")
     assert got == brute_force(atoms, data, [], "counting", DOMAIN) == {(): 3}  # paths 0-1-2 (n 2), 1-2-0 (n 1)
     assert plan.in_tasks == "" and {s.placement for s in plan.steps} == {"executors"}
+
+
+def test_by_default_only_an_array_rings_plan_runs_in_tasks(spark):
+    """spark.faq.inTasks=auto (the default): a scalar semiring's steps run as Spark jobs (faster there),
+    an array ring's plan in the tasks of its large factor; "never" keeps the steps."""
+    from faq.semirings import MOMENTS
+
+    spark.conf.set("spark.faq.fetchMemory", "0")
+    try:
+        atoms = [("fact", ["a", "b"]), ("dim", ["a"])]
+        data = {"fact": [(0, 1, 2.0), (1, 1, 3.0), (2, 0, 1.0)], "dim": [(0, 1.0), (1, 2.0)]}
+        got, plan = answer(spark, "real", atoms, data, ["b"], "fact")
+        assert plan.in_tasks == "" and got == pytest.approx(brute_force(atoms, data, ["b"], "real", DOMAIN))
+        fact = Factor(df=spark.createDataFrame([(0, 1, [1.0, 2.0, 4.0]), (1, 1, [1.0, 3.0, 9.0])],
+                                               "c0 bigint, c1 bigint, value array<double>"),
+                      variables=("c0", "c1"), semiring=MOMENTS, value="value", name="fact")
+        dim = factor_of([(0, (1.0, 0.0, 0.0)), (1, (2.0, 1.0, 1.0))], ["c0"], MOMENTS, name="dim")
+        query = make_query(atoms, ["b"], semiring="moments")
+        with evaluate(query, {"fact": fact, "dim": dim}) as result:
+            assert result.plan.in_tasks == "fact#1"
+            in_tasks = sorted([row[0], *row[1]] for row in result.df.collect())
+        # (1,2,4)⊗(1,0,0) ⊕ (1,3,9)⊗(2,1,1) = (1,2,4) ⊕ (2, 1·1+2·3, 1·1+2·9+2·3·1) = (3, 9, 29)
+        assert in_tasks == [[1, 3.0, 9.0, 29.0]]
+        spark.conf.set("spark.faq.inTasks", "never")
+        with evaluate(query, {"fact": fact, "dim": dim}) as result:
+            assert result.plan.in_tasks == ""
+            assert sorted([row[0], *row[1]] for row in result.df.collect()) == in_tasks
+    finally:
+        spark.conf.unset("spark.faq.fetchMemory")
+        spark.conf.unset("spark.faq.inTasks")

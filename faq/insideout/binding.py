@@ -311,7 +311,7 @@ def session_environment(spark: "SparkSession") -> Environment:
     """
     from faq.spark import default_parallelism, is_connect
 
-    from faq.insideout.physical import LOCAL_ROWS_CONF, PLACEMENT_CONF, PLACEMENTS
+    from faq.insideout.physical import IN_TASKS_CHOICES, IN_TASKS_CONF, LOCAL_ROWS_CONF, PLACEMENT_CONF, PLACEMENTS
 
     connect = is_connect(spark)
     local_rows = _setting(spark, LOCAL_ROWS_CONF)
@@ -322,7 +322,8 @@ def session_environment(spark: "SparkSession") -> Environment:
                        placement=_choice(spark, PLACEMENT_CONF, PLACEMENTS), local_memory=in_process,
                        fetch_memory=fetch_memory(spark, in_process),
                        local_rows=DEFAULT_LOCAL_ROWS if not local_rows else _rows(LOCAL_ROWS_CONF, local_rows),
-                       compiled_loaded="faq.joins.compiled_loop" in sys.modules, check_workers=check_workers(spark))
+                       compiled_loaded="faq.joins.compiled_loop" in sys.modules, check_workers=check_workers(spark),
+                       in_tasks=_choice(spark, IN_TASKS_CONF, IN_TASKS_CHOICES))
 
 
 def _setting(spark: "SparkSession", key: str) -> Optional[str]:

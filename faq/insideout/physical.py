@@ -137,6 +137,12 @@ DEFAULT_LOCAL_ROWS = 0  # no row cap: the fetch budget (bytes) decides
 # "thread" (default: in the background, between batches), "process" (a forked, niced child), "inline"
 # (the same fold, run in the batch's thread) or "batch" (the whole base rebuilt inside the batch that fills
 # the overlay: the old stop-the-world way, the benchmarks' baseline).
+#: Whether a plan whose every factor but one is on the driver runs in the tasks of that one
+#: (faq.insideout.in_tasks): "auto" where it measured faster than Spark's operators (an array ring:
+#: Spark SQL multiplies and sums arrays of doubles a row at a time), "always" for any semiring with a
+#: numpy form, "never".
+IN_TASKS_CONF = "spark.faq.inTasks"
+IN_TASKS_CHOICES = ("auto", "always", "never")
 COMPACTION_CONF = "spark.faq.compaction"
 COMPACTIONS = ("thread", "process", "inline", "batch")
 # Session conf key: "false" skips probing the workers' Python before faq's first job there
@@ -214,6 +220,9 @@ class Environment:
         Probe the workers' Python before the first job that runs faq's tasks
         there (``spark.faq.checkWorkers``: :data:`CHECK_CONF`, default true;
         :func:`faq.workers.ensure_workers`).
+    in_tasks : {"auto", "always", "never"}
+        :data:`IN_TASKS_CONF`: when a plan may run in the tasks of its one
+        factor left in Spark (:func:`faq.insideout.in_tasks.task_atom`).
     """
 
     connect: bool = False
@@ -228,6 +237,7 @@ class Environment:
     local_rows: int = DEFAULT_LOCAL_ROWS
     compiled_loaded: bool = False
     check_workers: bool = True
+    in_tasks: str = "auto"
 
     def fetch_rows(self, columns: int) -> int:
         """Most rows of a ``columns``-column input the driver fetches (:attr:`fetch_memory`, :attr:`local_rows`).
@@ -252,6 +262,7 @@ class Environment:
             "local_rows": self.local_rows,
             "compiled_loaded": self.compiled_loaded,
             "check_workers": self.check_workers,
+            "in_tasks": self.in_tasks,
         }
 
 

@@ -115,6 +115,8 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
     if chosen == "driver":
         return None
     environment = session_environment(session)
+    if environment.in_tasks == "never":  # spark.faq.inTasks=never: the steps run as the placement says
+        return None
     if len(in_spark) == 1 and chosen != "executors":
         big, reason = in_spark[0], "too large to fetch to the driver"
     else:
