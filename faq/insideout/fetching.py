@@ -4,7 +4,8 @@ What the driver holds it joins in-process (:mod:`faq.insideout.placement`):
 a factor, table or edge list fetched once costs one job, where leaving it in
 Spark costs jobs at every step over it.  Every fetch is a collect of at most
 ``limit + 1`` rows (:func:`collect_within`), so an input too large costs that
-collect and never more; the budget is the session's
+collect and never more -- and for a scan of local Parquet files holding more
+rows than that, a count instead (:func:`file_rows`); the budget is the session's
 ``spark.faq.fetchMemory`` (:func:`faq.insideout.binding.fetch_memory`).
 """
 
@@ -18,7 +19,7 @@ from faq.factor import Factor
 from faq.insideout.binding import fetch_memory, placement_setting
 from faq.insideout.physical import Environment
 
-__all__ = ["FETCH_THREADS", "fetched_all", "collect_within", "fetched_tables", "fetched"]
+__all__ = ["FETCH_THREADS", "fetched_all", "collect_within", "file_rows", "fetched_tables", "fetched"]
 
 
 #: Fetch jobs in flight at once (:func:`fetched_all`): small jobs mostly wait on scheduling and
@@ -56,8 +57,44 @@ def collect_within(df: Any, columns: Sequence[str], limit: int) -> Optional[Any]
     """
     if limit <= 0:
         return None
+    stored = file_rows(df)
+    if stored is not None and stored > limit and df.count() > limit:
+        return None  # its Parquet files hold more rows than the budget, and so does the frame: nothing moved
     table = df.select(*columns).limit(limit + 1).toArrow()
     return None if table.num_rows > limit else table
+
+
+def file_rows(df: Any) -> Optional[int]:
+    """The rows in the local Parquet files ``df`` reads, from their footers (no Spark job); None when it
+    reads anything else (or nothing: a frame made in memory).
+
+    An upper bound on ``df``'s rows only where ``df`` is a scan of them, perhaps filtered: so
+    :func:`collect_within` takes a count (one job, no rows moved) before collecting from a frame whose
+    files hold more rows than its budget, instead of collecting ``limit + 1`` rows to learn it.
+
+    >>> file_rows(type("Frame", (), {"inputFiles": lambda self: []})()) is None
+    True
+    """
+    from urllib.parse import unquote, urlparse
+
+    try:
+        files = df.inputFiles()
+    except Exception:  # noqa: BLE001 - a source that cannot list its files: no estimate
+        return None
+    if not files:
+        return None
+    import pyarrow.parquet as pq
+
+    total = 0
+    for uri in files:
+        parsed = urlparse(uri)
+        if parsed.scheme not in ("", "file") or not parsed.path.endswith(".parquet"):
+            return None
+        try:
+            total += pq.read_metadata(unquote(parsed.path)).num_rows
+        except (OSError, ValueError):
+            return None
+    return total
 
 
 def fetched_tables(tables: Mapping[str, Any], columns: Mapping[str, Sequence[str]], spark: Any = None,
