@@ -5,7 +5,7 @@ into the cells of a HyperCube grid, and each cell joins and ⊕-aggregates its
 rows with :func:`faq.joins.local.join_local`, the kernel a step on the driver
 runs (:func:`faq.insideout.placement.array_cells`); partial aggregates are
 combined by the ring's numpy ⊕ per partition
-(:func:`faq.joins.frame.combined_in_arrow`).  Checked on random FAQs in the
+(:func:`faq.joins.combine.combined_in_arrow`).  Checked on random FAQs in the
 moments ring (``(count, sum, sum of squares)``) against a brute-force
 evaluator with the ring's operations written out here in plain Python, on
 both placements, and against the Spark binary joins the executors ran

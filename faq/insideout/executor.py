@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Un
 
 import numpy as np
 
-from faq.driver_copy import driver_copy, held_dataframe, keep_driver_copy, project_driver_copy, rows_held
+from faq.driver_copy import held_dataframe, keep_driver_copy, project_driver_copy, rows_held
 from faq.factor import VALUE, Factor
 from faq.insideout.binding import (
     bind_atom,
@@ -52,10 +52,12 @@ from faq.insideout.binding import (
     variable_types,
 )
 from faq.insideout.fetching import fetched_all
+from faq.insideout.in_process import Held, Progress, StepEvent, describe_step, run_step
 from faq.insideout.planner import Plan
 from faq.insideout.staleness import PlanLike, check_query, check_rows, check_types, factor_rows, load_plan
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag
-from faq.joins.local import Table, join_local
+from faq.joins.combine import combined_in_arrow
+from faq.joins.local import Table
 from faq.semirings.numpy_backend import as_values
 from faq.language import FAQ, parse_query
 from faq.scope import Owner, Scope
@@ -63,22 +65,6 @@ from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-
-@dataclass(frozen=True)
-class StepEvent:
-    """Progress of :func:`execute`: ``kind`` is ``"start"`` or ``"done"`` (graph jobs send a ``"load"`` first)."""
-
-    kind: str
-    step: int
-    total: int
-    description: str
-    rows: Optional[int] = None
-    seconds: Optional[float] = None
-    note: str = ""  # "done": how the step's join ran (strategy, index size, aggregation)
-
-
-Progress = Callable[[StepEvent], None]
 
 
 @dataclass
@@ -175,7 +161,7 @@ def execute(
     with scope.closing_on_error():
         for step in steps:
             if step.placement == "driver":
-                held, rows = _run_local_step(step, len(plan.steps), relations, semiring, plan.environment, progress)
+                held, rows = run_step(step, len(plan.steps), relations, semiring, plan.environment, progress)
                 relations[step.output.id] = held
                 notes.append(held.note)
             else:
@@ -204,39 +190,6 @@ def execute(
     return QueryResult(factor, plan, step_rows, time.perf_counter() - started, scope, notes)
 
 
-def run_in_process(plan: Plan, tables: Mapping[str, Table], semiring: Semiring) -> Table:
-    """The answer of ``plan``, every step placed on the driver, over ``tables`` (one per atom id,
-    ``factor#k``) as a numpy table: no Spark call at all, so a Spark task may run it.
-
-    Raises :class:`~faq.errors.PlanError` when a step is placed on the executors.
-
-    >>> import numpy as np
-    >>> from faq.insideout.planner import plan
-    >>> from faq.insideout.physical import Environment
-    >>> from faq.language import parse_query
-    >>> query = parse_query("q(a) := r(a, b), s(b)")
-    >>> p = plan(query, "counting", sizes={"r": 3, "s": 2}, variable_types={"a": "bigint", "b": "bigint"},
-    ...          environment=Environment(placement="driver"), held=["r", "s"])
-    >>> r = Table(("a", "b"), {"a": np.array([0, 0, 1]), "b": np.array([5, 6, 6])}, np.array([1, 1, 1]))
-    >>> s = Table(("b",), {"b": np.array([5, 6])}, np.array([2, 3]))
-    >>> out = run_in_process(p, {"r#1": r, "s#2": s}, get_semiring("counting"))
-    >>> out.keys["a"].tolist(), out.values.tolist()
-    ([0, 1], [5, 3])
-    """
-    from faq.errors import PlanError
-
-    relations: dict[str, Union[Table, Held]] = dict(tables)
-    for step in plan.steps:
-        if step.placement != "driver":
-            raise PlanError(reason=f"step {step.index} is placed on the executors: it cannot run in-process")
-        held, _ = _run_local_step(step, len(plan.steps), relations, semiring, plan.environment, None)
-        relations[step.output.id] = held
-        for r in step.inputs:
-            relations.pop(r)
-    result = relations[plan.result.id]
-    return result.table if isinstance(result, Held) else result
-
-
 def _run_step(
     step: Any,
     total: int,
@@ -251,7 +204,7 @@ def _run_step(
 
     Returns the step's output (persisted in ``scope``; its ``note`` says how the join ran) and its rows.
     """
-    description = _description(step)
+    description = describe_step(step)
     if progress:
         progress(StepEvent("start", step.index, total, description))
     t0 = time.perf_counter()
@@ -285,47 +238,6 @@ def _run_step(
 
 
 @dataclass(frozen=True)
-class Held:
-    """A relation the driver holds: an in-process step's output (and how its join ran), or an
-    input atom over a factor the driver holds, with ``frame`` making its Spark frame when a step
-    on the executors reads it (:func:`~faq.insideout.binding.bind_atom`)."""
-
-    table: Table
-    note: str = ""
-    frame: Optional[Callable[[], Frame]] = None
-
-
-def _run_local_step(
-    step: Any,
-    total: int,
-    relations: Mapping[str, Union[Frame, Table, Held]],
-    semiring: Semiring,
-    environment: Any,
-    progress: Optional[Progress],
-) -> tuple[Held, int]:
-    """One step in-process (:mod:`faq.joins.local`): its inputs as numpy tables (held by the driver,
-    or fetched: the plan bounded them), joined, ⊕-aggregated and zeros dropped; no Spark job."""
-    description = _description(step)
-    if progress:
-        progress(StepEvent("start", step.index, total, description))
-    t0 = time.perf_counter()
-    inputs = [_table(relations[r], semiring) for r in step.inputs]
-    indicators = [_table(relations[i.relation], semiring).projection(i.variables) for i in step.indicators]
-    plus = semiring if step.aggregate == semiring.name else get_semiring(step.aggregate) if step.eliminated else None
-    aggregation = Aggregation(tuple(step.output.variables), plus) if step.eliminated else None
-    table, note = join_local(step.strategy.name, inputs, indicators, semiring, step.attribute_order, aggregation,
-                             step.strategy.shared or None, threads=max(1, environment.parallelism),
-                             in_kernel=step.strategy.aggregate_in_tasks, compiled=not step.strategy.numpy_kernel,
-                             sparse=step.strategy.sparse_kernel, binary_kernel=step.strategy.binary_kernel)
-    if tuple(table.variables) != tuple(step.output.variables):  # a final product: the plan's column order
-        table = Table(tuple(step.output.variables), table.keys, table.values)
-    seconds = time.perf_counter() - t0
-    if progress:
-        progress(StepEvent("done", step.index, total, description, table.rows, seconds, note))
-    return Held(table, note), table.rows
-
-
-@dataclass(frozen=True)
 class _Answer:
     """Makes an in-process answer's Factor (a local DataFrame the driver holds) when first asked."""
 
@@ -338,21 +250,6 @@ class _Answer:
     def __call__(self) -> Factor:
         df = _local_dataframe(self.spark, self.table, self.plan, self.semiring, value_name=self.value)
         return Factor(df=df, variables=tuple(self.plan.free), semiring=self.semiring, value=self.value, name="result")
-
-
-def _table(relation: Union[Frame, Table, Held], semiring: Semiring) -> Table:
-    """A relation as a numpy table: an in-process output as it is, a frame from the rows the
-    driver holds (:mod:`faq.driver_copy`), else collected (one Spark job; the plan bounded it)."""
-    if isinstance(relation, Held):
-        return relation.table
-    if isinstance(relation, Table):
-        return relation
-    copy = driver_copy(relation.df)
-    if copy is not None and all(v in copy for v in relation.variables) and VALUE_COLUMN in copy:
-        return Table(relation.variables, {v: copy[v] for v in relation.variables},
-                     as_values(semiring, copy[VALUE_COLUMN]))
-    arrow = relation.df.select(*relation.variables, VALUE_COLUMN).toArrow()
-    return Table.from_arrow(arrow, relation.variables, semiring)
 
 
 def _as_frames(step: Any, relations: dict, spark: "SparkSession", plan: Plan) -> dict:
@@ -395,15 +292,6 @@ def _session_of(frames: Mapping[str, Union[Frame, Held]]) -> "SparkSession":
     return get_session()
 
 
-def _description(step: Any) -> str:
-    return (
-        f"eliminate {', '.join(step.eliminated)} (bag {{{', '.join(step.bag)}}}, "
-        f"{len(step.inputs)} relation(s), {len(step.indicators)} indicator(s))"
-        if step.eliminated
-        else f"multiply {len(step.inputs)} relation(s) on the free variables"
-    )
-
-
 def _combined_in_spark(
     product: Frame, step: Any, aggregation: Optional[Aggregation], semiring: Semiring,
     inputs_of_query: Mapping[str, Frame],
@@ -419,7 +307,9 @@ def _combined_in_spark(
     if aggregation is not None and product.combined:  # one row per key already (the partitioned cells)
         df = product.df.select(*out_vars, VALUE_COLUMN)
     elif aggregation is not None:
-        df = aggregation.combine(product.df)
+        # An array ring's partials by its numpy ⊕ (Spark SQL adds arrays a row at a time); else Spark's group-by.
+        arrays = combined_in_arrow(product.df, aggregation.keep, aggregation.semiring) if semiring.structured else None
+        df = arrays if arrays is not None else aggregation.combine(product.df)
     elif any(r in inputs_of_query for r in step.inputs):
         df = product.df.groupBy(*out_vars).agg(spark_columns(semiring).sum(value).alias(VALUE_COLUMN))
     else:

@@ -6,11 +6,11 @@ move at all: the other atoms' tables are shipped once to every machine (one
 memory-mapped file, :func:`faq.joins.mapped.ship`), and each task of the
 large factor's own scan (``mapInArrow``) runs the *whole* plan in-process
 over its rows and the shipped tables
-(:func:`faq.insideout.executor.run_in_process`: the kernels a step on the
+(:func:`faq.insideout.in_process.run_in_process`: the kernels a step on the
 driver runs), in chunks of at most :data:`CHUNK_ROWS` rows.  The tasks'
 answers are partial: the driver ⊕-combines a scalar's, and a query with
 free variables has its partial rows combined per key by the semiring's numpy
-⊕ (:func:`faq.joins.frame.combined_in_arrow`).  One Spark job over data that
+⊕ (:func:`faq.joins.combine.combined_in_arrow`).  One Spark job over data that
 never leaves the task that read it, plus that combine.
 
 Exact when the large factor is used by one atom and every bound variable is
@@ -130,8 +130,9 @@ def run_in_tasks(plan: "Plan", relations: Mapping[str, Any], semiring: "Semiring
 
     ``relations`` are the executor's: the large atom a ``Frame``, every other a ``Held`` table.
     """
-    from faq.insideout.executor import Held, StepEvent
-    from faq.joins.frame import VALUE_COLUMN, Aggregation, Frame, combined_in_arrow
+    from faq.insideout.in_process import Held, StepEvent
+    from faq.joins.combine import combined_in_arrow
+    from faq.joins.frame import VALUE_COLUMN, Aggregation, Frame
     from faq.joins.mapped import ship
     from faq.joins.partitioned import spark_value_type
     from faq.joins.table import Table
@@ -216,7 +217,7 @@ def answer_chunks(batches: Iterator[Any], spec: _Spec, shipped: Optional[Mapping
     import pyarrow as pa
 
     from faq.arrow_arrays import from_numpy, spark_arrays
-    from faq.insideout.executor import run_in_process
+    from faq.insideout.in_process import run_in_process
     from faq.joins.frame import VALUE_COLUMN
     from faq.joins.table import Table
     from faq.semirings.numpy_backend import numpy_ops

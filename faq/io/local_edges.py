@@ -110,6 +110,9 @@ _BOM = b"\xef\xbb\xbf"
 _NAMES = ("src", "dst")
 
 
+#: Bytes of an edge list's body above which Arrow reads it with its thread pool.
+THREADED_READ_BYTES = 1 << 20
+
 def local_file(path: str) -> Optional[str]:
     """The local file behind ``path`` when the driver may read it itself, else None.
 
@@ -176,7 +179,10 @@ def read_edge_arrays(path: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
     body = data.slice(offset)
     names = [f"f{i}" for i in range(fields)]
     parse = pcsv.ParseOptions(delimiter=delimiter, quote_char=False, ignore_empty_lines=True)
-    read = pcsv.ReadOptions(column_names=names, use_threads=True)
+    # Arrow's threads only for a body worth splitting: a small file gains nothing from them.  (Suspected,
+    # not proven: a threaded read failing on a malformed line, then the CLI's exit 2, aborted once at
+    # interpreter exit -- "terminate called without an active exception" -- in a loaded test run.)
+    read = pcsv.ReadOptions(column_names=names, use_threads=len(body) > THREADED_READ_BYTES)
     if _plain_integers(body, delimiter):
         # Only digits, '-', the separator and line breaks, no line long enough for a 20-digit id:
         # Arrow's integer parser then accepts exactly what INT_RE does, so no string pass is needed.

@@ -9,7 +9,7 @@ once to every machine as one memory-mapped file
 (``mapInArrow`` over its partitions, as Spark read them) lifts its rows in
 numpy (:func:`faq.learning.features.row_values`) and runs the *whole*
 in-process plan over them and the shipped tables
-(:func:`faq.insideout.executor.run_in_process`: the kernels a step on the
+(:func:`faq.insideout.in_process.run_in_process`: the kernels a step on the
 driver runs), in chunks of at most :data:`CHUNK_ROWS` rows.  Each task
 returns one partial aggregate -- a row of the ring's width -- and the
 driver ⊕-combines them.
@@ -199,7 +199,7 @@ def aggregate_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArrayS
     from pyspark.sql.types import ArrayType, DoubleType, StructField, StructType
 
     from faq.insideout.binding import held_atom
-    from faq.insideout.executor import StepEvent
+    from faq.insideout.in_process import StepEvent
     from faq.joins.mapped import ship
     from faq.learning.features import lifted_factors
     from faq.semirings.numpy_backend import numpy_ops
@@ -289,7 +289,7 @@ def _chunk(table: Any, spec: _TaskSpec, shipped: Mapping[str, "Table"]) -> np.nd
     """The aggregate of the join of ``table``'s rows (an Arrow table, lifted here) with the shipped tables:
     the ring's width."""
     from faq.arrow_arrays import to_numpy
-    from faq.insideout.executor import run_in_process
+    from faq.insideout.in_process import run_in_process
     from faq.joins.table import Table
     from faq.learning.features import row_values
     from faq.semirings.numpy_backend import numpy_ops

@@ -1,0 +1,143 @@
+"""A plan's steps run in-process, over numpy tables: no Spark call.
+
+What a step placed on the driver runs (:func:`run_step`: its inputs as
+:class:`~faq.joins.table.Table` values, joined by
+:func:`faq.joins.local.join_local` as the plan's strategy says,
+⊕-aggregated, zeros dropped), the relation it leaves (:class:`Held`), the
+progress events every step sends (:class:`StepEvent`), and a whole plan of
+such steps (:func:`run_in_process`), which a Spark task may run too
+(:mod:`faq.insideout.in_tasks`).  The executor
+(:mod:`faq.insideout.executor`) calls these for its in-process steps.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
+
+from faq.driver_copy import driver_copy
+from faq.joins import VALUE_COLUMN, Aggregation, Frame
+from faq.joins.local import Table, join_local
+from faq.semirings import Semiring, get_semiring
+from faq.semirings.numpy_backend import as_values
+
+if TYPE_CHECKING:
+    from faq.insideout.planner import Plan
+
+__all__ = ["StepEvent", "Progress", "Held", "run_step", "run_in_process", "as_table", "describe_step"]
+
+
+@dataclass(frozen=True)
+class StepEvent:
+    """Progress of :func:`execute`: ``kind`` is ``"start"`` or ``"done"`` (graph jobs send a ``"load"`` first)."""
+
+    kind: str
+    step: int
+    total: int
+    description: str
+    rows: Optional[int] = None
+    seconds: Optional[float] = None
+    note: str = ""  # "done": how the step's join ran (strategy, index size, aggregation)
+
+
+Progress = Callable[[StepEvent], None]
+
+
+@dataclass(frozen=True)
+class Held:
+    """A relation the driver holds: an in-process step's output (and how its join ran), or an
+    input atom over a factor the driver holds, with ``frame`` making its Spark frame when a step
+    on the executors reads it (:func:`~faq.insideout.binding.bind_atom`)."""
+
+    table: Table
+    note: str = ""
+    frame: Optional[Callable[[], Frame]] = None
+
+
+def run_step(
+    step: Any,
+    total: int,
+    relations: Mapping[str, Union[Frame, Table, Held]],
+    semiring: Semiring,
+    environment: Any,
+    progress: Optional[Progress],
+) -> tuple[Held, int]:
+    """One step in-process (:mod:`faq.joins.local`): its inputs as numpy tables (held by the driver,
+    or fetched: the plan bounded them), joined, ⊕-aggregated and zeros dropped; no Spark job."""
+    description = describe_step(step)
+    if progress:
+        progress(StepEvent("start", step.index, total, description))
+    t0 = time.perf_counter()
+    inputs = [as_table(relations[r], semiring) for r in step.inputs]
+    indicators = [as_table(relations[i.relation], semiring).projection(i.variables) for i in step.indicators]
+    plus = semiring if step.aggregate == semiring.name else get_semiring(step.aggregate) if step.eliminated else None
+    aggregation = Aggregation(tuple(step.output.variables), plus) if step.eliminated else None
+    table, note = join_local(step.strategy.name, inputs, indicators, semiring, step.attribute_order, aggregation,
+                             step.strategy.shared or None, threads=max(1, environment.parallelism),
+                             in_kernel=step.strategy.aggregate_in_tasks, compiled=not step.strategy.numpy_kernel,
+                             sparse=step.strategy.sparse_kernel, binary_kernel=step.strategy.binary_kernel)
+    if tuple(table.variables) != tuple(step.output.variables):  # a final product: the plan's column order
+        table = Table(tuple(step.output.variables), table.keys, table.values)
+    seconds = time.perf_counter() - t0
+    if progress:
+        progress(StepEvent("done", step.index, total, description, table.rows, seconds, note))
+    return Held(table, note), table.rows
+
+
+def run_in_process(plan: "Plan", tables: Mapping[str, Table], semiring: Semiring) -> Table:
+    """The answer of ``plan``, every step placed on the driver, over ``tables`` (one per atom id,
+    ``factor#k``) as a numpy table: no Spark call at all, so a Spark task may run it.
+
+    Raises :class:`~faq.errors.PlanError` when a step is placed on the executors.
+
+    >>> import numpy as np
+    >>> from faq.insideout.planner import plan
+    >>> from faq.semirings import get_semiring
+    >>> from faq.insideout.physical import Environment
+    >>> from faq.language import parse_query
+    >>> query = parse_query("q(a) := r(a, b), s(b)")
+    >>> p = plan(query, "counting", sizes={"r": 3, "s": 2}, variable_types={"a": "bigint", "b": "bigint"},
+    ...          environment=Environment(placement="driver"), held=["r", "s"])
+    >>> r = Table(("a", "b"), {"a": np.array([0, 0, 1]), "b": np.array([5, 6, 6])}, np.array([1, 1, 1]))
+    >>> s = Table(("b",), {"b": np.array([5, 6])}, np.array([2, 3]))
+    >>> out = run_in_process(p, {"r#1": r, "s#2": s}, get_semiring("counting"))
+    >>> out.keys["a"].tolist(), out.values.tolist()
+    ([0, 1], [5, 3])
+    """
+    from faq.errors import PlanError
+
+    relations: dict[str, Union[Table, Held]] = dict(tables)
+    for step in plan.steps:
+        if step.placement != "driver":
+            raise PlanError(reason=f"step {step.index} is placed on the executors: it cannot run in-process")
+        held, _ = run_step(step, len(plan.steps), relations, semiring, plan.environment, None)
+        relations[step.output.id] = held
+        for r in step.inputs:
+            relations.pop(r)
+    result = relations[plan.result.id]
+    return result.table if isinstance(result, Held) else result
+
+
+def as_table(relation: Union[Frame, Table, Held], semiring: Semiring) -> Table:
+    """A relation as a numpy table: an in-process output as it is, a frame from the rows the
+    driver holds (:mod:`faq.driver_copy`), else collected (one Spark job; the plan bounded it)."""
+    if isinstance(relation, Held):
+        return relation.table
+    if isinstance(relation, Table):
+        return relation
+    copy = driver_copy(relation.df)
+    if copy is not None and all(v in copy for v in relation.variables) and VALUE_COLUMN in copy:
+        return Table(relation.variables, {v: copy[v] for v in relation.variables},
+                     as_values(semiring, copy[VALUE_COLUMN]))
+    arrow = relation.df.select(*relation.variables, VALUE_COLUMN).toArrow()
+    return Table.from_arrow(arrow, relation.variables, semiring)
+
+
+def describe_step(step: Any) -> str:
+    return (
+        f"eliminate {', '.join(step.eliminated)} (bag {{{', '.join(step.bag)}}}, "
+        f"{len(step.inputs)} relation(s), {len(step.indicators)} indicator(s))"
+        if step.eliminated
+        else f"multiply {len(step.inputs)} relation(s) on the free variables"
+    )
