@@ -134,3 +134,34 @@ def test_by_default_only_an_array_rings_plan_runs_in_tasks(spark):
     finally:
         spark.conf.unset("spark.faq.fetchMemory")
         spark.conf.unset("spark.faq.inTasks")
+
+
+def test_a_tasks_chunks_add_exactly_and_refuse_an_int64_overflow(monkeypatch):
+    """answer_chunks without Spark: the chunks' integer answers added exactly; past int64, an error."""
+    import numpy as np
+    import pyarrow as pa
+
+    from faq.errors import IntegerOverflowError
+    from faq.insideout.in_tasks import _Spec, answer_chunks, plan_in_tasks
+    from faq.insideout.physical import Environment
+    from faq.insideout.planner import plan
+    from faq.joins.table import Table
+    from faq.language import parse_query
+
+    query = parse_query("q() := f(a, b), g(b)")
+    made = plan(query, "counting", sizes={"f": 4, "g": 2}, variable_types={"a": "bigint", "b": "bigint"},
+                environment=Environment(placement="driver", parallelism=1), held=["f", "g"])
+    made = plan_in_tasks(made, "f#1", "a test")
+    spec = _Spec(made, get_semiring("counting"), "f#1", ("a", "b"), None)
+    shipped = {"g#2": Table(("b",), {"b": np.array([0, 1])}, np.array([2, 3]))}
+
+    def rows(values):
+        return pa.record_batch({"a": list(range(len(values))), "b": [0, 1] * (len(values) // 2), "__v": values})
+
+    monkeypatch.setattr("faq.insideout.in_tasks.CHUNK_ROWS", 2)
+    batches = [rows([1, 1]), rows([5, 7])]
+    out = list(answer_chunks(iter(batches), spec, shipped))
+    assert [b.column(0).to_pylist() for b in out] == [[1 * 2 + 1 * 3 + 5 * 2 + 7 * 3]]
+    huge = 2**61  # each chunk's answer 2^62 fits int64; their sum 2^63 does not
+    with pytest.raises(IntegerOverflowError, match="chunks"):
+        list(answer_chunks(iter([rows([huge, 0]), rows([huge, 0])]), spec, shipped))

@@ -105,3 +105,14 @@ def ring_values(ring, rows, index):
 
     column = np.array([r[0] for r in rows])
     return row_values(ring, [Feature("q", "y", index)], {"y": column}, len(rows))
+
+
+def test_a_key_that_is_not_an_integer_is_refused(spark, tmp_path):
+    """As from pandas: a join key column of strings is an error that names it, not rows silently dropped."""
+    from faq.errors import InvalidArgumentError
+
+    t = tables(13, rows=200)
+    t["lineitem"] = t["lineitem"].assign(orderkey=t["lineitem"]["orderkey"].astype(str))
+    given = parquet(spark, tmp_path, t)
+    with pytest.raises(InvalidArgumentError, match="orderkey.*integer"):
+        faq.linear_regression(QUERY, target=TARGET, features=FEATURES, placement="executors", **given)

@@ -158,7 +158,11 @@ def run_in_tasks(plan: "Plan", relations: Mapping[str, Any], semiring: "Semiring
     if not free:
         partials = [row[0] for row in out.collect()]  # one row per task, or none
         total = Aggregation((), semiring).combine_values(partials, semiring)
-        zero = np.all(np.asarray(total) == np.asarray(semiring.zero)) if total is not None else True
+        if total is None:  # an exact integer ⊕ past int64 (the only way a numpy form returns none here)
+            from faq.errors import IntegerOverflowError
+
+            raise IntegerOverflowError(operation="⊕", semiring=semiring.name, where="the tasks' partial answers")
+        zero = np.all(np.asarray(total) == np.asarray(semiring.zero))
         values = np.asarray([] if zero else [total])
         table = Table((), {}, values if not semiring.structured else values.reshape(-1, semiring.width))
         result: Any = Held(table, note)
@@ -232,13 +236,17 @@ def answer_chunks(batches: Iterator[Any], spec: _Spec, shipped: Optional[Mapping
         out = run_in_process(plan, {**tables, spec.atom: rows}, semiring)
         if not out.rows:
             continue
-        if not plan.free:
-            part = ops.sum(np.asarray(out.values))
-            total = part if total is None else ops.add(total, part)
+        if not plan.free:  # one row: the chunk's ⊕ (integers added exactly, checked against int64 below)
+            part = int(out.values[0]) if ops.integral else np.asarray(out.values)[0]
+            total = part if total is None else (total + part if ops.integral else ops.add(total, part))
             continue
         keys = [pa.array(np.asarray(out.keys[v])).cast(_ARROW_TYPES[plan.variable_types[v]]) for v in plan.free]
         values = spark_arrays(out.values) if arrays else from_numpy(np.asarray(out.values))
         yield pa.RecordBatch.from_arrays([*keys, values], names=[*plan.free, VALUE_COLUMN])
     if total is not None:
+        if ops.integral and not -(2**63) <= total < 2**63:
+            from faq.errors import IntegerOverflowError
+
+            raise IntegerOverflowError(operation="⊕", semiring=semiring.name, where="a task's chunks")
         value = spark_arrays(np.asarray(total)[None, :]) if arrays else from_numpy(np.asarray([total]))
         yield pa.RecordBatch.from_arrays([value], names=[VALUE_COLUMN])

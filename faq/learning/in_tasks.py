@@ -221,6 +221,7 @@ def aggregate_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArrayS
     own = tuple(f for f in features if f.table == big)
     spec = _TaskSpec(ring, own, tuple(big_atom.variables), f"{query.atoms[k_big].factor}#{k_big + 1}", plan, handle)
     frame = tables[big]
+    _check_integer_keys(frame, big_atom)
     kept = frame.select(*[F.col(v).cast("bigint").alias(v) for v in big_atom.variables],
                         *[F.col(f.column).cast("double").alias(f"__f{i}") for i, f in enumerate(own)])
     for name in kept.columns:  # a row with a null key or feature joins nothing and lifts nothing
@@ -238,6 +239,19 @@ def aggregate_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArrayS
         progress(StepEvent("done", 1, 1, description, 1, time.perf_counter() - t0, task.describe()))
     notes = tuple(item.describe(ring.width) for k, item in enumerate(lifted) if k != k_big) + (task.describe(),)
     return value.tolist(), plan, notes
+
+
+def _check_integer_keys(frame: Any, atom: Any) -> None:
+    """Refuse a key column that is not an integer, as a pandas table's is refused (a cast would make nulls)."""
+    from pyspark.sql.types import IntegralType
+
+    from faq.errors import InvalidArgumentError
+
+    for v in atom.variables:
+        kind = frame.schema[v].dataType
+        if not isinstance(kind, IntegralType):
+            raise InvalidArgumentError(argument=atom.factor, value=v,
+                                       reason=f"a join key must be an integer column (found {kind.simpleString()})")
 
 
 def _task_plan(query: Any, ring: Any, sizes: Mapping[str, int], atom: str, reason: str) -> "Plan":
