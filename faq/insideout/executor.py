@@ -12,7 +12,10 @@ job); a step on the executors is dispatched by :func:`faq.joins.join_bag` and
 its output materialised (persisted and counted) before the next starts, which
 gives honest progress reports and measured sizes.  Relations cross between the
 two as the steps need; every cache is released when the result is (see
-:class:`QueryResult`).
+:class:`QueryResult`).  A plan that names :attr:`~faq.insideout.plans.Plan.in_tasks`
+runs every step inside the tasks of that atom's Spark scan instead
+(:mod:`faq.insideout.in_tasks`: one job); the in-process step runner is
+:mod:`faq.insideout.in_process`.
 
 Examples
 --------
