@@ -161,7 +161,7 @@ def run_in_tasks(plan: "Plan", relations: Mapping[str, Any], semiring: "Semiring
         if total is None:  # an exact integer ⊕ past int64 (the only way a numpy form returns none here)
             from faq.errors import IntegerOverflowError
 
-            raise IntegerOverflowError(operation="⊕", semiring=semiring.name, where="the tasks' partial answers")
+            raise IntegerOverflowError(operation="⊕", semiring=semiring.name, where="sum of the tasks' partial answers")
         zero = np.all(np.asarray(total) == np.asarray(semiring.zero))
         values = np.asarray([] if zero else [total])
         table = Table((), {}, values if not semiring.structured else values.reshape(-1, semiring.width))
@@ -247,6 +247,6 @@ def answer_chunks(batches: Iterator[Any], spec: _Spec, shipped: Optional[Mapping
         if ops.integral and not -(2**63) <= total < 2**63:
             from faq.errors import IntegerOverflowError
 
-            raise IntegerOverflowError(operation="⊕", semiring=semiring.name, where="a task's chunks")
+            raise IntegerOverflowError(operation="⊕", semiring=semiring.name, where="sum of a task's chunks")
         value = spark_arrays(np.asarray(total)[None, :]) if arrays else from_numpy(np.asarray([total]))
         yield pa.RecordBatch.from_arrays([value], names=[VALUE_COLUMN])
