@@ -161,7 +161,8 @@ def run_in_tasks(plan: "Plan", relations: Mapping[str, Any], semiring: "Semiring
         if total is None:  # an exact integer ⊕ past int64 (the only way a numpy form returns none here)
             from faq.errors import IntegerOverflowError
 
-            raise IntegerOverflowError(operation="⊕", semiring=semiring.name, where="sum of the tasks' partial answers")
+            raise IntegerOverflowError(operation="⊕", semiring=semiring.name,
+                                       where="sum of the tasks' partial answers")
         zero = np.all(np.asarray(total) == np.asarray(semiring.zero))
         values = np.asarray([] if zero else [total])
         table = Table((), {}, values if not semiring.structured else values.reshape(-1, semiring.width))

@@ -311,7 +311,8 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
     are the ids of the inputs the driver holds, ``variables`` each input's
     variables, ``forced_spark`` the Spark join method the query forced (or
     "": ``"binary"`` keeps an array ring's steps on the executors in Spark's
-    binary joins rather than :func:`array_cells`).  An in-process generic step gets its kernel (:func:`in_process_kernel`,
+    binary joins rather than :func:`array_cells`).  An in-process generic step gets its kernel
+    (:func:`in_process_kernel`,
     :func:`in_process_triangle_kernel`); one that runs merges gets theirs
     (:func:`merge_kernel`).  One fact of the data is not known here, whether
     a sparse product's int64 sums stay below 2^62: where not, other merges run

@@ -17,8 +17,8 @@ emits partial aggregates that the caller's group-by ⊕-combines (the
 broadcast strategy's contract; none is needed when every split variable is
 kept).  Cells that list every binding (a semiring without a numpy ⊕, or
 int64 sums that could overflow) run the broadcast strategy's listing kernel
-(:func:`faq.joins.kernel.build_kernel`, :func:`faq.joins.kernel.run_kernel`).  One shuffle, no broadcast variable, no collect: it
-runs on Spark Connect.
+(:func:`faq.joins.kernel.build_kernel`, :func:`faq.joins.kernel.run_kernel`).
+One shuffle, no broadcast variable, no collect: it runs on Spark Connect.
 
 A cell holds about ``Σ_R |R| / Π_{v ∈ R} share_v`` rows; the shares (the
 plan's grid) are chosen without Spark by :mod:`faq.hypergraph.shares`.
@@ -26,9 +26,9 @@ plan's grid) are chosen without Spark by :mod:`faq.hypergraph.shares`.
 A strategy layer of the generic join (the map is in :mod:`faq.joins.generic`,
 which calls :func:`partitioned_join`): above the numpy kernel
 (:mod:`faq.joins.kernel`) and the uses' Spark helpers (:mod:`faq.joins.uses`).
-:func:`join_cell`, which each cell's ``applyInArrow`` body calls, runs in
-Spark's Python workers: it stays a module-level function, found by reference
-to this module.
+:func:`join_cell` and :func:`join_cell_in_process`, which the cells'
+``applyInArrow`` bodies call, run in Spark's Python workers: they stay
+module-level functions, found by reference to this module.
 
 Examples
 --------

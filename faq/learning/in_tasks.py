@@ -97,9 +97,10 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
 
     After :func:`~faq.insideout.fetching.fetched_tables`, the tables still in Spark are those too large
     to fetch (or all of them with ``placement="executors"``).  One of them may stay: the largest (by
-    the bytes of the files they read, else one counting job, when several are left), when it is used by one atom whose variables are distinct,
-    and every other fits the memory one index may use on an executor (the shipped tables are
-    such an index).  ``placement="driver"`` never splits.
+    the bytes of the files they read, else one counting job, when several are left), when it is used
+    by one atom whose variables are distinct, and every other fits the memory one index may use on
+    an executor (the shipped tables are such an index).  ``placement="driver"`` never splits, nor
+    ``spark.faq.inTasks=never``.
     """
     from faq.driver_copy import rows_held
     from faq.insideout.binding import placement_setting, session_environment
