@@ -165,3 +165,17 @@ def test_a_tasks_chunks_add_exactly_and_refuse_an_int64_overflow(monkeypatch):
     huge = 2**61  # each chunk's answer 2^62 fits int64; their sum 2^63 does not
     with pytest.raises(IntegerOverflowError, match="chunks"):
         list(answer_chunks(iter([rows([huge, 0]), rows([huge, 0])]), spec, shipped))
+
+
+def test_partials_that_cancel_across_tasks_leave_no_zero_row(spark, nothing_fetched):
+    """In the integer ring, a key's rows in two tasks may add up to zero: the answer leaves that key out."""
+    atoms = [("fact", ["a", "b"]), ("dim", ["a"])]
+    data = {"fact": [(0, 1, 2), (1, 1, -2), (2, 0, 3)], "dim": [(0, 1), (1, 1), (2, 1)]}
+    ring = get_semiring("integer")
+    fact = Factor(df=spark.createDataFrame(data["fact"], "c0 bigint, c1 bigint, value bigint").repartition(3, "c0"),
+                  variables=("c0", "c1"), semiring=ring, value="value", name="fact")
+    dim = factor_of(data["dim"], ["c0"], ring, name="dim")
+    with evaluate(make_query(atoms, ["b"], semiring="integer"), {"fact": fact, "dim": dim}) as result:
+        assert result.plan.in_tasks == "fact#1"
+        got = {tuple(row[:-1]): row[-1] for row in result.df.collect()}
+    assert got == brute_force(atoms, data, ["b"], "integer", DOMAIN) == {(0,): 3}

@@ -169,7 +169,12 @@ def run_in_tasks(plan: "Plan", relations: Mapping[str, Any], semiring: "Semiring
         result: Any = Held(table, note)
         rows = table.rows
     else:
-        combined = combined_in_arrow(out, free, semiring)
+        from pyspark.sql import functions as F
+
+        from faq.semirings.spark_backend import columns as spark_columns
+
+        value = F.col(VALUE_COLUMN)  # partials of several tasks may ⊕ to zero (real, integer): dropped, as steps do
+        combined = combined_in_arrow(out, free, semiring).where(~spark_columns(semiring).is_zero(value))
         df = scope.persist(combined)
         rows = df.count()
         result = Frame(df, free, note)
