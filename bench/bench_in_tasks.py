@@ -40,14 +40,12 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 
 from bench.bench_learning import tables
-from bench.common import GENERATED, Run, log
+from bench.common import GENERATED, Run, log, timed_checked
 
 QUERY = "revenue(suppkey) := lineitem(orderkey, partkey, suppkey), part(partkey)"
 
@@ -65,20 +63,14 @@ def answer(result: Any) -> dict[int, float]:
 
 
 def timed(fn: Callable[[], dict], repeat: int, expected: dict, name: str) -> dict[str, Any]:
-    runs = []
-    for _ in range(repeat + 1):
-        t0 = time.perf_counter()
-        got = fn()
-        runs.append(time.perf_counter() - t0)
-        if expected is not None:
-            assert set(got) == set(expected), (name, len(got), len(expected))
-            worst = max(abs(got[k] - v) / max(1.0, abs(v)) for k, v in expected.items())
-            assert worst <= 1e-9, (name, worst)
-    warm = runs[1:]
-    out = {"cold_seconds": round(runs[0], 4), "median_seconds": round(statistics.median(warm), 4),
-           "min_seconds": round(min(warm), 4), "max_seconds": round(max(warm), 4), "runs": len(warm)}
-    log(f"  {name}: {out['median_seconds']} s (min {out['min_seconds']}, max {out['max_seconds']})")
-    return out
+    """The cold run and ``repeat`` warm runs of ``fn``, each answer equal to ``expected`` (1e-9 per key)."""
+
+    def check(got: dict) -> None:
+        assert set(got) == set(expected), (name, len(got), len(expected))
+        worst = max(abs(got[k] - v) / max(1.0, abs(v)) for k, v in expected.items())
+        assert worst <= 1e-9, (name, worst)
+
+    return timed_checked(fn, repeat, check, name)
 
 
 def bench_rows(spark: Any, rows: int, repeat: int, fetch_memory: str) -> dict[str, Any]:

@@ -52,15 +52,13 @@ Run from the repository root::
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
 
 from bench.bench_learning import FEATURES, QUERY, TARGET, TOLERANCE, tables, with_pandas, with_spark_sql
-from bench.common import GENERATED, Run, log
+from bench.common import GENERATED, Run, log, timed_checked
 
 
 QUERIES = {"fk": QUERY, "m2m": "lineitem(orderkey, partkey, suppkey), partsupp(partkey, supp2), part(partkey)"}
@@ -126,21 +124,15 @@ def with_faq(given: dict[str, Any], placement: str = "auto", join: str = "", que
 
 def timed(fn: Callable[[], np.ndarray], repeat: int, expected: np.ndarray, name: str) -> dict[str, Any]:
     """The cold run and ``repeat`` warm runs of ``fn``, each answer checked against ``expected``."""
-    runs, worst = [], 0.0
-    for _ in range(repeat + 1):
-        t0 = time.perf_counter()
-        got = fn()
-        runs.append(time.perf_counter() - t0)
+    errors = []
+
+    def check(got: np.ndarray) -> None:
         error = float(np.max(np.abs(got - expected) / np.maximum(np.abs(expected), 1e-300)))
         if not error <= TOLERANCE:
             raise SystemExit(f"{name}: {got.tolist()} differs from least squares {expected.tolist()} by {error:.3g}")
-        worst = max(worst, error)
-    warm = runs[1:]
-    out = {"cold_seconds": round(runs[0], 4), "median_seconds": round(statistics.median(warm), 4),
-           "min_seconds": round(min(warm), 4), "max_seconds": round(max(warm), 4), "runs": len(warm),
-           "relative_error": worst}
-    log(f"  {name}: {out['median_seconds']} s (min {out['min_seconds']}, max {out['max_seconds']})")
-    return out
+        errors.append(error)
+
+    return {**timed_checked(fn, repeat, check, name), "relative_error": max(errors)}
 
 
 def bench_rows(spark: Any, rows: int, repeat: int, spark_joins_up_to: int, join: str = "fk") -> dict[str, Any]:

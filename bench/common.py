@@ -186,6 +186,22 @@ def cold_and_warm(
     return value, cold, warm
 
 
+def timed_checked(fn: Callable[[], T], repeat: int, check: Callable[[T], None], name: str) -> dict[str, Any]:
+    """The cold run and ``repeat`` warm runs of ``fn`` (:func:`cold_and_warm`), ``check`` called on every
+    result: seconds as a record (cold apart; median, min and max of the warm runs), logged under ``name``.
+
+    >>> record = timed_checked(lambda: 3, 2, lambda got: None, "three")
+    >>> sorted(record), record["runs"]
+    (['cold_seconds', 'max_seconds', 'median_seconds', 'min_seconds', 'runs'], 2)
+    """
+    value, cold, warm = cold_and_warm(fn, repeat, lambda again, first: check(again))
+    check(value)
+    out = {"cold_seconds": round(cold, 4), "median_seconds": round(statistics.median(warm), 4),
+           "min_seconds": round(min(warm), 4), "max_seconds": round(max(warm), 4), "runs": len(warm)}
+    log(f"  {name}: {out['median_seconds']} s (min {out['min_seconds']}, max {out['max_seconds']})")
+    return out
+
+
 def print_summary(rows: Sequence[tuple[str, str]], targets_met: dict, out: Path) -> None:
     """The summary on stdout: a ``name  value`` line a row (names aligned), the targets met, the results' path.
 

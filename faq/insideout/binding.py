@@ -211,15 +211,26 @@ def statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, int]:
     if len(missing) == 1:
         counts[missing[0]] = factors[missing[0]].count()
     elif missing:
-        from pyspark.sql import functions as F
-
-        union = None
-        for i, name in enumerate(missing):
-            part = factors[name].df.agg(F.count(F.lit(1)).alias("n")).select(F.lit(i).alias("i"), "n")
-            union = part if union is None else union.unionByName(part)
-        for row in union.collect():  # one row per factor
-            counts[missing[row["i"]]] = int(row["n"])
+        counts.update(row_counts({name: factors[name].df for name in missing}))
     return counts
+
+
+def row_counts(frames: Mapping[str, Any]) -> dict[str, int]:
+    """Rows of each Spark DataFrame, in one job: a union of one count each (one row per frame collected).
+
+    >>> from faq.spark import get_session
+    >>> spark = get_session()
+    >>> row_counts({"a": spark.range(3), "b": spark.range(5)})
+    {'a': 3, 'b': 5}
+    """
+    from pyspark.sql import functions as F
+
+    names = list(frames)
+    union = None
+    for i, name in enumerate(names):
+        part = frames[name].agg(F.count(F.lit(1)).alias("n")).select(F.lit(i).alias("i"), "n")
+        union = part if union is None else union.unionByName(part)
+    return {names[row["i"]]: int(row["n"]) for row in union.collect()}
 
 
 def factor_statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, RelationStatistics]:

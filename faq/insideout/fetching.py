@@ -19,7 +19,7 @@ from faq.factor import Factor
 from faq.insideout.binding import fetch_memory, placement_setting
 from faq.insideout.physical import Environment
 
-__all__ = ["FETCH_THREADS", "fetched_all", "collect_within", "file_rows", "fetched_tables", "fetched"]
+__all__ = ["FETCH_THREADS", "fetched_all", "collect_within", "file_rows", "local_files", "fetched_tables", "fetched"]
 
 
 #: Fetch jobs in flight at once (:func:`fetched_all`): small jobs mostly wait on scheduling and
@@ -75,26 +75,37 @@ def file_rows(df: Any) -> Optional[int]:
     >>> file_rows(type("Frame", (), {"inputFiles": lambda self: []})()) is None
     True
     """
+    files = local_files(df)
+    if not files or not all(path.endswith(".parquet") for path in files):
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        return sum(pq.read_metadata(path).num_rows for path in files)
+    except (OSError, ValueError):
+        return None
+
+
+def local_files(df: Any) -> Optional[list[str]]:
+    """The local paths of the files ``df`` reads (``inputFiles``: no Spark job); None when it reads none
+    (a frame made in memory), or a file that is not local.
+
+    >>> local_files(type("Frame", (), {"inputFiles": lambda self: ["file:///data/a%20b.parquet"]})())
+    ['/data/a b.parquet']
+    """
     from urllib.parse import unquote, urlparse
 
     try:
         files = df.inputFiles()
     except Exception:  # noqa: BLE001 - a source that cannot list its files: no estimate
         return None
-    if not files:
-        return None
-    import pyarrow.parquet as pq
-
-    total = 0
+    paths = []
     for uri in files:
         parsed = urlparse(uri)
-        if parsed.scheme not in ("", "file") or not parsed.path.endswith(".parquet"):
+        if parsed.scheme not in ("", "file"):
             return None
-        try:
-            total += pq.read_metadata(unquote(parsed.path)).num_rows
-        except (OSError, ValueError):
-            return None
-    return total
+        paths.append(unquote(parsed.path))
+    return paths or None
 
 
 def fetched_tables(tables: Mapping[str, Any], columns: Mapping[str, Sequence[str]], spark: Any = None,

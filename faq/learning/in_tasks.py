@@ -103,7 +103,7 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
     ``spark.faq.inTasks=never``.
     """
     from faq.driver_copy import rows_held
-    from faq.insideout.binding import placement_setting, session_environment
+    from faq.insideout.binding import placement_setting, row_counts, session_environment
     from faq.insideout.fetching import FETCH_THREADS, collect_within
     from faq.insideout.physical import BYTES_PER_COLUMN
     from faq.spark import is_dataframe
@@ -121,7 +121,8 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
     if len(in_spark) == 1 and chosen != "executors":
         big, reason = in_spark[0], "too large to fetch to the driver"
     else:
-        size = _file_bytes({n: tables[n] for n in in_spark}) or _counts({n: tables[n] for n in in_spark})
+        spark_tables = {n: tables[n] for n in in_spark}
+        size = _file_bytes(spark_tables) or row_counts(spark_tables)
         big = max(in_spark, key=lambda n: (size[n], n))
         reason = "placement=executors" if chosen == "executors" else "the largest table, too large to fetch"
     atoms = [a for a in parsed.atoms if a.factor == big]
@@ -142,39 +143,22 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
 
 
 def _file_bytes(tables: Mapping[str, Any]) -> Optional[dict[str, int]]:
-    """Bytes of the local files each Spark DataFrame reads (``inputFiles``: no job), to tell the largest;
-    None when one reads no file, or one that is not local (then rows are counted)."""
+    """Bytes of the local files each Spark DataFrame reads (no job), to tell the largest; None when one
+    reads no file, or one that is not local (then rows are counted)."""
     import os
-    from urllib.parse import unquote, urlparse
+
+    from faq.insideout.fetching import local_files
 
     out = {}
     for name, df in tables.items():
-        files = df.inputFiles()
-        if not files:
+        files = local_files(df)
+        if files is None:
             return None
-        total = 0
-        for uri in files:
-            parsed = urlparse(uri)
-            if parsed.scheme not in ("", "file"):
-                return None
-            try:
-                total += os.path.getsize(unquote(parsed.path))
-            except OSError:
-                return None
-        out[name] = total
+        try:
+            out[name] = sum(os.path.getsize(path) for path in files)
+        except OSError:
+            return None
     return out
-
-
-def _counts(tables: Mapping[str, Any]) -> dict[str, int]:
-    """Rows of each Spark DataFrame, in one job (a union of one count each)."""
-    from pyspark.sql import functions as F
-
-    names = list(tables)
-    union = None
-    for i, name in enumerate(names):
-        part = tables[name].agg(F.count(F.lit(1)).alias("n")).select(F.lit(i).alias("i"), "n")
-        union = part if union is None else union.unionByName(part)
-    return {names[row["i"]]: int(row["n"]) for row in union.collect()}
 
 
 @dataclass(frozen=True)
