@@ -72,6 +72,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.insideout.binding",
     "faq.insideout.executor",
     "faq.insideout.fetching",
+    "faq.recursive.executor_edges",
     "faq.io",
     "faq.io.convert",
     "faq.io.edges",

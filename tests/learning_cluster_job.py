@@ -4,7 +4,8 @@ Run as ``python tests/learning_cluster_job.py SEED``: starts two executor JVMs,
 makes the TPC-H shaped tables of tests/test_learning.py as Spark DataFrames,
 fits the regression with the largest table kept in Spark (lifted and joined
 in its own tasks: faq.learning.in_tasks), runs a moments query whose steps
-are partitioned cells on the executors, then a maintained model of the same tables and one
+are partitioned cells on the executors, shortest paths with the edges held on
+the executors (faq.recursive.executor_edges), then a maintained model of the same tables and one
 batch of deletes; prints one JSON line with both coefficient vectors, the
 join's rows, the steps' placements and the master.  A process holds one
 SparkContext and the suite's is ``local[2]``, so this session lives here.
@@ -42,6 +43,13 @@ def main(seed: str) -> None:
         with evaluate(moments_query(), moments_factors(), placement="executors") as result:
             cells = sorted([row[0], *row[1]] for row in result.df.collect())
             cell_strategies = sorted({s.strategy.name for s in result.plan.steps})
+        # A fixpoint with its edges held on the executors (parts built by the executors' Python), the
+        # values on the driver: one job a round.
+        from faq.recursive.placed import solve_placed
+
+        with solve_placed(fixpoint_edges(spark), "min_plus", source=0, placement="executors") as paths:
+            distances = sorted(map(list, paths.df.collect()))
+            held = "edges held on the executors" in paths.placement_reason
         model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, maintained=True, **given)
         model.apply(lineitem=spark.createDataFrame(t["lineitem"].head(10).assign(diff=-1)))
         print(json.dumps({
@@ -54,6 +62,8 @@ def main(seed: str) -> None:
             "cell_strategies": cell_strategies,
             "maintained": [model.intercept, *[model.coefficients[f] for f in FEATURES]],
             "maintained_rows": model.rows,
+            "distances": distances,
+            "distances_held": held,
         }))
         model.close()
     finally:
@@ -67,6 +77,20 @@ def moments_factors() -> dict:
 
     rows = [(i % 5, (i * 3) % 7, [1.0, float(i), float(i * i)]) for i in range(40)]
     return {"e": factor_of(rows, ["c0", "c1"], MOMENTS, name="e")}
+
+
+def fixpoint_rows() -> list:
+    """A weighted digraph of 60 nodes (seeded), for the fixpoint held on the executors."""
+    import random
+
+    rng = random.Random(5)
+    return [(rng.randrange(60), rng.randrange(60), float(rng.randint(1, 9))) for _ in range(240)]
+
+
+def fixpoint_edges(spark):
+    from faq.factor import factor_of
+
+    return factor_of(fixpoint_rows(), ["src", "dst"], "min_plus", spark=spark)
 
 
 def moments_query():

@@ -245,6 +245,16 @@ def test_on_a_local_cluster_static_and_maintained_equal_least_squares():
     with evaluate(moments_query(), moments_factors(), placement="driver") as result:
         expected = sorted([row[0], *row[1]] for row in result.df.collect())
     np.testing.assert_allclose(found["cells"], expected, rtol=1e-12)
+    import networkx as nx
+
+    from tests.learning_cluster_job import fixpoint_rows
+
+    graph = nx.DiGraph()
+    for u, v, w in fixpoint_rows():
+        if not graph.has_edge(u, v) or graph[u][v]["weight"] > w:
+            graph.add_edge(u, v, weight=w)
+    assert found["distances_held"]
+    assert found["distances"] == sorted([n, float(d)] for n, d in nx.single_source_dijkstra_path_length(graph, 0).items())
     t = tables(61)
     np.testing.assert_allclose(found["static"], least_squares(joined(t), FEATURES, TARGET), rtol=1e-7, atol=1e-7)
     after = {**t, "lineitem": t["lineitem"].iloc[10:]}

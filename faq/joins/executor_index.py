@@ -105,7 +105,7 @@ def index_on_executors(uses: Sequence[Use], spec: KernelSpec, directory: str,
     ensure_workers(frames[0].sparkSession)  # the workers build the index in Python: check once that they can
     valued = [uses[g[0]].valued for g in groups]
     written = write_inputs(frames, valued, spec.semiring, directory)
-    local = _local_path(written.root)
+    local = local_path(written.root)
     if scope is not None and local is not None:
         scope.callback(functools.partial(shutil.rmtree, local, ignore_errors=True))
     kept, ops, _, note = kernel_values(list(written.value_ranges), groups, spec.semiring, spec.aggregate, spec.ops)
@@ -134,7 +134,7 @@ def write_inputs(frames: Sequence["DataFrame"], valued: Sequence[bool], semiring
     from pyspark.sql import functions as F
 
     root = f"{directory.rstrip('/')}/faq-index-inputs-{uuid.uuid4().hex}"
-    local = _local_path(root)
+    local = local_path(root)
     if local is not None:  # the driver sees a local directory: refuse one it cannot write before Spark tries
         try:
             os.makedirs(local)
@@ -149,7 +149,7 @@ def write_inputs(frames: Sequence["DataFrame"], valued: Sequence[bool], semiring
                 df = df.withColumn(VALUE_COLUMN, F.col(VALUE_COLUMN).cast(semiring.value_type))
                 metrics.update(low=F.min(VALUE_COLUMN), high=F.max(VALUE_COLUMN))
             paths.append(f"{root}/group{k}")
-            seen = _write_observed(df, metrics, paths[-1])
+            seen = write_observed(df, metrics, paths[-1])
             rows.append(int(seen["rows"]))
             span = np.array([seen["low"], seen["high"]], dtype=dtype) if has_values and seen["rows"] else (
                 np.zeros(0, dtype=dtype))
@@ -161,7 +161,7 @@ def write_inputs(frames: Sequence["DataFrame"], valued: Sequence[bool], semiring
     return WrittenInputs(root, tuple(paths), tuple(rows), tuple(ranges))
 
 
-def _write_observed(df: "DataFrame", metrics: dict[str, "Column"], path: str) -> dict[str, Any]:
+def write_observed(df: "DataFrame", metrics: dict[str, "Column"], path: str) -> dict[str, Any]:
     """Write ``df`` as Parquet to ``path`` and aggregate ``metrics`` over its rows.
 
     A classic session observes them during the write (one job); Spark
@@ -228,10 +228,10 @@ def build_from_inputs(
     return for_tasks(kernel)
 
 
-def _local_path(path: str) -> Optional[str]:
+def local_path(path: str) -> Optional[str]:
     """``path`` as a path of this machine's file system (a ``file:`` URI's path), or None for another URI.
 
-    >>> _local_path("/tmp/x"), _local_path("file:///tmp/x"), _local_path("file:/tmp/x"), _local_path("s3://b/x")
+    >>> local_path("/tmp/x"), local_path("file:///tmp/x"), local_path("file:/tmp/x"), local_path("s3://b/x")
     ('/tmp/x', '/tmp/x', '/tmp/x', None)
     """
     scheme = re.match(r"[A-Za-z][A-Za-z0-9+.-]+:", path)

@@ -211,6 +211,11 @@ def _loaded(name: str, load: Callable[[], Any]) -> Any:
     return found
 
 
+def forget(name: str) -> None:
+    """Drop this process's mapping of the index ``name`` (if it holds one): its file is about to go."""
+    _LOADED.pop(name, None)
+
+
 def ship(spark: Any, value: Any) -> MappedIndex:
     """Write ``value`` to a file and add it to ``spark``'s session files; its handle for the tasks.
 

@@ -14,7 +14,13 @@ setting one-shot queries read):
   fixpoint solved on the driver by the maintained fixpoint's propagation,
   and the answer handed back as a Spark DataFrame built from the driver's
   rows (not cached: nothing to release);
-* ``"executors"``: the semi-naive rounds of :mod:`faq.recursive.seminaive`.
+* ``"executors"``: the edges held on the executors, partitioned, each
+  round one Spark job over the frontier with the values on the driver
+  (:mod:`faq.recursive.executor_edges`), where the semiring has a numpy form,
+  the nodes fit the driver's budget and the executors can read a directory
+  the driver names; else the Spark SQL rounds of
+  :mod:`faq.recursive.seminaive` (``rounds="spark"`` asks for them: the
+  baseline of bench/bench_fixpoint_placements.py).
 
 The answer is the same :class:`~faq.recursive.seminaive.FixpointResult`
 either way; its ``placement`` and ``placement_reason`` say where it was
@@ -36,6 +42,7 @@ from typing import Any, Optional, Union
 
 import pyarrow as pa
 
+from faq.errors import InvalidArgumentError
 from faq.factor import Factor
 from faq.incremental.rules import DRIVER, EXECUTORS, budget_bytes, choose_placement
 from faq.recursive.edge_input import edge_table, row_count
@@ -47,7 +54,7 @@ __all__ = ["solve_placed"]
 
 def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[int] = None,
                  components: bool = False, progress: Any = None, placement: str = "auto",
-                 budget: Optional[Union[int, str]] = None) -> FixpointResult:
+                 budget: Optional[Union[int, str]] = None, rounds: str = "auto") -> FixpointResult:
     """Paths from ``source`` (or connected components) on the driver or on Spark (module notes).
 
     Parameters
@@ -65,7 +72,13 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
     placement : {"auto", "driver", "executors"}
     budget : int or str, optional
         The driver's budget (default: the session's ``spark.faq.localMemory``).
+    rounds : {"auto", "spark"}
+        On the executors: ``"auto"`` holds the edges there and runs each round over the frontier
+        (:mod:`faq.recursive.executor_edges`) where the semiring has a numpy form and the nodes fit the
+        budget; ``"spark"`` always runs the Spark SQL rounds (:mod:`faq.recursive.rounds`, the baseline).
     """
+    if rounds not in ("auto", "spark"):
+        raise InvalidArgumentError(argument="rounds", value=rounds, reason="expected 'auto' or 'spark'")
     from faq.recursive import seminaive
     from faq.recursive.maintained import MaintainedFixpoint, fixpoint_index_bytes
 
@@ -76,10 +89,13 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
     else:
         where, reason = choose_placement(fixpoint_index_bytes(row_count(edges), components), budget_bytes(budget),
                                          placement)
-    if where == EXECUTORS:
+    result = None
+    if where == EXECUTORS and fixpoint_ops(semiring) is not None and rounds != "spark":
+        result, reason = _solve_held(edges, semiring, source, components, progress, budget_bytes(budget), reason)
+    if where == EXECUTORS and result is None:  # no numpy form, nodes over the budget, or no shared directory
         result = seminaive.connected_components(edges, progress=progress) if components else \
             seminaive.paths(edges, source, semiring, progress=progress)
-    else:
+    elif where == DRIVER:
         # Collected once here: handed the Factor, the maintained fixpoint would count its rows again.
         src, dst, weight = edge_table(edges)
         collected = pa.table({SRC: src, DST: dst, WEIGHT: weight})
@@ -90,3 +106,64 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
     result.seconds = time.perf_counter() - started
     result.placement, result.placement_reason = where, reason
     return result
+
+
+def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components: bool, progress: Any, budget: int,
+                reason: str) -> tuple[Optional[FixpointResult], str]:
+    """The fixpoint with the edges held on the executors and the values on the driver
+    (:mod:`faq.recursive.executor_edges`); None when the nodes do not fit ``budget`` (then the Spark rounds)."""
+    import numpy as np
+
+    from faq.recursive.executor_edges import NODE_BYTES, ExecutorEdges
+    from faq.recursive.propagate import propagate
+    from faq.recursive.rounds import reporter
+    from faq.recursive.seminaive import NODE, VALUE, edge_frame, symmetric_edges
+
+    from faq.insideout.binding import index_dir
+    from faq.spark import is_connect
+
+    spark = edges.df.sparkSession
+    directory = index_dir(spark, is_connect(spark))
+    if directory is None:
+        return None, f"{reason}; no directory the executors can read is known (set spark.faq.indexDir): Spark rounds"
+    note = reporter(progress)
+    ops = fixpoint_ops(semiring)
+    frame = symmetric_edges(edges, loops=True) if components else edge_frame(edges, semiring)
+    with ExecutorEdges.write(frame, ops, value_type=semiring.value_type, directory=directory) as held:
+        nodes = len(held.domain)
+        if nodes * NODE_BYTES > budget:
+            return None, (f"{reason}; {nodes} nodes need ~{nodes * NODE_BYTES >> 20} MiB on the driver, over its "
+                          f"budget: Spark rounds")
+        note(f"{held.rows} edge(s) held on the executors in {held.parts} part(s); {nodes} node(s) on the driver")
+        domain = held.domain
+        values = np.full(nodes, ops.zero, dtype=ops.dtype)
+        first, frontier = None, None
+        if components:
+            values[:] = domain.decode(np.arange(nodes, dtype=np.int64))  # every node labelled with its id
+            src, dst, _ = held.proposals(None, None, labels=True)
+            first = (src, dst, np.full(len(src), ops.one, dtype=ops.dtype))
+        else:
+            frontier = domain.lookup(np.array([source], dtype=np.int64))
+            frontier = frontier[frontier >= 0]
+            values[frontier] = ops.one
+        solved = propagate(values, [held], ops, frontier=frontier, first=first, nodes=nodes if held.improving else None,
+                           semiring=semiring.name, record=False, example=lambda c: int(domain.decode(np.array([c]))[0]),
+                           progress=note)
+        codes = np.flatnonzero(values != ops.zero)
+        ids = domain.decode(codes).astype(np.int64, copy=False)
+        if not components and not len(frontier) and source is not None:  # a source with no edge: itself alone
+            ids, found = np.array([source], dtype=np.int64), np.array([ops.one], dtype=ops.dtype)
+        else:
+            found = values[codes]
+        rounds = held.rounds
+    import pandas as pd
+
+    from faq.spark import get_session
+
+    rows = pd.DataFrame({NODE: ids, VALUE: found})
+    df = get_session().createDataFrame(rows if len(rows) else [], f"{NODE} bigint, {VALUE} {semiring.value_type}")
+    name = f"{edges.name}-components" if components else f"{edges.name}*"
+    factor = Factor(df=df, variables=(NODE,), semiring=semiring, value=VALUE, name=name)
+    how = (f"{reason}; edges held on the executors ({held.parts} parts), values on the driver: "
+           f"{rounds} round job(s) over the frontier")
+    return FixpointResult(factor=factor, iterations=solved.iterations, seconds=0.0, edges=held.rows), how

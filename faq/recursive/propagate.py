@@ -148,6 +148,26 @@ def out_edges(runs: Sequence[Trie], frontier: np.ndarray, ops: NumpyForm) -> tup
     return np.concatenate(ats), np.concatenate(dsts), np.concatenate(weights)
 
 
+def proposed(runs: Sequence[Any], frontier: np.ndarray, values: np.ndarray, ops: NumpyForm
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ``frontier``'s proposals ``(source, target, value ⊗ weight)`` (codes) over ``runs``.
+
+    A run is a trie on the driver (:func:`out_edges`), or edges held elsewhere: an object whose
+    ``proposals(frontier, frontier_values)`` returns the same three arrays, perhaps ⊕-reduced per target
+    already (:class:`~faq.recursive.executor_edges.ExecutorEdges`, one Spark job).  Both may be mixed:
+    ⊕ is idempotent, so a pair proposed twice changes nothing.
+    """
+    tries = [run for run in runs if isinstance(run, Trie)]
+    at, dst, weight = out_edges(tries, frontier, ops)
+    found = [(frontier[at], dst, ops.mul(values[frontier][at], weight))]
+    for run in runs:
+        if not isinstance(run, Trie):
+            found.append(run.proposals(frontier, values[frontier]))
+    if len(found) == 1:
+        return found[0]
+    return tuple(np.concatenate(arrays) for arrays in zip(*found))  # type: ignore[return-value]
+
+
 @dataclass
 class Propagation:
     """What :func:`propagate` changed: the improved ``nodes`` (sorted codes), their ``old`` values and parents."""
@@ -241,8 +261,8 @@ def propagate(
     ----------
     values : np.ndarray
         Dense values over node codes (the zero: no value).
-    runs : sequence of Trie
-        The edges, view ``(src, dst)``, as several runs.
+    runs : sequence of Trie (or edges held elsewhere)
+        The edges, view ``(src, dst)``, as several runs (:func:`proposed`).
     frontier : np.ndarray, optional
         Codes whose values are new (round 1 follows all their out-edges).
     first : (src, dst, weight) arrays, optional
@@ -278,8 +298,7 @@ def propagate(
             valued = np.flatnonzero(values[src] != ops.zero)
             src, dst, proposals = src[valued], dst[valued], ops.mul(values[src[valued]], weight[valued])
         else:
-            at, dst, weight = out_edges(runs, current, ops)
-            src, proposals = current[at], ops.mul(values[current][at], weight)
+            src, dst, proposals = proposed(runs, current, values, ops)
         current = relax(values, dst, proposals, ops, log, parents, src)
         return len(current)
 

@@ -416,15 +416,18 @@ def widest_paths(edges: Factor, source: int, **kw: Any) -> FixpointResult:
     return paths(edges, source, "max_min", **kw)
 
 
-def symmetric_edges(edges: Factor) -> "DataFrame":
-    """Both directions of every edge, loops dropped, as ``(src, dst, weight=0)`` (component labels)."""
+def symmetric_edges(edges: Factor, loops: bool = False) -> "DataFrame":
+    """Both directions of every edge, as ``(src, dst, weight=0)`` (component labels); self-loops dropped
+    unless ``loops`` (a loop never changes a label, but it names a node that has no other edge)."""
     from pyspark.sql import functions as F
 
     from faq.semirings.spark_backend import columns as spark_columns
 
     frame = edge_frame(edges.with_semiring("counting", convert=lambda c: F.lit(1)), get_semiring("counting"))
     both = frame.select(SRC, DST).unionByName(frame.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST)))
-    return both.where(F.col(SRC) != F.col(DST)).distinct().select(SRC, DST, spark_columns(MIN_LABEL).one().alias(WEIGHT))
+    if not loops:
+        both = both.where(F.col(SRC) != F.col(DST))
+    return both.distinct().select(SRC, DST, spark_columns(MIN_LABEL).one().alias(WEIGHT))
 
 
 def node_frame(edges: Factor, nodes: Union["DataFrame", Iterable[int], None] = None) -> "DataFrame":

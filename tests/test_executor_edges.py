@@ -1,0 +1,122 @@
+"""Fixpoints with the edges held on the executors and the values on the driver (faq.recursive.executor_edges).
+
+Random graphs (hypothesis) against networkx and the bottleneck Dijkstra of tests/test_recursive.py,
+every idempotent semiring of the paths and the components; the cases the round loop must catch
+(negative cycles, a source outside the graph, a user's semiring with numpy forms); what is left
+behind after the edges close.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import networkx as nx
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from faq.errors import NegativeCycleError
+from faq.factor import factor_of
+from faq.recursive.executor_edges import ExecutorEdges, best_per_target
+from faq.recursive.placed import solve_placed
+from faq.recursive.propagate import fixpoint_ops
+from faq.semirings import MIN_PLUS, get_semiring
+from tests.conftest import examples
+from tests.test_recursive import OFFSET, graph_lists, paths_oracle, union_factor
+
+# 25 drawn cases in all: 6 per path semiring, 7 of components (each a few Spark jobs).
+PATHS = settings(max_examples=examples(6), deadline=None, suppress_health_check=list(HealthCheck),
+                 derandomize=True)
+COMPONENTS = settings(PATHS, max_examples=examples(7))
+
+
+def held(edges, semiring="min_plus", **kw):
+    """Solved with the edges held on the executors (asserted), as {node: value}."""
+    with solve_placed(edges, semiring, placement="executors", **kw) as result:
+        assert "edges held on the executors" in result.placement_reason, result.placement_reason
+        return {int(n): v for n, v in result.df.collect()}
+
+
+@pytest.mark.parametrize("semiring", ["boolean", "min_plus", "max_min"])
+@PATHS
+@given(graphs=graph_lists)
+def test_random_paths_held_on_the_executors_match_oracles(spark, semiring, graphs):
+    """The first graph's node 0 is the source; the other graphs are unreachable (ids apart)."""
+    expected = {n: v for n, v in paths_oracle(graphs, semiring).items() if n < OFFSET}
+    assert held(union_factor(graphs, semiring, spark), semiring, source=0) == expected
+
+
+@COMPONENTS
+@given(graphs=graph_lists)
+def test_random_components_held_on_the_executors_match_networkx(spark, graphs):
+    """Every node of an edge (a self-loop's too) labelled with its component's smallest id."""
+    g = nx.Graph()
+    for i, (_, edges) in enumerate(graphs):
+        g.add_edges_from((i * OFFSET + u, i * OFFSET + v) for u, v, _ in edges)
+    expected = {n: min(c) for c in nx.connected_components(g) for n in c}
+    assert held(union_factor(graphs, "min_plus", spark), components=True) == expected
+
+
+def test_a_source_outside_the_graph_is_its_only_node(spark):
+    edges = factor_of([(1, 2, 1.0)], ["src", "dst"], "min_plus", spark=spark)
+    assert held(edges, source=7) == {7: 0.0}
+
+
+def test_a_negative_cycle_is_reported_by_the_rounds_on_the_driver(spark):
+    edges = factor_of([(0, 1, 1.0), (1, 2, -3.0), (2, 0, 1.0)], ["src", "dst"], "min_plus", spark=spark)
+    with pytest.raises(NegativeCycleError):
+        solve_placed(edges, "min_plus", source=0, placement="executors")
+
+
+def test_negative_weights_without_a_cycle_match_bellman_ford(spark):
+    rows = [(0, 1, 4.0), (0, 2, 1.0), (2, 1, -2.0), (1, 3, 1.0), (2, 3, 5.0)]
+    g = nx.DiGraph()
+    g.add_weighted_edges_from(rows)
+    expected = {n: float(d) for n, d in nx.single_source_bellman_ford_path_length(g, 0).items()}
+    assert held(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), source=0) == expected
+
+
+def test_a_users_semiring_with_numpy_forms_is_held_on_the_executors(spark):
+    """A (min, +) of the user's own, with numpy forms: the tasks run its ⊗ and ⊕ (pickled with the rounds)."""
+    from pyspark.sql import functions as F
+
+    from faq.semirings import Semiring
+
+    tropical = Semiring("my_min_plus", "double", math.inf, 0.0, add=lambda a, b: F.least(a, b),
+                        mul=lambda a, b: a + b, sum=F.min, idempotent=True, numpy_add=np.minimum, numpy_mul=np.add)
+    rows = [(0, 1, 2.0), (1, 2, 2.0), (0, 2, 5.0), (2, 3, 1.0)]
+    edges = factor_of(rows, ["src", "dst"], get_semiring("min_plus"), spark=spark)
+    assert held(edges, tropical, source=0) == {0: 0.0, 1: 2.0, 2: 4.0, 3: 5.0}
+
+
+def test_rounds_follow_the_frontier_and_the_files_go_with_the_edges(spark):
+    """One job a round; each part's trie is built once and removed (with the Parquet parts) on close."""
+    from pyspark import SparkFiles
+
+    frame = spark.createDataFrame([(i, i + 1, 1.0) for i in range(50)], "src long, dst long, weight double")
+    with ExecutorEdges.write(frame, fixpoint_ops(MIN_PLUS)) as edges:
+        token = edges.token
+        assert len(edges.domain) == 51 and edges.rows == 50
+        src, dst, best = edges.proposals(edges.domain.lookup(np.array([10, 20])), np.array([0.0, 5.0]))
+        assert sorted(zip(edges.domain.decode(dst).tolist(), best.tolist(), edges.domain.decode(src).tolist())) == [
+            (11, 1.0, 10), (21, 6.0, 20)]
+        assert edges.rounds == 1
+        root = [f for f in edges.files][0].split(token)[0].replace("file:", "")
+        built = [n for n in os.listdir(SparkFiles.getRootDirectory()) if n.startswith(token)]
+        assert built, "the parts' tries are kept in the executor's files directory"
+    assert not [n for n in os.listdir(SparkFiles.getRootDirectory()) if n.startswith(token)]
+    assert not os.path.exists(os.path.join(root, token))
+
+
+def test_the_spark_rounds_stay_available_as_the_baseline(spark):
+    edges = factor_of([(0, 1, 1.0), (1, 2, 1.0)], ["src", "dst"], "min_plus", spark=spark)
+    with solve_placed(edges, "min_plus", source=0, placement="executors", rounds="spark") as result:
+        assert "edges held" not in result.placement_reason
+        assert sorted(map(tuple, result.df.collect())) == [(0, 0.0), (1, 1.0), (2, 2.0)]
+
+
+def test_best_per_target_keeps_a_winning_source_per_target():
+    ops = fixpoint_ops(get_semiring("max_min"))
+    targets, best, sources = best_per_target(np.array([2, 2, 9]), np.array([3.0, 7.0, 1.0]), np.array([5, 6, 7]), ops)
+    assert targets.tolist() == [2, 9] and best.tolist() == [7.0, 1.0] and sources.tolist() == [6, 7]
