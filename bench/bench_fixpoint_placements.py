@@ -23,7 +23,7 @@ exactly (integer weights).  Every round's seconds and frontier come from the pro
 rounds whose frontier has at most ``--small-frontier`` nodes are summarised apart (the issue's
 target: a round over ~100 changed nodes in at most 0.2 s).  A direct probe times
 :meth:`~faq.recursive.executor_edges.ExecutorEdges.proposals` for ``--probe-nodes`` random nodes,
-``--probes`` times (median, p99, max).
+one hop (no hops within the parts), ``--probes`` times (median, p99, max).
 
 Results: JSON in ``--out`` (default ``bench/results/fixpoint_placements.json``) with the command,
 the commit and the load average (:class:`bench.common.Run`); a summary on stdout.
@@ -52,6 +52,10 @@ def parse_args(argv=None):
     p.add_argument("--probe-nodes", type=int, default=100)
     p.add_argument("--probes", type=int, default=30)
     p.add_argument("--skip-spark-rounds", action="store_true", help="leave out the (slow) Spark SQL rounds")
+    p.add_argument("--grid", type=int, default=0, metavar="SIDE",
+                   help="instead of R-MAT: a SIDE x SIDE grid (edges both ways between neighbours, row-major ids, "
+                        "listed in id order), a graph of long paths and local edges like a road network")
+    p.add_argument("--no-hops", action="store_true", help="also run the held placement with one hop a job")
     return p.parse_args(argv)
 
 
@@ -69,6 +73,24 @@ def weighted_parquet(spark, scale: int, seed: int) -> str:
         weighted = frame.withColumn("weight", (1 + F.pmod(F.xxhash64("src", "dst", F.lit(seed)), F.lit(1000)))
                                     .cast("double"))
         weighted.write.parquet(str(out))
+    return str(out)
+
+
+def grid_parquet(spark, side: int, seed: int) -> str:
+    """A ``side`` x ``side`` grid, both directions of every neighbour pair, hashed weights, as Parquet."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out = GENERATED / f"grid{side}-seed{seed}.parquet"
+    if not out.exists():
+        ids = np.arange(side * side, dtype=np.int64).reshape(side, side)
+        right = np.stack([ids[:, :-1].ravel(), ids[:, 1:].ravel()])
+        down = np.stack([ids[:-1, :].ravel(), ids[1:, :].ravel()])
+        pairs = np.concatenate([right, down, right[::-1], down[::-1]], axis=1)
+        pairs = pairs[:, np.lexsort((pairs[1], pairs[0]))]  # listed by source, as an edge list usually is
+        weight = 1.0 + (pairs[0] * 7919 + pairs[1] * 104729 + seed) % 1000
+        out.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(pa.table({"src": pairs[0], "dst": pairs[1], "weight": weight}), str(out))
     return str(out)
 
 
@@ -101,14 +123,14 @@ def main(argv=None) -> int:
 
     run = Run("bench_fixpoint_placements", argv)
     spark = get_session(master=args.master)
-    path = weighted_parquet(spark, args.scale, args.seed)
+    path = grid_parquet(spark, args.grid, args.seed) if args.grid else weighted_parquet(spark, args.scale, args.seed)
     table = spark.read.parquet(path).toArrow()
     out_degree = np.bincount(table.column("src").to_numpy())
-    source = int(np.argmax(out_degree))
+    source = 0 if args.grid else int(np.argmax(out_degree))
     expected = dijkstra(table, source)
-    run.record.update(scale=args.scale, edges=table.num_rows, source=source, reached=len(expected),
+    run.record.update(graph=f"grid {args.grid}x{args.grid}" if args.grid else f"R-MAT {args.scale}", edges=table.num_rows, source=source, reached=len(expected),
                       master=spark.conf.get("spark.master"), parquet=path)
-    log(f"R-MAT {args.scale}: {table.num_rows} edges, source {source}, {len(expected)} reached (SciPy)")
+    log(f"{run.record['graph']}: {table.num_rows} edges, source {source}, {len(expected)} reached (SciPy)")
     del table
 
     def factor() -> Factor:
@@ -124,6 +146,8 @@ def main(argv=None) -> int:
 
     placements = {"driver": dict(placement="driver"), "executors_held": dict(placement="executors"),
                   "executors_spark_rounds": dict(placement="executors", rounds="spark")}
+    if args.no_hops:
+        placements["executors_held_one_hop"] = dict(placement="executors", rounds="one-hop")
     if args.skip_spark_rounds:
         del placements["executors_spark_rounds"]
     results, rounds = {}, {}
@@ -150,7 +174,9 @@ def main(argv=None) -> int:
     with ExecutorEdges.write(frame, fixpoint_ops(MIN_PLUS)) as held:
         rng = np.random.default_rng(args.seed)
         frontier = np.sort(rng.choice(len(held.domain), size=min(args.probe_nodes, len(held.domain)), replace=False))
-        values = np.zeros(len(frontier))
+        values = np.full(len(held.domain), np.inf)
+        values[frontier] = 0.0
+        held.hops = False  # one hop from the frontier: the round the target speaks of
         held.proposals(frontier, values)  # warm
         times = []
         for _ in range(args.probes):

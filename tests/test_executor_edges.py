@@ -91,22 +91,34 @@ def test_a_users_semiring_with_numpy_forms_is_held_on_the_executors(spark):
 
 
 def test_rounds_follow_the_frontier_and_the_files_go_with_the_edges(spark):
-    """One job a round; each part's trie is built once and removed (with the Parquet parts) on close."""
-    from pyspark import SparkFiles
-
+    """One job a round; the parts are files built once by the executors, removed when the edges close."""
     frame = spark.createDataFrame([(i, i + 1, 1.0) for i in range(50)], "src long, dst long, weight double")
-    with ExecutorEdges.write(frame, fixpoint_ops(MIN_PLUS)) as edges:
-        token = edges.token
-        assert len(edges.domain) == 51 and edges.rows == 50
-        src, dst, best = edges.proposals(edges.domain.lookup(np.array([10, 20])), np.array([0.0, 5.0]))
+    with ExecutorEdges.write(frame, fixpoint_ops(MIN_PLUS), parts=1) as edges:
+        assert len(edges.domain) == 51 and edges.rows == 50 and edges.parts == 1
+        frontier = edges.domain.lookup(np.array([10, 20]))
+        values = np.full(len(edges.domain), np.inf)
+        values[frontier] = [0.0, 5.0]
+        edges.hops = False  # one hop: the frontier's out-edges only
+        src, dst, best = edges.proposals(frontier, values)
         assert sorted(zip(edges.domain.decode(dst).tolist(), best.tolist(), edges.domain.decode(src).tolist())) == [
             (11, 1.0, 10), (21, 6.0, 20)]
-        assert edges.rounds == 1
-        root = [f for f in edges.files][0].split(token)[0].replace("file:", "")
-        built = [n for n in os.listdir(SparkFiles.getRootDirectory()) if n.startswith(token)]
-        assert built, "the parts' tries are kept in the executor's files directory"
-    assert not [n for n in os.listdir(SparkFiles.getRootDirectory()) if n.startswith(token)]
-    assert not os.path.exists(os.path.join(root, token))
+        edges.hops = True  # hops within the part, pruned by the values: the chains 10 -> 11 -> ... and 20 -> ...
+        values[edges.domain.lookup(np.array([15]))] = 2.0  # known already, better than 10 + 5 hops
+        src, dst, best = edges.proposals(frontier, values)
+        found = dict(zip(edges.domain.decode(dst).tolist(), best.tolist()))
+        # a hop stops where the driver's value is better (15): the rest of that chain is 15's to improve
+        assert found == {**{n: n - 10.0 for n in range(11, 15)}, **{n: n - 15.0 for n in range(21, 51)}}
+        assert edges.rounds == 2
+        paths = edges.paths
+        assert all(os.path.exists(p) for p in paths)
+    assert not any(os.path.exists(os.path.dirname(p)) for p in paths)
+
+
+def test_no_edges_hold_no_parts(spark):
+    frame = spark.createDataFrame([], "src long, dst long, weight double")
+    with ExecutorEdges.write(frame, fixpoint_ops(MIN_PLUS)) as edges:
+        assert edges.parts == 0 and len(edges.domain) == 0
+        assert [len(a) for a in edges.proposals(np.array([0]), np.zeros(1))] == [0, 0, 0]
 
 
 def test_the_spark_rounds_stay_available_as_the_baseline(spark):

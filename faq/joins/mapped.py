@@ -211,9 +211,16 @@ def _loaded(name: str, load: Callable[[], Any]) -> Any:
     return found
 
 
-def forget(name: str) -> None:
-    """Drop this process's mapping of the index ``name`` (if it holds one): its file is about to go."""
-    _LOADED.pop(name, None)
+def mapped_file(path: str) -> Any:
+    """The index in the file ``path`` (in a directory every executor reads), mapped once per worker process
+    (kept among the newest :data:`KEEP_LOADED`, as shipped and built indexes are)."""
+    return _loaded(path, lambda: read_index(path))
+
+
+def forget(name: str) -> bool:
+    """Drop this process's mapping of the index ``name`` (a handle's name, or a :func:`mapped_file` path):
+    its file is about to go.  Whether it held one."""
+    return _LOADED.pop(name, None) is not None
 
 
 def ship(spark: Any, value: Any) -> MappedIndex:

@@ -6,23 +6,22 @@ joins and aggregates over *all* the edges.  Here the edges are moved once and
 then stay where they are, as the worst-case optimal join's index does
 (:mod:`faq.joins.mapped`):
 
-1. Spark writes the edges ``(src, dst, weight)`` as Parquet, coalesced into
-   as many *parts* as the executors have cores (one file each; a task's
-   Python costs about 40 ms a wave on this machine, so no more parts than
-   cores), under the directory the executors can read (``spark.faq.indexDir``;
-   the driver's scratch directory on a local master).  The edges are not
-   shuffled by source: every part sees the whole frontier (step 4), so a
-   node's out-edges may lie in several parts; ⊕ is idempotent, so their
+1. One Spark job over the edges ``(src, dst, weight)``, coalesced into as
+   many *parts* as the executors have cores (a task's Python costs about
+   40 ms a wave on this machine, so no more parts than cores), builds each
+   part's trie in its task -- the same :func:`~faq.incremental.rows.build_run`
+   over the same :func:`~faq.incremental.rows.merge_rows` the driver placement
+   uses, over the part's own dense codes -- and writes it as one file
+   (:mod:`faq.joins.mapped`'s layout) under the directory the executors can
+   read (``spark.faq.indexDir``; the driver's scratch directory on a local
+   master).  The tasks return each part's node ids (the driver makes the node
+   domain from them), its rows and its edges better than ``one``.  The edges
+   are not shuffled by source: every part sees the whole frontier (step 4),
+   so a node's out-edges may lie in several parts; ⊕ is idempotent, so their
    proposals merge on the driver like any others.
-2. One job of one task per part builds each part's trie -- the same
-   :func:`~faq.incremental.rows.build_run` over the same
-   :func:`~faq.incremental.rows.merge_rows` the driver placement uses, over
-   the part's own dense codes -- and keeps it in the executor's Spark files
-   directory, memory-mapped by its Python workers
-   (:class:`~faq.joins.mapped.BuiltIndex`).  The job returns each part's node
-   ids, from which the driver makes the node domain.  The tasks' frame is a
-   cached one-row-per-part frame, so Spark prefers to run part ``p``'s task
-   on the executor that ran it first (where its trie is).
+2. A round's task maps its part's file (once per Python worker: the pages
+   are the machine's file cache, shared by its workers), whichever executor
+   runs it: nothing is built twice.
 3. The node *values* (and the round loop, :mod:`faq.recursive.core`) stay
    on the driver, as in the driver placement: a dense array over node codes.
    Nodes are far fewer than edges (R-MAT 18: 262,144 ids, 3.9M edges), so
@@ -35,6 +34,18 @@ then stay where they are, as the worst-case optimal join's index does
    the winning one (:func:`best_per_target`).  The driver ⊕-merges what the
    tasks return into the values (:func:`~faq.recursive.propagate.relax`).
 
+Hops within a part
+------------------
+Where the driver's values are small enough to send with a job (:data:`SHIP_BYTES`)
+and no edge is better than ``one``, a task does not stop after one hop: it
+compares its proposals with those values, and from the targets they improve
+follows its part's out-edges again, until nothing in the part improves
+(:func:`hops`; "think like a graph", Tian et al., VLDB 2013).  It returns every
+node it improved, with the value of a path that exists; each is in the
+driver's next frontier, so its out-edges in the other parts are followed
+there.  A job then does the work of several rounds (on one executor with one
+part, all of them), and the round count falls to what crossing parts needs.
+
 So a round is one Spark job with one stage and no shuffle; its work and the
 data it moves follow the frontier, not the graph.  Its floor is Spark's for a
 job of Python tasks: about 0.1 s on this machine (a job of the JVM alone:
@@ -46,10 +57,10 @@ Where it applies: an idempotent semiring with a numpy form
 driver's budget (:data:`NODE_BYTES` each).  Otherwise
 :func:`faq.recursive.placed.solve_placed` runs the Spark SQL rounds.
 
-The parts' Parquet files are removed when the edges' scope closes; each
-executor's built tries are removed then by one small job (best effort: a
-task may land on an executor that holds none; what is left is removed with
-Spark's files directory when the session stops).
+The parts' files are removed when the edges' scope closes, after one small
+job that has the workers drop their mappings (best effort: a worker that
+runs none of its tasks keeps at most :data:`~faq.joins.mapped.KEEP_LOADED`
+mappings until it maps newer files).
 
 Examples
 --------
@@ -58,12 +69,15 @@ Examples
 >>> from faq.recursive.propagate import fixpoint_ops
 >>> spark = get_session()
 >>> frame = spark.createDataFrame([(1, 2, 4.0), (2, 3, 1.0), (1, 3, 7.0)], "src long, dst long, weight double")
->>> with ExecutorEdges.write(frame, fixpoint_ops(MIN_PLUS)) as edges:
+>>> with ExecutorEdges.write(frame, fixpoint_ops(MIN_PLUS), parts=1) as edges:
 ...     edges.rows, edges.domain.decode(np.arange(len(edges.domain))).tolist()
-...     src, dst, best = edges.proposals(edges.domain.lookup(np.array([1])), np.array([0.0]))
+...     values = np.array([0.0, np.inf, np.inf])          # node 1 (code 0) is the source
+...     src, dst, best = edges.proposals(edges.domain.lookup(np.array([1])), values)
 ...     sorted(zip(edges.domain.decode(dst).tolist(), best.tolist(), edges.domain.decode(src).tolist()))
 (3, [1, 2, 3])
-[(2, 4.0, 1), (3, 7.0, 1)]
+[(2, 4.0, 1), (3, 5.0, 2)]
+
+In one job: 1 -> 2 (4.0), then 2 -> 3 (5.0), better than 1 -> 3 (7.0), by hops within the (one) part.
 """
 
 from __future__ import annotations
@@ -88,14 +102,14 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-__all__ = ["ExecutorEdges", "best_per_target", "NODE_BYTES", "SHIP_BYTES"]
+__all__ = ["ExecutorEdges", "best_per_target", "build_part", "hops", "NODE_BYTES", "SHIP_BYTES"]
 
 #: The driver's memory per node in this placement: the value, the parent, the domain's id and its hash.
 NODE_BYTES = 48
 #: A frontier larger than this (ids and values) goes to the tasks as a file per machine, not in the closure.
 SHIP_BYTES = 16 << 20
-_PART = "part"
-_BEST = "best"
+_PART, _NODE, _IMPROVING, _ROWS, _BEST = "part", "node", "improving", "rows", "best"
+_BUILT = f"{_PART} long, {_NODE} long, {_IMPROVING} long, {_ROWS} long"
 
 
 class ExecutorEdges(Owner):
@@ -106,105 +120,116 @@ class ExecutorEdges(Owner):
     domain : KeyDomain
         The node ids, sorted (code ``i`` is the ``i``-th smallest id).
     rows : int
-        Edges written (before parallel edges are ⊕-merged in the parts).
+        Edges given (before parallel edges are ⊕-merged in the parts).
     improving : int
         Edges better than ``one`` (only those let a cycle improve values), counted as the parts are built.
     parts : int
         Parts (tasks of a round).
+    paths : tuple of str
+        The parts' files.
     """
 
-    def __init__(self, spark: Any, ops: NumpyForm, files: list[str], token: str, rows: int, value_type: str,
-                 scope: Scope) -> None:
-        self.spark, self.ops, self.files, self.token = spark, ops, files, token
-        self.rows, self.value_type = rows, value_type
-        self.improving = 0
-        self.parts = len(files)
-        self.scope = scope
+    def __init__(self, spark: Any, ops: NumpyForm, token: str, value_type: str, scope: Scope) -> None:
+        self.spark, self.ops, self.token, self.value_type, self.scope = spark, ops, token, value_type, scope
+        self.paths: tuple[str, ...] = ()
+        self.rows = self.improving = self.parts = self.rounds = 0
+        #: Whether a task goes on hop after hop within its part (see :meth:`proposals`).
+        self.hops = True
         self.domain = KeyDomain(np.zeros(0, dtype=np.int64))
-        self.rounds = 0
         self._tasks: Optional["DataFrame"] = None
 
     @classmethod
     def write(cls, frame: "DataFrame", ops: NumpyForm, *, value_type: str = "double", parts: Optional[int] = None,
               directory: Optional[str] = None) -> "ExecutorEdges":
-        """Write ``frame`` (``src``, ``dst``, ``weight``) partitioned by source, build the parts' tries on
-        the executors and learn the node ids (two jobs; module notes, steps 1-2).
+        """Build the parts of ``frame`` (``src``, ``dst``, ``weight``) on the executors and learn the node
+        ids (one job; module notes, step 1).
 
-        ``directory`` defaults to the session's index directory (``spark.faq.indexDir``); without one
-        (a Spark Connect server or a cluster and no setting) :class:`~faq.errors.IndexDirectoryError`.
+        ``directory`` defaults to the session's index directory (``spark.faq.indexDir``); a directory
+        the driver cannot reach, or none (a Spark Connect server or a cluster and no setting), is refused
+        with :class:`~faq.errors.IndexDirectoryError`.
         """
-        from pyspark.sql import functions as F
+        import pyarrow.compute as pc
 
         from faq.insideout.binding import index_dir
-        from faq.joins.executor_index import local_path, write_observed
+        from faq.joins.executor_index import local_path
         from faq.spark import default_parallelism, is_connect
         from faq.workers import ensure_workers
 
         spark = frame.sparkSession
         directory = directory or index_dir(spark, is_connect(spark))
-        if directory is None:
-            raise IndexDirectoryError(path="(none)", reason="the executors need a directory they can read for the "
-                                                           "edges' parts: set spark.faq.indexDir")
-        ensure_workers(spark)  # the parts are built by faq's Python in the workers: check once that they can
-        token = f"faq-fixpoint-{uuid.uuid4().hex}"
-        root = f"{directory.rstrip('/')}/{token}"
-        scope = Scope()
-        local = local_path(root)
-        if local is not None:
-            scope.callback(functools.partial(shutil.rmtree, local, ignore_errors=True))
+        root = local_path(f"{directory.rstrip('/')}/faq-fixpoint-{uuid.uuid4().hex}") if directory else None
+        if root is None:
+            raise IndexDirectoryError(path=str(directory), reason="the executors write the edges' parts to a "
+                                                                  "directory the driver reaches: set spark.faq.indexDir")
         try:
-            metrics = {"rows": F.count(F.lit(1))}
-            # coalesced, not shuffled by source: every part sees the whole frontier, so a node's out-edges
-            # may lie in several parts (their proposals ⊕-merge on the driver); no shuffle of the edges.
-            seen = write_observed(frame.select(SRC, DST, WEIGHT).coalesce(parts or default_parallelism(spark)),
-                                  metrics, root)
-            files = sorted(spark.read.parquet(root).inputFiles()) if int(seen["rows"]) else []
-            edges = cls(spark, ops, files, token, int(seen["rows"]), value_type, scope)
-            edges._start()
+            os.makedirs(root)
+        except OSError as error:
+            raise IndexDirectoryError(path=str(directory), reason=f"{error.strerror or error}") from error
+        scope = Scope()
+        scope.callback(functools.partial(shutil.rmtree, root, ignore_errors=True))
+        edges = cls(spark, ops, os.path.basename(root), value_type, scope)
+        try:
+            ensure_workers(spark)  # the parts are built by faq's Python in the workers: check once that they can
+            built = frame.select(SRC, DST, WEIGHT).coalesce(parts or default_parallelism(spark)).mapInArrow(
+                functools.partial(_build_task, root, ops), _BUILT).toArrow()
+            marks = built.filter(pc.is_null(built.column(_NODE)))  # a row per part: its rows and improving edges
+            edges.paths = tuple(sorted(f"{root}/part-{int(p)}.bin" for p in marks.column(_PART).to_numpy()))
+            edges.parts = len(edges.paths)
+            edges.rows = int(pc.sum(marks.column(_ROWS)).as_py() or 0)
+            edges.improving = int(pc.sum(marks.column(_IMPROVING)).as_py() or 0)
+            nodes = built.column(_NODE).drop_null().to_numpy()
+            edges.domain = KeyDomain(np.unique(nodes) if len(nodes) else NO_NODES)
+            edges._write_codes(built)
+            if edges.parts:
+                # One row per part; cached, so a round's plan is a scan of its blocks and nothing more.
+                tasks = spark.range(0, edges.parts, 1, edges.parts).withColumnRenamed("id", _PART)
+                edges._tasks = scope.persist(tasks)
+                edges._tasks.count()
+                scope.callback(edges._forget_parts)
         except BaseException:
             scope.close()
             raise
         return edges
 
-    def _start(self) -> None:
-        """Cache the tasks' frame (one row per part) and build every part on the executors; learn the nodes."""
+    def _write_codes(self, built: "pa.Table") -> None:
+        """Beside each part, its nodes' codes in the domain (the tasks read the values they are sent by them)."""
         import pyarrow.compute as pc
 
-        if not self.parts:
-            return
-        tasks = self.spark.range(0, self.parts, 1, self.parts).withColumnRenamed("id", _PART)
-        self._tasks = self.scope.persist(tasks)
-        self._tasks.count()  # the cached blocks: where part p's task ran first, Spark prefers it again
-        schema = "node long, improving long"
-        table = self._tasks.mapInArrow(functools.partial(_nodes_task, self._spec()), schema).toArrow()
-        self.scope.callback(self._forget_parts)
-        nodes = table.column(0).drop_null().to_numpy()
-        self.domain = KeyDomain(np.unique(nodes) if len(nodes) else NO_NODES)
-        self.improving = int(pc.sum(table.column(1)).as_py() or 0)
+        from faq.joins.mapped import write_index
 
-    def _spec(self) -> "_PartSpec":
-        return _PartSpec(tuple(self.files), self.token, self.ops, self.value_type)
+        rows = built.filter(pc.is_valid(built.column(_NODE)))
+        parts, nodes = rows.column(_PART).to_numpy(), rows.column(_NODE).to_numpy()
+        for path in self.paths:
+            p = int(path.rsplit("-", 1)[1].split(".")[0])
+            write_index(self.domain.lookup(np.sort(nodes[parts == p])), _codes_path(path))
 
     def proposals(self, frontier: np.ndarray, values: np.ndarray, *, labels: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """One round on the executors: the best proposal per target from the ``frontier`` (codes) with
-        ``values``; returns ``(source, target, proposal)`` as codes and values (module notes, step 4).
+        """One job on the executors: proposals from the ``frontier`` (codes), ``values`` being every node's
+        value (dense over codes); returns ``(source, target, proposal)`` as codes and values, one per
+        target (module notes, step 4).
 
         ``labels=True`` ignores the frontier: every node proposes its own id (components' first round).
+        Where the values fit :data:`SHIP_BYTES` and no edge is better than ``one`` (no cycle can improve
+        values), each task goes on from the targets its proposals improve, hop after hop within its
+        part, and returns every node it improved (module notes, "Hops within a part").
         """
         from faq.joins.mapped import ship
 
         dtype = np.dtype(self.ops.dtype)
-        if self._tasks is None or (not labels and len(frontier) == 0):
+        if self._tasks is None or (not labels and not len(frontier)):
             return NO_NODES, NO_NODES, np.zeros(0, dtype=dtype)
+        values = np.asarray(values, dtype=dtype)
         sent: Any = None  # labels: nothing to send
         if not labels:
             ids = self.domain.decode(np.asarray(frontier, dtype=np.int64)).astype(np.int64, copy=False)
-            sent = (ids, np.asarray(values, dtype=dtype))
+            sent = (ids, values[frontier])
         if sent is not None and sent[0].nbytes + sent[1].nbytes > SHIP_BYTES:
             sent = ship(self.spark, sent)  # a file per machine; the closure would carry it to every task
+        known = values if self.hops and values.nbytes <= SHIP_BYTES and not self.improving else None
         schema = f"{DST} long, {_BEST} {self.value_type}, {SRC} long"
-        table = self._tasks.mapInArrow(functools.partial(_round_task, self._spec(), sent), schema).toArrow()
+        task = functools.partial(_round_task, self.paths, self.ops, sent, known)
+        table = self._tasks.mapInArrow(task, schema).toArrow()
         self.rounds += 1
         if table.num_rows == 0:
             return NO_NODES, NO_NODES, np.zeros(0, dtype=dtype)
@@ -214,11 +239,11 @@ class ExecutorEdges(Owner):
         return src, dst, best
 
     def _forget_parts(self) -> None:
-        """Remove the parts' built tries from the executors' files directories (one small job, best effort)."""
+        """Have the workers drop their mappings of the parts' files before they go (one small job, best effort)."""
         if self._tasks is None:
             return
         try:
-            self._tasks.mapInArrow(functools.partial(_forget_task, self.token), "removed long").toArrow()
+            self._tasks.mapInArrow(functools.partial(_forget_task, self.paths), "forgotten long").toArrow()
         except Exception:  # noqa: BLE001 - a stopped session: its files directories went with it
             pass
 
@@ -232,35 +257,51 @@ class ExecutorEdges(Owner):
 # --- in the tasks -----------------------------------------------------------------------------------------
 
 
-class _PartSpec:
-    """What a task needs to build and name a part: the files, the edges' token, the semiring's ops."""
+def build_part(src: np.ndarray, dst: np.ndarray, weight: np.ndarray, ops: NumpyForm) -> dict:
+    """A part's index: ``nodes`` (sorted ids; codes are positions), ``trie`` (view ``(src, dst)``, parallel
+    edges ⊕-merged, as the driver placement builds its edges) and how many of its edges are
+    ``improving`` (better than ``one``: only they let a cycle improve values).
 
-    def __init__(self, files: tuple[str, ...], token: str, ops: NumpyForm, value_type: str) -> None:
-        self.files, self.token, self.ops, self.value_type = files, token, ops, value_type
-
-    def part(self, p: int) -> dict:
-        """Part ``p``'s trie and sorted node ids, built by the first worker of this executor that needs it."""
-        from faq.joins.mapped import BuiltIndex
-
-        return BuiltIndex(f"{self.token}-{p}.bin", functools.partial(build_part, self.files[p], self.ops)).value
-
-
-def build_part(path: str, ops: NumpyForm) -> dict:
-    """A part's index from its Parquet file: ``nodes`` (sorted ids; codes are positions), ``trie`` (view
-    ``(src, dst)``, parallel edges ⊕-merged), as the driver placement builds its edges, and how many of
-    its edges are ``improving`` (better than ``one``: only they let a cycle improve values)."""
-    import pyarrow.parquet as pq
-
-    from faq.joins.executor_index import local_path
-
-    table = pq.read_table(local_path(path) or path, columns=[SRC, DST, WEIGHT])
-    src = table.column(SRC).to_numpy().astype(np.int64, copy=False)
-    dst = table.column(DST).to_numpy().astype(np.int64, copy=False)
-    weight = np.asarray(table.column(WEIGHT).to_numpy(zero_copy_only=False), dtype=ops.dtype)
+    >>> from faq.semirings import MIN_PLUS
+    >>> from faq.recursive.propagate import fixpoint_ops
+    >>> part = build_part(np.array([7, 7, 3]), np.array([3, 3, 9]), np.array([2.0, 1.0, -1.0]), fixpoint_ops(MIN_PLUS))
+    >>> part["nodes"].tolist(), part["trie"].rows, part["improving"]
+    ([3, 7, 9], 2, 1)
+    """
     nodes = np.unique(np.concatenate([src, dst]))
     rows = merge_rows([np.searchsorted(nodes, src), np.searchsorted(nodes, dst)], weight, ops)
     return {"nodes": nodes, "trie": build_run(rows, View((0, 1)), ops),
             "improving": int(np.count_nonzero(better_than_one(rows.values_or_ones(ops), ops)))}
+
+
+def _build_task(root: str, ops: NumpyForm, batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+    """Build this task's part from its edges and write it under ``root``; yield its node ids, then one row
+    (null node) with its rows and improving edges.  A task without edges writes nothing."""
+    import pyarrow as pa
+    from pyspark import TaskContext
+
+    from faq.joins.mapped import write_index
+
+    columns: dict[str, list] = {SRC: [], DST: [], WEIGHT: []}
+    for batch in batches:
+        for name in columns:
+            columns[name].append(batch.column(name).to_numpy(zero_copy_only=False))
+    if not columns[SRC] or not sum(len(c) for c in columns[SRC]):
+        return
+    src, dst = (np.concatenate(columns[n]).astype(np.int64, copy=False) for n in (SRC, DST))
+    weight = np.asarray(np.concatenate(columns[WEIGHT]), dtype=ops.dtype)
+    part = build_part(src, dst, weight, ops)
+    p = TaskContext.get().partitionId()
+    path = f"{root}/part-{p}.bin"
+    write_index(part, f"{path}.{os.getpid()}.partial")
+    os.replace(f"{path}.{os.getpid()}.partial", path)  # complete or absent, should the task be retried
+    nodes = part["nodes"]
+    none = np.zeros(len(nodes), dtype=np.int64)
+    yield pa.RecordBatch.from_arrays([pa.array(np.full(len(nodes), p, dtype=np.int64)), pa.array(nodes),
+                                      pa.array(none), pa.array(none)], [_PART, _NODE, _IMPROVING, _ROWS])
+    yield pa.RecordBatch.from_arrays([pa.array([p], pa.int64()), pa.array([None], pa.int64()),
+                                      pa.array([part["improving"]], pa.int64()), pa.array([len(src)], pa.int64())],
+                                     [_PART, _NODE, _IMPROVING, _ROWS])
 
 
 def _parts_of(batches: Iterator["pa.RecordBatch"]) -> Iterator[int]:
@@ -268,64 +309,95 @@ def _parts_of(batches: Iterator["pa.RecordBatch"]) -> Iterator[int]:
         yield from (int(p) for p in batch.column(0).to_numpy())
 
 
-def _nodes_task(spec: _PartSpec, batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
-    """Build this task's parts; yield their node ids, then a row (null node) with their improving edges."""
+def _codes_path(path: str) -> str:
+    """Where part ``path``'s nodes' codes in the driver's domain are written."""
+    return path[: -len(".bin")] + ".codes.bin"
+
+
+def _round_task(paths: tuple[str, ...], ops: NumpyForm, sent: Any, known: Optional[np.ndarray],
+                batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+    """One job in a task: per part, the frontier's best proposal per target, or -- given ``known``, every
+    node's value -- every node the part's hops improve (module notes)."""
     import pyarrow as pa
 
-    for p in _parts_of(batches):
-        part = spec.part(p)
-        nodes = part["nodes"]
-        yield pa.RecordBatch.from_arrays([pa.array(nodes), pa.array(np.zeros(len(nodes), dtype=np.int64))],
-                                         ["node", "improving"])
-        yield pa.RecordBatch.from_arrays([pa.array([None], pa.int64()), pa.array([part["improving"]], pa.int64())],
-                                         ["node", "improving"])
+    from faq.joins.mapped import mapped_file
 
-
-def _round_task(spec: _PartSpec, sent: Any, batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
-    """One round in a task: the frontier's best proposal per target in each of its parts (module notes)."""
-    import pyarrow as pa
-
-    ops = spec.ops
     if sent is not None and not isinstance(sent, tuple):
         sent = sent.value  # shipped as a file
     for p in _parts_of(batches):
-        part = spec.part(p)
+        part = mapped_file(paths[p])
         nodes, trie = part["nodes"], part["trie"]
         if sent is None:  # labels: every source proposes its own id
             codes = trie.levels[0].comp if trie.rows else NO_NODES
-            ids, values = nodes[codes], nodes[codes].astype(ops.dtype)
+            values = nodes[codes].astype(ops.dtype)
         else:
             ids, values = sent
             codes = np.searchsorted(nodes, ids)
             np.minimum(codes, max(len(nodes) - 1, 0), out=codes)
             hit = np.flatnonzero(nodes[codes] == ids) if len(nodes) else NO_NODES
-            codes, ids, values = codes[hit], ids[hit], values[hit]
-        at, dst, weight = out_edges([trie], codes, ops)
-        target, best, source = best_per_target(dst, ops.mul(values[at], weight), ids[at], ops)
+            codes, values = codes[hit], values[hit]
+        if known is None:
+            at, dst, weight = out_edges([trie], codes, ops)
+            target, best, source = best_per_target(dst, ops.mul(values[at], weight), codes[at], ops)
+        else:
+            local = known[mapped_file(_codes_path(paths[p]))]  # the driver's values, by this part's codes
+            target, best, source = hops(trie, codes, values, local, ops)
+        # -1: no proposal equals the ⊕ (a ⊕ that is not a choice); only parents read it
+        source = np.where(source >= 0, nodes[np.maximum(source, 0)], -1) if len(nodes) else source
         yield pa.RecordBatch.from_arrays([pa.array(nodes[target]), pa.array(best), pa.array(source)],
                                          [DST, _BEST, SRC])
 
 
-def _forget_task(token: str, batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
-    """Remove this executor's built parts of ``token`` (and forget the mappings this worker holds)."""
+def hops(trie: Any, frontier: np.ndarray, values: np.ndarray, local: np.ndarray, ops: NumpyForm,
+         limit: int = 100_000) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Semi-naive rounds within one part: from ``frontier`` (its codes) with ``values``, over ``local``
+    (every node's value as the driver holds it, by the part's codes; updated in place), until no
+    proposal improves on ``local`` (or ``limit`` hops).  Returns the improved nodes, their values and the
+    node whose edge last improved each (codes of the part).
+
+    Every value returned is a path's (sound); every node it improved is in the driver's next frontier,
+    so its out-edges in the other parts are followed there (complete).
+
+    >>> from faq.incremental.rows import KeyedRows, View, build_run
+    >>> from faq.recursive.propagate import fixpoint_ops
+    >>> from faq.semirings import MIN_PLUS
+    >>> ops = fixpoint_ops(MIN_PLUS)
+    >>> trie = build_run(KeyedRows((np.array([0, 1, 2]), np.array([1, 2, 3])), np.array([1.0, 1.0, 1.0])),
+    ...                  View((0, 1)), ops)
+    >>> local = np.array([0.0, np.inf, np.inf, np.inf])
+    >>> nodes, best, parent = hops(trie, np.array([0]), np.array([0.0]), local.copy(), ops)
+    >>> nodes.tolist(), best.tolist(), parent.tolist()   # the chain 0 -> 1 -> 2 -> 3 in one call
+    ([1, 2, 3], [1.0, 2.0, 3.0], [0, 1, 2])
+    >>> local[2] = 1.5                                   # the driver knows 2 at 1.5 already: the hops stop
+    >>> hops(trie, np.array([0]), np.array([0.0]), local, ops)[0].tolist()
+    [1]
+    """
+    improved = np.zeros(len(local), dtype=bool)
+    parent = np.full(len(local), -1, dtype=np.int64)
+    codes, current = frontier, values
+    for _ in range(limit):
+        if not len(codes):
+            break
+        at, dst, weight = out_edges([trie], codes, ops)
+        target, best, source = best_per_target(dst, ops.mul(current[at], weight), codes[at], ops)
+        better = np.flatnonzero(ops.add(best, local[target]) != local[target])
+        codes, current = target[better], best[better]
+        local[codes] = current
+        parent[codes] = source[better]
+        improved[codes] = True
+    found = np.flatnonzero(improved)
+    return found, local[found], parent[found]
+
+
+def _forget_task(paths: tuple[str, ...], batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
+    """Drop this worker's mappings of ``paths`` (their files are about to be removed)."""
     import pyarrow as pa
-    from pyspark import SparkFiles
 
     from faq.joins.mapped import forget
 
     for _ in batches:
         pass
-    root = SparkFiles.getRootDirectory()
-    removed = 0
-    for name in os.listdir(root):
-        if name.startswith(token):
-            forget(name)
-            try:
-                os.remove(os.path.join(root, name))
-                removed += 1
-            except OSError:
-                pass
-    yield pa.RecordBatch.from_arrays([pa.array([removed], pa.int64())], ["removed"])
+    yield pa.RecordBatch.from_arrays([pa.array([sum(forget(path) for path in paths)], pa.int64())], ["forgotten"])
 
 
 def best_per_target(targets: np.ndarray, proposals: np.ndarray, sources: np.ndarray, ops: NumpyForm

@@ -49,7 +49,10 @@ from faq.recursive.edge_input import edge_table, row_count
 from faq.recursive.propagate import fixpoint_ops
 from faq.recursive.seminaive import DST, MIN_LABEL, SRC, WEIGHT, FixpointResult, check_semiring
 
-__all__ = ["solve_placed"]
+__all__ = ["solve_placed", "ROUNDS"]
+
+#: How the rounds of a fixpoint on the executors run (:func:`solve_placed`).
+ROUNDS = ("auto", "one-hop", "spark")
 
 
 def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[int] = None,
@@ -72,13 +75,14 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
     placement : {"auto", "driver", "executors"}
     budget : int or str, optional
         The driver's budget (default: the session's ``spark.faq.localMemory``).
-    rounds : {"auto", "spark"}
-        On the executors: ``"auto"`` holds the edges there and runs each round over the frontier
-        (:mod:`faq.recursive.executor_edges`) where the semiring has a numpy form and the nodes fit the
-        budget; ``"spark"`` always runs the Spark SQL rounds (:mod:`faq.recursive.rounds`, the baseline).
+    rounds : {"auto", "one-hop", "spark"}
+        On the executors: ``"auto"`` holds the edges there and runs each job over the frontier, hop
+        after hop within each part (:mod:`faq.recursive.executor_edges`), where the semiring has a numpy
+        form and the nodes fit the budget; ``"one-hop"`` the same, one hop a job; ``"spark"`` always runs
+        the Spark SQL rounds (:mod:`faq.recursive.rounds`).  The last two are baselines.
     """
-    if rounds not in ("auto", "spark"):
-        raise InvalidArgumentError(argument="rounds", value=rounds, reason="expected 'auto' or 'spark'")
+    if rounds not in ROUNDS:
+        raise InvalidArgumentError(argument="rounds", value=rounds, reason=f"expected one of {', '.join(ROUNDS)}")
     from faq.recursive import seminaive
     from faq.recursive.maintained import MaintainedFixpoint, fixpoint_index_bytes
 
@@ -91,7 +95,8 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
                                          placement)
     result = None
     if where == EXECUTORS and fixpoint_ops(semiring) is not None and rounds != "spark":
-        result, reason = _solve_held(edges, semiring, source, components, progress, budget_bytes(budget), reason)
+        result, reason = _solve_held(edges, semiring, source, components, progress, budget_bytes(budget), reason,
+                                     hops=rounds == "auto")
     if where == EXECUTORS and result is None:  # no numpy form, nodes over the budget, or no shared directory
         result = seminaive.connected_components(edges, progress=progress) if components else \
             seminaive.paths(edges, source, semiring, progress=progress)
@@ -109,13 +114,13 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
 
 
 def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components: bool, progress: Any, budget: int,
-                reason: str) -> tuple[Optional[FixpointResult], str]:
+                reason: str, hops: bool = True) -> tuple[Optional[FixpointResult], str]:
     """The fixpoint with the edges held on the executors and the values on the driver
     (:mod:`faq.recursive.executor_edges`); None when the nodes do not fit ``budget`` (then the Spark rounds)."""
     import numpy as np
 
     from faq.recursive.executor_edges import NODE_BYTES, ExecutorEdges
-    from faq.recursive.propagate import propagate
+    from faq.recursive.propagate import NO_NODES, propagate, relax
     from faq.recursive.rounds import reporter
     from faq.recursive.seminaive import NODE, VALUE, edge_frame, symmetric_edges
 
@@ -135,23 +140,25 @@ def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components:
             return None, (f"{reason}; {nodes} nodes need ~{nodes * NODE_BYTES >> 20} MiB on the driver, over its "
                           f"budget: Spark rounds")
         note(f"{held.rows} edge(s) held on the executors in {held.parts} part(s); {nodes} node(s) on the driver")
+        held.hops = hops
         domain = held.domain
         values = np.full(nodes, ops.zero, dtype=ops.dtype)
-        first, frontier = None, None
+        first_job = 0
         if components:
             values[:] = domain.decode(np.arange(nodes, dtype=np.int64))  # every node labelled with its id
-            src, dst, _ = held.proposals(None, None, labels=True)
-            first = (src, dst, np.full(len(src), ops.one, dtype=ops.dtype))
+            # the first job: every node proposes its label (nothing to send); then from what improved
+            _, dst, best = held.proposals(NO_NODES, values, labels=True)
+            frontier, first_job = relax(values, dst, best, ops), 1
         else:
             frontier = domain.lookup(np.array([source], dtype=np.int64))
             frontier = frontier[frontier >= 0]
             values[frontier] = ops.one
-        solved = propagate(values, [held], ops, frontier=frontier, first=first, nodes=nodes if held.improving else None,
+        solved = propagate(values, [held], ops, frontier=frontier, nodes=nodes if held.improving else None,
                            semiring=semiring.name, record=False, example=lambda c: int(domain.decode(np.array([c]))[0]),
                            progress=note)
         codes = np.flatnonzero(values != ops.zero)
         ids = domain.decode(codes).astype(np.int64, copy=False)
-        if not components and not len(frontier) and source is not None:  # a source with no edge: itself alone
+        if not components and not len(frontier):  # a source with no edge: itself alone
             ids, found = np.array([source], dtype=np.int64), np.array([ops.one], dtype=ops.dtype)
         else:
             found = values[codes]
@@ -164,6 +171,7 @@ def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components:
     df = get_session().createDataFrame(rows if len(rows) else [], f"{NODE} bigint, {VALUE} {semiring.value_type}")
     name = f"{edges.name}-components" if components else f"{edges.name}*"
     factor = Factor(df=df, variables=(NODE,), semiring=semiring, value=VALUE, name=name)
+    within = "hops within each part" if hops and not held.improving else "one hop a job"
     how = (f"{reason}; edges held on the executors ({held.parts} parts), values on the driver: "
-           f"{rounds} round job(s) over the frontier")
-    return FixpointResult(factor=factor, iterations=solved.iterations, seconds=0.0, edges=held.rows), how
+           f"{rounds} job(s) over the frontier, {within}")
+    return FixpointResult(factor=factor, iterations=first_job + solved.iterations, seconds=0.0, edges=held.rows), how

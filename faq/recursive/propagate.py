@@ -153,16 +153,17 @@ def proposed(runs: Sequence[Any], frontier: np.ndarray, values: np.ndarray, ops:
     """The ``frontier``'s proposals ``(source, target, value ⊗ weight)`` (codes) over ``runs``.
 
     A run is a trie on the driver (:func:`out_edges`), or edges held elsewhere: an object whose
-    ``proposals(frontier, frontier_values)`` returns the same three arrays, perhaps ⊕-reduced per target
-    already (:class:`~faq.recursive.executor_edges.ExecutorEdges`, one Spark job).  Both may be mixed:
-    ⊕ is idempotent, so a pair proposed twice changes nothing.
+    ``proposals(frontier, values)`` (``values`` of every node) returns the same three arrays, perhaps
+    ⊕-reduced per target already, perhaps with proposals further along paths from the frontier
+    (:class:`~faq.recursive.executor_edges.ExecutorEdges`, one Spark job).  Both may be mixed: ⊕ is
+    idempotent, so a pair proposed twice changes nothing, and every proposal is a path's value.
     """
     tries = [run for run in runs if isinstance(run, Trie)]
     at, dst, weight = out_edges(tries, frontier, ops)
     found = [(frontier[at], dst, ops.mul(values[frontier][at], weight))]
     for run in runs:
         if not isinstance(run, Trie):
-            found.append(run.proposals(frontier, values[frontier]))
+            found.append(run.proposals(frontier, values))
     if len(found) == 1:
         return found[0]
     return tuple(np.concatenate(arrays) for arrays in zip(*found))  # type: ignore[return-value]
