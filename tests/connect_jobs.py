@@ -149,6 +149,28 @@ def test_fixpoint_equals_networkx(spark):
     assert reached == nx.descendants(graph, 0) | {0}
 
 
+def test_fixpoint_with_edges_held_on_the_executors(spark, tmp_path):
+    """With spark.faq.indexDir the server's workers build the parts and run the rounds (TaskContext,
+    mapInArrow, a cached frame); without it the Spark SQL rounds run, saying why.  Both equal networkx."""
+    from faq.io import read_edge_list
+    from faq.recursive.placed import solve_placed
+
+    path = str(DATA / "email-Eu-core.txt.gz")
+    graph = nx.read_edgelist(path, comments="#", create_using=nx.DiGraph, nodetype=int)
+    expected = {n: float(d) for n, d in nx.single_source_shortest_path_length(graph, 0).items()}
+    spark.conf.set("spark.faq.indexDir", str(tmp_path))
+    try:
+        with solve_placed(read_edge_list(path), "min_plus", source=0, placement="executors") as result:
+            assert "edges held on the executors" in result.placement_reason, result.placement_reason
+            assert {int(n): v for n, v in result.df.collect()} == expected
+    finally:
+        spark.conf.unset("spark.faq.indexDir")
+    assert not os.listdir(tmp_path)
+    with solve_placed(read_edge_list(path), "min_plus", source=0, placement="executors") as result:
+        assert "set spark.faq.indexDir" in result.placement_reason
+        assert {int(n): v for n, v in result.df.collect()} == expected
+
+
 def test_progress_on_connect(spark):
     """The stage monitor reads Connect's progress handler (no status tracker on Connect)."""
     import io
