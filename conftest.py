@@ -73,6 +73,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.insideout.executor",
     "faq.insideout.fetching",
     "faq.recursive.executor_edges",
+    "faq.recursive.held_solve",
     "faq.io",
     "faq.io.convert",
     "faq.io.edges",

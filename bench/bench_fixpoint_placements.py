@@ -176,7 +176,7 @@ def main(argv=None) -> int:
         frontier = np.sort(rng.choice(len(held.domain), size=min(args.probe_nodes, len(held.domain)), replace=False))
         values = np.full(len(held.domain), np.inf)
         values[frontier] = 0.0
-        held.hops = False  # one hop from the frontier: the round the target speaks of
+        held.hops_after = None  # one hop from the frontier: the round the target speaks of
         held.proposals(frontier, values)  # warm
         times = []
         for _ in range(args.probes):

@@ -98,11 +98,11 @@ def test_rounds_follow_the_frontier_and_the_files_go_with_the_edges(spark):
         frontier = edges.domain.lookup(np.array([10, 20]))
         values = np.full(len(edges.domain), np.inf)
         values[frontier] = [0.0, 5.0]
-        edges.hops = False  # one hop: the frontier's out-edges only
+        edges.hops_after = None  # one hop: the frontier's out-edges only
         src, dst, best = edges.proposals(frontier, values)
         assert sorted(zip(edges.domain.decode(dst).tolist(), best.tolist(), edges.domain.decode(src).tolist())) == [
             (11, 1.0, 10), (21, 6.0, 20)]
-        edges.hops = True  # hops within the part, pruned by the values: the chains 10 -> 11 -> ... and 20 -> ...
+        edges.hops_after = 0  # hops within the part, pruned by the values: the chains 10 -> 11 -> ... and 20 -> ...
         values[edges.domain.lookup(np.array([15]))] = 2.0  # known already, better than 10 + 5 hops
         src, dst, best = edges.proposals(frontier, values)
         found = dict(zip(edges.domain.decode(dst).tolist(), best.tolist()))
@@ -132,3 +132,34 @@ def test_best_per_target_keeps_a_winning_source_per_target():
     ops = fixpoint_ops(get_semiring("max_min"))
     targets, best, sources = best_per_target(np.array([2, 2, 9]), np.array([3.0, 7.0, 1.0]), np.array([5, 6, 7]), ops)
     assert targets.tolist() == [2, 9] and best.tolist() == [7.0, 1.0] and sources.tolist() == [6, 7]
+
+
+def test_a_maintained_fixpoint_above_the_budget_solves_and_recomputes_with_held_edges(spark):
+    """Edges over the budget, nodes within it: the first answer and each recomputation (a deletion) hold
+    the edges on the executors; insertions stay incremental Spark rounds.  networkx after every batch."""
+    from faq.recursive import MaintainedFixpoint
+    from tests.test_recursive import floats, nx_of, values_of
+
+    current = {(a, a + 1): 9.0 for a in range(9)}
+    current.update({(0, 5): 20.0, (2, 7): 30.0})
+    notes: list[str] = []
+    edges = factor_of([(a, b, w) for (a, b), w in current.items()], ["src", "dst"], "min_plus", spark=spark)
+    # the index (~1.9 KB) exceeds 1,000 bytes; 10 nodes' values (480 bytes) do not
+    with MaintainedFixpoint.paths(edges, 0, budget=1000, progress=notes.append) as m:
+        assert m.placement == "executors"
+        assert any("edges held on the executors" in str(n) for n in notes), notes
+
+        def oracle():
+            return floats(nx.single_source_dijkstra_path_length(nx_of([(a, b, w) for (a, b), w in current.items()]), 0))
+
+        assert values_of(m) == oracle()
+        notes.clear()
+        del current[(2, 3)]
+        change = m.delete([(2, 3)])
+        assert change.info["recomputed"] and any("edges held on the executors" in str(n) for n in notes), notes
+        assert values_of(m) == oracle()
+        current[(1, 6)] = 1.0
+        m.insert([(1, 6, 1.0)])
+        assert values_of(m) == oracle()
+    with MaintainedFixpoint.components(edges, nodes=[100], budget=1000) as comps:
+        assert values_of(comps) == {**{n: 0 for n in range(10)}, 100: 100}

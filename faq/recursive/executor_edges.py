@@ -36,8 +36,9 @@ then stay where they are, as the worst-case optimal join's index does
 
 Hops within a part
 ------------------
-Where the driver's values are small enough to send with a job (:data:`SHIP_BYTES`)
-and no edge is better than ``one``, a task does not stop after one hop: it
+From the :data:`HOPS_AFTER`-th job on, where the driver's values are small
+enough to send with a job (:data:`SHIP_BYTES`) and no edge is better than
+``one``, a task does not stop after one hop: it
 compares its proposals with those values, and from the targets they improve
 follows its part's out-edges again, until nothing in the part improves or it
 has followed :data:`HOP_EDGES` edges (:func:`hops`; "think like a graph",
@@ -71,6 +72,7 @@ Examples
 >>> spark = get_session()
 >>> frame = spark.createDataFrame([(1, 2, 4.0), (2, 3, 1.0), (1, 3, 7.0)], "src long, dst long, weight double")
 >>> with ExecutorEdges.write(frame, fixpoint_ops(MIN_PLUS), parts=1) as edges:
+...     edges.hops_after = 0                              # hops from the first job on
 ...     edges.rows, edges.domain.decode(np.arange(len(edges.domain))).tolist()
 ...     values = np.array([0.0, np.inf, np.inf])          # node 1 (code 0) is the source
 ...     src, dst, best = edges.proposals(edges.domain.lookup(np.array([1])), values)
@@ -103,10 +105,15 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-__all__ = ["ExecutorEdges", "best_per_target", "build_part", "hops", "HOP_EDGES", "NODE_BYTES", "SHIP_BYTES"]
+__all__ = ["ExecutorEdges", "best_per_target", "build_part", "hops", "HOP_EDGES", "HOPS_AFTER", "NODE_BYTES",
+           "SHIP_BYTES"]
 
 #: The driver's memory per node in this placement: the value, the parent, the domain's id and its hash.
 NODE_BYTES = 48
+#: Jobs of one hop before the tasks hop within their parts: a graph of few rounds (a small diameter: R-MAT 18
+#: has 15) pays more for sending the values with every job than hops save (on R-MAT 18 every job of
+#: hops took 0.05-0.1 s longer and saved 2 of 15); a long one (a grid, a road network) saves most of its rounds.
+HOPS_AFTER = 8
 #: Edges a task follows in one job before it stops hopping (:func:`hops`): about a job's fixed cost in work.
 HOP_EDGES = 250_000
 #: A frontier larger than this (ids and values) goes to the tasks as a file per machine, not in the closure.
@@ -136,8 +143,8 @@ class ExecutorEdges(Owner):
         self.spark, self.ops, self.token, self.value_type, self.scope = spark, ops, token, value_type, scope
         self.paths: tuple[str, ...] = ()
         self.rows = self.improving = self.parts = self.rounds = 0
-        #: Whether a task goes on hop after hop within its part (see :meth:`proposals`).
-        self.hops = True
+        #: Jobs of one hop before the tasks hop within their parts (None: never; see :meth:`proposals`).
+        self.hops_after: Optional[int] = HOPS_AFTER
         self.domain = KeyDomain(np.zeros(0, dtype=np.int64))
         self._tasks: Optional["DataFrame"] = None
 
@@ -213,9 +220,10 @@ class ExecutorEdges(Owner):
         target (module notes, step 4).
 
         ``labels=True`` ignores the frontier: every node proposes its own id (components' first round).
-        Where the values fit :data:`SHIP_BYTES` and no edge is better than ``one`` (no cycle can improve
-        values), each task goes on from the targets its proposals improve, hop after hop within its
-        part, and returns every node it improved (module notes, "Hops within a part").
+        From job :attr:`hops_after` on (:data:`HOPS_AFTER`), where the values fit :data:`SHIP_BYTES` and no edge is better
+        than ``one`` (no cycle can improve values), each task goes on from the targets its proposals
+        improve, hop after hop within its part, and returns every node it improved (module notes, "Hops
+        within a part").
         """
         from faq.joins.mapped import ship
 
@@ -229,7 +237,8 @@ class ExecutorEdges(Owner):
             sent = (ids, values[frontier])
         if sent is not None and sent[0].nbytes + sent[1].nbytes > SHIP_BYTES:
             sent = ship(self.spark, sent)  # a file per machine; the closure would carry it to every task
-        known = values if self.hops and values.nbytes <= SHIP_BYTES and not self.improving else None
+        hopping = self.hops_after is not None and self.rounds >= self.hops_after
+        known = values if hopping and values.nbytes <= SHIP_BYTES and not self.improving else None
         schema = f"{DST} long, {_BEST} {self.value_type}, {SRC} long"
         task = functools.partial(_round_task, self.paths, self.ops, sent, known)
         table = self._tasks.mapInArrow(task, schema).toArrow()

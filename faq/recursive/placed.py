@@ -116,62 +116,17 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
 def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components: bool, progress: Any, budget: int,
                 reason: str, hops: bool = True) -> tuple[Optional[FixpointResult], str]:
     """The fixpoint with the edges held on the executors and the values on the driver
-    (:mod:`faq.recursive.executor_edges`); None when the nodes do not fit ``budget`` (then the Spark rounds)."""
-    import numpy as np
-
-    from faq.recursive.executor_edges import NODE_BYTES, ExecutorEdges
-    from faq.recursive.propagate import NO_NODES, propagate, relax
-    from faq.recursive.rounds import reporter
+    (:mod:`faq.recursive.held_solve`); None, with why, where that cannot run (then the Spark rounds)."""
+    from faq.recursive.held_solve import answer_frame, solve_held
     from faq.recursive.seminaive import NODE, VALUE, edge_frame, symmetric_edges
 
-    from faq.insideout.binding import index_dir
-    from faq.spark import is_connect
-
-    spark = edges.df.sparkSession
-    directory = index_dir(spark, is_connect(spark))
-    if directory is None:
-        return None, f"{reason}; no directory the executors can read is known (set spark.faq.indexDir): Spark rounds"
-    note = reporter(progress)
-    ops = fixpoint_ops(semiring)
+    # loops kept for components: a loop names a node that has no other edge
     frame = symmetric_edges(edges, loops=True) if components else edge_frame(edges, semiring)
-    with ExecutorEdges.write(frame, ops, value_type=semiring.value_type, directory=directory) as held:
-        nodes = len(held.domain)
-        if nodes * NODE_BYTES > budget:
-            return None, (f"{reason}; {nodes} nodes need ~{nodes * NODE_BYTES >> 20} MiB on the driver, over its "
-                          f"budget: Spark rounds")
-        note(f"{held.rows} edge(s) held on the executors in {held.parts} part(s); {nodes} node(s) on the driver")
-        held.hops = hops
-        domain = held.domain
-        values = np.full(nodes, ops.zero, dtype=ops.dtype)
-        first_job = 0
-        if components:
-            values[:] = domain.decode(np.arange(nodes, dtype=np.int64))  # every node labelled with its id
-            # the first job: every node proposes its label (nothing to send); then from what improved
-            _, dst, best = held.proposals(NO_NODES, values, labels=True)
-            frontier, first_job = relax(values, dst, best, ops), 1
-        else:
-            frontier = domain.lookup(np.array([source], dtype=np.int64))
-            frontier = frontier[frontier >= 0]
-            values[frontier] = ops.one
-        solved = propagate(values, [held], ops, frontier=frontier, nodes=nodes if held.improving else None,
-                           semiring=semiring.name, record=False, example=lambda c: int(domain.decode(np.array([c]))[0]),
-                           progress=note)
-        codes = np.flatnonzero(values != ops.zero)
-        ids = domain.decode(codes).astype(np.int64, copy=False)
-        if not components and not len(frontier):  # a source with no edge: itself alone
-            ids, found = np.array([source], dtype=np.int64), np.array([ops.one], dtype=ops.dtype)
-        else:
-            found = values[codes]
-        rounds = held.rounds
-    import pandas as pd
-
-    from faq.spark import get_session
-
-    rows = pd.DataFrame({NODE: ids, VALUE: found})
-    df = get_session().createDataFrame(rows if len(rows) else [], f"{NODE} bigint, {VALUE} {semiring.value_type}")
+    answer, how = solve_held(frame, semiring, source=source, components=components, budget=budget,
+                             progress=progress, hops=hops)
+    if answer is None:
+        return None, f"{reason}; {how}: Spark rounds"
     name = f"{edges.name}-components" if components else f"{edges.name}*"
-    factor = Factor(df=df, variables=(NODE,), semiring=semiring, value=VALUE, name=name)
-    within = "hops within each part" if hops and not held.improving else "one hop a job"
-    how = (f"{reason}; edges held on the executors ({held.parts} parts), values on the driver: "
-           f"{rounds} job(s) over the frontier, {within}")
-    return FixpointResult(factor=factor, iterations=first_job + solved.iterations, seconds=0.0, edges=held.rows), how
+    factor = Factor(df=answer_frame(edges.df.sparkSession, answer, semiring), variables=(NODE,), semiring=semiring,
+                    value=VALUE, name=name)
+    return FixpointResult(factor=factor, iterations=answer.iterations, seconds=0.0, edges=answer.edges), f"{reason}; {how}"

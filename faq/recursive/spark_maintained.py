@@ -24,6 +24,13 @@ iteration from the delta alone:
 4. the changed rows ``(node, old, new)`` are returned (``old`` is null for a
    node that had no value).
 
+A from-scratch solve -- the first answer, and a recomputation (deletions,
+worsening updates, ``recompute()``) -- holds the edges on the executors and
+the values on the driver, one job a round over the frontier
+(:mod:`faq.recursive.held_solve`), where that can run (numpy forms, a
+directory the executors read, nodes within the driver's budget); else it
+runs the Spark SQL rounds.  The answer is cached on Spark either way.
+
 Nothing is committed until a batch has been processed completely: an error
 (a non-monotone update, a negative cycle, the iteration cap) leaves the
 maintained answer as it was.
@@ -169,6 +176,7 @@ class SparkFixpoint(FixpointProblem, Owner):
         progress: Any = None,
         answer: Optional["DataFrame"] = None,
         initial_iterations: int = 0,
+        budget: Optional[int] = None,
     ) -> None:
         from pyspark.sql import functions as F
 
@@ -176,6 +184,7 @@ class SparkFixpoint(FixpointProblem, Owner):
         self._define(semiring, source, components, default_weight, max_iterations)
         self._progress = reporter(progress)
         self._spark = edges.df.sparkSession
+        self._budget = budget  # the driver's for the values of a from-scratch solve (None: the session's)
         self.name = edges.name
         self._known_sources: Optional[list] = None
         self._insert_sources: Optional[list] = None  # sources of the last insert frame, if on the driver
@@ -194,13 +203,40 @@ class SparkFixpoint(FixpointProblem, Owner):
             else:
                 seeds = node_frame(edges, nodes).select(F.col(NODE), F.col(NODE).alias(VALUE)) if components \
                     else source_seed(self._spark, self.source, self.semiring)
-                run = solve(self._spark, [self._base], seeds, self.semiring, max_iterations=max_iterations,
-                            progress=self._progress, may_cycle=self._may_cycle)
+                run = self._solve(self._base, seeds)
         self._state = run.state
         self._state_scope = self.scope.adopt(run.scope)  # replaced, and closed, by each new answer
         self.initial_iterations = run.iterations if answer is None else initial_iterations
         self.initial_seconds = time.perf_counter() - started
         self.edge_rows = rows
+
+    def _solve(self, base: "DataFrame", seeds: "DataFrame", may_cycle: Optional[bool] = None) -> Run:
+        """The answer from scratch over the cached ``base`` edges: with the edges held on the executors and
+        the values on the driver where that can run (:mod:`faq.recursive.held_solve`), else Spark rounds."""
+        from pyspark.sql import functions as F
+
+        from faq.incremental.rules import budget_bytes
+        from faq.recursive.held_solve import answer_frame, solve_held
+        from faq.semirings.spark_backend import columns as spark_columns
+
+        frame = base.select(SRC, DST, WEIGHT)
+        if self.components:  # every seed a node of the parts: a loop, which never changes a label
+            frame = frame.unionByName(seeds.select(F.col(NODE).alias(SRC), F.col(NODE).alias(DST),
+                                                   spark_columns(self.semiring).one().alias(WEIGHT)))
+        answer, how = solve_held(frame, self.semiring, source=self.source, components=self.components,
+                                 budget=budget_bytes(self._budget), progress=self._progress,
+                                 max_iterations=self.max_iterations)
+        if answer is None:
+            self._progress(f"{how}: Spark rounds")
+            return solve(self._spark, [base], seeds, self.semiring, max_iterations=self.max_iterations,
+                         progress=self._progress, may_cycle=self._may_cycle if may_cycle is None else may_cycle)
+        self._progress(how)
+        scope = Scope()
+        with scope.closing_on_error():
+            state = scope.persist(answer_frame(self._spark, answer, self.semiring)
+                                  .repartition(partitions(self._spark), NODE))
+            state.count()
+        return Run(state=state, scope=scope, iterations=answer.iterations, frontiers=[], backing=state)
 
     def _restored_answer(self, answer: "DataFrame") -> Run:
         """A saved answer as the current one: its rows ⊕-merged per node (a base and improvements), cached."""
@@ -584,15 +620,7 @@ class SparkFixpoint(FixpointProblem, Owner):
                 seeds = nodes.distinct().select(F.col(NODE), F.col(NODE).alias(VALUE))
             else:
                 seeds = source_seed(self._spark, self.source, s)
-            run = solve(
-                self._spark,
-                [base],
-                seeds,
-                s,
-                max_iterations=self.max_iterations,
-                progress=self._progress,
-                may_cycle=improving > 0,
-            )
+            run = self._solve(base, seeds, may_cycle=improving > 0)
             answer = rebuilt.adopt(run.scope)
             old_s = self._state.select(NODE, F.col(VALUE).alias(OLD))
             new_s = run.state.select(NODE, F.col(VALUE).alias(NEW))

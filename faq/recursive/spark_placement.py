@@ -7,8 +7,10 @@ a :class:`~faq.recursive.spark_maintained.SparkFixpoint`, hands it every
 batch and turns its changed rows into the one
 :class:`~faq.incremental.change.Change` type.  Insertions are incremental
 there (semi-naive rounds as Spark jobs); deletions and worsening updates are
-*recomputed* from scratch -- the trimming of :mod:`faq.recursive.trimming`
-runs on the driver placement only.
+*recomputed* from scratch (with the edges held on the executors and the
+values on the driver where that can run: :mod:`faq.recursive.held_solve`) --
+the trimming of :mod:`faq.recursive.trimming` runs on the driver placement
+only.
 
 Durable state on the executors
 ------------------------------
@@ -61,7 +63,8 @@ class SparkPlacement:
     """Methods of :class:`~faq.recursive.maintained.MaintainedFixpoint` for the executors placement (a mixin)."""
 
     #: How the executors placement takes a deletion or a worse weight.
-    SPARK_DELETIONS = "recompute (the executors placement has no trimming: the fixpoint is solved again on Spark)"
+    SPARK_DELETIONS = ("recompute (the executors placement has no trimming: the fixpoint is solved again, with the "
+                       "edges held on the executors where the nodes fit the budget)")
 
     def _start_spark(self, edges: Any, nodes: Any, *, answer: Any = None, initial_iterations: int = 0) -> None:
         """The Spark fixpoint over ``edges``: solved, or continuing from a saved ``answer``."""
@@ -72,7 +75,7 @@ class SparkPlacement:
             factor, self.semiring, source=self.source, components=self.components, nodes=nodes,
             default_weight=None if self.components else self.default_weight,
             max_iterations=self.max_iterations, progress=self._note, answer=answer,
-            initial_iterations=initial_iterations,
+            initial_iterations=initial_iterations, budget=self.budget,
         ))
         self.initial_iterations = self._spark.initial_iterations
         self.resident = None

@@ -1,0 +1,124 @@
+"""A fixpoint solved from scratch with its edges held on the executors and its values on the driver.
+
+The from-scratch solve both Spark-side users share: the one-shot fixpoints
+placed on the executors (:func:`faq.recursive.placed.solve_placed`) and the
+maintained fixpoint above the driver's budget
+(:class:`~faq.recursive.spark_maintained.SparkFixpoint`: its first answer and
+every recomputation, which deletions need there).  The edges go to the
+executors once (:class:`~faq.recursive.executor_edges.ExecutorEdges`), the
+round loop of :mod:`faq.recursive.core` runs on the driver over a dense value
+array (:func:`~faq.recursive.propagate.propagate`), each round one Spark job
+over the frontier.
+
+:func:`solve_held` answers None, with the reason, where this cannot run: a
+semiring without numpy forms, no directory the executors can read
+(``spark.faq.indexDir``), or more nodes than the driver's budget holds
+(:data:`~faq.recursive.executor_edges.NODE_BYTES` each).  The caller then runs
+the Spark SQL rounds (:mod:`faq.recursive.rounds`).
+
+Examples
+--------
+>>> from faq.spark import get_session
+>>> from faq.semirings import MIN_PLUS
+>>> frame = get_session().createDataFrame([(1, 2, 4.0), (2, 3, 1.0), (1, 3, 7.0)], "src long, dst long, weight double")
+>>> answer, how = solve_held(frame, MIN_PLUS, source=1, budget=1 << 30)
+>>> sorted(zip(answer.ids.tolist(), answer.values.tolist())), how.startswith("edges held on the executors")
+([(1, 0.0), (2, 4.0), (3, 5.0)], True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+import numpy as np
+
+from faq.recursive.core import DEFAULT_MAX_ITERATIONS
+from faq.recursive.seminaive import NODE, VALUE
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
+    from faq.semirings import Semiring
+
+__all__ = ["HeldAnswer", "solve_held", "answer_frame"]
+
+
+@dataclass(frozen=True)
+class HeldAnswer:
+    """The nodes with a value (``ids``, ``values``), the rounds run, and how the edges were held."""
+
+    ids: np.ndarray
+    values: np.ndarray
+    iterations: int
+    edges: int
+    parts: int
+    jobs: int
+
+
+def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int] = None, components: bool = False,
+               extra_nodes: Optional[np.ndarray] = None, budget: int, progress: Any = None, hops: bool = True,
+               max_iterations: int = DEFAULT_MAX_ITERATIONS) -> tuple[Optional[HeldAnswer], str]:
+    """Paths from ``source`` (or, ``components``, min labels) over ``frame`` (``src``, ``dst``, ``weight``;
+    for components both directions already); ``(answer, how)``, or ``(None, why not)`` (module notes).
+
+    ``extra_nodes`` (components): nodes that are their own component unless an edge joins them to another.
+    ``hops=False`` makes each job one hop (a baseline).
+    """
+    from faq.insideout.binding import index_dir
+    from faq.recursive.executor_edges import NODE_BYTES, ExecutorEdges
+    from faq.recursive.propagate import NO_NODES, fixpoint_ops, propagate, relax
+    from faq.recursive.rounds import reporter
+    from faq.spark import is_connect
+
+    ops = fixpoint_ops(semiring)
+    if ops is None:
+        return None, f"semiring {semiring.name!r} has no numpy form"
+    spark = frame.sparkSession
+    directory = index_dir(spark, is_connect(spark))
+    if directory is None:
+        return None, "no directory the executors can read is known (set spark.faq.indexDir)"
+    note = reporter(progress)
+    with ExecutorEdges.write(frame, ops, value_type=semiring.value_type, directory=directory) as held:
+        nodes = len(held.domain)
+        if nodes * NODE_BYTES > budget:
+            return None, f"{nodes} nodes need ~{nodes * NODE_BYTES >> 20} MiB on the driver, over its budget"
+        note(f"{held.rows} edge(s) held on the executors in {held.parts} part(s); {nodes} node(s) on the driver")
+        if not hops:
+            held.hops_after = None
+        domain = held.domain
+        values = np.full(nodes, ops.zero, dtype=ops.dtype)
+        first_job = 0
+        if components:
+            values[:] = domain.decode(np.arange(nodes, dtype=np.int64))  # every node labelled with its id
+            # the first job: every node proposes its label (nothing to send); then from what improved
+            _, dst, best = held.proposals(NO_NODES, values, labels=True)
+            frontier, first_job = relax(values, dst, best, ops), 1
+        else:
+            frontier = domain.lookup(np.array([source], dtype=np.int64))
+            frontier = frontier[frontier >= 0]
+            values[frontier] = ops.one
+        solved = propagate(values, [held], ops, frontier=frontier, nodes=nodes if held.improving else None,
+                           max_iterations=max_iterations, semiring=semiring.name, record=False,
+                           example=lambda c: int(domain.decode(np.array([c]))[0]), progress=note)
+        codes = np.flatnonzero(values != ops.zero)
+        ids, found = domain.decode(codes).astype(np.int64, copy=False), values[codes]
+        if not components and not len(frontier):  # a source with no edge: itself alone
+            ids, found = np.array([source], dtype=np.int64), np.array([ops.one], dtype=ops.dtype)
+        if components and extra_nodes is not None and len(extra_nodes):
+            alone = np.setdiff1d(np.asarray(extra_nodes, dtype=np.int64), ids)  # no edge: a component of its own
+            ids, found = np.concatenate([ids, alone]), np.concatenate([found, alone.astype(ops.dtype)])
+        within = (f"hops within each part from job {held.hops_after + 1} on" if hops and not held.improving
+                  else "one hop a job")
+        answer = HeldAnswer(ids, found, first_job + solved.iterations, held.rows, held.parts, held.rounds)
+    how = (f"edges held on the executors ({answer.parts} parts), values on the driver: {answer.jobs} job(s) over "
+           f"the frontier, {within}")
+    return answer, how
+
+
+def answer_frame(spark: Any, answer: HeldAnswer, semiring: "Semiring") -> "DataFrame":
+    """The answer as a ``(node, value)`` Spark DataFrame made from the driver's rows (not cached)."""
+    import pandas as pd
+
+    rows = pd.DataFrame({NODE: answer.ids, VALUE: answer.values})
+    return spark.createDataFrame(rows if len(rows) else [], f"{NODE} bigint, {VALUE} {semiring.value_type}")
