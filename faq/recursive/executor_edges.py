@@ -1,8 +1,8 @@
-"""A fixpoint's edges held on the executors, partitioned by source; each round one job over the frontier.
+"""A fixpoint's edges held on the executors in parts; each round one Spark job over the frontier.
 
-The Spark rounds of :mod:`faq.recursive.rounds` cost about a second each
-whatever their frontier: every round builds, analyses and runs a plan of
-joins and aggregates over *all* the edges.  Here the edges are moved once and
+The Spark SQL rounds of :mod:`faq.recursive.rounds` cost 0.3-0.9 s each on
+R-MAT 18 here whatever their frontier: every round builds, analyses and runs
+a plan of joins and aggregates over *all* the edges.  Here the edges are moved once and
 then stay where they are, as the worst-case optimal join's index does
 (:mod:`faq.joins.mapped`):
 
@@ -38,21 +38,22 @@ Hops within a part
 ------------------
 From the :data:`HOPS_AFTER`-th job on, where the driver's values are small
 enough to send with a job (:data:`SHIP_BYTES`) and no edge is better than
-``one``, a task does not stop after one hop: it
-compares its proposals with those values, and from the targets they improve
-follows its part's out-edges again, until nothing in the part improves or it
-has followed :data:`HOP_EDGES` edges (:func:`hops`; "think like a graph",
-Tian et al., VLDB 2013).  It returns every
-node it improved, with the value of a path that exists; each is in the
-driver's next frontier, so its out-edges in the other parts are followed
-there.  A job then does the work of several rounds (on one executor with one
-part, all of them), and the round count falls to what crossing parts needs.
+``one``, a task does not stop after one hop: it compares its proposals with
+those values, and from the targets they improve follows its part's
+out-edges again, until nothing in the part improves or it has followed
+:data:`HOP_EDGES` edges (:func:`hops`; "think like a graph", Tian et al.,
+VLDB 2013).  It returns every node it improved, with the value of a path
+that exists; each is in the driver's next frontier, so its out-edges in the
+other parts are followed there.  A job then does the work of several rounds
+(on one executor with one part, all of them).  Hops pay where a part holds
+long paths (a grid whose edge list is sorted by source: 399 rounds became 11
+jobs); on R-MAT's random parts they save little.
 
 So a round is one Spark job with one stage and no shuffle; its work and the
 data it moves follow the frontier, not the graph.  Its floor is Spark's for a
 job of Python tasks: about 0.1 s on this machine (a job of the JVM alone:
-0.02 s).  Nothing grows with the
-rounds: every round's plan is the same two operators over the cached frame.
+0.02 s).  Nothing grows with the rounds: every round's plan is the same two
+operators over the cached frame.
 
 Where it applies: an idempotent semiring with a numpy form
 (:func:`~faq.recursive.propagate.fixpoint_ops`) and nodes that fit the
@@ -220,10 +221,10 @@ class ExecutorEdges(Owner):
         target (module notes, step 4).
 
         ``labels=True`` ignores the frontier: every node proposes its own id (components' first round).
-        From job :attr:`hops_after` on (:data:`HOPS_AFTER`), where the values fit :data:`SHIP_BYTES` and no edge is better
-        than ``one`` (no cycle can improve values), each task goes on from the targets its proposals
-        improve, hop after hop within its part, and returns every node it improved (module notes, "Hops
-        within a part").
+        From job :attr:`hops_after` on (:data:`HOPS_AFTER`), where the values fit :data:`SHIP_BYTES` and
+        no edge is better than ``one`` (no cycle can improve values), each task goes on from the targets
+        its proposals improve, hop after hop within its part, and returns every node it improved
+        (module notes, "Hops within a part").
         """
         from faq.joins.mapped import ship
 
