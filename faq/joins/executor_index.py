@@ -149,7 +149,7 @@ def write_inputs(frames: Sequence["DataFrame"], valued: Sequence[bool], semiring
                 df = df.withColumn(VALUE_COLUMN, F.col(VALUE_COLUMN).cast(semiring.value_type))
                 metrics.update(low=F.min(VALUE_COLUMN), high=F.max(VALUE_COLUMN))
             paths.append(f"{root}/group{k}")
-            seen = write_observed(df, metrics, paths[-1])
+            seen = _write_observed(df, metrics, paths[-1])
             rows.append(int(seen["rows"]))
             span = np.array([seen["low"], seen["high"]], dtype=dtype) if has_values and seen["rows"] else (
                 np.zeros(0, dtype=dtype))
@@ -161,7 +161,7 @@ def write_inputs(frames: Sequence["DataFrame"], valued: Sequence[bool], semiring
     return WrittenInputs(root, tuple(paths), tuple(rows), tuple(ranges))
 
 
-def write_observed(df: "DataFrame", metrics: dict[str, "Column"], path: str) -> dict[str, Any]:
+def _write_observed(df: "DataFrame", metrics: dict[str, "Column"], path: str) -> dict[str, Any]:
     """Write ``df`` as Parquet to ``path`` and aggregate ``metrics`` over its rows.
 
     A classic session observes them during the write (one job); Spark

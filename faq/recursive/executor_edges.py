@@ -140,8 +140,8 @@ class ExecutorEdges(Owner):
         The parts' files.
     """
 
-    def __init__(self, spark: Any, ops: NumpyForm, token: str, value_type: str, scope: Scope) -> None:
-        self.spark, self.ops, self.token, self.value_type, self.scope = spark, ops, token, value_type, scope
+    def __init__(self, spark: Any, ops: NumpyForm, value_type: str, scope: Scope) -> None:
+        self.spark, self.ops, self.value_type, self.scope = spark, ops, value_type, scope
         self.paths: tuple[str, ...] = ()
         self.rows = self.improving = self.parts = self.rounds = 0
         #: Jobs of one hop before the tasks hop within their parts (None: never; see :meth:`proposals`).
@@ -178,19 +178,20 @@ class ExecutorEdges(Owner):
             raise IndexDirectoryError(path=str(directory), reason=f"{error.strerror or error}") from error
         scope = Scope()
         scope.callback(functools.partial(shutil.rmtree, root, ignore_errors=True))
-        edges = cls(spark, ops, os.path.basename(root), value_type, scope)
+        edges = cls(spark, ops, value_type, scope)
         try:
             ensure_workers(spark)  # the parts are built by faq's Python in the workers: check once that they can
             built = frame.select(SRC, DST, WEIGHT).coalesce(parts or default_parallelism(spark)).mapInArrow(
                 functools.partial(_build_task, root, ops), _BUILT).toArrow()
             marks = built.filter(pc.is_null(built.column(_NODE)))  # a row per part: its rows and improving edges
-            edges.paths = tuple(sorted(f"{root}/part-{int(p)}.bin" for p in marks.column(_PART).to_numpy()))
-            edges.parts = len(edges.paths)
+            ids = sorted(int(p) for p in marks.column(_PART).to_numpy())
+            edges.paths = tuple(f"{root}/part-{p}.bin" for p in ids)
+            edges.parts = len(ids)
             edges.rows = int(pc.sum(marks.column(_ROWS)).as_py() or 0)
             edges.improving = int(pc.sum(marks.column(_IMPROVING)).as_py() or 0)
             nodes = built.column(_NODE).drop_null().to_numpy()
             edges.domain = KeyDomain(np.unique(nodes) if len(nodes) else NO_NODES)
-            edges._write_codes(built)
+            edges._write_codes(built, ids)
             if edges.parts:
                 # One row per part; cached, so a round's plan is a scan of its blocks and nothing more.
                 tasks = spark.range(0, edges.parts, 1, edges.parts).withColumnRenamed("id", _PART)
@@ -202,16 +203,16 @@ class ExecutorEdges(Owner):
             raise
         return edges
 
-    def _write_codes(self, built: "pa.Table") -> None:
-        """Beside each part, its nodes' codes in the domain (the tasks read the values they are sent by them)."""
+    def _write_codes(self, built: "pa.Table", ids: list[int]) -> None:
+        """Beside each part (``ids``, in :attr:`paths` order), its nodes' codes in the domain (the tasks read
+        the values they are sent by them)."""
         import pyarrow.compute as pc
 
         from faq.joins.mapped import write_index
 
         rows = built.filter(pc.is_valid(built.column(_NODE)))
         parts, nodes = rows.column(_PART).to_numpy(), rows.column(_NODE).to_numpy()
-        for path in self.paths:
-            p = int(path.rsplit("-", 1)[1].split(".")[0])
+        for p, path in zip(ids, self.paths):
             write_index(self.domain.lookup(np.sort(nodes[parts == p])), _codes_path(path))
 
     def proposals(self, frontier: np.ndarray, values: np.ndarray, *, labels: bool = False
