@@ -345,7 +345,7 @@ def test_explain_maintained_shows_placement_views_and_rules(capsys):
     # a budget below the index size moves the indexes to the executors (and says why)
     code, out, err = run(capsys, "explain", query, "-f", f"edge={EMAIL}", "--maintained", "--budget", "64k", "-q")
     assert code == 0, err
-    assert "indexes on the executors" in out and "exceed the driver budget of 64.0 KB" in out
+    assert "indexes on the executors" in out and "exceed the driver budget of 64 KiB" in out
     code, out, err = run(capsys, "explain", query, "-f", f"edge={EMAIL}", "--maintained", "--budget", "lots", "-q")
     assert code == 2 and "budget" in err
 

@@ -506,7 +506,6 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
                             ("what", "type"), extra=True),
     "INDEX_BUDGET": ErrorClass("index budget {value!r} is not a size; use bytes or e.g. '512m', '4g'", ("value",),
                                extra=True),
-    "UNKNOWN_PLACEMENT": ErrorClass("placement {value!r} is not one of {valid}", ("value", "valid"), extra=True),
     "ROWS_WIDTH": ErrorClass("{what}: rows must have {width} key(s) and an optional value, got lengths {lengths}",
                              ("what", "width", "lengths"), extra=True),
 }

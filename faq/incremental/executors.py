@@ -1,7 +1,7 @@
 """Resident indexes on the executors: the base shipped once, one Spark job per batch.
 
 When a maintained query's indexes exceed the driver's budget
-(:func:`faq.incremental.rules.choose_placement`), :class:`ExecutorIndexes`
+(:func:`faq.placement_policy.for_indexes`), :class:`ExecutorIndexes`
 keeps the *base* of every relation on the executors and only the small
 parts on the driver:
 

@@ -65,7 +65,7 @@ Examples
 >>> print(triangles.explain())                                        # doctest: +ELLIPSIS
 maintained count() := edge(a, b), edge(b, c), edge(a, c)
   semiring counting; deltas signed (kept in integer)
-  indexes on the driver: indexes ... within the driver budget of ... GB
+  indexes on the driver: indexes ... within the driver budget of ... GiB
   overlays folded into the bases in a background thread, between batches (spark.faq.compaction=thread)
   relation edge(src, dst): 3 rows + 3 in the overlay; views (src, dst), (dst, src); ...
   rule 1: Δedge(a, b); order a, b, c; edge(b, c) old by (src, dst); edge(a, c) old by (src, dst); compiled loop
@@ -89,13 +89,11 @@ from faq.incremental.engine import RuleRun, run_rules
 from faq.incremental.index import KeyedRows
 from faq.incremental.rule_kernel import rule_kernels
 from faq.incremental.rules import (
-    EXECUTORS,
     DeltaQuery,
     MaintenancePlan,
     RelationPlan,
     Term,
     budget_bytes,
-    choose_placement,
     estimated_bytes,
     plan_rules,
     views_needed,
@@ -105,6 +103,7 @@ from faq.incremental.modes import MONOTONE, RECOMPUTE, SIGNED, DeltaChecks, delt
 from faq.incremental.state import ANSWER, ResidentState, cast_arrow_values, to_arrow, value_ops
 from faq.incremental.store import Store, restoring
 from faq.language import FAQ, Atom, parse_query
+from faq.placement_policy import EXECUTORS, for_indexes
 from faq.scope import Owner, Scope
 from faq.semirings import INTEGER, Semiring, get_semiring
 
@@ -269,7 +268,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         if getattr(self, "where", None) is not None:  # decided when the indexes were built
             where, reason = self.where, self.where_reason
         else:
-            where, reason = choose_placement(total, self.budget, self.placement)
+            where, reason = for_indexes(self.placement, total, self.budget)
         mode = self.mode + (" (kept in integer)" if self.semiring.name == "counting" and self.mode == SIGNED else "")
         return MaintenancePlan(str(self.query), self.semiring.name, mode, where, reason, self.budget,
                                tuple(relations), tuple(r.describe(self.delta_query) for r in self.rules), self.why,

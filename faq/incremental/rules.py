@@ -41,10 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Optional, Sequence
 
 from faq.incremental.index import View
-from faq.insideout.physical import PLACEMENTS  # one list of placements for queries and maintained targets
+from faq.hypergraph.shares import format_bytes
 
 OLD, NEW = "old", "new"
-DRIVER, EXECUTORS = PLACEMENTS[1:]
 
 
 @dataclass(frozen=True)
@@ -209,15 +208,6 @@ def budget_bytes(budget: Optional[int | str] = None, session: Any = None) -> int
         raise FAQValueError(error_class="INDEX_BUDGET", value=budget, argument="budget") from None
 
 
-def _size(n: Optional[int]) -> str:
-    if n is None:
-        return "?"
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} B"
-
-
 @dataclass(frozen=True)
 class RelationPlan:
     """One resident relation: its rows, and per view the index bytes (estimated, then measured)."""
@@ -304,7 +294,7 @@ class MaintenancePlan:
             kind = "" if r.measured else "~"
             overlay = f" + {r.overlay:,} in the overlay" if r.overlay else ""
             lines.append(f"  relation {r.name}({', '.join(r.columns)}): {r.rows:,} rows{overlay}; views "
-                         f"{', '.join(r.views) or '-'}; {kind}{_size(r.bytes)}")
+                         f"{', '.join(r.views) or '-'}; {kind}{_bytes(r.bytes)}")
         for k, rule in enumerate(self.rules, start=1):
             kernel = f"; {self.kernels[k - 1]}" if k <= len(self.kernels) else ""
             lines.append(f"  rule {k}: {rule}{kernel}")
@@ -314,18 +304,5 @@ class MaintenancePlan:
         return "```\n" + str(self) + "\n```"
 
 
-def choose_placement(index_bytes: int, budget: int, requested: str = "auto") -> tuple[str, str]:
-    """(placement, reason): the driver while the indexes fit the budget, else the executors."""
-    from faq.errors import FAQValueError
-
-    if requested not in PLACEMENTS:
-        raise FAQValueError(error_class="UNKNOWN_PLACEMENT", value=requested, valid=", ".join(PLACEMENTS),
-                            argument="placement")
-    fits = index_bytes <= budget
-    if requested == DRIVER:
-        return DRIVER, f"requested; indexes {_size(index_bytes)}, budget {_size(budget)}"
-    if requested == EXECUTORS:
-        return EXECUTORS, f"requested; indexes {_size(index_bytes)}"
-    if fits:
-        return DRIVER, f"indexes {_size(index_bytes)} within the driver budget of {_size(budget)}"
-    return EXECUTORS, f"indexes {_size(index_bytes)} exceed the driver budget of {_size(budget)}"
+def _bytes(n: Optional[int]) -> str:
+    return "?" if n is None else format_bytes(n)

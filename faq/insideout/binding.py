@@ -322,7 +322,8 @@ def session_environment(spark: "SparkSession") -> Environment:
     """
     from faq.spark import default_parallelism, is_connect
 
-    from faq.insideout.physical import IN_TASKS_CHOICES, IN_TASKS_CONF, LOCAL_ROWS_CONF, PLACEMENT_CONF, PLACEMENTS
+    from faq.insideout.physical import IN_TASKS_CHOICES, IN_TASKS_CONF, LOCAL_ROWS_CONF, PLACEMENT_CONF
+    from faq.placement_policy import PLACEMENTS
 
     connect = is_connect(spark)
     local_rows = _setting(spark, LOCAL_ROWS_CONF)
@@ -467,7 +468,8 @@ def placement_setting(spark: "SparkSession") -> str:
     >>> placement_setting(session_for_driver_data())
     'auto'
     """
-    from faq.insideout.physical import PLACEMENT_CONF, PLACEMENTS
+    from faq.insideout.physical import PLACEMENT_CONF
+    from faq.placement_policy import PLACEMENTS
 
     return _choice(spark, PLACEMENT_CONF, PLACEMENTS)
 
@@ -574,11 +576,9 @@ def plan_for(
     if environment is None:
         environment = session_environment(spark) if spark is not None else Environment()
     if placement is not None:
-        from faq.insideout.physical import PLACEMENTS
+        from faq.placement_policy import checked
 
-        if placement not in PLACEMENTS:
-            raise InvalidArgumentError(argument="placement", value=placement,
-                                       reason=f"expected one of {', '.join(PLACEMENTS)}")
+        checked(placement)
         environment = replace(environment, placement=placement)
     held = [name for name in query.factor_names if name in factors and rows_held(factors[name].df) is not None]
     counted = [name for name in held if rows_held(factors[name].df) <= DEGREE_ROWS]

@@ -63,6 +63,7 @@ from faq.joins.combine import combined_in_arrow
 from faq.joins.local import Table
 from faq.semirings.numpy_backend import as_values
 from faq.language import FAQ, parse_query
+from faq.placement_policy import checked
 from faq.scope import Owner, Scope
 from faq.semirings import Semiring, get_semiring
 
@@ -390,7 +391,7 @@ def evaluate(
     placement : {"auto", "driver", "executors"}, optional
         Where steps run (default: the session's ``spark.faq.placement``,
         "auto": small steps in-process on the driver, others as Spark jobs;
-        :func:`~faq.insideout.placement.choose_placement`).
+        :func:`faq.placement_policy.choose`).
 
     Returns
     -------
@@ -410,7 +411,7 @@ def evaluate(
         spark = next(iter(factors.values())).df.sparkSession if factors else None
         environment = session_environment(spark) if spark is not None and plan is None else None
         if environment is not None and placement is not None:
-            environment = replace(environment, placement=_placement(placement))
+            environment = replace(environment, placement=checked(placement))
         fetch = environment if plan is None else plan.environment if plan.environment.placement else None
         if fetch is not None and fetch.placement != "executors":
             # Small factors come to the driver in one job each (which also counts them), so that
@@ -466,15 +467,6 @@ def _bound(query: FAQ, factors: Mapping[str, Factor], semiring: Semiring) -> dic
         make = functools.partial(bind_atom, atom, factor, types)
         frames[f"{atom.factor}#{k}"] = make() if table is None else Held(table, "", make)
     return frames
-
-
-def _placement(value: str) -> str:
-    from faq.errors import InvalidArgumentError
-    from faq.insideout.physical import PLACEMENTS
-
-    if value not in PLACEMENTS:
-        raise InvalidArgumentError(argument="placement", value=value, reason=f"expected one of {', '.join(PLACEMENTS)}")
-    return value
 
 
 def _used_twice(query: FAQ) -> list[str]:

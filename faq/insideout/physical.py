@@ -82,6 +82,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for
+from faq.placement_policy import BYTES_PER_COLUMN  # one price of a fetched column for every kind of work
 
 # Requested bag-join methods: the planner's "auto" picks binary joins for acyclic bags and
 # "generic" for cyclic ones; "generic_shuffle" / "generic_broadcast" / "generic_partitioned"
@@ -114,14 +115,13 @@ DRIVER_INDEX_MEMORY_CONF = "spark.faq.driverIndexMemory"
 INDEX_DIR_CONF = "spark.faq.indexDir"
 INDEX_BUILD_CONF = "spark.faq.indexBuild"
 INDEX_BUILDS = ("auto", "driver", "executors")
-# Session conf keys for where one-shot steps run (choose_placement): "auto" (by size), "driver"
+# Session conf keys for where work runs (faq.placement_policy.choose): "auto" (by size), "driver"
 # (in-process, no Spark job) or "executors"; the bytes an in-process step may use on the driver
 # (default LOCAL_MEMORY_FRACTION of this machine's memory: the driver's Python process is not in the
 # JVM heap spark.driver.memory sizes); the bytes of an input the driver fetches (one job, through Arrow)
 # to run steps in-process when it does not hold them already (default FETCH_MEMORY_FRACTION of the local
 # memory); and, only when set, a cap on the rows of such an input (the byte budget decides otherwise).
 PLACEMENT_CONF = "spark.faq.placement"
-PLACEMENTS = ("auto", "driver", "executors")
 LOCAL_MEMORY_CONF = "spark.faq.localMemory"
 LOCAL_ROWS_CONF = "spark.faq.localRows"
 FETCH_MEMORY_CONF = "spark.faq.fetchMemory"
@@ -148,8 +148,6 @@ COMPACTIONS = ("thread", "process", "inline", "batch")
 # Session conf key: "false" skips probing the workers' Python before faq's first job there
 # (faq.workers.ensure_workers); "true" (default) probes.
 CHECK_CONF = "spark.faq.checkWorkers"
-#: Bytes a column of a fetched input takes a row (int64 or double ids and values), for the fetch budget.
-BYTES_PER_COLUMN = 8
 #: Bytes a row of an in-process step's tables takes at most: keys and value as numpy columns, and
 #: pandas' merge and group-by working copies beside them.
 LOCAL_BYTES_PER_ROW = 64
@@ -197,7 +195,7 @@ class Environment:
         by ``driver_index_memory``).
     placement : {"", "auto", "driver", "executors"}
         :data:`PLACEMENT_CONF`: where steps run ("auto": by size,
-        :func:`choose_placement`).  A plan made without a session's facts
+        :func:`faq.placement_policy.choose`).  A plan made without a session's facts
         (``""``) runs on the executors and says nothing of it; a session's
         default is "auto".
     local_memory : int

@@ -1,7 +1,7 @@
 """Where a step runs, and which kernel an in-process step uses: the placement half of the physical plan.
 
 Every step, whatever its strategy (:mod:`faq.insideout.physical`), also has a
-placement (:func:`choose_placement`): in-process on the driver (no Spark job;
+placement (:func:`step_placement`, the one policy of :mod:`faq.placement_policy`): in-process on the driver (no Spark job;
 the strategy's kernel run there, :mod:`faq.joins.local`) when its inputs are
 held on the driver or small, and its estimated footprint
 (:func:`step_footprint`) fits the driver's in-process memory; else on the
@@ -25,42 +25,26 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
-from faq.hypergraph.shares import format_bytes
 from faq.insideout.physical import (
     BYTES_PER_COLUMN,
-    FETCH_MEMORY_CONF,
     LOCAL_BYTES_PER_ROW,
     LOCAL_MEMORY_CONF,
-    LOCAL_ROWS_CONF,
     PLACEMENT_CONF,
     Environment,
     Strategy,
     integral_bag,
 )
 from faq.joins.merges import binary_kernel, without_private
+from faq.placement_policy import Input, choose
 
 if TYPE_CHECKING:
     from faq.insideout.plans import Step
 
 __all__ = ["Input", "SMALL_KERNEL_WORK", "COMPILED_LOAD_SECONDS", "SPARSE_KERNEL_WORK", "in_process_kernel",
-           "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "choose_placement", "step_footprint",
+           "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "step_placement", "step_footprint",
            "structured_carrier", "place_steps", "array_cells"]
-
-
-class Input(NamedTuple):
-    """One relation or indicator of a step, as :func:`choose_placement` sees it.
-
-    ``rows`` is its (estimated) rows, ``inf`` when unknown; ``held`` says the
-    driver holds its rows already (an input it loaded, or an earlier
-    in-process step's output); ``columns`` its variables and value (what a
-    fetch moves, :data:`~faq.insideout.physical.BYTES_PER_COLUMN` each a row).
-    """
-
-    rows: float
-    held: bool
-    columns: int = 3
 
 
 #: Estimated work (Σ of the smallest proposals per attribute, :class:`~faq.hypergraph.statistics.WorkEstimate`)
@@ -207,66 +191,33 @@ def merge_kernel(
     return replace(strategy, binary_kernel=kernel, binary_reason=why)
 
 
-def choose_placement(
+def step_placement(
     inputs: Sequence[Input], footprint: Optional[float], in_numpy: str, environment: Environment
 ) -> tuple[str, str]:
-    """Where a step runs: ``("driver", why)`` in-process, or ``("executors", why)`` as Spark jobs.
+    """Where a step runs, ``("driver", why)`` or ``("executors", why)``: the one policy
+    (:func:`faq.placement_policy.choose`) with the session's facts (:class:`Environment`).
 
-    In-process when the step's work has a numpy form (``in_numpy`` is empty;
-    else it says why not), its inputs are held on the driver or small enough
-    to fetch (a copy within :attr:`Environment.fetch_memory` bytes each, and
-    :attr:`Environment.local_rows` rows where that is set), and its
-    estimated ``footprint`` (bytes: the index or the joined rows, see
-    :func:`step_footprint`) fits :attr:`Environment.local_memory`.  A step
-    on the driver runs no Spark job; a step on the executors is what every
-    step was before.  :attr:`Environment.placement` forces either.
+    ``in_numpy`` is "" when the step's work has a numpy form, else why not;
+    ``footprint`` its estimated bytes (:func:`step_footprint`).
 
     Examples
     --------
     >>> env = Environment(placement="auto", local_memory=1 << 30, fetch_memory=24_000)
-    >>> choose_placement([Input(50, False), Input(80, False)], 8e3, "", env)
+    >>> step_placement([Input(50, False), Input(80, False)], 8e3, "", env)
     ('driver', 'inputs of 130 rows, est. 7.81 KiB within the in-process memory 1 GiB')
-    >>> choose_placement([Input(2e6, True)], 6.4e7, "", env)
-    ('driver', 'inputs of 2e+06 rows held on the driver, est. 61 MiB within the in-process memory 1 GiB')
-    >>> choose_placement([Input(5000, False)], 1e5, "", env)[1]
-    'an input of 5e+03 rows (est. 117 KiB) is not on the driver and exceeds the fetch budget 23.4 KiB (spark.faq.fetchMemory)'
-    >>> choose_placement([Input(500, False)], 1e5, "", replace(env, local_rows=100))[1]
-    'an input of 500 rows is not on the driver and exceeds spark.faq.localRows=100'
-    >>> choose_placement([Input(2e8, True)], 1.3e10, "", env)[1]
+    >>> step_placement([Input(2e8, True)], 1.3e10, "", env)[1]
     'est. 12.1 GiB exceeds the in-process memory 1 GiB (spark.faq.localMemory)'
-    >>> choose_placement([Input(5, False)], 1e3, "no numpy ⊗/⊕ for log/log", env)
+    >>> step_placement([Input(5, False)], 1e3, "no numpy ⊗/⊕ for log/log", env)
     ('executors', 'no numpy ⊗/⊕ for log/log')
-    >>> choose_placement([Input(5, False)], 1e3, "", Environment(placement="executors"))
+    >>> step_placement([Input(5, False)], None, "", Environment(placement="executors"))
     ('executors', 'spark.faq.placement=executors')
-    >>> choose_placement([Input(5, False)], 1e3, "", Environment())    # no session's facts: as before
+    >>> step_placement([Input(5, False)], 1e3, "", Environment())    # no session's facts: as before
     ('executors', '')
     """
     env = environment
-    if env.placement in ("", "executors"):
-        return "executors", f"{PLACEMENT_CONF}=executors" if env.placement else ""
-    if in_numpy:
-        return "executors", in_numpy
-    if env.placement == "driver":
-        return "driver", f"{PLACEMENT_CONF}=driver"
-    if any(not math.isfinite(i.rows) for i in inputs) or footprint is None or not math.isfinite(footprint):
-        return "executors", "sizes unknown"
-    for i in inputs:
-        if i.held:
-            continue
-        if env.local_rows and i.rows > env.local_rows:
-            return "executors", (f"an input of {i.rows:.3g} rows is not on the driver and exceeds "
-                                 f"{LOCAL_ROWS_CONF}={env.local_rows}")
-        copy = i.rows * i.columns * BYTES_PER_COLUMN
-        if copy > env.fetch_memory:
-            return "executors", (f"an input of {i.rows:.3g} rows (est. {format_bytes(copy)}) is not on the driver "
-                                 f"and exceeds the fetch budget {format_bytes(env.fetch_memory)} ({FETCH_MEMORY_CONF})")
-    if footprint > env.local_memory:
-        return "executors", (f"est. {format_bytes(footprint)} exceeds the in-process memory "
-                             f"{format_bytes(env.local_memory)} ({LOCAL_MEMORY_CONF})")
-    rows = sum(i.rows for i in inputs)
-    held = " held on the driver" if inputs and all(i.held for i in inputs) else ""
-    return "driver", (f"inputs of {rows:.3g} rows{held}, est. {format_bytes(footprint)} within the in-process "
-                      f"memory {format_bytes(env.local_memory)}")
+    return tuple(choose(env.placement, footprint, env.local_memory, inputs=inputs, fetch_budget=env.fetch_memory,
+                        local_rows=env.local_rows, no_numpy=in_numpy if env.placement else "",
+                        budget_setting=LOCAL_MEMORY_CONF, requested_by=f"{PLACEMENT_CONF}={env.placement}"))
 
 
 def step_footprint(
@@ -305,7 +256,7 @@ def structured_carrier(product: Any) -> str:
 def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: set[str],
                 variables: Mapping[str, tuple[str, ...]], product: Any, forced_spark: str,
                 types: Mapping[str, str], environment: Environment) -> list["Step"]:
-    """The planner's steps with where each runs (:func:`choose_placement`), in order.
+    """The planner's steps with where each runs (:func:`step_placement`), in order.
 
     A step's output is held on the driver when the step ran there.  ``held``
     are the ids of the inputs the driver holds, ``variables`` each input's
@@ -338,7 +289,7 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
         input_rows = sum(rows for _, rows in uses)
         kernel_aggregates = step.strategy.aggregate_in_tasks and step.strategy.name in ("broadcast", "partitioned")
         footprint = step_footprint(step.strategy, input_rows, step.product_rows, kernel_aggregates)
-        where, why = choose_placement(inputs, footprint, in_numpy, environment)
+        where, why = step_placement(inputs, footprint, in_numpy, environment)
         if where == "driver":
             held.add(step.output.id)
             triangle = (form is not None and form.sums_products and not arrays and triangle_bag(

@@ -91,7 +91,7 @@ class Step:
     # that gives estimated_rows (the ρ*-optimal cover when the plan has no sizes).
     cover: tuple[tuple[str, Fraction], ...] = ()
     # Where the step runs: "driver" (in-process, no Spark job: faq.joins.local) or "executors",
-    # and why (placement.choose_placement).
+    # and why (faq.placement_policy.choose, through placement.step_placement).
     placement: str = "executors"
     placement_reason: str = ""
     # A bound on the rows of the bag's product before ⊕: the AGM bound, tightened by the largest

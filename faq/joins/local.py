@@ -2,7 +2,7 @@
 
 Small steps pay more for Spark than for their work: a job per step, a Python
 worker to start, an index to ship.  A step the plan places on the driver
-(:func:`faq.insideout.placement.choose_placement`) runs here instead, with the
+(:func:`faq.insideout.placement.step_placement`) runs here instead, with the
 same contract as :func:`faq.joins.join_bag` -- the ⊗-product of the relations,
 semi-joined with the indicators, ⊕-aggregated onto the kept variables -- over
 :class:`Table` values (numpy columns) rather than DataFrames:

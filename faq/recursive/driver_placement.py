@@ -34,7 +34,7 @@ import numpy as np
 from faq.incremental.change import Change
 from faq.incremental.domain import KeyDomain
 from faq.incremental.index import KeyedRows, ResidentRelation, assigned, build_run, merge_rows
-from faq.incremental.rules import DRIVER
+from faq.placement_policy import DRIVER
 from faq.recursive.edge_input import node_array
 from faq.recursive.edges import FORWARD, REVERSE, EdgeRelation
 from faq.recursive.fixpoint_state import ANSWER, EDGE, FixpointState, last_per_key, save_replaced

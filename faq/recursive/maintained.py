@@ -125,9 +125,10 @@ from faq.errors import InvalidDeltaError
 from faq.factor import Factor
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.durable import Maintained, Versions
-from faq.incremental.rules import EXECUTORS, budget_bytes, choose_placement, estimated_bytes
+from faq.incremental.rules import budget_bytes, estimated_bytes
 from faq.incremental.store import Store, restoring
 from faq.io.updates import UpdateBatch, read_batch, read_updates, update_files  # re-exported (__all__)
+from faq.placement_policy import EXECUTORS, for_indexes
 from faq.recursive.edge_input import CHANGE_COLUMNS, edge_table, row_count, split_changes
 from faq.recursive.fixpoint_state import EDGE, FixpointState
 from faq.recursive.problem import FixpointProblem
@@ -251,10 +252,8 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
         self.name = edges.name if isinstance(edges, Factor) else "edges"
         rows = row_count(edges)
         size = fixpoint_index_bytes(rows, components)
-        if self.ops is None:
-            self.placement, self.placement_reason = EXECUTORS, f"semiring {self.semiring.name!r} has no numpy form"
-        else:
-            self.placement, self.placement_reason = choose_placement(size, self.budget, placement)
+        no_numpy = f"semiring {self.semiring.name!r} has no numpy form" if self.ops is None else ""
+        self.placement, self.placement_reason = for_indexes(placement, size, self.budget, no_numpy)
         self._note(f"{rows} edge(s); answer kept on the {self.placement}: {self.placement_reason}")
         if self.placement == EXECUTORS:
             self._start_spark(edges, nodes)

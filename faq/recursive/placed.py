@@ -44,7 +44,8 @@ import pyarrow as pa
 
 from faq.errors import InvalidArgumentError
 from faq.factor import Factor
-from faq.incremental.rules import DRIVER, EXECUTORS, budget_bytes, choose_placement
+from faq.incremental.rules import budget_bytes
+from faq.placement_policy import DRIVER, EXECUTORS, for_indexes
 from faq.recursive.edge_input import edge_table, row_count
 from faq.recursive.propagate import fixpoint_ops
 from faq.recursive.seminaive import DST, MIN_LABEL, SRC, WEIGHT, FixpointResult, check_semiring
@@ -88,11 +89,9 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
 
     semiring = MIN_LABEL if components else check_semiring(semiring)
     started = time.perf_counter()
-    if fixpoint_ops(semiring) is None:
-        where, reason = EXECUTORS, f"semiring {semiring.name!r} has no numpy form"
-    else:
-        where, reason = choose_placement(fixpoint_index_bytes(row_count(edges), components), budget_bytes(budget),
-                                         placement)
+    no_numpy = f"semiring {semiring.name!r} has no numpy form" if fixpoint_ops(semiring) is None else ""
+    where, reason = for_indexes(placement, fixpoint_index_bytes(row_count(edges), components), budget_bytes(budget),
+                                no_numpy)
     result = None
     if where == EXECUTORS and fixpoint_ops(semiring) is not None and rounds != "spark":
         result, reason = _solve_held(edges, semiring, source, components, progress, budget_bytes(budget), reason,

@@ -43,7 +43,7 @@ import numpy as np
 
 from faq.factor import Factor
 from faq.incremental.change import BatchEvent, Change
-from faq.incremental.rules import EXECUTORS
+from faq.placement_policy import EXECUTORS
 from faq.incremental.store import SparkRows, Store
 from faq.io.updates import UpdateBatch
 from faq.recursive.edge_input import edge_table
