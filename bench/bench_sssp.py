@@ -242,7 +242,7 @@ def main(argv=None) -> int:
     t = time.perf_counter()
     maintained = MaintainedFixpoint.paths(edges, source, "min_plus", progress=lambda s: None)
     init_seconds = time.perf_counter() - t
-    index_bytes = maintained.resident.nbytes  # edges (rows and trie), answer and node dictionary, measured
+    index_bytes = maintained.holder.resident.nbytes  # edges (rows and trie), answer and node dictionary, measured
     log(f"maintained: built in {init_seconds:.1f} s ({maintained.placement}: {maintained.placement_reason}); "
         f"{maintained.size} nodes reached, {maintained.initial_iterations} rounds")
 

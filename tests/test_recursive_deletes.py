@@ -233,7 +233,7 @@ def test_ties_and_zero_weights_keep_a_forest():
     rows = [(0, 1, 1.0), (0, 2, 1.0), (1, 3, 0.0), (2, 3, 0.0), (3, 1, 0.0), (1, 2, 0.0), (2, 1, 0.0)]
     m = MaintainedFixpoint.paths(rows, 0)
     assert values_of(m) == {0: 0.0, 1: 1.0, 2: 1.0, 3: 1.0}
-    parents = m._parent
+    parents = m.holder._parent
     assert len(subtrees(parents, np.flatnonzero(parents == -1))) == len(parents)  # every node under a root
     change = m.delete([(0, 1)])
     assert values_of(m) == {0: 0.0, 1: 1.0, 2: 1.0, 3: 1.0} and len(change) == 0
@@ -333,7 +333,7 @@ def test_deletions_across_index_levels_and_compactions(levels, case):
             update, graph = resolve(batch, graph)
             m.apply(update)
             assert values_of(m) == shortest(graph, 0) and m.edge_rows == len(graph)
-            current = m.resident.relations["edge"].current()
+            current = m.holder.resident.relations["edge"].current()
             assert len(current) == len(graph)
 
 
@@ -343,14 +343,14 @@ def test_a_failed_batch_of_deletions_in_base_and_overlay_leaves_the_edges_as_the
     commit undoes every mark, and the same deletions then apply."""
     m = MaintainedFixpoint.paths([(0, 1, 1.0), (1, 2, 1.0), (0, 3, 4.0)], 0, semiring)
     m.insert([(3, 2, 1.0), (2, 4, 1.0)])  # these two live in the overlay
-    before, edges_before = values_of(m), sorted(zip(*[c.tolist() for c in m.resident.relations["edge"].current().keys]))
+    before, edges_before = values_of(m), sorted(zip(*[c.tolist() for c in m.holder.resident.relations["edge"].current().keys]))
 
     def refuse(change):
         raise RuntimeError("the sink failed")
 
     with pytest.raises(RuntimeError, match="the sink failed"):
         m.apply(UpdateBatch("x", deletes=((2, 4), (1, 2))), before_commit=refuse)
-    edge = m.resident.relations["edge"]
+    edge = m.holder.resident.relations["edge"]
     assert values_of(m) == before and m.version == 1
     assert sorted(zip(*[c.tolist() for c in edge.current().keys])) == edges_before and edge.dead == 0
     m.apply(UpdateBatch("y", deletes=((2, 4), (1, 2))))

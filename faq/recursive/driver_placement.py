@@ -1,23 +1,23 @@
 """The driver placement of a maintained fixpoint: its first answer, its reopening, and how a batch runs.
 
-:class:`DriverPlacement` is the part of
-:class:`~faq.recursive.maintained.MaintainedFixpoint` that keeps the edges in
-a resident index and the answer in a value array on the driver (as
-:mod:`faq.recursive.spark_placement` keeps them on Spark):
-:meth:`~DriverPlacement._start_driver` solves the first answer,
-:meth:`~DriverPlacement._restore` takes a reopened state (parents rebuilt
-from the answer), and a batch (the module notes of
-:mod:`faq.recursive.maintained`, "How a batch runs"):
+:class:`DriverFixpoint` is the :class:`~faq.recursive.holders.FixpointHolder`
+that keeps a :class:`~faq.recursive.maintained.MaintainedFixpoint`'s edges in
+a resident index and its answer in a value array on the driver (as
+:mod:`faq.recursive.spark_placement` keeps them on Spark): it solves the
+first answer (:meth:`~DriverFixpoint._start`), takes a reopened state
+(:meth:`~DriverFixpoint._restore`: parents rebuilt from the answer), and
+runs a batch (the module notes of :mod:`faq.recursive.maintained`, "How a
+batch runs"):
 
-* :meth:`~DriverPlacement._update` sorts the batch into insertions, worse
+* :meth:`~DriverFixpoint._update` sorts the batch into insertions, worse
   weights and deletions (pairs present in the index);
 * an insert-only batch propagates from its effective edges
-  (:meth:`~DriverPlacement._insert`);
+  (:meth:`~DriverFixpoint._insert`);
 * a batch that removes or worsens an edge trims the derivation forest,
   re-seeds the trimmed nodes from their surviving in-edges and propagates,
-  then inserts (:meth:`~DriverPlacement._trim`, :mod:`faq.recursive.trimming`);
+  then inserts (:meth:`~DriverFixpoint._trim`, :mod:`faq.recursive.trimming`);
 * with an edge better than ``one`` (a negative weight), or ``recompute=True``,
-  such a batch is solved from scratch instead (:meth:`~DriverPlacement._recompute`).
+  such a batch is solved from scratch instead (:meth:`~DriverFixpoint._recompute`).
 
 Each saves first (the durable commit point, as *assignments*:
 :mod:`faq.recursive.fixpoint_state`), then changes the index in memory; an
@@ -27,35 +27,67 @@ error on the way leaves edges, values and parents as they were.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable, Optional
+from typing import TYPE_CHECKING, Any, Callable, Optional
 
 import numpy as np
 
-from faq.incremental.change import Change
+from faq.factor import Factor
+from faq.incremental.change import BatchEvent, Change
 from faq.incremental.domain import KeyDomain
 from faq.incremental.index import KeyedRows, ResidentRelation, assigned, build_run, merge_rows
 from faq.placement_policy import DRIVER
 from faq.recursive.edge_input import node_array
 from faq.recursive.edges import FORWARD, REVERSE, EdgeRelation
 from faq.recursive.fixpoint_state import ANSWER, EDGE, FixpointState, last_per_key, save_replaced
+from faq.recursive.holders import OLD, FixpointOwner
 from faq.recursive.propagate import better_than_one, propagate
-from faq.recursive.seminaive import DST, NODE, SRC
-from faq.recursive.spark_placement import OLD
+from faq.recursive.seminaive import DST, NODE, SRC, VALUE, WEIGHT
 from faq.recursive.trimming import cut_roots, forest, reseed, subtrees
 
-__all__ = ["DriverPlacement"]
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from faq.io.updates import UpdateBatch
+
+__all__ = ["DriverFixpoint"]
 
 NO_CODES = np.zeros(0, dtype=np.int64)
 
 Hook = Optional[Callable[[Change], None]]  # ``before_commit``: called with the change before the commit
 
 
-class DriverPlacement:
-    """Methods of :class:`~faq.recursive.maintained.MaintainedFixpoint` that keep its state on the driver (a mixin)."""
+class DriverFixpoint:
+    """A maintained fixpoint's edges and answer held on the driver (module notes).
 
-    def _start_driver(self, edges: Any, nodes: Any) -> None:
+    Parameters
+    ----------
+    owner : FixpointOwner
+        The problem, and the hooks a batch calls back (commit, events, manifest, inputs).
+    edges, nodes
+        The initial edges and extra nodes (as for the owner); or
+    restored : (FixpointState, dict), optional
+        A state saved on the driver placement and its manifest.
+    """
+
+    where = DRIVER
+    inserts = "semi-naive rounds from the delta on the resident index (no Spark job)"
+    writer = "from the driver"
+
+    def __init__(self, owner: FixpointOwner, edges: Any = None, nodes: Any = None, *,
+                 restored: Optional[tuple[FixpointState, dict]] = None) -> None:
+        self.owner = owner
+        self.semiring, self.ops, self.components = owner.semiring, owner.ops, owner.components
+        self.source, self.max_iterations, self._note = owner.source, owner.max_iterations, owner._note
+        self.name, self.reason = owner.name, owner.placement_reason
+        self._factor: Optional[Factor] = None  # the answer as a Spark factor, made on first use
+        if restored is not None:
+            self._restore(*restored)
+        else:
+            self._start(edges, nodes)
+
+    def _start(self, edges: Any, nodes: Any) -> None:
         """Collect the edges into the resident index and solve the first answer on the driver."""
-        src, dst, weight = self._arrays(edges, initial=True)
+        src, dst, weight = self.owner._arrays(edges, initial=True)
         extra = node_array(nodes) if self.components else np.zeros(0, dtype=np.int64)
         ends = [src, dst, extra] + ([] if self.components else [np.array([self.source], dtype=np.int64)])
         state = FixpointState(self.semiring)
@@ -72,6 +104,94 @@ class DriverPlacement:
         self._values, self._parent, self.initial_iterations = self._solve(edge.runs(FORWARD), seeds)
         self._adopt_answer()
 
+    # -- the holder's interface (faq.recursive.holders) -----------------------------------
+
+    @property
+    def versions(self) -> FixpointState:
+        """The resident state records its versions (and its store, with ``path=``)."""
+        return self.resident
+
+    @property
+    def size(self) -> int:
+        return self._count
+
+    @property
+    def edge_rows(self) -> int:
+        return self._edges
+
+    def table(self) -> "pa.Table":
+        """The answer from the value array: no Spark job."""
+        import pyarrow as pa
+
+        codes = np.flatnonzero(self._values[: len(self.resident.domain)] != self.ops.zero)
+        nodes = self.resident.domain.decode(codes).astype(np.int64, copy=False)
+        order = np.argsort(nodes, kind="stable")
+        return pa.table({NODE: nodes[order], VALUE: self._values[codes][order]})
+
+    def head(self, n: int) -> list[tuple]:
+        table = self.table().slice(0, n)
+        return list(zip(table.column(NODE).to_pylist(), table.column(VALUE).to_pylist()))
+
+    def value(self, node: int) -> Any:
+        code = self.resident.domain.lookup(np.array([int(node)], dtype=np.int64))[0]
+        if code < 0 or self._values[code] == self.ops.zero:
+            return None
+        return self._values[code].item()
+
+    @property
+    def state(self) -> Factor:
+        """The answer on Spark, made on first use after a change (one DataFrame from the driver's rows)."""
+        if self._factor is None:
+            from faq.spark import get_session
+
+            table = self.table()
+            schema = f"{NODE} bigint, {VALUE} {self.semiring.value_type}"
+            df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
+            self._factor = Factor(df=df, variables=(NODE,), semiring=self.semiring, value=VALUE, name=f"{self.name}*")
+        return self._factor
+
+    @property
+    def edges(self) -> Factor:
+        from faq.spark import get_session
+
+        table = self.resident.table(EDGE, value=WEIGHT)
+        schema = f"{SRC} bigint, {DST} bigint, {WEIGHT} {self.semiring.value_type}"
+        df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
+        return Factor(df=df, variables=(SRC, DST), semiring=self.semiring, value=WEIGHT, name=self.name)
+
+    @property
+    def deletions(self) -> str:
+        if self._may_cycle:
+            return ("recompute (an edge is better than one, e.g. a negative weight in min_plus: "
+                    "parents need not form a forest)")
+        return "trimming of the derivation forest, re-derive from surviving in-edges"
+
+    def batch(self, inserts: Any, deletes: Any, *, recompute: bool, target: int, label: str,
+              update: Optional["UpdateBatch"], started: float, before_commit: Hook) -> Change:
+        """The batch's rows as arrays, then :meth:`_update` between its two events."""
+        ins = self.owner._arrays(inserts) if inserts is not None else None
+        dels = self.owner._arrays(deletes, weights=False) if deletes is not None else None
+        what = _describe(ins, dels)
+        self.owner._emit(BatchEvent("start", target, what, label=label))
+        change = self._update(ins, dels, recompute, target, label, started, before_commit)
+        self.owner._emit(BatchEvent("done", target, what, len(change), change.seconds, label))
+        return change
+
+    def recompute(self, started: float) -> Change:
+        return self._recompute(None, None, self.owner.version, "recompute", started, new_version=False)
+
+    def attach(self, path: str) -> None:
+        self.resident.attach(path, self.owner._manifest())
+
+    def close(self) -> None:
+        """Drop the index and the values (a saved state stays on disk)."""
+        self.resident.relations = {}
+        self._values = np.zeros(0, dtype=self.ops.dtype)
+        self._parent = np.zeros(0, dtype=np.int64)
+        self._factor = None
+
+    # -- the answer relation ----------------------------------------------------------------
+
     def _adopt_answer(self) -> None:
         """The answer relation of the state: read from the value array (it changes in place)."""
         state = self.resident
@@ -86,7 +206,7 @@ class DriverPlacement:
 
     def _restore(self, state: FixpointState, meta: dict) -> None:
         """A reopened state: the answer as saved, the parents rebuilt from it (or all solved again)."""
-        self.placement, self.placement_reason = DRIVER, "reopened from a saved state"
+        self.reason = "reopened from a saved state"
         self.name = meta.get("name", "edges")
         self.resident = state
         self.ops = ops = state.ops
@@ -109,10 +229,8 @@ class DriverPlacement:
             self._values, self._parent, _ = self._solve(edge.runs(FORWARD), seeds)
         self._adopt_answer()
         self.initial_iterations = int(meta.get("initial_iterations", 0))
-        self.initial_seconds = 0.0
 
     # -- batches ----------------------------------------------------------------------
-
 
     def _update(self, ins: Optional[tuple], dels: Optional[tuple], recompute: bool, target: int, label: str,
                 started: float, before_commit: Hook = None) -> Change:
@@ -254,9 +372,9 @@ class DriverPlacement:
         answer = KeyedRows((nodes,), self._values[nodes])
 
         def save(labels: list[str]) -> None:
-            state.save(target, self._manifest(), {EDGE: edges, ANSWER: answer}, labels)
+            state.save(target, self.owner._manifest(), {EDGE: edges, ANSWER: answer}, labels)
 
-        self._commit(target, label, change=change, before_commit=before_commit, save=save)
+        self.owner._commit(target, label, change=change, before_commit=before_commit, save=save)
         self._factor = None
         self._count = change.count
 
@@ -313,10 +431,10 @@ class DriverPlacement:
         state.relations[EDGE] = new_edge
         try:
             if new_version:
-                self._commit(target, label, change=change, before_commit=before_commit,
-                             save=lambda labels: save_replaced(state, target, self._manifest(), rows, labels))
+                self.owner._commit(target, label, change=change, before_commit=before_commit,
+                             save=lambda labels: save_replaced(state, target, self.owner._manifest(), rows, labels))
             elif len(changed):  # recompute(): the same version, saved again
-                save_replaced(state, target, self._manifest(), rows, list(state.labels))
+                save_replaced(state, target, self.owner._manifest(), rows, list(state.labels))
         except BaseException:
             state.relations[EDGE] = before
             raise
@@ -363,6 +481,10 @@ class DriverPlacement:
 
     # -- rows and room --------------------------------------------------------------------
 
+    def _decode_one(self, code: int) -> Any:
+        value = self.resident.domain.decode(np.array([code]))[0]
+        return value.item() if hasattr(value, "item") else value
+
     def _edge_rows(self, s: np.ndarray, d: np.ndarray, weight: np.ndarray) -> KeyedRows:
         """Edges as rows of the index: ⊕-merged per pair, zeros dropped; for components both ways, no loops."""
         ops = self.ops
@@ -383,3 +505,13 @@ class DriverPlacement:
             more = max(n - len(self._values), len(self._values) // 4, 16)
             self._values = np.concatenate([self._values, np.full(more, self.ops.zero, dtype=self.ops.dtype)])
             self._parent = np.concatenate([self._parent, np.full(more, -1, dtype=np.int64)])
+
+
+def _describe(ins: Optional[tuple], dels: Optional[tuple]) -> str:
+    """A batch in words, for its events."""
+    parts = []
+    if ins is not None:
+        parts.append(f"{len(ins[0])} insertion(s)")
+    if dels is not None:
+        parts.append(f"{len(dels[0])} deletion(s)")
+    return (", ".join(parts) or "nothing") + " on the resident index"

@@ -28,7 +28,10 @@ When the edges' estimated index size is above the driver's budget
 session's ``spark.faq.localMemory``), or the semiring has no numpy form, the
 placement is ``"executors"``: edges and answer stay cached on Spark and every
 batch runs as Spark jobs (:mod:`faq.recursive.spark_placement`); there,
-deletions and worse weights are *recomputed* (no trimming on Spark).
+deletions and worse weights are *recomputed* (no trimming on Spark).  Both
+placements are held the same way: the maintained fixpoint holds one
+:class:`~faq.recursive.holders.FixpointHolder` (:attr:`MaintainedFixpoint.holder`)
+and asks it everything that depends on where the state is.
 :attr:`MaintainedFixpoint.placement`, :attr:`~MaintainedFixpoint.placement_reason`
 and :meth:`~MaintainedFixpoint.explain` say which and why.
 
@@ -123,7 +126,7 @@ import numpy as np
 
 from faq.errors import InvalidDeltaError
 from faq.factor import Factor
-from faq.incremental.change import BatchEvent, Change
+from faq.incremental.change import Change
 from faq.incremental.durable import Maintained, Versions
 from faq.incremental.rules import budget_bytes, estimated_bytes
 from faq.incremental.store import Store, restoring
@@ -133,17 +136,16 @@ from faq.recursive.edge_input import CHANGE_COLUMNS, edge_table, row_count, spli
 from faq.recursive.fixpoint_state import EDGE, FixpointState
 from faq.recursive.problem import FixpointProblem
 from faq.recursive.propagate import fixpoint_ops
-from faq.recursive.seminaive import DEFAULT_MAX_ITERATIONS, DST, MIN_LABEL, NODE, SRC, VALUE, WEIGHT, check_semiring
-from faq.recursive.driver_placement import DriverPlacement
-from faq.recursive.spark_placement import SparkPlacement
+from faq.recursive.seminaive import DEFAULT_MAX_ITERATIONS, DST, MIN_LABEL, SRC, VALUE, WEIGHT, check_semiring
+from faq.recursive.driver_placement import DriverFixpoint
+from faq.recursive.holders import FixpointHolder
+from faq.recursive.spark_placement import ExecutorsFixpoint
 from faq.scope import Owner, Scope
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
     from pyspark.sql.streaming import StreamingQuery
-
-    from faq.recursive.spark_maintained import SparkFixpoint
 
 __all__ = ["MaintainedFixpoint", "Changes", "maintain_paths", "maintain_components", "fixpoint_index_bytes",
            "UpdateBatch", "read_batch", "read_updates", "update_files"]
@@ -160,7 +162,7 @@ Changes = Change
 # --- the maintained fixpoint ---------------------------------------------------------------
 
 
-class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maintained, Owner):
+class MaintainedFixpoint(FixpointProblem, Maintained, Owner):
     """A fixpoint answer (paths from a source, or connected components) kept current (module notes).
 
     Build one with :meth:`paths` or :meth:`components` (or reopen a saved one
@@ -209,6 +211,10 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
     placement, placement_reason : str
         ``"driver"`` (resident index, no Spark job per batch) or
         ``"executors"`` (Spark path), and why.
+    holder : FixpointHolder
+        What holds the edges and the answer there
+        (:class:`~faq.recursive.driver_placement.DriverFixpoint` or
+        :class:`~faq.recursive.spark_placement.ExecutorsFixpoint`).
     version : int
         Batches applied (0 after the first answer).
     initial_iterations, initial_seconds
@@ -239,13 +245,14 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
         self._note = _notes(progress)
         self.ops = fixpoint_ops(self.semiring)
         self.budget = budget_bytes(budget)
-        self.scope = Scope()  # the Spark fixpoint when the answer lives on the executors
-        self._spark: Optional["SparkFixpoint"] = None
-        self._spark_versions = Versions()  # the executors placement's versions (and store, with path=)
-        self._factor: Optional[Factor] = None  # the answer as a Spark factor, made on first use
+        self.scope = Scope()  # the holder
+        self.holder: FixpointHolder
         if _restored is not None:
             state, meta = _restored
-            (self._restore_spark if isinstance(state, Store) else self._restore)(state, meta)
+            self.name, self.placement_reason = meta.get("name", "edges"), ""
+            kind = ExecutorsFixpoint if isinstance(state, Store) else DriverFixpoint
+            self._hold(kind(self, restored=(state, meta)))
+            self.initial_seconds = 0.0
             return
         if path is not None:
             Store(path).check_new()  # a path that cannot hold the state is refused before any work
@@ -255,15 +262,17 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
         no_numpy = f"semiring {self.semiring.name!r} has no numpy form" if self.ops is None else ""
         self.placement, self.placement_reason = for_indexes(placement, size, self.budget, no_numpy)
         self._note(f"{rows} edge(s); answer kept on the {self.placement}: {self.placement_reason}")
-        if self.placement == EXECUTORS:
-            self._start_spark(edges, nodes)
-        else:
-            self._start_driver(edges, nodes)
+        self._hold((ExecutorsFixpoint if self.placement == EXECUTORS else DriverFixpoint)(self, edges, nodes))
         self.initial_seconds = time.perf_counter() - started
-        if path is not None and self._spark is not None:
-            self._attach_spark(path)
-        elif path is not None:
-            self.resident.attach(path, self._manifest())
+        if path is not None:
+            self.holder.attach(path)
+
+    def _hold(self, holder: FixpointHolder) -> None:
+        """Hold the state through ``holder`` (its placement, reason and reopened name are the fixpoint's)."""
+        self.holder = self.scope.adopt(holder)
+        self.placement, self.placement_reason, self.name = holder.where, holder.reason, holder.name
+        if holder.where != EXECUTORS:
+            self.ops = holder.ops  # a reopened state's
 
     # -- constructors: paths() and components() (FixpointProblem), open() ----------------
 
@@ -297,35 +306,29 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
     # -- reading ------------------------------------------------------------------------
 
     def _versions(self) -> Versions:
-        """Versions and labels: the resident state's (saved with it), or the executors placement's (in memory)."""
-        return self._spark_versions if self._spark is not None else self.resident
+        """Versions and labels: the holder's (saved with its state, or in memory)."""
+        return self.holder.versions
 
     batches = Maintained.version  # the name before versions
 
     @property
+    def initial_iterations(self) -> int:
+        """Rounds of the first answer."""
+        return self.holder.initial_iterations
+
+    @property
     def size(self) -> int:
         """Nodes with a value (reachable nodes; every node for components)."""
-        if self._spark is not None:
-            return self._spark.state.df.count()
-        return self._count
+        return self.holder.size
 
     @property
     def edge_rows(self) -> int:
         """Edges in the index (for components: both directions)."""
-        if self._spark is not None:
-            return self._spark.edge_rows
-        return self._edges
+        return self.holder.edge_rows
 
     def table(self) -> "pa.Table":
-        """The answer ``(node, value)`` as an Arrow table, sorted by node (from the driver: no Spark job)."""
-        import pyarrow as pa
-
-        if self._spark is not None:
-            return self._spark.state.df.orderBy(NODE).toArrow()
-        codes = np.flatnonzero(self._values[: len(self.resident.domain)] != self.ops.zero)
-        nodes = self.resident.domain.decode(codes).astype(np.int64, copy=False)
-        order = np.argsort(nodes, kind="stable")
-        return pa.table({NODE: nodes[order], VALUE: self._values[codes][order]})
+        """The answer ``(node, value)`` as an Arrow table, sorted by node (on the driver placement: no Spark job)."""
+        return self.holder.table()
 
     def to_pandas(self):
         """The answer as a pandas DataFrame ``(node, value)``, sorted by node."""
@@ -333,48 +336,21 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
 
     def head(self, n: int = 20) -> list[tuple]:
         """The first ``n`` rows ``(node, value)`` by node."""
-        if self._spark is not None:
-            return [tuple(r) for r in self._spark.state.df.orderBy(NODE).limit(n).collect()]  # at most n rows
-        table = self.table().slice(0, n)
-        return list(zip(table.column(NODE).to_pylist(), table.column(VALUE).to_pylist()))
+        return self.holder.head(n)
 
     def value(self, node: int) -> Any:
         """The value of ``node`` (None when it has none)."""
-        if self._spark is not None:
-            from pyspark.sql import functions as F
-
-            row = self._spark.state.df.where(F.col(NODE) == int(node)).first()  # one row
-            return None if row is None else row[VALUE]
-        code = self.resident.domain.lookup(np.array([int(node)], dtype=np.int64))[0]
-        if code < 0 or self._values[code] == self.ops.zero:
-            return None
-        return self._values[code].item()
+        return self.holder.value(node)
 
     @property
     def state(self) -> Factor:
         """The current answer as a factor ``(node) -> value`` on Spark (made on first use after a change)."""
-        if self._spark is not None:
-            return self._spark.state
-        if self._factor is None:
-            from faq.spark import get_session
-
-            table = self.table()
-            schema = f"{NODE} bigint, {VALUE} {self.semiring.value_type}"
-            df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
-            self._factor = Factor(df=df, variables=(NODE,), semiring=self.semiring, value=VALUE, name=f"{self.name}*")
-        return self._factor
+        return self.holder.state
 
     @property
     def edges(self) -> Factor:
         """The current edges ``(src, dst) -> weight`` on Spark (for components: both directions)."""
-        if self._spark is not None:
-            return self._spark.edges
-        from faq.spark import get_session
-
-        table = self.resident.table(EDGE, value=WEIGHT)
-        schema = f"{SRC} bigint, {DST} bigint, {WEIGHT} {self.semiring.value_type}"
-        df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
-        return Factor(df=df, variables=(SRC, DST), semiring=self.semiring, value=WEIGHT, name=self.name)
+        return self.holder.edges
 
     # -- updates ------------------------------------------------------------------------
 
@@ -475,31 +451,20 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
 
         Not a batch: the version stays.
         """
-        started = time.perf_counter()
-        if self._spark is not None:
-            with self._spark.recompute() as changes:
-                return self._from_spark(changes, self.version, "recompute", started)
-        return self._recompute(None, None, self.version, "recompute", started, new_version=False)
+        return self.holder.recompute(time.perf_counter())
 
     @property
     def deletions(self) -> str:
         """How a deletion or a worse weight is taken now: trimming, or recomputation (and why)."""
-        if self._spark is not None:
-            return self.SPARK_DELETIONS
-        if self._may_cycle:
-            return ("recompute (an edge is better than one, e.g. a negative weight in min_plus: "
-                    "parents need not form a forest)")
-        return "trimming of the derivation forest, re-derive from surviving in-edges"
+        return self.holder.deletions
 
     def explain(self) -> str:
         """Where the state lives and how insertions and deletions run, one line each."""
         where = (f"{self.describe()}: {self.edge_rows} edge row(s), answer on the {self.placement} "
                  f"({self.placement_reason})")
-        inserts = "semi-naive rounds from the delta " + ("as Spark jobs" if self._spark is not None
-                                                         else "on the resident index (no Spark job)")
-        kept = "in memory only" if self.path is None else (
-            f"saved in {self.path} " + ("(written by Spark)" if self._spark is not None else "(from the driver)"))
-        return f"{where}\ninsertions: {inserts}\ndeletions: {self.deletions}\nstate: {kept}"
+        kept = "in memory only" if self.path is None else f"saved in {self.path} ({self.holder.writer})"
+        return (f"{where}\ninsertions: {self.holder.inserts}\ndeletions: {self.deletions}\n"
+                f"state: {kept}")
 
     # -- one batch ------------------------------------------------------------------------
 
@@ -511,22 +476,8 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
         label = label or f"batch {target}"
         if isinstance(deletes, (list, tuple)) and not deletes:
             deletes = None
-        if self._spark is not None:
-            return self._spark_batch(inserts, deletes, target, label, batch, started, before_commit)
-        ins = self._arrays(inserts) if inserts is not None else None
-        dels = self._arrays(deletes, weights=False) if deletes is not None else None
-        self._emit(BatchEvent("start", target, self._describe(ins, dels), label=label))
-        change = self._update(ins, dels, recompute, target, label, started, before_commit)
-        self._emit(BatchEvent("done", target, self._describe(ins, dels), len(change), change.seconds, label))
-        return change
-
-    def _describe(self, ins: Any, dels: Any) -> str:
-        parts = []
-        if ins is not None:
-            parts.append(f"{len(ins[0])} insertion(s)")
-        if dels is not None:
-            parts.append(f"{len(dels[0])} deletion(s)")
-        return (", ".join(parts) or "nothing") + " on the resident index"
+        return self.holder.batch(inserts, deletes, recompute=recompute, target=target, label=label, update=batch,
+                                 started=started, before_commit=before_commit)
 
     # -- inputs ----------------------------------------------------------------------------
 
@@ -546,9 +497,6 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
         weight = np.where(np.isnan(weight), self.default_weight, weight).astype(ops.dtype, copy=False)
         return src, dst, weight
 
-    def _decode_one(self, code: int) -> Any:
-        return _python(self.resident.domain.decode(np.array([code]))[0])
-
     def _manifest(self) -> dict[str, Any]:
         return {
             "kind": KIND,
@@ -565,15 +513,10 @@ class MaintainedFixpoint(DriverPlacement, SparkPlacement, FixpointProblem, Maint
     # -- lifetime -----------------------------------------------------------------------
 
     def close(self) -> None:
-        """Release the Spark caches (:attr:`scope`) and the resident index; a saved state stays on disk."""
-        if self._spark is not None or self.resident is not None:
+        """Release what the holder holds (Spark caches, or the resident index); a saved state stays on disk."""
+        if getattr(self, "holder", None) is not None:
             self._release_store()
         self.scope.close()
-        if self.resident is not None:
-            self.resident.relations = {}
-            self._values = np.zeros(0, dtype=self.ops.dtype)
-            self._parent = np.zeros(0, dtype=np.int64)
-        self._factor = None
 
     def __repr__(self) -> str:
         return (f"MaintainedFixpoint({self.name!r}, {self.describe()}, version={self.version}, "

@@ -64,6 +64,7 @@ from faq.factor import Factor
 from faq.io.updates import UpdateBatch
 from faq.scope import Owner, Scope
 from faq.recursive.edge_input import edge_dataframe
+from faq.recursive.holders import OLD  # the column of a node's value before the batch
 from faq.recursive.problem import FixpointProblem
 from faq.recursive.rounds import (
     DEFAULT_MAX_ITERATIONS,
@@ -89,7 +90,6 @@ from faq.recursive.seminaive import check_binary, edge_frame, node_frame, symmet
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
-OLD = "old"
 NEW = "new"
 _OLD_WEIGHT = "_old_weight"
 _NEW_WEIGHT = "_new_weight"
