@@ -21,6 +21,7 @@ from faq.insideout.physical import Environment
 from faq.insideout.placement import SMALL_KERNEL_WORK, SPARSE_KERNEL_WORK, in_process_triangle_kernel
 from faq.joins.frame import Aggregation
 from faq.joins.local import Table, join_local
+from faq.joins.strategy import NamedStrategy
 from faq.semirings import COUNTING, REAL
 
 DATA = Path(__file__).parent / "data"
@@ -94,8 +95,8 @@ def test_int64_values_too_large_to_bound_go_to_the_numpy_kernel_which_checks_eve
     big = (np.array([0, 1, 0]), np.array([1, 2, 2]), np.array([2**20] * 3))  # one term, 2^60: the bound says no
     assert st.triangle_total(big, big, big, np.int64) is None
     tables = [Table((u, v), {u: big[0], v: big[1]}, big[2]) for u, v in (("a", "b"), ("b", "c"), ("a", "c"))]
-    out, note = join_local("broadcast", tables, [], COUNTING, ("a", "b", "c"), Aggregation((), COUNTING), None,
-                           threads=1, sparse=True)
+    out, note = join_local(NamedStrategy("broadcast", sparse_kernel=True), tables, [], COUNTING, ("a", "b", "c"),
+                           Aggregation((), COUNTING), threads=1)
     assert note.startswith("masked sparse products: int64 values too large to bound") and "numpy kernel" in note
     assert out.values.tolist() == [2**60]
 
@@ -104,8 +105,8 @@ def test_the_step_runs_as_masked_products_in_either_column_order():
     src, dst, w = np.array([0, 0, 1, 2]), np.array([1, 2, 2, 0]), np.array([1.5, 2.0, 3.0, 4.0])
     uses = [("a", "b"), ("c", "a"), ("b", "c")]  # a→b, c→a, b→c over the same edges
     tables = [Table((u, v), {u: src, v: dst}, w) for u, v in uses]
-    out, note = join_local("broadcast", tables, [], REAL, ("a", "b", "c"), Aggregation((), REAL), None,
-                           threads=1, sparse=True)
+    out, note = join_local(NamedStrategy("broadcast", sparse_kernel=True), tables, [], REAL, ("a", "b", "c"),
+                           Aggregation((), REAL), threads=1)
     assert note == "in-process triangle join (masked sparse products, scipy)"
     edges = {(s, d): x for s, d, x in zip(src.tolist(), dst.tolist(), w.tolist())}
     nodes = range(3)

@@ -73,10 +73,8 @@ def run_step(
     indicators = [as_table(relations[i.relation], semiring).projection(i.variables) for i in step.indicators]
     plus = semiring if step.aggregate == semiring.name else get_semiring(step.aggregate) if step.eliminated else None
     aggregation = Aggregation(tuple(step.output.variables), plus) if step.eliminated else None
-    table, note = join_local(step.strategy.name, inputs, indicators, semiring, step.attribute_order, aggregation,
-                             step.strategy.shared or None, threads=max(1, environment.parallelism),
-                             in_kernel=step.strategy.aggregate_in_tasks, compiled=not step.strategy.numpy_kernel,
-                             sparse=step.strategy.sparse_kernel, binary_kernel=step.strategy.binary_kernel)
+    table, note = join_local(step.strategy, inputs, indicators, semiring, step.attribute_order, aggregation,
+                             threads=max(1, environment.parallelism))
     if tuple(table.variables) != tuple(step.output.variables):  # a final product: the plan's column order
         table = Table(tuple(step.output.variables), table.keys, table.values)
     seconds = time.perf_counter() - t0

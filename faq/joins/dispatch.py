@@ -3,9 +3,10 @@
 The strategy was chosen by the planner (``Strategy`` of
 :mod:`faq.insideout.physical`); this module only dispatches on its name and
 hands its decisions to the join as values.  It reads them through
-:class:`JoinStrategy`, which says which fields a strategy must have: the
-joins never import the planner (the plan may import the joins, not the
-reverse).
+:class:`~faq.joins.strategy.JoinStrategy`, which says which fields a strategy
+must have: the joins never import the planner (the plan may import the
+joins, not the reverse).  The in-process runner,
+:func:`faq.joins.local.join_local`, takes the same value whole.
 
 Examples
 --------
@@ -16,40 +17,17 @@ Examples
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Optional, Protocol, Sequence
+from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from faq.errors import PlanError
 from faq.joins.binary import binary_join
 from faq.joins.frame import Aggregation, Frame
 from faq.joins.generic import generic_join
+from faq.joins.strategy import JoinStrategy
 from faq.semirings import Semiring
 
 if TYPE_CHECKING:
     from faq.scope import Scope
-
-
-class JoinStrategy(Protocol):
-    """What :func:`join_bag` reads of a plan step's strategy (the planner's ``Strategy`` has these fields).
-
-    ``name`` is a key of :data:`RUNNERS`; the rest are the generic join's
-    arguments of the same meaning (:func:`~faq.joins.generic.generic_join`):
-    ``aggregate_in_tasks`` decided by the planner
-    (:func:`~faq.joins.task_aggregation.task_aggregation`), ``shared`` index
-    groups, ``shares`` the partitioned grid as (variable, share) pairs,
-    ``batches`` of the shuffle strategy, ``index_dir`` of the broadcast one,
-    ``binary_kernel`` the merges a partitioned strategy's cells run (an array
-    ring's bag), ``numpy_kernel`` the plan's choice of the numpy kernel over
-    the compiled loop.
-    """
-
-    name: str
-    aggregate_in_tasks: bool
-    shared: tuple[tuple[int, ...], ...]
-    shares: tuple[tuple[str, int], ...]
-    batches: int
-    index_dir: Optional[str]
-    binary_kernel: Optional[str]
-    numpy_kernel: bool
 
 
 def _binary(relations, indicators, semiring, strategy, attribute_order, aggregate, scope) -> Frame:

@@ -58,7 +58,7 @@ Examples
 from __future__ import annotations
 
 import os
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -76,6 +76,7 @@ from faq.joins.merges import (
 )
 from faq.joins.row_arithmetic import INT_LIMIT, aggregate_rows, check_sums
 from faq.joins.sparse_product import LOOKUP_SLACK, LOOKUP_SPAN_PER_ROW, declined, sparse_product
+from faq.joins.strategy import JoinStrategy, as_strategy
 from faq.joins.table import Table, key_codes, variables_of
 from faq.semirings import Semiring
 from faq.semirings.numpy_backend import NumpyForm, numpy_ops
@@ -94,26 +95,37 @@ DEFAULT_THREADS = max(1, min(os.cpu_count() or 1, 8))
 
 
 def join_local(
-    strategy: str,
+    strategy: Union[str, JoinStrategy],
     relations: Sequence[Table],
     indicators: Sequence[Table],
     semiring: Semiring,
     attribute_order: Sequence[str] = (),
     aggregate: Optional[Aggregation] = None,
-    shared: Optional[Sequence[Sequence[int]]] = None,
     threads: int = DEFAULT_THREADS,
-    in_kernel: bool = True,
-    compiled: bool = True,
-    sparse: bool = False,
-    binary_kernel: Optional[str] = None,
 ) -> tuple[Table, str]:
     """One step's bag joined in-process: (the step's output, how it ran).
 
     Parameters
     ----------
-    strategy : str
-        The plan's strategy name: ``"binary"`` merges; the generic join's
-        names run its kernel where keys are integers.
+    strategy : JoinStrategy or str
+        The plan step's strategy, whole (:class:`~faq.joins.strategy.JoinStrategy`),
+        or a name (:class:`~faq.joins.strategy.NamedStrategy`'s defaults).
+        ``"binary"`` merges; the generic join's names run its kernel where
+        keys are integers.  Of its fields this runner reads:
+
+        * ``shared`` -- uses (relations, then indicators) that read one index;
+        * ``aggregate_in_tasks`` -- the generic join's kernel ⊕-aggregates
+          while it enumerates; False lists every binding first;
+        * ``numpy_kernel`` -- the numpy kernel rather than the compiled loop;
+        * ``sparse_kernel`` -- a triangle-shaped bag summed to one value by
+          masked sparse products (:mod:`faq.joins.sparse_triangle`); where
+          int64 values are too large to bound, the numpy kernel, which checks
+          every sum;
+        * ``binary_kernel`` -- the merges the plan chose for a step that runs
+          them (a binary step, or a generic one whose keys are not
+          integers): a name of :data:`~faq.joins.merges.BINARY_KERNELS`.
+          None: no plan named one; :func:`~faq.joins.merges.binary_kernel`'s
+          rule picks one from the tables (:func:`merges_to_run`).
     relations, indicators : sequence of Table
         As :func:`faq.joins.join_bag` takes them (indicators unvalued and
         distinct).
@@ -124,29 +136,8 @@ def join_local(
     aggregate : Aggregation, optional
         ⊕ onto ``aggregate.keep`` (None: the step's product, ⊕-combined per
         key in ``semiring``, as the executor does for a final product).
-    shared : sequence of sequence of int, optional
-        Uses (relations, then indicators) that read one index.
     threads : int
         Threads the generic join's seeds are dealt to.
-    in_kernel : bool
-        The generic join's kernel ⊕-aggregates while it enumerates (the
-        plan's :attr:`~faq.insideout.physical.Strategy.aggregate_in_tasks`);
-        False lists every binding first.
-    compiled : bool
-        The compiled loop may run the kernel where it qualifies; False: the
-        numpy kernel (the plan's :attr:`~faq.insideout.physical.Strategy.numpy_kernel`).
-    sparse : bool
-        A triangle-shaped bag summed to one value by masked sparse products
-        (:mod:`faq.joins.sparse_triangle`; the plan's
-        :attr:`~faq.insideout.physical.Strategy.sparse_kernel`); where int64
-        values are too large to bound, the numpy kernel, which checks every sum.
-    binary_kernel : str, optional
-        The merges the plan chose for a step that runs them (a binary step,
-        or a generic one whose keys are not integers): a name of
-        :data:`~faq.joins.merges.BINARY_KERNELS` (the plan's
-        :attr:`~faq.insideout.physical.Strategy.binary_kernel`).  None: no
-        plan named one; :func:`~faq.joins.merges.binary_kernel`'s rule picks
-        one from the tables (:func:`merges_to_run`).
 
     Returns
     -------
@@ -154,19 +145,22 @@ def join_local(
         Keys per kept variable (no repeats) and their ⊕-aggregated values,
         zeros left out; and a note for the step's report.
     """
+    strategy = as_strategy(strategy)
     plus = aggregate.semiring if aggregate is not None else semiring
     arrays = bool(getattr(semiring, "structured", False))  # an array ring: values are (rows, w) arrays
     ops = numpy_ops(semiring, plus, arrays=True) if arrays else numpy_ops(semiring, plus)
     if ops is None:
         raise PlanError(reason=f"no numpy ⊗/⊕ for {semiring.name}/{plus.name}: the step cannot run in-process")
     keep = tuple(aggregate.keep) if aggregate is not None else variables_of(relations, indicators)
-    if strategy == "binary" and aggregate is not None and not ops.integral:
+    if strategy.name == "binary" and aggregate is not None and not ops.integral:
         relations = _private_summed(relations, indicators, keep, ops)
     integral = all(np.asarray(t.keys[v]).dtype.kind in "iu" for t in (*relations, *indicators) for v in t.variables)
     matrices = None
-    if strategy != "binary" and integral and any(r.variables for r in relations):
+    binary_kernel = strategy.binary_kernel
+    if strategy.name != "binary" and integral and any(r.variables for r in relations):
         product, note = _generic(relations, indicators, semiring, ops, keep, attribute_order,
-                                 aggregate if in_kernel else None, shared, threads, compiled, sparse)
+                                 aggregate if strategy.aggregate_in_tasks else None, strategy.shared or None,
+                                 threads, not strategy.numpy_kernel, strategy.sparse_kernel)
     else:
         kernel, note = merges_to_run(binary_kernel, relations, indicators, keep, ops, integral, arrays)
         if kernel == "sparse-product":

@@ -386,6 +386,7 @@ def join_cell_in_process(batches: Sequence[Any], spec: _InProcessSpec) -> Iterat
     from faq.arrow_arrays import from_numpy, int64_array, spark_arrays, to_numpy
     from faq.joins.frame import VALUE_COLUMN
     from faq.joins.local import join_local
+    from faq.joins.strategy import NamedStrategy
     from faq.joins.table import Table
     from faq.semirings.numpy_backend import as_values
 
@@ -405,9 +406,9 @@ def join_cell_in_process(batches: Sequence[Any], spec: _InProcessSpec) -> Iterat
             relations.append(Table(attributes, keys, as_values(spec.semiring, rows.column(VALUE_COLUMN))))
         else:
             indicators.append(Table(attributes, keys, None))
-    strategy = "binary" if spec.binary_kernel else "partitioned"
-    out, _ = join_local(strategy, relations, indicators, spec.semiring, spec.order, spec.aggregate, threads=1,
-                        compiled=spec.compiled, binary_kernel=spec.binary_kernel)
+    strategy = NamedStrategy("binary" if spec.binary_kernel else "partitioned", binary_kernel=spec.binary_kernel,
+                             numpy_kernel=not spec.compiled)
+    out, _ = join_local(strategy, relations, indicators, spec.semiring, spec.order, spec.aggregate, threads=1)
     if not out.rows:
         return
     columns = [int64_array(out.keys[v]) for v in spec.out]
