@@ -19,15 +19,16 @@ STAMP := $(VENV)/.installed
 # keys its cache by compiled_loop.py's content, so an edit would otherwise compile in the first job).
 WARM := faq/joins/__pycache__/.faq-warm
 WARM_SOURCES := faq/joins/compiled_loop.py faq/joins/compiled.py faq/joins/warm.py \
-	faq/incremental/delta_loop.py faq/incremental/rule_kernel.py faq/incremental/warm.py
+	faq/incremental/delta_loop.py faq/incremental/rule_kernel.py faq/incremental/warm.py faq/asof/kernel.py
 DEMO_OUT := build/demo
 
-.PHONY: help demo test java venv clean distclean
+.PHONY: help demo test java venv bench-deps clean distclean
 
 help:
 	@echo "make demo       triangle counts (email-Eu-core, wiki-Vote) and a matrix chain (bcsstk21·bcsstm21·bcsstk21)"
 	@echo "make test       the whole test suite"
 	@echo "make venv       only create .venv and install faq with its test dependencies"
+	@echo "make bench-deps also install the benchmarks' baselines (DuckDB, python-graphblas)"
 	@echo "make clean      remove build/ (demo output)"
 	@echo "make distclean  also remove .venv"
 
@@ -59,6 +60,10 @@ java:
 
 venv: java $(WARM)
 
+# The baselines some benchmarks time beside faq (pyproject's bench extra); the test suite needs none.
+bench-deps: venv
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
+
 $(STAMP): pyproject.toml | java
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { \
 	    echo "faq needs Python 3.10 or newer as '$(PYTHON)'; install it or run: make PYTHON=/path/to/python3.11 ..." >&2; \
@@ -80,6 +85,7 @@ $(WARM): $(STAMP) $(WARM_SOURCES)
 	@# only: drop the delta loop's entries so they are compiled against the helpers as they are now
 	rm -f faq/incremental/__pycache__/delta_loop.*
 	$(BIN)/python -m faq.incremental.warm
+	$(BIN)/python -m faq.asof.kernel
 	@mkdir -p $(@D) && touch $@
 
 clean:

@@ -74,6 +74,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.insideout.fetching",
     "faq.recursive.executor_edges",
     "faq.recursive.held_solve",
+    "faq.asof.on_spark",
     "faq.io",
     "faq.io.convert",
     "faq.io.edges",

@@ -58,6 +58,7 @@ _EXPORTS = {
     **dict.fromkeys(("get_session", "use_session"), "faq.spark"),
     **dict.fromkeys(("parse_query", "FAQ"), "faq.language"),
     **dict.fromkeys(("covariance", "moments", "linear_regression"), "faq.learning"),
+    "asof_join": "faq.asof.oneshot",
     "Plan": "faq.insideout.planner",
     "FAQError": "faq.errors",
 }

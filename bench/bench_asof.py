@@ -1,0 +1,230 @@
+"""One-shot as-of joins: faq in-process against pandas and DuckDB, and from Spark DataFrames against Spark's ways.
+
+Issue 40's targets, every baseline in the same run:
+
+1. **In-process**, ``--rows`` × ``--rows`` (default 5M × 5M) on ``--keys`` (1,000) keys, int64 times:
+   ``faq.asof.tables.asof_tables`` on Arrow tables (the join and its sort, not reading) against
+   ``pandas.merge_asof`` (its two sorts included, as pandas needs sorted sides) and DuckDB's
+   ``ASOF JOIN`` on the same Arrow tables with 2 threads (when duckdb is installed: ``make bench-deps``).
+   Target: faq within DuckDB's time.
+2. **From Spark DataFrames** (``spark.read.parquet`` of the same rows, ``--spark-rows`` each, default 1M):
+   ``faq.asof_join`` with the default placement, forced to the driver and forced to the executors
+   (per key partition, :mod:`faq.asof.on_spark`), against Spark's window way
+   (:func:`faq.incremental.calculus.asof_join`); and, at ``--ps-rows`` each (default 10,000: it is
+   slow, a correlated subquery -- 50,000 rows did not finish in 10 minutes here), ``pyspark.pandas.merge_asof``
+   beside ``faq.asof_join`` on the same rows. Target: faq ≥ 10× faster than ``pyspark.pandas.merge_asof``.
+
+Every result is checked: the matched right values equal pandas' row for row (in-process), and the Spark
+results' sums of matched values equal pandas' (a checksum over every row).
+
+    python -m bench.bench_asof                      # 5M x 5M in-process, 1M x 1M from Parquet
+    python -m bench.bench_asof --rows 1000000 --spark-rows 200000 --repeat 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import RESULTS, Run, log, print_summary, seeded_parser, timed_checked
+
+
+def parse_args(argv=None):
+    p = seeded_parser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                      out=str(RESULTS / "asof.json"))
+    p.add_argument("--rows", type=int, default=5_000_000, help="rows of each side, in-process")
+    p.add_argument("--keys", type=int, default=1000)
+    p.add_argument("--spark-rows", type=int, default=1_000_000, help="rows of each side from Parquet (0 skips)")
+    p.add_argument("--ps-rows", type=int, default=10_000, help="rows of each side for pyspark.pandas.merge_asof")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--master", default="local[2]")
+    return p.parse_args(argv)
+
+
+def sides(rows: int, keys: int, seed: int):
+    """Trades and quotes: times in [0, 10 rows), keys uniform, one value column each.  Quote times are
+    distinct (Spark has no row order to break ties by, so the Spark results are checked without ties;
+    the in-process join matches pandas on ties too: tests/test_asof.py)."""
+    import pyarrow as pa
+
+    rng = np.random.default_rng(seed)
+    left = pa.table({"time": rng.integers(0, 10 * rows, rows), "sym": rng.integers(0, keys, rows),
+                     "qty": rng.integers(1, 100, rows)})
+    right = pa.table({"time": rng.permutation(np.arange(rows) * 10 + rng.integers(0, 10, rows)), "sym": rng.integers(0, keys, rows),
+                      "px": rng.random(rows)})
+    return left, right
+
+
+def pandas_expected(left, right) -> np.ndarray:
+    """pandas.merge_asof's matched prices in left's order (NaN: no match), and its seconds."""
+    import pandas as pd
+
+    lp = left.to_pandas()
+    lp["__i"] = np.arange(len(lp))
+    out = pd.merge_asof(lp.sort_values("time", kind="stable"), right.to_pandas().sort_values("time", kind="stable"),
+                        on="time", by="sym")
+    px = np.full(len(lp), np.nan)
+    px[out["__i"].to_numpy()] = out["px"].to_numpy()
+    return px
+
+
+def in_process(args, record: dict) -> None:
+    import pandas as pd
+
+    from faq.asof.tables import asof_tables
+
+    left, right = sides(args.rows, args.keys, args.seed)
+    log(f"in-process: {args.rows:,} x {args.rows:,} rows, {args.keys} keys")
+    started = time.perf_counter()
+    expected = pandas_expected(left, right)
+    log(f"  pandas oracle: {time.perf_counter() - started:.2f} s")
+
+    def same(px) -> None:
+        got = np.asarray(px, dtype=np.float64)
+        assert np.array_equal(np.isnan(got), np.isnan(expected)) and np.array_equal(
+            got[~np.isnan(got)], expected[~np.isnan(expected)]), "faq differs from pandas.merge_asof"
+
+    record["faq_in_process"] = timed_checked(
+        lambda: asof_tables(left, right, on="time", by="sym").column("px").to_numpy(zero_copy_only=False),
+        args.repeat, same, "faq asof_tables (Arrow in, Arrow out)")
+    lp, rp = left.to_pandas(), right.to_pandas()
+
+    def pandas_join():
+        return pd.merge_asof(lp.sort_values("time", kind="stable"), rp.sort_values("time", kind="stable"),
+                             on="time", by="sym")
+
+    record["pandas_merge_asof"] = timed_checked(pandas_join, args.repeat, lambda out: None,
+                                                "pandas merge_asof (with its sorts)")
+    try:
+        import duckdb
+    except ImportError:
+        record["duckdb"] = {"skipped": "duckdb is not installed (make bench-deps)"}
+        return
+    con = duckdb.connect()
+    con.execute("SET threads TO 2")
+    con.register("l", left)
+    con.register("r", right)
+    query = "SELECT l.time, l.sym, l.qty, r.px FROM l ASOF LEFT JOIN r ON l.sym = r.sym AND l.time >= r.time"
+
+    def duck():
+        return con.execute(query).arrow()
+
+    def duck_same(table) -> None:
+        assert table.num_rows == args.rows
+        got = np.nan_to_num(np.asarray(table.column("px").to_numpy(zero_copy_only=False), dtype=np.float64))
+        assert abs(got.sum() - np.nansum(expected)) <= 1e-6 * max(1.0, abs(np.nansum(expected))), "duckdb differs"
+
+    record["duckdb"] = timed_checked(duck, args.repeat, duck_same, "DuckDB ASOF JOIN (2 threads, Arrow out)")
+    record["duckdb"]["version"] = duckdb.__version__
+
+
+def from_spark(args, record: dict) -> None:
+    import pyarrow.parquet as pq
+
+    from faq.spark import get_session
+
+    import faq
+    from faq.incremental.calculus import asof_join as window_asof
+
+    spark = get_session(master=args.master)
+    left, right = sides(args.spark_rows, args.keys, args.seed + 1)
+    expected = pandas_expected(left, right)
+    checksum = float(np.nansum(expected))
+    tmp = Path(tempfile.mkdtemp(prefix="faq-asof-"))
+    pq.write_table(left, tmp / "left.parquet")
+    pq.write_table(right, tmp / "right.parquet")
+    ldf, rdf = spark.read.parquet(str(tmp / "left.parquet")), spark.read.parquet(str(tmp / "right.parquet"))
+    log(f"from Parquet: {args.spark_rows:,} x {args.spark_rows:,} rows")
+
+    def total(df) -> float:
+        from pyspark.sql import functions as F
+
+        return df.agg(F.sum("px"), F.count("*")).first()
+
+    def check(row) -> None:
+        assert row[1] == args.spark_rows, f"{row[1]} rows, not {args.spark_rows}"
+        assert abs((row[0] or 0.0) - checksum) <= 1e-6 * max(1.0, abs(checksum)), "the matched prices differ"
+
+    runs = record.setdefault("spark", {"rows": args.spark_rows, "master": args.master})
+    for name, placement in (("faq_default", None), ("faq_driver", "driver"), ("faq_executors", "executors")):
+        runs[name] = timed_checked(lambda p=placement: total(faq.asof_join(ldf, rdf, on="time", by="sym", placement=p)),
+                                   args.repeat, check, f"faq.asof_join placement={placement or 'default'}")
+    runs["spark_window"] = timed_checked(lambda: total(window_asof(ldf, rdf, on="sym", time="time")),
+                                         args.repeat, check, "Spark window (calculus.asof_join)")
+    small(args, record, spark, tmp)
+
+
+def small(args, record: dict, spark, tmp: Path) -> None:
+    """pyspark.pandas.merge_asof and faq.asof_join (default placement) on the same ``--ps-rows`` rows."""
+    import pyarrow.parquet as pq
+    import pyspark.pandas as ps
+
+    import faq
+
+    rows = args.ps_rows
+    left, right = sides(rows, args.keys, args.seed + 2)
+    expected = float(np.nansum(pandas_expected(left, right)))
+    pq.write_table(left, tmp / "small_left.parquet")
+    pq.write_table(right, tmp / "small_right.parquet")
+    log(f"pyspark.pandas beside faq: {rows:,} x {rows:,} rows from Parquet")
+
+    def check(row) -> None:
+        assert row[1] == rows and abs((row[0] or 0.0) - expected) <= 1e-6 * max(1.0, abs(expected)), "differs"
+
+    def total(df):
+        from pyspark.sql import functions as F
+
+        return df.agg(F.sum("px"), F.count("*")).first()
+
+    def ps_join():
+        pl, pr = (ps.read_parquet(str(tmp / n)) for n in ("small_left.parquet", "small_right.parquet"))
+        return total(ps.merge_asof(pl.sort_values("time"), pr.sort_values("time"), on="time", by="sym").to_spark())
+
+    ldf, rdf = (spark.read.parquet(str(tmp / n)) for n in ("small_left.parquet", "small_right.parquet"))
+    runs = record.setdefault("small", {"rows": rows})
+    runs["faq_default"] = timed_checked(lambda: total(faq.asof_join(ldf, rdf, on="time", by="sym")), args.repeat,
+                                        check, "faq.asof_join (default placement)")
+    runs["pyspark_pandas_merge_asof"] = timed_checked(ps_join, max(1, args.repeat - 1), check,
+                                                      "pyspark.pandas.merge_asof")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    run = Run("bench_asof", argv)
+    run["machine"] = {"cores": os.cpu_count()}
+    in_process(args, run.record)
+    if args.spark_rows:
+        from_spark(args, run.record)
+    r = run.record
+    met = {}
+    if "median_seconds" in r.get("duckdb", {}):
+        met["in_process_within_duckdb"] = r["faq_in_process"]["median_seconds"] <= r["duckdb"]["median_seconds"]
+        r["faq_over_duckdb"] = round(r["faq_in_process"]["median_seconds"] / r["duckdb"]["median_seconds"], 2)
+    r["faq_over_pandas"] = round(r["faq_in_process"]["median_seconds"] / r["pandas_merge_asof"]["median_seconds"], 3)
+    if "small" in r:
+        s = r["small"]
+        ps_seconds = s["pyspark_pandas_merge_asof"]["median_seconds"]
+        s["pyspark_pandas_over_faq"] = round(ps_seconds / s["faq_default"]["median_seconds"], 1)
+        met["spark_10x_pyspark_pandas"] = ps_seconds >= 10 * s["faq_default"]["median_seconds"]
+    r["targets_met"] = met
+    out = run.save(Path(args.out))
+    rows = [("faq in-process", f"{r['faq_in_process']['median_seconds']} s"),
+            ("pandas merge_asof", f"{r['pandas_merge_asof']['median_seconds']} s")]
+    if "median_seconds" in r.get("duckdb", {}):
+        rows.append(("DuckDB ASOF JOIN", f"{r['duckdb']['median_seconds']} s"))
+    for part in ("spark", "small"):
+        for name, value in r.get(part, {}).items():
+            if isinstance(value, dict) and "median_seconds" in value:
+                rows.append((f"{part}: {name}", f"{value['median_seconds']} s"))
+    print_summary(rows, met, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,15 @@
+"""As-of joins: each left row with the right row valid at its time.
+
+* :mod:`faq.asof.kernel` -- the match: sorted runs per key, a binary search per left row (numba, numpy);
+* :mod:`faq.asof.tables` -- a one-shot join of two Arrow tables in-process, as ``pandas.merge_asof``;
+* :mod:`faq.asof.on_spark` -- the same per key partition on the executors (``mapInArrow``);
+* :mod:`faq.asof.oneshot` -- ``faq.asof_join``: every input kind, placed by the one placement policy.
+"""
+
+from faq._lazy import lazy_exports
+
+_EXPORTS = {"asof_join": "faq.asof.oneshot", "asof_tables": "faq.asof.tables", "asof_on_spark": "faq.asof.on_spark"}
+
+__all__ = sorted(_EXPORTS)
+
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _EXPORTS)

@@ -1,0 +1,307 @@
+"""A one-shot as-of join of two Arrow tables in-process: keys coded, times made numbers, the match, the rows.
+
+:func:`asof_tables` is ``pandas.merge_asof`` over :class:`pyarrow.Table`
+values, with one difference: a null ``by`` key matches nothing (as in SQL and
+in the Spark path, :func:`faq.incremental.calculus.asof_join`), where pandas
+pairs nulls with nulls.  Neither side needs to be sorted; the result keeps
+the left side's row order.
+
+* **Keys** (``by``): both sides' columns dictionary-encoded together, one
+  code per distinct key (:func:`key_codes`); a key with a null is ``-1``.
+* **Times** (``on``): integers, floats, dates, timestamps and durations are
+  compared as numbers (timestamps in one unit); other orderable types
+  (strings, booleans) by their rank among both sides' values
+  (:func:`time_numbers`).  A null time matches nothing.
+* **The match**: :mod:`faq.asof.kernel` (sorted runs per key, a binary search
+  per left row).
+* **The rows**: left's columns, then right's columns other than ``on`` and
+  ``by``, a column present on both sides suffixed as pandas suffixes it
+  (``_x``, ``_y``); ``right_time=`` adds the matched right time.
+
+Examples
+--------
+>>> import pyarrow as pa
+>>> trades = pa.table({"time": [1, 4, 0, 9], "sym": ["a", "a", "b", "b"], "qty": [5, 7, 1, 2]})
+>>> quotes = pa.table({"time": [1, 3, 2], "sym": ["a", "a", "b"], "px": [10.0, 11.0, 20.0]})
+>>> asof_tables(trades, quotes, on="time", by="sym").to_pydict()
+{'time': [1, 4, 0, 9], 'sym': ['a', 'a', 'b', 'b'], 'qty': [5, 7, 1, 2], 'px': [10.0, 11.0, None, 20.0]}
+>>> asof_tables(trades, quotes, on="time", by="sym", direction="forward", how="inner").column("px").to_pylist()
+[10.0, 20.0]
+"""
+
+from __future__ import annotations
+
+import datetime
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from faq.asof.kernel import DIRECTIONS, match, sorted_runs
+from faq.errors import (
+    ColumnClashError,
+    ColumnRoleError,
+    ColumnTypeMismatchError,
+    InvalidArgumentError,
+    InvalidJoinTypeError,
+    MissingColumnError,
+    TimeTypeError,
+)
+
+__all__ = ["asof_tables", "key_codes", "time_numbers", "HOW", "SUFFIXES", "result_names"]
+
+HOW = ("left", "inner")
+SUFFIXES = ("_x", "_y")
+
+Keys = Union[str, Sequence[str], None]
+
+
+def key_list(by: Keys) -> list[str]:
+    """``by`` as a list of column names."""
+    if by is None:
+        return []
+    return [by] if isinstance(by, str) else list(by)
+
+
+def asof_tables(
+    left: Any,
+    right: Any,
+    on: str = "time",
+    by: Keys = None,
+    *,
+    direction: str = "backward",
+    allow_exact_matches: bool = True,
+    tolerance: Any = None,
+    how: str = "left",
+    suffixes: tuple[Optional[str], Optional[str]] = SUFFIXES,
+    right_time: Optional[str] = None,
+) -> Any:
+    """Join each row of ``left`` with the row of ``right`` valid at its time (module notes).
+
+    Parameters
+    ----------
+    left, right : pyarrow.Table
+    on : str
+        The time column of both sides.
+    by : str or sequence of str, optional
+        Key columns both sides have; rows match only with equal keys.
+    direction : {"backward", "forward", "nearest"}
+        The last right row at or before the left time, the first at or
+        after it, or the closer of the two (backward at equal distance).
+    allow_exact_matches : bool
+        Whether a right row at exactly the left time matches.
+    tolerance : number or timedelta, optional
+        The largest distance in time of a match.
+    how : {"left", "inner"}
+        Keep left rows without a match (nulls on the right), or drop them.
+    suffixes : pair of str or None
+        For a column present on both sides (not ``on`` or ``by``).
+    right_time : str, optional
+        A column of this name holds the matched right row's time.
+
+    Returns
+    -------
+    pyarrow.Table
+    """
+    import pyarrow as pa
+
+    keys = key_list(by)
+    check_arguments(left.column_names, right.column_names, on, keys, direction, how)
+    left_names, right_values, right_names = result_names(left.column_names, right.column_names, on, keys,
+                                                        suffixes, right_time)
+    for c in [*keys, on]:
+        _check_compatible(c, "key" if c != on else "time", left.schema.field(c).type, right.schema.field(c).type)
+    left_codes, right_codes, n_codes = key_codes([left.column(k) for k in keys], [right.column(k) for k in keys],
+                                                 left.num_rows, right.num_rows)
+    left_times, right_times, scale = time_numbers(left.column(on), right.column(on), on)
+    left_codes[_nulls(left.column(on))] = -1
+    right_codes[_nulls(right.column(on))] = -1
+    runs = sorted_runs(right_codes, right_times, n_codes)
+    matched = match(runs, left_codes, left_times, direction=direction, allow_exact_matches=allow_exact_matches,
+                    tolerance=_tolerance(tolerance, scale, on))
+    if how == "inner":
+        kept = np.flatnonzero(matched >= 0)
+        left, matched = left.take(pa.array(kept)), matched[kept]
+    indices = pa.array(matched, mask=matched < 0)
+    columns = {n: left.column(c) for c, n in zip(left.column_names, left_names)}
+    for c, n in zip(right_values, right_names):
+        columns[n] = right.column(c).take(indices)
+    if right_time is not None:
+        columns[right_time] = right.column(on).take(indices)
+    return pa.table(columns)
+
+
+def check_arguments(left_columns: Sequence[str], right_columns: Sequence[str], on: str, keys: Sequence[str],
+                    direction: str, how: str) -> None:
+    """The checks every as-of join makes before it reads a row."""
+    if how not in HOW:
+        raise InvalidJoinTypeError(how=how, valid=HOW)
+    if direction not in DIRECTIONS:
+        raise InvalidArgumentError(argument="direction", value=direction,
+                                   reason=f"expected one of {', '.join(DIRECTIONS)}")
+    if on in keys:
+        raise ColumnRoleError(source="asof_join", column=on, roles=["key", "time"])
+    for side, columns in (("asof_join left", left_columns), ("asof_join right", right_columns)):
+        for c in [*keys, on]:
+            if c not in columns:
+                raise MissingColumnError(column=c, available=list(columns), source=side)
+
+
+def result_names(left_columns: Sequence[str], right_columns: Sequence[str], on: str, keys: Sequence[str],
+                 suffixes: tuple[Optional[str], Optional[str]], right_time: Optional[str]
+                 ) -> tuple[list[str], list[str], list[str]]:
+    """(left's names in the result, right's value columns, their names): pandas' suffixes on a clash.
+
+    >>> result_names(["time", "sym", "v"], ["time", "sym", "v", "w"], "time", ["sym"], ("_x", "_y"), None)
+    (['time', 'sym', 'v_x'], ['v', 'w'], ['v_y', 'w'])
+    """
+    right_values = [c for c in right_columns if c not in keys and c != on]
+    left_suffix, right_suffix = (s or "" for s in suffixes)
+    clash = set(right_values) & set(left_columns)
+    left_names = [c + left_suffix if c in clash else c for c in left_columns]
+    right_names = [c + right_suffix if c in clash else c for c in right_values]
+    seen: set[str] = set()
+    for n in [*left_names, *right_names, *([right_time] if right_time is not None else [])]:
+        if n in seen:
+            raise ColumnClashError(column=n, suffixes=(left_suffix, right_suffix))
+        seen.add(n)
+    return left_names, right_values, right_names
+
+
+def key_codes(left: Sequence[Any], right: Sequence[Any], n_left: int, n_right: int
+              ) -> tuple[np.ndarray, np.ndarray, int]:
+    """One dense code per distinct key of both sides (``-1``: a null in the key), and how many codes.
+
+    >>> import pyarrow as pa
+    >>> l, r, n = key_codes([pa.chunked_array([["a", None, "b"]])], [pa.chunked_array([["b", "a"]])], 3, 2)
+    >>> l.tolist(), r.tolist(), n
+    ([0, -1, 1], [1, 0], 2)
+    """
+    import pyarrow as pa
+
+    if not left:
+        return np.zeros(n_left, dtype=np.int64), np.zeros(n_right, dtype=np.int64), 1
+    combined: Optional[np.ndarray] = None
+    null = np.zeros(n_left + n_right, dtype=bool)
+    width = 1
+    for a, b in zip(left, right):
+        if pa.types.is_null(a.type):  # a side of nulls only (or no rows) takes the other's type
+            a = a.cast(b.type)
+        kind = a.type
+        encoded = pa.chunked_array([*a.chunks, *b.cast(kind).chunks], type=kind).combine_chunks().dictionary_encode()
+        indices = encoded.indices  # dense codes in order of first appearance (a hash, no sort)
+        null |= np.asarray(indices.is_null().to_numpy(zero_copy_only=False))
+        codes = np.asarray(indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        if combined is None:
+            combined, width = codes, max(len(encoded.dictionary), 1)
+            continue
+        size = max(len(encoded.dictionary), 1)
+        if width >= (1 << 62) // size:  # keep the mixed radix in int64: make the codes so far dense first
+            combined, width = _dense(combined)
+        combined, width = combined * size + codes, width * size
+    if len(left) > 1:
+        combined, width = _dense(combined)
+    combined = combined.copy() if len(left) == 1 else combined
+    combined[null] = -1
+    return combined[:n_left], combined[n_left:], width
+
+
+def _dense(codes: np.ndarray) -> tuple[np.ndarray, int]:
+    """``codes`` renumbered 0, 1, ... in order of first appearance (Arrow's hash), and how many."""
+    import pyarrow as pa
+
+    encoded = pa.array(codes).dictionary_encode()
+    return np.asarray(encoded.indices.to_numpy(), dtype=np.int64), max(len(encoded.dictionary), 1)
+
+
+_NUMERIC_KINDS = "iuf"
+
+
+def time_numbers(left: Any, right: Any, on: str) -> tuple[np.ndarray, np.ndarray, Optional[str]]:
+    """Both sides' times as numpy numbers one can compare (nulls as 0: the caller drops them), and the
+    timestamp unit they are in (None for plain numbers and ranks).
+
+    >>> import pyarrow as pa
+    >>> l, r, unit = time_numbers(pa.chunked_array([["b", "a"]]), pa.chunked_array([["c", "a"]]), "t")
+    >>> l.tolist(), r.tolist(), unit          # strings: ranks among both sides' values
+    ([1, 0], [2, 0], None)
+    """
+    import pyarrow as pa
+
+    if pa.types.is_null(left.type):
+        left = left.cast(right.type)
+    elif pa.types.is_null(right.type):
+        right = right.cast(left.type)
+    kind = left.type
+    if pa.types.is_timestamp(kind) or pa.types.is_date(kind) or pa.types.is_duration(kind) or \
+            pa.types.is_time(kind):
+        unit = "ns"
+        target = pa.timestamp(unit) if not pa.types.is_duration(kind) and not pa.types.is_time(kind) \
+            else pa.duration(unit) if pa.types.is_duration(kind) else pa.time64(unit)
+        values = [_int64(c.cast(target)) for c in (left, right)]
+        return values[0], values[1], unit
+    if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind):
+        float_kind = pa.types.is_floating(kind) or pa.types.is_floating(right.type) or pa.types.is_decimal(kind)
+        target = pa.float64() if float_kind else pa.int64()
+        return _numbers(left.cast(target)), _numbers(right.cast(target)), None
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or \
+            pa.types.is_boolean(kind):
+        both = pa.chunked_array([*left.chunks, *right.cast(kind).chunks], type=kind)
+        values = np.asarray(both.fill_null(_blank(kind)).to_numpy(zero_copy_only=False))  # nulls: dropped later
+        _, ranks = np.unique(values, return_inverse=True)
+        ranks = ranks.astype(np.int64)
+        return ranks[:len(left)], ranks[len(left):], None
+    raise TimeTypeError(source="asof_join", column=on, found=str(kind))
+
+
+def _blank(kind: Any) -> Any:
+    import pyarrow as pa
+
+    return False if pa.types.is_boolean(kind) else (b"" if pa.types.is_binary(kind) else "")
+
+
+def _numbers(column: Any) -> np.ndarray:
+    import pyarrow as pa
+
+    filled = column.fill_null(0 if pa.types.is_integer(column.type) else np.nan)
+    return np.asarray(filled.to_numpy(), dtype=np.float64 if pa.types.is_floating(column.type) else np.int64)
+
+
+def _int64(column: Any) -> np.ndarray:
+    import pyarrow as pa
+
+    return np.asarray(column.cast(pa.int64()).fill_null(0).to_numpy(), dtype=np.int64)
+
+
+def _nulls(column: Any) -> np.ndarray:
+    return np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+
+
+def _tolerance(tolerance: Any, unit: Optional[str], on: str) -> Optional[float]:
+    """A tolerance in the times' numbers: timedeltas in the timestamp unit (ns)."""
+    if tolerance is None:
+        return None
+    if isinstance(tolerance, (datetime.timedelta, np.timedelta64)) or hasattr(tolerance, "to_timedelta64"):
+        nanoseconds = np.timedelta64(tolerance if not hasattr(tolerance, "to_timedelta64")
+                                     else tolerance.to_timedelta64(), "ns").astype(np.int64)
+        return float(nanoseconds)
+    value = float(tolerance)
+    if value < 0:
+        raise InvalidArgumentError(argument="tolerance", value=tolerance, reason="a tolerance must not be negative")
+    return value
+
+
+def _check_compatible(column: str, role: str, left: Any, right: Any) -> None:
+    """Both sides' types of a key or time column must compare: numbers with numbers, times with times."""
+    import pyarrow as pa
+
+    def family(t: Any) -> str:
+        if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+            return "number"
+        if pa.types.is_timestamp(t) or pa.types.is_date(t):
+            return "time"
+        if pa.types.is_string(t) or pa.types.is_large_string(t):
+            return "string"
+        return str(t)
+
+    if family(left) != family(right) and not pa.types.is_null(left) and not pa.types.is_null(right):
+        raise ColumnTypeMismatchError(column=column, role=role, left=str(left), right=str(right))
