@@ -1,0 +1,63 @@
+"""``faq asof`` on the command line: the join of two files without Spark, its output written whole or not
+at all, and bad input refused with exit code 2."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+
+def faq(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "faq", *argv], capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture()
+def files(tmp_path):
+    trades = pd.DataFrame({"time": [1, 4, 0, 9], "sym": ["a", "a", "b", "b"], "qty": [5, 7, 1, 2]})
+    quotes = pd.DataFrame({"time": [1, 3, 2], "sym": ["a", "a", "b"], "px": [10.0, 11.0, 20.0]})
+    trades.to_csv(tmp_path / "trades.csv", index=False)
+    quotes.to_parquet(tmp_path / "quotes.parquet")
+    return tmp_path, trades, quotes
+
+
+def test_the_join_is_pandas_merge_asof_and_written_to_parquet(files):
+    tmp, trades, quotes = files
+    out = tmp / "joined.parquet"
+    done = faq("asof", str(tmp / "trades.csv"), str(tmp / "quotes.parquet"), "--on", "time", "--by", "sym",
+               "--direction", "nearest", "--out", str(out), "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["rows"] == 4 and summary["matched"] == 4 and summary["out"] == str(out)
+    expected = pd.merge_asof(trades.sort_values("time"), quotes.sort_values("time"), on="time", by="sym",
+                             direction="nearest")
+    got = pd.read_parquet(out).sort_values("time").reset_index(drop=True)
+    pd.testing.assert_frame_equal(got, expected.reset_index(drop=True), check_dtype=False)
+    assert [p.name for p in tmp.iterdir() if p.name.startswith(".")] == []  # no temporary file left
+
+
+def test_a_preview_without_out(files):
+    tmp, _, _ = files
+    done = faq("asof", str(tmp / "trades.csv"), str(tmp / "quotes.parquet"), "--on", "time", "--by", "sym")
+    assert done.returncode == 0, done.stderr
+    assert "4 rows, 3 matched (backward)" in done.stdout and "px" in done.stdout
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--on", "when"], "no column 'when'"),
+    (["--on", "time", "--by", "ticker"], "no column 'ticker'"),
+    (["--on", "time", "--out", "joined.json"], "OUTPUT_SUFFIX"),
+])
+def test_bad_input_exits_2_and_writes_nothing(files, argv, message):
+    tmp, _, _ = files
+    done = faq("asof", str(tmp / "trades.csv"), str(tmp / "quotes.parquet"), *argv)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert sorted(p.name for p in tmp.iterdir()) == ["quotes.parquet", "trades.csv"]
+
+
+def test_a_missing_file_exits_2(tmp_path):
+    done = faq("asof", str(tmp_path / "nope.csv"), str(tmp_path / "nope.parquet"), "--on", "time")
+    assert done.returncode == 2 and "no such file" in done.stderr
