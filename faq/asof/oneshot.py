@@ -56,6 +56,8 @@ def asof_join(
     right_time: Optional[str] = None,
     placement: Optional[str] = None,
     progress: Optional[Callable[[str], None]] = None,
+    maintained: bool = False,
+    mode: str = "view",
 ) -> Any:
     """Join each left row with the right row valid at its time, as ``pandas.merge_asof`` does.
 
@@ -85,11 +87,21 @@ def asof_join(
         For Spark inputs (default: the session's ``spark.faq.placement``).
     progress : callable, optional
         Receives one note: where the join ran, and why.
+    maintained : bool
+        Return a :class:`~faq.asof.maintained.MaintainedAsof`: the join kept
+        current as batches of inserts and deletes arrive on either side
+        (``.apply(left=..., right=...)``), held on the driver (Spark
+        DataFrames are collected once).
+    mode : {"view"}
+        With ``maintained=True``: ``"view"``, the answer always equals the
+        join of the rows present (late rows revise it).  ``"locked"`` (rows
+        fixed as the watermark passes) is not built yet.
 
     Returns
     -------
     The kind of ``left``: a pandas DataFrame (also for a path), an Arrow table
-    or a Spark DataFrame; left's rows in left's order (``how="left"``).
+    or a Spark DataFrame; left's rows in left's order (``how="left"``).  With
+    ``maintained=True``, a :class:`~faq.asof.maintained.MaintainedAsof`.
 
     Raises
     ------
@@ -110,6 +122,11 @@ def asof_join(
     note = progress or (lambda text: None)
     options = dict(on=on, by=keys, direction=direction, allow_exact_matches=allow_exact_matches,
                    tolerance=tolerance, how=how, suffixes=suffixes, right_time=right_time)
+    if maintained:
+        from faq.asof.maintained import MaintainedAsof
+
+        note("maintained as-of join on the driver")
+        return MaintainedAsof(left, right, mode=mode, **options)
     if not (is_dataframe(left) or is_dataframe(right)):
         if placement not in (None, "auto", DRIVER):
             raise InvalidArgumentError(argument="placement", value=placement,

@@ -47,7 +47,7 @@ from faq.errors import (
     TimeTypeError,
 )
 
-__all__ = ["asof_tables", "key_codes", "time_numbers", "HOW", "SUFFIXES", "result_names"]
+__all__ = ["asof_tables", "key_codes", "time_numbers", "HOW", "SUFFIXES", "result_names", "joined_rows"]
 
 HOW = ("left", "inner")
 SUFFIXES = ("_x", "_y")
@@ -121,7 +121,17 @@ def asof_tables(
     if how == "inner":
         kept = np.flatnonzero(matched >= 0)
         left, matched = left.take(pa.array(kept)), matched[kept]
-    indices = pa.array(matched, mask=matched < 0)
+    return joined_rows(left, right, matched, (left_names, right_values, right_names), on, right_time)
+
+
+def joined_rows(left: Any, right: Any, matched: np.ndarray, names: tuple[list[str], list[str], list[str]], on: str,
+                right_time: Optional[str]) -> Any:
+    """The result's rows: ``left``'s rows with the rows of ``right`` that ``matched`` names (-1: nulls), under
+    the names :func:`result_names` gave."""
+    import pyarrow as pa
+
+    left_names, right_values, right_names = names
+    indices = pa.array(np.asarray(matched, dtype=np.int64), mask=np.asarray(matched) < 0)
     columns = {n: left.column(c) for c, n in zip(left.column_names, left_names)}
     for c, n in zip(right_values, right_names):
         columns[n] = right.column(c).take(indices)

@@ -1,0 +1,378 @@
+"""An as-of join kept current as a view: inserts and deletes on either side, at any times, late rows included.
+
+:class:`MaintainedAsof` holds both sides (:class:`~faq.asof.side.Side`: rows
+append-only, a sorted base and a small sorted overlay, deleted rows marked
+dead) and, per left row, the right row it matches now.  After any batch the
+answer equals a recomputation of the one-shot join over the alive rows
+(:func:`faq.asof.tables.asof_tables`, rows in arrival order), and the batch's
+change says which joined rows were retracted (``diff = -1``) and added
+(``diff = +1``).
+
+How a batch runs (``mode="view"``, Feldera's and RisingWave's incremental
+as-of join):
+
+1. the deletions of either side are matched to alive rows (equal in every
+   column; a deletion that matches none is refused before anything changes);
+2. the right side's changes are applied; for each changed right row (key
+   ``k``, time ``t``) the left rows whose match can have changed are those of
+   key ``k`` between the alive right times just before and just after ``t``
+   -- for every direction and tolerance, a left row's match only depends on
+   its neighbours in time;
+3. those left rows are matched again; where the match differs, the old
+   joined row is retracted and the new one added;
+4. deleted left rows retract their joined row; inserted ones are matched and
+   added.
+
+The work of a batch follows what it touches: a search per changed row and
+per left row in the windows, not the history.  Whole-table passes happen
+only when the overlay outgrows :data:`~faq.asof.side.OVERLAY_MAX_ROWS` (the
+base is rebuilt then).
+
+Not built yet (issue 40): ``mode="locked"`` (differentiate, join, integrate:
+rows fixed when the watermark passes), Structured Streaming, durable state,
+Spark inputs beyond collecting them once.
+
+Examples
+--------
+>>> import pandas as pd
+>>> trades = pd.DataFrame({"time": [1, 2], "sym": ["a", "a"], "qty": [5, 7]})
+>>> quotes = pd.DataFrame({"time": [0, 3], "sym": ["a", "a"], "px": [10.0, 11.0]})
+>>> view = MaintainedAsof(trades, quotes, on="time", by="sym")
+>>> view.to_pandas()["px"].tolist()
+[10.0, 10.0]
+>>> late = pd.DataFrame({"time": [2], "sym": ["a"], "px": [12.0], "diff": [1]})   # a late quote at t=2
+>>> change = view.apply(right=late)                                              # the trade at 2 is repriced
+>>> list(zip(*(change.table().column(c).to_pylist() for c in ("time", "px", "diff"))))
+[(2, 10.0, -1), (2, 12.0, 1)]
+>>> view.to_pandas()["px"].tolist(), view.version
+([10.0, 12.0], 1)
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Optional
+
+import numpy as np
+
+from faq.asof.side import Side
+from faq.asof.tables import (
+    SUFFIXES,
+    Keys,
+    _check_compatible,
+    _tolerance,
+    check_arguments,
+    joined_rows,
+    key_list,
+    result_names,
+    time_numbers,
+)
+from faq.errors import InvalidArgumentError, InvalidDeltaError, TimeTypeError
+
+__all__ = ["MaintainedAsof", "DIFF", "MODES"]
+
+DIFF = "diff"
+MODES = ("view",)
+
+
+class MaintainedAsof:
+    """An as-of join kept current under batches of inserts and deletes on both sides (module notes).
+
+    Parameters
+    ----------
+    left, right : pandas.DataFrame, pyarrow.Table or path
+        The initial rows of each side (Spark DataFrames are collected once).
+    on, by, direction, allow_exact_matches, tolerance, how, suffixes, right_time
+        As :func:`faq.asof_join`.  The time must be a number, a date or a
+        timestamp (a string's order is not kept as rows arrive).
+    mode : {"view"}
+        ``"view"``: after every batch the answer is the as-of join of the
+        rows present.
+
+    Attributes
+    ----------
+    version : int
+        Batches applied.
+    columns : list of str
+        The answer's columns.
+    """
+
+    def __init__(self, left: Any, right: Any, on: str = "time", by: Keys = None, *, direction: str = "backward",
+                 allow_exact_matches: bool = True, tolerance: Any = None, how: str = "left",
+                 suffixes: tuple[Optional[str], Optional[str]] = SUFFIXES, right_time: Optional[str] = None,
+                 mode: str = "view") -> None:
+        from faq.asof.oneshot import read_table
+
+        if mode not in MODES:
+            raise InvalidArgumentError(argument="mode", value=mode, reason=f"expected one of {', '.join(MODES)} "
+                                       "(mode='locked' is not built yet)")
+        left_table, right_table = _table(left, read_table), _table(right, read_table)
+        self.on, self.keys = on, key_list(by)
+        check_arguments(left_table.column_names, right_table.column_names, on, self.keys, direction, how)
+        for c in [*self.keys, on]:
+            _check_compatible(c, "key" if c != on else "time", left_table.schema.field(c).type,
+                              right_table.schema.field(c).type)
+        self.direction, self.exact, self.how, self.right_time = direction, bool(allow_exact_matches), how, right_time
+        self.names = result_names(left_table.column_names, right_table.column_names, on, self.keys, suffixes,
+                                  right_time)
+        self.schemas = (left_table.schema, right_table.schema)
+        left_times, right_times, unit = time_numbers(left_table.column(on), right_table.column(on), on)
+        if unit is None and not _numeric(left_table.schema.field(on).type):
+            raise TimeTypeError(source="asof_join(maintained=True)", column=on,
+                                found=f"{left_table.schema.field(on).type} (a maintained join needs numbers, dates "
+                                      "or timestamps)")
+        self.tolerance = _tolerance(tolerance, unit, on)
+        self._index: dict[tuple, int] = {}
+        left_codes, right_codes = self._first_codes(left_table, right_table)
+        self.left = Side(left_table, left_codes, left_times)
+        self.right = Side(right_table, right_codes, right_times)
+        self.matched = self.right.matches(left_codes, left_times, direction, self.exact, self.tolerance)
+        self.version = 0
+        self.columns = [*self.names[0], *self.names[2], *([right_time] if right_time else [])]
+
+    # -- the answer -------------------------------------------------------------------------------
+
+    def table(self) -> Any:
+        """The answer now: alive left rows in arrival order with their matches (Arrow)."""
+        ids = self.left.alive_ids()
+        matched = self.matched[ids]
+        if self.how == "inner":
+            ids, matched = ids[matched >= 0], matched[matched >= 0]
+        return joined_rows(self.left.take(ids), self.right.table(), matched, self.names, self.on, self.right_time)
+
+    def to_pandas(self) -> Any:
+        return self.table().to_pandas()
+
+    def explain(self) -> str:
+        """What is kept and how a batch runs, one line each."""
+        return "\n".join([
+            f"maintained as-of join ({self.direction}, view) on {self.on}" + (f" by {', '.join(self.keys)}"
+                                                                            if self.keys else ""),
+            f"  left: {len(self.left.alive_ids()):,} rows alive ({len(self.left.overlay):,} in the overlay); "
+            f"right: {len(self.right.alive_ids()):,} ({len(self.right.overlay):,} in the overlay)",
+            "  a batch: deletions matched to alive rows; each changed right row re-matches the left rows between "
+            "its neighbours in time; changed matches retracted and added",
+            f"  version {self.version}",
+        ])
+
+    # -- a batch ------------------------------------------------------------------------------------
+
+    def apply(self, left: Any = None, right: Any = None) -> "AsofChange":
+        """Apply change rows of either side (its columns and ``diff``: +1 insert, -1 delete; +1 when absent).
+
+        Returns the change of the answer: joined rows with ``diff``.
+
+        Raises
+        ------
+        InvalidDeltaError
+            Rows with other columns, a ``diff`` other than ±1, or a deletion
+            of a row that is not there; nothing changes then.
+        """
+        started = time.perf_counter()
+        left_ins, left_del = self._split(left, self.schemas[0], "left")
+        right_ins, right_del = self._split(right, self.schemas[1], "right")
+        dead_left = self._find(self.left, left_del, "left")
+        dead_right = self._find(self.right, right_del, "right")
+        out: list[tuple[np.ndarray, np.ndarray, int]] = []  # (left ids, right ids, diff)
+        # 1. right changes, then the left rows whose neighbours in time changed
+        changed_codes, changed_times = [], []
+        if len(dead_right):
+            changed_codes.append(self.right.codes[dead_right])
+            changed_times.append(self.right.times[dead_right])
+            self.right.kill(dead_right)
+        if right_ins is not None and right_ins.num_rows:
+            codes, times = self._codes(right_ins), self._times(right_ins, self.right)
+            self.right.insert(right_ins, codes, times)
+            changed_codes.append(codes)
+            changed_times.append(times)
+        if len(dead_left):
+            keep = self.matched[dead_left]
+            out.append((dead_left, keep, -1))
+            self.left.kill(dead_left)
+        if changed_codes:
+            codes, times = np.concatenate(changed_codes), np.concatenate(changed_times)
+            usable = codes >= 0
+            codes, times = codes[usable], times[usable]
+            low = self._neighbour(codes, times, "backward")
+            high = self._neighbour(codes, times, "forward")
+            touched = self.left.in_window(codes, low, high)
+            if len(touched):
+                new = self.right.matches(self.left.codes[touched], self.left.times[touched], self.direction,
+                                         self.exact, self.tolerance)
+                moved = np.flatnonzero(new != self.matched[touched])
+                ids = touched[moved]
+                out.append((ids, self.matched[ids].copy(), -1))
+                out.append((ids, new[moved], 1))
+                self.matched[ids] = new[moved]
+        # 2. left insertions, matched against the right side as it is now
+        if left_ins is not None and left_ins.num_rows:
+            codes, times = self._codes(left_ins), self._times(left_ins, self.left)
+            ids = self.left.insert(left_ins, codes, times)
+            self._grow(self.left.rows)
+            self.matched[ids] = self.right.matches(codes, times, self.direction, self.exact, self.tolerance)
+            out.append((ids, self.matched[ids], 1))
+        self.left.compact_if_needed()
+        self.right.compact_if_needed()
+        self.version += 1
+        return AsofChange(self._rows(out), self.version, time.perf_counter() - started)
+
+    # -- helpers ------------------------------------------------------------------------------------
+
+    def _rows(self, parts: list[tuple[np.ndarray, np.ndarray, int]]) -> Any:
+        if self.how == "inner":
+            parts = [(l[r >= 0], r[r >= 0], d) for l, r, d in parts]
+        left_ids = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+        right_ids = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+        diffs = np.concatenate([np.full(len(p[0]), p[2], dtype=np.int64) for p in parts]) if parts else \
+            np.zeros(0, dtype=np.int64)
+        positions = np.where(right_ids >= 0, np.arange(len(right_ids)), -1)  # the right rows, taken in order
+        rows = joined_rows(self.left.take(left_ids), self.right.take(right_ids), positions, self.names, self.on,
+                           self.right_time)
+        import pyarrow as pa
+
+        return rows.append_column(DIFF, pa.array(diffs))
+
+    def _neighbour(self, codes: np.ndarray, times: np.ndarray, direction: str) -> np.ndarray:
+        """The alive right time just before (backward) or after (forward) each time, strictly; where there is
+        none, the smallest (largest) value of the times' type: the window reaches the end of the key."""
+        found = self.right.matches(codes, times, direction, exact=False)
+        dtype = self.right.times.dtype
+        limits = np.iinfo(dtype) if dtype.kind in "iu" else None
+        none = (limits.min if direction == "backward" else limits.max) if limits is not None else (
+            -np.inf if direction == "backward" else np.inf)
+        return np.where(found >= 0, self.right.times[np.maximum(found, 0)], np.array(none, dtype=dtype))
+
+    def _first_codes(self, left: Any, right: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The initial rows' key codes (Arrow's hash, no Python per row), and the key -> code index from them."""
+        import pyarrow as pa
+
+        from faq.asof.tables import key_codes
+
+        left_codes, right_codes, n_codes = key_codes([left.column(k) for k in self.keys],
+                                                     [right.column(k) for k in self.keys], left.num_rows,
+                                                     right.num_rows)
+        if self.keys:
+            for table, codes in ((left, left_codes), (right, right_codes)):
+                first = np.full(n_codes, -1, dtype=np.int64)
+                usable = np.flatnonzero(codes >= 0)
+                first[codes[usable]] = usable  # a row of each code (the last one)
+                have = np.flatnonzero(first >= 0)
+                rows = table.select(self.keys).take(pa.array(first[have]))
+                for code, key in zip(have.tolist(), zip(*(rows.column(k).to_pylist() for k in self.keys))):
+                    self._index.setdefault(key, int(code))
+        for table, codes in ((left, left_codes), (right, right_codes)):
+            codes[np.asarray(table.column(self.on).is_null().to_numpy(zero_copy_only=False), dtype=bool)] = -1
+        return left_codes, right_codes
+
+    def _codes(self, table: Any) -> np.ndarray:
+        """Each row's key code (new keys get new codes; a null in the key or the time: -1)."""
+        n = table.num_rows
+        if self.keys:
+            columns = [table.column(k).to_pylist() for k in self.keys]
+            index = self._index
+            fresh = max(index.values(), default=-1) + 1 if index else 0
+
+            def code(key: tuple) -> int:
+                nonlocal fresh
+                if None in key:
+                    return -1
+                found = index.get(key)
+                if found is None:
+                    found = index[key] = fresh
+                    fresh += 1
+                return found
+
+            codes = np.fromiter((code(key) for key in zip(*columns)), dtype=np.int64, count=n)
+        else:
+            codes = np.zeros(n, dtype=np.int64)
+        nulls = np.asarray(table.column(self.on).is_null().to_numpy(zero_copy_only=False), dtype=bool)
+        codes[nulls] = -1
+        return codes
+
+    def _times(self, table: Any, side: Side) -> np.ndarray:
+        """The rows' times as ``side`` holds them (its type and unit; ``table`` has its schema)."""
+        import pyarrow as pa
+
+        column = table.column(self.on)
+        times, _, _ = time_numbers(column, pa.chunked_array([], type=column.type), self.on)
+        return times.astype(side.times.dtype, copy=False)
+
+    def _split(self, rows: Any, schema: Any, side: str) -> tuple[Any, Any]:
+        """Change rows as (insertions, deletions), each an Arrow table of the side's columns."""
+        if rows is None:
+            return None, None
+        import pyarrow as pa
+
+        from faq.asof.oneshot import read_table
+
+        table = _table(rows, read_table)
+        missing = [c for c in schema.names if c not in table.column_names]
+        extra = [c for c in table.column_names if c not in schema.names and c != DIFF]
+        if missing or extra:
+            raise InvalidDeltaError(side, f"change rows of the {side} side need its columns {schema.names} and "
+                                          f"'{DIFF}'; missing {missing}, unknown {extra}", known=list(schema.names))
+        diff = table.column(DIFF) if DIFF in table.column_names else pa.chunked_array([np.ones(table.num_rows,
+                                                                                              dtype=np.int64)])
+        values = np.asarray(diff.to_numpy(zero_copy_only=False))
+        if not np.isin(values, (1, -1)).all():
+            raise InvalidDeltaError(side, f"'{DIFF}' must be +1 (insert) or -1 (delete)", known=list(schema.names))
+        body = table.select(schema.names).cast(schema)
+        inserts = body.filter(pa.array(values == 1))
+        deletes = body.filter(pa.array(values == -1))
+        return inserts, deletes
+
+    def _find(self, side: Side, deletes: Any, name: str) -> np.ndarray:
+        """The alive rows the deletions name (equal in every column), one each; refused if one is missing."""
+        if deletes is None or not deletes.num_rows:
+            return np.zeros(0, dtype=np.int64)
+        codes, times = self._codes(deletes), self._times(deletes, side)
+        wanted = deletes.to_pylist()
+        taken: set[int] = set()
+        found = np.empty(len(wanted), dtype=np.int64)
+        for i, row in enumerate(wanted):
+            candidates = [int(c) for c in side.at(int(codes[i]), times[i]) if int(c) not in taken] \
+                if codes[i] >= 0 else [int(c) for c in side.alive_ids()]  # a null key: compare every row
+            rows = side.take(np.array(candidates, dtype=np.int64)).to_pylist() if candidates else []
+            hit = next((c for c, r in zip(reversed(candidates), reversed(rows)) if r == row and c not in taken), None)
+            if hit is None:
+                raise InvalidDeltaError(name, f"a deletion of the {name} side matches no row present: {row}",
+                                        known=list(row))
+            taken.add(hit)
+            found[i] = hit
+        return found
+
+    def _grow(self, n: int) -> None:
+        if len(self.matched) < n:
+            more = np.full(max(n, 2 * len(self.matched)) - len(self.matched), -1, dtype=np.int64)
+            self.matched = np.concatenate([self.matched, more])
+
+
+class AsofChange:
+    """What a batch changed in the answer: the retracted (``diff = -1``) and added (+1) joined rows."""
+
+    def __init__(self, rows: Any, version: int, seconds: float) -> None:
+        self.rows, self.version, self.seconds = rows, version, seconds
+
+    def __len__(self) -> int:
+        return self.rows.num_rows
+
+    def table(self) -> Any:
+        return self.rows
+
+    def to_pandas(self) -> Any:
+        return self.rows.to_pandas()
+
+    def __repr__(self) -> str:
+        return f"AsofChange(version={self.version}, rows={len(self)}, seconds={self.seconds:.4f})"
+
+
+def _table(data: Any, read_table: Any) -> Any:
+    from faq.spark import is_dataframe
+
+    return data.toArrow() if is_dataframe(data) else read_table(data)
+
+
+def _numeric(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind)
