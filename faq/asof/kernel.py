@@ -134,6 +134,8 @@ def match(runs: Runs, codes: np.ndarray, times: np.ndarray, *, direction: str = 
         times = times.astype(common)
     limit = -1.0 if tolerance is None else float(tolerance)
     if COMPILED and len(codes) >= _COMPILED_FROM:
+        runs = Runs(*(np.require(a, requirements=["C", "W"]) for a in runs))  # one signature a time type
+        codes, times = (np.require(a, requirements=["C", "W"]) for a in (codes, times))
         return _match_compiled(runs, codes, times, kind, bool(allow_exact_matches), limit, threads)
     return _match_numpy(runs, codes, times, kind, bool(allow_exact_matches), limit)
 
@@ -296,6 +298,9 @@ def warm_up() -> list[str]:
 
 if __name__ == "__main__":
     try:
+        from faq.asof import side
+
+        side.warm_up()  # the maintained join's search over live rows, too
         print(f"faq: as-of search compiled for {', '.join(warm_up()) or 'nothing (no numba)'} times")
     except Exception as error:  # noqa: BLE001 - setup goes on; the first large join compiles instead
         print(f"faq: could not compile the as-of search ahead of use ({error}); the first large join compiles it",

@@ -36,7 +36,7 @@ import numpy as np
 
 from faq.asof.kernel import COMPILED, _CODES, Runs, sorted_runs
 
-__all__ = ["Side", "OVERLAY_MAX_ROWS"]
+__all__ = ["Side", "OVERLAY_MAX_ROWS", "warm_up"]
 
 #: Rows inserted since the last compaction above which the base is rebuilt from the alive rows.
 OVERLAY_MAX_ROWS = 1 << 16
@@ -239,8 +239,11 @@ def _alive_search(runs: Runs, alive: np.ndarray, codes: np.ndarray, times: np.nd
     """The kernel's search over ``runs`` (whose ``order`` holds row ids), stepping over dead rows."""
     out = np.empty(len(codes), dtype=np.int64)
     if COMPILED:
-        _compiled()(runs.starts, runs.times, runs.order, alive, codes, times.astype(runs.times.dtype, copy=False),
-                    kind, exact, limit, out)
+        # writable, C-contiguous arrays only: numba compiles one signature per layout and read-only flag
+        # (Arrow's arrays are read-only), and one per time type is what the setup warms (warm_up)
+        arrays = [np.require(a, requirements=["C", "W"]) for a in
+                  (runs.starts, runs.times, runs.order, alive, codes, times.astype(runs.times.dtype, copy=False))]
+        _compiled()(*arrays, int(kind), bool(exact), float(limit), out)
         return out
     return _search_python(runs, alive, codes, times, kind, exact, limit, out)  # pragma: no cover - no numba
 
@@ -317,3 +320,20 @@ def _compiled():
 
         _KERNEL = search
     return _KERNEL
+
+
+def warm_up() -> list[str]:
+    """Compile the search over live rows for int64 and float64 times (``make`` runs it once, through
+    ``python -m faq.asof.kernel``); the time types compiled.
+
+    >>> warm_up() in ([], ["float64", "int64"])
+    True
+    """
+    if not COMPILED:
+        return []
+    for dtype in (np.float64, np.int64):
+        side = Side(None, np.array([0, 0]), np.array([1, 5], dtype=dtype))
+        side.kill(np.array([1]))
+        if side.matches(np.array([0]), np.array([7], dtype=dtype), "backward").tolist() != [0]:
+            raise AssertionError("the compiled search over live rows is wrong")
+    return ["float64", "int64"]
