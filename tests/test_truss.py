@@ -63,3 +63,21 @@ def test_a_spark_dataframe(spark):
     result = faq.truss(df)
     assert result.counts == {2: 1, 3: 3}
     assert sorted(map(tuple, result.df.collect())) == [(1, 2, 3), (1, 3, 3), (2, 3, 3), (3, 4, 2)]
+
+
+def test_the_command_line(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    out = tmp_path / "t4.parquet"
+    done = subprocess.run([sys.executable, "-m", "faq", "truss", str(DATA / "email-Eu-core.txt.gz"), "--k", "4",
+                           "--out", str(out), "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    expected = truss(str(DATA / "email-Eu-core.txt.gz"))
+    assert summary["max_k"] == expected.max_k and summary["truss_edges"] == expected.table(4).num_rows
+    assert pd.read_parquet(out)["trussness"].min() >= 4
+    bad = subprocess.run([sys.executable, "-m", "faq", "truss", str(DATA / "email-Eu-core.txt.gz"), "--k", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "k >= 2" in bad.stderr

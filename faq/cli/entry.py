@@ -30,7 +30,7 @@ and sets on each:
 Examples
 --------
 >>> command_names(build_parser())
-['triangles', 'matrix-chain', 'query', 'explain', 'serve', 'motif', 'paths', 'components', 'track', 'asof']
+['triangles', 'matrix-chain', 'query', 'explain', 'serve', 'motif', 'paths', 'components', 'track', 'asof', 'truss']
 >>> main(["query", "count() := edge(a,b)", "--factor", "edge"])  # usage error: not NAME=PATH
 2
 """
@@ -45,7 +45,7 @@ from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 import faq
-from faq.cli import asof, fixpoints, motifs, queries, serve, tracking
+from faq.cli import asof, fixpoints, motifs, queries, serve, tracking, truss
 from faq.cli.inputs import common_options
 from faq.errors import FAQError
 from faq.progress import Reporter
@@ -65,7 +65,7 @@ EXIT_USAGE = 2  # bad input: argparse usage errors and every FAQError
 EXIT_INTERRUPTED = 130
 
 # In the order `faq --help` lists the commands.
-COMMAND_MODULES = (queries, serve, motifs, fixpoints, tracking, asof)
+COMMAND_MODULES = (queries, serve, motifs, fixpoints, tracking, asof, truss)
 
 
 # --- the parser -------------------------------------------------------------------------------
@@ -125,7 +125,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     """Check the input, start (or find) Spark, run the command, stop Spark if this call started it."""
-    if getattr(args, "local", None) is not None:  # a command that needs no Spark here (faq serve, faq asof)
+    if getattr(args, "local", None) is not None:  # a command that needs no Spark here (faq serve, faq asof, faq truss)
         args.local(args)
         return EXIT_OK
     reporter = Reporter(enabled=not args.quiet)
