@@ -1,0 +1,137 @@
+"""Truss decomposition: faq against a python-graphblas masked-product k-truss and networkx, same answers.
+
+For each graph (the SNAP graphs in tests/data and R-MAT ``--scale``): every edge's trussness with
+``faq.truss`` (read, supports, peeling; its own clock around the call, the edge list given as a path), and
+the same decomposition by the two baselines, timed in the same run on the same cleaned edges:
+
+* **GraphBLAS** (SuiteSparse through python-graphblas, ``make bench-deps``): LAGraph's k-truss, one k
+  after the other -- supports as the masked product ``C = (C plus_pair C) .* C``, entries below ``k - 2``
+  dropped, until nothing drops -- each k starting from the last k-truss;
+* **networkx**: ``nx.k_truss(G, k)`` for every k (skipped above ``--networkx-edges`` edges: hours).
+
+Checks: every k-truss's edge count equals faq's edges of trussness ≥ k (GraphBLAS), and the edge sets are
+equal for every k (networkx).
+
+    python -m bench.bench_truss                    # SNAP graphs and R-MAT 18
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from bench.common import RESULTS, Run, log, print_summary, rmat_graph
+
+DATA = Path(__file__).resolve().parent.parent / "tests" / "data"
+SNAP = ("email-Eu-core.txt.gz", "ca-GrQc.txt", "wiki-Vote.txt.gz", "p2p-Gnutella31.txt.gz", "facebook_combined.txt.gz",
+        "Email-Enron.txt.gz")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--scale", type=int, default=18, help="R-MAT scale (0 skips)")
+    p.add_argument("--graphs", nargs="*", default=list(SNAP))
+    p.add_argument("--networkx-edges", type=int, default=120_000, help="largest graph networkx decomposes")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--out", default=str(RESULTS / "truss.json"))
+    return p.parse_args(argv)
+
+
+def graphblas_truss(src: np.ndarray, dst: np.ndarray) -> dict[int, int]:
+    """Edges of the k-truss for every k ≥ 3 (until empty), by masked products (LAGraph's algorithm)."""
+    import graphblas as gb
+
+    nodes, codes = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    m = len(src)
+    u, v = codes[:m], codes[m:]
+    c = gb.Matrix.from_coo(np.concatenate([u, v]), np.concatenate([v, u]), 1, nrows=len(nodes),
+                           ncols=len(nodes), dtype="INT64")
+    sizes = {}
+    k = 3
+    while c.nvals:
+        while True:
+            support = c.mxm(c, gb.semiring.plus_pair).new(mask=c.S)
+            kept = support.select(">=", k - 2).new()
+            if kept.nvals == c.nvals:
+                break
+            c = kept
+        if c.nvals:
+            sizes[k] = c.nvals // 2
+        k += 1
+    return sizes
+
+
+def networkx_truss(src: np.ndarray, dst: np.ndarray, max_k: int) -> dict[int, set]:
+    import networkx as nx
+
+    graph = nx.Graph()
+    graph.add_edges_from(zip(src.tolist(), dst.tolist()))
+    return {k: {(min(a, b), max(a, b)) for a, b in nx.k_truss(graph, k).edges()} for k in range(3, max_k + 2)}
+
+
+def timed(fn, repeat):
+    seconds, value = [], None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        value = fn()
+        seconds.append(time.perf_counter() - t0)
+    return value, seconds
+
+
+def one(path: Path, args, record: dict) -> None:
+    from faq.graphs.truss import truss
+
+    name = path.name
+    result, seconds = timed(lambda: truss(str(path)), args.repeat + 1)  # the first run loads the compiled loops
+    src, dst = result.src, result.dst
+    entry = {"edges": int(len(src)), "max_k": result.max_k, "faq_cold_seconds": round(seconds[0], 4),
+             "faq_median_seconds": round(float(np.median(seconds[1:])), 4),
+             "faq_steps_seconds": {k: round(v, 4) for k, v in result.seconds.items()}}
+    by_k = {k: int((result.trussness >= k).sum()) for k in range(3, result.max_k + 2)}
+    try:
+        sizes, gb_seconds = timed(lambda: graphblas_truss(src, dst), max(1, args.repeat - 1))
+        expected = {k: n for k, n in by_k.items() if n}
+        assert sizes == expected, f"{name}: GraphBLAS k-truss sizes differ"
+        entry["graphblas_median_seconds"] = round(float(np.median(gb_seconds)), 4)
+        entry["graphblas_over_faq"] = round(entry["graphblas_median_seconds"] / entry["faq_median_seconds"], 1)
+    except ImportError:
+        entry["graphblas"] = "not installed (make bench-deps)"
+    if len(src) <= args.networkx_edges:
+        sets, nx_seconds = timed(lambda: networkx_truss(src, dst, result.max_k), 1)
+        for k, edges in sets.items():
+            table = result.table(k)
+            assert edges == set(zip(table.column("src").to_pylist(), table.column("dst").to_pylist())), (name, k)
+        entry["networkx_seconds"] = round(nx_seconds[0], 3)
+        entry["networkx_over_faq"] = round(nx_seconds[0] / entry["faq_median_seconds"], 1)
+    else:
+        entry["networkx"] = f"skipped: more than {args.networkx_edges:,} edges"
+    entry["checked"] = True
+    record.setdefault("graphs", {})[name] = entry
+    log(f"{name}: {entry['edges']:,} edges, max k {entry['max_k']}: faq {entry['faq_median_seconds']} s, "
+        f"GraphBLAS {entry.get('graphblas_median_seconds')} s, networkx {entry.get('networkx_seconds')} s")
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    run = Run("bench_truss", argv)
+    paths = [DATA / g for g in args.graphs]
+    if args.scale:
+        paths.append(rmat_graph(args.scale))
+    for path in paths:
+        one(path, args, run.record)
+    graphs = run.record["graphs"]
+    met = {"faster_than_graphblas": all(g.get("graphblas_over_faq", 0) > 1 for g in graphs.values()),
+           "faster_than_networkx": all(g.get("networkx_over_faq", 2) > 1 for g in graphs.values())}
+    run["targets_met"] = met
+    out = run.save(Path(args.out))
+    print_summary([(name, f"faq {g['faq_median_seconds']} s, GraphBLAS {g.get('graphblas_median_seconds')} s, "
+                          f"networkx {g.get('networkx_seconds')} s") for name, g in graphs.items()], met, out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
