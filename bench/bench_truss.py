@@ -1,8 +1,9 @@
 """Truss decomposition: faq against a python-graphblas masked-product k-truss and networkx, same answers.
 
 For each graph (the SNAP graphs in tests/data and R-MAT ``--scale``): every edge's trussness with
-``faq.truss`` (read, supports, peeling; its own clock around the call, the edge list given as a path), and
-the same decomposition by the two baselines, timed in the same run on the same cleaned edges:
+``faq.truss`` (read, supports, peeling; its own clock around the call, the edge list given as a path; its
+supports and peeling alone are reported too), and the same decomposition by the two baselines, timed in
+the same run from the cleaned edge arrays (no reading):
 
 * **GraphBLAS** (SuiteSparse through python-graphblas, ``make bench-deps``): LAGraph's k-truss, one k
   after the other -- supports as the masked product ``C = (C plus_pair C) .* C``, entries below ``k - 2``
@@ -74,6 +75,7 @@ def networkx_truss(src: np.ndarray, dst: np.ndarray, max_k: int) -> dict[int, se
 
 
 def timed(fn, repeat):
+    """(the last value, every run's seconds)."""
     seconds, value = [], None
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -86,18 +88,30 @@ def one(path: Path, args, record: dict) -> None:
     from faq.graphs.truss import truss
 
     name = path.name
-    result, seconds = timed(lambda: truss(str(path)), args.repeat + 1)  # the first run loads the compiled loops
+    results = []
+
+    def run():
+        results.append(truss(str(path)))
+        return results[-1]
+
+    result, seconds = timed(run, args.repeat + 1)  # the first run loads the compiled loops
     src, dst = result.src, result.dst
+    compute = [r.seconds["supports"] + r.seconds["peel"] for r in results[1:]]
     entry = {"edges": int(len(src)), "max_k": result.max_k, "faq_cold_seconds": round(seconds[0], 4),
              "faq_median_seconds": round(float(np.median(seconds[1:])), 4),
+             "faq_compute_median_seconds": round(float(np.median(compute)), 4),
              "faq_steps_seconds": {k: round(v, 4) for k, v in result.seconds.items()}}
     by_k = {k: int((result.trussness >= k).sum()) for k in range(3, result.max_k + 2)}
     try:
-        sizes, gb_seconds = timed(lambda: graphblas_truss(src, dst), max(1, args.repeat - 1))
+        runs = max(1, args.repeat - 1) if len(src) <= 500_000 else 1  # a large graph: one run (minutes)
+        sizes, gb_seconds = timed(lambda: graphblas_truss(src, dst), runs)
         expected = {k: n for k, n in by_k.items() if n}
         assert sizes == expected, f"{name}: GraphBLAS k-truss sizes differ"
         entry["graphblas_median_seconds"] = round(float(np.median(gb_seconds)), 4)
         entry["graphblas_over_faq"] = round(entry["graphblas_median_seconds"] / entry["faq_median_seconds"], 1)
+        # the baseline starts from the cleaned edge arrays: compare it with faq's supports and peeling too
+        entry["graphblas_over_faq_compute"] = round(entry["graphblas_median_seconds"] /
+                                                    entry["faq_compute_median_seconds"], 1)
     except ImportError:
         entry["graphblas"] = "not installed (make bench-deps)"
     if len(src) <= args.networkx_edges:
@@ -123,8 +137,10 @@ def main(argv=None) -> int:
         paths.append(rmat_graph(args.scale))
     for path in paths:
         one(path, args, run.record)
+        run.save(Path(args.out))  # after every graph: a long run keeps what it measured
     graphs = run.record["graphs"]
-    met = {"faster_than_graphblas": all(g.get("graphblas_over_faq", 0) > 1 for g in graphs.values()),
+    met = {"faster_than_graphblas_from_the_path": all(g.get("graphblas_over_faq", 0) > 1 for g in graphs.values()),
+           "faster_than_graphblas_compute": all(g.get("graphblas_over_faq_compute", 0) > 1 for g in graphs.values()),
            "faster_than_networkx": all(g.get("networkx_over_faq", 2) > 1 for g in graphs.values())}
     run["targets_met"] = met
     out = run.save(Path(args.out))

@@ -46,7 +46,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-__all__ = ["DIRECTIONS", "Runs", "sorted_runs", "match", "COMPILED", "warm_up"]
+__all__ = ["DIRECTIONS", "Runs", "sorted_runs", "match", "COMPILED", "warm_up", "one_match", "compiled_search"]
 
 DIRECTIONS = ("backward", "forward", "nearest")
 _CODES = {"backward": 0, "forward": 1, "nearest": 2}
@@ -149,14 +149,14 @@ def _match_compiled(runs: Runs, codes: np.ndarray, times: np.ndarray, kind: int,
     by_code = np.argsort(np.clip(codes, -1, n_codes).astype(small), kind="stable")  # radix sort for int16
     sorted_codes, sorted_times = codes[by_code], times[by_code]  # contiguous: the loop reads them in order
     found = np.empty(len(codes), dtype=np.int64)
-    search = _compiled()
+    search = compiled_search()
     bounds = np.linspace(0, len(codes), max(1, min(threads, len(codes) // 100_000 or 1)) + 1).astype(np.int64)
     spans = list(zip(bounds[:-1], bounds[1:]))
 
     def one(span: tuple[int, int]) -> None:
         a, b = span
-        search(runs.starts, runs.times, runs.order, sorted_codes[a:b], sorted_times[a:b], kind, exact, limit,
-               found[a:b])
+        search(runs.starts, runs.times, runs.order, _NO_MASK, False, sorted_codes[a:b], sorted_times[a:b], kind, exact,
+               limit, found[a:b])
 
     if len(spans) == 1:
         one(spans[0])
@@ -212,64 +212,80 @@ def _match_numpy(runs: Runs, codes: np.ndarray, times: np.ndarray, kind: int, ex
     return out
 
 
+def one_match(starts, rtimes, order, alive, check_alive, n_codes, c, t, kind, exact, limit):
+    """One left row's match (a right row id, or -1): two binary searches in its code's run, then the
+    direction's pick.  With ``check_alive`` rows whose ``alive[id]`` is False are stepped over (the
+    maintained join's dead rows, :mod:`faq.asof.side`).  The body of the compiled loop (:func:`compiled_search`)."""
+    if c < 0 or c >= n_codes or t != t:  # a null key or a NaN time
+        return -1
+    lo, hi = starts[c], starts[c + 1]
+    if lo == hi:
+        return -1
+    # lower: the first index with rtimes >= t; upper: the first with rtimes > t
+    a, b = lo, hi
+    while a < b:
+        m = (a + b) >> 1
+        if rtimes[m] < t:
+            a = m + 1
+        else:
+            b = m
+    lower = a
+    b = hi
+    while a < b:
+        m = (a + b) >> 1
+        if rtimes[m] <= t:
+            a = m + 1
+        else:
+            b = m
+    upper = a
+    back = upper - 1 if exact else lower - 1
+    ahead = lower if exact else upper
+    if check_alive:
+        while back >= lo and not alive[order[back]]:
+            back -= 1
+        while ahead < hi and not alive[order[ahead]]:
+            ahead += 1
+    if kind == 0:
+        pick = back if back >= lo else -1
+    elif kind == 1:
+        pick = ahead if ahead < hi else -1
+    else:
+        pick = -1
+        if back >= lo:
+            pick = back
+        if ahead < hi and (pick < 0 or rtimes[ahead] - t < t - rtimes[back]):
+            pick = ahead
+    if pick < 0:
+        return -1
+    if limit >= 0 and abs(rtimes[pick] - t) > limit:
+        return -1
+    return order[pick]
+
+
 _KERNEL = None
 
 
-def _compiled():
-    """The compiled search (made on first use; numba caches it on disk)."""
+def compiled_search():
+    """:func:`one_match` over every left row, compiled (made on first use; numba caches it on disk):
+    ``search(starts, rtimes, order, alive, check_alive, codes, times, kind, exact, limit, out)``."""
     global _KERNEL
     if _KERNEL is None:
         import numba
 
+        one = numba.njit(cache=True, nogil=True)(one_match)
+
         @numba.njit(cache=True, nogil=True)
-        def search(starts, rtimes, order, codes, times, kind, exact, limit, out):  # pragma: no cover - compiled
+        def search(starts, rtimes, order, alive, check_alive, codes, times, kind, exact, limit, out):  # pragma: no cover
             n_codes = len(starts) - 1
             for i in range(len(codes)):
-                out[i] = -1
-                c = codes[i]
-                t = times[i]
-                if c < 0 or c >= n_codes or t != t:  # a null key or a NaN time
-                    continue
-                lo, hi = starts[c], starts[c + 1]
-                if lo == hi:
-                    continue
-                # lower: the first index with rtimes >= t; upper: the first with rtimes > t
-                a, b = lo, hi
-                while a < b:
-                    m = (a + b) >> 1
-                    if rtimes[m] < t:
-                        a = m + 1
-                    else:
-                        b = m
-                lower = a
-                b = hi
-                while a < b:
-                    m = (a + b) >> 1
-                    if rtimes[m] <= t:
-                        a = m + 1
-                    else:
-                        b = m
-                upper = a
-                back = upper - 1 if exact else lower - 1
-                ahead = lower if exact else upper
-                if kind == 0:
-                    pick = back if back >= lo else -1
-                elif kind == 1:
-                    pick = ahead if ahead < hi else -1
-                else:
-                    pick = -1
-                    if back >= lo:
-                        pick = back
-                    if ahead < hi and (pick < 0 or rtimes[ahead] - t < t - rtimes[back]):
-                        pick = ahead
-                if pick < 0:
-                    continue
-                if limit >= 0 and abs(rtimes[pick] - t) > limit:
-                    continue
-                out[i] = order[pick]
+                out[i] = one(starts, rtimes, order, alive, check_alive, n_codes, codes[i], times[i], kind, exact,
+                             limit)
 
         _KERNEL = search
     return _KERNEL
+
+
+_NO_MASK = np.ones(1, dtype=bool)  # ``alive`` where nothing is dead (not read: check_alive is False)
 
 
 def warm_up() -> list[str]:
@@ -288,7 +304,8 @@ def warm_up() -> list[str]:
         left_codes, left_times = np.array([0, 1, 0]), np.array([2, 5, 0], dtype=dtype)
         for kind in DIRECTIONS:
             out = np.empty(3, dtype=np.int64)
-            _compiled()(runs.starts, runs.times, runs.order, left_codes, left_times, _CODES[kind], True, -1.0, out)
+            compiled_search()(runs.starts, runs.times, runs.order, _NO_MASK, False, left_codes, left_times, _CODES[kind],
+                              True, -1.0, out)
             expected = _match_numpy(runs, left_codes, left_times, _CODES[kind], True, -1.0)
             if not np.array_equal(out, expected):
                 raise AssertionError(f"the compiled as-of search differs from numpy ({kind}, {dtype.__name__})")

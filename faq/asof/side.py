@@ -34,7 +34,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from faq.asof.kernel import COMPILED, _CODES, Runs, sorted_runs
+from faq.asof.kernel import _CODES, COMPILED, Runs, compiled_search, one_match, sorted_runs
 
 __all__ = ["Side", "OVERLAY_MAX_ROWS", "warm_up"]
 
@@ -243,83 +243,14 @@ def _alive_search(runs: Runs, alive: np.ndarray, codes: np.ndarray, times: np.nd
         # (Arrow's arrays are read-only), and one per time type is what the setup warms (warm_up)
         arrays = [np.require(a, requirements=["C", "W"]) for a in
                   (runs.starts, runs.times, runs.order, alive, codes, times.astype(runs.times.dtype, copy=False))]
-        _compiled()(*arrays, int(kind), bool(exact), float(limit), out)
+        starts, rtimes, order, alive, codes, times = arrays
+        compiled_search()(starts, rtimes, order, alive, True, codes, times, int(kind), bool(exact), float(limit), out)
         return out
-    return _search_python(runs, alive, codes, times, kind, exact, limit, out)  # pragma: no cover - no numba
-
-
-def _search_python(runs, alive, codes, times, kind, exact, limit, out):  # pragma: no cover - no numba
-    n_codes = len(runs.starts) - 1
-    for i in range(len(codes)):
-        out[i] = _one(runs.starts, runs.times, runs.order, alive, n_codes, codes[i], times[i], kind, exact, limit)
-    return out
-
-
-def _one(starts, rtimes, order, alive, n_codes, c, t, kind, exact, limit):
-    """One left row's match (a row id or -1): the loop body, compiled by :func:`_compiled`."""
-    if c < 0 or c >= n_codes or t != t:
-        return -1
-    lo, hi = starts[c], starts[c + 1]
-    if lo == hi:
-        return -1
-    a, b = lo, hi
-    while a < b:
-        m = (a + b) >> 1
-        if rtimes[m] < t:
-            a = m + 1
-        else:
-            b = m
-    lower = a
-    b = hi
-    while a < b:
-        m = (a + b) >> 1
-        if rtimes[m] <= t:
-            a = m + 1
-        else:
-            b = m
-    upper = a
-    back = upper - 1 if exact else lower - 1
-    ahead = lower if exact else upper
-    while back >= lo and not alive[order[back]]:
-        back -= 1
-    while ahead < hi and not alive[order[ahead]]:
-        ahead += 1
-    if kind == 0:
-        pick = back if back >= lo else -1
-    elif kind == 1:
-        pick = ahead if ahead < hi else -1
-    else:
-        pick = -1
-        if back >= lo:
-            pick = back
-        if ahead < hi and (pick < 0 or rtimes[ahead] - t < t - rtimes[back]):
-            pick = ahead
-    if pick < 0:
-        return -1
-    if limit >= 0 and abs(rtimes[pick] - t) > limit:
-        return -1
-    return order[pick]
-
-
-_KERNEL = None
-
-
-def _compiled():
-    """:func:`_one` over every left row, compiled (numba caches it on disk)."""
-    global _KERNEL
-    if _KERNEL is None:
-        import numba
-
-        one = numba.njit(cache=True, nogil=True)(_one)
-
-        @numba.njit(cache=True, nogil=True)
-        def search(starts, rtimes, order, alive, codes, times, kind, exact, limit, out):  # pragma: no cover
-            n_codes = len(starts) - 1
-            for i in range(len(codes)):
-                out[i] = one(starts, rtimes, order, alive, n_codes, codes[i], times[i], kind, exact, limit)
-
-        _KERNEL = search
-    return _KERNEL
+    n_codes = len(runs.starts) - 1  # pragma: no cover - numba is a dependency
+    for i in range(len(codes)):  # pragma: no cover
+        out[i] = one_match(runs.starts, runs.times, runs.order, alive, True, n_codes, codes[i], times[i], kind, exact,
+                           limit)
+    return out  # pragma: no cover
 
 
 def warm_up() -> list[str]:

@@ -3,7 +3,7 @@
 ::
 
     faq asof LEFT RIGHT --on time [--by sym ...] [--direction backward|forward|nearest]
-             [--tolerance T] [--no-exact] [--how left|inner] [--out PATH.csv|.parquet] [--json]
+             [--tolerance T] [--no-exact] [--how left|inner] [--out PATH.csv|.csv.gz|.parquet] [--json]
 
 LEFT and RIGHT are Parquet files or CSV files with a header.  Each left row
 gets the right row valid at its time (:func:`faq.asof_join`, as
@@ -23,13 +23,11 @@ Examples
 from __future__ import annotations
 
 import argparse
-import os
 import time
 from typing import Any
 
-from faq.cli.inputs import require_file, require_folder
-from faq.cli.output import PREVIEW_ROWS, plural, print_json, print_table
-from faq.errors import FAQValueError
+from faq.cli.inputs import check_table_out, require_file
+from faq.cli.output import PREVIEW_ROWS, plural, print_json, print_table, write_arrow
 
 __all__ = ["add_commands", "check_asof", "run_asof"]
 
@@ -60,7 +58,7 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
                      help="a RIGHT row at exactly the LEFT time does not match")
     sub.add_argument("--how", choices=("left", "inner"), default="left",
                      help="keep LEFT rows without a match (left) or drop them (inner); default: %(default)s")
-    sub.add_argument("--out", metavar="PATH", help="write every row to PATH (.csv or .parquet)")
+    sub.add_argument("--out", metavar="PATH", help="write every row to PATH (.csv, .csv.gz or .parquet)")
     sub.set_defaults(local=run_asof, check_early=check_asof)
 
 
@@ -68,10 +66,7 @@ def check_asof(args: argparse.Namespace) -> None:
     """Checks before any row is read: both inputs exist, ``--out`` is a .csv or .parquet file in a folder."""
     require_file(args.left)
     require_file(args.right)
-    if args.out:
-        if not args.out.lower().endswith((".csv", ".parquet")):
-            raise FAQValueError(error_class="OUTPUT_SUFFIX", path=args.out)
-        require_folder(args.out)
+    check_table_out(args.out)
 
 
 def run_asof(args: argparse.Namespace) -> None:
@@ -87,7 +82,7 @@ def run_asof(args: argparse.Namespace) -> None:
     summary: dict[str, Any] = {"left": args.left, "right": args.right, "rows": joined.num_rows, "matched": matched,
                                "columns": joined.column_names}
     if args.out:
-        _write(joined, args.out)
+        write_arrow(joined, args.out)
         summary["out"] = args.out
     summary["seconds"] = round(time.perf_counter() - started, 3)
     if args.json:
@@ -117,22 +112,3 @@ def _unmatched(joined: Any, right: Any, args: argparse.Namespace) -> int:
         nulls = pc.is_null(joined.column(name))
         missing = nulls if missing is None else pc.and_(missing, nulls)
     return int(pc.sum(pc.cast(missing, "int64")).as_py() or 0)
-
-
-def _write(table: Any, out: str) -> None:
-    """Write ``table`` under a temporary name beside ``out``, then rename it into place."""
-    folder = os.path.dirname(os.path.abspath(out))
-    temporary = os.path.join(folder, f".{os.path.basename(out)}.{os.getpid()}.tmp")
-    try:
-        if out.lower().endswith(".parquet"):
-            import pyarrow.parquet as pq
-
-            pq.write_table(table, temporary)
-        else:
-            import pyarrow.csv as pcsv
-
-            pcsv.write_csv(table, temporary)
-        os.replace(temporary, out)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)

@@ -130,3 +130,29 @@ def resumed_line(state: str, version: int, summary: str, skipped: int, to_go: in
 def plural(count: int, noun: str) -> str:
     """``"1 binding"``, ``"2 bindings"``."""
     return f"{count} {noun}{'s' if count != 1 else ''}"
+
+
+def write_arrow(table: Any, out: str) -> None:
+    """Write an Arrow table to ``out`` (``.csv``, ``.csv.gz`` or ``.parquet``, one file) under a temporary
+    name beside it, then rename it into place: a failure leaves nothing half-written."""
+    import os
+
+    folder = os.path.dirname(os.path.abspath(out))
+    temporary = os.path.join(folder, f".{os.path.basename(out)}.{os.getpid()}.tmp")
+    try:
+        if out.lower().endswith(".parquet"):
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, temporary)
+        else:
+            import pyarrow as pa
+            import pyarrow.csv as pcsv
+
+            gzip = out.lower().endswith(".gz")
+            with (pa.CompressedOutputStream(temporary, "gzip") if gzip else pa.OSFile(temporary, "wb")) as sink:
+                pcsv.write_csv(table, sink)
+        os.replace(temporary, out)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+

@@ -2,7 +2,7 @@
 
 ::
 
-    faq truss GRAPH [--k K] [--out PATH.csv|.parquet] [--json]
+    faq truss GRAPH [--k K] [--out PATH.csv|.csv.gz|.parquet] [--json]
 
 GRAPH is an edge list (SNAP format; direction, self-loops and repeated edges
 ignored).  The command prints the edges per trussness and the largest; with
@@ -23,8 +23,8 @@ import argparse
 import time
 from typing import Any
 
-from faq.cli.inputs import require_file, require_folder
-from faq.cli.output import plural, print_json
+from faq.cli.inputs import check_table_out, require_file
+from faq.cli.output import plural, print_json, write_arrow
 from faq.errors import FAQValueError
 
 __all__ = ["add_commands", "check_truss", "run_truss"]
@@ -41,7 +41,7 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub.add_argument("graph", metavar="GRAPH", help="edge list file (.txt, .tsv, .gz, ...)")
     sub.add_argument("--k", type=int, metavar="K", help="only the k-truss (k >= 2)")
-    sub.add_argument("--out", metavar="PATH", help="write src, dst, trussness to PATH (.csv or .parquet)")
+    sub.add_argument("--out", metavar="PATH", help="write src, dst, trussness to PATH (.csv, .csv.gz or .parquet)")
     sub.set_defaults(local=run_truss, check_early=check_truss)
 
 
@@ -50,15 +50,11 @@ def check_truss(args: argparse.Namespace) -> None:
     require_file(args.graph)
     if args.k is not None and args.k < 2:
         raise FAQValueError(error_class="INVALID_ARGUMENT", argument="--k", value=args.k, reason="a truss has k >= 2")
-    if args.out:
-        if not args.out.lower().endswith((".csv", ".parquet")):
-            raise FAQValueError(error_class="OUTPUT_SUFFIX", path=args.out)
-        require_folder(args.out)
+    check_table_out(args.out)
 
 
 def run_truss(args: argparse.Namespace) -> None:
     """``faq truss``: decompose, then print the edges per trussness (and write ``--out``)."""
-    from faq.cli.asof import _write
     from faq.graphs.truss import truss
 
     check_truss(args)
@@ -71,7 +67,7 @@ def run_truss(args: argparse.Namespace) -> None:
         summary.update(k=args.k, truss_edges=table.num_rows,
                        truss_nodes=len(set(table.column("src").to_pylist()) | set(table.column("dst").to_pylist())))
     if args.out:
-        _write(table, args.out)
+        write_arrow(table, args.out)
         summary["out"] = args.out
     summary["seconds"] = round(time.perf_counter() - started, 3)
     summary["step_seconds"] = {k: round(v, 3) for k, v in result.seconds.items()}
