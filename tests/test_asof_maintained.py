@@ -8,7 +8,7 @@ from collections import Counter
 
 import pyarrow as pa
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from faq.asof.kernel import DIRECTIONS
@@ -125,3 +125,96 @@ def test_the_front_door_returns_a_maintained_view_from_spark_dataframes(spark):
     change = view.apply(right=pd.DataFrame({"time": [3], "sym": ["a"], "px": [2.0]}))
     assert sorted(zip(change.to_pandas()["px"], change.to_pandas()["diff"])) == [(1.0, -1), (2.0, 1)]
     assert view.to_pandas()["px"].tolist() == [1.0, 2.0]
+
+
+# --- locked mode: against its definition ------------------------------------------------------------------
+
+
+@st.composite
+def locked_histories(draw):
+    left = draw(st.lists(rows, max_size=10))
+    right = draw(st.lists(rows, max_size=10))
+    batches = [(draw(st.lists(rows, max_size=4)), draw(st.lists(rows, max_size=4)),
+                draw(st.lists(st.integers(0, 50), max_size=2)), draw(st.lists(st.integers(0, 50), max_size=2)),
+                draw(st.integers(0, 4))) for _ in range(draw(st.integers(1, 5)))]
+    options = dict(allow_exact_matches=draw(st.booleans()), tolerance=draw(st.sampled_from([None, 3])),
+                   how=draw(st.sampled_from(["left", "inner"])))
+    return left, right, batches, draw(st.integers(0, 12)), options
+
+
+def sealed_rows(ready, right, options) -> list[dict]:
+    """The definition: each row joined with the right side as it stands now (the one-shot join)."""
+    if not ready:
+        return []
+    return asof_tables(table(ready, LEFT), table(right, RIGHT), on="t", by="k", **options).to_pylist()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(locked_histories())
+def test_locked_rows_are_joined_with_the_right_side_as_the_watermark_passes_them(monkeypatch, history):
+    # (the patch is the same for every example: the fixture not being reset between them is harmless)
+    from faq.asof import locked as locked_module
+    from faq.asof.locked import LockedAsof
+
+    monkeypatch.setattr(locked_module, "DROP_EVERY", 0)  # drop unreachable right rows after every batch
+    left, right, batches, watermark, options = history
+    view = LockedAsof(table(left, LEFT), table(right, RIGHT), on="t", by="k", watermark=watermark, **options)
+    ready = [r for r in left if r[0] <= watermark]
+    pending = [r for r in left if r[0] > watermark]
+    sealed = list(zip(ready, sealed_rows(ready, right, {**options, "how": "left"})))  # (left row, joined row)
+
+    def answer():
+        rows = [j for _, j in sealed]
+        return [j for j in rows if options["how"] == "left" or j["p"] is not None]
+
+    assert view.table().to_pylist() == answer()
+    late = 0
+    for new_left, new_right, gone_left, gone_right, step in batches:
+        present = pending + [l for l, _ in sealed]
+        dead_left = [present[i % len(present)] for i in gone_left] if present else []
+        dead_left = [r for i, r in enumerate(dead_left) if dead_left[:i].count(r) < present.count(r)]
+        dead_right = [right[i % len(right)] for i in gone_right] if right else []
+        dead_right = [r for i, r in enumerate(dead_right) if dead_right[:i].count(r) < right.count(r)]
+        expected_change = []
+        for r in dead_right:
+            remove_last(right, r)
+        right += new_right
+        for r in dead_left:
+            if r[0] > watermark:
+                remove_last(pending, r)
+            else:
+                i = max(j for j, (l, _) in enumerate(sealed) if l == r)
+                expected_change.append({**sealed[i][1], "diff": -1})
+                del sealed[i]
+        for r in new_left:
+            if r[0] <= watermark:
+                late += 1
+            else:
+                pending.append(r)
+        watermark += step
+        ready = [r for r in pending if r[0] <= watermark]
+        pending = [r for r in pending if r[0] > watermark]
+        joined = sealed_rows(ready, right, {**options, "how": "left"})
+        sealed += list(zip(ready, joined))
+        expected_change += [{**j, "diff": 1} for j in joined]
+        if options["how"] == "inner":
+            expected_change = [j for j in expected_change if j["p"] is not None]
+        change = view.apply(left=table(dead_left + new_left, LEFT, [-1] * len(dead_left) + [1] * len(new_left)),
+                            right=table(dead_right + new_right, RIGHT, [-1] * len(dead_right) + [1] * len(new_right)),
+                            watermark=watermark)
+        assert change.table().to_pylist() == expected_change
+        assert view.table().to_pylist() == answer() and view.late_rows == late
+
+
+def test_locked_mode_bounds_the_right_side_by_the_watermark():
+    from faq.asof.locked import LockedAsof
+
+    quotes = [(t, "a", t) for t in range(100)]
+    view = LockedAsof(table([(150, "a", 1)], LEFT), table(quotes, RIGHT), on="t", by="k", watermark=0)
+    assert view.drop_unreachable() == 0
+    view.apply(right=table([(120, "a", 7)], RIGHT), watermark=110)  # everything before 99 is unreachable now
+    assert view.drop_unreachable() == 99 and len(view.right.alive_ids()) == 2
+    change = view.apply(watermark=200)
+    assert change.table().to_pylist() == [{"t": 150, "k": "a", "q": 1, "p": 7, "diff": 1}]
+    with pytest.raises(Exception, match="backward only"):
+        LockedAsof(table([], LEFT), table([], RIGHT), on="t", by="k", direction="forward")

@@ -28,9 +28,9 @@ per left row in the windows, not the history.  Whole-table passes happen
 only when the overlay outgrows :data:`~faq.asof.side.OVERLAY_MAX_ROWS` (the
 base is rebuilt then).
 
-Not built yet (issue 40): ``mode="locked"`` (differentiate, join, integrate:
-rows fixed when the watermark passes), Structured Streaming, durable state,
-Spark inputs beyond collecting them once.
+``mode="locked"`` (differentiate, join, integrate: rows fixed when the
+watermark passes) is :mod:`faq.asof.locked`.  Not built yet (issue 40):
+Structured Streaming, durable state, Spark inputs beyond collecting them once.
 
 Examples
 --------
@@ -72,7 +72,7 @@ from faq.errors import InvalidArgumentError, InvalidDeltaError, TimeTypeError
 __all__ = ["MaintainedAsof", "DIFF", "MODES"]
 
 DIFF = "diff"
-MODES = ("view",)
+MODES = ("view", "locked")  # "locked": faq.asof.locked.LockedAsof
 
 
 class MaintainedAsof:
@@ -103,9 +103,9 @@ class MaintainedAsof:
                  mode: str = "view") -> None:
         from faq.asof.oneshot import read_table
 
-        if mode not in MODES:
-            raise InvalidArgumentError(argument="mode", value=mode, reason=f"expected one of {', '.join(MODES)} "
-                                       "(mode='locked' is not built yet)")
+        if mode != "view":
+            raise InvalidArgumentError(argument="mode", value=mode, reason="MaintainedAsof is the view mode; "
+                                       "mode='locked' is faq.asof.locked.LockedAsof (faq.asof_join picks it)")
         left_table, right_table = _table(left, read_table), _table(right, read_table)
         self.on, self.keys = on, key_list(by)
         check_arguments(left_table.column_names, right_table.column_names, on, self.keys, direction, how)
@@ -321,8 +321,9 @@ class MaintainedAsof:
         deletes = body.filter(pa.array(values == -1))
         return inserts, deletes
 
-    def _find(self, side: Side, deletes: Any, name: str) -> np.ndarray:
-        """The alive rows the deletions name (equal in every column), one each; refused if one is missing."""
+    def _find(self, side: Side, deletes: Any, name: str, missing_ok: Optional[np.ndarray] = None) -> np.ndarray:
+        """The alive rows the deletions name (equal in every column), one each; refused if one is missing,
+        unless ``missing_ok[i]`` says deletion ``i`` may name a row no longer kept (it is skipped)."""
         if deletes is None or not deletes.num_rows:
             return np.zeros(0, dtype=np.int64)
         codes, times = self._codes(deletes), self._times(deletes, side)
@@ -335,11 +336,14 @@ class MaintainedAsof:
             rows = side.take(np.array(candidates, dtype=np.int64)).to_pylist() if candidates else []
             hit = next((c for c, r in zip(reversed(candidates), reversed(rows)) if r == row and c not in taken), None)
             if hit is None:
+                if missing_ok is not None and missing_ok[i]:
+                    found[i] = -1
+                    continue
                 raise InvalidDeltaError(name, f"a deletion of the {name} side matches no row present: {row}",
                                         known=list(row))
             taken.add(hit)
             found[i] = hit
-        return found
+        return found[found >= 0]
 
     def _grow(self, n: int) -> None:
         if len(self.matched) < n:

@@ -58,6 +58,8 @@ def asof_join(
     progress: Optional[Callable[[str], None]] = None,
     maintained: bool = False,
     mode: str = "view",
+    watermark: Any = None,
+    lateness: Any = 0,
 ) -> Any:
     """Join each left row with the right row valid at its time, as ``pandas.merge_asof`` does.
 
@@ -92,10 +94,15 @@ def asof_join(
         current as batches of inserts and deletes arrive on either side
         (``.apply(left=..., right=...)``), held on the driver (Spark
         DataFrames are collected once).
-    mode : {"view"}
+    mode : {"view", "locked"}
         With ``maintained=True``: ``"view"``, the answer always equals the
-        join of the rows present (late rows revise it).  ``"locked"`` (rows
-        fixed as the watermark passes) is not built yet.
+        join of the rows present (late rows revise it); ``"locked"``, a left
+        row is joined with the right side as it stands when the watermark
+        passes its time and never revised (:mod:`faq.asof.locked`, Flink's
+        temporal join; backward only).
+    watermark, lateness
+        ``mode="locked"``: the first watermark (default: the largest time
+        given minus ``lateness``), and how far behind the data it follows.
 
     Returns
     -------
@@ -123,9 +130,13 @@ def asof_join(
     options = dict(on=on, by=keys, direction=direction, allow_exact_matches=allow_exact_matches,
                    tolerance=tolerance, how=how, suffixes=suffixes, right_time=right_time)
     if maintained:
+        note(f"maintained as-of join ({mode}) on the driver")
+        if mode == "locked":
+            from faq.asof.locked import LockedAsof
+
+            return LockedAsof(left, right, watermark=watermark, lateness=lateness, **options)
         from faq.asof.maintained import MaintainedAsof
 
-        note("maintained as-of join on the driver")
         return MaintainedAsof(left, right, mode=mode, **options)
     if not (is_dataframe(left) or is_dataframe(right)):
         if placement not in (None, "auto", DRIVER):

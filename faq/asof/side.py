@@ -87,6 +87,20 @@ class Side:
         self.overlay = np.zeros(0, dtype=np.int64)
         self._overlay_runs: Optional[Runs] = None
 
+    def purge(self) -> None:
+        """Forget the dead rows for good: the alive rows renumbered ``0, 1, ...`` in their order (their
+        columns copied once), the base rebuilt.  Ids given out before are void: only a holder that keeps no
+        ids (the locked join's right side) purges."""
+        import pyarrow as pa
+
+        ids = self.alive_ids()
+        table = self.take(ids) if len(self.tables) > 1 or len(ids) < self.rows else self.tables[0]
+        self.tables = [table if isinstance(table, pa.Table) else pa.table(table)]
+        self.codes, self.times = self.codes[ids].copy(), self.times[ids].copy()
+        self.alive = np.ones(len(ids), dtype=bool)
+        self.rows = len(ids)
+        self.compact()
+
     def compact_if_needed(self) -> bool:
         if len(self.overlay) <= OVERLAY_MAX_ROWS:
             return False
