@@ -22,9 +22,11 @@ temporal join semantics (``FOR SYSTEM_TIME AS OF``):
 * right rows no pending or future left row can reach are dropped: for each
   key, those older than the last right row at or before the watermark
   (:meth:`LockedAsof.drop_unreachable`, run as the right side grows), so the
-  right side's memory is bounded by what is newer than the watermark.  A
-  right deletion at or behind the watermark that names no kept row is
-  skipped (the row may have been dropped); ahead of it, it is refused.
+  right side's memory is bounded by what is newer than the watermark;
+* so the right side's history at or behind the watermark is sealed too: a
+  right deletion there is skipped and counted (``ignored_deletions``) -- it
+  could make dropped rows reachable again.  A right insertion there still
+  counts for the pending rows (it may be the newest at or before them).
 
 Only ``direction="backward"``: a forward or nearest match would need right
 rows that have not arrived when the watermark passes.
@@ -91,6 +93,7 @@ class LockedAsof(MaintainedAsof):
                                  np.zeros(0, self.left.times.dtype))
         self._right_since_drop = 0
         self.late_rows = 0  # left rows that came at or behind the watermark, dropped
+        self.ignored_deletions = 0  # right deletions at or behind the watermark, skipped
         self._advance(watermark)
         self._seal()
 
@@ -125,10 +128,13 @@ class LockedAsof(MaintainedAsof):
         left_ins, left_del = self._split(left, self.schemas[0], "left")
         right_ins, right_del = self._split(right, self.schemas[1], "right")
         gone_pending, gone_sealed = self._find_left(left_del)
-        behind = None
         if right_del is not None and right_del.num_rows:
-            behind = self._times(right_del, self.right) <= self.watermark
-        dead_right = self._find(self.right, right_del, "right", missing_ok=behind)
+            import pyarrow as pa
+
+            ahead = self._times(right_del, self.right) > self.watermark
+            self.ignored_deletions += int((~ahead).sum())
+            right_del = right_del.filter(pa.array(ahead))  # behind the watermark the history is sealed
+        dead_right = self._find(self.right, right_del, "right")
         out = []
         if len(dead_right):
             self.right.kill(dead_right)

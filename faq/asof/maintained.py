@@ -321,9 +321,8 @@ class MaintainedAsof:
         deletes = body.filter(pa.array(values == -1))
         return inserts, deletes
 
-    def _find(self, side: Side, deletes: Any, name: str, missing_ok: Optional[np.ndarray] = None) -> np.ndarray:
-        """The alive rows the deletions name (equal in every column), one each; refused if one is missing,
-        unless ``missing_ok[i]`` says deletion ``i`` may name a row no longer kept (it is skipped)."""
+    def _find(self, side: Side, deletes: Any, name: str) -> np.ndarray:
+        """The alive rows the deletions name (equal in every column), one each; refused if one is missing."""
         if deletes is None or not deletes.num_rows:
             return np.zeros(0, dtype=np.int64)
         codes, times = self._codes(deletes), self._times(deletes, side)
@@ -336,14 +335,11 @@ class MaintainedAsof:
             rows = side.take(np.array(candidates, dtype=np.int64)).to_pylist() if candidates else []
             hit = next((c for c, r in zip(reversed(candidates), reversed(rows)) if r == row and c not in taken), None)
             if hit is None:
-                if missing_ok is not None and missing_ok[i]:
-                    found[i] = -1
-                    continue
                 raise InvalidDeltaError(name, f"a deletion of the {name} side matches no row present: {row}",
                                         known=list(row))
             taken.add(hit)
             found[i] = hit
-        return found[found >= 0]
+        return found
 
     def _grow(self, n: int) -> None:
         if len(self.matched) < n:
