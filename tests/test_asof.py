@@ -129,3 +129,17 @@ def test_the_compiled_threaded_search_equals_numpys_on_a_large_input(direction):
     got = kernel.match(runs, left_codes, left_times, direction=direction, tolerance=1000, threads=2)
     expected = kernel._match_numpy(runs, left_codes, left_times, kernel._CODES[direction], True, 1000.0)
     assert np.array_equal(got, expected) and (got >= 0).sum() > n // 4
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("xyz"), st.integers(-5, 5), st.integers(-3, 3)), max_size=20))
+def test_differentiate_and_integrate_in_process_round_trip(rows):
+    from faq.incremental.calculus import differentiate, integrate
+
+    stream = pd.DataFrame(rows, columns=["item", "time", "diff"]).astype({"time": "int64", "diff": "int64"})
+    blips = differentiate(stream)
+    assert len(blips) == 2 * len(stream) and blips["diff"].sum() == 0  # every change and its retraction
+    assert blips.groupby("__tick")["diff"].sum().get(1, 0) == -stream["diff"].sum()
+    pd.testing.assert_frame_equal(integrate(blips).reset_index(drop=True), stream)
+    arrow = differentiate(pa.Table.from_pandas(stream, preserve_index=False))
+    assert isinstance(arrow, pa.Table) and integrate(arrow).equals(pa.Table.from_pandas(stream, preserve_index=False))

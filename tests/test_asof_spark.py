@@ -78,3 +78,14 @@ def test_a_small_pair_of_spark_frames_is_joined_on_the_driver(spark):
     notes = []
     got = faq.asof_join(trades, quotes, on="time", by="sym", progress=notes.append)
     assert "on the driver" in notes[0] and sorted(map(tuple, got.collect())) == [(1, "a", 5, 1.0), (4, "a", 7, 2.0)]
+
+
+def test_differentiate_in_process_equals_spark(spark):
+    from faq.incremental.calculus import differentiate
+
+    stream = pd.DataFrame({"item": ["a", "b", "a"], "time": [1, 3, 2], "diff": [1, 2, -1]})
+    in_process = differentiate(stream)
+    on_spark = differentiate(spark.createDataFrame(stream)).toPandas()
+    key = ["item", "time", "__tick"]
+    pd.testing.assert_frame_equal(in_process.sort_values(key).reset_index(drop=True),
+                                  on_spark.sort_values(key).reset_index(drop=True), check_dtype=False)

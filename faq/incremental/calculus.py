@@ -70,7 +70,7 @@ A later price change (99.0 at time 2) does not reprice the order at time 1:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from faq.errors import (
     AlreadyDifferentiatedError,
@@ -196,8 +196,11 @@ def differentiate(
 
     Parameters
     ----------
-    stream : pyspark.sql.DataFrame
-        A change stream: data columns, a time column and a numeric diff column.
+    stream : pyspark.sql.DataFrame, pandas.DataFrame or pyarrow.Table
+        A change stream: data columns, a time column and a numeric diff
+        column.  A Spark stream is differentiated by Spark; pandas and Arrow
+        in-process, into the same kind (the same rows, each row followed by
+        its retraction).
     time, diff : str
         Names of the time and diff columns.
     tick : str
@@ -238,6 +241,8 @@ def differentiate(
     +----+----+----+------+
     <BLANKLINE>
     """
+    if not _is_spark(stream):
+        return _differentiated_table(stream, time, diff, tick)
     from pyspark.sql import functions as F
 
     _check_stream(stream, time, diff, "differentiate")
@@ -263,9 +268,9 @@ def integrate(
 
     Parameters
     ----------
-    stream : pyspark.sql.DataFrame
+    stream : pyspark.sql.DataFrame, pandas.DataFrame or pyarrow.Table
         A differentiated stream (the output of :func:`differentiate`, possibly
-        filtered or joined since).
+        filtered or joined since); pandas and Arrow are integrated in-process.
     time, diff : str
         Names of the time and diff columns (checked to exist).
     tick : str
@@ -297,10 +302,70 @@ def integrate(
     +----+----+----+
     <BLANKLINE>
     """
+    if not _is_spark(stream):
+        return _integrated_table(stream, time, diff, tick)
     _check_stream(stream, time, diff, "integrate")
     if tick not in stream.columns:
         raise NotDifferentiatedError(column=tick, available=stream.columns)
     return stream.where(_col(tick) == 0).select(*[_col(c) for c in stream.columns if c != tick])
+
+
+# --- the same in-process: pandas frames and Arrow tables ----------------------------------------
+
+
+def _is_spark(stream: Any) -> bool:
+    from faq.spark import is_dataframe
+
+    return is_dataframe(stream)
+
+
+def _checked_table(stream: Any, time: str, diff: str, source: str) -> tuple[Any, bool]:
+    """``stream`` as an Arrow table (and whether it came as pandas), its time and diff columns checked as
+    :func:`_check_stream` checks a Spark stream's."""
+    import pyarrow as pa
+
+    from_pandas = not isinstance(stream, pa.Table)
+    table = pa.Table.from_pandas(stream, preserve_index=False) if from_pandas else stream
+    if time == diff:
+        raise ColumnRoleError(source=source, column=time, roles=["time", "diff"])
+    for c in (time, diff):
+        if c not in table.column_names:
+            raise MissingColumnError(column=c, available=table.column_names, source=source)
+    kind = table.schema.field(time).type
+    if pa.types.is_nested(kind) or pa.types.is_null(kind):
+        raise TimeTypeError(source=source, column=time, found=str(kind))
+    if not (pa.types.is_integer(table.schema.field(diff).type) or pa.types.is_floating(table.schema.field(diff).type)):
+        raise DiffTypeError(source=source, column=diff, found=str(table.schema.field(diff).type))
+    return table, from_pandas
+
+
+def _differentiated_table(stream: Any, time: str, diff: str, tick: str) -> Any:
+    """:func:`differentiate` in-process: each row, then its retraction (tick 1, diff negated), side by side."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    table, from_pandas = _checked_table(stream, time, diff, "differentiate")
+    if tick in table.column_names:
+        raise AlreadyDifferentiatedError(column=tick)
+    n = table.num_rows
+    doubled = table.take(pa.array(np.repeat(np.arange(n, dtype=np.int64), 2)))
+    ticks = np.tile(np.array([0, 1], dtype=np.int32), n)
+    d = doubled.column(diff)
+    signed = pc.if_else(pa.array(ticks == 0), d, pc.negate(d))
+    out = doubled.set_column(doubled.column_names.index(diff), diff, signed).append_column(tick, pa.array(ticks))
+    return out.to_pandas() if from_pandas else out
+
+
+def _integrated_table(stream: Any, time: str, diff: str, tick: str) -> Any:
+    """:func:`integrate` in-process: the rows with tick 0, without the tick column."""
+    import pyarrow.compute as pc
+
+    table, from_pandas = _checked_table(stream, time, diff, "integrate")
+    if tick not in table.column_names:
+        raise NotDifferentiatedError(column=tick, available=table.column_names)
+    out = table.filter(pc.equal(table.column(tick), 0)).drop_columns([tick])
+    return out.to_pandas() if from_pandas else out
 
 
 # --- as-of join -------------------------------------------------------------------------
