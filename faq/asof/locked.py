@@ -168,6 +168,8 @@ class LockedAsof(MaintainedAsof):
             out.append(sealed)
         if self._right_since_drop > DROP_EVERY:
             self.drop_unreachable()
+        self.right.compact_if_needed()
+        self.sealed.compact_if_needed()  # its searches (a sealed row's deletion) read a bounded overlay
         self.version += 1
         import pyarrow as pa
 
