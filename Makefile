@@ -20,7 +20,7 @@ STAMP := $(VENV)/.installed
 WARM := faq/joins/__pycache__/.faq-warm
 WARM_SOURCES := faq/joins/compiled_loop.py faq/joins/compiled.py faq/joins/warm.py \
 	faq/incremental/delta_loop.py faq/incremental/rule_kernel.py faq/incremental/warm.py faq/asof/kernel.py \
-	faq/asof/side.py
+	faq/asof/side.py faq/graphs/truss.py
 DEMO_OUT := build/demo
 
 .PHONY: help demo test java venv bench-deps clean distclean
@@ -87,6 +87,7 @@ $(WARM): $(STAMP) $(WARM_SOURCES)
 	rm -f faq/incremental/__pycache__/delta_loop.*
 	$(BIN)/python -m faq.incremental.warm
 	$(BIN)/python -m faq.asof.kernel
+	$(BIN)/python -m faq.graphs.truss
 	@mkdir -p $(@D) && touch $@
 
 clean:

@@ -39,7 +39,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-__all__ = ["truss", "TrussResult", "supports", "peel", "undirected_edges"]
+__all__ = ["truss", "TrussResult", "supports", "peel", "undirected_edges", "warm_up"]
 
 SRC, DST, TRUSSNESS = "src", "dst", "trussness"
 COMPILED = importlib.util.find_spec("numba") is not None
@@ -325,3 +325,32 @@ def _kernels() -> tuple:
         else:  # pragma: no cover - numba is a dependency
             _KERNELS = (_count_triangles, _peel)
     return _KERNELS
+
+
+def warm_up() -> bool:
+    """Compile the two loops into numba's cache (``make`` runs ``python -m faq.graphs.truss`` once), checked
+    on two triangles sharing an edge; False without numba.
+
+    >>> warm_up() in (True, False)
+    True
+    """
+    if not COMPILED:
+        return False
+    result = truss([(1, 2), (2, 3), (1, 3), (3, 4), (1, 4)])
+    if result.counts != {3: 5}:
+        raise AssertionError(f"the compiled truss loops are wrong: {result.counts}")
+    return True
+
+
+if __name__ == "__main__":
+    import sys
+
+    from faq.graphs import truss as package  # compiled under the package's name, which later imports use
+
+    try:
+        print("faq: truss loops compiled" if package.warm_up() else "faq: numba is not installed; the truss runs "
+              "in Python")
+    except Exception as error:  # noqa: BLE001 - setup goes on; the first truss compiles instead
+        print(f"faq: could not compile the truss loops ahead of use ({error})", file=sys.stderr)
+    sys.exit(0)
+
