@@ -37,6 +37,9 @@ def parse_args(argv=None):
     p.add_argument("--scale", type=int, default=18, help="R-MAT scale (0 skips)")
     p.add_argument("--graphs", nargs="*", default=list(SNAP))
     p.add_argument("--networkx-edges", type=int, default=120_000, help="largest graph networkx decomposes")
+    p.add_argument("--graphblas-edges", type=int, default=1_000_000,
+                   help="above this many edges GraphBLAS runs one masked product (the supports), a lower bound of "
+                        "its decomposition: the whole one on R-MAT 18 ran 25 minutes and grew past 18 GB here")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--out", default=str(RESULTS / "truss.json"))
     return p.parse_args(argv)
@@ -66,12 +69,30 @@ def graphblas_truss(src: np.ndarray, dst: np.ndarray) -> dict[int, int]:
     return sizes
 
 
+def graphblas_supports(src: np.ndarray, dst: np.ndarray) -> int:
+    """One masked product ``(A plus_pair A) .* A``: every edge's support, the first step of every k; the
+    triangles counted (each three times over the symmetric matrix's entries, twice for both directions)."""
+    import graphblas as gb
+
+    nodes, codes = np.unique(np.concatenate([src, dst]), return_inverse=True)
+    m = len(src)
+    u, v = codes[:m], codes[m:]
+    a = gb.Matrix.from_coo(np.concatenate([u, v]), np.concatenate([v, u]), 1, nrows=len(nodes), ncols=len(nodes),
+                           dtype="INT64")
+    support = a.mxm(a, gb.semiring.plus_pair).new(mask=a.S)
+    return int(support.reduce_scalar().new().value or 0) // 6
+
+
 def networkx_truss(src: np.ndarray, dst: np.ndarray, max_k: int) -> dict[int, set]:
     import networkx as nx
 
     graph = nx.Graph()
     graph.add_edges_from(zip(src.tolist(), dst.tolist()))
     return {k: {(min(a, b), max(a, b)) for a, b in nx.k_truss(graph, k).edges()} for k in range(3, max_k + 2)}
+
+
+class _Done(Exception):
+    """The GraphBLAS part ended early (one product only)."""
 
 
 def timed(fn, repeat):
@@ -103,6 +124,16 @@ def one(path: Path, args, record: dict) -> None:
              "faq_steps_seconds": {k: round(v, 4) for k, v in result.seconds.items()}}
     by_k = {k: int((result.trussness >= k).sum()) for k in range(3, result.max_k + 2)}
     try:
+        if len(src) > args.graphblas_edges:
+            triangles, gb_seconds = timed(lambda: graphblas_supports(src, dst), 1)
+            from faq.graphs.truss import _Graph, supports
+
+            assert triangles == int(supports(_Graph(src, dst)).sum()) // 3, f"{name}: GraphBLAS triangles differ"
+            entry["graphblas_one_product_seconds"] = round(gb_seconds[0], 4)
+            entry["graphblas_over_faq_at_least"] = round(gb_seconds[0] / entry["faq_median_seconds"], 1)
+            entry["graphblas"] = ("one masked product only (the supports): a lower bound of its decomposition, "
+                                  f"above --graphblas-edges={args.graphblas_edges:,}")
+            raise _Done
         runs = max(1, args.repeat - 1) if len(src) <= 500_000 else 1  # a large graph: one run (minutes)
         sizes, gb_seconds = timed(lambda: graphblas_truss(src, dst), runs)
         expected = {k: n for k, n in by_k.items() if n}
@@ -114,6 +145,8 @@ def one(path: Path, args, record: dict) -> None:
                                                     entry["faq_compute_median_seconds"], 1)
     except ImportError:
         entry["graphblas"] = "not installed (make bench-deps)"
+    except _Done:
+        pass
     if len(src) <= args.networkx_edges:
         sets, nx_seconds = timed(lambda: networkx_truss(src, dst, result.max_k), 1)
         for k, edges in sets.items():
@@ -139,8 +172,10 @@ def main(argv=None) -> int:
         one(path, args, run.record)
         run.save(Path(args.out))  # after every graph: a long run keeps what it measured
     graphs = run.record["graphs"]
-    met = {"faster_than_graphblas_from_the_path": all(g.get("graphblas_over_faq", 0) > 1 for g in graphs.values()),
-           "faster_than_graphblas_compute": all(g.get("graphblas_over_faq_compute", 0) > 1 for g in graphs.values()),
+    # graphs where GraphBLAS ran one product only say nothing either way: left out of the targets
+    whole = [g for g in graphs.values() if "graphblas_over_faq" in g]
+    met = {"faster_than_graphblas_from_the_path": bool(whole) and all(g["graphblas_over_faq"] > 1 for g in whole),
+           "faster_than_graphblas_compute": bool(whole) and all(g["graphblas_over_faq_compute"] > 1 for g in whole),
            "faster_than_networkx": all(g.get("networkx_over_faq", 2) > 1 for g in graphs.values())}
     run["targets_met"] = met
     out = run.save(Path(args.out))
