@@ -20,7 +20,7 @@ STAMP := $(VENV)/.installed
 WARM := faq/joins/__pycache__/.faq-warm
 WARM_SOURCES := faq/joins/compiled_loop.py faq/joins/compiled.py faq/joins/warm.py \
 	faq/incremental/delta_loop.py faq/incremental/rule_kernel.py faq/incremental/warm.py faq/asof/kernel.py \
-	faq/asof/side.py faq/graphs/truss.py
+	faq/asof/side.py faq/asof/warm.py faq/graphs/truss.py
 DEMO_OUT := build/demo
 
 .PHONY: help demo test java venv bench-deps clean distclean
@@ -86,7 +86,7 @@ $(WARM): $(STAMP) $(WARM_SOURCES)
 	@# only: drop the delta loop's entries so they are compiled against the helpers as they are now
 	rm -f faq/incremental/__pycache__/delta_loop.*
 	$(BIN)/python -m faq.incremental.warm
-	$(BIN)/python -m faq.asof.kernel
+	$(BIN)/python -m faq.asof.warm
 	$(BIN)/python -m faq.graphs.truss
 	@mkdir -p $(@D) && touch $@
 

@@ -192,11 +192,12 @@ def choose(
 
 
 
-def for_indexes(requested: str, index_bytes: float, budget: float, no_numpy: str = "") -> Placement:
+def for_indexes(requested: Optional[str], index_bytes: float, budget: float, no_numpy: str = "") -> Placement:
     """Where a maintained object's indexes live: :func:`choose` with their estimated bytes.
 
     A maintained query, model or fixpoint reads no input it must fetch: its
     indexes are built from the rows once, on the driver or the executors.
+    ``requested=None`` is ``"auto"`` (no ``placement=`` given).
     """
-    return choose(requested, index_bytes, budget, no_numpy=no_numpy, what="indexes",
+    return choose(AUTO if requested is None else requested, index_bytes, budget, no_numpy=no_numpy, what="indexes",
                   budget_name="the driver budget of")

@@ -127,7 +127,7 @@ def test_the_compiled_threaded_search_equals_numpys_on_a_large_input(direction):
     left_codes, left_times = rng.integers(-1, 50, n), rng.integers(0, 10 * n, n)
     runs = kernel.sorted_runs(right_codes, right_times, 50)
     got = kernel.match(runs, left_codes, left_times, direction=direction, tolerance=1000, threads=2)
-    expected = kernel._match_numpy(runs, left_codes, left_times, kernel._CODES[direction], True, 1000.0)
+    expected = kernel._match_numpy(runs, left_codes, left_times, kernel.DIRECTION_CODES[direction], True, 1000.0)
     assert np.array_equal(got, expected) and (got >= 0).sum() > n // 4
 
 

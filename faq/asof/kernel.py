@@ -41,15 +41,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import sys
 from typing import NamedTuple, Optional
 
 import numpy as np
 
-__all__ = ["DIRECTIONS", "Runs", "sorted_runs", "match", "COMPILED", "warm_up", "one_match", "compiled_search"]
+__all__ = ["DIRECTIONS", "DIRECTION_CODES", "Runs", "sorted_runs", "match", "COMPILED", "warm_up", "one_match", "compiled_search"]
 
 DIRECTIONS = ("backward", "forward", "nearest")
-_CODES = {"backward": 0, "forward": 1, "nearest": 2}
+#: Each direction as the compiled search takes it.
+DIRECTION_CODES = {"backward": 0, "forward": 1, "nearest": 2}
 
 #: Whether the search runs compiled (numba installed).
 COMPILED = importlib.util.find_spec("numba") is not None
@@ -127,7 +127,7 @@ def match(runs: Runs, codes: np.ndarray, times: np.ndarray, *, direction: str = 
     """
     codes = np.asarray(codes, dtype=np.int64)
     times = np.asarray(times)
-    kind = _CODES[direction]
+    kind = DIRECTION_CODES[direction]
     if runs.times.dtype != times.dtype:  # one type for the search (ints and floats: float64)
         common = np.result_type(runs.times.dtype, times.dtype)
         runs = runs._replace(times=runs.times.astype(common))
@@ -289,7 +289,8 @@ _NO_MASK = np.ones(1, dtype=bool)  # ``alive`` where nothing is dead (not read: 
 
 
 def warm_up() -> list[str]:
-    """Compile the search for int64 and float64 times into numba's cache (``make`` runs it once), each
+    """Compile the search for int64 and float64 times into numba's cache (``make`` runs it once through
+    :mod:`faq.asof.warm`), each
     checked against the numpy search; the time types compiled (empty without numba).
 
     >>> warm_up() in ([], ["float64", "int64"])
@@ -304,22 +305,11 @@ def warm_up() -> list[str]:
         left_codes, left_times = np.array([0, 1, 0]), np.array([2, 5, 0], dtype=dtype)
         for kind in DIRECTIONS:
             out = np.empty(3, dtype=np.int64)
-            compiled_search()(runs.starts, runs.times, runs.order, _NO_MASK, False, left_codes, left_times, _CODES[kind],
+            compiled_search()(runs.starts, runs.times, runs.order, _NO_MASK, False, left_codes, left_times, DIRECTION_CODES[kind],
                               True, -1.0, out)
-            expected = _match_numpy(runs, left_codes, left_times, _CODES[kind], True, -1.0)
+            expected = _match_numpy(runs, left_codes, left_times, DIRECTION_CODES[kind], True, -1.0)
             if not np.array_equal(out, expected):
                 raise AssertionError(f"the compiled as-of search differs from numpy ({kind}, {dtype.__name__})")
         done.append(np.dtype(dtype).name)
     return sorted(done)
 
-
-if __name__ == "__main__":
-    try:
-        from faq.asof import kernel, side  # compiled under the package's names, which later imports use
-
-        side.warm_up()  # the maintained join's search over live rows, too
-        print(f"faq: as-of search compiled for {', '.join(kernel.warm_up()) or 'nothing (no numba)'} times")
-    except Exception as error:  # noqa: BLE001 - setup goes on; the first large join compiles instead
-        print(f"faq: could not compile the as-of search ahead of use ({error}); the first large join compiles it",
-              file=sys.stderr)
-    sys.exit(0)

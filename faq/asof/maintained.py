@@ -59,13 +59,14 @@ from faq.asof.side import Side
 from faq.asof.tables import (
     SUFFIXES,
     Keys,
-    _check_compatible,
-    _tolerance,
+    check_compatible,
     check_arguments,
     joined_rows,
     key_list,
+    read_table,
     result_names,
     time_numbers,
+    tolerance_number,
 )
 from faq.errors import InvalidArgumentError, InvalidDeltaError, TimeTypeError
 
@@ -101,8 +102,6 @@ class MaintainedAsof:
                  allow_exact_matches: bool = True, tolerance: Any = None, how: str = "left",
                  suffixes: tuple[Optional[str], Optional[str]] = SUFFIXES, right_time: Optional[str] = None,
                  mode: str = "view") -> None:
-        from faq.asof.oneshot import read_table
-
         if mode != "view":
             raise InvalidArgumentError(argument="mode", value=mode, reason="MaintainedAsof is the view mode; "
                                        "mode='locked' is faq.asof.locked.LockedAsof (faq.asof_join picks it)")
@@ -110,7 +109,7 @@ class MaintainedAsof:
         self.on, self.keys = on, key_list(by)
         check_arguments(left_table.column_names, right_table.column_names, on, self.keys, direction, how)
         for c in [*self.keys, on]:
-            _check_compatible(c, "key" if c != on else "time", left_table.schema.field(c).type,
+            check_compatible(c, "key" if c != on else "time", left_table.schema.field(c).type,
                               right_table.schema.field(c).type)
         self.direction, self.exact, self.how, self.right_time = direction, bool(allow_exact_matches), how, right_time
         self.names = result_names(left_table.column_names, right_table.column_names, on, self.keys, suffixes,
@@ -121,7 +120,7 @@ class MaintainedAsof:
             raise TimeTypeError(source="asof_join(maintained=True)", column=on,
                                 found=f"{left_table.schema.field(on).type} (a maintained join needs numbers, dates "
                                       "or timestamps)")
-        self.tolerance = _tolerance(tolerance, unit, on)
+        self.tolerance = tolerance_number(tolerance, unit, on)
         self._index: dict[tuple, int] = {}
         left_codes, right_codes = self._first_codes(left_table, right_table)
         self.left = Side(left_table, left_codes, left_times)
@@ -302,8 +301,6 @@ class MaintainedAsof:
         if rows is None:
             return None, None
         import pyarrow as pa
-
-        from faq.asof.oneshot import read_table
 
         table = _table(rows, read_table)
         missing = [c for c in schema.names if c not in table.column_names]

@@ -31,11 +31,11 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
-from faq.asof.tables import SUFFIXES, Keys, asof_tables, check_arguments, key_list
-from faq.errors import InputNotFoundError, InvalidArgumentError
+from faq.asof.tables import SUFFIXES, Keys, asof_tables, check_arguments, key_list, read_table
+from faq.errors import InvalidArgumentError
 from faq.placement_policy import DRIVER, BYTES_PER_COLUMN, Input, choose
 
-__all__ = ["asof_join", "read_table"]
+__all__ = ["asof_join"]
 
 #: Bytes a row of an in-process as-of join holds per column beside its inputs: the codes, times, sort order
 #: and the gathered output (measured peak about 3x the inputs' Arrow bytes).
@@ -159,37 +159,6 @@ def asof_join(
     from faq.asof.on_spark import asof_on_spark
 
     return asof_on_spark(left_df, right_df, **options)
-
-
-def read_table(data: Any) -> Any:
-    """An Arrow table of a pandas frame, an Arrow table or a path (Parquet; else CSV with a header).
-
-    >>> read_table({"t": [1, 2]}).num_rows
-    2
-    """
-    import pyarrow as pa
-
-    if isinstance(data, pa.Table):
-        return data
-    if isinstance(data, (str, os.PathLike)):
-        path = os.fspath(data)
-        if not os.path.exists(path):
-            raise InputNotFoundError(path=path)
-        if path.endswith(".parquet") or os.path.isdir(path):
-            import pyarrow.parquet as pq
-
-            return pq.read_table(path)
-        import pyarrow.csv as pcsv
-
-        return pcsv.read_csv(path)
-    if isinstance(data, dict):
-        return pa.table(data)
-    import pandas as pd
-
-    if isinstance(data, pd.DataFrame):
-        return pa.Table.from_pandas(data, preserve_index=False)
-    raise InvalidArgumentError(argument="left/right", value=type(data).__name__,
-                               reason="expected a pandas DataFrame, an Arrow table, a Spark DataFrame or a path")
 
 
 def _kind(data: Any) -> str:

@@ -34,7 +34,7 @@ from typing import Any, Optional
 
 import numpy as np
 
-from faq.asof.kernel import _CODES, COMPILED, Runs, compiled_search, one_match, sorted_runs
+from faq.asof.kernel import DIRECTION_CODES, COMPILED, Runs, compiled_search, one_match, sorted_runs
 
 __all__ = ["Side", "OVERLAY_MAX_ROWS", "warm_up"]
 
@@ -119,7 +119,7 @@ class Side:
         """
         codes = np.asarray(codes, dtype=np.int64)
         times = np.asarray(times, dtype=self.times.dtype)
-        kind = _CODES[direction]
+        kind = DIRECTION_CODES[direction]
         limit = -1.0 if tolerance is None else float(tolerance)
         base = _alive_search(self.base, self.alive, codes, times, kind, exact, limit)
         if not len(self.overlay):
@@ -269,7 +269,7 @@ def _alive_search(runs: Runs, alive: np.ndarray, codes: np.ndarray, times: np.nd
 
 def warm_up() -> list[str]:
     """Compile the search over live rows for int64 and float64 times (``make`` runs it once, through
-    ``python -m faq.asof.kernel``); the time types compiled.
+    ``python -m faq.asof.warm``); the time types compiled.
 
     >>> warm_up() in ([], ["float64", "int64"])
     True

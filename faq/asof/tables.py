@@ -32,6 +32,7 @@ Examples
 from __future__ import annotations
 
 import datetime
+import os
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
@@ -39,6 +40,7 @@ import numpy as np
 from faq.asof.kernel import DIRECTIONS, match, sorted_runs
 from faq.errors import (
     ColumnClashError,
+    InputNotFoundError,
     ColumnRoleError,
     ColumnTypeMismatchError,
     InvalidArgumentError,
@@ -47,7 +49,8 @@ from faq.errors import (
     TimeTypeError,
 )
 
-__all__ = ["asof_tables", "key_codes", "time_numbers", "HOW", "SUFFIXES", "result_names", "joined_rows"]
+__all__ = ["asof_tables", "key_codes", "time_numbers", "HOW", "SUFFIXES", "result_names", "joined_rows",
+           "check_compatible", "tolerance_number", "read_table", "check_arguments", "key_list"]
 
 HOW = ("left", "inner")
 SUFFIXES = ("_x", "_y")
@@ -109,7 +112,7 @@ def asof_tables(
     left_names, right_values, right_names = result_names(left.column_names, right.column_names, on, keys,
                                                         suffixes, right_time)
     for c in [*keys, on]:
-        _check_compatible(c, "key" if c != on else "time", left.schema.field(c).type, right.schema.field(c).type)
+        check_compatible(c, "key" if c != on else "time", left.schema.field(c).type, right.schema.field(c).type)
     left_codes, right_codes, n_codes = key_codes([left.column(k) for k in keys], [right.column(k) for k in keys],
                                                  left.num_rows, right.num_rows)
     left_times, right_times, scale = time_numbers(left.column(on), right.column(on), on)
@@ -117,7 +120,7 @@ def asof_tables(
     right_codes[_nulls(right.column(on))] = -1
     runs = sorted_runs(right_codes, right_times, n_codes)
     matched = match(runs, left_codes, left_times, direction=direction, allow_exact_matches=allow_exact_matches,
-                    tolerance=_tolerance(tolerance, scale, on))
+                    tolerance=tolerance_number(tolerance, scale, on))
     if how == "inner":
         kept = np.flatnonzero(matched >= 0)
         left, matched = left.take(pa.array(kept)), matched[kept]
@@ -286,7 +289,7 @@ def _nulls(column: Any) -> np.ndarray:
     return np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
 
 
-def _tolerance(tolerance: Any, unit: Optional[str], on: str) -> Optional[float]:
+def tolerance_number(tolerance: Any, unit: Optional[str], on: str) -> Optional[float]:
     """A tolerance in the times' numbers: timedeltas in the timestamp unit (ns)."""
     if tolerance is None:
         return None
@@ -300,7 +303,7 @@ def _tolerance(tolerance: Any, unit: Optional[str], on: str) -> Optional[float]:
     return value
 
 
-def _check_compatible(column: str, role: str, left: Any, right: Any) -> None:
+def check_compatible(column: str, role: str, left: Any, right: Any) -> None:
     """Both sides' types of a key or time column must compare: numbers with numbers, times with times."""
     import pyarrow as pa
 
@@ -315,3 +318,34 @@ def _check_compatible(column: str, role: str, left: Any, right: Any) -> None:
 
     if family(left) != family(right) and not pa.types.is_null(left) and not pa.types.is_null(right):
         raise ColumnTypeMismatchError(column=column, role=role, left=str(left), right=str(right))
+
+
+def read_table(data: Any) -> Any:
+    """An Arrow table of a pandas frame, an Arrow table or a path (Parquet; else CSV with a header).
+
+    >>> read_table({"t": [1, 2]}).num_rows
+    2
+    """
+    import pyarrow as pa
+
+    if isinstance(data, pa.Table):
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        path = os.fspath(data)
+        if not os.path.exists(path):
+            raise InputNotFoundError(path=path)
+        if path.endswith(".parquet") or os.path.isdir(path):
+            import pyarrow.parquet as pq
+
+            return pq.read_table(path)
+        import pyarrow.csv as pcsv
+
+        return pcsv.read_csv(path)
+    if isinstance(data, dict):
+        return pa.table(data)
+    import pandas as pd
+
+    if isinstance(data, pd.DataFrame):
+        return pa.Table.from_pandas(data, preserve_index=False)
+    raise InvalidArgumentError(argument="left/right", value=type(data).__name__,
+                               reason="expected a pandas DataFrame, an Arrow table, a Spark DataFrame or a path")

@@ -71,7 +71,8 @@ def check_asof(args: argparse.Namespace) -> None:
 
 def run_asof(args: argparse.Namespace) -> None:
     """``faq asof``: join in-process, then write ``--out`` or print the count and the first rows."""
-    from faq.asof.oneshot import asof_join, read_table
+    from faq.asof.oneshot import asof_join
+    from faq.asof.tables import read_table
 
     check_asof(args)
     started = time.perf_counter()
