@@ -222,3 +222,11 @@ def test_locked_mode_bounds_the_right_side_by_the_watermark():
     assert change.table().to_pylist() == [{"t": 150, "k": "a", "q": 1, "p": 7, "diff": 1}]
     with pytest.raises(Exception, match="backward only"):
         LockedAsof(table([], LEFT), table([], RIGHT), on="t", by="k", direction="forward")
+
+
+def test_a_maintained_join_on_the_executors_is_refused_by_name():
+    import faq
+    from faq.errors import InvalidArgumentError
+
+    with pytest.raises(InvalidArgumentError, match="held on the driver"):
+        faq.asof_join(table([], LEFT), table([], RIGHT), on="t", by="k", maintained=True, placement="executors")

@@ -37,8 +37,8 @@ from faq.placement_policy import DRIVER, BYTES_PER_COLUMN, Input, choose
 
 __all__ = ["asof_join"]
 
-#: Bytes a row of an in-process as-of join holds per column beside its inputs: the codes, times, sort order
-#: and the gathered output (measured peak about 3x the inputs' Arrow bytes).
+#: The in-process join's footprint as a multiple of its inputs' bytes: the inputs, their codes, times and
+#: sort orders, and the gathered output.  An estimate from what the join allocates, not a measured peak.
 WORKING_FACTOR = 3
 
 
@@ -130,6 +130,10 @@ def asof_join(
     options = dict(on=on, by=keys, direction=direction, allow_exact_matches=allow_exact_matches,
                    tolerance=tolerance, how=how, suffixes=suffixes, right_time=right_time)
     if maintained:
+        if placement not in (None, "auto", DRIVER):
+            raise InvalidArgumentError(argument="placement", value=placement,
+                                       reason="a maintained as-of join is held on the driver (Spark DataFrames are "
+                                              "collected once); one on the executors is not built")
         note(f"maintained as-of join ({mode}) on the driver")
         if mode == "locked":
             from faq.asof.locked import LockedAsof
