@@ -128,13 +128,15 @@ class LockedAsof(MaintainedAsof):
         left_ins, left_del = self._split(left, self.schemas[0], "left")
         right_ins, right_del = self._split(right, self.schemas[1], "right")
         gone_pending, gone_sealed = self._find_left(left_del)
+        ignored = 0
         if right_del is not None and right_del.num_rows:
             import pyarrow as pa
 
             ahead = self._times(right_del, self.right) > self.watermark
-            self.ignored_deletions += int((~ahead).sum())
+            ignored = int((~ahead).sum())
             right_del = right_del.filter(pa.array(ahead))  # behind the watermark the history is sealed
-        dead_right = self._find(self.right, right_del, "right")
+        dead_right = self._find(self.right, right_del, "right")  # refused here: nothing has changed yet
+        self.ignored_deletions += ignored
         out = []
         if len(dead_right):
             self.right.kill(dead_right)
