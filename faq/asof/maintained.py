@@ -125,7 +125,9 @@ class MaintainedAsof:
         left_codes, right_codes = self._first_codes(left_table, right_table)
         self.left = Side(left_table, left_codes, left_times)
         self.right = Side(right_table, right_codes, right_times)
-        self.matched = self.right.matches(left_codes, left_times, direction, self.exact, self.tolerance)
+        self.matched = np.full(len(self.left.codes), -1, dtype=np.int64)  # as much room as the left side
+        self.matched[:len(left_codes)] = self.right.matches(left_codes, left_times, direction, self.exact,
+                                                            self.tolerance)
         self.version = 0
         self.columns = [*self.names[0], *self.names[2], *([right_time] if right_time else [])]
 

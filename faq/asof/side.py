@@ -47,10 +47,15 @@ class Side:
 
     def __init__(self, table: Any, codes: np.ndarray, times: np.ndarray) -> None:
         self.tables = [table]
-        self.codes = np.asarray(codes, dtype=np.int64)
-        self.times = np.asarray(times)
-        self.alive = np.ones(len(self.codes), dtype=bool)
-        self.rows = len(self.codes)
+        self.rows = n = len(codes)
+        # room for an eighth more rows at once: the first batches append without copying the history
+        room = n + max(1024, n // 8)
+        self.codes = np.zeros(room, dtype=np.int64)
+        self.codes[:n] = codes
+        self.times = np.zeros(room, dtype=np.asarray(times).dtype)
+        self.times[:n] = times
+        self.alive = np.zeros(room, dtype=bool)
+        self.alive[:n] = True
         self.compact()
 
     # -- changes ----------------------------------------------------------------------------
