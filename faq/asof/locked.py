@@ -94,6 +94,8 @@ class LockedAsof(MaintainedAsof):
         self._right_since_drop = 0
         self.late_rows = 0  # left rows that came at or behind the watermark, dropped
         self.ignored_deletions = 0  # right deletions at or behind the watermark, skipped
+        given = [side.times[side.alive_ids()] for side in (self.left, self.right)]
+        self._latest = max((t.max() for t in given if len(t)), default=None)  # the latest time seen
         self._advance(watermark)
         self._seal()
 
@@ -102,8 +104,7 @@ class LockedAsof(MaintainedAsof):
     def table(self) -> Any:
         """The sealed joined rows (pending left rows are not in the answer yet), in the order sealed."""
         ids = self.sealed.alive_ids()
-        rows = self._joined(self.sealed.take(ids), self.sealed_right.take(ids), self._matched_mask(ids))
-        return rows
+        return self._joined(self.sealed.take(ids), self.sealed_right.take(ids), self._matched_mask(ids))
 
     def explain(self) -> str:
         return "\n".join([
@@ -253,19 +254,15 @@ class LockedAsof(MaintainedAsof):
 
     def _seen(self, times: np.ndarray) -> None:
         if len(times):
-            self._latest = max(getattr(self, "_latest", times.max()), times.max())
+            self._latest = times.max() if self._latest is None else max(self._latest, times.max())
 
     def _advance(self, watermark: Any) -> None:
         """The watermark: the one given, else the latest time seen minus the lateness; never back."""
         if watermark is not None:
             candidate = self._number(watermark, "watermark")
+        elif self._latest is None:
+            return  # no time seen yet
         else:
-            if not hasattr(self, "_latest"):
-                ids = [side.alive_ids() for side in (self.left, self.right)]
-                times = np.concatenate([self.left.times[ids[0]], self.right.times[ids[1]]])
-                if not len(times):
-                    return
-                self._latest = times.max()
             candidate = self._latest - self.lateness
         self.watermark = max(self.watermark, self.left.times.dtype.type(candidate))
 

@@ -105,7 +105,7 @@ class MaintainedAsof:
         if mode != "view":
             raise InvalidArgumentError(argument="mode", value=mode, reason="MaintainedAsof is the view mode; "
                                        "mode='locked' is faq.asof.locked.LockedAsof (faq.asof_join picks it)")
-        left_table, right_table = _table(left, read_table), _table(right, read_table)
+        left_table, right_table = read_table(left), read_table(right)  # Spark DataFrames collected once
         self.on, self.keys = on, key_list(by)
         check_arguments(left_table.column_names, right_table.column_names, on, self.keys, direction, how)
         for c in [*self.keys, on]:
@@ -304,7 +304,7 @@ class MaintainedAsof:
             return None, None
         import pyarrow as pa
 
-        table = _table(rows, read_table)
+        table = read_table(rows)
         missing = [c for c in schema.names if c not in table.column_names]
         extra = [c for c in table.column_names if c not in schema.names and c != DIFF]
         if missing or extra:
@@ -364,11 +364,6 @@ class AsofChange:
     def __repr__(self) -> str:
         return f"AsofChange(version={self.version}, rows={len(self)}, seconds={self.seconds:.4f})"
 
-
-def _table(data: Any, read_table: Any) -> Any:
-    from faq.spark import is_dataframe
-
-    return data.toArrow() if is_dataframe(data) else read_table(data)
 
 
 def _numeric(kind: Any) -> bool:

@@ -96,11 +96,8 @@ class Side:
         """Forget the dead rows for good: the alive rows renumbered ``0, 1, ...`` in their order (their
         columns copied once), the base rebuilt.  Ids given out before are void: only a holder that keeps no
         ids (the locked join's right side) purges."""
-        import pyarrow as pa
-
         ids = self.alive_ids()
-        table = self.take(ids) if len(self.tables) > 1 or len(ids) < self.rows else self.tables[0]
-        self.tables = [table if isinstance(table, pa.Table) else pa.table(table)]
+        self.tables = [self.take(ids) if len(self.tables) > 1 or len(ids) < self.rows else self.tables[0]]
         self.codes, self.times = self.codes[ids].copy(), self.times[ids].copy()
         self.alive = np.ones(len(ids), dtype=bool)
         self.rows = len(ids)
@@ -175,10 +172,6 @@ class Side:
         inverse = np.empty(len(ids), dtype=np.int64)
         inverse[np.concatenate(places)] = np.arange(len(ids))
         return joined.take(pa.array(inverse))
-
-    def column_take(self, name: str, ids: np.ndarray) -> Any:
-        """One column of :meth:`take` (a chunked array)."""
-        return self.take(ids).column(name)
 
     def table(self) -> Any:
         """Every row given so far, alive or not, in id order (one table; for whole-answer reads)."""

@@ -321,15 +321,20 @@ def check_compatible(column: str, role: str, left: Any, right: Any) -> None:
 
 
 def read_table(data: Any) -> Any:
-    """An Arrow table of a pandas frame, an Arrow table or a path (Parquet; else CSV with a header).
+    """An Arrow table of a pandas frame, an Arrow table, a path (Parquet; else CSV with a header) or a
+    Spark DataFrame (collected: one job).
 
     >>> read_table({"t": [1, 2]}).num_rows
     2
     """
     import pyarrow as pa
 
+    from faq.spark import is_dataframe
+
     if isinstance(data, pa.Table):
         return data
+    if is_dataframe(data):
+        return data.toArrow()
     if isinstance(data, (str, os.PathLike)):
         path = os.fspath(data)
         if not os.path.exists(path):

@@ -25,7 +25,7 @@ from typing import Any
 
 from faq.cli.inputs import check_table_out, require_file
 from faq.cli.output import plural, print_json, write_arrow
-from faq.errors import FAQValueError
+from faq.errors import InvalidArgumentError
 
 __all__ = ["add_commands", "check_truss", "run_truss"]
 
@@ -49,7 +49,7 @@ def check_truss(args: argparse.Namespace) -> None:
     """Checks before any edge is read: the graph exists, ``--k`` ≥ 2, ``--out`` a .csv or .parquet in a folder."""
     require_file(args.graph)
     if args.k is not None and args.k < 2:
-        raise FAQValueError(error_class="INVALID_ARGUMENT", argument="--k", value=args.k, reason="a truss has k >= 2")
+        raise InvalidArgumentError(argument="--k", value=args.k, reason="a truss has k >= 2")
     check_table_out(args.out)
 
 
