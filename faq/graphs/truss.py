@@ -39,7 +39,7 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-__all__ = ["truss", "TrussResult", "supports", "peel", "undirected_edges", "warm_up"]
+__all__ = ["truss", "decompose", "TrussResult", "supports", "peel", "undirected_edges", "warm_up"]
 
 SRC, DST, TRUSSNESS = "src", "dst", "trussness"
 COMPILED = importlib.util.find_spec("numba") is not None
@@ -86,7 +86,8 @@ class TrussResult:
         return f"TrussResult(edges={len(self.src)}, max_k={self.max_k}, k={self.k})"
 
 
-def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[str], None]] = None) -> TrussResult:
+def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[Any], None]] = None,
+          maintained: bool = False, path: Optional[str] = None, work_limit: Optional[int] = None) -> Any:
     """Every edge's trussness (module notes); ``k``: the k-truss's edges by default in :meth:`TrussResult.table`.
 
     Parameters
@@ -96,16 +97,55 @@ def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[s
     k : int, optional
         At least 2.
     progress : callable, optional
-        Receives a note after each step, with its seconds.
+        Receives a note after each step, with its seconds (maintained: a
+        :class:`~faq.incremental.change.BatchEvent` per batch).
+    maintained : bool
+        Return a :class:`~faq.graphs.maintained_truss.MaintainedTruss` that
+        keeps every trussness exact under ``apply(changes)`` and ``stream(...)``.
+    path : str, optional
+        With ``maintained``: keep the state durable in this new or empty directory.
+    work_limit : int, optional
+        With ``maintained``: the insertion-search steps after which a batch is recomputed instead.
+
+    Returns
+    -------
+    TrussResult, or MaintainedTruss with ``maintained=True``
+
+    Examples
+    --------
+    >>> t = truss([(1, 2), (2, 3), (1, 3)], maintained=True)
+    >>> t.apply([(3, 4, 1)]).info["inserted"], t.counts
+    (1, {2: 1, 3: 3})
     """
     from faq.errors import InvalidArgumentError
 
     if k is not None and (not isinstance(k, (int, np.integer)) or k < 2):
         raise InvalidArgumentError(argument="k", value=k, reason="a truss has k >= 2")
-    note = progress or (lambda text: None)
+    if maintained:
+        from faq.graphs.maintained_truss import MaintainedTruss
+
+        return MaintainedTruss(edges, k, progress=progress, path=path, work_limit=work_limit)
+    for name, value in (("path", path), ("work_limit", work_limit)):
+        if value is not None:
+            raise InvalidArgumentError(argument=name, value=value, reason="applies to a maintained truss only "
+                                                                          "(maintained=True)")
     started = time.perf_counter()
     src, dst = undirected_edges(edges)
-    seconds = {"load": time.perf_counter() - started}
+    result = decompose(src, dst, progress=progress)
+    result.seconds = {"load": time.perf_counter() - started - sum(result.seconds.values()), **result.seconds}
+    result.k = None if k is None else int(k)
+    return result
+
+
+def decompose(src: np.ndarray, dst: np.ndarray, *, progress: Optional[Callable[[str], None]] = None) -> TrussResult:
+    """Every edge's trussness of a graph given as the arrays of :func:`undirected_edges` (``src < dst``, no
+    repeats): supports, then peeling (module notes).
+
+    >>> decompose(np.array([1, 1, 2]), np.array([2, 3, 3])).trussness.tolist()
+    [3, 3, 3]
+    """
+    note = progress or (lambda text: None)
+    seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     graph = _Graph(src, dst)
     support = supports(graph)
@@ -115,7 +155,7 @@ def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[s
     trussness = peel(graph, support)
     seconds["peel"] = time.perf_counter() - t0
     note(f"peeled: max trussness {int(trussness.max(initial=0))} ({seconds['peel']:.2f} s)")
-    return TrussResult(src, dst, trussness, None if k is None else int(k), seconds)
+    return TrussResult(src, dst, trussness, None, seconds)
 
 
 def undirected_edges(edges: Any) -> tuple[np.ndarray, np.ndarray]:

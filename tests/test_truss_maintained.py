@@ -1,0 +1,142 @@
+"""The maintained truss against recomputation after every batch (hypothesis: random graphs, random batches of
+insertions and deletions with repeats, reversed pairs, self-loops and seq), its change stream integrated
+back, the recompute fallback, a SNAP graph against networkx, durability and bad batches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import faq
+from faq.errors import BatchAlreadyAppliedError, InvalidDeltaError, MissingColumnError, StateDirectoryError
+from faq.graphs.maintained_truss import MaintainedTruss
+from faq.graphs.truss import truss
+
+DATA = Path(__file__).parent / "data"
+
+
+def rows_of(table) -> dict:
+    return {(s, d): k for s, d, k in zip(*(table.column(c).to_pylist() for c in ("src", "dst", "trussness")))}
+
+
+def integrate(before: dict, change) -> dict:
+    """The (src, dst, trussness) rows after adding the change's rows with their signs."""
+    after = dict(before)
+    for src, dst, k, _version, diff in change.rows():
+        if diff < 0:
+            assert after.pop((src, dst)) == k, (src, dst)
+    for src, dst, k, _version, diff in change.rows():
+        if diff > 0:
+            assert (src, dst) not in after, (src, dst)
+            after[(src, dst)] = k
+    return after
+
+
+def simple(edges) -> set:
+    return {(min(u, v), max(u, v)) for u, v in edges if u != v}
+
+
+nodes = st.integers(0, 12)
+batches = st.lists(st.lists(st.tuples(nodes, nodes, st.sampled_from([1, -1])), max_size=14), min_size=1,
+                   max_size=6)
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.tuples(nodes, nodes), max_size=40), batches, st.booleans())
+def test_every_batch_equals_recomputation(edges, history, force_recompute):
+    maintained = MaintainedTruss(edges, work_limit=0 if force_recompute else None)
+    current = simple(edges)
+    rows = rows_of(maintained.table())
+    for number, batch in enumerate(history, start=1):
+        with_seq = [(s, d, diff, i) for i, (s, d, diff) in enumerate(batch)]  # the last operation wins
+        change = maintained.apply(with_seq)
+        for s, d, diff in batch:
+            if s != d:
+                (current.add if diff > 0 else current.discard)((min(s, d), max(s, d)))
+        expected = rows_of(truss(sorted(current)).table()) if current else {}
+        assert rows_of(maintained.table()) == expected, number
+        rows = integrate(rows, change)
+        assert rows == expected, number
+        assert change.version == maintained.version == number
+        assert change.info["recomputed"] == (force_recompute and change.info["inserted"] > 0)
+
+
+def test_a_snap_graph_under_batches_equals_networkx():
+    path = DATA / "ca-GrQc.txt"
+    maintained = faq.truss(str(path), maintained=True, work_limit=10**12)  # incremental, however long
+    raw = pd.read_csv(path, sep=r"\s+", comment="#", header=None).to_numpy()
+    current = simple((int(u), int(v)) for u, v in raw)
+    rng = np.random.default_rng(7)
+    held = sorted(current)
+    for _ in range(3):
+        present = sorted(current)
+        deletes = [present[i] for i in rng.choice(len(present), 150, replace=False)]
+        inserts = [held[i] for i in rng.choice(len(held), 150, replace=False) if held[i] not in current]
+        change = maintained.apply([(s, d, -1) for s, d in deletes] + [(s, d, 1) for s, d in inserts])
+        assert not change.info["recomputed"]
+        current = (current - set(deletes)) | set(inserts)
+    graph = nx.Graph(sorted(current))
+    result = maintained.table()
+    for k in (3, 5, maintained.max_k):
+        assert simple(zip(*(maintained.table(k).column(c).to_pylist() for c in ("src", "dst")))) == \
+            {(min(u, v), max(u, v)) for u, v in nx.k_truss(graph, k).edges()}, k
+    assert result.num_rows == len(current)
+
+
+def test_without_seq_an_edge_both_inserted_and_deleted_is_refused_and_nothing_changes():
+    maintained = MaintainedTruss([(1, 2), (2, 3), (1, 3)])
+    with pytest.raises(InvalidDeltaError, match="both inserted and deleted"):
+        maintained.apply([(1, 4, 1), (4, 1, -1)])
+    assert maintained.version == 0 and maintained.counts == {3: 3}
+
+
+@pytest.mark.parametrize("batch, error, match", [
+    (pd.DataFrame({"src": [1], "dst": [4], "diff": [2]}), InvalidDeltaError, "diff must be"),
+    (pd.DataFrame({"src": [1], "dst": [None], "diff": [1]}), InvalidDeltaError, "null 'dst'"),
+    (pd.DataFrame({"source": [1], "dst": [4]}), MissingColumnError, "src"),
+    ({"edges": [(1, 4, 1)]}, InvalidDeltaError, "only 'edge'"),
+])
+def test_bad_batches_are_refused_by_name(batch, error, match):
+    maintained = MaintainedTruss([(1, 2), (2, 3), (1, 3)])
+    with pytest.raises(error, match=match):
+        maintained.apply(batch)
+    assert maintained.version == 0
+
+
+def test_a_failed_commit_takes_the_batch_back():
+    maintained = MaintainedTruss([(1, 2), (2, 3), (1, 3), (3, 4)])
+    before = rows_of(maintained.table())
+
+    def sink(change):
+        raise OSError("disk full")
+
+    with pytest.raises(OSError):
+        maintained.apply([(1, 4, 1), (2, 4, 1), (1, 2, -1)], before_commit=sink)
+    assert rows_of(maintained.table()) == before and maintained.version == 0
+    maintained.apply([(1, 4, 1), (2, 4, 1)])
+    assert maintained.counts == {4: 6}
+
+
+def test_durable_state_reopens_at_its_version(tmp_path):
+    state = str(tmp_path / "state")
+    maintained = faq.truss([(1, 2), (2, 3), (1, 3)], maintained=True, path=state, k=3)
+    maintained.apply(pd.DataFrame({"src": [3, 4], "dst": [4, 1]}), label="001.txt")  # inserts, no diff column
+    maintained.apply([(2, 4, 1), (1, 2, -1)], label="002.txt")
+    expected = rows_of(maintained.table())
+    with pytest.raises(BatchAlreadyAppliedError):
+        maintained.apply([(5, 6, 1)], version=2)
+    maintained.close()
+    reopened = MaintainedTruss.open(state)
+    assert rows_of(reopened.table()) == expected
+    assert reopened.version == 2 and reopened.labels == ["001.txt", "002.txt"] and reopened.k == 3
+    reopened.apply([(1, 2, 1)])
+    reopened.close()
+    assert MaintainedTruss.open(state).counts == {4: 6}
+    with pytest.raises(StateDirectoryError):
+        faq.truss([(1, 2)], maintained=True, path=state)
