@@ -22,17 +22,17 @@ batch is refused as ambiguous).  The effective changes then go to the
    rise with it (a search over triangles, pruned by support), raised by one,
    then settling (why this is exact: :mod:`faq.graphs.truss_index`).
 
-The work of step 2 is bounded.  Work is counted as the neighbour-list
+The work of a batch is bounded.  Work is counted as the neighbour-list
 entries scanned to find triangles, which is also what a decomposition from
 scratch costs (about twice the sum over edges of the shorter endpoint
-list).  A batch whose insertions reach :attr:`MaintainedTruss.work_limit`
+list).  A batch whose work reaches :attr:`MaintainedTruss.work_limit`
 (default half a decomposition's work) is taken back and the trussness is
 recomputed from scratch on the new edges instead, with the same change
 reported (``info["recomputed"]``), so a batch never costs much more than
-one and a half decompositions.  Insertions that close many triangles
-among hubs (a social or e-mail graph's edges coming back) can need this
-fallback for batches of hundreds; deletions never do.  ``explain()`` says
-what the last batch did.
+one and a half decompositions.  Batches that are a large part of a small
+graph, and insertions that close many triangles among hubs (a social or
+e-mail graph's edges coming back), can need this fallback.  ``explain()``
+says what the last batch did.
 
 Known limit: an insertion raises and settles every edge its search cannot
 rule out; the order-based maintenance of Zhang and Yu (SIGMOD 2019) keeps

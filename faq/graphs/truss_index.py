@@ -240,8 +240,9 @@ def _push(E, F, C, e):
 
 
 @_compiled
-def _settle(N, P, E, F, C, S, within_step):
-    """``x(e) <- min(x(e), H(x)(e))`` over the queue until it is empty (module notes).
+def _settle(N, P, E, F, C, S, within_step, limit):
+    """``x(e) <- min(x(e), H(x)(e))`` over the queue until it is empty (module notes); False when the batch's
+    work reached ``limit`` first (the queue is then emptied, the levels half settled: the batch is undone).
 
     ``within_step``: only edges this step touched are queued again (after an
     insertion the other edges keep their levels, which are final already, so
@@ -249,6 +250,12 @@ def _settle(N, P, E, F, C, S, within_step):
     """
     cnt, pf, pg = S[CNT], S[PF], S[PG]
     while C[QUEUE_SIZE] > 0:
+        if C[WORK] >= limit:
+            while C[QUEUE_SIZE] > 0:
+                F[QUEUED, E[QUEUE, C[QUEUE_HEAD]]] = False
+                C[QUEUE_HEAD] = (C[QUEUE_HEAD] + 1) % E.shape[1]
+                C[QUEUE_SIZE] -= 1
+            return False
         e = E[QUEUE, C[QUEUE_HEAD]]
         C[QUEUE_HEAD] = (C[QUEUE_HEAD] + 1) % E.shape[1]
         C[QUEUE_SIZE] -= 1
@@ -279,6 +286,7 @@ def _settle(N, P, E, F, C, S, within_step):
                     _push(E, F, C, f)
                 if h < xg <= min(old, xf) and (not within_step or E[STEP_SEEN, g] == C[STEP]):
                     _push(E, F, C, g)
+    return True
 
 
 @_compiled
@@ -318,8 +326,9 @@ def _end_step(N, P, E, F, C, S):
 
 
 @_compiled
-def delete_edges(N, P, E, F, C, S, dels):
-    """Take the edges ``dels`` out, then settle from their triangles' partners.
+def delete_edges(N, P, E, F, C, S, dels, limit):
+    """Take the edges ``dels`` out, then settle from their triangles' partners; False when the work reached
+    ``limit`` first (:func:`_settle`).
 
     Each edge's triangles are read just before it goes: a triangle of two
     deleted edges is seen by the first, so its third edge is queued (a deleted
@@ -340,8 +349,9 @@ def delete_edges(N, P, E, F, C, S, dels):
         F[SUPPORT_KNOWN, e] = False
         _unlink(N, P, E[EU, e], E[EV, e])
         _unlink(N, P, E[EV, e], E[EU, e])
-    _settle(N, P, E, F, C, S, False)
+    settled = _settle(N, P, E, F, C, S, False, limit)
     _end_step(N, P, E, F, C, S)
+    return settled
 
 
 @_compiled
@@ -361,8 +371,9 @@ def insert_edges(N, P, E, F, C, S, ins, limit, done):
     edge that rises has ``k + 1`` triangles in the new (k+3)-truss, whose
     edges are all viable.  Stops before an insertion once the batch's work
     (``C[WORK]``, list entries scanned) reached ``limit`` (at once for a
-    ``limit`` of 0); ``done[0]`` is the number put in.  Returns the
-    candidates examined.
+    ``limit`` of 0) or once it is reached in a settling; ``done[0]`` is the
+    number put in, ``done[1]`` 1 when a settling stopped half way.  Returns
+    the candidates examined.
     """
     cnt, pf, pg = S[CNT], S[PF], S[PG]
     examined = 0
@@ -436,8 +447,11 @@ def insert_edges(N, P, E, F, C, S, ins, limit, done):
             E[X, f] += 1
             _push(E, F, C, f)
         _push(E, F, C, e0)
-        _settle(N, P, E, F, C, S, True)
+        settled = _settle(N, P, E, F, C, S, True, limit)
         _end_step(N, P, E, F, C, S)
+        if not settled:
+            done[1] = 1
+            break
     return examined
 
 
@@ -590,33 +604,38 @@ class TrussIndex:
 
         The caller gives each pair once, present ones only in ``deletes`` and
         absent ones only in the insertions; :meth:`undo` takes the batch back.
-        With ``work_limit``, insertions stop once the batch's work (list
-        entries scanned for triangles) reached it (the report is then not
-        ``complete``; 0: before the first); :attr:`recompute_work` is what a
-        decomposition from scratch scans, about.
+        With ``work_limit``, the batch stops once its work (list entries
+        scanned for triangles) reaches it, half way if need be (the report is
+        then not ``complete`` and the batch must be undone; 0: before the
+        first insertion); :attr:`recompute_work` is what a decomposition from
+        scratch scans, about.
         """
         deletes = np.asarray(deletes, np.int64)
         ins_u, ins_v = np.asarray(ins_u, np.int64), np.asarray(ins_v, np.int64)
         self._room_for(ins_u, ins_v)
         C = self.C
         C[BATCH] += 1
+        C[STEP] += 1  # a batch starts a step (one stopped half way may not have ended its own)
         C[TOUCHED_N] = C[QUEUE_HEAD] = C[QUEUE_SIZE] = C[STEP_N] = C[WORK] = 0
+        limit = np.iinfo(np.int64).max if work_limit is None else int(work_limit)
+        complete = True
         if len(deletes):
-            delete_edges(self.N, self.P, self.E, self.F, C, self.S, deletes)
+            complete = bool(delete_edges(self.N, self.P, self.E, self.F, C, self.S, deletes, limit))
         inserted = np.arange(self.m, self.m + len(ins_u), dtype=np.int64)
         examined = 0
-        done = np.zeros(1, dtype=np.int64)
+        done = np.zeros(2, dtype=np.int64)
         if len(inserted):
             self.E[EU, inserted], self.E[EV, inserted] = ins_u, ins_v
             self.F[SUPPORT_KNOWN, inserted] = False
             self.m += len(inserted)
-            limit = np.iinfo(np.int64).max if work_limit is None else int(work_limit)
-            examined = insert_edges(self.N, self.P, self.E, self.F, C, self.S, inserted, limit, done)
+            if complete:
+                examined = insert_edges(self.N, self.P, self.E, self.F, C, self.S, inserted, limit, done)
         put_in = int(done[0])
+        complete = complete and put_in == len(inserted) and not done[1]
         self.live += put_in - len(deletes)
         touched = self.E[TOUCHED, : C[TOUCHED_N]].copy()
-        return BatchReport(touched, self.E[ORIG, touched].copy(), inserted, deletes, int(examined),
-                           put_in == len(inserted), put_in, int(C[WORK]))
+        return BatchReport(touched, self.E[ORIG, touched].copy(), inserted, deletes, int(examined), complete,
+                           put_in, int(C[WORK]))
 
     def undo(self, report: BatchReport) -> None:
         """Take back the batch ``report`` describes (the last one applied): links and levels as before."""
