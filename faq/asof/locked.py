@@ -47,7 +47,6 @@ Examples
 
 from __future__ import annotations
 
-import time
 from typing import Any, Optional
 
 import numpy as np
@@ -76,14 +75,21 @@ class LockedAsof(MaintainedAsof):
     """
 
     def __init__(self, left: Any, right: Any, on: str = "time", by: Any = None, *, direction: str = "backward",
-                 watermark: Any = None, lateness: Any = 0, **options: Any) -> None:
+                 watermark: Any = None, lateness: Any = 0, path: Optional[str] = None,
+                 _restored: Optional[tuple[Any, dict]] = None, **options: Any) -> None:
         if direction != "backward":
             raise InvalidArgumentError(argument="direction", value=direction,
                                        reason="mode='locked' joins backward only: a forward or nearest match needs "
                                               "right rows that have not arrived when the watermark passes")
+        if path is not None and _restored is None:
+            from faq.incremental.store import Store
+
+            Store(path).check_new()  # a path that cannot hold the state is refused before any work
         options.pop("mode", None)
-        super().__init__(left, right, on, by, direction="backward", mode="view", **options)
+        super().__init__(left, right, on, by, direction="backward", mode="view", **options)  # saved below
         self.mode = "locked"
+        self.options["lateness"] = lateness
+        self.broken: Optional[str] = None  # why a batch that failed half way left this object unusable
         self.lateness = self._number(lateness, "lateness", duration=True)
         self.watermark = self.left.times.dtype.type(np.iinfo(np.int64).min) if self.left.times.dtype.kind in "iu" \
             else self.left.times.dtype.type(-np.inf)
@@ -98,6 +104,7 @@ class LockedAsof(MaintainedAsof):
         self._latest = max((t.max() for t in given if len(t)), default=None)  # the latest time seen
         self._advance(watermark)
         self._seal()
+        self._attach_or_restore(path, _restored)
 
     # -- the answer -------------------------------------------------------------------------------
 
@@ -115,19 +122,44 @@ class LockedAsof(MaintainedAsof):
             f"right rows kept: {len(self.right.alive_ids()):,}",
             "  a batch: right changes applied (never revising sealed rows); left rows pending until the watermark "
             "passes them, then joined with the right side as it stands and sealed",
-            f"  version {self.version}",
+            f"  version {self.version}; " + ("in memory only" if self.path is None else f"saved in {self.path}"),
         ])
 
     # -- a batch ------------------------------------------------------------------------------------
 
-    def apply(self, left: Any = None, right: Any = None, watermark: Any = None) -> AsofChange:
+    def apply(self, changes: Any = None, *, left: Any = None, right: Any = None, watermark: Any = None,
+              version: Optional[int] = None, label: Optional[str] = None, before_commit: Any = None) -> AsofChange:
         """Apply change rows of either side, move the watermark, and seal what it passed.
 
+        ``changes``, ``left``, ``right``, ``version``, ``label`` and
+        ``before_commit`` as for :meth:`MaintainedAsof.apply`; ``watermark``
+        moves it (default: the latest time seen minus the lateness).
+
         Returns the sealed rows added (+1) and those retracted by left deletions (-1).
+        A batch that fails before it commits is taken back by reopening the
+        durable state (with ``path=``); without one the object refuses further
+        batches (:attr:`broken`) -- the locked join keeps no undo log.
         """
-        started = time.perf_counter()
-        left_ins, left_del = self._split(left, self.schemas[0], "left")
-        right_ins, right_del = self._split(right, self.schemas[1], "right")
+        if self.broken:
+            raise InvalidArgumentError(argument="apply", value=self.broken,
+                                       reason="an earlier batch failed half way and this locked join holds no "
+                                              "saved state to go back to; build it again")
+        return self._apply(changes, left, right, watermark, version, label, before_commit)
+
+    def _undo(self, undo: dict) -> None:
+        """Go back to the last committed version: reopened from the state directory, or marked broken."""
+        if self.path is None:
+            self.broken = "a batch failed before it committed"
+            return
+        from faq.asof.state import reopen
+
+        self._release_store()
+        again = reopen(self.path, self.progress)
+        self.__dict__.update(again.__dict__)
+
+    def _batch(self, left_ins: Any, left_del: Any, right_ins: Any, right_del: Any, undo: dict,
+               watermark: Any) -> Any:
+        """The batch's changes (module notes); its rows."""
         gone_pending, gone_sealed = self._find_left(left_del)
         ignored = 0
         if right_del is not None and right_del.num_rows:
@@ -173,13 +205,34 @@ class LockedAsof(MaintainedAsof):
             self.drop_unreachable()
         self.right.compact_if_needed()
         self.sealed.compact_if_needed()  # its searches (a sealed row's deletion) read a bounded overlay
-        self.version += 1
         import pyarrow as pa
 
-        rows = pa.concat_tables(out) if out else self._joined(self.left.take(np.zeros(0, dtype=np.int64)),
+        return pa.concat_tables(out) if out else self._joined(self.left.take(np.zeros(0, dtype=np.int64)),
                                                              self.right.take(np.zeros(0, dtype=np.int64)),
                                                              np.zeros(0, dtype=bool), 1)
-        return AsofChange(rows, self.version, time.perf_counter() - started)
+
+    def watermark_number(self, value: Any) -> Any:
+        """A watermark given to :meth:`apply` in the times' numbers (as saved)."""
+        return self._number(value, "watermark")
+
+    def scalars(self) -> dict[str, Any]:
+        """The watermark, the latest time seen and the counters, as a saved state holds them."""
+        from faq.asof.state import plain
+
+        return {"watermark": plain(self.watermark), "latest": plain(self._latest), "late_rows": self.late_rows,
+                "ignored_deletions": self.ignored_deletions, "right_since_drop": self._right_since_drop}
+
+    def restore_sealed(self, left_rows: Any, right_rows: Any, scalars: dict[str, Any]) -> None:
+        """A reopened state's sealed rows (in the order sealed) and :meth:`scalars`."""
+        from faq.asof.state import from_plain
+
+        if left_rows is not None and left_rows.num_rows:
+            codes, times = self._codes(left_rows), self._times(left_rows, self.left)
+            self.sealed.insert(left_rows.cast(self.schemas[0]), codes, times)
+            self.sealed_right.insert(right_rows.cast(self.schemas[1]), codes, times)
+        self._latest = from_plain(scalars["latest"])
+        self.late_rows, self.ignored_deletions = int(scalars["late_rows"]), int(scalars["ignored_deletions"])
+        self._right_since_drop = int(scalars["right_since_drop"])
 
     def drop_unreachable(self) -> int:
         """Drop the right rows no pending or future left row can match (module notes); how many went."""

@@ -29,8 +29,17 @@ only when the overlay outgrows :data:`~faq.asof.side.OVERLAY_MAX_ROWS` (the
 base is rebuilt then).
 
 ``mode="locked"`` (differentiate, join, integrate: rows fixed when the
-watermark passes) is :mod:`faq.asof.locked`.  Not built yet (issue 40):
-Structured Streaming, durable state, Spark inputs beyond collecting them once.
+watermark passes) is :mod:`faq.asof.locked`.
+
+Both modes are maintained objects like every other
+(:class:`~faq.incremental.durable.Maintained`): ``apply(..., version=,
+label=, before_commit=)`` makes one version, ``path=`` keeps the state in a
+directory (:mod:`faq.asof.state`: a snapshot and the batches since;
+:meth:`MaintainedAsof.open` reopens it), and :meth:`~MaintainedAsof.stream`
+applies each micro-batch of a Structured Streaming source, exactly once,
+whose ``side`` column (``factor_column="side"``) says which side a row
+changes.  A batch that fails before it commits (a sink that raises, a full
+disk) is taken back.  Not built: Spark inputs beyond collecting them once.
 
 Examples
 --------
@@ -56,6 +65,9 @@ from typing import Any, Optional
 import numpy as np
 
 from faq.asof.side import Side
+from faq.incremental.change import BatchEvent
+from faq.incremental.durable import Maintained, Versions
+from faq.scope import Owner, Scope
 from faq.asof.tables import (
     SUFFIXES,
     Keys,
@@ -70,13 +82,14 @@ from faq.asof.tables import (
 )
 from faq.errors import InvalidArgumentError, InvalidDeltaError, TimeTypeError
 
-__all__ = ["MaintainedAsof", "DIFF", "MODES"]
+__all__ = ["MaintainedAsof", "AsofChange", "DIFF", "MODES", "SIDES"]
 
 DIFF = "diff"
 MODES = ("view", "locked")  # "locked": faq.asof.locked.LockedAsof
+SIDES = ("left", "right")
 
 
-class MaintainedAsof:
+class MaintainedAsof(Maintained, Owner):
     """An as-of join kept current under batches of inserts and deletes on both sides (module notes).
 
     Parameters
@@ -89,6 +102,10 @@ class MaintainedAsof:
     mode : {"view"}
         ``"view"``: after every batch the answer is the as-of join of the
         rows present.
+    progress : callable, optional
+        Receives a :class:`~faq.incremental.change.BatchEvent` per batch.
+    path : str, optional
+        Keep the state in this new or empty directory (:mod:`faq.asof.state`).
 
     Attributes
     ----------
@@ -98,13 +115,27 @@ class MaintainedAsof:
         The answer's columns.
     """
 
+    KIND, WHAT = "asof", "a maintained as-of join"
+
     def __init__(self, left: Any, right: Any, on: str = "time", by: Keys = None, *, direction: str = "backward",
                  allow_exact_matches: bool = True, tolerance: Any = None, how: str = "left",
                  suffixes: tuple[Optional[str], Optional[str]] = SUFFIXES, right_time: Optional[str] = None,
-                 mode: str = "view") -> None:
+                 mode: str = "view", progress: Any = None, path: Optional[str] = None,
+                 _restored: Optional[tuple[Any, dict]] = None) -> None:
         if mode != "view":
             raise InvalidArgumentError(argument="mode", value=mode, reason="MaintainedAsof is the view mode; "
                                        "mode='locked' is faq.asof.locked.LockedAsof (faq.asof_join picks it)")
+        if path is not None and _restored is None:
+            from faq.incremental.store import Store
+
+            Store(path).check_new()  # a path that cannot hold the state is refused before any work
+        self.progress = progress
+        self.record = Versions()
+        self.watermarks_since_snapshot: dict[str, Any] = {}  # the locked mode's, saved (faq.asof.state)
+        self.scope = Scope()  # the join lives on the driver: nothing on Spark to release
+        self.options = {"on": on, "by": key_list(by), "direction": direction,
+                        "allow_exact_matches": bool(allow_exact_matches), "tolerance": tolerance, "how": how,
+                        "suffixes": list(suffixes), "right_time": right_time}
         left_table, right_table = read_table(left), read_table(right)  # Spark DataFrames collected once
         self.on, self.keys = on, key_list(by)
         check_arguments(left_table.column_names, right_table.column_names, on, self.keys, direction, how)
@@ -128,8 +159,56 @@ class MaintainedAsof:
         self.matched = np.full(len(self.left.codes), -1, dtype=np.int64)  # as much room as the left side
         self.matched[:len(left_codes)] = self.right.matches(left_codes, left_times, direction, self.exact,
                                                             self.tolerance)
-        self.version = 0
         self.columns = [*self.names[0], *self.names[2], *([right_time] if right_time else [])]
+        self._attach_or_restore(path, _restored)
+
+    def _attach_or_restore(self, path: Optional[str], restored: Optional[tuple[Any, dict]]) -> None:
+        """A reopened state's store, version and labels; or, with ``path``, a new state saved at version 0."""
+        from faq.asof.state import attach
+
+        if restored is not None:
+            store, meta = restored
+            self.record.store, self.record.version = store, int(meta["version"])
+            self.record.labels = list(meta.get("labels", []))
+        elif path is not None:
+            attach(self, path)
+
+    def _versions(self) -> Versions:
+        return self.record
+
+    @classmethod
+    def open(cls, path: str, *, progress: Any = None) -> "MaintainedAsof":
+        """Reopen a join saved with ``path=`` (either mode) at its last committed version (no Spark).
+
+        Raises
+        ------
+        StateDirectoryError
+            No saved state in ``path``, or one of another kind.
+        """
+        from faq.asof.state import reopen
+
+        cls._saved_manifest(path)
+        return reopen(path, progress)
+
+    def close(self) -> None:
+        """Release the writer's lock of a durable state (the join lives on the driver: nothing on Spark)."""
+        self._release_store()
+        super().close()
+
+    # -- what a batch changes (the stream's view) ---------------------------------------------
+
+    @property
+    def delta_names(self) -> list[str]:
+        """What a batch changes: the sides ``left`` and ``right``."""
+        return list(SIDES)
+
+    def delta_columns(self, name: str) -> tuple[list[str], list[str]]:
+        """(the columns of a side's change rows that must not be null, those they must have).
+
+        Keys and times may be null (such a row matches nothing); ``diff`` may not.
+        """
+        schema = self.schemas[SIDES.index(name)]
+        return [DIFF], list(schema.names)
 
     # -- the answer -------------------------------------------------------------------------------
 
@@ -153,15 +232,28 @@ class MaintainedAsof:
             f"right: {len(self.right.alive_ids()):,} ({len(self.right.overlay):,} in the overlay)",
             "  a batch: deletions matched to alive rows; each changed right row re-matches the left rows between "
             "its neighbours in time; changed matches retracted and added",
-            f"  version {self.version}",
+            f"  version {self.version}; " + ("in memory only" if self.path is None else f"saved in {self.path}"),
         ])
 
     # -- a batch ------------------------------------------------------------------------------------
 
-    def apply(self, left: Any = None, right: Any = None) -> "AsofChange":
+    def apply(self, changes: Any = None, *, left: Any = None, right: Any = None, version: Optional[int] = None,
+              label: Optional[str] = None, before_commit: Any = None) -> "AsofChange":
         """Apply change rows of either side (its columns and ``diff``: +1 insert, -1 delete; +1 when absent).
 
-        Returns the change of the answer: joined rows with ``diff``.
+        Parameters
+        ----------
+        changes : mapping, optional
+            ``{"left": rows, "right": rows}`` (as a stream gives them), instead of ``left=`` and ``right=``.
+        left, right : pandas, Arrow, Spark DataFrame or path, optional
+            Change rows of each side.
+        version, label, before_commit
+            As for every maintained object (:class:`~faq.incremental.durable.Maintained`).
+
+        Returns
+        -------
+        AsofChange
+            The change of the answer: joined rows with ``diff``.
 
         Raises
         ------
@@ -169,21 +261,52 @@ class MaintainedAsof:
             Rows with other columns, a ``diff`` other than ±1, or a deletion
             of a row that is not there; nothing changes then.
         """
+        return self._apply(changes, left, right, None, version, label, before_commit)
+
+    def _apply(self, changes: Any, left: Any, right: Any, watermark: Any, version: Optional[int],
+               label: Optional[str], before_commit: Any) -> "AsofChange":
+        """One batch: the change, then the commit (the batch taken back if the commit fails)."""
+        from faq.asof.state import save_batch
+
         started = time.perf_counter()
-        left_ins, left_del = self._split(left, self.schemas[0], "left")
-        right_ins, right_del = self._split(right, self.schemas[1], "right")
+        left, right = _sides(changes, left, right)
+        target = self._next_version(version)
+        given = [self._split(rows, self.schemas[i], SIDES[i]) for i, rows in enumerate((left, right))]
+        undo: dict[str, Any] = {}
+        rows = self._batch(*given[0], *given[1], undo, watermark)
+        change = AsofChange(rows, target, time.perf_counter() - started)
+        try:
+            self._commit(target, label, change=change, before_commit=before_commit,
+                         save=lambda labels: save_batch(self, target, labels, given, watermark))
+        except BaseException:
+            self._undo(undo)
+            raise
+        change.seconds = time.perf_counter() - started
+        self._emit(BatchEvent("done", target, f"{_count(given[0])} left and {_count(given[1])} right change row(s)",
+                              len(change), change.seconds, label or ""))
+        return change
+
+    def _replay(self, left: Any, right: Any, watermark: Any) -> None:
+        """A saved batch applied again on reopening (no commit, no version)."""
+        given = [self._split(rows, self.schemas[i], SIDES[i]) for i, rows in enumerate((left, right))]
+        self._batch(*given[0], *given[1], {}, watermark)
+
+    def _batch(self, left_ins: Any, left_del: Any, right_ins: Any, right_del: Any, undo: dict,
+               watermark: Any) -> Any:
+        """The batch's changes to the sides and matches (``undo`` records how to take them back); its rows."""
         dead_left = self._find(self.left, left_del, "left")
         dead_right = self._find(self.right, right_del, "right")
         out: list[tuple[np.ndarray, np.ndarray, int]] = []  # (left ids, right ids, diff)
         # 1. right changes, then the left rows whose neighbours in time changed
         changed_codes, changed_times = [], []
+        undo.update(killed_left=dead_left, killed_right=dead_right, matched=[])
         if len(dead_right):
             changed_codes.append(self.right.codes[dead_right])
             changed_times.append(self.right.times[dead_right])
             self.right.kill(dead_right)
         if right_ins is not None and right_ins.num_rows:
             codes, times = self._codes(right_ins), self._times(right_ins, self.right)
-            self.right.insert(right_ins, codes, times)
+            undo["inserted_right"] = self.right.insert(right_ins, codes, times)
             changed_codes.append(codes)
             changed_times.append(times)
         if len(dead_left):
@@ -204,18 +327,32 @@ class MaintainedAsof:
                 ids = touched[moved]
                 out.append((ids, self.matched[ids].copy(), -1))
                 out.append((ids, new[moved], 1))
+                undo["matched"].append((ids, self.matched[ids].copy()))
                 self.matched[ids] = new[moved]
         # 2. left insertions, matched against the right side as it is now
         if left_ins is not None and left_ins.num_rows:
             codes, times = self._codes(left_ins), self._times(left_ins, self.left)
             ids = self.left.insert(left_ins, codes, times)
+            undo["inserted_left"] = ids
             self._grow(self.left.rows)
             self.matched[ids] = self.right.matches(codes, times, self.direction, self.exact, self.tolerance)
             out.append((ids, self.matched[ids], 1))
         self.left.compact_if_needed()
         self.right.compact_if_needed()
-        self.version += 1
-        return AsofChange(self._rows(out), self.version, time.perf_counter() - started)
+        return self._rows(out)
+
+    def _undo(self, undo: dict) -> None:
+        """Take back a batch that did not commit: rows it killed alive again, rows it added dead, matches back."""
+        for ids, old in reversed(undo.get("matched", [])):
+            self.matched[ids] = old
+        for side, name in ((self.left, "left"), (self.right, "right")):
+            inserted = undo.get(f"inserted_{name}")
+            if inserted is not None and len(inserted):
+                side.kill(inserted)
+            killed = undo.get(f"killed_{name}")
+            if killed is not None and len(killed):
+                side.alive[killed] = True
+            side.compact()  # the base rebuilt from the alive rows as they were
 
     # -- helpers ------------------------------------------------------------------------------------
 
@@ -299,14 +436,20 @@ class MaintainedAsof:
         return times.astype(side.times.dtype, copy=False)
 
     def _split(self, rows: Any, schema: Any, side: str) -> tuple[Any, Any]:
-        """Change rows as (insertions, deletions), each an Arrow table of the side's columns."""
+        """Change rows as (insertions, deletions), each an Arrow table of the side's columns.
+
+        A column the side lacks is refused unless it is null in every row (a
+        stream's row of this side carries the other side's columns empty).
+        """
         if rows is None:
             return None, None
         import pyarrow as pa
 
         table = read_table(rows)
         missing = [c for c in schema.names if c not in table.column_names]
-        extra = [c for c in table.column_names if c not in schema.names and c != DIFF]
+        # a column of the other side, null throughout, is a stream's row of this side: left out
+        extra = [c for c in table.column_names if c not in schema.names and c != DIFF
+                 and table.column(c).null_count < table.num_rows]
         if missing or extra:
             raise InvalidDeltaError(side, f"change rows of the {side} side need its columns {schema.names} and "
                                           f"'{DIFF}'; missing {missing}, unknown {extra}", known=list(schema.names))
@@ -364,6 +507,25 @@ class AsofChange:
     def __repr__(self) -> str:
         return f"AsofChange(version={self.version}, rows={len(self)}, seconds={self.seconds:.4f})"
 
+
+def _sides(changes: Any, left: Any, right: Any) -> tuple[Any, Any]:
+    """A batch's rows per side, given as ``{"left": ..., "right": ...}`` or as the two keywords."""
+    if changes is None:
+        return left, right
+    from collections.abc import Mapping
+
+    if not isinstance(changes, Mapping) or left is not None or right is not None:
+        raise InvalidArgumentError(argument="changes", value=type(changes).__name__,
+                                   reason="give {'left': rows, 'right': rows}, or left= and right=, not both")
+    unknown = [name for name in changes if name not in SIDES]
+    if unknown:
+        raise InvalidDeltaError(str(unknown[0]), f"an as-of join has the sides {list(SIDES)}, not {unknown[0]!r}",
+                                known=list(SIDES))
+    return changes.get("left"), changes.get("right")
+
+
+def _count(given: tuple[Any, Any]) -> int:
+    return sum(t.num_rows for t in given if t is not None)
 
 
 def _numeric(kind: Any) -> bool:

@@ -60,6 +60,7 @@ def asof_join(
     mode: str = "view",
     watermark: Any = None,
     lateness: Any = 0,
+    path: Optional[str] = None,
 ) -> Any:
     """Join each left row with the right row valid at its time, as ``pandas.merge_asof`` does.
 
@@ -103,6 +104,10 @@ def asof_join(
     watermark, lateness
         ``mode="locked"``: the first watermark (default: the largest time
         given minus ``lateness``), and how far behind the data it follows.
+    path : str, optional
+        With ``maintained=True``: keep the join in this new or empty
+        directory, committed after every batch (:mod:`faq.asof.state`);
+        ``MaintainedAsof.open(path)`` reopens it.
 
     Returns
     -------
@@ -129,6 +134,9 @@ def asof_join(
     note = progress or (lambda text: None)
     options = dict(on=on, by=keys, direction=direction, allow_exact_matches=allow_exact_matches,
                    tolerance=tolerance, how=how, suffixes=suffixes, right_time=right_time)
+    if path is not None and not maintained:
+        raise InvalidArgumentError(argument="path", value=path, reason="a state directory is for a maintained join "
+                                                                       "(maintained=True)")
     if maintained:
         if placement not in (None, "auto", DRIVER):
             raise InvalidArgumentError(argument="placement", value=placement,
@@ -138,10 +146,10 @@ def asof_join(
         if mode == "locked":
             from faq.asof.locked import LockedAsof
 
-            return LockedAsof(left, right, watermark=watermark, lateness=lateness, **options)
+            return LockedAsof(left, right, watermark=watermark, lateness=lateness, path=path, **options)
         from faq.asof.maintained import MaintainedAsof
 
-        return MaintainedAsof(left, right, mode=mode, **options)
+        return MaintainedAsof(left, right, mode=mode, path=path, **options)
     if not (is_dataframe(left) or is_dataframe(right)):
         if placement not in (None, "auto", DRIVER):
             raise InvalidArgumentError(argument="placement", value=placement,
