@@ -142,3 +142,19 @@ def test_durable_state_reopens_at_its_version(tmp_path):
     assert MaintainedTruss.open(state).counts == {4: 6}
     with pytest.raises(StateDirectoryError):
         faq.truss([(1, 2)], maintained=True, path=state)
+
+
+def test_after_a_fallback_batches_as_large_are_recomputed_at_once_and_the_repair_is_retried():
+    from faq.graphs.maintained_truss import RETRY_EVERY
+
+    edges = [(a, b) for a in range(8) for b in range(a + 1, 8)]  # K8: every deletion cascades
+    maintained = MaintainedTruss(edges, work_limit=1)
+    first = maintained.apply([(0, 1, -1), (2, 3, -1)])
+    assert first.info["repair_tried"] and first.info["recomputed"]
+    tried = [maintained.apply([(a, b, -diff), (c, d, -diff)]).info["repair_tried"]
+             for diff, (a, b, c, d) in zip([-1, 1] * RETRY_EVERY, [(0, 1, 2, 3)] * (2 * RETRY_EVERY))]
+    assert tried[:RETRY_EVERY] == [False] * RETRY_EVERY and tried[RETRY_EVERY]  # the ninth tries again
+    small = maintained.apply([(4, 5, -1)])  # smaller than the batch that fell back: repaired (or tried)
+    assert small.info["repair_tried"]
+    assert rows_of(maintained.table()) == rows_of(truss(sorted(set(edges) - {(0, 1), (2, 3), (4, 5)})).table())
+    assert "recomputed at once" in maintained.explain()

@@ -23,13 +23,17 @@ batch is refused as ambiguous).  The effective changes then go to the
    then settling (why this is exact: :mod:`faq.graphs.truss_index`).
 
 The work of a batch is bounded.  Work is counted as the neighbour-list
-entries scanned to find triangles, which is also what a decomposition from
-scratch costs (about twice the sum over edges of the shorter endpoint
-list).  A batch whose work reaches :attr:`MaintainedTruss.work_limit`
-(default half a decomposition's work) is taken back and the trussness is
-recomputed from scratch on the new edges instead, with the same change
-reported (``info["recomputed"]``), so a batch never costs much more than
-one and a half decompositions.  Batches that are a large part of a small
+entries read to find triangles (a binary search's steps counted), which is
+also what a decomposition from scratch does
+(:func:`~faq.graphs.truss_index.decomposition_work` estimates it).  A batch
+whose work reaches :attr:`MaintainedTruss.work_limit` (default a quarter of
+a decomposition's reads: the repair's reads are scattered, so that is about
+a decomposition's time) is taken back and the trussness is recomputed from
+scratch on the new edges instead, with the same change reported
+(``info["recomputed"]``), so a batch costs at most about two
+decompositions.  After a batch fell back, batches at least as large go
+straight to recomputing (one decomposition), and every eighth tries the
+repair again (``info["repair_tried"]``).  Batches that are a large part of a small
 graph, and insertions that close many triangles among hubs (a social or
 e-mail graph's edges coming back), can need this fallback.  ``explain()``
 says what the last batch did.
@@ -82,9 +86,14 @@ __all__ = ["MaintainedTruss", "effective_pairs"]
 
 SRC, DST, DIFF, SEQ, TRUSSNESS = "src", "dst", "diff", "seq", "trussness"
 EDGE = "edge"
-# A batch's insertions may do this fraction of a decomposition's work before it is recomputed instead.
-WORK_FRACTION = 0.5
+# A batch may do this fraction of a decomposition's estimated reads before it is recomputed instead: the
+# repair's reads are scattered (about 4x the time of a decomposition's, measured on Email-Enron), so a
+# quarter is about a decomposition's time.
+WORK_FRACTION = 0.25
 MIN_WORK = 100_000
+# After a batch fell back, batches at least as large are recomputed at once; every this many the repair
+# is tried again.
+RETRY_EVERY = 8
 
 
 def effective_pairs(src: np.ndarray, dst: np.ndarray, diff: np.ndarray,
@@ -142,9 +151,9 @@ class MaintainedTruss(Maintained, Owner):
     path : str, optional
         Keep the state durable in this new or empty directory; :meth:`open` reopens it.
     work_limit : int, optional
-        The work (list entries scanned) after which a batch's insertions stop
-        and the batch is recomputed instead (default half a decomposition's
-        work, at least 100,000; 0: every batch with an insertion is recomputed).
+        The work (list entries read) after which a batch stops and is
+        recomputed instead (default a quarter of a decomposition's reads, at
+        least 100,000; 0: every batch with an insertion is recomputed).
 
     A maintained truss is a stream target (:meth:`stream`): rows ``src``,
     ``dst`` and optionally ``diff`` (+1 insert, −1 delete; +1 when absent) and ``seq``.
@@ -165,6 +174,8 @@ class MaintainedTruss(Maintained, Owner):
         self.k = None if k is None else int(k)
         self.progress = progress
         self._work_limit = work_limit
+        self._fell_back_at: Optional[int] = None  # the smallest batch (changes) the repair fell back on
+        self._skipped = 0  # batches recomputed at once since the repair was last tried
         self.record = Versions()
         self.scope = Scope()  # nothing on Spark to hold; ``with`` and close() as on every result
         self.last: dict[str, Any] = {}
@@ -254,14 +265,18 @@ class MaintainedTruss(Maintained, Owner):
                  "deletions: removed at once, then the levels of their triangles' partners settled (h-index "
                  "repair)",
                  f"insertions: one at a time, the edges that may rise searched and settled; a batch whose work "
-                 f"reaches {self.work_limit:,} list entries is recomputed from scratch (a decomposition scans "
-                 f"about {self.index.recompute_work:,})",
+                 f"reaches {self.work_limit:,} reads is recomputed from scratch (a decomposition reads about "
+                 f"{self.index.recompute_work:,})" + ("" if self._fell_back_at is None else
+                                                     f"; batches of {self._fell_back_at:,} changes or more are "
+                                                     f"recomputed at once (one fell back), the repair tried again "
+                                                     f"every {RETRY_EVERY}"),
                  "state: " + ("in memory only" if self.path is None else f"saved in {self.path}")]
         if self.last:
-            how = "recomputed" if self.last.get("recomputed") else "incremental"
+            how = "repaired" if not self.last.get("recomputed") else \
+                "recomputed after the repair passed its budget" if self.last.get("repair_tried") else "recomputed"
             lines.append(f"last batch: {how}, {self.last['inserted']} inserted, {self.last['deleted']} deleted, "
-                         f"{self.last['changed']} edge(s) changed trussness, {self.last['work']:,} list entries "
-                         f"scanned, {self.last['seconds']:.3f} s")
+                         f"{self.last['changed']} edge(s) changed trussness, {self.last['work']:,} reads in the "
+                         f"repair, {self.last['seconds']:.3f} s")
         return "\n".join(lines)
 
     def __repr__(self) -> str:
@@ -312,17 +327,21 @@ class MaintainedTruss(Maintained, Owner):
         ins_a = self.domain.encode(low[adding]) if len(adding) else np.zeros(0, np.int64)
         ins_b = self.domain.encode(high[adding]) if len(adding) else np.zeros(0, np.int64)
         index = self.index
-        report = index.apply(deletes, ins_a, ins_b, work_limit=self.work_limit)
-        recomputed = not report.complete
+        size = len(deletes) + len(adding)
+        tried = self._fell_back_at is None or size < self._fell_back_at or self._skipped >= RETRY_EVERY
+        report = index.apply(deletes, ins_a, ins_b, work_limit=self.work_limit) if tried else None
+        recomputed = report is None or not report.complete
         try:
             if recomputed:
-                index.undo(report)
+                if report is not None:
+                    index.undo(report)
                 change, new_index = self._recomputed(deletes, ins_a, ins_b, target)
             else:
                 change, new_index = self._incremental(report, target), index
             changed = int(np.count_nonzero(change.diff > 0)) - len(adding)
             info = {"inserted": len(adding), "deleted": len(deletes), "changed": changed,
-                    "examined": report.examined, "work": report.work, "recomputed": recomputed}
+                    "examined": report.examined if report else 0, "work": report.work if report else 0,
+                    "recomputed": recomputed, "repair_tried": tried}
             change.info.update(info)
             change.seconds = time.perf_counter() - started
             delta = (np.concatenate([low[adding], self.domain.decode(index.eu[deletes])]),
@@ -334,6 +353,7 @@ class MaintainedTruss(Maintained, Owner):
             if not recomputed:
                 index.undo(report)
             raise
+        self._learn(size, tried, recomputed)
         self.index = new_index
         if self.index.wasteful():
             self.index.rebuilt()
@@ -343,6 +363,17 @@ class MaintainedTruss(Maintained, Owner):
                               f"{changed} trussness change(s)" + (" (recomputed)" if recomputed else ""),
                               len(change), change.seconds, label or ""))
         return change
+
+    def _learn(self, size: int, tried: bool, recomputed: bool) -> None:
+        """Remember from which batch size the repair falls back (module notes), and when to try it again."""
+        if not tried:
+            self._skipped += 1
+            return
+        self._skipped = 0
+        if recomputed:
+            self._fell_back_at = size if self._fell_back_at is None else min(self._fell_back_at, size)
+        elif self._fell_back_at is not None and size >= self._fell_back_at:
+            self._fell_back_at = size + 1  # the repair did it at this size after all
 
     def _batch_pairs(self, changes: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """The batch's effective operations by pair (:func:`effective_pairs`), columns checked."""

@@ -148,8 +148,7 @@ class TrussIndex:
         at = self.N[START, ends] + (np.arange(len(ends)) - csr[ends])
         self.P[NBR, at], self.P[EID, at] = others, ids
         self.S = np.zeros((5, n_room + 2), dtype=np.int64)
-        # a decomposition scans each edge's shorter list about twice (supports, then peeling)
-        self.recompute_work = int(2 * np.minimum(degree[u], degree[v]).sum()) if m else 0
+        self.recompute_work = decomposition_work(degree[u], degree[v])
 
     # -- reading --------------------------------------------------------------------
 
@@ -284,6 +283,21 @@ class TrussIndex:
         old = self.live_ids()
         self._build(self.E[EU, old].copy(), self.E[EV, old].copy(), self.E[X, old].copy(), self.n)
         return old
+
+
+def decomposition_work(du: np.ndarray, dv: np.ndarray) -> int:
+    """About what a decomposition from scratch reads, in the repair's work units: its peeling looks each
+    edge's shorter list up in the longer one (entries times search steps), its supports merge lists about
+    as much again.
+
+    >>> decomposition_work(np.array([1, 2]), np.array([2, 4]))   # 2 * (1 * (2 + 1) + 2 * (2 + 2))
+    22
+    """
+    if not len(du):
+        return 0
+    low, high = np.minimum(du, dv), np.maximum(du, dv)
+    steps = 2 + np.ceil(np.log2(np.maximum(high, 1))).astype(np.int64)
+    return int(2 * (low * steps).sum())
 
 
 def _edge_tables(capacity: int) -> tuple[np.ndarray, np.ndarray]:

@@ -43,8 +43,9 @@ Supports at a level are kept per edge and forgotten (:func:`_end_step`)
 when a change near the edge can alter them: the edge's level, a partner's
 level, a triangle gained or lost.
 
-The work of a batch is counted as the neighbour-list entries scanned to
-find triangles (``C[WORK]``); a limit stops a batch half way, to be undone
+The work of a batch is counted as the neighbour-list entries read to find
+triangles (``C[WORK]``: both lists of a merge, a binary search's steps for
+each entry of the shorter list); a limit stops a batch half way, to be undone
 (:meth:`~faq.graphs.truss_index.TrussIndex.undo`) and recomputed instead.
 
 Known limit: the search still examines many edges that do not rise where
@@ -96,6 +97,16 @@ KEPT_ROWS = (EU, EV, X, SUPPORT, ORIG, SEEN_BATCH, STEP_ORIG, STEP_SEEN, SEEN)
 
 
 # --- the compiled loops ------------------------------------------------------------------------
+
+
+@_compiled
+def search_steps(n):
+    """The steps of a binary search in ``n`` entries, and one: ``1 + ceil(log2(n))``, the work unit of a lookup."""
+    steps = 1
+    while n > 1:
+        n = (n + 1) >> 1
+        steps += 1
+    return steps
 
 
 @_compiled
@@ -168,11 +179,10 @@ def _triangles(N, P, C, a, b, pf, pg):
     if N[LENGTH, a] > N[LENGTH, b]:
         a, b = b, a
     count = 0
-    C[WORK] += N[LENGTH, a]
     p, pe = N[START, a], N[START, a] + N[LENGTH, a]
     q, qe = N[START, b], N[START, b] + N[LENGTH, b]
     if N[LENGTH, b] <= MERGE_RATIO * N[LENGTH, a]:
-        C[WORK] += N[LENGTH, b]
+        C[WORK] += N[LENGTH, a] + N[LENGTH, b]
         while p < pe and q < qe:
             x, y = P[NBR, p], P[NBR, q]
             if x < y:
@@ -186,6 +196,7 @@ def _triangles(N, P, C, a, b, pf, pg):
                 p += 1
                 q += 1
         return count
+    C[WORK] += N[LENGTH, a] * search_steps(N[LENGTH, b])
     for i in range(p, pe):
         j = _find(N, P, b, P[NBR, i])
         if j >= 0:
