@@ -61,3 +61,34 @@ def test_bad_input_exits_2_and_writes_nothing(files, argv, message):
 def test_a_missing_file_exits_2(tmp_path):
     done = faq("asof", str(tmp_path / "nope.csv"), str(tmp_path / "nope.parquet"), "--on", "time")
     assert done.returncode == 2 and "no such file" in done.stderr
+
+
+def test_batch_files_keep_the_join_current_resume_from_the_state_and_write_each_change(files):
+    tmp, trades, quotes = files
+    updates, state, changes = tmp / "updates", tmp / "state", tmp / "changes"
+    updates.mkdir()
+    # a late quote for a (reprices the trade at 4), a new trade for b, a quote of b deleted
+    pd.DataFrame({"side": ["right", "left", "right"], "time": [4, 10, 2], "sym": ["a", "b", "b"],
+                  "qty": [None, 3, None], "px": [12.0, None, 20.0], "diff": [1, 1, -1]}) \
+        .to_csv(updates / "001.csv", index=False)
+    args = ["asof", str(tmp / "trades.csv"), str(tmp / "quotes.parquet"), "--on", "time", "--by", "sym",
+            "--updates", str(updates), "--state", str(state), "--changes", str(changes), "--json"]
+    done = faq(*args)
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert lines[1]["batch"] == "001.csv" and lines[1]["change_rows"] == {"left": 1, "right": 2}
+    change = pd.read_parquet(changes / "version-1.parquet")
+    assert sorted(zip(change["time"], change["sym"], change["px"].fillna(-1), change["diff"])) == [
+        (4, "a", 11.0, -1), (4, "a", 12.0, 1), (9, "b", -1.0, 1), (9, "b", 20.0, -1), (10, "b", -1.0, 1)]
+
+    pd.DataFrame({"side": ["left"], "time": [10], "sym": ["b"], "qty": [3], "diff": [-1]}) \
+        .to_parquet(updates / "002.parquet")
+    again = faq(*args[:-1])  # resumed: 001 skipped, 002 applied
+    assert again.returncode == 0, again.stderr
+    assert "resumed at version 1" in again.stdout and "batch 002.parquet: +0 -1 joined rows" in again.stdout
+
+    (updates / "003.csv").write_text("time,sym,px\n5,a,1.0\n")  # no side column
+    bad = faq(*args)
+    assert bad.returncode == 2 and "side" in bad.stderr
+    bad = faq("asof", str(tmp / "trades.csv"), str(tmp / "quotes.parquet"), "--on", "time", "--follow")
+    assert bad.returncode == 2 and "--updates" in bad.stderr

@@ -158,3 +158,41 @@ def test_after_a_fallback_batches_as_large_are_recomputed_at_once_and_the_repair
     assert small.info["repair_tried"]
     assert rows_of(maintained.table()) == rows_of(truss(sorted(set(edges) - {(0, 1), (2, 3), (4, 5)})).table())
     assert "recomputed at once" in maintained.explain()
+
+
+def test_the_command_keeps_the_trussness_through_batch_files_and_resumes_from_its_state(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    graph = tmp_path / "g.txt"
+    graph.write_text("# a triangle and a tail\n1 2\n2 3\n1 3\n3 4\n")
+    updates = tmp_path / "updates"
+    updates.mkdir()
+    (updates / "001.txt").write_text("+ 1 4\n+ 2 4\n")        # a 4-clique
+    (updates / "002.txt").write_text("- 1 2\n# a comment\n")
+    state, out = tmp_path / "state", tmp_path / "t.parquet"
+
+    def faq(*argv):
+        return subprocess.run([sys.executable, "-m", "faq", "truss", *argv], capture_output=True, text=True,
+                              timeout=120)
+
+    done = faq(str(graph), "--updates", str(updates), "--state", str(state), "--json", "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["batch"] for line in lines[:3]] == [None, "001.txt", "002.txt"]
+    assert lines[1]["changed"] == 4 and lines[1]["max_k"] == 4 and lines[2]["max_k"] == 3
+    assert lines[-1]["edges_per_trussness"] == {"3": 5} and lines[-1]["version"] == 2
+    assert pd.read_parquet(out)["trussness"].tolist() == [3] * 5
+
+    (updates / "003.txt").write_text("+ 1 2\n")
+    again = faq(str(graph), "--updates", str(updates), "--state", str(state))
+    assert again.returncode == 0, again.stderr
+    assert "resumed at version 2" in again.stdout and "batch 003.txt: +1 -0 edges, 5 edges changed" in again.stdout
+    assert MaintainedTruss.open(str(state)).counts == {4: 6}
+
+    bad = faq(str(graph), "--follow")
+    assert bad.returncode == 2 and "--updates" in bad.stderr
+    (updates / "004.txt").write_text("+ 1 x\n")
+    bad = faq(str(graph), "--updates", str(updates))
+    assert bad.returncode == 2 and "004.txt" in bad.stderr

@@ -4,6 +4,8 @@
 
     faq asof LEFT RIGHT --on time [--by sym ...] [--direction backward|forward|nearest]
              [--tolerance T] [--no-exact] [--how left|inner] [--out PATH.csv|.csv.gz|.parquet] [--json]
+             [--updates DIR [--mode view|locked] [--lateness L] [--state STATE_DIR] [--changes DIR]
+              [--follow [--poll S] [--idle-exit S]]]
 
 LEFT and RIGHT are Parquet files or CSV files with a header.  Each left row
 gets the right row valid at its time (:func:`faq.asof_join`, as
@@ -11,6 +13,19 @@ gets the right row valid at its time (:func:`faq.asof_join`, as
 temporary name and renamed into place: a failure leaves nothing
 half-written); without it the command prints the row count and the first
 rows.  The join runs in-process on the driver: no Spark starts.
+
+With ``--updates DIR`` the join is kept current
+(:class:`~faq.asof.maintained.MaintainedAsof`, ``--mode locked``:
+:class:`~faq.asof.locked.LockedAsof`) through the batch files of DIR in name
+order: Parquet or CSV files with a ``side`` column (``left`` or ``right``),
+the columns of that side (a column of the other side may be there, empty)
+and an optional ``diff`` (+1 insert, -1 delete).  One line per batch: the
+joined rows retracted and added.  ``--changes CHANGES_DIR`` writes each
+batch's change rows to ``CHANGES_DIR/version-<v>.parquet``; ``--state``
+keeps the join durable and resumes it (files applied already are skipped,
+never applied twice); ``--follow`` keeps applying files as they land
+(:mod:`faq.cli.follow`; the issue's ``--follow DIR`` is ``--updates DIR
+--follow`` here, as for ``faq track`` and ``faq truss``).
 
 Examples
 --------
@@ -23,11 +38,13 @@ Examples
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 from typing import Any
 
+from faq.cli.follow import add_follow_options, check_follow_options
 from faq.cli.inputs import check_table_out, require_file
-from faq.cli.output import PREVIEW_ROWS, plural, print_json, print_table, write_arrow
+from faq.cli.output import PREVIEW_ROWS, plural, print_json, print_table, resumed_line, write_arrow
 
 __all__ = ["add_commands", "check_asof", "run_asof"]
 
@@ -40,7 +57,10 @@ row at or before the LEFT row's time (backward), the first at or after it (forwa
 Runs on the driver, without Spark."""
 _EPILOG = """examples:
   faq asof trades.parquet quotes.parquet --on time --by sym                 first rows and the count
-  faq asof trades.csv quotes.csv --on time --by sym --tolerance 5 --out joined.parquet"""
+  faq asof trades.csv quotes.csv --on time --by sym --tolerance 5 --out joined.parquet
+  faq asof trades.parquet quotes.parquet --on time --by sym --updates batches/ --state st/ --follow
+batch files (applied in name order): Parquet or CSV with a 'side' column (left/right), that side's columns
+and an optional 'diff' (+1 insert, -1 delete)."""
 
 
 def add_commands(commands: "argparse._SubParsersAction", common: argparse.ArgumentParser) -> None:
@@ -59,14 +79,43 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
     sub.add_argument("--how", choices=("left", "inner"), default="left",
                      help="keep LEFT rows without a match (left) or drop them (inner); default: %(default)s")
     sub.add_argument("--out", metavar="PATH", help="write every row to PATH (.csv, .csv.gz or .parquet)")
+    sub.add_argument("--updates", metavar="DIR", help="a directory of batch files (a 'side' column, the side's "
+                                                     "columns, 'diff') applied in name order, the join kept current")
+    sub.add_argument("--mode", choices=("view", "locked"), default="view",
+                     help="with --updates: view (late rows revise the answer) or locked (a left row is joined once "
+                          "the watermark passes it, never revised; backward only); default: %(default)s")
+    sub.add_argument("--lateness", type=float, default=0, metavar="L",
+                     help="--mode locked: how far behind the latest time seen the watermark follows")
+    sub.add_argument("--state", metavar="STATE_DIR",
+                     help="with --updates: keep the join in STATE_DIR, committed after every batch; run again with "
+                          "it to resume (batch files applied already are skipped)")
+    sub.add_argument("--changes", metavar="CHANGES_DIR",
+                     help="with --updates: write each batch's change rows to CHANGES_DIR/version-<v>.parquet")
+    add_follow_options(sub)
     sub.set_defaults(local=run_asof, check_early=check_asof)
 
 
 def check_asof(args: argparse.Namespace) -> None:
-    """Checks before any row is read: both inputs exist, ``--out`` is a .csv or .parquet file in a folder."""
-    require_file(args.left)
-    require_file(args.right)
+    """Checks before any row is read: both inputs exist (unless a state is reopened), ``--out`` is a .csv or
+    .parquet file in a folder, the update options come with ``--updates``."""
+    from faq.errors import InvalidArgumentError
+    from faq.incremental.store import Store
+
+    if not (args.state and Store(args.state).exists()):
+        require_file(args.left)
+        require_file(args.right)
     check_table_out(args.out)
+    for option in ("state", "follow", "changes"):
+        if getattr(args, option) and not args.updates:
+            raise InvalidArgumentError(argument=f"--{option}", value=getattr(args, option),
+                                       reason="applies with --updates DIR only")
+    if args.mode == "locked" and not args.updates:
+        raise InvalidArgumentError(argument="--mode", value=args.mode, reason="applies with --updates DIR only")
+    if args.updates:
+        from faq.io.updates import update_files
+
+        update_files(args.updates)  # a missing or non-directory DIR is a one-line error
+    check_follow_options(args)
 
 
 def run_asof(args: argparse.Namespace) -> None:
@@ -75,6 +124,9 @@ def run_asof(args: argparse.Namespace) -> None:
     from faq.asof.tables import read_table
 
     check_asof(args)
+    if args.updates:
+        _run_maintained(args)
+        return
     started = time.perf_counter()
     left, right = read_table(args.left), read_table(args.right)
     joined = asof_join(left, right, on=args.on, by=args.by, direction=args.direction, allow_exact_matches=args.exact,
@@ -113,3 +165,101 @@ def _unmatched(joined: Any, right: Any, args: argparse.Namespace) -> int:
         nulls = pc.is_null(joined.column(name))
         missing = nulls if missing is None else pc.and_(missing, nulls)
     return int(pc.sum(pc.cast(missing, "int64")).as_py() or 0)
+
+
+# --- kept current through batch files ------------------------------------------------------
+
+
+def _run_maintained(args: argparse.Namespace) -> None:
+    """``faq asof --updates``: build (or reopen) the maintained join, apply the batch files, report each."""
+    from faq.asof.maintained import MaintainedAsof
+    from faq.asof.oneshot import asof_join
+    from faq.cli.follow import follow
+    from faq.incremental.store import Store
+    from faq.io.updates import pending, update_files
+
+    files = update_files(args.updates)
+    parsed = {f: _batch_file(f) for f in files}  # every file read and checked before any work
+    started = time.perf_counter()
+    resumed = bool(args.state and Store(args.state).exists())
+    if resumed:
+        join = MaintainedAsof.open(args.state)
+    else:
+        extra = {"lateness": args.lateness} if args.mode == "locked" else {}
+        join = asof_join(args.left, args.right, on=args.on, by=args.by, direction=args.direction,
+                         allow_exact_matches=args.exact, tolerance=args.tolerance, how=args.how, maintained=True,
+                         mode=args.mode, path=args.state, **extra)
+    with join:
+        todo = pending(files, join.labels, args.state) if resumed else [(k, f) for k, f in enumerate(files, start=1)]
+        rows = join.table().num_rows
+        first = {"batch": None, "version": join.version, "rows": rows,
+                 "seconds": round(time.perf_counter() - started, 3)}
+        if args.state:
+            first.update(resumed=resumed, skipped=len(files) - len(todo))
+        if args.json:
+            print_json(first)
+        elif resumed:
+            print(resumed_line(args.state, join.version, plural(rows, "joined row"), len(files) - len(todo),
+                               len(todo)), flush=True)
+        else:
+            print(f"{args.left} as of {args.right}: {plural(rows, 'joined row')} ({args.mode}); "
+                  f"{first['seconds']:.2f} s", flush=True)
+        for version, file in todo:
+            _apply_file(args, join, file, parsed[file], version)
+        if args.follow:
+            follow(args.updates, lambda: join.labels,
+                   lambda version, file: _apply_file(args, join, file, _batch_file(file), version),
+                   poll=args.poll, idle_exit=args.idle_exit, state=args.state or "the join",
+                   note=lambda text: print(f"faq: {text}", file=sys.stderr, flush=True))
+        answer = join.table()
+        summary: dict[str, Any] = {"rows": answer.num_rows, "version": join.version}
+        if args.out:
+            write_arrow(answer, args.out)
+            summary["out"] = args.out
+        summary["seconds"] = round(time.perf_counter() - started, 3)
+        if args.json:
+            print_json(summary)
+        else:
+            print(f"  {plural(answer.num_rows, 'joined row')} at version {join.version}"
+                  + (f"; written to {args.out}" if args.out else ""))
+
+
+def _batch_file(path: str) -> dict[str, Any]:
+    """A batch file's rows per side (``{"left": table, "right": table}``), the ``side`` column checked."""
+    import pyarrow.compute as pc
+
+    from faq.asof.tables import read_table
+    from faq.errors import InvalidDeltaError, MissingColumnError
+
+    table = read_table(path)
+    if "side" not in table.column_names:
+        raise MissingColumnError(column="side", available=table.column_names, source=path)
+    sides = table.column("side")
+    wrong = [v for v in pc.unique(sides).to_pylist() if v not in ("left", "right")]
+    if wrong:
+        raise InvalidDeltaError("side", f"{path}: 'side' must be 'left' or 'right', not {wrong[0]!r}",
+                                known=["left", "right"])
+    rest = table.drop_columns(["side"])
+    return {name: rest.filter(pc.equal(sides, name)) for name in ("left", "right")
+            if rest.filter(pc.equal(sides, name)).num_rows}
+
+
+def _apply_file(args: argparse.Namespace, join: Any, file: str, batch: dict[str, Any], version: int) -> None:
+    """One batch file as version ``version``: applied, its change written (``--changes``) and reported."""
+    import os
+
+    change = join.apply(batch, version=version, label=os.path.basename(file))
+    rows = change.table()
+    diff = rows.column("diff").to_numpy() if rows.num_rows else []
+    added, retracted = int((diff > 0).sum()) if len(diff) else 0, int((diff < 0).sum()) if len(diff) else 0
+    if args.changes:
+        os.makedirs(args.changes, exist_ok=True)
+        write_arrow(rows, os.path.join(args.changes, f"version-{change.version}.parquet"))
+    out = {"batch": os.path.basename(file), "version": change.version, "added": added, "retracted": retracted,
+           "change_rows": {side: t.num_rows for side, t in batch.items()}, "seconds": round(change.seconds, 4)}
+    if args.json:
+        print_json(out)
+        return
+    given = ", ".join(f"{n} {side}" for side, n in out["change_rows"].items()) or "no rows"
+    print(f"batch {out['batch']}: +{added} -{retracted} joined rows ({given} change rows), "
+          f"{change.seconds:.3f} s", flush=True)
