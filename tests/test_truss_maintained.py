@@ -196,3 +196,27 @@ def test_the_command_keeps_the_trussness_through_batch_files_and_resumes_from_it
     (updates / "004.txt").write_text("+ 1 x\n")
     bad = faq(str(graph), "--updates", str(updates))
     assert bad.returncode == 2 and "004.txt" in bad.stderr
+
+
+def test_changes_of_maintained_objects_are_one_change_stream_the_calculus_takes():
+    from collections import Counter
+
+    from faq.incremental.calculus import differentiate, integrate
+    from faq.incremental.change import change_stream
+
+    maintained = MaintainedTruss([(1, 2), (2, 3), (1, 3), (3, 4)])
+    start = Counter(rows_of(maintained.table()).items())
+    changes = [maintained.apply(batch) for batch in ([(1, 4, 1), (2, 4, 1)], [(1, 2, -1)], [(5, 1, 1), (5, 4, 1)])]
+    stream = change_stream(changes)
+    assert stream.column_names == ["src", "dst", "trussness", "version", "diff"]
+    assert integrate(differentiate(stream, time="version"), time="version").equals(stream)
+    total = Counter(start)  # integrating the stream over all versions gives the answer now
+    for src, dst, k, _, diff in zip(*(stream.column(c).to_pylist() for c in stream.column_names)):
+        total[((src, dst), k)] += diff
+    assert +total == Counter(rows_of(maintained.table()).items())
+
+    asof = faq.asof_join(pd.DataFrame({"time": [1, 4], "qty": [5, 7]}), pd.DataFrame({"time": [0], "px": [1.0]}),
+                         on="time", maintained=True)
+    late = asof.apply(right=pd.DataFrame({"time": [2], "px": [2.0]}))
+    assert change_stream(late).to_pydict() == {"time": [4, 4], "qty": [7, 7], "px": [1.0, 2.0], "version": [1, 1],
+                                               "diff": [-1, 1]}

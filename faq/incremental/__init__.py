@@ -4,11 +4,12 @@ See :mod:`faq.incremental.maintained` (maintained queries),
 :mod:`faq.incremental.rules` (the delta rules), :mod:`faq.incremental.streaming`
 (Structured Streaming as the source of changes), :mod:`faq.incremental.track`
 (motif change streams) and :mod:`faq.incremental.calculus` (differentiate,
-integrate and the as-of join).
+integrate and the as-of join); :func:`~faq.incremental.change.change_stream`
+makes the changes of any maintained object one change stream the calculus takes.
 """
 
 from faq.incremental.calculus import asof_join, differentiate, integrate
-from faq.incremental.change import BatchEvent, Change
+from faq.incremental.change import BatchEvent, Change, change_stream
 from faq.incremental.maintained import MaintainedQuery, maintain
 from faq.incremental.streaming import stream
 from faq.incremental.track import MotifChange, MotifTracker, track
@@ -20,6 +21,7 @@ __all__ = [
     "MotifChange",
     "MotifTracker",
     "asof_join",
+    "change_stream",
     "differentiate",
     "integrate",
     "maintain",

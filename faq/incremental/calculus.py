@@ -3,7 +3,11 @@
 A *change stream* is a Spark DataFrame of data columns plus a time column and
 a diff column (by default ``time`` and ``diff``; every function takes them as
 keywords).  A row ``(d, t, r)`` says "at time ``t`` the multiplicity of ``d``
-changes by ``r``".
+changes by ``r``".  The changes every maintained object answers its batches
+with are such a stream, the version as the time
+(:func:`faq.incremental.change.change_stream`: ``time="version"``), and
+pandas frames and Arrow tables are taken in-process as Spark DataFrames are
+by Spark.
 
 * :func:`differentiate` turns each change into a *blip*: the row ``(d, t, r)``
   and its retraction ``(d, t⁺, −r)`` at the instant just after ``t``.  After

@@ -33,6 +33,7 @@ import numpy as np
 from faq.scope import Owner, Scope
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame
 
 VERSION = "version"
@@ -192,6 +193,38 @@ class Change(Owner):
         """Drop the local DataFrame (nothing on Spark to free)."""
         super().close()
         self._df = None
+
+
+def change_stream(changes: Any) -> "pa.Table":
+    """Changes of any maintained object as one change stream: the data columns, ``version`` (the time) and ``diff``.
+
+    A :class:`Change` (a maintained query's, motif's, fixpoint's, model's or
+    truss's), an as-of join's :class:`~faq.asof.maintained.AsofChange`, or an
+    iterable of them in version order.  The result is what
+    :func:`faq.incremental.calculus.differentiate` and ``integrate`` take
+    (``time="version"``), in-process as an Arrow table (``spark.createDataFrame``
+    of it for Spark).
+
+    >>> a = Change(("x",), (np.array([3, 1]),), np.array([1, -1]), version=1)
+    >>> b = Change(("x",), (np.array([1]),), np.array([1]), version=2)
+    >>> change_stream([a, b]).to_pydict()
+    {'x': [3, 1, 1], 'version': [1, 1, 2], 'diff': [1, -1, 1]}
+    """
+    import pyarrow as pa
+
+    parts = [changes] if hasattr(changes, "version") else list(changes)
+    tables = []
+    for change in parts:
+        if isinstance(change, Change):
+            table = pa.Table.from_pandas(change.to_pandas(), preserve_index=False)
+        else:  # an as-of join's change: its joined rows and diff; the version put before the diff
+            rows = change.table()
+            at = rows.column_names.index(DIFF)
+            table = rows.add_column(at, VERSION, pa.array(np.full(rows.num_rows, change.version, dtype=np.int64)))
+        tables.append(table)
+    if not tables:
+        return pa.table({VERSION: pa.array([], pa.int64()), DIFF: pa.array([], pa.int64())})
+    return pa.concat_tables(tables, promote_options="default")
 
 
 def _scalar(value: Any) -> Any:
