@@ -201,3 +201,19 @@ def test_the_checks_see_what_they_look_for(tmp_path):
     upward = [i for i in imports(source, tmp_path) if i.module.startswith("faq.insideout") or i.name == "insideout"]
     assert [(i.line, i.module, i.name) for i in upward] == [
         (6, "faq.insideout.physical", "Strategy"), (8, "faq", "insideout"), (10, "faq.insideout.planner", "")]
+
+
+def test_the_design_notes_the_code_cites_are_in_the_repository():
+    """Code cites design notes as docs/design.md, "Section"; each section is a heading there (no file outside)."""
+    import re
+
+    headings = {line[3:].strip() for line in (ROOT / "docs" / "design.md").read_text().splitlines()
+                if line.startswith("## ")}
+    cited, outside = set(), []
+    for path in modules(FAQ):
+        text = path.read_text()
+        if "DESIGN.md" in text:
+            outside.append(str(path.relative_to(ROOT)))
+        cited |= set(re.findall(r'docs/design\.md,\s+"([^"]+)"', text))
+    assert not outside, f"cite docs/design.md, not a design file outside the repository: {outside}"
+    assert cited and cited <= headings, f"cited sections missing from docs/design.md: {sorted(cited - headings)}"

@@ -2,7 +2,7 @@
 
 A delta rule seeded by |Δ| rows costs |Δ| times the degrees it touches only
 if the relations it reads are *already indexed* in its attribute orders
-(DESIGN.md §7).  :class:`ResidentRelation` keeps one relation that way,
+(docs/design.md, "Resident indexes").  :class:`ResidentRelation` keeps one relation that way,
 between batches, in the process that runs the rules:
 
 * the **base**: one row per key (codes of a :class:`~faq.incremental.domain.KeyDomain`

@@ -13,7 +13,7 @@
   :class:`~faq.incremental.change.Change`;
 * :func:`read_batch` / :func:`read_updates` -- ``+ src dst [weight]`` / ``- src dst`` update files.
 
-See DESIGN.md §3 ("Monoid fixpoints").
+See docs/design.md, "Monoid fixpoints".
 """
 
 from faq._lazy import lazy_exports

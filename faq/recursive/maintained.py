@@ -4,7 +4,7 @@
 shortest paths, widest paths) or connected components current as batches of
 edges arrive.  With an idempotent ⊕ an inserted edge -- or a shorter weight
 in min_plus, a wider capacity in max_min -- can only *improve* values
-(DESIGN.md §3, "Monoid fixpoints"), so an insertion restarts the semi-naive
+(docs/design.md, "Monoid fixpoints"), so an insertion restarts the semi-naive
 iteration from the delta alone.  A deletion or a worse weight can make values
 worse: only the nodes whose derivation used a removed edge are reset and
 derived again (:mod:`faq.recursive.trimming`).
@@ -18,7 +18,7 @@ every edge), keyed by the dense codes of a
 :class:`~faq.incremental.domain.KeyDomain`; the answer is a numpy array of
 values over the same codes, with a *parent* per code (the node whose edge
 last strictly improved it).  This is the placement ``"driver"``: a batch runs
-*no Spark job at all* (DESIGN.md §7).  Creating the maintained fixpoint reads
+*no Spark job at all* (docs/design.md, "Resident indexes").  Creating the maintained fixpoint reads
 the edges once (a count, to check the budget, and one collect) and solves the
 first answer on the driver by the same propagation; edges given as tuples,
 pandas or Arrow need no Spark at all.

@@ -1,7 +1,7 @@
 """The driver's placement of the semi-naive loop: node values in a numpy array, edges in resident CSR tries.
 
 The fixpoint ``value(y) = seed(y) ⊕ ⊕_x value(x) ⊗ edge(x, y)`` over an
-idempotent ⊕ (DESIGN.md §3, "Monoid fixpoints") in numpy: one round of the
+idempotent ⊕ (docs/design.md, "Monoid fixpoints") in numpy: one round of the
 loop of :mod:`faq.recursive.core` (which :mod:`faq.recursive.rounds` runs on
 Spark) is
 

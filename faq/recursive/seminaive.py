@@ -1,6 +1,6 @@
 """Semi-naive fixpoints over idempotent semirings on Spark.
 
-A *linear recursive rule* over a binary factor ``edge(x, y)`` (DESIGN.md §3,
+A *linear recursive rule* over a binary factor ``edge(x, y)`` (docs/design.md,
 "Monoid fixpoints")::
 
     value(y) := seed(y)
@@ -25,7 +25,7 @@ widest paths        max_min     capacity                   source: +inf
 components          min_label   0 (⊗ is +, so identity)    every node: its id
 ==================  ==========  =========================  =====================
 
-Spark habits (DESIGN.md §4): every step is a Column expression; the only
+Spark habits (docs/design.md): every step is a Column expression; the only
 values brought to the driver are scalars (the frontier's row count per
 iteration, a node count, one example row for an error).  Each iteration's
 result -- state and frontier flag in one table -- is local-checkpointed, and

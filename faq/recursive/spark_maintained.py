@@ -5,8 +5,8 @@ answer on the driver while they fit the index budget
 (:func:`faq.incremental.rules.budget_bytes`); above it, it delegates to
 :class:`SparkFixpoint`, which keeps both on the executors and runs every batch
 as Spark jobs.  With an idempotent ⊕ an inserted edge -- or a shorter weight in
-min_plus, a wider capacity in max_min -- can only *improve* values (DESIGN.md
-§3, "Monoid fixpoints").  So a batch of insertions restarts the semi-naive
+min_plus, a wider capacity in max_min -- can only *improve* values (docs/design.md,
+"Monoid fixpoints").  So a batch of insertions restarts the semi-naive
 iteration from the delta alone:
 
 1. the batch is ⊕-merged per pair and compared with the edges already there:
