@@ -341,6 +341,7 @@ class MaintainedTruss(Maintained, Owner):
             changed = int(np.count_nonzero(change.diff > 0)) - len(adding)
             info = {"inserted": len(adding), "deleted": len(deletes), "changed": changed,
                     "examined": report.examined if report else 0, "work": report.work if report else 0,
+                    "settled": report.settled if report else 0,
                     "recomputed": recomputed, "repair_tried": tried}
             change.info.update(info)
             change.seconds = time.perf_counter() - started

@@ -63,6 +63,7 @@ from faq.graphs.truss_repair import (
     QUEUE_HEAD,
     QUEUE_SIZE,
     BATCH,
+    SETTLED,
     USED,
     WORK,
     X,
@@ -91,7 +92,7 @@ class BatchReport:
     ``touched``: edge ids whose level may differ from before the batch, with
     ``before`` (−1 for an edge the batch inserted); ``inserted`` the new
     edges' ids; ``examined`` the insertion candidates searched; ``work`` the
-    list entries scanned for triangles; ``complete``
+    list entries scanned for triangles; ``settled`` the h-indexes computed; ``complete``
     False when the search passed its limit and only the first ``put_in``
     insertions were made (:meth:`TrussIndex.undo` takes the batch back).
     """
@@ -104,6 +105,7 @@ class BatchReport:
     complete: bool = True
     put_in: int = 0
     work: int = 0
+    settled: int = 0
 
 
 class TrussIndex:
@@ -210,7 +212,7 @@ class TrussIndex:
         C = self.C
         C[BATCH] += 1
         C[STEP] += 1  # a batch starts a step (one stopped half way may not have ended its own)
-        C[TOUCHED_N] = C[QUEUE_HEAD] = C[QUEUE_SIZE] = C[STEP_N] = C[WORK] = 0
+        C[TOUCHED_N] = C[QUEUE_HEAD] = C[QUEUE_SIZE] = C[STEP_N] = C[WORK] = C[SETTLED] = 0
         limit = np.iinfo(np.int64).max if work_limit is None else int(work_limit)
         complete = True
         if len(deletes):
@@ -229,7 +231,7 @@ class TrussIndex:
         self.live += put_in - len(deletes)
         touched = self.E[TOUCHED, : C[TOUCHED_N]].copy()
         return BatchReport(touched, self.E[ORIG, touched].copy(), inserted, deletes, int(examined), complete,
-                           put_in, int(C[WORK]))
+                           put_in, int(C[WORK]), int(C[SETTLED]))
 
     def undo(self, report: BatchReport) -> None:
         """Take back the batch ``report`` describes (the last one applied): links and levels as before."""

@@ -86,9 +86,9 @@ START, LENGTH, ROOM = range(3)
 # Rows of the pool P: neighbour, edge id.
 NBR, EID = range(2)
 # The counters C: touched edges, queue head and size, edges changed in the step, step, batch, search stamp,
-# pool slots used, work done (list entries scanned for triangles: what a batch costs).
-TOUCHED_N, QUEUE_HEAD, QUEUE_SIZE, STEP_N, STEP, BATCH, STAMP, USED, WORK = range(9)
-COUNTERS = 9
+# pool slots used, work done (list entries scanned for triangles: what a batch costs), h-indexes computed.
+TOUCHED_N, QUEUE_HEAD, QUEUE_SIZE, STEP_N, STEP, BATCH, STAMP, USED, WORK, SETTLED = range(10)
+COUNTERS = 10
 # Rows of the node-sized scratch S: h-index counts, two triangle lists (the second for supports).
 CNT, PF, PG, PF2, PG2 = range(5)
 
@@ -254,6 +254,7 @@ def _settle(N, P, E, F, C, S, within_step, limit):
         old = E[X, e]
         if old == 0 or not F[ALIVE, e]:
             continue
+        C[SETTLED] += 1
         n = _triangles(N, P, C, E[EU, e], E[EV, e], pf, pg)
         for i in range(n):
             cnt[min(E[X, pf[i]], E[X, pg[i]], old)] += 1
