@@ -48,9 +48,10 @@ batches = st.lists(st.lists(st.tuples(nodes, nodes, st.sampled_from([1, -1])), m
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(nodes, nodes), max_size=40), batches, st.one_of(st.none(), st.integers(0, 80)))
+@given(st.lists(st.tuples(nodes, nodes), max_size=40), batches, st.one_of(st.just(10**12), st.integers(0, 80)))
 def test_every_batch_equals_recomputation(edges, history, work_limit):
-    """A small work limit stops batches half way (in deletions or insertions): undone, then recomputed."""
+    """A small work limit stops batches half way (in deletions or insertions): undone, then recomputed.
+    (A work limit turns the default time limit off: a slow machine cannot make a batch fall back here.)"""
     maintained = MaintainedTruss(edges, work_limit=work_limit)
     current = simple(edges)
     rows = rows_of(maintained.table())
@@ -65,7 +66,7 @@ def test_every_batch_equals_recomputation(edges, history, work_limit):
         rows = integrate(rows, change)
         assert rows == expected, number
         assert change.version == maintained.version == number
-        if work_limit is None:
+        if work_limit == 10**12:
             assert not change.info["recomputed"]
 
 

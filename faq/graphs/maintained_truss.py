@@ -28,7 +28,9 @@ also what a decomposition from scratch does
 (:func:`~faq.graphs.truss_index.decomposition_work` estimates it).  A batch
 whose work reaches :attr:`MaintainedTruss.work_limit` (default a quarter of
 a decomposition's reads: the repair's reads are scattered, so that is about
-a decomposition's time) is taken back and the trussness is recomputed from
+a decomposition's time), or whose repair has taken
+:attr:`MaintainedTruss.time_limit` (the last decomposition's seconds), is
+taken back and the trussness is recomputed from
 scratch on the new edges instead, with the same change reported
 (``info["recomputed"]``), so a batch costs at most about two
 decompositions.  After a batch fell back, batches at least as large go
@@ -91,6 +93,10 @@ EDGE = "edge"
 # quarter is about a decomposition's time.
 WORK_FRACTION = 0.25
 MIN_WORK = 100_000
+# ... and, unless a work limit is given, this fraction of the last decomposition's seconds (the work
+# estimate is rough where hubs make lookups slow; the clock is not).
+TIME_FRACTION = 1.0
+MIN_SECONDS = 0.02  # below this, timer noise (a first call loading compiled code) would decide
 # After a batch fell back, batches at least as large are recomputed at once; every this many the repair
 # is tried again.
 RETRY_EVERY = 8
@@ -185,6 +191,7 @@ class MaintainedTruss(Maintained, Owner):
             Store(path).check_new()  # a path that cannot hold the state is refused before any work
         started = time.perf_counter()
         result = truss(edges)
+        self.decomposition_seconds = result.seconds["supports"] + result.seconds["peel"]
         self._hold(result)
         self.initial_seconds = time.perf_counter() - started
         if _restored is not None:
@@ -215,6 +222,14 @@ class MaintainedTruss(Maintained, Owner):
         if self._work_limit is not None:
             return int(self._work_limit)
         return max(MIN_WORK, int(WORK_FRACTION * self.index.recompute_work))
+
+    @property
+    def time_limit(self) -> Optional[float]:
+        """Seconds a batch's repair may take before it is recomputed instead: about one decomposition's
+        (the last one measured); None when a ``work_limit`` was given (then the limit is the work alone)."""
+        if self._work_limit is not None:
+            return None
+        return max(TIME_FRACTION * self.decomposition_seconds, MIN_SECONDS)
 
     @property
     def edges(self) -> int:
@@ -266,7 +281,8 @@ class MaintainedTruss(Maintained, Owner):
                  "repair)",
                  f"insertions: one at a time, the edges that may rise searched and settled; a batch whose work "
                  f"reaches {self.work_limit:,} reads is recomputed from scratch (a decomposition reads about "
-                 f"{self.index.recompute_work:,})" + ("" if self._fell_back_at is None else
+                 f"{self.index.recompute_work:,})" + ("" if self.time_limit is None else
+                                                     f" or takes {self.time_limit:.3f} s") + ("" if self._fell_back_at is None else
                                                      f"; batches of {self._fell_back_at:,} changes or more are "
                                                      f"recomputed at once (one fell back), the repair tried again "
                                                      f"every {RETRY_EVERY}"),
@@ -329,7 +345,8 @@ class MaintainedTruss(Maintained, Owner):
         index = self.index
         size = len(deletes) + len(adding)
         tried = self._fell_back_at is None or size < self._fell_back_at or self._skipped >= RETRY_EVERY
-        report = index.apply(deletes, ins_a, ins_b, work_limit=self.work_limit) if tried else None
+        report = index.apply(deletes, ins_a, ins_b, work_limit=self.work_limit, time_limit=self.time_limit) \
+            if tried else None
         recomputed = report is None or not report.complete
         try:
             if recomputed:
@@ -441,6 +458,7 @@ class MaintainedTruss(Maintained, Owner):
         low, high = np.minimum(u, v), np.maximum(u, v)
         order = np.lexsort((high, low))
         result = decompose(low[order], high[order])
+        self.decomposition_seconds = result.seconds["supports"] + result.seconds["peel"]
         new = TrussIndex(result.src, result.dst, result.trussness - 2, len(self.domain))
         # old rows and new rows by pair key; those in both with the same level cancel
         n = np.int64(max(len(self.domain), 1))

@@ -34,6 +34,7 @@ Examples
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Optional
 
@@ -80,6 +81,9 @@ __all__ = ["TrussIndex", "BatchReport", "warm_up"]
 # A neighbour list gets this much room over its length when built (and a moved list twice its length + 4).
 SLACK = 0.25
 MIN_ROOM = 4
+#: A batch's deletions and insertions go to the compiled loops in chunks this large, the time limit checked between.
+DELETE_CHUNK = 64
+INSERT_CHUNK = 8
 
 
 # --- the index -----------------------------------------------------------------------------
@@ -195,7 +199,7 @@ class TrussIndex:
     # -- one batch --------------------------------------------------------------------
 
     def apply(self, deletes: np.ndarray, ins_u: np.ndarray, ins_v: np.ndarray,
-              work_limit: Optional[int] = None) -> BatchReport:
+              work_limit: Optional[int] = None, time_limit: Optional[float] = None) -> BatchReport:
         """Delete the live edges ``deletes`` (ids), then insert the absent pairs ``ins_u[i]-ins_v[i]`` (codes).
 
         The caller gives each pair once, present ones only in ``deletes`` and
@@ -204,7 +208,9 @@ class TrussIndex:
         scanned for triangles) reaches it, half way if need be (the report is
         then not ``complete`` and the batch must be undone; 0: before the
         first insertion); :attr:`recompute_work` is what a decomposition from
-        scratch scans, about.
+        scratch scans, about.  With ``time_limit`` (seconds) the batch stops
+        likewise once that much time has passed, checked between chunks of
+        :data:`DELETE_CHUNK` deletions and :data:`INSERT_CHUNK` insertions.
         """
         deletes = np.asarray(deletes, np.int64)
         ins_u, ins_v = np.asarray(ins_u, np.int64), np.asarray(ins_v, np.int64)
@@ -214,20 +220,32 @@ class TrussIndex:
         C[STEP] += 1  # a batch starts a step (one stopped half way may not have ended its own)
         C[TOUCHED_N] = C[QUEUE_HEAD] = C[QUEUE_SIZE] = C[STEP_N] = C[WORK] = C[SETTLED] = 0
         limit = np.iinfo(np.int64).max if work_limit is None else int(work_limit)
+        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
         complete = True
-        if len(deletes):
-            complete = bool(delete_edges(self.N, self.P, self.E, self.F, C, self.S, deletes, limit))
+        for start in range(0, len(deletes), DELETE_CHUNK):  # each chunk a batch of deletions, settled
+            if start and deadline is not None and time.perf_counter() > deadline:
+                complete = False
+                break
+            if not delete_edges(self.N, self.P, self.E, self.F, C, self.S, deletes[start:start + DELETE_CHUNK], limit):
+                complete = False
+                break
         inserted = np.arange(self.m, self.m + len(ins_u), dtype=np.int64)
-        examined = 0
-        done = np.zeros(2, dtype=np.int64)
+        examined = put_in = 0
         if len(inserted):
             self.E[EU, inserted], self.E[EV, inserted] = ins_u, ins_v
             self.F[SUPPORT_KNOWN, inserted] = False
             self.m += len(inserted)
-            if complete:
-                examined = insert_edges(self.N, self.P, self.E, self.F, C, self.S, inserted, limit, done)
-        put_in = int(done[0])
-        complete = complete and put_in == len(inserted) and not done[1]
+        done = np.zeros(2, dtype=np.int64)
+        for start in range(0, len(inserted) if complete else 0, INSERT_CHUNK):
+            if deadline is not None and time.perf_counter() > deadline:
+                complete = False
+                break
+            chunk = inserted[start:start + INSERT_CHUNK]
+            examined += insert_edges(self.N, self.P, self.E, self.F, C, self.S, chunk, limit, done)
+            put_in += int(done[0])
+            if done[1] or done[0] < len(chunk):
+                complete = False
+                break
         self.live += put_in - len(deletes)
         touched = self.E[TOUCHED, : C[TOUCHED_N]].copy()
         return BatchReport(touched, self.E[ORIG, touched].copy(), inserted, deletes, int(examined), complete,
