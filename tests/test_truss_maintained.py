@@ -221,3 +221,16 @@ def test_changes_of_maintained_objects_are_one_change_stream_the_calculus_takes(
     late = asof.apply(right=pd.DataFrame({"time": [2], "px": [2.0]}))
     assert change_stream(late).to_pydict() == {"time": [4, 4], "qty": [7, 7], "px": [1.0, 2.0], "version": [1, 1],
                                                "diff": [-1, 1]}
+
+
+def test_a_batch_of_more_deletions_than_a_chunk_retracts_each_edge_at_its_level_before_the_batch():
+    from faq.graphs.truss_index import DELETE_CHUNK
+
+    edges = [(a, b) for a in range(14) for b in range(a + 1, 14)]  # K14: 91 edges at trussness 14
+    maintained = MaintainedTruss(edges, work_limit=10**12)
+    before = rows_of(maintained.table())
+    gone = edges[: DELETE_CHUNK + 10]  # the first chunk lowers the levels of edges the second deletes
+    change = maintained.apply([(a, b, -1) for a, b in gone] + [(20, 21, 1)])
+    assert not change.info["recomputed"]
+    assert rows_of(maintained.table()) == rows_of(truss(sorted(set(edges) - set(gone)) + [(20, 21)]).table())
+    assert integrate(before, change) == rows_of(maintained.table())

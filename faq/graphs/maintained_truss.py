@@ -20,7 +20,7 @@ batch is refused as ambiguous).  The effective changes then go to the
 1. the deletions at once, then settling from the partners of their triangles;
 2. the insertions one at a time: the new edge's bound, the edges that may
    rise with it (a search over triangles, pruned by support), raised by one,
-   then settling (why this is exact: :mod:`faq.graphs.truss_index`).
+   then settling (why this is exact: :mod:`faq.graphs.truss_repair`).
 
 The work of a batch is bounded.  Work is counted as the neighbour-list
 entries read to find triangles (a binary search's steps counted), which is
@@ -30,20 +30,19 @@ whose work reaches :attr:`MaintainedTruss.work_limit` (default a quarter of
 a decomposition's reads: the repair's reads are scattered, so that is about
 a decomposition's time), or whose repair has taken
 :attr:`MaintainedTruss.time_limit` (the last decomposition's seconds), is
-taken back and the trussness is recomputed from
-scratch on the new edges instead, with the same change reported
-(``info["recomputed"]``), so a batch costs at most about two
-decompositions.  After a batch fell back, batches at least as large go
-straight to recomputing (one decomposition), and every eighth tries the
-repair again (``info["repair_tried"]``).  Batches that are a large part of a small
-graph, and insertions that close many triangles among hubs (a social or
-e-mail graph's edges coming back), can need this fallback.  ``explain()``
-says what the last batch did.
+taken back and the trussness is recomputed from scratch on the new edges
+instead, with the same change reported (``info["recomputed"]``), so a
+batch costs at most about two decompositions.  After a batch fell back,
+batches at least as large go straight to recomputing (one decomposition),
+and every eighth tries the repair again (``info["repair_tried"]``).
+Batches that are a large part of a small graph, and insertions that close
+many triangles among hubs (a social or e-mail graph's edges coming back),
+can need this fallback.  ``explain()`` says what the last batch did.
 
 Known limit: an insertion raises and settles every edge its search cannot
 rule out; the order-based maintenance of Zhang and Yu (SIGMOD 2019) keeps
 a peeling order to rule out far more, and is not built.  The benchmark
-(``bench/bench_truss.py --maintained``) measures where that matters.
+``bench/bench_truss_maintained.py`` measures where that matters.
 
 Then the commit, as for every maintained object
 (:class:`~faq.incremental.durable.Maintained`): ``before_commit`` (a
@@ -218,7 +217,7 @@ class MaintainedTruss(Maintained, Owner):
 
     @property
     def work_limit(self) -> int:
-        """The work a batch's insertions may do before it is recomputed instead (module notes)."""
+        """The work (list entries read) a batch's repair may do before it is recomputed instead (module notes)."""
         if self._work_limit is not None:
             return int(self._work_limit)
         return max(MIN_WORK, int(WORK_FRACTION * self.index.recompute_work))
@@ -279,13 +278,8 @@ class MaintainedTruss(Maintained, Owner):
                  f"{self.max_k}; index on the driver ({self.index.nbytes / 2**20:.1f} MiB), no Spark job a batch",
                  "deletions: removed at once, then the levels of their triangles' partners settled (h-index "
                  "repair)",
-                 f"insertions: one at a time, the edges that may rise searched and settled; a batch whose work "
-                 f"reaches {self.work_limit:,} reads is recomputed from scratch (a decomposition reads about "
-                 f"{self.index.recompute_work:,})" + ("" if self.time_limit is None else
-                                                     f" or takes {self.time_limit:.3f} s") + ("" if self._fell_back_at is None else
-                                                     f"; batches of {self._fell_back_at:,} changes or more are "
-                                                     f"recomputed at once (one fell back), the repair tried again "
-                                                     f"every {RETRY_EVERY}"),
+                 "insertions: one at a time, the edges that may rise searched, raised and settled",
+                 self._budget(),
                  "state: " + ("in memory only" if self.path is None else f"saved in {self.path}")]
         if self.last:
             how = "repaired" if not self.last.get("recomputed") else \
@@ -294,6 +288,18 @@ class MaintainedTruss(Maintained, Owner):
                          f"{self.last['changed']} edge(s) changed trussness, {self.last['work']:,} reads in the "
                          f"repair, {self.last['seconds']:.3f} s")
         return "\n".join(lines)
+
+    def _budget(self) -> str:
+        """The explain line of when a batch is recomputed instead of repaired."""
+        line = (f"budget: a repair that reads {self.work_limit:,} list entries (a decomposition reads about "
+                f"{self.index.recompute_work:,})")
+        if self.time_limit is not None:
+            line += f" or takes {self.time_limit:.3f} s (the last decomposition's time)"
+        line += " is undone and the batch recomputed"
+        if self._fell_back_at is not None:
+            line += (f"; batches of {self._fell_back_at:,} changes or more are recomputed at once (one fell back), "
+                     f"the repair tried again every {RETRY_EVERY}")
+        return line
 
     def __repr__(self) -> str:
         return f"MaintainedTruss(edges={self.edges}, max_k={self.max_k}, version={self.version})"
@@ -436,8 +442,16 @@ class MaintainedTruss(Maintained, Owner):
         touched, before = report.touched, report.before
         old_rows = (before >= 0) & (index.x[touched] != before) & index.alive[touched]
         new_rows = old_rows | (before < 0)
+        # a deleted edge retracts its level from before the batch: an earlier chunk of deletions may have
+        # lowered it before it went (then it is among the touched, with that level)
+        gone_levels = index.x[report.deleted].copy()
+        if len(touched) and len(report.deleted):
+            order = np.argsort(touched)
+            at = np.minimum(np.searchsorted(touched[order], report.deleted), len(touched) - 1)
+            hit = touched[order][at] == report.deleted
+            gone_levels[hit] = before[order][at[hit]]
         out_ids = np.concatenate([touched[old_rows], report.deleted, touched[new_rows]])
-        levels = np.concatenate([before[old_rows], index.x[report.deleted], index.x[touched[new_rows]]])
+        levels = np.concatenate([before[old_rows], gone_levels, index.x[touched[new_rows]]])
         signs = np.concatenate([-np.ones(int(old_rows.sum()) + len(report.deleted), np.int64),
                                 np.ones(int(new_rows.sum()), np.int64)])
         return self._change(index, out_ids, levels, signs, target)
