@@ -65,9 +65,6 @@ from typing import Any, Optional
 import numpy as np
 
 from faq.asof.side import Side
-from faq.incremental.change import BatchEvent
-from faq.incremental.durable import Maintained, Versions
-from faq.scope import Owner, Scope
 from faq.asof.tables import (
     SUFFIXES,
     Keys,
@@ -81,6 +78,9 @@ from faq.asof.tables import (
     tolerance_number,
 )
 from faq.errors import InvalidArgumentError, InvalidDeltaError, TimeTypeError
+from faq.incremental.change import BatchEvent
+from faq.incremental.durable import Maintained, Versions
+from faq.scope import Owner, Scope
 
 __all__ = ["MaintainedAsof", "AsofChange", "DIFF", "MODES", "SIDES"]
 

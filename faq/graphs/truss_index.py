@@ -82,8 +82,8 @@ __all__ = ["TrussIndex", "BatchReport", "warm_up"]
 SLACK = 0.25
 MIN_ROOM = 4
 #: A batch's deletions and insertions go to the compiled loops in chunks this large, the time limit checked between.
-DELETE_CHUNK = 64
-INSERT_CHUNK = 8
+DELETE_CHUNK = 16
+INSERT_CHUNK = 1
 
 
 # --- the index -----------------------------------------------------------------------------
