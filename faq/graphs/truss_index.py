@@ -84,6 +84,9 @@ MIN_ROOM = 4
 #: A batch's deletions and insertions go to the compiled loops in chunks this large, the time limit checked between.
 DELETE_CHUNK = 16
 INSERT_CHUNK = 1
+#: Work units a second assumed before a batch has measured its own rate (about 10 ns a unit here): inside a
+#: compiled call the clock cannot be read, so the time left becomes a work limit at this rate.
+FIRST_RATE = 100_000_000
 
 
 # --- the index -----------------------------------------------------------------------------
@@ -209,8 +212,10 @@ class TrussIndex:
         then not ``complete`` and the batch must be undone; 0: before the
         first insertion); :attr:`recompute_work` is what a decomposition from
         scratch scans, about.  With ``time_limit`` (seconds) the batch stops
-        likewise once that much time has passed, checked between chunks of
-        :data:`DELETE_CHUNK` deletions and :data:`INSERT_CHUNK` insertions.
+        likewise once that much time has passed: checked between chunks of
+        :data:`DELETE_CHUNK` deletions and :data:`INSERT_CHUNK` insertions, and
+        inside a compiled call as the work the time left buys at the rate
+        measured so far (:data:`FIRST_RATE` before there is one).
         """
         deletes = np.asarray(deletes, np.int64)
         ins_u, ins_v = np.asarray(ins_u, np.int64), np.asarray(ins_v, np.int64)
@@ -220,13 +225,25 @@ class TrussIndex:
         C[STEP] += 1  # a batch starts a step (one stopped half way may not have ended its own)
         C[TOUCHED_N] = C[QUEUE_HEAD] = C[QUEUE_SIZE] = C[STEP_N] = C[WORK] = C[SETTLED] = 0
         limit = np.iinfo(np.int64).max if work_limit is None else int(work_limit)
-        deadline = None if time_limit is None else time.perf_counter() + float(time_limit)
+        started = time.perf_counter()
+        deadline = None if time_limit is None else started + float(time_limit)
+
+        def allowed() -> int:
+            """The work the next call may reach: the limit, and what the time left buys at the rate so far."""
+            if deadline is None:
+                return limit
+            now = time.perf_counter()
+            spent = now - started
+            rate = C[WORK] / spent if spent > 1e-3 and C[WORK] > 0 else FIRST_RATE
+            return min(limit, int(C[WORK] + max(deadline - now, 0.0) * rate))
+
         complete = True
         for start in range(0, len(deletes), DELETE_CHUNK):  # each chunk a batch of deletions, settled
             if start and deadline is not None and time.perf_counter() > deadline:
                 complete = False
                 break
-            if not delete_edges(self.N, self.P, self.E, self.F, C, self.S, deletes[start:start + DELETE_CHUNK], limit):
+            chunk = deletes[start:start + DELETE_CHUNK]
+            if not delete_edges(self.N, self.P, self.E, self.F, C, self.S, chunk, allowed()):
                 complete = False
                 break
         inserted = np.arange(self.m, self.m + len(ins_u), dtype=np.int64)
@@ -241,7 +258,7 @@ class TrussIndex:
                 complete = False
                 break
             chunk = inserted[start:start + INSERT_CHUNK]
-            examined += insert_edges(self.N, self.P, self.E, self.F, C, self.S, chunk, limit, done)
+            examined += insert_edges(self.N, self.P, self.E, self.F, C, self.S, chunk, allowed(), done)
             put_in += int(done[0])
             if done[1] or done[0] < len(chunk):
                 complete = False

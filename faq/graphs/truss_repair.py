@@ -363,8 +363,8 @@ def insert_edges(N, P, E, F, C, S, ins, limit, done):
     edge that rises has ``k + 1`` triangles in the new (k+3)-truss, whose
     edges are all viable.  Stops before an insertion once the batch's work
     (``C[WORK]``, list entries scanned) reached ``limit`` (at once for a
-    ``limit`` of 0) or once it is reached in a settling; ``done[0]`` is the
-    number put in, ``done[1]`` 1 when a settling stopped half way.  Returns
+    ``limit`` of 0) or once it is reached in a search or a settling;
+    ``done[0]`` is the number put in, ``done[1]`` 1 when one stopped half way.  Returns
     the candidates examined.
     """
     cnt, pf, pg = S[CNT], S[PF], S[PG]
@@ -409,6 +409,9 @@ def insert_edges(N, P, E, F, C, S, ins, limit, done):
                 f, g = g, f
         found = 0
         while top > 0:
+            if C[WORK] >= limit:  # a search can be long: stop inside it too (the batch is undone)
+                done[1] = 1
+                return examined
             top -= 1
             f = E[STACK, top]
             k = E[X, f]
