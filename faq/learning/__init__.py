@@ -24,7 +24,7 @@ Examples
 >>> m = faq.linear_regression("orders(o), items(o)", target="orders.amount", features=["items.qty"],
 ...                           orders=orders, items=items)
 >>> round(m.intercept, 6), round(m.coefficients["items.qty"], 6), m.rows
-(2.0, 4.0, 5.0)
+(2.0, 4.0, 5)
 >>> faq.moments("orders(o), items(o)", "orders.amount", orders=orders, items=items).mean   # per joined row
 20.0
 """
@@ -118,8 +118,8 @@ def linear_regression(query: str, target: str, features: Sequence[str], *, ridge
     from faq.learning.features import parse_features
 
     parsed, atoms = _parsed(query)
-    names = [*([features] if isinstance(features, str) else features), target]
-    chosen = parse_features(names, atoms)
+    listed = [features] if isinstance(features, str) else list(features)
+    chosen = parse_features([*listed, target], atoms, roles=["features"] * len(listed) + ["target"])
     if maintained:
         return _maintained(parsed, chosen, tables, str(chosen[-1]), ridge, placement, spark, path, progress)
     _static_only(path)

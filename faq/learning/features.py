@@ -35,8 +35,8 @@ faq.errors.InvalidArgumentError: [INVALID_ARGUMENT] features='qty': a feature is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -57,6 +57,7 @@ class Feature:
     table: str
     column: str
     index: int = 0
+    role: str = field(default="features", compare=False)  # the argument it was given as, for messages
 
     def __str__(self) -> str:
         return f"{self.table}.{self.column}"
@@ -94,29 +95,34 @@ class LiftedFactor:
                 + (f" ({self.dropped} rows with a null key or feature dropped)" if self.dropped else ""))
 
 
-def parse_features(names: Sequence[str], atoms: Mapping[str, Sequence[str]]) -> list[Feature]:
+def parse_features(names: Sequence[str], atoms: Mapping[str, Sequence[str]],
+                   roles: Optional[Sequence[str]] = None) -> list[Feature]:
     """``"table.column"`` names as :class:`Feature` values, numbered in the order given.
 
     ``atoms`` maps each table of the query to its variables (the first
     atom's, for a table used twice).  A table must be one of the query's.
+    ``roles`` names the argument each name came from (default
+    ``"features"``; a regression's target is ``"target"``), which errors name.
     """
     if isinstance(names, str):
         names = [names]
+    roles = list(roles) if roles is not None else ["features"] * len(names)
     out = []
-    for i, name in enumerate(names):
+    for i, (name, role) in enumerate(zip(names, roles)):
         table, dot, column = str(name).partition(".")
         if not dot or not table or not column:
-            raise InvalidArgumentError(argument="features", value=name,
+            raise InvalidArgumentError(argument=role, value=name,
                                        reason="a feature is named table.column, e.g. "
                                        f"'{next(iter(atoms), 'table')}.{name}'")
         if table not in atoms:
             raise UnknownFactorError(name=table, known=list(atoms))
-        out.append(Feature(table, column, i))
-    seen: dict[str, int] = {}
+        out.append(Feature(table, column, i, role))
+    seen: dict[str, Feature] = {}
     for f in out:
         if str(f) in seen:
-            raise InvalidArgumentError(argument="features", value=str(f), reason="named twice")
-        seen[str(f)] = f.index
+            reason = "named twice" if f.role == seen[str(f)].role else f"is also among the {seen[str(f)].role}"
+            raise InvalidArgumentError(argument=f.role, value=str(f), reason=reason)
+        seen[str(f)] = f
     return out
 
 
@@ -199,7 +205,7 @@ def _check_columns(table: Any, atom: Any, keys: Mapping[str, str], features: Seq
                                        f"(its columns: {', '.join(columns)})")
     for f in features:
         if f.column not in columns:
-            raise InvalidArgumentError(argument="features", value=str(f),
+            raise InvalidArgumentError(argument=f.role, value=str(f),
                                        reason=f"table {f.table!r} has no column {f.column!r} "
                                        f"(its columns: {', '.join(columns)})")
 

@@ -32,13 +32,13 @@ Examples
 >>> m = faq.linear_regression("orders(o), items(o)", target="orders.amount", features=["items.qty"],
 ...                           orders=orders, items=items, maintained=True)
 >>> m.rows, m.version
-(3.0, 0)
+(3, 0)
 >>> change = m.apply(items=pd.DataFrame({"o": [1, 1], "qty": [2.0, 3.0], "diff": [-1, 1]}))
 >>> m.version, m.rows, round(m.coefficients["items.qty"], 6)       # (3, 10), (4.5, 20), (7, 30)
-(1, 3.0, 4.897959)
+(1, 3, 4.897959)
 >>> change = m.apply(items=pd.DataFrame({"o": [1], "qty": [3.0], "diff": [-1]}))
 >>> m.rows, round(m.intercept, 6), round(m.coefficients["items.qty"], 6)   # (4.5, 20), (7, 30)
-(2.0, 2.0, 4.0)
+(2, 2.0, 4.0)
 >>> m.close()
 """
 
@@ -133,9 +133,10 @@ class MaintainedModel(Maintained, Owner):
         return Covariance(self.features, float(count), sums, products, None, self.notes)
 
     @property
-    def rows(self) -> float:
-        """Rows of the join now."""
-        return self.covariance.count
+    def rows(self) -> Any:
+        """Rows of the join now (an int: a count)."""
+        count = self.covariance.count
+        return int(count) if float(count).is_integer() else float(count)
 
     @property
     def model(self) -> LinearModel:

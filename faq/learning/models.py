@@ -41,7 +41,7 @@ import numpy as np
 
 from faq.errors import FAQValueError, InvalidArgumentError
 
-__all__ = ["Covariance", "Moments", "LinearModel", "LearningPlan", "fit_linear", "moments_of"]
+__all__ = ["Covariance", "Moments", "LinearModel", "LearningPlan", "fit_linear", "moments_of", "ridge_path"]
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,11 @@ def moments_of(feature: str, value: Sequence[float], plan: Any = None, notes: Se
 
 @dataclass(frozen=True)
 class LinearModel:
-    """Least squares with an intercept over the rows of a join.
+    """Least squares with an intercept over the rows of a join, with scikit-learn's names.
+
+    Everything below comes from the cofactor aggregate ``(n, Σx, Σxxᵀ)`` of
+    the features and the target: the fit, its R² on the join and the
+    coefficients' standard errors need no row of the join.
 
     Attributes
     ----------
@@ -178,6 +182,19 @@ class LinearModel:
         The penalty λ on the coefficients' squares (not the intercept's).
     covariance : Covariance
         The aggregate it was solved from (features, then the target).
+
+    Examples
+    --------
+    >>> x = np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 5.0], [4.0, 3.0], [5.0, 5.0]])
+    >>> y = 2.0 + x @ np.array([0.5, -1.0]) + np.array([0.1, -0.1, 0.0, 0.1, -0.1])
+    >>> data = np.column_stack([x, y])
+    >>> model = fit_linear(Covariance(("t.a", "t.b", "t.y"), 5.0, data.sum(axis=0), data.T @ data), target="t.y")
+    >>> model.coef_.round(3).tolist(), round(model.intercept_, 3), model.feature_names_in_.tolist()
+    ([0.472, -0.991], 2.052, ['t.a', 't.b'])
+    >>> bool(np.allclose(model.predict(x), model.intercept_ + x @ model.coef_)), round(model.score(), 4)
+    (True, 0.9952)
+    >>> model.rows, sorted(model.standard_errors)
+    (5, ['intercept', 't.a', 't.b'])
     """
 
     intercept: float
@@ -186,23 +203,180 @@ class LinearModel:
     ridge: float
     covariance: Covariance = field(repr=False)
 
+    # -- scikit-learn's names ------------------------------------------------------------
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """The coefficients, in the order of :attr:`feature_names_in_`."""
+        return np.array(list(self.coefficients.values()), dtype=np.float64)
+
+    @property
+    def intercept_(self) -> float:
+        return float(self.intercept)
+
+    @property
+    def feature_names_in_(self) -> np.ndarray:
+        """The features, ``"table.column"``, in the order of :attr:`coef_`."""
+        return np.array(list(self.coefficients), dtype=object)
+
+    @property
+    def n_features_in_(self) -> int:
+        return len(self.coefficients)
+
     @property
     def plan(self) -> Any:
         return self.covariance.plan
 
     @property
-    def rows(self) -> float:
-        """Rows of the join it was fitted on."""
-        return self.covariance.count
+    def rows(self) -> Any:
+        """Rows of the join it was fitted on (an int: a count; a float only for a weighted aggregate)."""
+        count = self.covariance.count
+        return int(count) if float(count).is_integer() else float(count)
 
     def explain(self) -> LearningPlan:
         """Where each feature was lifted, then the plan that computed the aggregate."""
         return self.covariance.explain()
 
-    def predict(self, x: Any) -> np.ndarray:
-        """Predictions for rows ``x`` (a 2-D array whose columns are the features, in order)."""
-        x = np.asarray(x, dtype=np.float64)
-        return self.intercept + x @ np.array(list(self.coefficients.values()))
+    # -- predictions ---------------------------------------------------------------------
+
+    def predict(self, x: Any) -> Any:
+        """Predictions for the rows ``x``.
+
+        Parameters
+        ----------
+        x : 2-D array, pandas DataFrame, Arrow table or Spark DataFrame
+            An array's columns are the features in :attr:`feature_names_in_`
+            order; a table's are found by name, ``"table.column"`` or the
+            bare ``column`` when that names one feature.
+
+        Returns
+        -------
+        numpy.ndarray, or a Spark DataFrame
+            For a Spark DataFrame, the rows with a ``prediction`` column (a
+            Column expression: no Python runs on the executors).
+        """
+        from faq.spark import is_dataframe
+
+        if is_dataframe(x):
+            from pyspark.sql import functions as F
+
+            expression = F.lit(self.intercept_)
+            for name, weight in zip(self._columns_in(x.columns), self.coef_):
+                expression = expression + F.col(f"`{name}`").cast("double") * F.lit(float(weight))
+            return x.withColumn("prediction", expression)
+        return self.intercept_ + self._matrix(x) @ self.coef_
+
+    def score(self, x: Any = None, y: Any = None) -> float:
+        """R², as scikit-learn's ``score``: on the rows ``x`` and targets ``y``, or, without them, on the
+        join it was fitted on -- from the aggregate alone, no row listed.
+
+        ``y`` may also be the name of ``x``'s target column (default: the target's name when ``x`` has it).
+        """
+        if x is None:
+            return self._in_sample_r2()
+        from faq.spark import is_dataframe
+
+        if is_dataframe(x):
+            x = x.toPandas()
+        truth = self._targets(x, y)
+        predicted = np.asarray(self.predict(x), dtype=np.float64)
+        residual = float(((truth - predicted) ** 2).sum())
+        total = float(((truth - truth.mean()) ** 2).sum())
+        return 1.0 - residual / total if total else float("nan")
+
+    # -- the fit's statistics, from the aggregate ---------------------------------------
+
+    @property
+    def residual_sum_of_squares(self) -> float:
+        """Σ (y − ŷ)² over the join: ``y'y − 2 β'X'y + β'X'Xβ`` with the intercept in ``β``."""
+        gram, moment, yy = self._normal_equations()
+        beta = np.concatenate([[self.intercept_], self.coef_])
+        return float(max(yy - 2.0 * beta @ moment + beta @ gram @ beta, 0.0))
+
+    def coefficient_covariance(self) -> Any:
+        """The covariance of (intercept, coefficients): ``σ² A⁻¹ G A⁻¹`` with ``G`` the Gram matrix of
+        ``(1, x)``, ``A = G + λ`` on the coefficients (``σ² G⁻¹`` without ridge) and
+        ``σ² = RSS / (n − p − 1)``; a pandas DataFrame labelled ``intercept`` and the features."""
+        import pandas as pd
+
+        gram, _, _ = self._normal_equations()
+        dof = self.covariance.count - gram.shape[0]
+        if dof <= 0:
+            raise FAQValueError(error_class="TOO_FEW_ROWS", ddof=gram.shape[0], count=self.covariance.count)
+        sigma2 = self.residual_sum_of_squares / dof
+        penalised = gram + np.diag([0.0] + [self.ridge] * (gram.shape[0] - 1))
+        inverse = np.linalg.pinv(penalised)
+        names = ["intercept", *self.coefficients]
+        return pd.DataFrame(sigma2 * inverse @ gram @ inverse, index=names, columns=names)
+
+    @property
+    def standard_errors(self) -> dict[str, float]:
+        """The standard error of the intercept and of each coefficient (:meth:`coefficient_covariance`)."""
+        covariance = self.coefficient_covariance()
+        return {name: float(np.sqrt(max(covariance.loc[name, name], 0.0))) for name in covariance.index}
+
+    def _in_sample_r2(self) -> float:
+        _, moment, yy = self._normal_equations()
+        n = self.covariance.count
+        total = yy - moment[0] ** 2 / n
+        return float(1.0 - self.residual_sum_of_squares / total) if total > 0 else float("nan")
+
+    def _normal_equations(self) -> tuple[np.ndarray, np.ndarray, float]:
+        """(the Gram matrix of (1, x), (Σy, Σxy), Σy²) from the aggregate."""
+        aggregate = self.covariance
+        t = aggregate.features.index(self.target)
+        keep = [aggregate.features.index(name) for name in self.coefficients]
+        sums, products = np.asarray(aggregate.sums), np.asarray(aggregate.products)
+        gram = np.empty((len(keep) + 1, len(keep) + 1))
+        gram[0, 0] = aggregate.count
+        gram[0, 1:] = gram[1:, 0] = sums[keep]
+        gram[1:, 1:] = products[np.ix_(keep, keep)]
+        return gram, np.concatenate([[sums[t]], products[keep, t]]), float(products[t, t])
+
+    # -- reading rows -----------------------------------------------------------------------
+
+    def _columns_in(self, columns: Sequence[str]) -> list[str]:
+        """The column of ``columns`` holding each feature: its full name, or its bare column name."""
+        found = []
+        for name in self.coefficients:
+            bare = name.split(".", 1)[-1]
+            if name in columns:
+                found.append(name)
+            elif bare in columns and sum(n.split(".", 1)[-1] == bare for n in self.coefficients) == 1:
+                found.append(bare)
+            else:
+                raise InvalidArgumentError(argument="x", value=list(columns),
+                                           reason=f"has no column for the feature {name!r} ({name!r} or {bare!r})")
+        return found
+
+    def _matrix(self, x: Any) -> np.ndarray:
+        import pyarrow as pa
+
+        if isinstance(x, pa.Table):
+            x = x.to_pandas()
+        if hasattr(x, "columns") and hasattr(x, "to_numpy"):  # pandas
+            return x[self._columns_in(list(x.columns))].to_numpy(dtype=np.float64)
+        matrix = np.asarray(x, dtype=np.float64)
+        if matrix.ndim != 2 or matrix.shape[1] != self.n_features_in_:
+            raise InvalidArgumentError(argument="x", value=f"shape {matrix.shape}",
+                                       reason=f"rows of the {self.n_features_in_} features {list(self.coefficients)}")
+        return matrix
+
+    def _targets(self, x: Any, y: Any) -> np.ndarray:
+        import pyarrow as pa
+
+        if isinstance(x, pa.Table):
+            x = x.to_pandas()
+        if y is None or isinstance(y, str):
+            name = y or self.target
+            columns = list(getattr(x, "columns", []))
+            bare = name.split(".", 1)[-1]
+            column = name if name in columns else bare if bare in columns else None
+            if column is None:
+                raise InvalidArgumentError(argument="y", value=y, reason=f"give the targets, or rows with the "
+                                                                         f"column {self.target!r}")
+            return x[column].to_numpy(dtype=np.float64)
+        return np.asarray(y, dtype=np.float64).ravel()
 
 
 def fit_linear(aggregate: Covariance, target: str, ridge: float = 0.0) -> LinearModel:
@@ -236,3 +410,14 @@ def fit_linear(aggregate: Covariance, target: str, ridge: float = 0.0) -> Linear
     solution = np.linalg.lstsq(gram, moment, rcond=None)[0]
     names = [aggregate.features[i] for i in keep]
     return LinearModel(float(solution[0]), dict(zip(names, map(float, solution[1:]))), target, float(ridge), aggregate)
+
+
+def ridge_path(aggregate: Covariance, target: str, alphas: Sequence[float]) -> list[LinearModel]:
+    """One model per penalty in ``alphas``, all from the same aggregate (one FAQ, then a small solve each).
+
+    >>> data = np.array([[1.0, 3.0], [2.0, 5.0], [3.0, 7.5]])
+    >>> aggregate = Covariance(("t.x", "t.y"), 3.0, data.sum(axis=0), data.T @ data)
+    >>> [round(m.coefficients["t.x"], 3) for m in ridge_path(aggregate, "t.y", [0.0, 1.0, 10.0])]
+    [2.25, 1.5, 0.375]
+    """
+    return [fit_linear(aggregate, target, float(alpha)) for alpha in alphas]
