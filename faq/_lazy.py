@@ -53,6 +53,10 @@ def lazy_exports(
         return value
 
     def __dir__() -> list[str]:
-        return sorted(set(namespace) | set(exports))
+        # the public names and the submodules loaded, not the package's own helpers (``annotations``,
+        # ``lazy_exports``, private names): what ``dir(faq)`` shows is what a user may use
+        public = {name for name, value in namespace.items() if not name.startswith("_")
+                  and (name in exports or getattr(value, "__name__", "").startswith(f"{package}."))}
+        return sorted(public | set(exports))
 
     return __getattr__, __dir__

@@ -217,3 +217,13 @@ def test_the_design_notes_the_code_cites_are_in_the_repository():
         cited |= set(re.findall(r'docs/design\.md,\s+"([^"]+)"', text))
     assert not outside, f"cite docs/design.md, not a design file outside the repository: {outside}"
     assert cited and cited <= headings, f"cited sections missing from docs/design.md: {sorted(cited - headings)}"
+
+
+def test_dir_of_the_package_shows_what_a_user_may_use_and_the_annotations_ship():
+    import faq
+
+    names = set(dir(faq))
+    assert set(faq.__all__) <= names
+    assert not {"annotations", "lazy_exports", "importlib"} & names and not any(n.startswith("_") and
+                                                                              not n.startswith("__") for n in names)
+    assert (FAQ / "py.typed").exists()  # PEP 561: type checkers read faq's annotations
