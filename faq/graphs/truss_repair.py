@@ -354,6 +354,27 @@ def _viable(N, P, E, F, C, S, p, k):
 
 
 @_compiled
+def _insertion_bound(E, F, cnt, pf, pg, n):
+    """A new edge's bound: the h-index of its ``n`` triangles' values (in ``pf``, ``pg``) with every other
+    edge one higher.  Its partners have a triangle more, so their supports are forgotten here, before the
+    search reads them."""
+    for i in range(n):
+        F[SUPPORT_KNOWN, pf[i]] = False
+        F[SUPPORT_KNOWN, pg[i]] = False
+        cnt[min(E[X, pf[i]] + 1, E[X, pg[i]] + 1, n)] += 1
+    bound = n
+    total = 0
+    while bound > 0:
+        total += cnt[bound]
+        if total >= bound:
+            break
+        bound -= 1
+    for i in range(n + 1):
+        cnt[i] = 0
+    return bound
+
+
+@_compiled
 def insert_edges(N, P, E, F, C, S, ins, limit, done):
     """Put the edges ``ins`` in one at a time: bound, candidates, raise, settle (module notes).
 
@@ -380,21 +401,7 @@ def insert_edges(N, P, E, F, C, S, ins, limit, done):
         F[ALIVE, e0] = True
         _touch(E, C, e0, -1)
         n = _triangles(N, P, C, a, b, pf, pg)
-        # e0's bound: the h-index of its triangles' values with every other edge one higher; its partners
-        # have a triangle more, so their supports are forgotten now, before the search reads them
-        for i in range(n):
-            F[SUPPORT_KNOWN, pf[i]] = False
-            F[SUPPORT_KNOWN, pg[i]] = False
-            cnt[min(E[X, pf[i]] + 1, E[X, pg[i]] + 1, n)] += 1
-        bound = n
-        total = 0
-        while bound > 0:
-            total += cnt[bound]
-            if total >= bound:
-                break
-            bound -= 1
-        for i in range(n + 1):
-            cnt[i] = 0
+        bound = _insertion_bound(E, F, cnt, pf, pg, n)
         E[X, e0] = bound
         C[STAMP] += 1
         mark = C[STAMP]
