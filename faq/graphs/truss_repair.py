@@ -207,6 +207,22 @@ def _triangles(N, P, C, a, b, pf, pg):
 
 
 @_compiled
+def _h_index(cnt, top):
+    """The largest ``h <= top`` with at least ``h`` values ``>= h``, where ``cnt[v]`` counts the values
+    equal to ``v`` (capped at ``top``); ``cnt`` is cleared for the next use."""
+    h = top
+    total = 0
+    while h > 0:
+        total += cnt[h]
+        if total >= h:
+            break
+        h -= 1
+    for i in range(top + 1):
+        cnt[i] = 0
+    return h
+
+
+@_compiled
 def _touch(E, C, e, value):
     """Remember ``e``'s value before the batch and before the step (once each)."""
     if E[SEEN_BATCH, e] != C[BATCH]:
@@ -258,15 +274,7 @@ def _settle(N, P, E, F, C, S, within_step, limit):
         n = _triangles(N, P, C, E[EU, e], E[EV, e], pf, pg)
         for i in range(n):
             cnt[min(E[X, pf[i]], E[X, pg[i]], old)] += 1
-        h = old
-        total = 0
-        while h > 0:
-            total += cnt[h]
-            if total >= h:
-                break
-            h -= 1
-        for i in range(old + 1):
-            cnt[i] = 0
+        h = _h_index(cnt, old)
         if h < old:
             _touch(E, C, e, old)
             E[X, e] = h
@@ -362,16 +370,7 @@ def _insertion_bound(E, F, cnt, pf, pg, n):
         F[SUPPORT_KNOWN, pf[i]] = False
         F[SUPPORT_KNOWN, pg[i]] = False
         cnt[min(E[X, pf[i]] + 1, E[X, pg[i]] + 1, n)] += 1
-    bound = n
-    total = 0
-    while bound > 0:
-        total += cnt[bound]
-        if total >= bound:
-            break
-        bound -= 1
-    for i in range(n + 1):
-        cnt[i] = 0
-    return bound
+    return _h_index(cnt, n)
 
 
 @_compiled
