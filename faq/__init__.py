@@ -59,7 +59,7 @@ _EXPORTS = {
     **dict.fromkeys(("parse_query", "FAQ"), "faq.language"),
     **dict.fromkeys(("covariance", "moments", "linear_regression"), "faq.learning"),
     "asof_join": "faq.asof.oneshot",
-    "truss": "faq.graphs.truss",
+    "truss": "faq.graphs.trusses",
     "Plan": "faq.insideout.planner",
     "FAQError": "faq.errors",
 }

@@ -66,7 +66,7 @@ def test_reopened_after_every_batch_it_is_the_join_that_was_saved(tmp_path, mode
         twin.apply(left=dl, right=dr, **extra)
         if number % 7 == 0 or number == 40:
             live.close()
-            live = MaintainedAsof.open(path)
+            live = faq.asof.open_join(path)
             assert type(live) is (LockedAsof if mode == "locked" else MaintainedAsof)
             assert live.table().to_pylist() == twin.table().to_pylist(), number
             assert live.version == number and live.labels[-1] == f"{number:03d}"
@@ -123,6 +123,12 @@ def test_state_directories_are_checked(tmp_path):
     faq.truss([(1, 2)], maintained=True, path=str(tmp_path / "truss")).close()
     with pytest.raises(StateDirectoryError, match="truss"):
         MaintainedAsof.open(str(tmp_path / "truss"))
+    with pytest.raises(StateDirectoryError, match="truss"):
+        faq.asof.open_join(str(tmp_path / "truss"))
+    faq.asof_join(trades, quotes, on="time", by="sym", maintained=True, mode="locked", path=str(tmp_path / "l")).close()
+    with pytest.raises(StateDirectoryError, match="locked as-of join, not a view"):
+        MaintainedAsof.open(str(tmp_path / "l"))
+    assert isinstance(LockedAsof.open(str(tmp_path / "l")), LockedAsof)
 
 
 def test_a_stream_of_both_sides_applies_each_micro_batch_once(spark, tmp_path):

@@ -3,12 +3,16 @@
 * :mod:`faq.asof.kernel` -- the match: sorted runs per key, a binary search per left row (numba, numpy);
 * :mod:`faq.asof.tables` -- a one-shot join of two Arrow tables in-process, as ``pandas.merge_asof``;
 * :mod:`faq.asof.on_spark` -- the same per key partition on the executors (``mapInArrow``);
-* :mod:`faq.asof.oneshot` -- ``faq.asof_join``: every input kind, placed by the one placement policy.
+* :mod:`faq.asof.oneshot` -- ``faq.asof_join``: every input kind, placed by the one placement policy, and
+  ``open_join``, which reopens a saved maintained join of either mode;
+* kept current: :mod:`faq.asof.side` (one side's rows), :mod:`faq.asof.maintained` (the view),
+  :mod:`faq.asof.locked` (the locked mode), :mod:`faq.asof.state` (their state directory).
 """
 
 from faq._lazy import lazy_exports
 
-_EXPORTS = {"asof_join": "faq.asof.oneshot", "asof_tables": "faq.asof.tables", "asof_on_spark": "faq.asof.on_spark"}
+_EXPORTS = {"asof_join": "faq.asof.oneshot", "open_join": "faq.asof.oneshot", "asof_tables": "faq.asof.tables",
+            "asof_on_spark": "faq.asof.on_spark"}
 
 __all__ = sorted(_EXPORTS)
 

@@ -51,7 +51,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from faq.asof.maintained import DIFF, AsofChange, MaintainedAsof
+from faq.asof.maintained import AsofChange, MaintainedAsof
+from faq.asof.tables import DIFF
 from faq.asof.side import Side
 from faq.errors import InvalidArgumentError
 
@@ -73,6 +74,8 @@ class LockedAsof(MaintainedAsof):
     lateness : number or timedelta
         How far behind the largest time seen the watermark follows the data.
     """
+
+    MODE = "locked"
 
     def __init__(self, left: Any, right: Any, on: str = "time", by: Any = None, *, direction: str = "backward",
                  watermark: Any = None, lateness: Any = 0, path: Optional[str] = None,
@@ -151,10 +154,8 @@ class LockedAsof(MaintainedAsof):
         if self.path is None:
             self.broken = "a batch failed before it committed"
             return
-        from faq.asof.state import reopen
-
         self._release_store()
-        again = reopen(self.path, self.progress)
+        again = type(self).open(self.path, progress=self.progress)
         self.__dict__.update(again.__dict__)
 
     def _batch(self, left_ins: Any, left_del: Any, right_ins: Any, right_del: Any, undo: dict,
@@ -221,6 +222,18 @@ class LockedAsof(MaintainedAsof):
 
         return {"watermark": plain(self.watermark), "latest": plain(self._latest), "late_rows": self.late_rows,
                 "ignored_deletions": self.ignored_deletions, "right_since_drop": self._right_since_drop}
+
+    @classmethod
+    def from_snapshot(cls, snapshot: dict, options: dict, meta: dict, store: Any, progress: Any) -> "LockedAsof":
+        """The locked join a saved snapshot holds: pending and right rows, sealed rows, watermark and counters."""
+        from faq.asof.state import from_plain
+
+        scalars = meta["scalars"]
+        join = cls(snapshot["pending"], snapshot["right"], watermark=from_plain(scalars["watermark"]),
+                   progress=progress, _restored=(store, meta), **options)
+        join.restore_sealed(snapshot["sealed_left"], snapshot["sealed_right"], scalars)
+        join.snapshot_scalars = dict(scalars)
+        return join
 
     def restore_sealed(self, left_rows: Any, right_rows: Any, scalars: dict[str, Any]) -> None:
         """A reopened state's sealed rows (in the order sealed) and :meth:`scalars`."""

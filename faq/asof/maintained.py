@@ -35,7 +35,7 @@ Both modes are maintained objects like every other
 (:class:`~faq.incremental.durable.Maintained`): ``apply(..., version=,
 label=, before_commit=)`` makes one version, ``path=`` keeps the state in a
 directory (:mod:`faq.asof.state`: a snapshot and the batches since;
-:meth:`MaintainedAsof.open` reopens it), and :meth:`~MaintainedAsof.stream`
+:func:`faq.asof.open_join` reopens it), and :meth:`~MaintainedAsof.stream`
 applies each micro-batch of a Structured Streaming source, exactly once,
 whose ``side`` column (``factor_column="side"``) says which side a row
 changes.  A batch that fails before it commits (a sink that raises, a full
@@ -66,6 +66,7 @@ import numpy as np
 
 from faq.asof.side import Side
 from faq.asof.tables import (
+    DIFF,
     SUFFIXES,
     Keys,
     check_compatible,
@@ -82,9 +83,8 @@ from faq.incremental.change import BatchEvent
 from faq.incremental.durable import Maintained, Versions
 from faq.scope import Owner, Scope
 
-__all__ = ["MaintainedAsof", "AsofChange", "DIFF", "MODES", "SIDES"]
+__all__ = ["MaintainedAsof", "AsofChange", "DIFF", "MODES", "SIDES"]  # DIFF: faq.asof.tables
 
-DIFF = "diff"
 MODES = ("view", "locked")  # "locked": faq.asof.locked.LockedAsof
 SIDES = ("left", "right")
 
@@ -116,6 +116,8 @@ class MaintainedAsof(Maintained, Owner):
     """
 
     KIND, WHAT = "asof", "a maintained as-of join"
+    #: The mode a saved state of this class has (:meth:`open` reopens that one).
+    MODE = "view"
 
     def __init__(self, left: Any, right: Any, on: str = "time", by: Keys = None, *, direction: str = "backward",
                  allow_exact_matches: bool = True, tolerance: Any = None, how: str = "left",
@@ -178,17 +180,24 @@ class MaintainedAsof(Maintained, Owner):
 
     @classmethod
     def open(cls, path: str, *, progress: Any = None) -> "MaintainedAsof":
-        """Reopen a join saved with ``path=`` (either mode) at its last committed version (no Spark).
+        """Reopen a join of this class's mode saved with ``path=`` at its last committed version (no Spark);
+        :func:`faq.asof.open_join` reopens either mode.
 
         Raises
         ------
         StateDirectoryError
-            No saved state in ``path``, or one of another kind.
+            No saved state in ``path``, one of another kind, or a join of the other mode.
         """
         from faq.asof.state import reopen
 
         cls._saved_manifest(path)
-        return reopen(path, progress)
+        return reopen(cls, path, progress)
+
+    @classmethod
+    def from_snapshot(cls, snapshot: dict, options: dict, meta: dict, store: Any, progress: Any) -> "MaintainedAsof":
+        """The join a saved snapshot holds (:mod:`faq.asof.state` replays the batches since)."""
+        options = {k: v for k, v in options.items() if k != "lateness"}
+        return cls(snapshot["left"], snapshot["right"], progress=progress, _restored=(store, meta), **options)
 
     def close(self) -> None:
         """Release the writer's lock of a durable state (the join lives on the driver: nothing on Spark)."""

@@ -35,7 +35,7 @@ from faq.asof.tables import SUFFIXES, Keys, asof_tables, check_arguments, key_li
 from faq.errors import InvalidArgumentError
 from faq.placement_policy import DRIVER, BYTES_PER_COLUMN, Input, choose
 
-__all__ = ["asof_join"]
+__all__ = ["asof_join", "open_join"]
 
 #: The in-process join's footprint as a multiple of its inputs' bytes: the inputs, their codes, times and
 #: sort orders, and the gathered output.  An estimate from what the join allocates, not a measured peak.
@@ -107,7 +107,7 @@ def asof_join(
     path : str, optional
         With ``maintained=True``: keep the join in this new or empty
         directory, committed after every batch (:mod:`faq.asof.state`);
-        ``MaintainedAsof.open(path)`` reopens it.
+        ``faq.asof.open_join(path)`` reopens it.
 
     Returns
     -------
@@ -206,3 +206,23 @@ def _placement(left: Any, right: Any, requested: Optional[str], spark: Any) -> t
         i.rows * i.columns * BYTES_PER_COLUMN for i in inputs)
     return choose(requested, footprint, local_memory(spark), inputs=inputs, fetch_budget=fetch_memory(spark),
                   budget_setting="spark.faq.localMemory")
+
+
+def open_join(path: str, *, progress: Any = None) -> Any:
+    """Reopen a maintained as-of join saved with ``path=``, of either mode, at its last committed version.
+
+    Returns a :class:`~faq.asof.maintained.MaintainedAsof` (view) or a
+    :class:`~faq.asof.locked.LockedAsof`, as was saved (no Spark).
+
+    Raises
+    ------
+    StateDirectoryError
+        No saved as-of join in ``path``.
+    """
+    from faq.asof.locked import LockedAsof
+    from faq.asof.maintained import MaintainedAsof
+    from faq.asof.state import saved_mode
+
+    MaintainedAsof._saved_manifest(path)  # a state of this kind, checked before its mode is read
+    kind = LockedAsof if saved_mode(path) == "locked" else MaintainedAsof
+    return kind.open(path, progress=progress)

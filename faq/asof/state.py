@@ -34,7 +34,7 @@ Examples
 >>> view = MaintainedAsof(trades, quotes, on="time", by="sym", path=path)
 >>> change = view.apply(right=pd.DataFrame({"time": [2], "sym": ["a"], "px": [12.0]}), label="q1")
 >>> view.close()
->>> again = MaintainedAsof.open(path)
+>>> again = MaintainedAsof.open(path)          # a locked join: LockedAsof.open; either: faq.asof.open_join
 >>> again.to_pandas()["px"].tolist(), again.version, again.labels
 ([10.0, 12.0], 1, ['q1'])
 >>> again.close()
@@ -49,9 +49,12 @@ import numpy as np
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from faq.asof.maintained import MaintainedAsof
 
-__all__ = ["attach", "save_batch", "reopen", "plain", "from_plain", "VERSION_COLUMN"]
+#: A maintained as-of join of either mode (:class:`~faq.asof.maintained.MaintainedAsof`, its subclass
+#: :class:`~faq.asof.locked.LockedAsof`); named, not imported, as they import this module.
+Join = Any
+
+__all__ = ["attach", "save_batch", "reopen", "saved_mode", "plain", "from_plain", "VERSION_COLUMN"]
 
 #: The column of a saved change row naming the version that applied it.
 VERSION_COLUMN = "__version"
@@ -60,7 +63,7 @@ LOCKED_SNAPSHOT = ("pending", "right", "sealed_left", "sealed_right")
 CHANGES = ("left_changes", "right_changes")
 
 
-def attach(join: "MaintainedAsof", path: str) -> None:
+def attach(join: Join, path: str) -> None:
     """Start keeping ``join`` in ``path`` (new or empty): its snapshot at the current version."""
     from faq.incremental.store import Store
 
@@ -76,7 +79,7 @@ def attach(join: "MaintainedAsof", path: str) -> None:
     join.watermarks_since_snapshot = {}
 
 
-def save_batch(join: "MaintainedAsof", target: int, labels: list[str], given: list[tuple[Any, Any]],
+def save_batch(join: Join, target: int, labels: list[str], given: list[tuple[Any, Any]],
                watermark: Any) -> None:
     """Commit version ``target``: the batch's change rows as deltas, or (when they grew) a new snapshot."""
     store = join.record.store
@@ -97,39 +100,42 @@ def save_batch(join: "MaintainedAsof", target: int, labels: list[str], given: li
     join.watermarks_since_snapshot = watermarks
 
 
-def reopen(path: str, progress: Any = None) -> "MaintainedAsof":
-    """The join saved in ``path`` at its last committed version: the snapshot, then the batches since."""
-    from faq.asof.locked import LockedAsof
-    from faq.asof.maintained import MaintainedAsof
+def reopen(join_class: Any, path: str, progress: Any = None) -> Join:
+    """The join saved in ``path`` at its last committed version: the snapshot, then the batches since.
+
+    ``join_class`` is the class whose :meth:`~faq.asof.maintained.MaintainedAsof.open` was called: it
+    must be the saved join's mode (a view is not reopened as a locked join, nor the reverse).
+    """
+    from faq.errors import StateDirectoryError
     from faq.incremental.store import Store, restoring
 
     store = Store(path)
     with restoring(store.path):
         meta, tables = store.load()
         store.committed()
+        if meta["mode"] != join_class.MODE:
+            raise StateDirectoryError(store.path, f"it holds a {meta['mode']} as-of join, not a {join_class.MODE} "
+                                                  "one; faq.asof.open_join(path) reopens either")
         options = {name: from_plain(value) for name, value in meta["options"].items()}
         options["suffixes"] = tuple(options["suffixes"])
         snapshot = {name: _one(tables.get(name, [])) for name in meta["snapshot"]}
-        if meta["mode"] == "locked":
-            scalars = meta["scalars"]
-            join = LockedAsof(snapshot["pending"], snapshot["right"], watermark=from_plain(scalars["watermark"]),
-                              progress=progress, _restored=(store, meta), **options)
-            join.restore_sealed(snapshot["sealed_left"], snapshot["sealed_right"], scalars)
-        else:
-            options.pop("lateness", None)
-            join = MaintainedAsof(snapshot["left"], snapshot["right"], progress=progress,
-                                  _restored=(store, meta), **options)
-        if meta["mode"] == "locked":
-            join.snapshot_scalars = dict(meta["scalars"])
+        join = join_class.from_snapshot(snapshot, options, meta, store, progress)
         _replay(join, tables, meta.get("watermarks", {}))
         join.watermarks_since_snapshot = dict(meta.get("watermarks", {}))
     return join
 
 
+def saved_mode(path: str) -> str:
+    """The mode (``"view"`` or ``"locked"``) of the join saved in ``path`` (its manifest, checked)."""
+    from faq.incremental.store import Store
+
+    return str(Store(path).manifest().get("mode", "view"))
+
+
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _snapshot_writes(join: "MaintainedAsof") -> dict[str, tuple[str, Any]]:
+def _snapshot_writes(join: Join) -> dict[str, tuple[str, Any]]:
     """Every relation written whole: the snapshot's rows, and empty change logs."""
     if getattr(join, "mode", "view") == "locked":
         join.snapshot_scalars = join.scalars()  # the snapshot's, kept in the manifest until the next one
@@ -143,7 +149,7 @@ def _snapshot_writes(join: "MaintainedAsof") -> dict[str, tuple[str, Any]]:
     return {name: ("base", table) for name, table in tables.items()}
 
 
-def _meta(join: "MaintainedAsof", labels: list[str], watermarks: dict) -> dict[str, Any]:
+def _meta(join: Join, labels: list[str], watermarks: dict) -> dict[str, Any]:
     locked = getattr(join, "mode", "view") == "locked"
     meta = {"kind": join.KIND, "mode": "locked" if locked else "view", "labels": list(labels),
             "options": {k: plain(v) for k, v in join.options.items()},
@@ -153,11 +159,11 @@ def _meta(join: "MaintainedAsof", labels: list[str], watermarks: dict) -> dict[s
     return meta
 
 
-def _change_rows(join: "MaintainedAsof", inserts: Any, deletes: Any, version: int) -> Optional["pa.Table"]:
+def _change_rows(join: Join, inserts: Any, deletes: Any, version: int) -> Optional["pa.Table"]:
     """A side's batch as saved: inserts (+1) then deletes (-1), with the version."""
     import pyarrow as pa
 
-    from faq.asof.maintained import DIFF
+    from faq.asof.tables import DIFF
 
     parts = []
     for table, diff in ((inserts, 1), (deletes, -1)):
@@ -171,13 +177,13 @@ def _change_rows(join: "MaintainedAsof", inserts: Any, deletes: Any, version: in
 def _empty_changes(schema: Any) -> "pa.Table":
     import pyarrow as pa
 
-    from faq.asof.maintained import DIFF
+    from faq.asof.tables import DIFF
 
     fields = [*schema, pa.field(DIFF, pa.int64()), pa.field(VERSION_COLUMN, pa.int64())]
     return pa.schema(fields).empty_table()
 
 
-def _replay(join: "MaintainedAsof", tables: dict[str, list], watermarks: dict) -> None:
+def _replay(join: Join, tables: dict[str, list], watermarks: dict) -> None:
     """The saved batches since the snapshot, in version order (each side's rows of a version together)."""
     import pyarrow as pa
     import pyarrow.compute as pc

@@ -49,11 +49,13 @@ from faq.errors import (
     TimeTypeError,
 )
 
-__all__ = ["asof_tables", "key_codes", "time_numbers", "HOW", "SUFFIXES", "result_names", "joined_rows",
+__all__ = ["asof_tables", "key_codes", "time_numbers", "HOW", "SUFFIXES", "DIFF", "result_names", "joined_rows",
            "check_compatible", "tolerance_number", "read_table", "check_arguments", "key_list"]
 
 HOW = ("left", "inner")
 SUFFIXES = ("_x", "_y")
+#: The column of a change row (of a side, or of the answer): +1 insert, -1 delete.
+DIFF = "diff"
 
 Keys = Union[str, Sequence[str], None]
 

@@ -172,8 +172,7 @@ def _unmatched(joined: Any, right: Any, args: argparse.Namespace) -> int:
 
 def _run_maintained(args: argparse.Namespace) -> None:
     """``faq asof --updates``: build (or reopen) the maintained join, apply the batch files, report each."""
-    from faq.asof.maintained import MaintainedAsof
-    from faq.asof.oneshot import asof_join
+    from faq.asof.oneshot import asof_join, open_join
     from faq.cli.follow import follow
     from faq.incremental.store import Store
     from faq.io.updates import pending, update_files
@@ -183,7 +182,7 @@ def _run_maintained(args: argparse.Namespace) -> None:
     started = time.perf_counter()
     resumed = bool(args.state and Store(args.state).exists())
     if resumed:
-        join = MaintainedAsof.open(args.state)
+        join = open_join(args.state)
     else:
         extra = {"lateness": args.lateness} if args.mode == "locked" else {}
         join = asof_join(args.left, args.right, on=args.on, by=args.by, direction=args.direction,

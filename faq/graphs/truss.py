@@ -86,9 +86,11 @@ class TrussResult:
         return f"TrussResult(edges={len(self.src)}, max_k={self.max_k}, k={self.k})"
 
 
-def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[Any], None]] = None,
-          maintained: bool = False, path: Optional[str] = None, work_limit: Optional[int] = None) -> Any:
+def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[str], None]] = None) -> TrussResult:
     """Every edge's trussness (module notes); ``k``: the k-truss's edges by default in :meth:`TrussResult.table`.
+
+    ``faq.truss`` is :func:`faq.graphs.trusses.truss`, which also keeps a truss
+    current (``maintained=True``).
 
     Parameters
     ----------
@@ -97,38 +99,12 @@ def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[A
     k : int, optional
         At least 2.
     progress : callable, optional
-        Receives a note after each step, with its seconds (maintained: a
-        :class:`~faq.incremental.change.BatchEvent` per batch).
-    maintained : bool
-        Return a :class:`~faq.graphs.maintained_truss.MaintainedTruss` that
-        keeps every trussness exact under ``apply(changes)`` and ``stream(...)``.
-    path : str, optional
-        With ``maintained``: keep the state durable in this new or empty directory.
-    work_limit : int, optional
-        With ``maintained``: the insertion-search steps after which a batch is recomputed instead.
-
-    Returns
-    -------
-    TrussResult, or MaintainedTruss with ``maintained=True``
-
-    Examples
-    --------
-    >>> t = truss([(1, 2), (2, 3), (1, 3)], maintained=True)
-    >>> t.apply([(3, 4, 1)]).info["inserted"], t.counts
-    (1, {2: 1, 3: 3})
+        Receives a note after each step, with its seconds.
     """
     from faq.errors import InvalidArgumentError
 
     if k is not None and (not isinstance(k, (int, np.integer)) or k < 2):
         raise InvalidArgumentError(argument="k", value=k, reason="a truss has k >= 2")
-    if maintained:
-        from faq.graphs.maintained_truss import MaintainedTruss
-
-        return MaintainedTruss(edges, k, progress=progress, path=path, work_limit=work_limit)
-    for name, value in (("path", path), ("work_limit", work_limit)):
-        if value is not None:
-            raise InvalidArgumentError(argument=name, value=value, reason="applies to a maintained truss only "
-                                                                          "(maintained=True)")
     started = time.perf_counter()
     src, dst = undirected_edges(edges)
     result = decompose(src, dst, progress=progress)

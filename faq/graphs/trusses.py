@@ -1,0 +1,56 @@
+"""``faq.truss``: every edge's trussness, once (:mod:`faq.graphs.truss`) or kept current (:mod:`faq.graphs.maintained_truss`).
+
+Examples
+--------
+>>> t = truss([(1, 2), (2, 3), (1, 3)], maintained=True)
+>>> t.apply([(3, 4, 1)]).info["inserted"], t.counts
+(1, {2: 1, 3: 3})
+>>> truss([(1, 2), (2, 3), (1, 3)]).counts
+{3: 3}
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+__all__ = ["truss"]
+
+
+def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[Any], None]] = None,
+          maintained: bool = False, path: Optional[str] = None, work_limit: Optional[int] = None) -> Any:
+    """Every edge's trussness; with ``maintained=True``, kept current under batches of edge changes.
+
+    Parameters
+    ----------
+    edges : path, Spark or pandas DataFrame (``src``, ``dst``), Arrow table, Factor or tuples
+        The graph; read or collected on the driver.
+    k : int, optional
+        At least 2: the k-truss's edges are what ``table()`` gives by default.
+    progress : callable, optional
+        Receives a note after each step (maintained: a
+        :class:`~faq.incremental.change.BatchEvent` per batch).
+    maintained : bool
+        Return a :class:`~faq.graphs.maintained_truss.MaintainedTruss` that
+        keeps every trussness exact under ``apply(changes)`` and ``stream(...)``.
+    path : str, optional
+        With ``maintained``: keep the state durable in this new or empty directory.
+    work_limit : int, optional
+        With ``maintained``: the work after which a batch's repair stops and it is recomputed instead.
+
+    Returns
+    -------
+    TrussResult, or MaintainedTruss with ``maintained=True``
+    """
+    from faq.errors import InvalidArgumentError
+
+    if maintained:
+        from faq.graphs.maintained_truss import MaintainedTruss
+
+        return MaintainedTruss(edges, k, progress=progress, path=path, work_limit=work_limit)
+    for name, value in (("path", path), ("work_limit", work_limit)):
+        if value is not None:
+            raise InvalidArgumentError(argument=name, value=value, reason="applies to a maintained truss only "
+                                                                          "(maintained=True)")
+    from faq.graphs.truss import truss as decomposition
+
+    return decomposition(edges, k, progress=progress)
