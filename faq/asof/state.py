@@ -21,8 +21,8 @@ Reopening (:func:`reopen`) builds the join from the snapshot and applies the
 batches since, in version order, as they were applied: the join is a
 function of its rows and batches, so it is the join that was saved.  Once
 the batches since hold a tenth of the snapshot's rows (or 32 files), a
-commit writes a new snapshot instead (:meth:`~faq.incremental.store.Store.wants_rebase`),
-so reopening replays a bounded part of the history.
+commit writes a new snapshot instead, so reopening replays a bounded part
+of the history and a batch's commit writes only its own rows otherwise.
 
 Examples
 --------
@@ -87,7 +87,7 @@ def save_batch(join: Join, target: int, labels: list[str], given: list[tuple[Any
         return
     rows = {name: _change_rows(join, inserts, deletes, target) for name, (inserts, deletes) in zip(CHANGES, given)}
     added = sum(t.num_rows for t in rows.values() if t is not None)
-    if any(store.wants_rebase(name, added) for name in CHANGES):
+    if _wants_snapshot(store, join, added):
         writes = _snapshot_writes(join)
         store.save(target, _meta(join, labels, {}), writes)
         join.watermarks_since_snapshot = {}
@@ -125,6 +125,22 @@ def reopen(join_class: Any, path: str, progress: Any = None) -> Join:
     return join
 
 
+def _wants_snapshot(store: Any, join: Join, added: int) -> bool:
+    """A new snapshot instead of deltas once the batches since hold a tenth of the snapshot's rows (at least
+    1,024) or as many files as the store keeps deltas (the change logs' own base is empty: the store's rule
+    per relation would rewrite the snapshot every thousand rows)."""
+    from faq.incremental.store import MAX_DELTA_FILES, REBASE_FRACTION
+
+    snapshot = sum(store.delta_rows(name)[0] for name in (LOCKED_SNAPSHOT if _locked(join) else VIEW_SNAPSHOT))
+    since = [store.delta_rows(name) for name in CHANGES]
+    rows, files = sum(r[1] for r in since), max(r[2] for r in since)
+    return files + 1 > MAX_DELTA_FILES or rows + added > max(REBASE_FRACTION * snapshot, 1024)
+
+
+def _locked(join: Join) -> bool:
+    return getattr(join, "mode", "view") == "locked"
+
+
 def saved_mode(path: str) -> str:
     """The mode (``"view"`` or ``"locked"``) of the join saved in ``path`` (its manifest, checked)."""
     from faq.incremental.store import Store
@@ -137,7 +153,7 @@ def saved_mode(path: str) -> str:
 
 def _snapshot_writes(join: Join) -> dict[str, tuple[str, Any]]:
     """Every relation written whole: the snapshot's rows, and empty change logs."""
-    if getattr(join, "mode", "view") == "locked":
+    if _locked(join):
         join.snapshot_scalars = join.scalars()  # the snapshot's, kept in the manifest until the next one
         left, sealed = join.left.alive_ids(), join.sealed.alive_ids()
         tables = {"pending": join.left.take(left), "right": join.right.take(join.right.alive_ids()),
@@ -150,7 +166,7 @@ def _snapshot_writes(join: Join) -> dict[str, tuple[str, Any]]:
 
 
 def _meta(join: Join, labels: list[str], watermarks: dict) -> dict[str, Any]:
-    locked = getattr(join, "mode", "view") == "locked"
+    locked = _locked(join)
     meta = {"kind": join.KIND, "mode": "locked" if locked else "view", "labels": list(labels),
             "options": {k: plain(v) for k, v in join.options.items()},
             "snapshot": list(LOCKED_SNAPSHOT if locked else VIEW_SNAPSHOT), "watermarks": watermarks}
