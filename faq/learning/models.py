@@ -270,19 +270,37 @@ class LinearModel:
         """R², as scikit-learn's ``score``: on the rows ``x`` and targets ``y``, or, without them, on the
         join it was fitted on -- from the aggregate alone, no row listed.
 
-        ``y`` may also be the name of ``x``'s target column (default: the target's name when ``x`` has it).
+        ``y`` may also be the name of ``x``'s target column (default: the target's name when ``x`` has it);
+        on a Spark DataFrame it must be, and R² is one Spark aggregate.
         """
         if x is None:
             return self._in_sample_r2()
         from faq.spark import is_dataframe
 
         if is_dataframe(x):
-            x = x.toPandas()
+            return self._spark_r2(x, y)
         truth = self._targets(x, y)
         predicted = np.asarray(self.predict(x), dtype=np.float64)
         residual = float(((truth - predicted) ** 2).sum())
         total = float(((truth - truth.mean()) ** 2).sum())
         return 1.0 - residual / total if total else float("nan")
+
+    def _spark_r2(self, frame: Any, y: Any) -> float:
+        """R² on a Spark DataFrame by one aggregate (n, Σy, Σy², Σ(y − ŷ)²): no row comes to the driver."""
+        from pyspark.sql import functions as F
+
+        name = y if isinstance(y, str) else self.target
+        bare = name.split(".", 1)[-1]
+        column = name if name in frame.columns else bare if bare in frame.columns else None
+        if column is None:
+            raise InvalidArgumentError(argument="y", value=y, reason=f"a Spark DataFrame's targets are a column of "
+                                                                     f"it: {self.target!r} or {bare!r}")
+        truth = F.col(f"`{column}`").cast("double")
+        residual = truth - F.col("prediction")
+        row = self.predict(frame).agg(F.count(truth).alias("n"), F.sum(truth).alias("s"),
+                                      F.sum(truth * truth).alias("ss"), F.sum(residual * residual).alias("rss")).first()
+        total = (row["ss"] or 0.0) - (row["s"] or 0.0) ** 2 / row["n"] if row["n"] else 0.0
+        return float(1.0 - row["rss"] / total) if total > 0 else float("nan")
 
     # -- the fit's statistics, from the aggregate ---------------------------------------
 
