@@ -110,19 +110,24 @@ def search_steps(n):
 
 
 @_compiled
-def _find(N, P, a, b):
-    """Position of ``b`` in node ``a``'s sorted list, or -1."""
-    lo = N[START, a]
-    end = lo + N[LENGTH, a]
-    hi = end
+def _lower_bound(P, lo, hi, b):
+    """The first position in ``lo .. hi`` of the sorted pool whose neighbour is not below ``b``."""
     while lo < hi:
         mid = (lo + hi) >> 1
         if P[NBR, mid] < b:
             lo = mid + 1
         else:
             hi = mid
-    if lo < end and P[NBR, lo] == b:
-        return lo
+    return lo
+
+
+@_compiled
+def _find(N, P, a, b):
+    """Position of ``b`` in node ``a``'s sorted list, or -1."""
+    end = N[START, a] + N[LENGTH, a]
+    at = _lower_bound(P, N[START, a], end, b)
+    if at < end and P[NBR, at] == b:
+        return at
     return -1
 
 
@@ -141,13 +146,7 @@ def _link(N, P, C, a, b, e):
         N[START, a] = s
         N[ROOM, a] = grown
     s = N[START, a]
-    lo, hi = s, s + n
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if P[NBR, mid] < b:
-            lo = mid + 1
-        else:
-            hi = mid
+    lo = _lower_bound(P, s, s + n, b)
     i = s + n
     while i > lo:
         P[NBR, i] = P[NBR, i - 1]
