@@ -116,26 +116,15 @@ def effective_pairs(src: np.ndarray, dst: np.ndarray, diff: np.ndarray,
     faq.errors.InvalidDeltaError: [INVALID_DELTA] ...
     """
     from faq.errors import InvalidDeltaError
+    from faq.incremental.rows import last_operations
 
     keep = src != dst
-    low, high = np.minimum(src, dst)[keep], np.maximum(src, dst)[keep]
-    diff = diff[keep]
-    if len(low) == 0:
-        return low, high, diff
-    order = np.lexsort((seq[keep], high, low)) if seq is not None else np.lexsort((diff, high, low))
-    low, high, diff = low[order], high[order], diff[order]
-    last = np.ones(len(low), dtype=bool)
-    last[:-1] = (low[1:] != low[:-1]) | (high[1:] != high[:-1])
-    if seq is None:  # sorted by diff within a pair: its first and last operations differ on a clash
-        first = np.ones(len(low), dtype=bool)
-        first[1:] = last[:-1]
-        clash = np.flatnonzero(diff[first] != diff[last])
-        if len(clash):
-            at = np.flatnonzero(first)[clash[0]]
-            edge = (_python(low[at]), _python(high[at]))
-            raise InvalidDeltaError(EDGE, f"edge {edge[0]} - {edge[1]} is both inserted and deleted; add a seq "
-                                          "column to order the operations", edge=edge)
-    return low[last], high[last], diff[last]
+    low, high, diff, clash = last_operations(np.minimum(src, dst)[keep], np.maximum(src, dst)[keep], diff[keep],
+                                             None if seq is None else seq[keep])
+    if clash is not None:
+        raise InvalidDeltaError(EDGE, f"edge {clash[0]} - {clash[1]} is both inserted and deleted; add a seq "
+                                      "column to order the operations", edge=clash)
+    return low, high, diff
 
 
 def _python(value: Any) -> Any:

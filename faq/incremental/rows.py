@@ -34,7 +34,7 @@ from faq.joins.csr import Trie, build_trie, lexicographic_order, lexicographical
 from faq.semirings.numpy_backend import NumpyForm
 
 __all__ = ["View", "KeyedRows", "empty_rows", "merge_rows", "build_run", "find_rows", "lookup_runs", "combined",
-           "merge_into", "assigned"]
+           "merge_into", "assigned", "last_operations"]
 
 @dataclass(frozen=True)
 class View:
@@ -281,3 +281,36 @@ def assigned(rows: KeyedRows, batch: KeyedRows, ops: NumpyForm) -> KeyedRows:
     keys = [np.concatenate([k, b]) for k, b in zip(kept.keys, batch.keys)]
     values = np.concatenate([kept.values_or_ones(ops), batch.values_or_ones(ops)])
     return merge_rows(keys, values, ops)
+
+
+def last_operations(first: np.ndarray, second: np.ndarray, diff: np.ndarray,
+                    seq: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, Optional[tuple]]:
+    """The last operation on each pair ``(first[i], second[i])`` of a batch of change rows.
+
+    With ``seq`` the operation of the largest ``seq`` wins; without it, every
+    operation on a pair must agree.  Returns the pairs (sorted) with their
+    ``diff``, one row a pair, and the first pair whose operations disagree
+    without ``seq`` (the caller says so), else None.
+
+    >>> [a.tolist() for a in last_operations(np.array([2, 1, 2]), np.array([3, 1, 3]), np.array([1, 1, 1]))[:3]]
+    [[1, 2], [1, 3], [1, 1]]
+    >>> last_operations(np.array([2, 2]), np.array([3, 3]), np.array([1, -1]))[3]
+    (2, 3)
+    >>> last_operations(np.array([2, 2]), np.array([3, 3]), np.array([1, -1]), seq=np.array([5, 4]))[2].tolist()
+    [1]
+    """
+    if len(first) == 0:
+        return first, second, diff, None
+    order = np.lexsort((seq if seq is not None else diff, second, first))
+    first, second, diff = first[order], second[order], diff[order]
+    last = np.ones(len(first), dtype=bool)
+    last[:-1] = (first[1:] != first[:-1]) | (second[1:] != second[:-1])
+    clash = None
+    if seq is None:  # sorted by diff within a pair: its first and last operations differ on a clash
+        opening = np.ones(len(first), dtype=bool)
+        opening[1:] = last[:-1]
+        disagree = np.flatnonzero(diff[opening] != diff[last])
+        if len(disagree):
+            at = np.flatnonzero(opening)[disagree[0]]
+            clash = (first[at].item(), second[at].item())
+    return first[last], second[last], diff[last], clash

@@ -62,6 +62,7 @@ from faq.incremental.change import BatchEvent, Change
 from faq.incremental.durable import Maintained
 from faq.incremental.engine import RuleRun, run_rules
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
+from faq.incremental.rows import last_operations
 from faq.incremental.multiplicity import check_multiplicity
 from faq.incremental.rules import DeltaQuery, Term, plan_rules, views_needed
 from faq.incremental.state import ResidentState, to_arrow
@@ -255,20 +256,11 @@ class MotifTracker(Maintained, Owner):
         if len(s) == 0:
             return KeyedRows((s, d), np.zeros(0, dtype=np.int64))
         # the last operation on an edge wins (by seq), or every operation on it must agree
-        order = np.lexsort((seq, d, s)) if seq is not None else np.lexsort((diff, d, s))
-        s, d, diff = s[order], d[order], diff[order]
-        last = np.ones(len(s), dtype=bool)
-        last[:-1] = (s[1:] != s[:-1]) | (d[1:] != d[:-1])
-        if seq is None:  # sorted by diff within an edge: its first and last operations differ on a clash
-            first = np.ones(len(s), dtype=bool)
-            first[1:] = last[:-1]
-            clash = np.flatnonzero(diff[np.flatnonzero(first)] != diff[np.flatnonzero(last)])
-            if len(clash):
-                at = np.flatnonzero(first)[clash[:1]]
-                edge = (_python(domain.decode(s[at])[0]), _python(domain.decode(d[at])[0]))
-                raise InvalidDeltaError(EDGE, f"edge {edge[0]} -> {edge[1]} is both inserted and deleted; "
-                                              "add a seq column to order the operations", edge=edge)
-        s, d, diff = s[last], d[last], diff[last]
+        s, d, diff, clash = last_operations(s, d, diff, seq)
+        if clash is not None:
+            edge = tuple(_python(domain.decode(np.array([code]))[0]) for code in clash)
+            raise InvalidDeltaError(EDGE, f"edge {edge[0]} -> {edge[1]} is both inserted and deleted; "
+                                          "add a seq column to order the operations", edge=edge)
         present, _ = self.state.relations[EDGE].lookup((s, d))
         after = (diff > 0).astype(np.int64)
         change = after - present.astype(np.int64)
