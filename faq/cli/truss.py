@@ -70,7 +70,7 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
 
 def check_truss(args: argparse.Namespace) -> None:
     """Checks before any edge is read: the graph exists (unless a state is reopened), ``--k`` ≥ 2, ``--out`` a
-    .csv or .parquet in a folder, the batch files parse, ``--state`` and ``--follow`` only with ``--updates``."""
+    .csv or .parquet in a folder, the updates folder exists, ``--state`` and ``--follow`` only with ``--updates``."""
     from faq.incremental.store import Store
 
     if not (args.state and Store(args.state).exists()):
@@ -83,10 +83,9 @@ def check_truss(args: argparse.Namespace) -> None:
             raise InvalidArgumentError(argument=f"--{option}", value=getattr(args, option),
                                        reason="applies with --updates DIR only")
     if args.updates:
-        from faq.io.updates import read_batch, update_files
+        from faq.io.updates import update_files
 
-        for file in update_files(args.updates):
-            read_batch(file)  # a bad line (or a file cut short) fails before any work
+        update_files(args.updates)  # a missing or non-directory DIR is a one-line error (files: parsed by the run)
     check_follow_options(args)
 
 
@@ -113,7 +112,7 @@ def _run_maintained(args: argparse.Namespace) -> None:
     from faq.io.updates import pending, read_batch, update_files
 
     files = update_files(args.updates)
-    parsed = {f: read_batch(f) for f in files}  # every file parsed before any work
+    parsed = {f: read_batch(f) for f in files}  # every file parsed before any work: a bad line exits 2 first
     started = time.perf_counter()
     resumed = bool(args.state and Store(args.state).exists())
     if resumed:
