@@ -96,6 +96,19 @@ def write_change_files(directory, header: str, rows_text) -> None:
         os.utime(final, (start + i, start + i))
 
 
+def in_stream_order(paths) -> None:
+    """Give ``paths`` increasing modification times, a second apart and in the past: a Structured
+    Streaming file source takes files oldest first, and files written within one clock tick would
+    otherwise come in the directory's order (on CI, a deletion once arrived before its insertion)."""
+    import os
+    import time
+
+    paths = list(paths)
+    start = time.time() - len(paths) - 1
+    for i, path in enumerate(paths):
+        os.utime(path, (start + i, start + i))
+
+
 def csv_stream(spark, directory, schema: str):
     """A Structured Streaming CSV source over ``directory``: a header line, one file a micro-batch."""
     return spark.readStream.schema(schema).option("header", True).option("maxFilesPerTrigger", 1).csv(str(directory))

@@ -14,6 +14,7 @@ import faq
 from faq.asof.locked import LockedAsof
 from faq.asof.maintained import MaintainedAsof
 from faq.errors import BatchAlreadyAppliedError, InvalidArgumentError, StateDirectoryError
+from tests.helpers import in_stream_order
 
 LEFT = pa.schema([("t", pa.int64()), ("k", pa.string()), ("q", pa.int64())])
 RIGHT = pa.schema([("t", pa.int64()), ("k", pa.string()), ("p", pa.int64())])
@@ -153,6 +154,7 @@ def test_a_stream_of_both_sides_applies_each_micro_batch_once(spark, tmp_path):
         parts = {side: rows.drop(columns=["side", "px" if side == "left" else "qty"])
                  for side, rows in frame.groupby("side")}
         expected.apply(parts)
+    in_stream_order(inbox / f"{number:03d}.parquet" for number in range(len(files)))
 
     def run():
         source = spark.readStream.schema(schema).option("maxFilesPerTrigger", 1).parquet(str(inbox))

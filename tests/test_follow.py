@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from faq.incremental.track import MotifTracker, track
-from tests.helpers import NODES, bindings, run
+from tests.helpers import NODES, bindings, in_stream_order, run
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -172,6 +172,7 @@ def test_a_tracked_motif_follows_a_structured_stream(spark, tmp_path):
     folder.mkdir()
     for k, batch in enumerate(changes):
         pd.DataFrame(batch, columns=["src", "dst", "diff"]).to_parquet(folder / f"part-{k:03d}.parquet")
+    in_stream_order(folder / f"part-{k:03d}.parquet" for k in range(len(changes)))
     edges = spark.createDataFrame(sorted(initial), "src bigint, dst bigint")
     tracker = track(edges, PATTERN, path=str(tmp_path / "state"))
     stream = (spark.readStream.schema("src bigint, dst bigint, diff bigint").option("maxFilesPerTrigger", 1)

@@ -28,7 +28,7 @@ from faq.factor import factor_of
 from faq.incremental import MaintainedQuery, maintain, stream
 from faq.learning import MaintainedModel
 from tests.helpers import csv_stream as helpers_csv_stream
-from tests.helpers import crash_after, stream_until_crash, write_change_files
+from tests.helpers import crash_after, in_stream_order, stream_until_crash, write_change_files
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -294,6 +294,7 @@ def test_a_maintained_model_follows_a_stream_of_rows_of_two_tables(spark, tmp_pa
     directory.mkdir()
     for i, frame in enumerate(files):
         frame[["table", "o", "amount", "qty", "diff"]].to_csv(directory / f"{i}.csv", index=False)
+    in_stream_order(directory / f"{i}.csv" for i in range(len(files)))
     schema = "table string, o bigint, amount double, qty double, diff bigint"
     changes_df = spark.readStream.schema(schema).option("header", True).option("maxFilesPerTrigger", 1) \
         .csv(str(directory))
@@ -315,7 +316,7 @@ def test_a_maintained_model_follows_a_stream_of_rows_of_two_tables(spark, tmp_pa
 
 
 CONNECT_CLIENT = r"""
-import json, os, sys
+import json, os, sys, time
 from collections import Counter
 import pandas as pd
 from faq.factor import factor_of
@@ -339,6 +340,7 @@ def run():
 
 for i, rows in enumerate(files[:2]):
     pd.DataFrame(rows).to_parquet(f"{root}/changes/{i}.parquet")
+    os.utime(f"{root}/changes/{i}.parquet", (time.time() - 10 + i,) * 2)  # oldest first, as the source takes them
 first = run()
 # a crash after the state committed micro-batch 1 but before Spark did: Spark re-delivers it
 os.remove(root + "/checkpoint/commits/1")
@@ -387,7 +389,7 @@ def test_on_spark_connect_the_server_applies_each_micro_batch_once(connect_serve
 
 
 CONNECT_FIXPOINT_CLIENT = r"""
-import json, os, sys
+import json, os, sys, time
 import pandas as pd
 from faq.recursive import MaintainedFixpoint
 from faq.spark import get_session
@@ -410,6 +412,7 @@ def run(target):
 
 for i, rows in enumerate(files[:2]):
     pd.DataFrame(rows).to_parquet(f"{root}/changes/{i}.parquet")
+    os.utime(f"{root}/changes/{i}.parquet", (time.time() - 10 + i,) * 2)  # oldest first, as the source takes them
 first = run(m)
 os.remove(root + "/checkpoint/commits/1")
 os.remove(root + "/checkpoint/commits/.1.crc")
