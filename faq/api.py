@@ -43,6 +43,7 @@ import os
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 from faq.errors import FAQTypeError
+from faq.spark_ui import job
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -88,8 +89,9 @@ def query(text: str, *, semiring: SemiringLike = None, plan: Optional["PlanLike"
     """
     from faq.insideout.executor import evaluate
 
-    return evaluate(text, _factors(factors, semiring), semiring=semiring, plan=plan, progress=progress,
-                    placement=placement)
+    with job(f"query {text}"):
+        return evaluate(text, _factors(factors, semiring), semiring=semiring, plan=plan, progress=progress,
+                        placement=placement)
 
 
 def plan(text: str, *, semiring: SemiringLike = None, join: str = "auto", **factors: FactorLike) -> "Plan":
@@ -99,7 +101,8 @@ def plan(text: str, *, semiring: SemiringLike = None, join: str = "auto", **fact
     """
     from faq.insideout.binding import plan_for
 
-    return plan_for(text, _factors(factors, semiring), semiring=semiring, join=join, detailed=True)
+    with job(f"plan {text}"):
+        return plan_for(text, _factors(factors, semiring), semiring=semiring, join=join, detailed=True)
 
 
 def explain(text: str, *, semiring: SemiringLike = None, **factors: FactorLike) -> None:
@@ -116,7 +119,8 @@ def maintain(text: str, *, semiring: SemiringLike = None, path: Optional[str] = 
     """
     from faq.incremental.maintained import maintain as _maintain
 
-    return _maintain(text, _factors(factors, semiring), semiring=semiring, path=path, progress=progress)
+    with job(f"maintain {text}"):
+        return _maintain(text, _factors(factors, semiring), semiring=semiring, path=path, progress=progress)
 
 
 # --- graphs and matrices ------------------------------------------------------------
@@ -126,7 +130,8 @@ def count_triangles(edges: GraphLike, *, directed: bool = False, progress: Any =
     """Count the triangles of a graph (``.count``); ``directed=True`` counts feed-forward ones."""
     from faq.graphs.triangles import count_triangles as _count
 
-    return _count(edges, directed=directed, progress=progress)  # a path: read and cleaned on the driver
+    with job("count_triangles"):
+        return _count(edges, directed=directed, progress=progress)  # a path: read and cleaned on the driver
 
 
 def motifs(edges: GraphLike, pattern: str, *, count: bool = False, progress: Any = None
@@ -139,15 +144,19 @@ def motifs(edges: GraphLike, pattern: str, *, count: bool = False, progress: Any
     """
     from faq.graphs.motifs import count_motifs, list_motifs
 
-    graph = edge_factor(edges)
-    return count_motifs(graph, pattern, progress=progress) if count else list_motifs(graph, pattern, progress=progress)
+    with job(f"motifs {pattern}"):
+        graph = edge_factor(edges)
+        if count:
+            return count_motifs(graph, pattern, progress=progress)
+        return list_motifs(graph, pattern, progress=progress)
 
 
 def track(edges: GraphLike, pattern: str, *, path: Optional[str] = None, progress: Any = None) -> "MotifTracker":
     """Count a motif and follow it as edges change: ``.apply([(src, dst, ±1), ...])``, ``.count``."""
     from faq.incremental.track import track as _track
 
-    return _track(edge_factor(edges), pattern, path=path, progress=progress)
+    with job(f"track {pattern}"):
+        return _track(edge_factor(edges), pattern, path=path, progress=progress)
 
 
 def matrix_chain(matrices: Sequence[FactorLike], *, semiring: SemiringLike = "real", method: str = "auto",
@@ -171,7 +180,8 @@ def matrix_chain(matrices: Sequence[FactorLike], *, semiring: SemiringLike = "re
             factors.append(read[path].with_name(f"M{k}"))  # a Factor is immutable: one for several uses
         else:
             factors.append(_matrix(m, k))
-    return _chain(factors, semiring or "real", method=method, progress=progress)
+    with job(f"matrix_chain of {len(factors)}"):
+        return _chain(factors, semiring or "real", method=method, progress=progress)
 
 
 def shortest_paths(edges: GraphLike, source: int, *, weight: Optional[str] = WEIGHT, progress: Any = None
@@ -182,7 +192,8 @@ def shortest_paths(edges: GraphLike, source: int, *, weight: Optional[str] = WEI
     """
     from faq.recursive.placed import solve_placed
 
-    return solve_placed(edge_factor(edges, weight=weight), "min_plus", source=source, progress=progress)
+    with job(f"shortest_paths from {source}"):
+        return solve_placed(edge_factor(edges, weight=weight), "min_plus", source=source, progress=progress)
 
 
 def widest_paths(edges: GraphLike, source: int, *, weight: Optional[str] = WEIGHT, progress: Any = None
@@ -191,14 +202,16 @@ def widest_paths(edges: GraphLike, source: int, *, weight: Optional[str] = WEIGH
     :func:`shortest_paths`)."""
     from faq.recursive.placed import solve_placed
 
-    return solve_placed(edge_factor(edges, weight=weight), "max_min", source=source, progress=progress)
+    with job(f"widest_paths from {source}"):
+        return solve_placed(edge_factor(edges, weight=weight), "max_min", source=source, progress=progress)
 
 
 def reachability(edges: GraphLike, source: int, *, progress: Any = None) -> "FixpointResult":
     """The nodes reachable from ``source`` (∨, ∧) (placed as :func:`shortest_paths`)."""
     from faq.recursive.placed import solve_placed
 
-    return solve_placed(edge_factor(edges), "boolean", source=source, progress=progress)
+    with job(f"reachability from {source}"):
+        return solve_placed(edge_factor(edges), "boolean", source=source, progress=progress)
 
 
 def connected_components(edges: GraphLike, *, progress: Any = None) -> "FixpointResult":
@@ -206,7 +219,8 @@ def connected_components(edges: GraphLike, *, progress: Any = None) -> "Fixpoint
     :func:`shortest_paths`)."""
     from faq.recursive.placed import solve_placed
 
-    return solve_placed(edge_factor(edges), components=True, progress=progress)
+    with job("connected_components"):
+        return solve_placed(edge_factor(edges), components=True, progress=progress)
 
 
 # --- inputs -------------------------------------------------------------------------

@@ -12,10 +12,11 @@ see it), and applies the settings faq relies on: few shuffle partitions on
 small machines, no UI, Arrow for pandas conversion.
 
 faq runs on Spark Connect: nothing outside this module touches
-``sparkContext``, RDDs or the JVM except two marked classic-only paths:
+``sparkContext``, RDDs or the JVM except three marked classic-only paths:
 the status tracker behind progress reports (:mod:`faq.progress`; Connect
-reports through its progress handler) and the executor placement of
-resident indexes (broadcast variables, refused on Connect).  The generic
+reports through its progress handler), the job descriptions the Spark UI
+shows (:mod:`faq.spark_ui`; Connect gets session tags) and the executor
+placement of resident indexes (broadcast variables, refused on Connect).  The generic
 join ships its index as a session file (:mod:`faq.joins.mapped`), the same
 on both.
 
@@ -196,6 +197,17 @@ def get_session(
             session = builder.getOrCreate()
     session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def existing_session():
+    """The session :func:`get_session` would return if one exists now, else None: starts nothing."""
+    if _chosen is not None:
+        return _chosen
+    if "pyspark.sql" not in sys.modules:  # no session can exist before pyspark is loaded
+        return None
+    from pyspark.sql import SparkSession
+
+    return _active_connect_session() or SparkSession.getActiveSession()
 
 
 def session_for_driver_data():

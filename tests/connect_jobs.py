@@ -247,3 +247,19 @@ def test_steps_in_cells_and_a_plan_in_the_tasks_of_its_large_factor(spark):
     with evaluate(text, {**dims, "fact": held}, placement="driver") as result:
         expected = sorted(map(tuple, result.df.collect()))
     np.testing.assert_allclose(in_tasks, expected, rtol=1e-12)
+
+
+def test_spark_ui_tags_name_the_query_and_step(spark):
+    """On Connect a step's Spark jobs carry a session tag naming the query and the step (the commas
+    Spark refuses in a tag written as ';'); the tag is gone after the step."""
+    import faq
+
+    edges = spark.createDataFrame([(1, 2), (2, 3), (1, 3), (3, 4)], ["src", "dst"])
+    seen = []
+    result = faq.query("count() := e(a,b), e(b,c), e(a,c)", e=edges, placement="executors",
+                       progress=lambda event: seen.append((event.kind, sorted(spark.getTags()))))
+    assert result.scalar() == 1
+    expected = "faq query count() := e(a;b); e(b;c); e(a;c): step 1 of 1; eliminate a; b; c"
+    assert [kind for kind, _ in seen] == ["start", "done"]
+    assert all(any(tag.startswith(expected) for tag in tags) for _, tags in seen), seen
+    assert not any(tag.startswith("faq") for tag in spark.getTags())

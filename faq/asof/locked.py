@@ -55,6 +55,7 @@ from faq.asof.maintained import AsofChange, MaintainedAsof
 from faq.asof.tables import DIFF
 from faq.asof.side import Side
 from faq.errors import InvalidArgumentError
+from faq.spark_ui import described
 
 __all__ = ["LockedAsof", "DROP_EVERY"]
 
@@ -130,6 +131,7 @@ class LockedAsof(MaintainedAsof):
 
     # -- a batch ------------------------------------------------------------------------------------
 
+    @described("locked as-of join")
     def apply(self, changes: Any = None, *, left: Any = None, right: Any = None, watermark: Any = None,
               version: Optional[int] = None, label: Optional[str] = None, before_commit: Any = None) -> AsofChange:
         """Apply change rows of either side, move the watermark, and seal what it passed.

@@ -82,6 +82,7 @@ from faq.errors import InvalidArgumentError, InvalidDeltaError, TimeTypeError
 from faq.incremental.change import BatchEvent
 from faq.incremental.durable import Maintained, Versions
 from faq.scope import Owner, Scope
+from faq.spark_ui import described
 
 __all__ = ["MaintainedAsof", "AsofChange", "DIFF", "MODES", "SIDES"]  # DIFF: faq.asof.tables
 
@@ -246,6 +247,7 @@ class MaintainedAsof(Maintained, Owner):
 
     # -- a batch ------------------------------------------------------------------------------------
 
+    @described("as-of view")
     def apply(self, changes: Any = None, *, left: Any = None, right: Any = None, version: Optional[int] = None,
               label: Optional[str] = None, before_commit: Any = None) -> "AsofChange":
         """Apply change rows of either side (its columns and ``diff``: +1 insert, -1 delete; +1 when absent).

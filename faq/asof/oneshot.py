@@ -34,6 +34,7 @@ from typing import Any, Callable, Optional
 from faq.asof.tables import SUFFIXES, Keys, asof_tables, check_arguments, key_list, read_table
 from faq.errors import InvalidArgumentError
 from faq.placement_policy import DRIVER, BYTES_PER_COLUMN, Input, choose
+from faq.spark_ui import described
 
 __all__ = ["asof_join", "open_join"]
 
@@ -42,6 +43,7 @@ __all__ = ["asof_join", "open_join"]
 WORKING_FACTOR = 3
 
 
+@described("asof_join")
 def asof_join(
     left: Any,
     right: Any,

@@ -76,6 +76,7 @@ import numpy as np
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.durable import Maintained, Versions
 from faq.scope import Owner, Scope
+from faq.spark_ui import described
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -306,6 +307,7 @@ class MaintainedTruss(Maintained, Owner):
 
     # -- one batch ----------------------------------------------------------------------
 
+    @described("maintained truss")
     def apply(self, changes: Any, *, version: Optional[int] = None, label: Optional[str] = None,
               before_commit: Optional[Callable[[Change], None]] = None) -> Change:
         """Apply a batch of edge changes: ``src``, ``dst``, ``diff`` (+1 insert, −1 delete), optional ``seq``.

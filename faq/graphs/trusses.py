@@ -13,9 +13,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
+from faq.spark_ui import described
+
 __all__ = ["truss"]
 
 
+@described("truss")
 def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[Any], None]] = None,
           maintained: bool = False, path: Optional[str] = None, work_limit: Optional[int] = None) -> Any:
     """Every edge's trussness; with ``maintained=True``, kept current under batches of edge changes.

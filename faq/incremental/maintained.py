@@ -106,6 +106,7 @@ from faq.language import FAQ, Atom, parse_query
 from faq.placement_policy import EXECUTORS, for_indexes
 from faq.scope import Owner, Scope
 from faq.semirings import INTEGER, Semiring, get_semiring
+from faq.spark_ui import described
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -356,6 +357,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
 
     # -- changing -----------------------------------------------------------------
 
+    @described("maintained query")
     def apply(
         self,
         deltas: Optional[Mapping[str, DeltaLike]] = None,

@@ -117,6 +117,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 from faq.errors import InvalidArgumentError, InvalidDeltaError, MissingColumnError
 from faq.incremental.change import BatchEvent
+from faq.spark_ui import job as spark_job
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -297,12 +298,13 @@ class _ApplyBatch:
         if version is not None:
             self._skipped(target, label, batch_id, version)
             return
-        table = batch.toArrow()  # the micro-batch: one Spark job (apply reads a batch on the driver)
-        if table.num_rows == 0:
-            return
-        # The sink's file is written before the state commits: a version the state holds has its file.
-        sink = None if self.sink is None else (lambda change: _write_change(self.sink, change))
-        target.apply(self._deltas(target, table, batch_id), label=label, before_commit=sink)
+        with spark_job(f"stream micro-batch {batch_id}", batch.sparkSession):
+            table = batch.toArrow()  # the micro-batch: one Spark job (apply reads a batch on the driver)
+            if table.num_rows == 0:
+                return
+            # The sink's file is written before the state commits: a version the state holds has its file.
+            sink = None if self.sink is None else (lambda change: _write_change(self.sink, change))
+            target.apply(self._deltas(target, table, batch_id), label=label, before_commit=sink)
 
     def _target(self) -> "Target":
         if self.target is None:  # on the server of Spark Connect: reopen the durable state

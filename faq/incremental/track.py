@@ -69,6 +69,7 @@ from faq.incremental.state import ResidentState, to_arrow
 from faq.incremental.store import Store, restoring
 from faq.scope import Owner
 from faq.semirings import INTEGER
+from faq.spark_ui import described
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -190,6 +191,7 @@ class MotifTracker(Maintained, Owner):
 
     # -- one batch ------------------------------------------------------------------
 
+    @described("tracked motif")
     def apply(self, changes: Any, *, version: Optional[int] = None, label: Optional[str] = None,
               before_commit: Optional[Callable[[Change], None]] = None) -> Change:
         """Apply a batch of edge changes: ``src``, ``dst``, ``diff`` (+1 insert, −1 delete).

@@ -58,6 +58,7 @@ from faq.insideout.fetching import fetched_all
 from faq.insideout.in_process import Held, Progress, StepEvent, describe_step, run_step
 from faq.insideout.planner import Plan
 from faq.insideout.staleness import PlanLike, check_query, check_rows, check_types, factor_rows, load_plan
+from faq.spark_ui import step as spark_step
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag
 from faq.joins.combine import combined_in_arrow
 from faq.joins.local import Table
@@ -157,7 +158,7 @@ def execute(
         # Every step in the tasks of the one atom left in Spark (faq.insideout.in_tasks): one job.
         from faq.insideout.in_tasks import run_in_tasks
 
-        with scope.closing_on_error():
+        with scope.closing_on_error(), spark_step(spark, f"the plan in the tasks of {plan.in_tasks}"):
             answer, rows, note = run_in_tasks(plan, relations, semiring, scope, progress)
         relations, steps = {plan.result.id: answer}, ()
         step_rows = [-1] * (len(plan.steps) - 1) + [rows]  # -1: a step inside the tasks is not counted
@@ -169,8 +170,9 @@ def execute(
                 relations[step.output.id] = held
                 notes.append(held.note)
             else:
-                frame, rows = _run_step(step, len(plan.steps), _as_frames(step, relations, spark, plan),
-                                        frames, semiring, scope, progress)
+                with spark_step(spark, f"step {step.index} of {len(plan.steps)}, {describe_step(step)}"):
+                    frame, rows = _run_step(step, len(plan.steps), _as_frames(step, relations, spark, plan),
+                                            frames, semiring, scope, progress)
                 relations[step.output.id] = frame
                 notes.append(frame.note)
             step_rows.append(rows)

@@ -35,10 +35,12 @@ from typing import Any, Optional, Sequence, Union
 
 from faq.learning.maintained import MaintainedModel
 from faq.learning.models import Covariance, LinearModel, Moments, fit_linear, moments_of
+from faq.spark_ui import described
 
 __all__ = ["covariance", "moments", "linear_regression", "Covariance", "Moments", "LinearModel", "MaintainedModel"]
 
 
+@described("covariance")
 def covariance(query: str, features: Sequence[str], *, placement: Optional[str] = None, spark: Any = None,
                maintained: bool = False, path: Optional[str] = None, progress: Any = None,
                **tables: Any) -> Union[Covariance, MaintainedModel]:
@@ -80,6 +82,7 @@ def covariance(query: str, features: Sequence[str], *, placement: Optional[str] 
     return _aggregate(parsed, chosen, tables, placement, spark, progress)
 
 
+@described("moments")
 def moments(query: str, value: str, *, placement: Optional[str] = None, spark: Any = None,
             progress: Any = None, **tables: Any) -> Moments:
     """Count, sum and sum of squares of ``value`` (``"table.column"``) over the rows of the join.
@@ -96,6 +99,7 @@ def moments(query: str, value: str, *, placement: Optional[str] = None, spark: A
                       aggregate.plan, aggregate.notes)
 
 
+@described("linear_regression")
 def linear_regression(query: str, target: str, features: Sequence[str], *, ridge: float = 0.0,
                       placement: Optional[str] = None, spark: Any = None, maintained: bool = False,
                       path: Optional[str] = None, progress: Any = None,

@@ -53,6 +53,7 @@ from faq.incremental.durable import Maintained, Versions
 from faq.learning.features import Feature, lifted_factors, lifted_name, row_values
 from faq.learning.models import Covariance, LearningPlan, LinearModel, fit_linear
 from faq.scope import Owner, Scope
+from faq.spark_ui import described
 
 if TYPE_CHECKING:
     from faq.incremental.change import Change
@@ -164,6 +165,7 @@ class MaintainedModel(Maintained, Owner):
 
     # -- changing -----------------------------------------------------------------
 
+    @described("maintained model")
     def apply(self, deltas: Optional[Mapping[str, Any]] = None, *, version: Optional[int] = None,
               label: Optional[str] = None, before_commit: Optional[Callable[["Change"], None]] = None,
               **tables: Any) -> "Change":

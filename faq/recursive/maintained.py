@@ -141,6 +141,7 @@ from faq.recursive.driver_placement import DriverFixpoint
 from faq.recursive.holders import FixpointHolder
 from faq.recursive.spark_placement import ExecutorsFixpoint
 from faq.scope import Owner, Scope
+from faq.spark_ui import described
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -382,6 +383,7 @@ class MaintainedFixpoint(FixpointProblem, Maintained, Owner):
         """
         return self._batch(None, edges, recompute=recompute, version=version, label=label or name or None)
 
+    @described("maintained fixpoint")
     def apply(self, batch: Union[UpdateBatch, Mapping[str, Any], Any], *, recompute: bool = False,
               version: Optional[int] = None, label: Optional[str] = None,
               before_commit: Optional[Callable[[Change], None]] = None) -> Change:

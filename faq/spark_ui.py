@@ -1,0 +1,149 @@
+"""What Spark's UI shows of faq's jobs: a description naming the job and its step.
+
+Without this, the Spark UI lists faq's jobs by their call sites
+(``count at executor.py:231``).  Two context managers put a readable line
+there instead:
+
+* :func:`job` names the faq job running in this thread (``count_triangles``,
+  ``query count() := e(a,b), ...``, ``maintained query batch 4``); it touches
+  no Spark, so the front door can call it before it knows whether a session
+  will be needed.
+* :func:`step` describes the Spark jobs run inside it: ``faq query
+  count() := e(a,b), e(b,c): step 2 of 3, join of e, e on b``.  On a
+  classic session that is the job description
+  (``SparkContext.setJobDescription``, shown in the Jobs and SQL tabs); on
+  Spark Connect, which has no job description on the client, it is a tag of
+  the session (``SparkSession.addTag``, shown as the jobs' tags), with the
+  commas Spark refuses in a tag written as ``;``.
+
+Both restore what was there before, so a user's own description survives a
+faq call, and both do nothing when there is no session yet (a job run
+in-process starts none).  This module is the third marked classic-only use of
+``sparkContext`` (see :mod:`faq.spark`): a local property of the driver
+thread, nothing the executors or Spark Connect need.
+
+Examples
+--------
+>>> with job("count_triangles"):
+...     description("loading edges"), description("")
+('faq count_triangles: loading edges', 'faq count_triangles')
+>>> description("step 1 of 2, join of e, e on b")
+'faq: step 1 of 2, join of e, e on b'
+>>> connect_tag("faq query count() := e(a,b), e(b,c): step 1 of 1")
+'faq query count() := e(a;b); e(b;c): step 1 of 1'
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+from typing import Any, Callable, Iterator, Optional, TypeVar
+
+__all__ = ["job", "step", "described", "description", "connect_tag", "MAX_LENGTH"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+MAX_LENGTH = 200  # a description longer than this (a long query's text) is cut, with "..."
+
+_JOB_DESCRIPTION = "spark.job.description"  # the local property setJobDescription sets
+_names = threading.local()  # the stack of faq job names of this thread
+
+
+@contextlib.contextmanager
+def job(name: str, session: Any = None) -> Iterator[None]:
+    """Name the faq job this thread runs until the block ends (the outermost name wins).
+
+    The outermost name is kept because a public function calls others
+    (``motifs`` counts through ``query``): the UI should name what the user
+    called.  Spark jobs inside that no :func:`step` describes carry the
+    job's name alone, on ``session`` or else the session that exists now
+    (:func:`faq.spark.existing_session`; none is started).
+    """
+    from faq.spark import existing_session
+
+    stack = getattr(_names, "stack", None)
+    if stack is None:
+        stack = _names.stack = []
+    stack.append(" ".join(name.split()))
+    try:
+        with step(session if session is not None else existing_session(), ""):
+            yield
+    finally:
+        stack.pop()
+
+
+def described(name: str) -> Callable[[F], F]:
+    """Decorate a function or method: the Spark jobs of a call carry ``faq <name>`` (:func:`job`).
+
+    For a method of an object with a ``version`` property, ``name`` is
+    followed by the batch the call makes (``maintained query: batch 4``).
+    """
+
+    def decorate(function: F) -> F:
+        @functools.wraps(function)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            # a property of the object's class only: a Spark Connect DataFrame answers any attribute
+            version = args[0].version if args and isinstance(getattr(type(args[0]), "version", None),
+                                                              property) else None
+            label = f"{name}: batch {version + 1}" if isinstance(version, int) else name
+            with job(label):
+                return function(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def description(text: str) -> str:
+    """The line for a step ``text`` of the current job (see the module's examples)."""
+    stack = getattr(_names, "stack", None)
+    head = f"faq {stack[0]}" if stack else "faq"
+    text = " ".join(text.split())
+    line = f"{head}: {text}" if text else head
+    return line if len(line) <= MAX_LENGTH else line[: MAX_LENGTH - 3] + "..."
+
+
+def connect_tag(text: str) -> str:
+    """``text`` as a Spark Connect tag: Spark refuses commas in a tag."""
+    return text.replace(",", ";")
+
+
+@contextlib.contextmanager
+def step(session: Any, text: str) -> Iterator[None]:
+    """Spark jobs run inside carry ``faq <job>: <text>`` in the Spark UI.
+
+    Parameters
+    ----------
+    session : SparkSession, DeferredSession or None
+        The session the jobs run on; nothing is set when it is None or a
+        deferred session that has not started (no job can have run on it).
+    text : str
+        What the step does (``"step 2 of 3, join of e, e on b"``).
+    """
+    from faq.spark import DeferredSession, is_connect
+
+    if isinstance(session, DeferredSession):
+        session = session.session() if session.started else None
+    if session is None:
+        yield
+        return
+    line = description(text)
+    if is_connect(session):
+        tag = connect_tag(line)
+        already = tag in session.getTags()
+        if not already:
+            session.addTag(tag)
+        try:
+            yield
+        finally:
+            if not already:
+                session.removeTag(tag)
+        return
+    context = session.sparkContext  # classic only: the job description is a local property of this thread
+    previous: Optional[str] = context.getLocalProperty(_JOB_DESCRIPTION)
+    context.setJobDescription(line)
+    try:
+        yield
+    finally:
+        context.setLocalProperty(_JOB_DESCRIPTION, previous)  # None removes it
