@@ -6,7 +6,7 @@
 #
 # Both check for Java 17+ first (Spark needs it) and create .venv with $(PYTHON) -m venv;
 # the package is (re)installed only when pyproject.toml changes, and its numba kernels are compiled
-# into numba's on-disk cache right after (python -m faq.joins.warm, python -m faq.incremental.warm),
+# into numba's on-disk cache right after (python -m faq.warm, which a pip install's user runs once),
 # not inside the first job.
 
 PYTHON ?= python3
@@ -21,7 +21,7 @@ WARM := faq/joins/__pycache__/.faq-warm
 WARM_SOURCES := faq/joins/compiled_loop.py faq/joins/compiled.py faq/joins/warm.py \
 	faq/incremental/delta_loop.py faq/incremental/rule_kernel.py faq/incremental/warm.py faq/asof/kernel.py \
 	faq/asof/side.py faq/asof/warm.py faq/graphs/truss.py faq/graphs/truss_index.py \
-	faq/graphs/truss_repair.py
+	faq/graphs/truss_repair.py faq/warm.py
 DEMO_OUT := build/demo
 
 .PHONY: help demo test java venv bench-deps clean distclean
@@ -31,6 +31,7 @@ help:
 	@echo "make test       the whole test suite"
 	@echo "make venv       only create .venv and install faq with its test dependencies"
 	@echo "make bench-deps also install the benchmarks' baselines (DuckDB, python-graphblas)"
+	@echo "make docs       the documentation site (Sphinx, warnings as errors) into build/docs"
 	@echo "make clean      remove build/ (demo output)"
 	@echo "make distclean  also remove .venv"
 
@@ -60,6 +61,15 @@ thorough: java $(WARM)
 java:
 	@scripts/check_java.sh
 
+# The Sphinx site of docs/ (pages, the API reference from the docstrings, the notebooks as committed) into
+# build/docs; a warning fails it, as in tests/test_docs.py. Sphinx comes with the test extra (and the docs one).
+.PHONY: docs
+DOCS_OUT := build/docs
+
+docs: $(STAMP)
+	$(BIN)/python -m sphinx -W --keep-going -q -b html -d build/doctrees docs $(DOCS_OUT)
+	@echo "== built $(DOCS_OUT)/index.html"
+
 venv: java $(WARM)
 
 # The baselines some benchmarks time beside faq (pyproject's bench extra); the test suite needs none.
@@ -67,8 +77,8 @@ bench-deps: venv
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test,bench]'
 
 $(STAMP): pyproject.toml | java
-	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null || { \
-	    echo "faq needs Python 3.10 or newer as '$(PYTHON)'; install it or run: make PYTHON=/path/to/python3.11 ..." >&2; \
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || { \
+	    echo "faq needs Python 3.11 or newer as '$(PYTHON)' (pyspark 4.3 does); install it or run: make PYTHON=/path/to/python3.11 ..." >&2; \
 	    exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV) || { \
 	    echo "could not create $(VENV) with '$(PYTHON) -m venv'; on Debian/Ubuntu: apt-get install python3-venv" >&2; \
@@ -79,17 +89,16 @@ $(STAMP): pyproject.toml | java
 
 # numba compiles the broadcast tasks' loop once per argument type signature (four, 3-14 s each on two
 # cores); done here, the demo's and the tests' first jobs load it from the cache (~0.5 s a process).
-# A failure to compile is printed and setup goes on: the first job then compiles.
+# python -m faq.warm runs each kernel's warm-up module in turn (faq.warm.ENTRY_POINTS: the broadcast
+# loop, the delta rules' loop, the as-of searches, the truss loops). A failure to compile is printed
+# and setup goes on: the first job then compiles.
 $(WARM): $(STAMP) $(WARM_SOURCES)
 	@echo "== compiling faq's numba kernels into numba's cache (once, about 1 min)"
-	$(BIN)/python -m faq.joins.warm
 	@# the delta loop calls compiled_loop's helpers, and numba's cache follows a function's own file
 	@# only: drop the delta loop's entries so they are compiled against the helpers as they are now
+	@# (here, before faq.warm: nothing it runs before faq.incremental.warm reads them)
 	rm -f faq/incremental/__pycache__/delta_loop.*
-	$(BIN)/python -m faq.incremental.warm
-	$(BIN)/python -m faq.asof.warm
-	$(BIN)/python -m faq.graphs.truss
-	$(BIN)/python -m faq.graphs.truss_index
+	$(BIN)/python -m faq.warm
 	@mkdir -p $(@D) && touch $@
 
 clean:

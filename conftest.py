@@ -60,6 +60,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.driver_copy",
     "faq.factor",
     "faq.graphs.edges",
+    "faq.inputs",
     "faq.graphs.matrix_chain",
     "faq.graphs.motifs",
     "faq.graphs.triangles",

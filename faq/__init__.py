@@ -44,10 +44,13 @@ __version__ = "0.1.0"
 # name -> the module that defines it (imported when the name is first used)
 _EXPORTS = {
     **dict.fromkeys(
-        ("query", "plan", "explain", "maintain", "count_triangles", "motifs", "track", "matrix_chain",
-         "shortest_paths", "widest_paths", "reachability", "connected_components", "as_factor", "edge_factor"),
+        ("query", "plan", "explain", "maintain", "count_triangles", "track", "matrix_chain",
+         "shortest_paths", "widest_paths", "reachability", "connected_components"),
         "faq.api",
     ),
+    "as_factor": "faq.inputs",
+    "edge_factor": "faq.graphs.edges",
+    "motifs": "faq.graphs.motifs",
     **dict.fromkeys(("Factor", "factor_of"), "faq.factor"),
     **dict.fromkeys(("Semiring", "get_semiring", "register", "semiring_names", "check_laws"), "faq.semirings"),
     **dict.fromkeys(

@@ -1,22 +1,21 @@
-"""The front door: every job in one place, taking Spark DataFrames, Factors or paths.
+"""The front door: every query and graph job in one place, taking what users hold.
 
 ``import faq`` exposes these functions (and the types and readers users need)
-without importing the submodules they live in.  Each job accepts its inputs
-in the forms a PySpark user has at hand and returns DataFrames or plain
-values:
+without importing the submodules they live in.  They follow one set of rules
+(docs/design.md, "One API"):
 
-* a **factor** (an argument of :func:`query`, :func:`plan`, :func:`explain`,
-  :func:`maintain`) is a :class:`~faq.factor.Factor`, a Spark DataFrame (its
-  columns are the variables, and a column named ``value`` holds the values;
-  without one every row counts one), or a path read by
-  :func:`faq.io.read_factor` (``.csv``, ``.parquet``, ``.mtx``, edge lists);
-* a **graph** (:func:`count_triangles`, :func:`motifs`, :func:`track`, the
-  path and component jobs) is a DataFrame with ``src`` and ``dst`` columns
-  (the convention of GraphFrames), an object with such an ``.edges``
-  DataFrame (a GraphFrame; no dependency on the package), a two-variable
-  Factor, or an edge-list path;
-* a **matrix** (:func:`matrix_chain`) is a DataFrame of row index, column
-  index and ``value`` (or a Factor, or a Matrix Market path).
+* **inputs** -- a factor, graph or matrix may be a Spark or pandas
+  DataFrame, an Arrow table, rows of tuples, a Factor or a path
+  (:mod:`faq.inputs`, :func:`faq.graphs.edges.edge_factor`); factors come by
+  name (``e=edges``) or in a mapping after the query text, where a name
+  would collide with a keyword (``faq.query(text, {"plan": df})``);
+* **keywords** mean the same everywhere: ``placement=`` ("auto", "driver",
+  "executors": where the work runs; default the session's
+  ``spark.faq.placement``), ``progress=`` (a callable receiving the job's
+  events), ``state=`` (the directory a maintained answer is kept in);
+* **results** have one shape: ``.df``, ``.plan``, ``explain()`` (the plan
+  value, whose ``str`` is its text), ``close()`` and ``with``, a short
+  ``repr``.
 
 Graphs are undirected by default everywhere (``directed=False``), as the
 ``faq`` command counts them.
@@ -40,16 +39,15 @@ Examples
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
 
-from faq.errors import FAQTypeError
+from faq.inputs import FactorLike, SemiringLike, factors_of, matrix_factor, state_directory
+from faq.placement_policy import requested
 from faq.spark_ui import job
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame
-
     from faq.factor import Factor
-    from faq.graphs.motifs import MotifCount
+    from faq.graphs.edges import GraphLike
     from faq.graphs.triangles import TriangleCount
     from faq.incremental.maintained import MaintainedQuery
     from faq.incremental.track import MotifTracker
@@ -57,244 +55,441 @@ if TYPE_CHECKING:
     from faq.insideout.planner import Plan
     from faq.insideout.staleness import PlanLike
     from faq.recursive.seminaive import FixpointResult
-    from faq.semirings import Semiring
 
-FactorLike = Union["Factor", "DataFrame", str, os.PathLike]
-GraphLike = Union["Factor", "DataFrame", str, os.PathLike, Any]
-SemiringLike = Union[str, "Semiring", None]
+__all__ = ["query", "plan", "explain", "maintain", "count_triangles", "track", "matrix_chain", "shortest_paths",
+           "widest_paths", "reachability", "connected_components"]
 
-VALUE = "value"  # the value column of a factor given as a DataFrame
+Progress = Optional[Callable[[Any], None]]
 WEIGHT = "weight"  # the weight column of a graph's edges (shortest and widest paths)
-_VALUE_SEMIRINGS = {"double": "real", "float": "real", "boolean": "boolean"}  # default: counting
 
 
 # --- queries ----------------------------------------------------------------------
 
 
-def query(text: str, *, semiring: SemiringLike = None, plan: Optional["PlanLike"] = None, progress: Any = None,
-          placement: Optional[str] = None, **factors: FactorLike) -> "QueryResult":
-    """Answer a query: ``faq.query("count() := edge(a,b), edge(b,c)", edge=df)``.
+def query(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, semiring: SemiringLike = None,
+          plan: Optional["PlanLike"] = None, placement: Optional[str] = None, progress: Progress = None,
+          **named: FactorLike) -> "QueryResult":
+    """Answer a functional aggregate query over its factors.
 
-    Returns a :class:`~faq.insideout.executor.QueryResult`: ``.df`` (the free
-    variables and ``value``), ``.scalar()`` for a query without free
-    variables, ``.plan``; its cache is released by ``close()`` or ``with``.
-    ``plan=`` runs a plan made by :func:`plan` (and perhaps inspected), or a
-    kept one: its ``to_dict()``, the JSON ``faq explain --json`` prints, or
-    the path of a file holding it.  It runs as it is, without planning; a plan
-    made for another query, other key types or sizes beyond its margin
-    (twice or half the rows it was made for) raises
-    :class:`~faq.errors.StalePlanError` (:mod:`faq.insideout.staleness`).
-    ``placement=`` ("auto", "driver" or "executors") overrides the session's
-    ``spark.faq.placement``: where the steps run (small ones in-process by default).
+    Parameters
+    ----------
+    text : str
+        The query, e.g. ``"count() := e(a,b), e(b,c), e(a,c)"``: a head with
+        the free variables, ``:=``, and atoms naming factors.
+    factors : mapping, optional
+        Factors by name, for names that are keywords here (``plan``,
+        ``semiring``, ``placement``, ``progress``); the others may come as
+        keyword arguments too.
+    semiring : str or Semiring, optional
+        Default: the factors' own (``counting`` for tables without values).
+    plan : Plan, dict or path, optional
+        Run this plan (from :func:`plan`, its ``to_dict()``, the JSON
+        ``faq explain --json`` prints, or a file of it) as it is, without
+        planning; a plan made for another query, other key types or sizes
+        beyond its margin raises :class:`~faq.errors.StalePlanError`.
+    placement : {"auto", "driver", "executors"}, optional
+        Where the steps run (default: the session's ``spark.faq.placement``,
+        "auto": small steps in-process on the driver).
+    progress : callable, optional
+        Receives a :class:`~faq.insideout.executor.StepEvent` as each step
+        starts and ends.
+    **named
+        The factors: Spark or pandas DataFrames, Arrow tables, rows of
+        tuples, Factors or paths (:mod:`faq.inputs`).
+
+    Returns
+    -------
+    QueryResult
+        ``.df`` (the free variables and ``value``), ``.scalar()`` for a
+        query without free variables, ``.plan``, ``explain()``; its cache is
+        released by ``close()`` or ``with``.
+
+    Examples
+    --------
+    >>> import faq
+    >>> edges = [(1, 2), (2, 3), (1, 3)]
+    >>> faq.query("count() := e(a,b), e(b,c), e(a,c)", e=edges).scalar()
+    1
+    >>> faq.query("count() := plan(a,b)", {"plan": edges}).scalar()   # a factor named like a keyword
+    3
     """
     from faq.insideout.executor import evaluate
 
-    with job(f"query {text}"):
-        return evaluate(text, _factors(factors, semiring), semiring=semiring, plan=plan, progress=progress,
-                        placement=placement)
+    with job(f"query {text}"), requested(placement):
+        return evaluate(text, factors_of(factors, named, semiring), semiring=semiring, plan=plan,
+                        progress=progress, placement=placement)
 
 
-def plan(text: str, *, semiring: SemiringLike = None, join: str = "auto", **factors: FactorLike) -> "Plan":
-    """The plan :func:`query` would run: order, bags, strategies, widths, estimated work.
+def plan(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, semiring: SemiringLike = None,
+         join: str = "auto", placement: Optional[str] = None, **named: FactorLike) -> "Plan":
+    """The plan :func:`query` would run: order, bags, strategies, placements, widths, estimated work.
 
-    Gathers the factors' statistics (one Spark job per factor); nothing else runs.
+    Parameters
+    ----------
+    text : str
+        The query.
+    factors : mapping, optional
+        Factors by name (see :func:`query`).
+    semiring : str or Semiring, optional
+    join : str
+        The join strategy to plan with ("auto": the planner's choice).
+    placement : {"auto", "driver", "executors"}, optional
+        Where the steps would run.
+    **named
+        The factors, any input kind (see :func:`query`).
+
+    Returns
+    -------
+    Plan
+        A frozen value: ``str(plan)`` is the text :func:`explain` shows,
+        ``plan.to_dict()`` its JSON; :func:`query` runs it with ``plan=``.
+
+    Notes
+    -----
+    Gathers the factors' statistics (one Spark job per factor held in
+    Spark); nothing else runs.
+
+    Examples
+    --------
+    >>> import faq
+    >>> p = faq.plan("count() := e(a,b), e(b,c), e(a,c)", e=[(1, 2), (2, 3), (1, 3)])
+    >>> len(p.steps), p.steps[0].placement
+    (1, 'driver')
     """
     from faq.insideout.binding import plan_for
 
-    with job(f"plan {text}"):
-        return plan_for(text, _factors(factors, semiring), semiring=semiring, join=join, detailed=True)
+    with job(f"plan {text}"), requested(placement):
+        return plan_for(text, factors_of(factors, named, semiring), semiring=semiring, join=join, detailed=True,
+                        placement=placement)
 
 
-def explain(text: str, *, semiring: SemiringLike = None, **factors: FactorLike) -> None:
-    """Print the plan of a query (as ``DataFrame.explain`` prints Spark's)."""
-    print(plan(text, semiring=semiring, **factors))
+def explain(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, semiring: SemiringLike = None,
+            placement: Optional[str] = None, **named: FactorLike) -> "Plan":
+    """The plan of a query, as a value whose text shows at a prompt (``print`` it in a script).
 
+    Parameters
+    ----------
+    text : str
+        The query.
+    factors : mapping, optional
+        Factors by name (see :func:`query`).
+    semiring : str or Semiring, optional
+    placement : {"auto", "driver", "executors"}, optional
+    **named
+        The factors, any input kind.
 
-def maintain(text: str, *, semiring: SemiringLike = None, path: Optional[str] = None, progress: Any = None,
-             **factors: FactorLike) -> "MaintainedQuery":
-    """Answer a query and keep it current: ``.apply(edge=[(1, 2, 1)])``, ``.scalar()``, ``.df``.
+    Returns
+    -------
+    Plan
+        What :func:`plan` returns; ``str`` of it is the text.
 
-    See :class:`~faq.incremental.maintained.MaintainedQuery` (``path=`` makes the
-    state durable and versioned).
+    Examples
+    --------
+    >>> import faq
+    >>> print(faq.explain("count() := e(a,b), e(b,c)", e=[(1, 2), (2, 3)]))  # doctest: +ELLIPSIS
+    plan for count() := e(a, b), e(b, c)
+      semiring counting; order a, b, c (auto); faqw 1...
+      step 2: eliminate b, c with ⊕ of counting; bag {b, c}, ρ* 1, est. ≤ 2 rows...
     """
-    from faq.incremental.maintained import maintain as _maintain
+    return plan(text, factors, semiring=semiring, placement=placement, **named)
 
-    with job(f"maintain {text}"):
-        return _maintain(text, _factors(factors, semiring), semiring=semiring, path=path, progress=progress)
+
+def maintain(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, semiring: SemiringLike = None,
+             state: Optional[str] = None, placement: Optional[str] = None, budget: Optional[Union[int, str]] = None,
+             progress: Progress = None, path: Optional[str] = None, **named: FactorLike) -> "MaintainedQuery":
+    """Answer a query and keep the answer current as its factors change.
+
+    Parameters
+    ----------
+    text : str
+        The query.
+    factors : mapping, optional
+        Factors by name (see :func:`query`).
+    semiring : str or Semiring, optional
+    state : str, optional
+        A new or empty directory to keep the state in, durable and
+        versioned: :meth:`~faq.incremental.maintained.MaintainedQuery.open`
+        reopens it.
+    placement : {"auto", "driver", "executors"}, optional
+        Where the indexes live and batches run ("auto": by their size
+        against the driver's budget).
+    budget : int or str, optional
+        The driver's memory budget for the indexes (``"2g"``).
+    progress : callable, optional
+        Receives a :class:`~faq.incremental.change.BatchEvent` per batch.
+    path : str, optional
+        Deprecated name of ``state``.
+    **named
+        The factors, any input kind.
+
+    Returns
+    -------
+    MaintainedQuery
+        ``apply(e=[(src, dst, ±1), ...])`` returns the answer's
+        :class:`~faq.incremental.change.Change`; ``.scalar()``, ``.df``,
+        ``explain()``, ``stream(...)``, ``close()``.
+
+    Examples
+    --------
+    >>> import faq
+    >>> with faq.maintain("count() := e(a,b), e(b,c), e(a,c)", e=[(1, 2), (2, 3)]) as triangles:
+    ...     change = triangles.apply(e=[(1, 3, 1)])     # insert 1→3: one triangle
+    ...     triangles.scalar(), change.version
+    (1, 1)
+    """
+    from faq.incremental.maintained import MaintainedQuery
+
+    state = state_directory(state, path, "faq.maintain")
+    with job(f"maintain {text}"), requested(placement):
+        return MaintainedQuery(text, factors_of(factors, named, semiring), semiring=semiring, path=state,
+                               progress=progress, placement=placement or "auto", budget=budget)
 
 
 # --- graphs and matrices ------------------------------------------------------------
 
 
-def count_triangles(edges: GraphLike, *, directed: bool = False, progress: Any = None) -> "TriangleCount":
-    """Count the triangles of a graph (``.count``); ``directed=True`` counts feed-forward ones."""
+def count_triangles(edges: "GraphLike", *, directed: bool = False, placement: Optional[str] = None,
+                    progress: Progress = None) -> "TriangleCount":
+    """Count the triangles of a graph.
+
+    Parameters
+    ----------
+    edges : graph
+        A Spark or pandas DataFrame or Arrow table with ``src`` and ``dst``,
+        a GraphFrame, a two-variable Factor, an edge-list path or rows of
+        ``(src, dst)``; self-loops and repeated edges are ignored.
+    directed : bool
+        False (default): triangles of the undirected graph; True:
+        feed-forward triangles a→b, b→c, a→c.
+    placement : {"auto", "driver", "executors"}, optional
+    progress : callable, optional
+        Receives the load and step events.
+
+    Returns
+    -------
+    TriangleCount
+        ``.count``, ``.plan``, ``.seconds``, ``explain()``.
+
+    Examples
+    --------
+    >>> import faq
+    >>> faq.count_triangles([(1, 2), (2, 3), (3, 1), (3, 4)]).count
+    1
+    """
     from faq.graphs.triangles import count_triangles as _count
 
-    with job("count_triangles"):
+    with job("count_triangles"), requested(placement):
         return _count(edges, directed=directed, progress=progress)  # a path: read and cleaned on the driver
 
 
-def motifs(edges: GraphLike, pattern: str, *, count: bool = False, progress: Any = None
-           ) -> Union["DataFrame", "MotifCount"]:
-    """The bindings of a motif pattern (GraphFrames' syntax, e.g. ``"(a)->(b); (b)->(c); !(a)->(c)"``).
+def track(edges: "GraphLike", pattern: str, *, state: Optional[str] = None, placement: Optional[str] = None,
+          progress: Progress = None, path: Optional[str] = None) -> "MotifTracker":
+    """Count a motif and keep the count current as edges change.
 
-    ``count=False`` returns the bindings as a cached DataFrame (one column per
-    pattern vertex; ``unpersist()`` it when done); ``count=True`` returns a
-    :class:`~faq.graphs.motifs.MotifCount` (``.count``) without listing them.
+    Parameters
+    ----------
+    edges : graph
+        Any input kind of :func:`count_triangles`.
+    pattern : str
+        A motif in GraphFrames' syntax (``"(a)->(b); (b)->(c); !(a)->(c)"``);
+        the pattern's vertices bind distinct nodes (see :func:`faq.motifs`).
+    state : str, optional
+        A new or empty directory to keep the state in.
+    placement : {"auto", "driver", "executors"}, optional
+        Where the first count runs; batches run on the driver.
+    progress : callable, optional
+        Receives a :class:`~faq.incremental.change.BatchEvent` per batch.
+    path : str, optional
+        Deprecated name of ``state``.
+
+    Returns
+    -------
+    MotifTracker
+        ``apply([(src, dst, ±1), ...])``, ``.count``, ``explain()``, ``close()``.
+
+    Examples
+    --------
+    >>> import faq
+    >>> with faq.track([(1, 2), (2, 3)], "(a)->(b); (b)->(c)") as paths:
+    ...     _ = paths.apply([(3, 4, 1)])
+    ...     paths.count
+    2
     """
-    from faq.graphs.motifs import count_motifs, list_motifs
+    from faq.graphs.edges import edge_factor
+    from faq.incremental.track import MotifTracker
 
-    with job(f"motifs {pattern}"):
-        graph = edge_factor(edges)
-        if count:
-            return count_motifs(graph, pattern, progress=progress)
-        return list_motifs(graph, pattern, progress=progress)
-
-
-def track(edges: GraphLike, pattern: str, *, path: Optional[str] = None, progress: Any = None) -> "MotifTracker":
-    """Count a motif and follow it as edges change: ``.apply([(src, dst, ±1), ...])``, ``.count``."""
-    from faq.incremental.track import track as _track
-
-    with job(f"track {pattern}"):
-        return _track(edge_factor(edges), pattern, path=path, progress=progress)
+    state = state_directory(state, path, "faq.track")
+    with job(f"track {pattern}"), requested(placement):
+        return MotifTracker(edge_factor(edges), pattern, path=state, progress=progress)
 
 
 def matrix_chain(matrices: Sequence[FactorLike], *, semiring: SemiringLike = "real", method: str = "auto",
-                 progress: Any = None) -> "QueryResult":
+                 placement: Optional[str] = None, progress: Progress = None) -> "QueryResult":
     """Multiply matrices in a semiring, in the order the planner picks.
 
-    Each matrix is a DataFrame of row index, column index and ``value`` (or a
-    Factor, or a Matrix Market path; a path given more than once is read
-    once).  The result's ``.df`` has columns ``row``, ``col`` and ``value``;
-    release it with ``close()`` or ``with``.
+    Parameters
+    ----------
+    matrices : sequence
+        Each a table (Spark or pandas DataFrame, Arrow) of row index, column
+        index and ``value``, a Factor, or a Matrix Market path (a path given
+        more than once is read once).
+    semiring : str or Semiring
+        Default ``real``; ``min_plus`` gives shortest path products.
+    method : str
+        "auto" (the planner's order), or "dp" / "greedy" / "left".
+    placement : {"auto", "driver", "executors"}, optional
+    progress : callable, optional
+
+    Returns
+    -------
+    QueryResult
+        ``.df`` with columns ``row``, ``col`` and ``value``; ``close()`` or ``with``.
+
+    Examples
+    --------
+    >>> import faq, pandas as pd
+    >>> m = pd.DataFrame({"row": [0, 0], "col": [0, 1], "value": [2.0, 1.0]})
+    >>> with faq.matrix_chain([m, m]) as product:
+    ...     sorted(map(tuple, product.df.collect()))
+    [(0, 0, 4.0), (0, 1, 2.0)]
     """
     from faq.graphs.matrix_chain import matrix_chain as _chain
 
     read: dict[str, "Factor"] = {}  # path -> its factor: a power or a K·M·K chain parses each file once
     factors = []
-    for k, m in enumerate(matrices, start=1):
-        if isinstance(m, (str, os.PathLike)):
-            path = os.fspath(m)
-            if path not in read:
-                read[path] = _matrix(m, k)
-            factors.append(read[path].with_name(f"M{k}"))  # a Factor is immutable: one for several uses
-        else:
-            factors.append(_matrix(m, k))
-    with job(f"matrix_chain of {len(factors)}"):
+    with job(f"matrix_chain of {len(matrices)}"), requested(placement):
+        for k, m in enumerate(matrices, start=1):
+            if isinstance(m, (str, os.PathLike)):
+                path = os.fspath(m)
+                if path not in read:
+                    read[path] = matrix_factor(m, k)
+                factors.append(read[path].with_name(f"M{k}"))  # a Factor is immutable: one for several uses
+            else:
+                factors.append(matrix_factor(m, k))
         return _chain(factors, semiring or "real", method=method, progress=progress)
 
 
-def shortest_paths(edges: GraphLike, source: int, *, weight: Optional[str] = WEIGHT, progress: Any = None
-                   ) -> "FixpointResult":
-    """Distances from ``source`` (min, +): the edges' ``weight`` column, else 1 per edge (hops).
+def shortest_paths(edges: "GraphLike", source: int, *, weight: Optional[str] = WEIGHT,
+                   placement: Optional[str] = None, progress: Progress = None) -> "FixpointResult":
+    """Distances from ``source`` in the (min, +) semiring.
 
-    Solved on the driver while the edges fit its budget, else on Spark (:mod:`faq.recursive.placed`).
+    Parameters
+    ----------
+    edges : graph
+        Any input kind of :func:`count_triangles`; directed.
+    source : int
+    weight : str, optional
+        The edges' weight column (rows: the third element); without one
+        each edge weighs 1 (hops).  Negative weights are allowed; a
+        reachable negative cycle raises :class:`~faq.errors.NegativeCycleError`.
+    placement : {"auto", "driver", "executors"}, optional
+        "auto": on the driver while the edges fit its budget, else on Spark.
+    progress : callable, optional
+
+    Returns
+    -------
+    FixpointResult
+        ``.df`` (``node``, ``value``), ``.plan``, ``explain()``, ``close()``.
+
+    Examples
+    --------
+    >>> import faq
+    >>> with faq.shortest_paths([(1, 2, 4.0), (2, 3, 1.0), (1, 3, 9.0)], 1) as d:
+    ...     sorted(map(tuple, d.df.collect()))
+    [(1, 0.0), (2, 4.0), (3, 5.0)]
     """
-    from faq.recursive.placed import solve_placed
-
-    with job(f"shortest_paths from {source}"):
-        return solve_placed(edge_factor(edges, weight=weight), "min_plus", source=source, progress=progress)
+    return _fixpoint(f"shortest_paths from {source}", edges, weight, "min_plus", source, placement, progress)
 
 
-def widest_paths(edges: GraphLike, source: int, *, weight: Optional[str] = WEIGHT, progress: Any = None
-                 ) -> "FixpointResult":
-    """Bottleneck capacities from ``source`` (max, min) over the edges' ``weight`` column (placed as
-    :func:`shortest_paths`)."""
-    from faq.recursive.placed import solve_placed
+def widest_paths(edges: "GraphLike", source: int, *, weight: Optional[str] = WEIGHT,
+                 placement: Optional[str] = None, progress: Progress = None) -> "FixpointResult":
+    """Bottleneck capacities from ``source`` in the (max, min) semiring.
 
-    with job(f"widest_paths from {source}"):
-        return solve_placed(edge_factor(edges, weight=weight), "max_min", source=source, progress=progress)
+    Parameters
+    ----------
+    edges : graph
+        Any input kind of :func:`count_triangles`; directed.
+    source : int
+    weight : str, optional
+        The edges' capacity column (rows: the third element).
+    placement : {"auto", "driver", "executors"}, optional
+    progress : callable, optional
 
+    Returns
+    -------
+    FixpointResult
 
-def reachability(edges: GraphLike, source: int, *, progress: Any = None) -> "FixpointResult":
-    """The nodes reachable from ``source`` (∨, ∧) (placed as :func:`shortest_paths`)."""
-    from faq.recursive.placed import solve_placed
-
-    with job(f"reachability from {source}"):
-        return solve_placed(edge_factor(edges), "boolean", source=source, progress=progress)
-
-
-def connected_components(edges: GraphLike, *, progress: Any = None) -> "FixpointResult":
-    """Each node's component, labelled by its smallest node id (edge directions ignored; placed as
-    :func:`shortest_paths`)."""
-    from faq.recursive.placed import solve_placed
-
-    with job("connected_components"):
-        return solve_placed(edge_factor(edges), components=True, progress=progress)
-
-
-# --- inputs -------------------------------------------------------------------------
-
-
-def as_factor(value: FactorLike, name: str = "factor", semiring: SemiringLike = None) -> "Factor":
-    """A :class:`~faq.factor.Factor` from a Factor, a DataFrame (Spark or pandas) or a path (see the module notes).
-
-    A DataFrame's ``value`` column (if any) holds the values; its semiring is
-    ``semiring``, else ``real`` for double values, ``boolean`` for booleans and
-    ``counting`` otherwise.  A pandas DataFrame's rows stay held on the
-    driver, where steps over them run in-process.
-
-    >>> from faq.spark import get_session
-    >>> df = get_session().createDataFrame([(1, 2, 0.5)], ["a", "b", "value"])
-    >>> f = as_factor(df, "w")
-    >>> f.variables, f.semiring.name, f.name
-    (('a', 'b'), 'real', 'w')
+    Examples
+    --------
+    >>> import faq
+    >>> with faq.widest_paths([(1, 2, 4.0), (2, 3, 1.0), (1, 3, 2.0)], 1) as w:
+    ...     sorted(map(tuple, w.df.collect()))
+    [(1, inf), (2, 4.0), (3, 2.0)]
     """
-    from faq.factor import Factor
-
-    if isinstance(value, Factor):
-        return value if semiring is None else value.with_semiring(semiring)
-    if isinstance(value, (str, os.PathLike)):
-        from faq.io import read_factor
-
-        extra = {} if semiring is None else {"semiring": semiring}
-        return read_factor(value, name=name, **extra)
-    if type(value).__module__.startswith("pandas") and type(value).__name__ == "DataFrame":
-        # A table on the driver already: it stays held there (steps over it run in-process).
-        from faq.io.convert import from_pandas
-
-        kind = value[VALUE].dtype.kind if VALUE in value.columns else None
-        ring = semiring or {"f": "real", "b": "boolean"}.get(kind, "counting")
-        return from_pandas(value, value=VALUE if kind else None, semiring=ring, name=name)
-    df = _dataframe(value, "factor " + repr(name))
-    columns = list(df.columns)
-    if VALUE in columns:
-        kind = dict(df.dtypes)[VALUE]
-        ring = semiring or _VALUE_SEMIRINGS.get(kind, "counting")
-        return Factor.from_dataframe(df, [c for c in columns if c != VALUE], ring, value=VALUE, name=name)
-    return Factor.from_dataframe(df, columns, semiring or "counting", value=None, name=name)
+    return _fixpoint(f"widest_paths from {source}", edges, weight, "max_min", source, placement, progress)
 
 
-def edge_factor(edges: GraphLike, weight: Optional[str] = None) -> "Factor":
-    """The edges of a graph as a ``src``/``dst`` factor (:func:`faq.graphs.edges.edge_factor`)."""
-    from faq.graphs.edges import edge_factor as _edge_factor
+def reachability(edges: "GraphLike", source: int, *, placement: Optional[str] = None,
+                 progress: Progress = None) -> "FixpointResult":
+    """The nodes reachable from ``source`` in the (∨, ∧) semiring.
 
-    return _edge_factor(edges, weight=weight)
+    Parameters
+    ----------
+    edges : graph
+        Any input kind of :func:`count_triangles`; directed.
+    source : int
+    placement : {"auto", "driver", "executors"}, optional
+    progress : callable, optional
+
+    Returns
+    -------
+    FixpointResult
+
+    Examples
+    --------
+    >>> import faq
+    >>> with faq.reachability([(1, 2), (2, 3), (4, 1)], 1) as r:
+    ...     sorted(row.node for row in r.df.collect())
+    [1, 2, 3]
+    """
+    return _fixpoint(f"reachability from {source}", edges, None, "boolean", source, placement, progress)
 
 
-def _factors(given: dict, semiring: SemiringLike) -> dict[str, "Factor"]:
-    return {name: as_factor(value, name, semiring) for name, value in given.items()}
+def connected_components(edges: "GraphLike", *, placement: Optional[str] = None,
+                         progress: Progress = None) -> "FixpointResult":
+    """Each node's component, labelled by its smallest node id (edge directions ignored).
+
+    Parameters
+    ----------
+    edges : graph
+        Any input kind of :func:`count_triangles`.
+    placement : {"auto", "driver", "executors"}, optional
+    progress : callable, optional
+
+    Returns
+    -------
+    FixpointResult
+
+    Examples
+    --------
+    >>> import faq
+    >>> with faq.connected_components([(1, 2), (3, 4), (2, 5)]) as c:
+    ...     sorted(map(tuple, c.df.collect()))
+    [(1, 1), (2, 1), (3, 3), (4, 3), (5, 1)]
+    """
+    return _fixpoint("connected_components", edges, None, None, None, placement, progress)
 
 
-def _matrix(value: FactorLike, k: int) -> "Factor":
-    """A two-variable factor from a matrix DataFrame (row, column, value), a Factor or a path."""
-    from faq.factor import Factor
+def _fixpoint(name: str, edges: Any, weight: Optional[str], semiring: Optional[str], source: Optional[int],
+              placement: Optional[str], progress: Progress) -> "FixpointResult":
+    """A placed fixpoint: paths from ``source`` in ``semiring``, or components when it is None."""
+    from faq.graphs.edges import edge_factor
+    from faq.placement_policy import checked
+    from faq.recursive.placed import solve_placed
 
-    if isinstance(value, (Factor, str, os.PathLike)):
-        return as_factor(value, f"M{k}")
-    df = _dataframe(value, f"matrix {k}")
-    keys = [c for c in df.columns if c != VALUE]
-    if len(keys) != 2:
-        raise FAQTypeError(error_class="MATRIX_COLUMNS", index=k, columns=df.columns, value=VALUE,
-                           argument=f"matrix {k}", found=list(df.columns))
-    return as_factor(df, f"M{k}", None if VALUE in df.columns else "real")
-
-
-def _dataframe(value: Any, what: str) -> "DataFrame":
-    """``value`` as a Spark DataFrame, or a clear error."""
-    from faq.spark import is_dataframe
-
-    if is_dataframe(value):
-        return value
-    raise FAQTypeError(error_class="INPUT_TYPE", what=what, expected="a DataFrame, a Factor or a path",
-                       found=type(value).__name__, argument=what)
+    with job(name), requested(placement):
+        graph = edge_factor(edges, weight=weight)
+        where = checked(placement) if placement is not None else "auto"
+        if semiring is None:
+            return solve_placed(graph, components=True, progress=progress, placement=where)
+        return solve_placed(graph, semiring, source=source, progress=progress, placement=where)

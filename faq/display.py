@@ -246,13 +246,7 @@ def pretty(text: str, printer: Any, cycle: bool) -> None:
 def summary(obj: Any) -> str:
     """One line for a result (the plain-text view in a notebook)."""
     name = type(obj).__name__
-    if name == "QueryResult":
-        rows = obj.step_rows[-1] if obj.step_rows else "?"
-        return f"QueryResult({obj.plan.query!r}, rows={rows}, seconds={obj.seconds:.3g})"
     if name == "Change":
         count = "" if obj.count is None else f", count={obj.count}"
         return f"Change(version={obj.version}, rows={len(obj)}, total={obj.total}{count}, seconds={obj.seconds:.3g})"
-    if name == "TriangleCount":
-        return (f"TriangleCount(count={obj.count}, edges={obj.edges}, directed={obj.directed}, "
-                f"seconds={obj.seconds:.3g}, faqw={obj.plan.faqw})")
-    return repr(obj)
+    return repr(obj)  # the answers of jobs: one line (faq.results.Answer)

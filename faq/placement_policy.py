@@ -38,12 +38,14 @@ Placement(where='executors', reason="semiring 'log' has no numpy form")
 
 from __future__ import annotations
 
+import contextlib
 import math
-from typing import NamedTuple, Optional, Sequence
+import threading
+from typing import Iterator, NamedTuple, Optional, Sequence
 
 from faq.hypergraph.shares import format_bytes
 
-__all__ = ["PLACEMENTS", "AUTO", "DRIVER", "EXECUTORS", "BYTES_PER_COLUMN", "Input", "Placement", "checked",
+__all__ = ["requested", "requested_placement", "PLACEMENTS", "AUTO", "DRIVER", "EXECUTORS", "BYTES_PER_COLUMN", "Input", "Placement", "checked",
            "choose", "for_indexes"]
 
 #: The placements a user may ask for: ``auto`` (by :func:`choose`), ``driver``, ``executors``.
@@ -90,6 +92,36 @@ def checked(value: str, argument: str = "placement") -> str:
 
         raise InvalidArgumentError(argument=argument, value=value, reason=f"expected one of {', '.join(PLACEMENTS)}")
     return value
+
+
+_request = threading.local()  # the placement= of the public job running in this thread
+
+
+@contextlib.contextmanager
+def requested(placement: Optional[str]) -> Iterator[None]:
+    """Where this thread's work runs until the block ends: a job's ``placement=`` argument.
+
+    It wins over the session's ``spark.faq.placement`` wherever that setting
+    is read (:func:`requested_placement`); ``None`` leaves the setting in
+    charge.  A thread's own: two jobs in two threads may ask differently.
+
+    >>> with requested("driver"):
+    ...     requested_placement()
+    'driver'
+    >>> requested_placement() is None
+    True
+    """
+    previous = getattr(_request, "placement", None)
+    _request.placement = previous if placement is None else checked(placement)
+    try:
+        yield
+    finally:
+        _request.placement = previous
+
+
+def requested_placement() -> Optional[str]:
+    """The placement the running job asked for (:func:`requested`), or None."""
+    return getattr(_request, "placement", None)
 
 
 def choose(

@@ -118,15 +118,15 @@ def test_state_directories_are_checked(tmp_path):
     quotes = pd.DataFrame({"time": [0], "sym": ["a"], "px": [1.0]})
     (tmp_path / "mine.txt").write_text("a file of the user's")
     with pytest.raises(StateDirectoryError, match="not empty"):
-        faq.asof_join(trades, quotes, on="time", by="sym", maintained=True, path=str(tmp_path))
+        faq.asof_join(trades, quotes, on="time", by="sym", maintained=True, state=str(tmp_path))
     with pytest.raises(InvalidArgumentError, match="maintained"):
-        faq.asof_join(trades, quotes, on="time", by="sym", path=str(tmp_path / "x"))
-    faq.truss([(1, 2)], maintained=True, path=str(tmp_path / "truss")).close()
+        faq.asof_join(trades, quotes, on="time", by="sym", state=str(tmp_path / "x"))
+    faq.truss([(1, 2)], maintained=True, state=str(tmp_path / "truss")).close()
     with pytest.raises(StateDirectoryError, match="truss"):
         MaintainedAsof.open(str(tmp_path / "truss"))
     with pytest.raises(StateDirectoryError, match="truss"):
         faq.asof.open_join(str(tmp_path / "truss"))
-    faq.asof_join(trades, quotes, on="time", by="sym", maintained=True, mode="locked", path=str(tmp_path / "l")).close()
+    faq.asof_join(trades, quotes, on="time", by="sym", maintained=True, mode="locked", state=str(tmp_path / "l")).close()
     with pytest.raises(StateDirectoryError, match="locked as-of join, not a view"):
         MaintainedAsof.open(str(tmp_path / "l"))
     assert isinstance(LockedAsof.open(str(tmp_path / "l")), LockedAsof)
@@ -147,7 +147,7 @@ def test_a_stream_of_both_sides_applies_each_micro_batch_once(spark, tmp_path):
     ]
     schema = "side string, time long, sym string, qty double, px double, diff long"
 
-    view = faq.asof_join(trades.astype({"qty": float}), quotes, on="time", by="sym", maintained=True, path=path)
+    view = faq.asof_join(trades.astype({"qty": float}), quotes, on="time", by="sym", maintained=True, state=path)
     expected = faq.asof_join(trades.astype({"qty": float}), quotes, on="time", by="sym", maintained=True)
     for number, frame in enumerate(files):
         pq.write_table(pa.Table.from_pandas(frame, preserve_index=False), str(inbox / f"{number:03d}.parquet"))

@@ -64,8 +64,9 @@ def test_plan_explain_and_running_that_plan(edges, capsys):
     text = "count() := e(a,b), e(a,c), e(b,c)"
     the_plan = faq.plan(text, e=edges)
     assert isinstance(the_plan, faq.Plan) and the_plan.steps[0].strategy.name == "broadcast"
-    faq.explain(text, e=edges)
-    assert "strategy broadcast" in capsys.readouterr().out
+    explained = faq.explain(text, e=edges)  # a value, printed by whoever wants the text; the repr is one line
+    assert explained == the_plan and "strategy broadcast" in str(explained) and "\n" not in repr(explained)
+    assert capsys.readouterr().out == ""
     with faq.query(text, e=edges, plan=the_plan) as result:
         assert result.plan is the_plan
         counted = result.scalar()
@@ -78,11 +79,10 @@ def test_plan_explain_and_running_that_plan(edges, capsys):
 def test_motifs_count_and_list(edges):
     pattern = "(a)->(b); (b)->(c); !(a)->(c)"
     counted = faq.motifs(edges, pattern, count=True)
-    listing = faq.motifs(edges, pattern)
-    try:
-        rows = {tuple(r) for r in listing.collect()}
-    finally:
-        listing.unpersist()
+    with faq.motifs(edges, pattern) as listing:  # cached until the with ends
+        rows = {tuple(r) for r in listing.df.collect()}
+        assert listing.rows == len(rows) and listing.df.is_cached
+    assert not listing.df.is_cached
     simple = {(a, b) for a, b in EDGES if a != b}
     expected = {(a, b, c) for a, b in simple for b2, c in simple
                 if b2 == b and len({a, b, c}) == 3 and (a, c) not in simple}
@@ -180,3 +180,56 @@ def test_edges_as_pandas_or_arrow_are_counted_on_the_driver():
     assert faq.count_triangles(pa.Table.from_pandas(frame)).count == expected
     motif = "(a)->(b); (b)->(c); !(a)->(c)"
     assert faq.motifs(frame, motif, count=True).count == faq.motifs(str(path), motif, count=True).count
+
+
+def test_one_api_every_input_kind_and_the_result_shape(tmp_path):
+    """The rules of docs/design.md, "One API": each graph job takes Spark, pandas, Arrow, tuples and
+    paths with the same answer; factors in a mapping may be named like keywords; placement= is
+    everywhere and honoured; state= keeps a maintained answer (path=, its old name, warns); every
+    result has .df, .plan, explain() (a value), close()/with and a one-line repr."""
+    import warnings
+
+    import pandas as pd
+    import pyarrow as pa
+
+    spark = faq.get_session()
+    rows = [(1, 2), (2, 3), (1, 3), (3, 4)]
+    frame = pd.DataFrame(rows, columns=["src", "dst"])
+    path = tmp_path / "edges.txt"
+    path.write_text("# a comment line\n" + "\n".join(f"{a}\t{b}" for a, b in rows) + "\n")
+    kinds = {"spark": spark.createDataFrame(frame), "pandas": frame, "arrow": pa.Table.from_pandas(frame),
+             "tuples": rows, "path": str(path)}
+    for kind, edges in kinds.items():
+        assert faq.count_triangles(edges).count == 1, kind
+        assert faq.motifs(edges, "(a)->(b); (b)->(c)", count=True).count == 3, kind  # 1-2-3, 2-3-4, 1-3-4
+        with faq.shortest_paths(edges, 1, placement="driver") as paths:
+            assert dict(map(tuple, paths.df.collect())) == {1: 0.0, 2: 1.0, 3: 1.0, 4: 2.0}, kind
+        if kind != "path":  # a factor's path is read by its suffix (.txt: an edge list)
+            assert faq.query("count() := e(a,b), e(b,c)", e=edges).scalar() == 3, kind
+    assert faq.query("count() := plan(a,b), progress(b,c)", {"plan": rows, "progress": rows}).scalar() == 3
+    with pytest.raises(faq.FAQError, match="both"):
+        faq.query("count() := e(a,b)", {"e": rows}, e=rows)
+
+    # placement= reaches the plan, and a wrong one is refused by name
+    assert {s.placement for s in faq.plan("count() := e(a,b), e(b,c)", e=rows, placement="executors").steps} == \
+        {"executors"}
+    with pytest.raises(faq.FAQError, match="placement"):
+        faq.count_triangles(rows, placement="gpu")
+
+    with faq.maintain("count() := e(a,b), e(b,c)", e=rows, state=str(tmp_path / "kept")) as kept:
+        assert kept.apply(e=[(3, 1, 1)]).version == 1 and kept.path == str(tmp_path / "kept")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        faq.track(rows, "(a)->(b)", path=str(tmp_path / "old")).close()
+    assert any(issubclass(w.category, DeprecationWarning) and "state=" in str(w.message) for w in caught)
+
+    results = [faq.query("count() := e(a,b), e(b,c)", e=rows), faq.count_triangles(rows),
+               faq.motifs(rows, "(a)->(b)", count=True), faq.motifs(rows, "(a)->(b)"),
+               faq.track(rows, "(a)->(b)"), faq.shortest_paths(rows, 1), faq.truss(rows),
+               faq.maintain("count() := e(a,b)", e=rows), faq.truss(rows, maintained=True)]
+    for result in results:
+        with result:
+            plan = result.explain()
+            assert plan is not None and str(plan) and str(result.plan) == str(plan), type(result)
+            assert "\n" not in repr(result) and len(repr(result)) < 200, repr(result)
+            assert result.df.count() >= 1, type(result)

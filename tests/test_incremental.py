@@ -139,7 +139,7 @@ def maintained_example(case, semiring: str, placement: str, filler):
     data = {n: list(rows) or [(*(0,) * len(next(vs for f, vs in atoms if f == n)), filler)] for n, rows in data.items()}
     with maintain(make_query(atoms, free, semiring=semiring), factors_of(atoms, data, semiring),
                   placement=placement) as mq:
-        assert mq.where == placement
+        assert mq.placement == placement and mq.placement_reason
         yield mq, atoms, data, free, placement == "driver"
 
 

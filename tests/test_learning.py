@@ -115,8 +115,8 @@ def test_a_static_model_reports_its_steps():
     kinds = []
     faq.moments(QUERY, "part.size", progress=lambda e: kinds.append(e.kind), **t)
     assert kinds and kinds[-1] == "done"
-    with pytest.raises(InvalidArgumentError, match="path"):
-        faq.linear_regression(QUERY, target=TARGET, features=FEATURES, path="somewhere", **t)
+    with pytest.raises(InvalidArgumentError, match="state"):
+        faq.linear_regression(QUERY, target=TARGET, features=FEATURES, state="somewhere", **t)
 
 
 def test_ridge_penalises_the_coefficients_not_the_intercept():

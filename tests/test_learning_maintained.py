@@ -138,7 +138,7 @@ def test_a_batch_runs_the_delta_rules_not_a_recount():
 def test_a_durable_model_reopens_and_refuses_a_batch_twice(tmp_path):
     t = tables(31, rows=100)
     path = str(tmp_path / "model")
-    model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, maintained=True, path=path, **t)
+    model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, maintained=True, state=path, **t)
     first = t["lineitem"].head(5).assign(diff=-1)
     model.apply(lineitem=first, version=1)
     before = model.coefficients
@@ -217,7 +217,7 @@ def test_bad_deltas_say_what_is_wrong_and_change_nothing():
     with pytest.raises(FAQValueError, match="placement"):
         faq.covariance(QUERY, FEATURES, maintained=True, placement="nowhere", **t)
     with pytest.raises(InvalidArgumentError, match="maintained=True"):
-        faq.covariance(QUERY, FEATURES, path="/tmp/nowhere", **t)
+        faq.covariance(QUERY, FEATURES, state="/tmp/nowhere", **t)
 
 
 def test_on_a_local_cluster_static_and_maintained_equal_least_squares():

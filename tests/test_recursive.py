@@ -723,7 +723,7 @@ def test_above_the_budget_the_answer_stays_on_spark_exact_and_durable(spark, tmp
     edges = factor_of([(a, b, w) for (a, b), w in current.items()], ["src", "dst"], "min_plus", spark=spark)
     m = MaintainedFixpoint.paths(edges, 0, budget=64, path=folder)
     assert m.placement == "executors" and "exceed the driver budget" in m.placement_reason
-    explained = m.explain()
+    explained = str(m.explain())
     assert "deletions: recompute" in explained and "state: saved in" in explained and "(written by Spark)" in explained
 
     def oracle():

@@ -55,6 +55,7 @@ from faq.asof.maintained import AsofChange, MaintainedAsof
 from faq.asof.tables import DIFF
 from faq.asof.side import Side
 from faq.errors import InvalidArgumentError
+from faq.results import Explanation
 from faq.spark_ui import described
 
 __all__ = ["LockedAsof", "DROP_EVERY"]
@@ -117,17 +118,17 @@ class LockedAsof(MaintainedAsof):
         ids = self.sealed.alive_ids()
         return self._joined(self.sealed.take(ids), self.sealed_right.take(ids), self._matched_mask(ids))
 
-    def explain(self) -> str:
-        return "\n".join([
-            f"maintained as-of join (backward, locked) on {self.on}" + (f" by {', '.join(self.keys)}"
-                                                                      if self.keys else ""),
-            f"  watermark {self.watermark}; lateness {self.lateness}; late left rows dropped: {self.late_rows:,}",
-            f"  sealed: {len(self.sealed.alive_ids()):,} rows; pending: {len(self.left.alive_ids()):,}; "
+    def explain(self) -> Explanation:
+        """What is kept and how a batch runs, one line each."""
+        return Explanation(f"maintained as-of join (backward, locked) on {self.on}" + (
+            f" by {', '.join(self.keys)}" if self.keys else ""), (
+            f"watermark {self.watermark}; lateness {self.lateness}; late left rows dropped: {self.late_rows:,}",
+            f"sealed: {len(self.sealed.alive_ids()):,} rows; pending: {len(self.left.alive_ids()):,}; "
             f"right rows kept: {len(self.right.alive_ids()):,}",
-            "  a batch: right changes applied (never revising sealed rows); left rows pending until the watermark "
+            "a batch: right changes applied (never revising sealed rows); left rows pending until the watermark "
             "passes them, then joined with the right side as it stands and sealed",
-            f"  version {self.version}; " + ("in memory only" if self.path is None else f"saved in {self.path}"),
-        ])
+            f"version {self.version}; " + ("in memory only" if self.path is None else f"saved in {self.path}"),
+        ))
 
     # -- a batch ------------------------------------------------------------------------------------
 

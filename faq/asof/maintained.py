@@ -82,6 +82,7 @@ from faq.errors import InvalidArgumentError, InvalidDeltaError, TimeTypeError
 from faq.incremental.change import BatchEvent
 from faq.incremental.durable import Maintained, Versions
 from faq.scope import Owner, Scope
+from faq.results import Explanation
 from faq.spark_ui import described
 
 __all__ = ["MaintainedAsof", "AsofChange", "DIFF", "MODES", "SIDES"]  # DIFF: faq.asof.tables
@@ -233,17 +234,16 @@ class MaintainedAsof(Maintained, Owner):
     def to_pandas(self) -> Any:
         return self.table().to_pandas()
 
-    def explain(self) -> str:
+    def explain(self) -> Explanation:
         """What is kept and how a batch runs, one line each."""
-        return "\n".join([
-            f"maintained as-of join ({self.direction}, view) on {self.on}" + (f" by {', '.join(self.keys)}"
-                                                                            if self.keys else ""),
-            f"  left: {len(self.left.alive_ids()):,} rows alive ({len(self.left.overlay):,} in the overlay); "
+        return Explanation(f"maintained as-of join ({self.direction}, view) on {self.on}" + (
+            f" by {', '.join(self.keys)}" if self.keys else ""), (
+            f"left: {len(self.left.alive_ids()):,} rows alive ({len(self.left.overlay):,} in the overlay); "
             f"right: {len(self.right.alive_ids()):,} ({len(self.right.overlay):,} in the overlay)",
-            "  a batch: deletions matched to alive rows; each changed right row re-matches the left rows between "
+            "a batch: deletions matched to alive rows; each changed right row re-matches the left rows between "
             "its neighbours in time; changed matches retracted and added",
-            f"  version {self.version}; " + ("in memory only" if self.path is None else f"saved in {self.path}"),
-        ])
+            f"version {self.version}; " + ("in memory only" if self.path is None else f"saved in {self.path}"),
+        ))
 
     # -- a batch ------------------------------------------------------------------------------------
 

@@ -62,6 +62,7 @@ def asof_join(
     mode: str = "view",
     watermark: Any = None,
     lateness: Any = 0,
+    state: Optional[str] = None,
     path: Optional[str] = None,
 ) -> Any:
     """Join each left row with the right row valid at its time, as ``pandas.merge_asof`` does.
@@ -106,10 +107,12 @@ def asof_join(
     watermark, lateness
         ``mode="locked"``: the first watermark (default: the largest time
         given minus ``lateness``), and how far behind the data it follows.
-    path : str, optional
+    state : str, optional
         With ``maintained=True``: keep the join in this new or empty
         directory, committed after every batch (:mod:`faq.asof.state`);
-        ``faq.asof.open_join(path)`` reopens it.
+        ``faq.asof.open_join(state)`` reopens it.
+    path : str, optional
+        Deprecated name of ``state``.
 
     Returns
     -------
@@ -132,13 +135,16 @@ def asof_join(
     """
     from faq.spark import is_dataframe
 
+    from faq.inputs import state_directory
+
+    path = state_directory(state, path, "faq.asof_join")
     keys = key_list(by)
     note = progress or (lambda text: None)
     options = dict(on=on, by=keys, direction=direction, allow_exact_matches=allow_exact_matches,
                    tolerance=tolerance, how=how, suffixes=suffixes, right_time=right_time)
     if path is not None and not maintained:
-        raise InvalidArgumentError(argument="path", value=path, reason="a state directory is for a maintained join "
-                                                                       "(maintained=True)")
+        raise InvalidArgumentError(argument="state", value=path, reason="a state directory is for a maintained "
+                                                                        "join (maintained=True)")
     if maintained:
         if placement not in (None, "auto", DRIVER):
             raise InvalidArgumentError(argument="placement", value=placement,

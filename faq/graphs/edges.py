@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 SRC, DST = "src", "dst"
 EDGE = "edge"
 
-GraphLike = Union[Factor, "DataFrame", str, os.PathLike, Any]
+GraphLike = Union[Factor, "DataFrame", str, os.PathLike, "list[tuple]", Any]
 
 
 def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> Factor:
@@ -50,7 +50,8 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
 
     Parameters
     ----------
-    edges : DataFrame (Spark or pandas), Arrow table, GraphFrame-like, Factor or path
+    edges : DataFrame (Spark or pandas), Arrow table, GraphFrame-like, Factor, path or rows
+        Rows are tuples ``(src, dst)`` or ``(src, dst, weight)``.
     weight : str, optional
         A DataFrame's column holding each edge's weight: it becomes the
         factor's value (``real``).  Without it (or when the column is
@@ -75,6 +76,8 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
         from faq.io import read_edge_list
 
         return read_edge_list(edges, spark=spark)
+    if isinstance(edges, (list, tuple)):
+        edges = _tuples_table(edges, weight)
     held = _held_edges(edges, weight, spark)
     if held is not None:
         return held
@@ -86,6 +89,23 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
         weighted = df.select(SRC, DST, df[weight].cast("double").alias(VALUE))
         return Factor.from_dataframe(weighted, [SRC, DST], "real", value=VALUE, name=EDGE)
     return Factor.from_dataframe(df.select(SRC, DST), [SRC, DST], "counting", value=None, name=EDGE)
+
+
+def _tuples_table(rows: Any, weight: Optional[str]) -> Any:
+    """Edges given as Python rows ``(src, dst)`` or ``(src, dst, weight)``: a pandas table of them.
+
+    >>> _tuples_table([(1, 2, 0.5), (2, 3, 1.5)], "weight").to_dict("list")
+    {'src': [1, 2], 'dst': [2, 3], 'weight': [0.5, 1.5]}
+    """
+    import pandas as pd
+
+    rows = [tuple(row) for row in rows]
+    widths = sorted({len(row) for row in rows})
+    if len(widths) > 1 or (widths and widths[0] not in (2, 3)):
+        raise FAQTypeError(error_class="INPUT_TYPE", what="edges", expected="rows of (src, dst) or "
+                           "(src, dst, weight), all of one width", found=f"rows of {widths} values")
+    columns = [SRC, DST, weight or "weight"][: widths[0] if widths else 2]
+    return pd.DataFrame(rows, columns=columns).astype({SRC: "int64", DST: "int64"})
 
 
 def _held_edges(edges: Any, weight: Optional[str], spark: Any) -> Optional[Factor]:
@@ -138,7 +158,7 @@ def _edges_dataframe(edges: Any) -> "DataFrame":
     raise FAQTypeError(
         error_class="INPUT_TYPE", what="edges",
         expected="a Spark or pandas DataFrame or an Arrow table with src and dst columns, an object with such "
-        ".edges (a GraphFrame), a two-variable Factor or an edge-list path",
+        ".edges (a GraphFrame), a two-variable Factor, an edge-list path or rows of (src, dst[, weight])",
         found=type(edges).__name__,
     )
 

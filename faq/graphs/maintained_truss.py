@@ -76,6 +76,7 @@ import numpy as np
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.durable import Maintained, Versions
 from faq.scope import Owner, Scope
+from faq.results import Explanation
 from faq.spark_ui import described
 
 if TYPE_CHECKING:
@@ -262,11 +263,11 @@ class MaintainedTruss(Maintained, Owner):
         ids = self.index.live_ids()
         return int(self.index.x[ids].max()) + 2 if len(ids) else 0
 
-    def explain(self) -> str:
+    def explain(self) -> Explanation:
         """Where the state is, how a batch runs, and what the last batch did."""
-        lines = [f"maintained truss: {self.edges:,} edges on {len(self.domain):,} node(s), largest trussness "
-                 f"{self.max_k}; index on the driver ({self.index.nbytes / 2**20:.1f} MiB), no Spark job a batch",
-                 "deletions: removed at once, then the levels of their triangles' partners settled (h-index "
+        title = (f"maintained truss: {self.edges:,} edges on {len(self.domain):,} node(s), largest trussness "
+                 f"{self.max_k}; index on the driver ({self.index.nbytes / 2**20:.1f} MiB), no Spark job a batch")
+        lines = ["deletions: removed at once, then the levels of their triangles' partners settled (h-index "
                  "repair)",
                  "insertions: one at a time, the edges that may rise searched, raised and settled",
                  self._budget(),
@@ -277,7 +278,7 @@ class MaintainedTruss(Maintained, Owner):
             lines.append(f"last batch: {how}, {self.last['inserted']} inserted, {self.last['deleted']} deleted, "
                          f"{self.last['changed']} edge(s) changed trussness, {self.last['work']:,} reads in the "
                          f"repair, {self.last['seconds']:.3f} s")
-        return "\n".join(lines)
+        return Explanation(title, tuple(lines))
 
     def _budget(self) -> str:
         """The explain line of when a batch is recomputed instead of repaired."""

@@ -50,16 +50,19 @@ from faq.errors import InvalidArgumentError
 from faq.factor import VALUE, Factor
 from faq.graphs.pattern import EDGE, MAX_EVENTS, SYM, Pattern, inclusion_exclusion, parse_pattern
 from faq.language import FAQ
+from faq.results import Answer, Plans, count_frame
+from faq.spark_ui import described
 from faq.scope import Owner, Scope
 from faq.semirings import get_semiring
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from faq.graphs.edges import GraphLike
     from faq.insideout.executor import Progress
     from faq.insideout.planner import Plan
 
-__all__ = ["motifs", "count_motifs", "list_motifs", "MotifCount", "STRATEGIES", "AUTO_MAX_TERMS"]
+__all__ = ["motifs", "count_motifs", "list_motifs", "MotifCount", "MotifBindings", "STRATEGIES", "AUTO_MAX_TERMS"]
 
 SRC, DST = "src", "dst"
 
@@ -71,9 +74,9 @@ AUTO_MAX_TERMS = 8
 # --- running ------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class MotifCount:
-    """The answer of :func:`count_motifs`."""
+@dataclass(frozen=True, repr=False)
+class MotifCount(Answer):
+    """The answer of :func:`count_motifs`: ``.count``, ``.plan``, ``explain()``, ``.df`` (one row)."""
 
     count: int
     pattern: str
@@ -83,6 +86,20 @@ class MotifCount:
     seconds: float
     plans: tuple = field(default=(), repr=False)  # the Plan of each FAQ evaluated
     load_seconds: Optional[float] = None  # of ``seconds``: reading, cleaning and caching the edges
+
+    @property
+    def plan(self) -> Any:
+        """The plan of the one query evaluated, or :class:`~faq.results.Plans` of the several."""
+        return self.plans[0] if len(self.plans) == 1 else Plans(self.plans)
+
+    @property
+    def df(self) -> "DataFrame":
+        """The count as a one-row DataFrame (column ``count``)."""
+        return count_frame("count", self.count)
+
+    def summary(self) -> str:
+        """The count, pattern, strategy and seconds (the one-line ``repr``)."""
+        return f"count={self.count}, pattern={self.pattern!r}, strategy={self.strategy!r}, seconds={self.seconds:.3g}"
 
     def to_dict(self) -> dict:
         """JSON-ready summary (what ``faq motif --count --json`` prints)."""
@@ -102,6 +119,22 @@ class MotifCount:
         from faq.display import to_html
 
         return to_html(self)
+
+
+@dataclass(repr=False)
+class MotifBindings(Owner, Answer):
+    """The bindings of a motif, one row each (:func:`motifs` without ``count``), cached until :meth:`close`."""
+
+    df: "DataFrame"  # one column per pattern vertex, no duplicate rows
+    pattern: str
+    rows: int
+    seconds: float
+    plan: Any
+    scope: Scope
+
+    def summary(self) -> str:
+        """The pattern, rows and seconds (the one-line ``repr``)."""
+        return f"pattern={self.pattern!r}, rows={self.rows}, seconds={self.seconds:.3g}"
 
 
 class _Graph(Owner):
@@ -225,13 +258,8 @@ def list_motifs(
         and **cached** (memory and disk), never collected: call
         ``.unpersist()`` when done with it.
     """
-    pattern = parse_pattern(pattern)
     listing = Scope()  # the returned DataFrame's cache, handed over to the caller
-    with _Graph(edges, spark, progress) as graph:
-        df, result = _bindings(graph, pattern, progress)
-        with result, listing.closing_on_error():
-            df = listing.persist(df)
-            df.count()  # materialise before the caches it reads are released
+    df, _, _ = _listed(edges, parse_pattern(pattern), progress, spark, listing)
     return listing.hand_over(df)
 
 
@@ -303,33 +331,76 @@ def count_motifs(
                       graph.load_seconds)
 
 
+@described("motifs")
 def motifs(
-    edges: Union[Factor, "DataFrame", str, os.PathLike],
+    edges: "GraphLike",
     pattern: Union[str, Pattern],
     *,
     count: bool = False,
     strategy: str = "auto",
+    placement: Optional[str] = None,
     progress: Optional["Progress"] = None,
-    spark=None,
-) -> Union["DataFrame", int]:
-    """List (default) or count (``count=True``) the bindings of a motif pattern.
+) -> Union[MotifBindings, MotifCount]:
+    """Find (default) or count (``count=True``) the bindings of a motif pattern.
 
-    Listing returns :func:`list_motifs`' cached DataFrame (unpersist it when
-    done); counting returns :func:`count_motifs`' number.  ``strategy`` is
-    for counting only.
+    Parameters
+    ----------
+    edges : graph
+        A Spark or pandas DataFrame or Arrow table with ``src`` and ``dst``,
+        a GraphFrame, a two-variable Factor, an edge-list path or rows of
+        ``(src, dst)``; self-loops and repeated edges are ignored.
+    pattern : str or Pattern
+        GraphFrames' motif syntax: ``(a)->(b)`` an edge, ``!(a)->(c)`` no
+        such edge, ``;`` between terms.  Unlike GraphFrames, the pattern's
+        vertices bind **distinct** nodes, as motif counts in network science
+        do (a 2-path ``(a)->(b); (b)->(c)`` does not bind a=c on a 2-cycle);
+        ``allow a=c`` as a term lets two be equal, ``allow a=b=c`` all
+        three (GraphFrames' semantics; :mod:`faq.graphs.pattern`).
+    count : bool
+        False: list the bindings; True: count them without listing.
+    strategy : {"auto", "direct", "inclusion_exclusion", "listing"}
+        How to count (``count=True`` only; see :func:`count_motifs`).
+    placement : {"auto", "driver", "executors"}, optional
+        Where the steps run (default: the session's ``spark.faq.placement``).
+    progress : callable, optional
+        Receives the load and step events.
+
+    Returns
+    -------
+    MotifBindings or MotifCount
+        Bindings: ``.df`` (one column per pattern vertex, cached until
+        ``close()`` or the end of a ``with``), ``.rows``, ``.plan``.
+        A count: ``.count``, ``.plan``.
 
     Examples
     --------
-    >>> from faq.factor import factor_of
-    >>> g = factor_of([(1, 2, 1), (2, 3, 1), (1, 3, 1), (3, 1, 1)], ["src", "dst"])
-    >>> motifs(g, "(a)->(b); (a)->(c); (b)->(c)", count=True)
+    >>> import faq
+    >>> g = [(1, 2), (2, 3), (1, 3), (3, 1)]
+    >>> faq.motifs(g, "(a)->(b); (a)->(c); (b)->(c)", count=True).count
     1
-    >>> found = motifs(g, "(a)->(b); (b)->(c); !(a)->(c)")
-    >>> sorted(map(tuple, found.collect()))
+    >>> with faq.motifs(g, "(a)->(b); (b)->(c); !(a)->(c)") as found:
+    ...     sorted(map(tuple, found.df.collect()))
     [(2, 3, 1), (3, 1, 2)]
-    >>> _ = found.unpersist()
     """
-    if count:
-        return count_motifs(edges, pattern, strategy=strategy, progress=progress, spark=spark).count
-    _check_strategy(strategy)
-    return list_motifs(edges, pattern, progress=progress, spark=spark)
+    from faq.placement_policy import requested
+
+    if not count and strategy != "auto":
+        raise InvalidArgumentError("strategy", strategy, "applies to counting only (count=True)")
+    with requested(placement):
+        if count:
+            return count_motifs(edges, pattern, strategy=strategy, progress=progress)
+        started = time.perf_counter()
+        pattern = parse_pattern(pattern)
+        listing = Scope()
+        df, rows, plan = _listed(edges, pattern, progress, None, listing)
+        return MotifBindings(df, str(pattern), rows, time.perf_counter() - started, plan, listing)
+
+
+def _listed(edges: Any, pattern: Pattern, progress: Any, spark: Any, listing: Scope) -> tuple["DataFrame", int, Any]:
+    """The bindings of ``pattern``, persisted in ``listing`` and counted; their rows; the plan that found them."""
+    with _Graph(edges, spark, progress) as graph:
+        df, result = _bindings(graph, pattern, progress)
+        with result, listing.closing_on_error():
+            df = listing.persist(df)
+            rows = df.count()  # materialise before the caches it reads are released
+            return df, rows, result.plan

@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, replace
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from faq.driver_copy import rows_held
 from faq.factor import Factor
@@ -38,14 +38,18 @@ from faq.insideout.executor import Progress, StepEvent, evaluate
 from faq.insideout.planner import Plan
 from faq.language import parse_query
 from faq.prefetch import import_in_background
+from faq.results import Answer, count_frame
 from faq.scope import Scope
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
 
 TRIANGLE_QUERY = "count() := edge(a,b), edge(a,c), edge(b,c)"
 
 
-@dataclass(frozen=True)
-class TriangleCount:
-    """The answer of a triangle job."""
+@dataclass(frozen=True, repr=False)
+class TriangleCount(Answer):
+    """The answer of a triangle job: ``.count``, ``.plan``, ``explain()``, ``.df`` (one row)."""
 
     count: int
     edges: int
@@ -59,6 +63,16 @@ class TriangleCount:
     def join_seconds(self) -> Optional[float]:
         """The time after loading: planning, the join and the count."""
         return None if self.load_seconds is None else self.seconds - self.load_seconds
+
+    @property
+    def df(self) -> "DataFrame":
+        """The count as a one-row DataFrame (column ``count``)."""
+        return count_frame("count", self.count)
+
+    def summary(self) -> str:
+        """The count, edges, direction, seconds and width (the one-line ``repr``)."""
+        return (f"count={self.count}, edges={self.edges}, directed={self.directed}, seconds={self.seconds:.3g}, "
+                f"faqw={self.plan.faqw}")
 
     def to_dict(self) -> dict:
         """JSON-ready summary (what ``faq triangles --json`` prints)."""

@@ -39,14 +39,17 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
+from faq.results import Answer, Explanation
+
 __all__ = ["truss", "decompose", "TrussResult", "supports", "peel", "undirected_edges", "warm_up"]
 
 SRC, DST, TRUSSNESS = "src", "dst", "trussness"
 COMPILED = importlib.util.find_spec("numba") is not None
 
 
-class TrussResult:
-    """Every edge's trussness (:func:`truss`): ``table(k=None)``, ``to_pandas``, ``df``, ``max_k``, ``counts``."""
+class TrussResult(Answer):
+    """Every edge's trussness (:func:`truss`): ``table(k=None)``, ``to_pandas``, ``df``, ``max_k``, ``counts``,
+    ``plan`` and ``explain()`` (what ran: the phases and their seconds)."""
 
     def __init__(self, src: np.ndarray, dst: np.ndarray, trussness: np.ndarray, k: Optional[int],
                  seconds: dict[str, float]) -> None:
@@ -82,8 +85,17 @@ class TrussResult:
 
         return get_session().createDataFrame(self.table())
 
-    def __repr__(self) -> str:
-        return f"TrussResult(edges={len(self.src)}, max_k={self.max_k}, k={self.k})"
+    @property
+    def plan(self) -> Explanation:
+        """What ran: edges, the largest k, and each phase's seconds (supports, peeling)."""
+        phases = tuple(f"{name}: {value:.3g} s" for name, value in self.seconds.items())
+        return Explanation("truss decomposition on the driver: each edge's triangle support, then peeling "
+                           "(compiled loops)",
+                           (f"edges: {len(self.src)}", f"largest k: {self.max_k}", f"k: {self.k}", *phases))
+
+    def summary(self) -> str:
+        """Edges, the largest k and k (the one-line ``repr``)."""
+        return f"edges={len(self.src)}, max_k={self.max_k}, k={self.k}"
 
 
 def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[str], None]] = None) -> TrussResult:

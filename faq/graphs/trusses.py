@@ -20,7 +20,8 @@ __all__ = ["truss"]
 
 @described("truss")
 def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[Any], None]] = None,
-          maintained: bool = False, path: Optional[str] = None, work_limit: Optional[int] = None) -> Any:
+          maintained: bool = False, state: Optional[str] = None, work_limit: Optional[int] = None,
+          path: Optional[str] = None) -> Any:
     """Every edge's trussness; with ``maintained=True``, kept current under batches of edge changes.
 
     Parameters
@@ -35,22 +36,26 @@ def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[A
     maintained : bool
         Return a :class:`~faq.graphs.maintained_truss.MaintainedTruss` that
         keeps every trussness exact under ``apply(changes)`` and ``stream(...)``.
-    path : str, optional
+    state : str, optional
         With ``maintained``: keep the state durable in this new or empty directory.
     work_limit : int, optional
         With ``maintained``: the work after which a batch's repair stops and it is recomputed instead.
+    path : str, optional
+        Deprecated name of ``state``.
 
     Returns
     -------
     TrussResult, or MaintainedTruss with ``maintained=True``
     """
     from faq.errors import InvalidArgumentError
+    from faq.inputs import state_directory
 
+    path = state_directory(state, path, "faq.truss")
     if maintained:
         from faq.graphs.maintained_truss import MaintainedTruss
 
         return MaintainedTruss(edges, k, progress=progress, path=path, work_limit=work_limit)
-    for name, value in (("path", path), ("work_limit", work_limit)):
+    for name, value in (("state", path), ("work_limit", work_limit)):
         if value is not None:
             raise InvalidArgumentError(argument=name, value=value, reason="applies to a maintained truss only "
                                                                           "(maintained=True)")

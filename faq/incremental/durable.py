@@ -131,6 +131,23 @@ class Maintained:
         """One label per version applied (``labels[v - 1]`` for version ``v``): batch files, stream batches."""
         return list(self._versions().labels)
 
+    # -- the shape of every answer (faq.results) ---------------------------------------
+
+    @property
+    def plan(self) -> Any:
+        """How the answer is kept: what ``explain()`` returns (a subclass implements ``explain``)."""
+        return self.explain()  # type: ignore[attr-defined]
+
+    @property
+    def df(self) -> "DataFrame":
+        """The current answer as a Spark DataFrame, made from the driver's rows (``table()``) when asked."""
+        from faq.spark import get_session, real_session
+
+        return real_session(get_session()).createDataFrame(self.table())  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(version={self.version}, state={self.path!r})"
+
     # -- what a batch changes (the stream's view) ------------------------------------
 
     @property

@@ -217,7 +217,8 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
 
     def _place(self, plan: MaintenancePlan) -> None:
         """Keep the indexes where ``plan`` says: on the driver, or shipped to the executors."""
-        self.where, self.where_reason = plan.placement, plan.reason
+        # where the indexes are and why: the names every result uses (FixpointResult's, MaintainedFixpoint's)
+        self.placement, self.placement_reason = plan.placement, plan.reason
         if plan.placement == EXECUTORS and self.mode != RECOMPUTE:
             from faq.incremental.executors import ExecutorIndexes
             from faq.spark import get_session
@@ -231,7 +232,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         # counting (ℕ) is maintained inside ℤ, which has the same + and ×
         self.state_semiring = INTEGER if self.semiring.name == "counting" else self.semiring
         self.ops = value_ops(self.state_semiring)  # None only for semirings without a numpy form
-        self.placement = placement
+        self.requested_placement = placement
         self.budget = budget_bytes(budget)
         from faq.insideout.binding import compaction_mode
         from faq.spark import session_for_driver_data
@@ -266,10 +267,10 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
             relations.append(RelationPlan(name, columns, n, tuple(v.describe(columns) for v in mine), size, measured,
                                           overlay))
         total = sum(r.bytes for r in relations)
-        if getattr(self, "where", None) is not None:  # decided when the indexes were built
-            where, reason = self.where, self.where_reason
+        if getattr(self, "placement_reason", None) is not None:  # decided when the indexes were built
+            where, reason = self.placement, self.placement_reason
         else:
-            where, reason = for_indexes(self.placement, total, self.budget)
+            where, reason = for_indexes(self.requested_placement, total, self.budget)
         mode = self.mode + (" (kept in integer)" if self.semiring.name == "counting" and self.mode == SIGNED else "")
         return MaintenancePlan(str(self.query), self.semiring.name, mode, where, reason, self.budget,
                                tuple(relations), tuple(r.describe(self.delta_query) for r in self.rules), self.why,
@@ -331,6 +332,11 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
         return Factor(df=df, variables=tuple(meta["variables"]), semiring=get_semiring(meta["semiring"]),
                       value=meta["value"], name=name)
+
+    @property
+    def df(self) -> "DataFrame":
+        """The current answer as a Spark DataFrame: the free variables and ``value`` (:meth:`answer`'s)."""
+        return self.answer().df
 
     def answer(self) -> Factor:
         """The current answer: the free variables and a ``value`` column (a Spark DataFrame)."""
@@ -532,7 +538,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
                       "name": q.name, "semiring": q.semiring, "aggregates": [list(a) for a in q.aggregates],
                       "text": str(q)},
             "factors": self._meta,
-            "placement": self.placement,
+            "placement": self.requested_placement,
             "budget": self.budget,
             "annex": self.annex,
         }

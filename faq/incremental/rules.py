@@ -284,6 +284,13 @@ class MaintenancePlan:
             "compaction": self.compaction,
         }
 
+    def __repr__(self) -> str:
+        """One line (``str`` is the whole plan)."""
+        return f"MaintenancePlan({self.query!r}, mode={self.mode!r}, placement={self.placement!r}, rules={len(self.rules)})"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text("MaintenancePlan(...)" if cycle else str(self))
+
     def __str__(self) -> str:
         lines = [f"maintained {self.query}",
                  f"  semiring {self.semiring}; deltas {self.mode}" + (f" ({self.why})" if self.why else ""),

@@ -69,6 +69,7 @@ from faq.incremental.state import ResidentState, to_arrow
 from faq.incremental.store import Store, restoring
 from faq.scope import Owner
 from faq.semirings import INTEGER
+from faq.results import Explanation, count_frame
 from faq.spark_ui import described
 
 if TYPE_CHECKING:
@@ -167,6 +168,28 @@ class MotifTracker(Maintained, Owner):
                 self.state.relations[name].register(view)
         if path is not None and _restored is None:
             self.state.attach(path, self._manifest())
+
+    @property
+    def df(self) -> "DataFrame":
+        """The current count as a one-row DataFrame (column ``count``)."""
+        return count_frame("count", self.count)
+
+    @property
+    def plan(self) -> Explanation:
+        """What :meth:`explain` returns."""
+        return self.explain()
+
+    def explain(self) -> Explanation:
+        """The pattern, the edges held, the delta rules a batch runs, where the state is."""
+        edges = self.state.relations[EDGE].base_rows + self.state.relations[EDGE].overlay_rows
+        closure = " and its symmetric closure" if self.undirected else ""
+        return Explanation(f"tracked motif {self.pattern}: {self.count:,} binding(s), version {self.version}", (
+            f"edges: about {edges:,} rows of the simple digraph{closure} held on the driver; no Spark job a batch",
+            *(f"delta rule: {rule.describe(self.delta_query)}" for rule in self.rules),
+            "state: " + ("in memory only" if self.path is None else f"saved in {self.path}")))
+
+    def __repr__(self) -> str:
+        return f"MotifTracker(pattern={str(self.pattern)!r}, count={self.count}, version={self.version})"
 
     def _add_symmetric(self, edge: ResidentRelation) -> None:
         rows = edge.current()

@@ -455,7 +455,11 @@ def _choice(spark: "SparkSession", key: str, choices: Sequence[str]) -> str:
     ``spark.faq.indexBuild`` ("auto", "driver" or "executors") and
     ``spark.faq.placement`` (the same names) are read this way.
     """
-    given = (_setting(spark, key) or choices[0]).strip().lower()
+    from faq.insideout.physical import PLACEMENT_CONF
+    from faq.placement_policy import requested_placement
+
+    # a job's placement= argument wins over the session's setting
+    given = (key == PLACEMENT_CONF and requested_placement()) or (_setting(spark, key) or choices[0]).strip().lower()
     if given not in choices:
         raise InvalidArgumentError(argument=key, value=given, reason=f"expected one of {', '.join(choices)}")
     return given

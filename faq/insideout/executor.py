@@ -58,6 +58,7 @@ from faq.insideout.fetching import fetched_all
 from faq.insideout.in_process import Held, Progress, StepEvent, describe_step, run_step
 from faq.insideout.planner import Plan
 from faq.insideout.staleness import PlanLike, check_query, check_rows, check_types, factor_rows, load_plan
+from faq.results import Answer
 from faq.spark_ui import step as spark_step
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag
 from faq.joins.combine import combined_in_arrow
@@ -72,8 +73,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 
-@dataclass
-class QueryResult(Owner):
+@dataclass(repr=False)
+class QueryResult(Owner, Answer):
     """The answer of a query, its plan and what running it measured.
 
     The answer's DataFrame is cached, owned by :attr:`scope`; call
@@ -116,6 +117,11 @@ class QueryResult(Owner):
                 return semiring.zero
             return semiring.python_value(values[0].item() if values.ndim == 1 else values[0])  # a row: an array ring's
         return self.factor.scalar()
+
+    def summary(self) -> str:
+        """The query, the answer's rows and the seconds it took (the one-line ``repr``)."""
+        rows = self.step_rows[-1] if self.step_rows else "?"
+        return f"{self.plan.query!r}, rows={rows}, seconds={self.seconds:.3g}"
 
     def _repr_html_(self) -> str:
         """Value or bounded preview, time and plan facts, for notebooks (:mod:`faq.display`)."""

@@ -479,6 +479,10 @@ class Plan:
         """IPython's plain-text view: the printed plan, not the dataclass fields."""
         printer.text("Plan(...)" if cycle else str(self))
 
+    def __repr__(self) -> str:
+        """One line (``str`` is the whole plan): the query, semiring and steps."""
+        return f"Plan({self.query!r}, semiring={self.semiring!r}, steps={len(self.steps)})"
+
 
 def _set(names: Sequence[str]) -> str:
     return "{" + ", ".join(names) + "}"

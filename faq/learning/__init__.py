@@ -42,8 +42,8 @@ __all__ = ["covariance", "moments", "linear_regression", "Covariance", "Moments"
 
 @described("covariance")
 def covariance(query: str, features: Sequence[str], *, placement: Optional[str] = None, spark: Any = None,
-               maintained: bool = False, path: Optional[str] = None, progress: Any = None,
-               **tables: Any) -> Union[Covariance, MaintainedModel]:
+               maintained: bool = False, state: Optional[str] = None, progress: Any = None,
+               path: Optional[str] = None, **tables: Any) -> Union[Covariance, MaintainedModel]:
     """``(n, Σx, Σxxᵀ)`` of ``features`` over the rows of the join ``query`` of ``tables``.
 
     Parameters
@@ -58,12 +58,14 @@ def covariance(query: str, features: Sequence[str], *, placement: Optional[str] 
     maintained : bool
         Return a :class:`MaintainedModel` whose ``apply(table=rows)`` takes
         inserted and deleted rows (:mod:`faq.learning.maintained`).
-    path : str, optional
+    state : str, optional
         With ``maintained``: keep the state durable in this directory.
     progress : callable, optional
         Receives the FAQ's step events as each step starts and ends
         (:class:`~faq.insideout.executor.StepEvent`); with ``maintained``,
         each batch's start and end events.
+    path : str, optional
+        Deprecated name of ``state``.
     **tables
         Each table of the query by name: a pandas or Spark DataFrame whose
         columns named like the atom's variables are its join keys.
@@ -72,8 +74,10 @@ def covariance(query: str, features: Sequence[str], *, placement: Optional[str] 
     -------
     Covariance, or MaintainedModel with ``maintained=True``
     """
+    from faq.inputs import state_directory
     from faq.learning.features import parse_features
 
+    path = state_directory(state, path, "faq.covariance")
     parsed, atoms = _parsed(query)
     chosen = parse_features(features, atoms)
     if maintained:
@@ -102,7 +106,7 @@ def moments(query: str, value: str, *, placement: Optional[str] = None, spark: A
 @described("linear_regression")
 def linear_regression(query: str, target: str, features: Sequence[str], *, ridge: float = 0.0,
                       placement: Optional[str] = None, spark: Any = None, maintained: bool = False,
-                      path: Optional[str] = None, progress: Any = None,
+                      state: Optional[str] = None, progress: Any = None, path: Optional[str] = None,
                       **tables: Any) -> Union[LinearModel, MaintainedModel]:
     """Least squares of ``target`` on ``features`` with an intercept, over the rows of the join.
 
@@ -112,15 +116,17 @@ def linear_regression(query: str, target: str, features: Sequence[str], *, ridge
 
     Returns a :class:`LinearModel`: ``intercept``, ``coefficients``
     (feature -> float), ``covariance`` (the aggregate it was solved from).
-    With ``maintained=True`` (and optionally ``path=``) a
+    With ``maintained=True`` (and optionally ``state=``, a directory) a
     :class:`MaintainedModel` instead, with the same attributes kept
     current by ``apply(table=rows)`` (:mod:`faq.learning.maintained`).
     ``progress`` receives the step events of the aggregate
     (:class:`~faq.insideout.executor.StepEvent`), or a maintained model's
-    batch events.
+    batch events.  ``path=`` is the deprecated name of ``state=``.
     """
+    from faq.inputs import state_directory
     from faq.learning.features import parse_features
 
+    path = state_directory(state, path, "faq.linear_regression")
     parsed, atoms = _parsed(query)
     listed = [features] if isinstance(features, str) else list(features)
     chosen = parse_features([*listed, target], atoms, roles=["features"] * len(listed) + ["target"])
@@ -147,7 +153,7 @@ def _static_only(path: Optional[str]) -> None:
     from faq.errors import InvalidArgumentError
 
     if path is not None:
-        raise InvalidArgumentError(argument="path", value=path, reason="only a maintained model "
+        raise InvalidArgumentError(argument="state", value=path, reason="only a maintained model "
                                    "(maintained=True) keeps a state")
 
 

@@ -56,6 +56,8 @@ from faq.scope import Owner, Scope
 from faq.spark_ui import described
 
 if TYPE_CHECKING:
+    from pyspark.sql import DataFrame
+
     from faq.incremental.change import Change
     from faq.incremental.maintained import MaintainedQuery
     from faq.language import FAQ
@@ -157,6 +159,11 @@ class MaintainedModel(Maintained, Owner):
     @property
     def coefficients(self) -> dict[str, float]:
         return self.model.coefficients
+
+    @property
+    def df(self) -> "DataFrame":
+        """The current aggregate ``(n, Σx, Σxxᵀ)``: the maintained query's answer as a DataFrame."""
+        return self.query.df
 
     def explain(self) -> LearningPlan:
         """Where each feature is lifted, then the maintained query's plan: where the indexes live,

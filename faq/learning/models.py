@@ -126,6 +126,10 @@ class LearningPlan:
     def __str__(self) -> str:
         return "\n".join(["lifted into the ring, per table:", *("  " + line for line in self.lifts), str(self.plan)])
 
+    def __repr__(self) -> str:
+        """One line (``str`` is the whole plan)."""
+        return f"LearningPlan({len(self.lifts)} table(s), {self.plan!r})"
+
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 

@@ -141,6 +141,7 @@ from faq.recursive.driver_placement import DriverFixpoint
 from faq.recursive.holders import FixpointHolder
 from faq.recursive.spark_placement import ExecutorsFixpoint
 from faq.scope import Owner, Scope
+from faq.results import Explanation
 from faq.spark_ui import described
 
 if TYPE_CHECKING:
@@ -460,13 +461,13 @@ class MaintainedFixpoint(FixpointProblem, Maintained, Owner):
         """How a deletion or a worse weight is taken now: trimming, or recomputation (and why)."""
         return self.holder.deletions
 
-    def explain(self) -> str:
+    def explain(self) -> Explanation:
         """Where the state lives and how insertions and deletions run, one line each."""
         where = (f"{self.describe()}: {self.edge_rows} edge row(s), answer on the {self.placement} "
                  f"({self.placement_reason})")
         kept = "in memory only" if self.path is None else f"saved in {self.path} ({self.holder.writer})"
-        return (f"{where}\ninsertions: {self.holder.inserts}\ndeletions: {self.deletions}\n"
-                f"state: {kept}")
+        return Explanation(where, (f"insertions: {self.holder.inserts}", f"deletions: {self.deletions}",
+                                   f"state: {kept}"))
 
     # -- one batch ------------------------------------------------------------------------
 

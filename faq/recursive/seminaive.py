@@ -89,6 +89,7 @@ from faq.recursive.rounds import (  # the column names and the rounds, named whe
     source_seed,
 )
 from faq.semirings import MIN_LABEL, Semiring, get_semiring
+from faq.results import Answer, Explanation
 from faq.scope import Owner, Scope
 from faq.spark import is_dataframe
 
@@ -112,8 +113,8 @@ _prepare_edges = prepare_edges
 # --- results ------------------------------------------------------------------------
 
 
-@dataclass
-class FixpointResult(Owner):
+@dataclass(repr=False)
+class FixpointResult(Owner, Answer):
     """The answer of a fixpoint: one row per node that has a (non-zero) value.
 
     ``factor`` has the variable ``node`` and the value column ``value``.  Solved
@@ -136,6 +137,18 @@ class FixpointResult(Owner):
     def df(self) -> "DataFrame":
         """The ``(node, value)`` DataFrame."""
         return self.factor.df
+
+    @property
+    def plan(self) -> Explanation:
+        """What ran: the semiring, where and why, the rounds to the fixpoint."""
+        return Explanation(f"fixpoint in {self.factor.semiring.name} (semi-naive rounds)",
+                           (f"placement: {self.placement} ({self.placement_reason})", f"edges: {self.edges}",
+                            f"iterations: {self.iterations}", f"seconds: {self.seconds:.3g}"))
+
+    def summary(self) -> str:
+        """Semiring, iterations, placement and seconds (the one-line ``repr``)."""
+        return (f"semiring={self.factor.semiring.name!r}, iterations={self.iterations}, "
+                f"placement={self.placement!r}, seconds={self.seconds:.3g}")
 
     def count(self) -> int:
         """Number of nodes with a value (a Spark job)."""
