@@ -10,7 +10,7 @@ Issue 40's targets, every baseline in the same run:
 2. **From Spark DataFrames** (``spark.read.parquet`` of the same rows, ``--spark-rows`` each, default 1M):
    ``faq.asof_join`` with the default placement, forced to the driver and forced to the executors
    (per key partition, :mod:`faq.asof.on_spark`), against Spark's window way
-   (:func:`faq.incremental.calculus.asof_join`); and, at ``--ps-rows`` each (default 10,000: it is
+   (:func:`faq.incremental.calculus.asof_join_window`); and, at ``--ps-rows`` each (default 10,000: it is
    slow, a correlated subquery -- 50,000 rows did not finish in 10 minutes here), ``pyspark.pandas.merge_asof``
    beside ``faq.asof_join`` on the same rows. Target: faq ≥ 10× faster than ``pyspark.pandas.merge_asof``.
 
@@ -142,7 +142,7 @@ def from_spark(args, record: dict) -> None:
     from faq.spark import get_session
 
     import faq
-    from faq.incremental.calculus import asof_join as window_asof
+    from faq.incremental.calculus import asof_join_window as window_asof
 
     spark = get_session(master=args.master)
     left, right = sides(args.spark_rows, args.keys, args.seed + 1)
@@ -168,7 +168,7 @@ def from_spark(args, record: dict) -> None:
         runs[name] = timed_checked(lambda p=placement: total(faq.asof_join(ldf, rdf, on="time", by="sym", placement=p)),
                                    args.repeat, check, f"faq.asof_join placement={placement or 'default'}")
     runs["spark_window"] = timed_checked(lambda: total(window_asof(ldf, rdf, on="sym", time="time")),
-                                         args.repeat, check, "Spark window (calculus.asof_join)")
+                                         args.repeat, check, "Spark window (calculus.asof_join_window)")
     small(args, record, spark, tmp)
 
 

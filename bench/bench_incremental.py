@@ -14,7 +14,7 @@ one collect job per batch on top).
 
 Measured, in order, on ``local[2]``:
 
-1. **scale 17** -- the static job (:func:`faq.graphs.triangles.count_triangles`,
+1. **scale 17** -- the static job (:func:`faq.graphs.triangles.triangle_count`,
    directed) on the initial graph: time and peak memory of every process
    (driver JVM, Python workers, this process; VmHWM reset before);
    building the maintained query (driver placement; checked against the
@@ -155,10 +155,10 @@ def edge_factor(df):
 
 def recount(df) -> tuple[int, float]:
     """The static job on ``df``: (feed-forward triangles, seconds)."""
-    from faq.graphs.triangles import count_triangles
+    from faq.graphs.triangles import triangle_count
 
     t0 = time.perf_counter()
-    count = int(count_triangles(edge_factor(df), directed=True).count)
+    count = int(triangle_count(edge_factor(df), directed=True).count)
     return count, time.perf_counter() - t0
 
 
@@ -177,7 +177,7 @@ def signed(inserts, deletes) -> list[tuple[int, int, int]]:
 
 def build(df, placement: str):
     """The maintained query over the edges ``df`` with its indexes at ``placement``, and its build seconds."""
-    from faq.incremental import maintain
+    from faq import maintain
 
     t0 = time.perf_counter()
     mq = maintain(QUERY, {"edge": edge_factor(df)}, placement=placement)

@@ -150,7 +150,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     started = time.perf_counter()
     run = Run("bench_maintained_scale", argv)
-    from faq.incremental import maintain
+    from faq import maintain
 
     maintained_session()
     path = graph_path(f"rmat{args.scale}")

@@ -314,8 +314,8 @@ def bench_fixpoints(spark: Any, repeat: int, placements: list[str]) -> list[dict
                             faq.connected_components(df)
                     else:
                         factor = faq.edge_factor(df, weight="weight")
-                        result = seminaive.shortest_paths(factor, source) if problem == "shortest_paths" else \
-                            seminaive.connected_components(factor)
+                        result = seminaive.shortest_paths_on_spark(factor, source) if problem == "shortest_paths" else \
+                            seminaive.components_on_spark(factor)
                     table = result.df.toArrow()  # the answer read back: both placements hand a DataFrame
                     return result, dict(zip(table.column(0).to_pylist(), table.column(1).to_pylist()))
 

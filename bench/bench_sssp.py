@@ -21,7 +21,7 @@ Measured, in one run and one SparkSession:
   pairs already in the graph are skipped, so no batch is a worsening update);
   each batch's latency is timed;
 * recomputation from scratch with the Spark fixpoint
-  (:func:`~faq.recursive.shortest_paths`) on the current edges -- the cached
+  (:func:`~faq.recursive.shortest_paths_on_spark`) on the current edges -- the cached
   original edges plus a DataFrame of every edge inserted so far (parallel
   edges are ⊕-merged by the fixpoint) -- ``--recomputes`` times, evenly
   spread over the batches, the last one after the last batch.  Each time
@@ -140,7 +140,7 @@ def existing_pairs(path: str, n_ids: int) -> np.ndarray:
 def static_comparison(args, spark, edges, cached, source, log) -> dict:
     """(a) shortest_paths vs (b) the all-proposals loop, alternating when repeated."""
     from faq.factor import factor_of
-    from faq.recursive import shortest_paths
+    from faq.recursive import shortest_paths_on_spark
     from faq.recursive.seminaive import DST, SRC, WEIGHT, _prepare_edges
     from faq.scope import Scope
     from pyspark.sql import functions as F
@@ -158,7 +158,7 @@ def static_comparison(args, spark, edges, cached, source, log) -> dict:
         if semi is not None:
             semi.close()
         t = time.perf_counter()
-        semi = shortest_paths(edges, source, progress=lambda s: log(f"  (a) {s}"))
+        semi = shortest_paths_on_spark(edges, source, progress=lambda s: log(f"  (a) {s}"))
         semi_rows = semi.count()
         a_runs.append(time.perf_counter() - t)
         log(f"(a) semi-naive: {a_runs[-1]:.1f} s, {semi.iterations} iterations, {semi_rows} nodes reached")
@@ -185,7 +185,7 @@ def main(argv=None) -> int:
 
     from faq.factor import Factor, factor_of
     from faq.io import read_edge_list
-    from faq.recursive import MaintainedFixpoint, shortest_paths
+    from faq.recursive import MaintainedFixpoint, shortest_paths_on_spark
     from faq.recursive.seminaive import DST, SRC, WEIGHT, _prepare_edges
     from faq.scope import Scope
     from faq.spark import get_session
@@ -228,7 +228,7 @@ def main(argv=None) -> int:
     # Warm-up (JVM JIT, Python imports): both paths once on a small graph, untimed.
     tiny = factor_of([(i, (i * 7 + 1) % 50, float(1 + i % 9)) for i in range(200)], ["src", "dst"], "min_plus",
                      spark=spark)
-    with shortest_paths(tiny, 0):
+    with shortest_paths_on_spark(tiny, 0):
         pass
     warm = MaintainedFixpoint.paths(tiny, 0)
     warm.insert([(3, 60, 1.0)])
@@ -282,7 +282,7 @@ def main(argv=None) -> int:
             current = Factor(df=cached.unionByName(added), variables=(SRC, DST), semiring=raw.semiring, value=WEIGHT,
                              name="current")
             t = time.perf_counter()
-            scratch = shortest_paths(current, source)
+            scratch = shortest_paths_on_spark(current, source)
             scratch.count()
             r_seconds = time.perf_counter() - t
             diff = differing(maintained, scratch.df)

@@ -2,7 +2,7 @@
 
 The feed-forward triangle count ``count() := edge(a,b), edge(a,c), edge(b,c)``
 of R-MAT ``--scale`` (default 17, its simple digraph) is maintained on the
-driver (:func:`faq.incremental.maintain`) and fed by a Structured Streaming
+driver (:func:`faq.maintain`) and fed by a Structured Streaming
 query (:meth:`~faq.incremental.MaintainedQuery.stream`) reading Parquet
 files of changes, one file a micro-batch (``maxFilesPerTrigger=1``): each
 ``--batch-size`` rows (default 10,000), half deletions of present edges and
@@ -16,7 +16,7 @@ source, reading the file, the batch function (collect, apply, sink write)
 and the checkpoint's commit; median, p95 and max.  Baseline in the same
 run: the same batches applied directly (``apply`` of the rows as numpy,
 no streaming), the engine's share of the time.  Exactness: after the stream,
-the count equals the static job's recount (:func:`faq.graphs.triangles.count_triangles`)
+the count equals the static job's recount (:func:`faq.graphs.triangles.triangle_count`)
 of the current graph, which the bench keeps apart from faq.
 
 Run from the repository root::
@@ -97,22 +97,22 @@ def edges_of(scale: int) -> tuple[np.ndarray, np.ndarray]:
 def maintained(src: np.ndarray, dst: np.ndarray, path: str):
     import pandas as pd
 
-    from faq.incremental import maintain
+    from faq import maintain
     from faq.io.convert import from_pandas
 
     edge = from_pandas(pd.DataFrame({"src": src, "dst": dst}), ["src", "dst"], None, "counting", name="edge")
-    return maintain(QUERY, {"edge": edge}, placement="driver", path=path)
+    return maintain(QUERY, {"edge": edge}, placement="driver", state=path)
 
 
 def recount(spark, src: np.ndarray, dst: np.ndarray) -> int:
     import pandas as pd
 
-    from faq.graphs.triangles import count_triangles
+    from faq.graphs.triangles import triangle_count
     from faq.io.convert import from_pandas
 
     edge = from_pandas(pd.DataFrame({"src": src, "dst": dst}), ["src", "dst"], None, "counting", spark=spark,
                        name="edge")
-    return int(count_triangles(edge, directed=True).count)
+    return int(triangle_count(edge, directed=True).count)
 
 
 def main(argv: list[str] | None = None) -> None:

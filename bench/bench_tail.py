@@ -138,10 +138,10 @@ def arrow(src, dst, values):
 
 def static_count(path) -> tuple[int, float]:
     """The static job (:func:`faq.count_triangles`, feed-forward) on an edge-list file: (count, seconds)."""
-    from faq.graphs.triangles import count_triangles
+    from faq.graphs.triangles import triangle_count
 
     t0 = time.perf_counter()
-    count = int(count_triangles(str(path), directed=True).count)
+    count = int(triangle_count(str(path), directed=True).count)
     return count, time.perf_counter() - t0
 
 
@@ -161,7 +161,7 @@ def recount_edges(edges: tuple[np.ndarray, np.ndarray], directory: str) -> tuple
 
 
 def build(graph):
-    from faq.incremental import maintain
+    from faq import maintain
 
     t0 = time.perf_counter()
     mq = maintain(QUERY, {"edge": graph}, placement="driver")

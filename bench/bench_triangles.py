@@ -32,7 +32,7 @@ from typing import Optional
 from bench.common import RESULTS, SNAP_GRAPH, Run, graph_path, log, median_seconds
 from faq.factor import Factor
 from faq.graphs.edges import degree_oriented, simple_directed
-from faq.graphs.triangles import count_triangles
+from faq.graphs.triangles import triangle_count
 from faq.io import read_edge_list
 from faq.spark import get_session
 
@@ -70,7 +70,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             cached = prepared.df.persist()
             edges = Factor(cached, prepared.variables, prepared.semiring, prepared.value, "edge")
             n_edges = edges.count()  # materialise the cache before timing
-            faq_count, faq_s = median_seconds(lambda: count_triangles(edges, directed=True).count, args.repeat)
+            faq_count, faq_s = median_seconds(lambda: triangle_count(edges, directed=True).count, args.repeat)
             sql_n, sql_s = median_seconds(lambda: sql_count(spark, edges), args.repeat)
             cached.unpersist()
             if faq_count != sql_n:

@@ -106,13 +106,13 @@ def timed(fn, repeat):
 
 
 def one(path: Path, args, record: dict) -> None:
-    from faq.graphs.truss import truss
+    from faq.graphs.truss import truss_decomposition
 
     name = path.name
     results = []
 
     def run():
-        results.append(truss(str(path)))
+        results.append(truss_decomposition(str(path)))
         return results[-1]
 
     result, seconds = timed(run, args.repeat + 1)  # the first run loads the compiled loops

@@ -11,7 +11,7 @@ graphs and matrices            :func:`count_triangles`, :func:`motifs`, :func:`t
                                :func:`matrix_chain`, :func:`shortest_paths`,
                                :func:`widest_paths`, :func:`reachability`,
                                :func:`connected_components`
-values                         :class:`Factor`, :class:`Semiring`, :class:`Plan`,
+values                         :class:`Factor`, :class:`Semiring`, :class:`TupleSemiring`, :class:`Plan`,
                                :func:`get_semiring`, :func:`register`, :func:`check_laws`,
                                :func:`parse_query`, :func:`as_factor`, :func:`edge_factor`
 input and output               ``read_edge_list``, ``read_matrix_market``, ``read_csv``,
@@ -52,7 +52,8 @@ _EXPORTS = {
     "edge_factor": "faq.graphs.edges",
     "motifs": "faq.graphs.motifs",
     **dict.fromkeys(("Factor", "factor_of"), "faq.factor"),
-    **dict.fromkeys(("Semiring", "get_semiring", "register", "semiring_names", "check_laws"), "faq.semirings"),
+    **dict.fromkeys(("Semiring", "TupleSemiring", "get_semiring", "register", "semiring_names", "check_laws"),
+                    "faq.semirings"),
     **dict.fromkeys(
         ("read_edge_list", "read_matrix_market", "read_csv", "read_parquet", "read_factor", "from_pandas",
          "from_numpy", "from_scipy", "to_pandas", "to_scipy"),

@@ -276,7 +276,7 @@ def count_triangles(edges: "GraphLike", *, directed: bool = False, placement: Op
     >>> faq.count_triangles([(1, 2), (2, 3), (3, 1), (3, 4)]).count
     1
     """
-    from faq.graphs.triangles import count_triangles as _count
+    from faq.graphs.triangles import triangle_count as _count
 
     with job("count_triangles"), requested(placement):
         return _count(edges, directed=directed, progress=progress)  # a path: read and cleaned on the driver
@@ -353,7 +353,7 @@ def matrix_chain(matrices: Sequence[FactorLike], *, semiring: SemiringLike = "re
     ...     sorted(map(tuple, product.df.collect()))
     [(0, 0, 4.0), (0, 1, 2.0)]
     """
-    from faq.graphs.matrix_chain import matrix_chain as _chain
+    from faq.graphs.matrix_chain import chain_product as _chain
 
     read: dict[str, "Factor"] = {}  # path -> its factor: a power or a K·M·K chain parses each file once
     factors = []

@@ -17,7 +17,7 @@ Examples
 ([], 'int32')
 >>> int64_array(np.arange(3)).to_pylist()     # and back, as pa.array would (which imports pandas too)
 [0, 1, 2]
->>> from_numpy(np.array([0.5, 2.0])).type, from_numpy(np.array([True])).to_pylist()
+>>> arrow_from_numpy(np.array([0.5, 2.0])).type, arrow_from_numpy(np.array([True])).to_pylist()
 (DataType(double), [True])
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["to_numpy", "int64_array", "from_numpy", "spark_arrays"]
+__all__ = ["to_numpy", "int64_array", "arrow_from_numpy", "spark_arrays"]
 
 
 def to_numpy(column: Any) -> np.ndarray:
@@ -54,20 +54,20 @@ def int64_array(values: np.ndarray) -> Any:
     return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
 
 
-def from_numpy(values: np.ndarray) -> Any:
+def arrow_from_numpy(values: np.ndarray) -> Any:
     """An Arrow array of a numpy array: numbers over their buffer, anything else through ``pa.array``.
 
     A 2-D ``(n, w)`` numeric array (an array ring's values) becomes a
     fixed-size list array of ``n`` lists of ``w`` numbers.
 
-    >>> from_numpy(np.array([[1.0, 2.0], [3.0, 4.0]])).to_pylist()
+    >>> arrow_from_numpy(np.array([[1.0, 2.0], [3.0, 4.0]])).to_pylist()
     [[1.0, 2.0], [3.0, 4.0]]
     """
     import pyarrow as pa
 
     values = np.asarray(values)
     if values.ndim == 2 and values.dtype.kind in "iuf":
-        return pa.FixedSizeListArray.from_arrays(from_numpy(values.reshape(-1)), values.shape[1])
+        return pa.FixedSizeListArray.from_arrays(arrow_from_numpy(values.reshape(-1)), values.shape[1])
     if values.dtype.kind not in "iuf" or values.ndim != 1:
         return pa.array(values)
     values = np.ascontiguousarray(values)
@@ -88,4 +88,4 @@ def spark_arrays(values: np.ndarray) -> Any:
     rows, width = (values.shape[0], values.shape[1]) if values.ndim == 2 else (len(values), 0)
     offsets = pa.array(np.arange(0, rows * width + 1, max(width, 1), dtype=np.int32)[: rows + 1])
     kind = pa.list_(pa.field("element", pa.float64(), nullable=False))
-    return pa.ListArray.from_arrays(offsets, from_numpy(values.reshape(-1)), type=kind)
+    return pa.ListArray.from_arrays(offsets, arrow_from_numpy(values.reshape(-1)), type=kind)

@@ -34,8 +34,8 @@ imports Spark.
 Examples
 --------
 >>> from faq.language import parse_query
->>> from faq.insideout.planner import plan
->>> p = plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
+>>> from faq.insideout.planner import plan_query
+>>> p = plan_query(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
 >>> html = p._repr_html_()
 >>> "<table" in html and "ρ*" in html and "3/2" in html
 True

@@ -65,6 +65,14 @@ class Factor:
     -----
     Build factors with :meth:`from_dataframe` (which checks the schema and
     casts the value column) or with the loaders of :mod:`faq.io`.
+
+    Examples
+    --------
+    >>> from faq.spark import get_session
+    >>> df = get_session().createDataFrame([(1, 2, 0.5), (2, 3, 2.0)], ["i", "j", "w"])
+    >>> f = Factor.from_dataframe(df, ["i", "j"], "real", value="w", name="W")
+    >>> f.variables, f.value, f.semiring.name, f.count()
+    (('i', 'j'), 'w', 'real', 2)
     """
 
     df: "DataFrame"
@@ -270,7 +278,22 @@ def factor_of(
 ) -> Factor:
     """Build a small factor from Python tuples ``(x1, ..., xk, value)``.
 
-    Handy in notebooks and tests.
+    Handy in notebooks and tests; the rows stay held on the driver.
+
+    Parameters
+    ----------
+    data : iterable of tuples
+        ``(x1, ..., xk, value)``: integer keys, then a value of the semiring
+        (a tuple of numbers for an array ring).
+    variables : sequence of str
+        The k variable names.
+    semiring : str or Semiring
+    name : str
+    spark : SparkSession, optional
+
+    Returns
+    -------
+    Factor
 
     Examples
     --------

@@ -85,6 +85,12 @@ class FAQ:
         semiring ``"real"`` is max_y Σ_rest).  Bound variables not listed use
         the query semiring's ⊕ and are innermost (eliminated first).
         Different ⊕s do not commute, so elimination keeps their order.
+
+    Examples
+    --------
+    >>> q = parse_query("paths(a) := e(a,b), e(b,c)")
+    >>> q.free, q.bound, [atom.factor for atom in q.atoms]
+    (('a',), ('b', 'c'), ['e', 'e'])
     """
 
     atoms: tuple[Atom, ...]
@@ -258,6 +264,18 @@ def parse_query(text: str, semiring: str | None = None) -> FAQ:
 
     ``:-`` is accepted for ``:=``.  A variable of the head must appear in
     the body.
+
+    Parameters
+    ----------
+    text : str
+        The query: a head naming the free variables, ``:=``, and atoms.
+    semiring : str, optional
+        The semiring the query is meant for (kept on the FAQ; the factors'
+        own is used when None).
+
+    Returns
+    -------
+    FAQ
 
     Raises
     ------

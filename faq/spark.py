@@ -110,7 +110,23 @@ _chosen = None  # the session set by use_session
 def use_session(session):
     """Make ``session`` the one faq uses (e.g. a Spark Connect session); returns the previous choice.
 
-    ``use_session(None)`` goes back to finding the active session.
+    Parameters
+    ----------
+    session : SparkSession or None
+        ``None`` goes back to finding the active session.
+
+    Returns
+    -------
+    SparkSession or None
+        The previous choice, to restore it.
+
+    Examples
+    --------
+    >>> previous = use_session("a session")      # any object: faq returns what it was given
+    >>> get_session() == "a session"
+    True
+    >>> use_session(previous)
+    'a session'
     """
     global _chosen
     previous, _chosen = _chosen, session
@@ -167,6 +183,12 @@ def get_session(
     -------
     pyspark.sql.SparkSession
         A classic session or a Spark Connect one (:func:`is_connect`).
+
+    Examples
+    --------
+    >>> spark = get_session()                      # the active session, or local[*]
+    >>> spark.createDataFrame([(1, 2)], ["src", "dst"]).count()
+    1
     """
     from pyspark.sql import SparkSession
 

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main(graph: str, index_memory: str) -> None:
     sys.path.insert(0, str(ROOT))
-    from faq.graphs.triangles import count_triangles
+    from faq.graphs.triangles import triangle_count
     from faq.spark import get_session, stop_session
 
     spark = get_session(master="local-cluster[2,1,1024]", config={
@@ -35,7 +35,7 @@ def main(graph: str, index_memory: str) -> None:
         deadline = time.monotonic() + 240
         while _executors(spark) < 2 and time.monotonic() < deadline:
             time.sleep(0.5)
-        result = count_triangles(graph)
+        result = triangle_count(graph)
         step = next(s for s in result.plan.steps if s.strategy.name != "binary")
         print(json.dumps({
             "count": result.count,
@@ -60,14 +60,14 @@ def _broadcast(spark, graph: str) -> dict:
     """The same count with room for the index: the broadcast strategy, its index file fetched by
     both executor JVMs from the driver and mapped by their Python workers; then with a 100 KiB
     driver budget, the index built on the executors."""
-    from faq.graphs.triangles import count_triangles
+    from faq.graphs.triangles import triangle_count
 
     spark.conf.set("spark.faq.indexMemory", "256m")
-    result = count_triangles(graph)
+    result = triangle_count(graph)
     step = next(s for s in result.plan.steps if s.strategy.name != "binary")
     # A driver too small for the index: built on the executors, each from the Parquet inputs.
     spark.conf.set("spark.faq.driverIndexMemory", "100k")
-    built = count_triangles(graph)
+    built = triangle_count(graph)
     built_step = next(s for s in built.plan.steps if s.strategy.name != "binary")
     return {"broadcast_count": result.count, "broadcast_strategy": step.strategy.to_dict(),
             "built_count": built.count, "built_strategy": built_step.strategy.to_dict()}

@@ -20,8 +20,7 @@ import faq
 from faq import io
 from faq.errors import InvalidDeltaError, InvalidFactorValueError, MalformedInputError, NullKeyError
 from faq.factor import factor_of
-from faq.incremental import maintain
-from faq.incremental.track import track
+from faq import maintain, track
 from tests.helpers import error_lines, run
 
 MTX_HEADER = "%%MatrixMarket matrix coordinate real general\n"

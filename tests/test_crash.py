@@ -21,7 +21,8 @@ import pyarrow.parquet as pq
 
 from faq.factor import Factor
 from faq.graphs.edges import simple_directed
-from faq.incremental import MaintainedQuery, maintain
+from faq import maintain
+from faq.incremental import MaintainedQuery
 from faq.io import read_edge_list
 from tests.helpers import change_files
 
@@ -62,7 +63,7 @@ def test_sigkill_during_applies_leaves_a_committed_version(spark, tmp_path):
 
     initial_state = tmp_path / "initial"
     factor = Factor.from_dataframe(df, ["src", "dst"], "counting", value=None, name="edge")
-    maintain(QUERY, {"edge": factor}, path=str(initial_state)).close()
+    maintain(QUERY, {"edge": factor}, state=str(initial_state)).close()
 
     # A full run, timed, to place the kills inside the applies.
     timed = tmp_path / "timed"

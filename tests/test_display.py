@@ -10,14 +10,14 @@ from faq.display import PREVIEW_ROWS
 from faq.graphs.motifs import MotifCount
 from faq.graphs.triangles import TriangleCount
 from faq.incremental.change import Change
-from faq.insideout.planner import plan
+from faq.insideout.planner import plan_query
 from faq.language import parse_query
 
 TRIANGLE = "count() := edge(a,b), edge(a,c), edge(b,c)"
 
 
 def _triangle_plan():
-    return plan(parse_query(TRIANGLE), semiring="counting", sizes={"edge": 16064})
+    return plan_query(parse_query(TRIANGLE), semiring="counting", sizes={"edge": 16064})
 
 
 class _Printer:
@@ -31,7 +31,7 @@ class _Printer:
 
 
 def test_plan_html_has_one_row_per_step_and_the_key_facts():
-    chain = plan(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real",
+    chain = plan_query(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real",
                  sizes={"A": 100, "B": 100, "D": 100}, method="exact")
     html = chain._repr_html_()
     assert html.count("<tr>") == 1 + len(chain.steps) + 1  # header, steps, free bag

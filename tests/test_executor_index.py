@@ -128,13 +128,13 @@ def test_snap_count_with_the_index_built_on_the_executors(spark):
     """email-Eu-core's triangles with a 100 KiB driver budget: the plan builds the index on
     the executors by itself, explain says so, and the count is SNAP's; the Parquet inputs
     are gone once the result is closed."""
-    from faq.graphs.triangles import count_triangles
+    from faq.graphs.triangles import triangle_count
     from faq.io.scratch import scratch_directory
 
     before = set(os.listdir(scratch_directory()))
     spark.conf.set("spark.faq.driverIndexMemory", "100k")
     try:
-        result = count_triangles(os.path.join(DATA, "email-Eu-core.txt.gz"))
+        result = triangle_count(os.path.join(DATA, "email-Eu-core.txt.gz"))
     finally:
         spark.conf.unset("spark.faq.driverIndexMemory")
     step = next(s for s in result.plan.steps if s.strategy.name != "binary")

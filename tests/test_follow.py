@@ -22,7 +22,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from faq.incremental.track import MotifTracker, track
+from faq import track
+from faq.incremental.track import MotifTracker
 from tests.helpers import NODES, bindings, in_stream_order, run
 
 pytestmark = pytest.mark.usefixtures("spark")
@@ -127,7 +128,7 @@ def test_follow_killed_with_sigkill_resumes_and_applies_every_file_once(capsys, 
     graph = write_graph(tmp_path / "g.txt", initial)
     updates, state = tmp_path / "updates", tmp_path / "state"
     updates.mkdir()
-    track(str(graph), PATTERN, path=str(state)).close()  # the state the child reopens (no initial count there)
+    track(str(graph), PATTERN, state=str(state)).close()  # the state the child reopens (no initial count there)
     child = subprocess.Popen(
         [sys.executable, "-m", "faq", "track", PATTERN, str(graph), str(updates), "--state", str(state), "--json",
          "--count-only", "--follow", "--poll", "0.05", "--quiet"],
@@ -174,7 +175,7 @@ def test_a_tracked_motif_follows_a_structured_stream(spark, tmp_path):
         pd.DataFrame(batch, columns=["src", "dst", "diff"]).to_parquet(folder / f"part-{k:03d}.parquet")
     in_stream_order(folder / f"part-{k:03d}.parquet" for k in range(len(changes)))
     edges = spark.createDataFrame(sorted(initial), "src bigint, dst bigint")
-    tracker = track(edges, PATTERN, path=str(tmp_path / "state"))
+    tracker = track(edges, PATTERN, state=str(tmp_path / "state"))
     stream = (spark.readStream.schema("src bigint, dst bigint, diff bigint").option("maxFilesPerTrigger", 1)
               .parquet(str(folder)))
     query = tracker.stream(stream, checkpoint=str(tmp_path / "checkpoint"), trigger={"availableNow": True})

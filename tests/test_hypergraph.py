@@ -618,10 +618,10 @@ def test_draw_on_given_axes_with_edge_names(agg):
 
 
 def test_plan_draw_numbers_the_plans_order(agg):
-    from faq.insideout.planner import plan
+    from faq.insideout.planner import plan_query
     from faq.language import parse_query
 
-    p = plan(parse_query("q(a) := r(a,b,c), s(c,d), t(d,e), u(e,b)"), semiring="counting")
+    p = plan_query(parse_query("q(a) := r(a,b,c), s(c,d), t(d,e), u(e,b)"), semiring="counting")
     ax = p.draw()
     assert _nodes(ax) == {"eliminated": 4, "free": 1}
     numbered = {t.get_text() for t in ax.texts}

@@ -46,9 +46,9 @@ def test_the_explain_path_loads_no_heavy_module():
     command 0.2-0.8 s of imports before it did anything."""
     run = run_fresh(
         "import faq.cli\n"
-        "from faq.insideout import plan\n"
+        "from faq.insideout import plan_query\n"
         "from faq.language import parse_query\n"
-        "p = plan(parse_query('count() := e(a,b), e(a,c), e(b,c)'), semiring='counting', sizes={'e': 100})\n"
+        "p = plan_query(parse_query('count() := e(a,b), e(a,c), e(b,c)'), semiring='counting', sizes={'e': 100})\n"
         "assert 'N_e^(3/2)' in str(p)\n"
         "heavy = ('sympy', 'networkx', 'numba', 'matplotlib', 'scipy', 'pandas', 'pyspark', 'faq.graphs',\n"
         "         'faq.insideout.executor', 'faq.joins.generic')\n"

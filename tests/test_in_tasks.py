@@ -144,12 +144,12 @@ def test_a_tasks_chunks_add_exactly_and_refuse_an_int64_overflow(monkeypatch):
     from faq.errors import IntegerOverflowError
     from faq.insideout.in_tasks import _Spec, answer_chunks, plan_in_tasks
     from faq.insideout.physical import Environment
-    from faq.insideout.planner import plan
+    from faq.insideout.planner import plan_query
     from faq.joins.table import Table
     from faq.language import parse_query
 
     query = parse_query("q() := f(a, b), g(b)")
-    made = plan(query, "counting", sizes={"f": 4, "g": 2}, variable_types={"a": "bigint", "b": "bigint"},
+    made = plan_query(query, "counting", sizes={"f": 4, "g": 2}, variable_types={"a": "bigint", "b": "bigint"},
                 environment=Environment(placement="driver", parallelism=1), held=["f", "g"])
     made = plan_in_tasks(made, "f#1", "a test")
     spec = _Spec(made, get_semiring("counting"), "f#1", ("a", "b"), None)

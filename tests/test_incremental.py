@@ -23,7 +23,8 @@ from faq.errors import (
     VersionGapError,
 )
 from faq.factor import factor_of
-from faq.incremental import MaintainedQuery, maintain
+from faq import maintain
+from faq.incremental import MaintainedQuery
 from faq.incremental.state import ANSWER
 from faq.language import make_query
 from tests.brute_force import PY_SEMIRINGS, assert_same_answer, brute_force, same_value
@@ -350,7 +351,7 @@ def test_a_durable_query_reopens_exactly_while_a_compaction_is_in_flight(tmp_pat
     def recount() -> int:
         return sum(1 for (a, b) in present for c in range(12) if (a, c) in present and (b, c) in present)
 
-    mq = maintain(TRIANGLE, {"edge": start}, path=str(tmp_path / "state"))
+    mq = maintain(TRIANGLE, {"edge": start}, state=str(tmp_path / "state"))
     relation = mq.state.relations["edge"]
     reopened = 0
     for k in range(12):

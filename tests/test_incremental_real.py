@@ -14,7 +14,8 @@ import scipy.sparse as sp
 from faq.errors import BatchAlreadyAppliedError, StateDirectoryError
 from faq.factor import Factor, factor_of
 from faq.graphs.edges import simple_directed
-from faq.incremental import MaintainedQuery, maintain
+from faq import maintain
+from faq.incremental import MaintainedQuery
 from faq.insideout import evaluate
 from faq.io import read_edge_list, read_matrix_market
 
@@ -101,11 +102,11 @@ def test_matrix_product_follows_value_changes(spark):
 def test_durable_state_reopens_and_refuses_a_batch_twice(spark, tmp_path):
     path = str(tmp_path / "state")
     edge = factor_of([(1, 2, 1), (2, 3, 1)], ["src", "dst"], "counting")
-    with maintain(TRIANGLE, {"edge": edge}, path=path) as mq:
+    with maintain(TRIANGLE, {"edge": edge}, state=path) as mq:
         mq.apply({"edge": factor_of([(1, 3, 1)], ["src", "dst"], "counting")}, version=1)
         assert mq.scalar() == 1
     with pytest.raises(StateDirectoryError):
-        maintain(TRIANGLE, {"edge": edge}, path=path)  # a state is there: reopen it instead
+        maintain(TRIANGLE, {"edge": edge}, state=path)  # a state is there: reopen it instead
     with MaintainedQuery.open(path) as again:
         assert (again.version, again.scalar()) == (1, 1)
         with pytest.raises(BatchAlreadyAppliedError):
@@ -125,7 +126,7 @@ def test_an_interrupted_apply_leaves_the_previous_version(spark, tmp_path, monke
 
     path = str(tmp_path / "state")
     edge = factor_of([(1, 2, 1), (2, 3, 1), (1, 3, 1)], ["src", "dst"], "counting")
-    mq = maintain(TRIANGLE, {"edge": edge}, path=path)
+    mq = maintain(TRIANGLE, {"edge": edge}, state=path)
     mq.apply({"edge": factor_of([(3, 4, 1)], ["src", "dst"], "counting")})
 
     def fail(*args, **kwargs):

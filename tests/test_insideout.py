@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from faq.driver_copy import driver_copy
 from faq.factor import factor_of
-from faq.insideout import evaluate, plan
+from faq.insideout import evaluate, plan_query
 from faq.language import make_query, parse_query
 from faq.semirings import semiring_names
 from tests.brute_force import PY_SEMIRINGS, assert_same_answer, brute_force
@@ -163,8 +163,8 @@ def test_steps_are_materialised_and_released(spark):
 
 
 def test_plan_is_spark_free_value():
-    p1 = plan(parse_query("count() := e(a,b), e(a,c), e(b,c)"), semiring="counting", sizes={"e": 10})
-    p2 = plan(parse_query("count() := e(a,b), e(a,c), e(b,c)"), semiring="counting", sizes={"e": 10})
+    p1 = plan_query(parse_query("count() := e(a,b), e(a,c), e(b,c)"), semiring="counting", sizes={"e": 10})
+    p2 = plan_query(parse_query("count() := e(a,b), e(a,c), e(b,c)"), semiring="counting", sizes={"e": 10})
     assert p1 == p2
     assert str(p1.faqw) == "3/2"
     assert p1.to_dict()["bags"][0]["rho_star"] == "3/2"

@@ -19,7 +19,7 @@ import pytest
 import scipy.io
 import scipy.sparse as sp
 
-from faq.graphs import count_triangles, matrix_chain
+from faq.graphs import triangle_count, chain_product
 from faq.io import read_edge_list, read_matrix_market, to_scipy
 
 pytestmark = pytest.mark.usefixtures("spark")
@@ -62,10 +62,10 @@ def scipy_feed_forward(path: Path) -> int:
 @pytest.mark.parametrize("name", SNAP_FILES)
 def test_triangles_equal_snap_and_scipy(name):
     edges = read_edge_list(str(DATA / name))
-    undirected = count_triangles(edges, directed=False)
+    undirected = triangle_count(edges, directed=False)
     assert undirected.count == int(GRAPHS[name]["undirected_triangles"])
     assert undirected.edges == int(GRAPHS[name]["undirected_edges_no_loops"])
-    directed = count_triangles(edges, directed=True)
+    directed = triangle_count(edges, directed=True)
     assert directed.count == scipy_feed_forward(DATA / name)
 
 
@@ -76,7 +76,7 @@ def test_feed_forward_on_rmat_scale_14(tmp_path):
         check=True,
         capture_output=True,
     )
-    result = count_triangles(str(out), directed=True)
+    result = triangle_count(str(out), directed=True)
     assert result.edges == 228_220
     expected = scipy_feed_forward(out)
     assert result.count == expected
@@ -94,7 +94,7 @@ def test_real_matrix_chain_equals_scipy():
     k, m = scipy_matrix("bcsstk21.mtx"), scipy_matrix("bcsstm21.mtx")
     expected = (k @ m @ k).toarray()
     chain = [read_matrix_market(str(DATA / f)) for f in ("bcsstk21.mtx", "bcsstm21.mtx", "bcsstk21.mtx")]
-    with matrix_chain(chain, "real") as result:
+    with chain_product(chain, "real") as result:
         got = to_scipy(result.factor, shape=(3600, 3600)).toarray()
         # The order's width counts the free bag {i0, i3}: covering it needs two factors.
         assert result.plan.faqw == Fraction(2)
@@ -113,7 +113,7 @@ def test_boolean_powers_of_dwt_2680(power, column):
     for _ in range(power - 1):
         expected = expected @ p
     chain = [read_matrix_market(str(DATA / "dwt_2680.mtx"), semiring="boolean") for _ in range(power)]
-    with matrix_chain(chain, "boolean") as result:
+    with chain_product(chain, "boolean") as result:
         got = to_scipy(result.factor, shape=(2680, 2680))
     assert got.nnz == expected.nnz == int(MATRICES["dwt_2680.mtx"][column])
     assert (got.astype(bool) != expected.astype(bool)).nnz == 0
@@ -136,7 +136,7 @@ def test_min_plus_chain_equals_numpy():
     expected = mats[0]
     for m in mats[1:]:
         expected = np.min(expected[:, :, None] + m[None, :, :], axis=1)
-    with matrix_chain(factors, "min_plus") as result:
+    with chain_product(factors, "min_plus") as result:
         rows = result.factor.df.collect()
     got = np.full((6, 6), np.inf)
     for i, j, v in rows:

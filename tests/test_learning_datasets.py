@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import faq
-from faq.learning.datasets import RELATIONS, housing, housing_task, join_size, materialise, read_csv, write_csv
+from faq.learning.datasets import RELATIONS, housing, housing_task, join_size, materialise, read_tables, write_csv
 from faq.spark import DeferredSession
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "housing-sample"
@@ -46,7 +46,7 @@ def test_the_generator_is_deterministic_for_a_seed():
 
 
 def test_the_bundled_sample_is_the_generators_output():
-    sample = read_csv(SAMPLE)
+    sample = read_tables(SAMPLE)
     made = housing(**SAMPLE_ARGS)
     for name in RELATIONS:
         pd.testing.assert_frame_equal(sample[name], made[name])
@@ -56,7 +56,7 @@ def test_the_bundled_sample_is_the_generators_output():
 def test_csv_round_trip(tmp_path):
     tables = housing(2, seed=1, postcodes=5)
     write_csv(tables, tmp_path)
-    back = read_csv(tmp_path)
+    back = read_tables(tmp_path)
     for name in RELATIONS:
         pd.testing.assert_frame_equal(back[name], tables[name])
 
@@ -68,7 +68,7 @@ def test_the_join_size_is_counted_without_listing(scale):
 
 
 def test_the_join_is_at_least_ten_times_the_input_and_grows_with_the_scale():
-    sample = read_csv(SAMPLE)
+    sample = read_tables(SAMPLE)
     assert join_size(sample) >= 10 * sum(len(t) for t in sample.values())
     ratios = []
     for scale in (4, 8, 12):
@@ -78,7 +78,7 @@ def test_the_join_is_at_least_ten_times_the_input_and_grows_with_the_scale():
 
 
 def test_regression_on_the_sample_equals_least_squares_on_the_listed_join():
-    sample = read_csv(SAMPLE)
+    sample = read_tables(SAMPLE)
     task = housing_task()
     model = faq.linear_regression(task.query, target=task.target, features=list(task.features),
                                   placement="driver", spark=no_spark(), **sample)

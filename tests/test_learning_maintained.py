@@ -267,7 +267,7 @@ def test_maintain_takes_a_factor_of_an_array_ring_directly():
     """faq.maintain with moments values: after every random signed batch, the answer per key equals a
     brute-force ⊕ over the listed join (⊗ of moments written out by hand)."""
     from faq.factor import factor_of
-    from faq.incremental import maintain
+    from faq import maintain
     from faq.semirings import MOMENTS
 
     rng = np.random.default_rng(81)

@@ -22,7 +22,7 @@ from faq import io
 from faq.errors import MalformedInputError, MatrixTooLargeError, QueryParseError, QueryTooLargeError
 from faq.hypergraph import greedy_cover, orders, rho_star
 from faq.insideout import bags
-from faq.insideout.planner import MAX_STEP_INDICATORS, Plan, plan
+from faq.insideout.planner import MAX_STEP_INDICATORS, Plan, plan_query
 from faq.io.matrix_market import MATRIX_MAX_BYTES
 from faq.language import MAX_ARITY, MAX_ATOMS, MAX_QUERY_CHARS, MAX_VARIABLES, make_query, parse_query
 
@@ -45,7 +45,7 @@ def faq_cli(*argv: str, timeout: float = 300) -> subprocess.CompletedProcess:
 
 
 def test_a_1000_atom_chain_is_planned_greedily_and_the_plan_says_so():
-    the_plan = plan(parse_query(chain(1000)), semiring="counting", sizes={"R": 1000})
+    the_plan = plan_query(parse_query(chain(1000)), semiring="counting", sizes={"R": 1000})
     assert the_plan.method == "auto" and len(the_plan.order) == 999
     assert the_plan.limits[0] == "greedy min-fill order: 999 bound variables > 12, the exact search's limit"
     assert the_plan.limits[1] == ("AGM bound of the full join: greedy cover: 1000 distinct atom intersections > 64 "
@@ -57,13 +57,13 @@ def test_a_1000_atom_chain_is_planned_greedily_and_the_plan_says_so():
 
 
 def test_a_small_query_is_planned_exactly_and_names_no_limit():
-    the_plan = plan(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real", sizes={"A": 10, "B": 20, "D": 30})
+    the_plan = plan_query(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real", sizes={"A": 10, "B": 20, "D": 30})
     assert the_plan.limits == () and not any(s.greedy_cover for s in the_plan.steps)
     assert "limit:" not in str(the_plan) and the_plan.to_dict()["limits"] == []
 
 
 def test_a_plan_written_before_limits_reads_back():
-    d = plan(parse_query(chain(3)), semiring="counting").to_dict()
+    d = plan_query(parse_query(chain(3)), semiring="counting").to_dict()
     del d["limits"]
     for bag in d["bags"]:
         del bag["greedy_cover"]
@@ -87,9 +87,9 @@ def test_a_1000_atom_chain_runs_to_its_answer_on_the_command_line(tmp_path):
 def test_a_bag_over_the_exact_lp_limit_gets_a_greedy_cover_that_bounds_from_above(monkeypatch):
     query = parse_query(chain(30))
     sizes = {"R": 1000}
-    exact = plan(query, semiring="counting", sizes=sizes)
+    exact = plan_query(query, semiring="counting", sizes=sizes)
     monkeypatch.setattr(bags, "EXACT_COVER_ROWS", 2)
-    greedy = plan(query, semiring="counting", sizes=sizes)
+    greedy = plan_query(query, semiring="counting", sizes=sizes)
     assert greedy.order == exact.order and exact.limits[1:] == ()
     cut = [s for s in greedy.steps if s.greedy_cover]
     assert cut and all(re.fullmatch(r"greedy cover: \d+ distinct atom intersections > 2", s.greedy_cover) for s in cut)
@@ -110,7 +110,7 @@ def test_min_fill_goes_on_by_degree_once_counting_fill_in_costs_too_much(monkeyp
     assert order == orders.min_degree_order(grid, bound)
     assert note == "min-degree after the first 0 of 36 variables: counting fill-in passed 0 steps"
     query = make_query([("R", tuple(sorted(e))) for e in grid])
-    assert plan(query, semiring="counting").limits[0] == (
+    assert plan_query(query, semiring="counting").limits[0] == (
         "greedy min-fill order: 36 bound variables > 12, the exact search's limit; " + note)
 
 
@@ -131,20 +131,20 @@ def test_a_greedy_cover_covers_the_bag_and_is_at_least_rho_star(seed):
 def test_a_variable_in_many_atoms_keeps_one_indicator_per_factor_and_projection():
     """A star: every step semi-joins with every other atom holding c; one factor, one projection: one indicator."""
     star = make_query([("R", ("c", f"x{i}")) for i in range(200)], free=["c"])
-    the_plan = plan(star, semiring="counting", sizes={"R": 100})
+    the_plan = plan_query(star, semiring="counting", sizes={"R": 100})
     # Over the limit (the first steps: 199 others hold c) one indicator stands for them all; the last
     # steps have the limit or fewer, all kept.
     assert len(the_plan.steps[0].indicators) == 1
     assert max(len(s.indicators) for s in the_plan.steps) <= MAX_STEP_INDICATORS
     assert not any("indicators cut" in n for n in the_plan.limits)
-    few = plan(make_query([("R", ("c", f"x{i}")) for i in range(20)], free=["c"]), semiring="counting")
+    few = plan_query(make_query([("R", ("c", f"x{i}")) for i in range(20)], free=["c"]), semiring="counting")
     assert max(len(s.indicators) for s in few.steps) == 19  # within the limit: all kept, as before
 
 
 def test_a_star_of_distinct_factors_cuts_indicators_and_keeps_its_answer(tmp_path):
     n = MAX_STEP_INDICATORS + 16
     atoms = [(f"R{i}", ("c", f"x{i}")) for i in range(n)]
-    the_plan = plan(make_query(atoms, free=["c"]), semiring="counting")
+    the_plan = plan_query(make_query(atoms, free=["c"]), semiring="counting")
     assert max(len(s.indicators) for s in the_plan.steps) == MAX_STEP_INDICATORS
     assert any(n.startswith(f"indicators cut to the first {MAX_STEP_INDICATORS} in ") for n in the_plan.limits)
     edges = tmp_path / "path.txt"

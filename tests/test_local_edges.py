@@ -22,7 +22,7 @@ import pytest
 from faq import io
 from faq.errors import MalformedInputError
 from faq.graphs.edges import degree_oriented, prepared_graph, simple_directed
-from faq.graphs.triangles import count_triangles
+from faq.graphs.triangles import triangle_count
 from faq.insideout.executor import StepEvent
 from faq.io import local_edges
 from faq.io.local_edges import degree_orient, read_edge_arrays, unique_pairs, without_self_loops
@@ -268,7 +268,7 @@ def test_the_broadcast_index_is_built_from_the_driver_copy():
     spark = get_session()
     spark.conf.set("spark.faq.placement", "executors")
     try:
-        result = count_triangles(os.path.join(DATA, "ca-GrQc.txt"), directed=True, progress=events.append)
+        result = triangle_count(os.path.join(DATA, "ca-GrQc.txt"), directed=True, progress=events.append)
     finally:
         spark.conf.unset("spark.faq.placement")
     notes = [e.note for e in events if isinstance(e, StepEvent) and e.kind == "done"]
@@ -280,7 +280,7 @@ def test_the_broadcast_index_is_built_from_the_driver_copy():
 @pytest.mark.usefixtures("spark")
 def test_count_triangles_reports_load_apart():
     events = []
-    result = count_triangles(os.path.join(DATA, "ca-GrQc.txt"), progress=events.append)
+    result = triangle_count(os.path.join(DATA, "ca-GrQc.txt"), progress=events.append)
     assert result.count == 48260  # SNAP's published count (graphs-MANIFEST.tsv)
     load = [e for e in events if isinstance(e, StepEvent) and e.kind == "load"]
     assert len(load) == 1 and load[0].rows == result.edges == 14484

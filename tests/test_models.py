@@ -12,7 +12,7 @@ import pytest
 
 import faq
 from faq.errors import InvalidArgumentError
-from faq.learning.datasets import housing_task, materialise, read_csv
+from faq.learning.datasets import housing_task, materialise, read_tables
 from faq.learning.models import ridge_path
 
 sklearn = pytest.importorskip("sklearn.linear_model")
@@ -23,7 +23,7 @@ SAMPLE = Path(__file__).resolve().parent / "data" / "housing-sample"
 @pytest.fixture(scope="module")
 def fitted():
     """The Housing sample's regression (in-process) and its join listed: rows, X (bare column names), y."""
-    tables = read_csv(SAMPLE)
+    tables = read_tables(SAMPLE)
     task = housing_task()
     model = faq.linear_regression(task.query, target=task.target, features=list(task.features), placement="driver",
                                   **tables)
@@ -94,11 +94,11 @@ def test_rows_without_a_feature_or_of_the_wrong_width_are_refused_by_name(fitted
         model.score(x)  # no target column, no targets given
     with pytest.raises(InvalidArgumentError) as bad:
         faq.linear_regression(task.query, target="house.nothing", features=list(task.features),
-                              placement="driver", **read_csv(SAMPLE))
+                              placement="driver", **read_tables(SAMPLE))
     assert "target='house.nothing'" in str(bad.value)
     with pytest.raises(InvalidArgumentError, match="target='price': a feature is named table.column"):
         faq.linear_regression(task.query, target="price", features=list(task.features), placement="driver",
-                              **read_csv(SAMPLE))
+                              **read_tables(SAMPLE))
     with pytest.raises(InvalidArgumentError, match="is also among the features"):
         faq.linear_regression(task.query, target=task.features[0], features=list(task.features),
-                              placement="driver", **read_csv(SAMPLE))
+                              placement="driver", **read_tables(SAMPLE))

@@ -115,18 +115,18 @@ def test_the_kernel_sets_the_bytes_per_row_that_decide_broadcast():
     """A count compiles (no hash tables: COMPILED_BYTES_PER_INDEX_ROW a row) and broadcasts an index
     that the numpy kernel (BYTES_PER_INDEX_ROW a row, with its hash tables) could not hold; the
     same triangle keeping ``a`` runs numpy and is partitioned under the same budget."""
-    from faq.insideout.planner import plan
+    from faq.insideout.planner import plan_query
     from faq.language import parse_query
 
     rows = 10_000
     env = Environment(parallelism=2, index_memory=rows * (BYTES_PER_INDEX_ROW + COMPILED_BYTES_PER_INDEX_ROW) // 2)
     types = dict.fromkeys("abc", "bigint")
-    counted = plan(parse_query("q() := edge(a, b), edge(a, c), edge(b, c)"), semiring="counting",
+    counted = plan_query(parse_query("q() := edge(a, b), edge(a, c), edge(b, c)"), semiring="counting",
                    sizes={"edge": rows}, variable_types=types, environment=env)
     step = next(s for s in counted.steps if s.strategy.name != "binary")
     assert step.strategy.name == "broadcast" and step.strategy.aggregation.endswith("compiled loop (numba)")
     assert step.strategy.index_bytes == rows * COMPILED_BYTES_PER_INDEX_ROW < env.index_memory
-    by_a = plan(parse_query("q(a) := edge(a, b), edge(a, c), edge(b, c)"), semiring="counting",
+    by_a = plan_query(parse_query("q(a) := edge(a, b), edge(a, c), edge(b, c)"), semiring="counting",
                 sizes={"edge": rows}, variable_types=types, environment=env)
     step = next(s for s in by_a.steps if s.strategy.name != "binary")
     assert step.strategy.name == "partitioned" and "numpy kernel" in step.strategy.aggregation

@@ -14,7 +14,7 @@ import faq
 from faq.errors import InputNotFoundError, PlanError, StalePlanError
 from faq.factor import Factor, factor_of
 from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
-from faq.insideout import Environment, Plan, evaluate, plan, plan_for
+from faq.insideout import Environment, Plan, evaluate, plan_query, plan_for
 from faq.insideout.staleness import SIZE_MARGIN, load_plan
 from faq.language import FAQ, make_query, parse_query
 from tests.helpers import error_lines, run
@@ -24,7 +24,7 @@ TRIANGLE_EDGES = [(1, 2, 1), (2, 3, 1), (1, 3, 1), (3, 4, 1), (2, 4, 1), (4, 5, 
 EDGE_STATS = {"edge": RelationStatistics(100, (ColumnStatistics(50, 30), ColumnStatistics(50, 30)))}
 AUTO = Environment(placement="auto")
 
-# (name, query, plan() keywords): the shapes and options a plan is made with, made without Spark.
+# (name, query, plan_query() keywords): the shapes and options a plan is made with, made without Spark.
 PLANS = [
     ("triangle", TRIANGLE, {"semiring": "counting"}),
     ("triangle-statistics", TRIANGLE, {"semiring": "counting", "statistics": EDGE_STATS}),
@@ -100,7 +100,7 @@ def assert_round_trip(p: Plan) -> None:
 
 @pytest.mark.parametrize("name, text, options", PLANS, ids=[p[0] for p in PLANS])
 def test_round_trip_of_representative_plans(name, text, options):
-    assert_round_trip(plan(_query(text), **options))
+    assert_round_trip(plan_query(_query(text), **options))
 
 
 @pytest.mark.parametrize("query", _queries_planned_by_the_tests(), ids=str)
@@ -108,11 +108,11 @@ def test_round_trip_of_representative_plans(name, text, options):
 def test_round_trip_of_the_queries_the_planner_tests_plan(query, sizes):
     semiring = query.semiring or "counting"
     given = None if sizes is None else {name: sizes for name in query.factor_names}
-    assert_round_trip(plan(query, semiring=semiring, sizes=given))
+    assert_round_trip(plan_query(query, semiring=semiring, sizes=given))
 
 
 def test_the_representative_plans_cover_the_physical_choices():
-    plans = [plan(_query(text), **options) for _, text, options in PLANS]
+    plans = [plan_query(_query(text), **options) for _, text, options in PLANS]
     steps = [s for p in plans for s in p.steps]
     assert {s.strategy.name for s in steps} >= {"binary", "broadcast", "partitioned", "shuffle"}
     assert {s.placement for s in steps} == {"driver", "executors"}
@@ -122,7 +122,7 @@ def test_the_representative_plans_cover_the_physical_choices():
 
 
 def test_the_dictionary_names_its_format_and_holds_what_running_needs():
-    p = plan(parse_query(TRIANGLE), semiring="counting", task_aggregation=False)
+    p = plan_query(parse_query(TRIANGLE), semiring="counting", task_aggregation=False)
     d = p.to_dict()
     assert (d["format"], d["version"]) == ("faq.plan", 1)
     assert d["task_aggregation"] is False and d["atom_columns"] == [["a", "b"], ["a", "c"], ["b", "c"]]
@@ -137,7 +137,7 @@ def test_what_is_not_a_plan_is_refused(bad):
 
 
 def test_load_plan_reads_files_wrappers_and_text(tmp_path):
-    p = plan(parse_query(TRIANGLE), semiring="counting", sizes={"edge": 10})
+    p = plan_query(parse_query(TRIANGLE), semiring="counting", sizes={"edge": 10})
     path = tmp_path / "plan.json"
     path.write_text(json.dumps({"rows": 1, "value": 3, "plan": p.to_dict()}))  # what `faq query --json` prints
     assert load_plan(path) == p and load_plan(str(path)) == p and load_plan(json.dumps(p.to_dict())) == p
@@ -215,7 +215,7 @@ def test_a_plan_for_another_query_semiring_or_aggregate_is_refused():
     with pytest.raises(StalePlanError) as info:
         evaluate(TRIANGLE, factors, plan=made, semiring="boolean")
     assert info.value.parameters == {"what": "semiring", "planned": "counting", "found": "boolean"}
-    summed = plan(parse_query("q(x) := f(x,y), g(y,z)"), semiring="real")
+    summed = plan_query(parse_query("q(x) := f(x,y), g(y,z)"), semiring="real")
     maxed = make_query([("f", "xy"), ("g", "yz")], ["x"], semiring="real", aggregates={"y": "max_product"})
     f = factor_of([(0, 0, 1.0)], ["a", "b"], "real")
     with pytest.raises(StalePlanError) as info:
@@ -241,7 +241,7 @@ def test_sizes_beyond_the_margin_are_refused_within_it_run():
 
 @pytest.mark.usefixtures("spark")
 def test_a_factor_in_spark_is_counted_up_to_the_margin_only(spark):
-    made = plan(parse_query(TRIANGLE), semiring="counting", sizes={"edge": 5})
+    made = plan_query(parse_query(TRIANGLE), semiring="counting", sizes={"edge": 5})
     df = spark.createDataFrame([(i, i + 1) for i in range(1000)], "src bigint, dst bigint")
     edge = Factor.from_dataframe(df, ["src", "dst"], "counting", value=None, name="edge")
     with pytest.raises(StalePlanError) as info:
@@ -263,7 +263,7 @@ def test_a_plan_made_for_other_key_types_is_refused(spark):
 def test_a_plan_without_sizes_fits_any_sizes():
     from faq.insideout.staleness import check_rows
 
-    check_rows(plan(parse_query(TRIANGLE), semiring="counting"), {"edge": 10**9})
+    check_rows(plan_query(parse_query(TRIANGLE), semiring="counting"), {"edge": 10**9})
 
 
 # --- the command line ---------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 
 from faq.errors import PlanError
 from faq.hypergraph.acyclic import attribute_order, is_acyclic
-from faq.insideout import plan
+from faq.insideout import plan_query
 from faq.language import make_query, parse_query
 
 TRIANGLE = parse_query("count() := edge(a,b), edge(a,c), edge(b,c)")
@@ -37,7 +37,7 @@ def test_attribute_order_keeps_each_attribute_constrained():
 
 
 def test_triangle_plan_is_one_cyclic_bag():
-    p = plan(TRIANGLE, semiring="counting", sizes={"edge": 1000})
+    p = plan_query(TRIANGLE, semiring="counting", sizes={"edge": 1000})
     assert p.faqw == Fraction(3, 2)
     assert len(p.steps) == 1  # the pure aggregations after the join are folded in
     step = p.steps[0]
@@ -47,7 +47,7 @@ def test_triangle_plan_is_one_cyclic_bag():
 
 
 def test_chain_plan_indicator_and_free_bag():
-    p = plan(CHAIN, semiring="real", sizes={"A": 10, "B": 10, "D": 10}, method="exact")
+    p = plan_query(CHAIN, semiring="real", sizes={"A": 10, "B": 10, "D": 10}, method="exact")
     assert p.order == ("j", "k")
     first = p.steps[0]
     assert set(first.inputs) == {"A#1", "B#2"}
@@ -58,7 +58,7 @@ def test_chain_plan_indicator_and_free_bag():
 
 
 def test_plan_serialises_to_json():
-    d = plan(CHAIN, semiring="real").to_dict()
+    d = plan_query(CHAIN, semiring="real").to_dict()
     text = json.dumps(d)
     assert json.loads(text)["faqw"] == "2"
     assert {"order", "faqw", "bags"} <= set(d)
@@ -66,33 +66,33 @@ def test_plan_serialises_to_json():
 
 @pytest.mark.parametrize("method", ["exact", "min_fill", "min_degree"])
 def test_every_method_gives_a_valid_plan(method):
-    p = plan(parse_query("q(a) := r(a,b), s(b,c), t(c,d), u(d,b)"), semiring="counting", method=method)
+    p = plan_query(parse_query("q(a) := r(a,b), s(b,c), t(c,d), u(d,b)"), semiring="counting", method=method)
     assert sorted(p.order) == ["b", "c", "d"]
     assert p.steps[-1].output.variables == ("a",)
 
 
 def test_given_order_is_checked():
-    assert plan(CHAIN, semiring="real", order=["k", "j"]).order == ("k", "j")
+    assert plan_query(CHAIN, semiring="real", order=["k", "j"]).order == ("k", "j")
     with pytest.raises(PlanError):
-        plan(CHAIN, semiring="real", order=["j"])
+        plan_query(CHAIN, semiring="real", order=["j"])
 
 
 def test_mixed_aggregates_keep_their_precedence():
     q = make_query([("f", "xy"), ("g", "yz")], free=[], semiring="real", aggregates={"x": "max_product"})
     for method in ("exact", "min_fill", "min_degree"):
-        p = plan(q, method=method)
+        p = plan_query(q, method=method)
         assert p.order[-1] == "x"  # the outer max is eliminated last
     with pytest.raises(PlanError):
-        plan(q, order=["x", "y", "z"])
+        plan_query(q, order=["x", "y", "z"])
 
 
 def test_unknown_join_method():
     with pytest.raises(PlanError):
-        plan(TRIANGLE, semiring="counting", join="nested_loops")
+        plan_query(TRIANGLE, semiring="counting", join="nested_loops")
 
 
 def test_plan_prints_bags_widths_and_joins():
-    text = str(plan(TRIANGLE, semiring="counting", sizes={"edge": 10}))
+    text = str(plan_query(TRIANGLE, semiring="counting", sizes={"edge": 10}))
     assert "faqw 3/2" in text and "ρ* 3/2" in text and "edge#1(a, b)" in text
 
 
@@ -126,7 +126,7 @@ def test_triangle_work_estimate_by_hand():
     (the degree bound 100·30 is weaker).
     """
     stats = {"edge": RelationStatistics(100, (ColumnStatistics(50, 30), ColumnStatistics(50, 30)))}
-    p = plan(TRIANGLE, semiring="counting", statistics=stats)
+    p = plan_query(TRIANGLE, semiring="counting", statistics=stats)
     assert p.sizes == {"edge": 100}
     assert levels_of(p) == [
         ("a", "edge#1", 1, 50, 50), ("b", "edge#1", 50, 100, 100), ("c", "edge#2", 100, 200, 1000)
@@ -138,17 +138,17 @@ def test_triangle_work_estimate_by_hand():
 def test_work_estimate_from_row_counts_only_assumes_dense_relations():
     """Without column statistics a binary relation of 100 rows is taken as a 10 × 10 square:
     the estimate reaches the AGM bound 1000 at the last attribute; bounds use rows only."""
-    p = plan(TRIANGLE, semiring="counting", sizes={"edge": 100})
+    p = plan_query(TRIANGLE, semiring="counting", sizes={"edge": 100})
     assert levels_of(p) == [
         ("a", "edge#1", 1, 10, 100), ("b", "edge#1", 10, 100, 100), ("c", "edge#2", 100, 1000, 1000)
     ]
 
 
 def test_no_work_estimate_for_binary_joins_or_without_statistics():
-    assert plan(TRIANGLE, semiring="counting").steps[0].work is None
-    p = plan(CHAIN, semiring="real", sizes={"A": 10, "B": 10, "D": 10}, method="exact")
+    assert plan_query(TRIANGLE, semiring="counting").steps[0].work is None
+    p = plan_query(CHAIN, semiring="real", sizes={"A": 10, "B": 10, "D": 10}, method="exact")
     assert all(s.join_method == "binary" and s.work is None for s in p.steps)
-    forced = plan(CHAIN, semiring="real", sizes={"A": 10, "B": 10, "D": 10}, method="exact", join="generic")
+    forced = plan_query(CHAIN, semiring="real", sizes={"A": 10, "B": 10, "D": 10}, method="exact", join="generic")
     first = forced.steps[0]
     assert {lv.attribute for lv in first.work.levels} == {"i", "j", "k"}
     assert "πD#3" in {r for lv in first.work.levels for r in lv.relations}  # the indicator constrains k
@@ -156,7 +156,7 @@ def test_no_work_estimate_for_binary_joins_or_without_statistics():
 
 def test_work_estimate_is_printed_and_serialised():
     stats = {"edge": RelationStatistics(100, (ColumnStatistics(50, 30), ColumnStatistics(50, 30)))}
-    p = plan(TRIANGLE, semiring="counting", statistics=stats)
+    p = plan_query(TRIANGLE, semiring="counting", statistics=stats)
     text = str(p)
     assert "generic-join work (est.): Σ smallest proposals ≈ 350 (≤ 1.15e+03)" in text
     d = json.loads(json.dumps(p.to_dict()))
@@ -164,7 +164,7 @@ def test_work_estimate_is_printed_and_serialised():
     assert work["total"] == 350 and work["bound"] == 1150 and "uniform" in work["assumptions"]
     assert [lv["proposer"] for lv in work["levels"]] == ["edge#1", "edge#1", "edge#2"]
     assert d["statistics"]["edge"] == {"rows": 100, "columns": [{"distinct": 50, "max_degree": 30}] * 2}
-    assert plan(TRIANGLE, semiring="counting").to_dict()["bags"][0]["generic_join_work"] is None
+    assert plan_query(TRIANGLE, semiring="counting").to_dict()["bags"][0]["generic_join_work"] is None
 
 
 def real_work(relations, order):
@@ -241,7 +241,7 @@ def agm_lines(text):
 
 
 def test_triangle_costs_n_to_the_three_halves():
-    p = plan(TRIANGLE, semiring="counting", sizes={"edge": 1000})
+    p = plan_query(TRIANGLE, semiring="counting", sizes={"edge": 1000})
     (step,) = p.steps
     assert p.agm_expression(step) == size_symbol("edge") ** sympy.Rational(3, 2)
     assert step.cover == (("edge#1", Fraction(1, 2)), ("edge#2", Fraction(1, 2)), ("edge#3", Fraction(1, 2)))
@@ -257,7 +257,7 @@ def test_triangle_costs_n_to_the_three_halves():
 
 
 def test_four_cycle_costs_n_squared_in_every_bag():
-    p = plan(CYCLE4, semiring="counting")
+    p = plan_query(CYCLE4, semiring="counting")
     assert p.faqw == 2 and len(p.steps) >= 2
     for step in p.steps:
         assert p.agm_expression(step) == size_symbol("e") ** 2
@@ -269,8 +269,8 @@ def test_four_cycle_costs_n_squared_in_every_bag():
 def test_chain_costs_follow_the_sizes():
     """Bag {i, j, k} is covered by A and, for k, by B or D: the cheaper one is in the bound."""
     a, b, d = (size_symbol(f) for f in "ABD")
-    small_b = plan(CHAIN, semiring="real", sizes={"A": 100, "B": 10, "D": 1000}, method="exact")
-    small_d = plan(CHAIN, semiring="real", sizes={"A": 100, "B": 1000, "D": 10}, method="exact")
+    small_b = plan_query(CHAIN, semiring="real", sizes={"A": 100, "B": 10, "D": 1000}, method="exact")
+    small_d = plan_query(CHAIN, semiring="real", sizes={"A": 100, "B": 1000, "D": 10}, method="exact")
     assert small_b.order == small_d.order == ("j", "k")
     assert small_b.agm_expression(small_b.steps[0]) == a * b
     assert small_d.agm_expression(small_d.steps[0]) == a * d
@@ -287,9 +287,9 @@ def test_chain_costs_follow_the_sizes():
 
 
 def test_matrix_chain_of_four_and_a_loomis_whitney_bag():
-    p = plan(parse_query("C(i,m) := A(i,j), B(j,k), D(k,l), E(l,m)"), semiring="real")
+    p = plan_query(parse_query("C(i,m) := A(i,j), B(j,k), D(k,l), E(l,m)"), semiring="real")
     assert p.faqw == 2 and all(sum(w for _, w in s.cover) == s.rho_star for s in p.steps)
-    lw = plan(parse_query("count() := r(a,b,c), s(a,b,d), t(a,c,d), u(b,c,d)"), semiring="counting")
+    lw = plan_query(parse_query("count() := r(a,b,c), s(a,b,d), t(a,c,d), u(b,c,d)"), semiring="counting")
     assert lw.faqw == Fraction(4, 3)
     third = sympy.Rational(1, 3)
     assert lw.agm_expression(lw.steps[0]) == sympy.Mul(*(size_symbol(f) ** third for f in "rstu"))
@@ -315,7 +315,7 @@ def test_agm_expression_at_the_sizes_is_the_estimate(case):
     """Each bag's Π N_f^x, evaluated at the factor sizes, is its estimated rows (the AGM bound);
     each cover covers its bag; without sizes the exponents add up to ρ*."""
     q, sizes = case
-    p = plan(q, sizes=sizes)
+    p = plan_query(q, sizes=sizes)
     edges = [set(r.variables) for r, _ in p.inputs]
     at_sizes = {size_symbol(f): n for f, n in sizes.items()}
     bags = [(s.bag, s.cover, s, s.estimated_rows) for s in p.steps]
@@ -326,7 +326,7 @@ def test_agm_expression_at_the_sizes_is_the_estimate(case):
             assert sum(weight.get(r.id, 0) for r, _ in p.inputs if v in r.variables) >= 1
         value = float(p.agm_expression(step).subs(at_sizes))
         assert value == pytest.approx(estimate, rel=1e-9)
-    bare = plan(q)
+    bare = plan_query(q)
     for s in bare.steps:
         assert sum(w for _, w in s.cover) == s.rho_star == rho_star(edges, set(s.bag))
     assert sum(w for _, w in bare.free_cover) == bare.free_rho_star

@@ -38,13 +38,13 @@ from faq.recursive import (
     MIN_LABEL,
     MaintainedFixpoint,
     abs_weights,
-    connected_components,
+    components_on_spark,
     fixpoint,
     read_batch,
     read_updates,
-    reachability,
-    shortest_paths,
-    widest_paths,
+    reachability_on_spark,
+    shortest_paths_on_spark,
+    widest_paths_on_spark,
 )
 from tests.conftest import examples
 
@@ -127,10 +127,10 @@ def test_reachability_and_components_wiki_vote():
     expected = nx.descendants(graph, WIKI_SOURCE) | {WIKI_SOURCE}
     assert len(expected) == 2320
     edges = read_edge_list(WIKI)
-    with reachability(edges, WIKI_SOURCE) as result:
+    with reachability_on_spark(edges, WIKI_SOURCE) as result:
         got = answer(result)
     assert set(got) == expected and all(v is True for v in got.values())
-    with connected_components(edges) as result:
+    with components_on_spark(edges) as result:
         got = answer(result)
         assert result.factor.semiring is MIN_LABEL
     assert got == components_oracle(graph)
@@ -143,7 +143,7 @@ def test_shortest_paths_gnutella_unit_weights():
     graph = load_nx(GNUTELLA)
     expected = floats(nx.single_source_dijkstra_path_length(graph, GNUTELLA_SOURCE))
     assert len(expected) == 60826
-    with shortest_paths(read_edge_list(GNUTELLA), GNUTELLA_SOURCE) as result:
+    with shortest_paths_on_spark(read_edge_list(GNUTELLA), GNUTELLA_SOURCE) as result:
         assert answer(result) == expected
         assert result.iterations == int(max(expected.values())) + 1  # the last one improves nothing
 
@@ -163,7 +163,7 @@ def bitcoin_paths(solve, semiring: str) -> dict:
 @pytest.mark.usefixtures("spark")
 def test_shortest_paths_bitcoin_abs_rating(bitcoin_nx):
     shortest, _ = bitcoin_nx
-    got = bitcoin_paths(shortest_paths, "min_plus")
+    got = bitcoin_paths(shortest_paths_on_spark, "min_plus")
     expected = floats(nx.single_source_dijkstra_path_length(shortest, BITCOIN_SOURCE))
     assert len(expected) == 5849
     assert got.keys() == expected.keys()
@@ -173,7 +173,7 @@ def test_shortest_paths_bitcoin_abs_rating(bitcoin_nx):
 @pytest.mark.usefixtures("spark")
 def test_widest_paths_bitcoin_abs_rating(bitcoin_nx):
     _, widest = bitcoin_nx
-    assert bitcoin_paths(widest_paths, "max_min") == widest_oracle(widest, BITCOIN_SOURCE)
+    assert bitcoin_paths(widest_paths_on_spark, "max_min") == widest_oracle(widest, BITCOIN_SOURCE)
 
 
 def test_abs_weights_merges_after_abs(spark):
@@ -306,7 +306,7 @@ def test_random_paths_in_process_match_oracles(semiring, graphs):
 def test_random_components_match_networkx(spark, graphs):
     """Single nodes (given through ``nodes``) are components of their own."""
     nodes = union_nodes(graphs)
-    with connected_components(union_factor(graphs, "min_plus", spark), nodes=nodes) as result:
+    with components_on_spark(union_factor(graphs, "min_plus", spark), nodes=nodes) as result:
         assert answer(result) == union_components_oracle(graphs)
 
 
@@ -326,7 +326,7 @@ def test_long_path_runs_past_fifty_iterations(spark):
     """52 iterations: the lineage is cut every iteration, so neither the plans nor the stack grow."""
     n = 52
     edges = factor_of([(i, i + 1, 1.0) for i in range(n - 1)], ["src", "dst"], "min_plus", spark=spark)
-    with shortest_paths(edges, 0) as result:
+    with shortest_paths_on_spark(edges, 0) as result:
         assert result.iterations == n
         assert answer(result) == {i: float(i) for i in range(n)}
 
@@ -334,7 +334,7 @@ def test_long_path_runs_past_fifty_iterations(spark):
 def test_iteration_cap_raises(spark):
     edges = factor_of([(i, i + 1, 1.0) for i in range(6)], ["src", "dst"], "min_plus", spark=spark)
     with pytest.raises(FixpointNotConvergedError) as info:
-        shortest_paths(edges, 0, max_iterations=3)
+        shortest_paths_on_spark(edges, 0, max_iterations=3)
     assert info.value.parameters == {"iterations": 3, "frontier": 1, "max_iterations": 3}
 
 
@@ -342,7 +342,7 @@ def test_negative_weights_without_cycle_match_bellman_ford(spark):
     rows = [(0, 1, 4.0), (0, 2, 1.0), (2, 1, -2.0), (1, 3, -1.0), (2, 3, 5.0), (3, 4, -3.0)]
     graph = nx.DiGraph()
     graph.add_weighted_edges_from(rows)
-    with shortest_paths(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), 0) as result:
+    with shortest_paths_on_spark(factor_of(rows, ["src", "dst"], "min_plus", spark=spark), 0) as result:
         assert answer(result) == floats(nx.single_source_bellman_ford_path_length(graph, 0))
 
 
@@ -350,7 +350,7 @@ def test_negative_cycle_is_reported_not_looped_on(spark):
     rows = [(0, 1, 1.0), (1, 2, 1.0), (2, 1, -3.0), (2, 3, 1.0), (5, 6, 1.0)]
     edges = factor_of(rows, ["src", "dst"], "min_plus", spark=spark)
     with pytest.raises(NegativeCycleError) as info:
-        shortest_paths(edges, 0)
+        shortest_paths_on_spark(edges, 0)
     params = info.value.parameters
     assert params["semiring"] == "min_plus" and params["nodes"] == 6
     assert params["iterations"] == 6 and params["frontier"] >= 1 and params["example"] in (1, 2, 3)

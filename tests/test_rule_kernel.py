@@ -155,7 +155,7 @@ def test_compiled_rules_equal_the_numpy_join_and_brute_force(semiring, seeds_fou
 
 def test_the_plan_names_the_kernel_of_each_rule_and_that_one_runs(spark):
     from faq.factor import factor_of
-    from faq.incremental import maintain
+    from faq import maintain
 
     edges = factor_of([(1, 2, 1), (2, 3, 1), (3, 4, 1)], ["src", "dst"], "counting")
     with maintain("count() := edge(a,b), edge(b,c), edge(a,c)", {"edge": edges}, placement="driver") as count:

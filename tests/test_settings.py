@@ -26,7 +26,7 @@ def test_compaction_is_the_sessions_setting_and_explain_says_it(spark):
 
     from faq.errors import InvalidArgumentError
     from faq.factor import factor_of
-    from faq.incremental import maintain
+    from faq import maintain
     from faq.incremental.state import ResidentState
     from faq.semirings import INTEGER
 

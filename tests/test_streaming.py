@@ -25,7 +25,8 @@ import pytest
 import faq
 from faq.errors import InvalidArgumentError, InvalidDeltaError, MissingColumnError
 from faq.factor import factor_of
-from faq.incremental import MaintainedQuery, maintain, stream
+from faq import maintain
+from faq.incremental import MaintainedQuery, stream
 from faq.learning import MaintainedModel
 from tests.helpers import csv_stream as helpers_csv_stream
 from tests.helpers import crash_after, in_stream_order, stream_until_crash, write_change_files
@@ -320,13 +321,14 @@ import json, os, sys, time
 from collections import Counter
 import pandas as pd
 from faq.factor import factor_of
-from faq.incremental import MaintainedQuery, maintain
+from faq import maintain
+from faq.incremental import MaintainedQuery
 from faq.spark import get_session
 
 url, root = sys.argv[1], sys.argv[2]
 spark = get_session(remote=url)
 edge = factor_of([(1, 2, 1), (2, 3, 1), (3, 4, 1)], ["src", "dst"], "counting", spark=spark)
-tri = maintain("count() := edge(a,b), edge(b,c), edge(a,c)", {"edge": edge}, path=root + "/state")
+tri = maintain("count() := edge(a,b), edge(b,c), edge(a,c)", {"edge": edge}, state=root + "/state")
 os.makedirs(root + "/changes")
 files = [{"src": [1, 2], "dst": [3, 4], "value": [1, 1]}, {"src": [2, 4], "dst": [4, 5], "value": [-1, 1]},
          {"src": [3, 1], "dst": [5, 4], "value": [1, 1]}]

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 from faq.errors import InvalidDeltaError
 from faq.graphs.motifs import count_motifs
-from faq.incremental.track import MotifTracker, track
+from faq import track
+from faq.incremental.track import MotifTracker
 from tests.conftest import examples, search_settings
 from tests.helpers import NODES, bindings
 
@@ -91,7 +92,7 @@ def test_tracked_changes_in_process_equal_brute_force(spark, tmp_path, pattern):
     """No Spark per example: each reopens a copy of a saved tracker of the empty graph; the initial
     graph is its first batch (every binding appears, +1), then the random batches, all as tuples."""
     empty = tmp_path / "empty"
-    track(spark.createDataFrame([(0, 0)], "src bigint, dst bigint"), pattern, path=str(empty)).close()
+    track(spark.createDataFrame([(0, 0)], "src bigint, dst bigint"), pattern, state=str(empty)).close()
     copies = []
 
     @settings(TRACK, max_examples=examples(IN_PROCESS))

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import faq
 from faq.errors import InvalidArgumentError
-from faq.graphs.truss import truss
+from faq.graphs.truss import truss_decomposition
 
 DATA = Path(__file__).parent / "data"
 
@@ -31,14 +31,14 @@ def networkx_truss(edges, k) -> set:
 @settings(max_examples=150, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 11), st.integers(0, 11)), max_size=45))
 def test_every_k_truss_equals_networkx(edges):
-    result = truss(edges)
+    result = truss_decomposition(edges)
     for k in range(2, result.max_k + 2):
         assert edge_set(result.table(k)) == networkx_truss(edges, k), k
 
 
 def test_a_snap_graph_equals_networkx():
     path = DATA / "email-Eu-core.txt.gz"
-    result = truss(str(path))
+    result = truss_decomposition(str(path))
     raw = pd.read_csv(path, sep=r"\s+", comment="#", header=None).to_numpy()
     edges = [(int(u), int(v)) for u, v in raw]
     assert result.table().num_rows == len({(min(u, v), max(u, v)) for u, v in edges if u != v})
@@ -51,11 +51,11 @@ def test_input_kinds_agree(tmp_path):
     edges = [(1, 2), (2, 3), (3, 1), (3, 4), (4, 1), (4, 5)]
     (tmp_path / "g.txt").write_text("# a comment\n" + "".join(f"{u}\t{v}\n" for u, v in edges))
     frame = pd.DataFrame(edges, columns=["src", "dst"])
-    tables = [truss(x).table() for x in (edges, frame, str(tmp_path / "g.txt"))]
+    tables = [truss_decomposition(x).table() for x in (edges, frame, str(tmp_path / "g.txt"))]
     assert tables[0].equals(tables[1]) and tables[0].equals(tables[2])
     assert faq.truss(edges, k=3).table().num_rows == 5
     with pytest.raises(InvalidArgumentError, match="k >= 2"):
-        truss(edges, k=1)
+        truss_decomposition(edges, k=1)
 
 
 def test_a_spark_dataframe(spark):
@@ -75,7 +75,7 @@ def test_the_command_line(tmp_path):
                            "--out", str(out), "--json"], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
-    expected = truss(str(DATA / "email-Eu-core.txt.gz"))
+    expected = truss_decomposition(str(DATA / "email-Eu-core.txt.gz"))
     assert summary["max_k"] == expected.max_k and summary["truss_edges"] == expected.table(4).num_rows
     assert pd.read_parquet(out)["trussness"].min() >= 4
     bad = subprocess.run([sys.executable, "-m", "faq", "truss", str(DATA / "email-Eu-core.txt.gz"), "--k", "1"],

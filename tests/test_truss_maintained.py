@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import faq
 from faq.errors import BatchAlreadyAppliedError, InvalidDeltaError, MissingColumnError, StateDirectoryError
 from faq.graphs.maintained_truss import MaintainedTruss
-from faq.graphs.truss import truss
+from faq.graphs.truss import truss_decomposition
 
 DATA = Path(__file__).parent / "data"
 
@@ -61,7 +61,7 @@ def test_every_batch_equals_recomputation(edges, history, work_limit):
         for s, d, diff in batch:
             if s != d:
                 (current.add if diff > 0 else current.discard)((min(s, d), max(s, d)))
-        expected = rows_of(truss(sorted(current)).table()) if current else {}
+        expected = rows_of(truss_decomposition(sorted(current)).table()) if current else {}
         assert rows_of(maintained.table()) == expected, number
         rows = integrate(rows, change)
         assert rows == expected, number
@@ -157,7 +157,7 @@ def test_after_a_fallback_batches_as_large_are_recomputed_at_once_and_the_repair
     assert tried[:RETRY_EVERY] == [False] * RETRY_EVERY and tried[RETRY_EVERY]  # the ninth tries again
     small = maintained.apply([(4, 5, -1)])  # smaller than the batch that fell back: repaired (or tried)
     assert small.info["repair_tried"]
-    assert rows_of(maintained.table()) == rows_of(truss(sorted(set(edges) - {(0, 1), (2, 3), (4, 5)})).table())
+    assert rows_of(maintained.table()) == rows_of(truss_decomposition(sorted(set(edges) - {(0, 1), (2, 3), (4, 5)})).table())
     assert "recomputed at once" in str(maintained.explain())
 
 
@@ -232,5 +232,5 @@ def test_a_batch_of_more_deletions_than_a_chunk_retracts_each_edge_at_its_level_
     gone = edges[: DELETE_CHUNK + 10]  # the first chunk lowers the levels of edges the second deletes
     change = maintained.apply([(a, b, -1) for a, b in gone] + [(20, 21, 1)])
     assert not change.info["recomputed"]
-    assert rows_of(maintained.table()) == rows_of(truss(sorted(set(edges) - set(gone)) + [(20, 21)]).table())
+    assert rows_of(maintained.table()) == rows_of(truss_decomposition(sorted(set(edges) - set(gone)) + [(20, 21)]).table())
     assert integrate(before, change) == rows_of(maintained.table())

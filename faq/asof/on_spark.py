@@ -10,7 +10,7 @@ One shuffle, no Python per row, nothing collected.  Without keys every row
 is in one partition (one task), as any as-of join without keys must order
 all rows together.
 
-Spark's own way, :func:`faq.incremental.calculus.asof_join` (a sort and a
+Spark's own way, :func:`faq.incremental.calculus.asof_join_window` (a sort and a
 running ``last`` window), does the backward direction only; this path does
 every direction, tolerance and ties as pandas does (the last right row in
 the input's order among equal times -- within a partition, Spark's order of

@@ -132,6 +132,18 @@ def asof_join(
     the right side's order and forward the first, as pandas does.  Spark
     DataFrames have no row order: there, make right times distinct per key
     where the choice matters.
+
+    Examples
+    --------
+    >>> import faq, pandas as pd
+    >>> trades = pd.DataFrame({"time": [2, 5, 9], "sym": ["a", "a", "b"], "qty": [10, 20, 5]})
+    >>> quotes = pd.DataFrame({"time": [1, 4, 8], "sym": ["a", "a", "b"], "px": [100.0, 101.5, 50.0]})
+    >>> faq.asof_join(trades, quotes, on="time", by="sym")["px"].tolist()   # the quote in force at each trade
+    [100.0, 101.5, 50.0]
+    >>> with faq.asof_join(trades, quotes, on="time", by="sym", maintained=True) as view:
+    ...     change = view.apply(right=pd.DataFrame({"time": [5], "sym": ["a"], "px": [100.7], "diff": [1]}))
+    ...     sorted(view.table().to_pandas()["px"].tolist())            # a late quote revises the view
+    [50.0, 100.0, 100.7]
     """
     from faq.spark import is_dataframe
 

@@ -214,12 +214,12 @@ def check_query(args: argparse.Namespace) -> None:
 
 def run_triangles(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
     """``faq triangles``: the count, the cleaned edge count, the plan's order and width."""
-    from faq.graphs import count_triangles
+    from faq.graphs import triangle_count
 
     kind = "feed-forward (directed)" if args.directed else "undirected"
     reporter.note(f"reading {args.path} and counting {kind} triangles")
     # The job reads the path itself (on the driver when it can) and reports "loaded N edges".
-    result = count_triangles(args.path, directed=args.directed, progress=reporter, spark=spark)
+    result = triangle_count(args.path, directed=args.directed, progress=reporter, spark=spark)
     if args.json:
         print_json({"path": args.path, **result.to_dict()})
         return
@@ -233,7 +233,7 @@ def run_triangles(args: argparse.Namespace, spark: "SparkSession", reporter: "Re
 
 def run_matrix_chain(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
     """``faq matrix-chain``: multiply, write ``--out``, print the parenthesization and the estimates."""
-    from faq.graphs import matrix_chain
+    from faq.graphs import chain_product
     from faq.io import read_matrix_market, write_matrix_market
     from faq.semirings import get_semiring
 
@@ -244,7 +244,7 @@ def run_matrix_chain(args: argparse.Namespace, spark: "SparkSession", reporter: 
     for path in args.matrices:
         reporter.note(f"reading {path}")
         matrices.append(read_matrix_market(path, spark=spark, semiring=semiring))
-    with matrix_chain(matrices, semiring, method=args.method, progress=reporter) as result:
+    with chain_product(matrices, semiring, method=args.method, progress=reporter) as result:
         nnz = result.factor.count()
         reporter.note(f"writing {args.out}")
         write_matrix_market(result.factor, args.out, shape=shape)

@@ -144,7 +144,8 @@ def _apply_file(args: argparse.Namespace, tracker: "MotifTracker", batch: "Updat
 def _tracker(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> tuple["MotifTracker", bool]:
     """The tracker: reopened from ``--state`` when it holds one, else counted from the graph."""
     from faq.incremental.store import Store
-    from faq.incremental.track import MotifTracker, track
+    from faq import track
+    from faq.incremental.track import MotifTracker
     from faq.io import read_edge_list
 
     if args.state and Store(args.state).exists():
@@ -160,7 +161,7 @@ def _tracker(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporte
     reporter.note(f"reading {args.path}")
     edges = read_edge_list(args.path, spark=spark)
     reporter.note(f"counting {args.pattern}")
-    return track(edges, args.pattern, progress=reporter, path=args.state), False
+    return track(edges, args.pattern, progress=reporter, state=args.state), False
 
 
 def _report_batch(args: argparse.Namespace, name: str, change: "Change") -> None:

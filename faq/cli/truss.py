@@ -95,10 +95,10 @@ def run_truss(args: argparse.Namespace) -> None:
     if args.updates:
         _run_maintained(args)
         return
-    from faq.graphs.truss import truss
+    from faq.graphs.truss import truss_decomposition
 
     started = time.perf_counter()
-    result = truss(args.graph, k=args.k)
+    result = truss_decomposition(args.graph, k=args.k)
     summary: dict[str, Any] = {"graph": args.graph, "edges": len(result.src), "max_k": result.max_k,
                                "edges_per_trussness": result.counts}
     _finish(args, summary, result.table(), result.counts, result.max_k, started,

@@ -40,6 +40,15 @@ class FAQError(Exception):
         What went wrong, by name (as given, optional ones only when given).
     message : str
         The message without the ``[NAME]`` prefix.
+
+    Examples
+    --------
+    >>> import faq
+    >>> try:
+    ...     faq.get_semiring("no_such_ring")
+    ... except faq.FAQError as error:                # every faq error is one
+    ...     print(error.error_class, sorted(error.parameters))
+    UNKNOWN_SEMIRING ['name', 'valid']
     """
 
     error_class: str = "FAQ_ERROR"

@@ -124,6 +124,10 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
     "FEATURES_WITHOUT_LIFT": ErrorClass(
         "array semiring {semiring!r}: features={features} but no lift", ("semiring", "features")
     ),
+    "TUPLE_FORMS": ErrorClass(
+        "tuple semiring {semiring!r}: ⊕ and ⊗ need a Spark form (add, mul) and a numpy form (numpy_add, "
+        "numpy_mul), and ⊖ both or neither (neg, numpy_neg)", ("semiring",)
+    ),
     "ARRAY_ELEMENT": ErrorClass(
         "array semiring {semiring!r}: {what} must be {width} numbers, got {value}",
         ("semiring", "what", "width", "value"),

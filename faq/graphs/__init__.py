@@ -17,12 +17,12 @@ Examples
 
 # The submodules are imported before the functions of the same name (matrix_chain, motifs),
 # so the package's attributes are the functions.
-from faq.graphs.matrix_chain import chain_query, matrix_chain
+from faq.graphs.matrix_chain import chain_query, chain_product
 from faq.graphs.motifs import MotifCount, count_motifs, list_motifs, motifs
 from faq.graphs.pattern import Pattern, parse_pattern
-from faq.graphs.triangles import TRIANGLE_QUERY, TriangleCount, count_triangles
+from faq.graphs.triangles import TRIANGLE_QUERY, TriangleCount, triangle_count
 
 __all__ = [
-    "count_triangles", "TriangleCount", "TRIANGLE_QUERY", "matrix_chain", "chain_query",
+    "triangle_count", "TriangleCount", "TRIANGLE_QUERY", "chain_product", "chain_query",
     "motifs", "count_motifs", "list_motifs", "parse_pattern", "Pattern", "MotifCount",
 ]

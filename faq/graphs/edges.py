@@ -67,6 +67,17 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
         A DataFrame without ``src`` or ``dst``.
     FAQTypeError
         Anything else.
+
+    Returns
+    -------
+    Factor
+        ``src``, ``dst`` and ``value``, named ``edge``.
+
+    Examples
+    --------
+    >>> f = edge_factor([(1, 2, 0.5), (2, 3, 1.5)], weight="weight")
+    >>> f.variables, f.semiring.name
+    (('src', 'dst'), 'real')
     """
     if isinstance(edges, Factor):
         if len(edges.variables) != 2:

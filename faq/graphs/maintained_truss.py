@@ -10,7 +10,7 @@ edge deleted retracts its row, an edge inserted adds one.
 How a batch runs
 ----------------
 The graph is the simple undirected graph of the edges, as for
-:func:`~faq.graphs.truss.truss`: ``(1, 2)`` and ``(2, 1)`` are one edge,
+:func:`~faq.graphs.truss.truss_decomposition`: ``(1, 2)`` and ``(2, 1)`` are one edge,
 self-loops are ignored, inserting a present edge or deleting an absent one
 changes nothing, and within a batch the last operation on an edge wins (by
 its ``seq`` column; without one, an edge both inserted and deleted in one
@@ -139,7 +139,7 @@ class MaintainedTruss(Maintained, Owner):
     Parameters
     ----------
     edges : path, Spark or pandas DataFrame (``src``, ``dst``), Arrow table, Factor or tuples
-        The initial graph (read as :func:`faq.graphs.truss.truss` reads it).
+        The initial graph (read as :func:`faq.graphs.truss.truss_decomposition` reads it).
     k : int, optional
         The k :meth:`table` keeps by default.
     progress : callable, optional
@@ -161,7 +161,7 @@ class MaintainedTruss(Maintained, Owner):
                  progress: Optional[Callable[[BatchEvent], None]] = None, path: Optional[str] = None,
                  work_limit: Optional[int] = None, _restored: Optional[tuple[Any, dict]] = None) -> None:
         from faq.errors import InvalidArgumentError
-        from faq.graphs.truss import truss
+        from faq.graphs.truss import truss_decomposition
 
         if k is not None and (not isinstance(k, (int, np.integer)) or k < 2):
             raise InvalidArgumentError(argument="k", value=k, reason="a truss has k >= 2")
@@ -180,7 +180,7 @@ class MaintainedTruss(Maintained, Owner):
 
             Store(path).check_new()  # a path that cannot hold the state is refused before any work
         started = time.perf_counter()
-        result = truss(edges)
+        result = truss_decomposition(edges)
         self.decomposition_seconds = result.seconds["supports"] + result.seconds["peel"]
         self._hold(result)
         self.initial_seconds = time.perf_counter() - started

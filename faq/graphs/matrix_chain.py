@@ -8,9 +8,9 @@ Examples
 --------
 >>> import numpy as np
 >>> from faq.io import from_numpy, to_scipy
->>> from faq.graphs.matrix_chain import matrix_chain
+>>> from faq.graphs.matrix_chain import chain_product
 >>> a = np.array([[1.0, 2.0], [0.0, 1.0]])
->>> with matrix_chain([from_numpy(a), from_numpy(a), from_numpy(a)], "real") as result:
+>>> with chain_product([from_numpy(a), from_numpy(a), from_numpy(a)], "real") as result:
 ...     to_scipy(result.factor, shape=(2, 2)).toarray().tolist()
 [[1.0, 6.0], [0.0, 1.0]]
 """
@@ -40,7 +40,7 @@ def chain_query(n: int, semiring: str) -> FAQ:
     return FAQ(atoms, ("i0", f"i{n}"), "C", semiring)
 
 
-def matrix_chain(
+def chain_product(
     matrices: Sequence[Factor],
     semiring: Union[str, Semiring] = "real",
     *,

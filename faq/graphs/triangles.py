@@ -16,11 +16,11 @@ InsideOut; they differ in the edge relation they feed it:
 Examples
 --------
 >>> from faq.factor import factor_of
->>> from faq.graphs.triangles import count_triangles
+>>> from faq.graphs.triangles import triangle_count
 >>> k4 = factor_of([(a, b, 1) for a in range(4) for b in range(4) if a != b], ["src", "dst"])
->>> count_triangles(k4, directed=False).count
+>>> triangle_count(k4, directed=False).count
 4
->>> count_triangles(k4, directed=True).count   # 4 node-triples x 3! orderings
+>>> triangle_count(k4, directed=True).count   # 4 node-triples x 3! orderings
 24
 """
 
@@ -32,7 +32,6 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Optional
 
 from faq.driver_copy import rows_held
-from faq.factor import Factor
 from faq.graphs.edges import GraphLike, prepared_graph
 from faq.insideout.executor import Progress, StepEvent, evaluate
 from faq.insideout.planner import Plan
@@ -99,7 +98,7 @@ class TriangleCount(Answer):
         pretty(summary(self), printer, cycle)
 
 
-def count_triangles(
+def triangle_count(
     edges: GraphLike,
     directed: bool = False,
     *,

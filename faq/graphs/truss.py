@@ -24,7 +24,7 @@ dropped.  The answer is exact against ``networkx.k_truss`` for every ``k``
 
 Examples
 --------
->>> t = truss([(1, 2), (2, 3), (1, 3), (3, 4), (1, 4), (4, 5)])   # two triangles sharing 1-3, a tail
+>>> t = truss_decomposition([(1, 2), (2, 3), (1, 3), (3, 4), (1, 4), (4, 5)])   # two triangles sharing 1-3, a tail
 >>> sorted(zip(*(t.table().column(c).to_pylist() for c in ("src", "dst", "trussness"))))
 [(1, 2, 3), (1, 3, 3), (1, 4, 3), (2, 3, 3), (3, 4, 3), (4, 5, 2)]
 >>> t.max_k, t.table(k=3).num_rows
@@ -41,7 +41,7 @@ import numpy as np
 
 from faq.results import Answer, Explanation
 
-__all__ = ["truss", "decompose", "TrussResult", "supports", "peel", "undirected_edges", "warm_up"]
+__all__ = ["truss_decomposition", "decompose", "TrussResult", "supports", "peel", "undirected_edges", "warm_up"]
 
 SRC, DST, TRUSSNESS = "src", "dst", "trussness"
 COMPILED = importlib.util.find_spec("numba") is not None
@@ -98,7 +98,7 @@ class TrussResult(Answer):
         return f"edges={len(self.src)}, max_k={self.max_k}, k={self.k}"
 
 
-def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[str], None]] = None) -> TrussResult:
+def truss_decomposition(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[str], None]] = None) -> TrussResult:
     """Every edge's trussness (module notes); ``k``: the k-truss's edges by default in :meth:`TrussResult.table`.
 
     ``faq.truss`` is :func:`faq.graphs.trusses.truss`, which also keeps a truss
@@ -364,7 +364,7 @@ def warm_up() -> bool:
     """
     if not COMPILED:
         return False
-    result = truss([(1, 2), (2, 3), (1, 3), (3, 4), (1, 4)])
+    result = truss_decomposition([(1, 2), (2, 3), (1, 3), (3, 4), (1, 4)])
     if result.counts != {3: 5}:
         raise AssertionError(f"the compiled truss loops are wrong: {result.counts}")
     return True

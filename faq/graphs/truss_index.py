@@ -126,7 +126,7 @@ class TrussIndex:
     u, v : np.ndarray
         The edges' endpoint codes (``u != v``, each pair once); edge ``i`` is ``u[i]-v[i]``.
     levels : np.ndarray
-        Each edge's trussness − 2 (from :func:`faq.graphs.truss.truss`).
+        Each edge's trussness − 2 (from :func:`faq.graphs.truss.truss_decomposition`).
     nodes : int
         Node codes are ``0 .. nodes - 1`` (more may come with insertions).
     """

@@ -8,11 +8,11 @@ integrate and the as-of join); :func:`~faq.incremental.change.change_stream`
 makes the changes of any maintained object one change stream the calculus takes.
 """
 
-from faq.incremental.calculus import asof_join, differentiate, integrate
+from faq.incremental.calculus import asof_join_window, differentiate, integrate
 from faq.incremental.change import BatchEvent, Change, change_stream
-from faq.incremental.maintained import MaintainedQuery, maintain
+from faq.incremental.maintained import MaintainedQuery
 from faq.incremental.streaming import stream
-from faq.incremental.track import MotifChange, MotifTracker, track
+from faq.incremental.track import MotifChange, MotifTracker
 
 __all__ = [
     "BatchEvent",
@@ -20,11 +20,9 @@ __all__ = [
     "MaintainedQuery",
     "MotifChange",
     "MotifTracker",
-    "asof_join",
+    "asof_join_window",
     "change_stream",
     "differentiate",
     "integrate",
-    "maintain",
     "stream",
-    "track",
 ]

@@ -56,7 +56,7 @@ Examples
 >>> spark = get_session()
 >>> orders = spark.createDataFrame([("ibm", 1, 10), ("ibm", 5, 20)], ["sym", "time", "qty"])
 >>> prices = spark.createDataFrame([("ibm", 0, 100.0), ("ibm", 3, 101.0)], ["sym", "time", "price"])
->>> asof_join(orders, prices, on="sym").orderBy("time").show()
+>>> asof_join_window(orders, prices, on="sym").orderBy("time").show()
 +---+----+---+-----+
 |sym|time|qty|price|
 +---+----+---+-----+
@@ -68,7 +68,7 @@ Examples
 A later price change (99.0 at time 2) does not reprice the order at time 1:
 
 >>> later = prices.union(spark.createDataFrame([("ibm", 2, 99.0)], prices.schema))
->>> asof_join(orders, later, on="sym").where("time = 1").collect()
+>>> asof_join_window(orders, later, on="sym").where("time = 1").collect()
 [Row(sym='ibm', time=1, qty=10, price=100.0)]
 """
 
@@ -375,7 +375,7 @@ def _integrated_table(stream: Any, time: str, diff: str, tick: str) -> Any:
 # --- as-of join -------------------------------------------------------------------------
 
 
-def asof_join(
+def asof_join_window(
     left: "DataFrame",
     right: "DataFrame",
     on: Keys = None,
@@ -468,7 +468,7 @@ def asof_join(
     ...     [(1, "a", 5), (4, "a", 7), (0, "b", 1), (9, "b", 2)], ["time", "sym", "v"])
     >>> quotes = spark.createDataFrame(
     ...     [(1, "a", 10), (3, "a", 11), (2, "b", 20)], ["time", "sym", "v"])
-    >>> asof_join(trades, quotes, on="sym", right_time="quoted").orderBy("sym", "time").show()
+    >>> asof_join_window(trades, quotes, on="sym", right_time="quoted").orderBy("sym", "time").show()
     +----+---+---+----+------+
     |time|sym|v_x| v_y|quoted|
     +----+---+---+----+------+
@@ -478,7 +478,7 @@ def asof_join(
     |   9|  b|  2|  20|     2|
     +----+---+---+----+------+
     <BLANKLINE>
-    >>> asof_join(trades, quotes, on="sym", how="inner", allow_exact_matches=False).count()
+    >>> asof_join_window(trades, quotes, on="sym", how="inner", allow_exact_matches=False).count()
     2
     """
     if how not in HOW:
@@ -512,7 +512,7 @@ def _check_asof_sides(
 ) -> dict[str, "DataType"]:
     """Check :func:`asof_join`'s key and time columns on both sides; return right's column types."""
     if time in keys:
-        raise ColumnRoleError(source="asof_join", column=time, roles=["key", "time"])
+        raise ColumnRoleError(source="asof_join_window", column=time, roles=["key", "time"])
     _require(left, [*keys, time], "asof_join left")
     _require(right, [*keys, time], "asof_join right")
     left_types, right_types = _types(left), _types(right)

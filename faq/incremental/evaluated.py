@@ -126,7 +126,7 @@ def held_table(f: Factor, value_type: str) -> Optional["pa.Table"]:
     or None when the driver holds no copy of its rows."""
     import pyarrow as pa
 
-    from faq.arrow_arrays import from_numpy
+    from faq.arrow_arrays import arrow_from_numpy
     from faq.driver_copy import driver_copy
     from faq.semirings.numpy_backend import NUMPY_DTYPES
 
@@ -136,7 +136,7 @@ def held_table(f: Factor, value_type: str) -> Optional["pa.Table"]:
     values = np.asarray(held[f.value])
     if values.ndim == 1:
         values = values.astype(NUMPY_DTYPES.get(value_type, values.dtype), copy=False)
-    return pa.table({**{v: from_numpy(np.asarray(held[v])) for v in f.variables}, VALUE: from_numpy(values)})
+    return pa.table({**{v: arrow_from_numpy(np.asarray(held[v])) for v in f.variables}, VALUE: arrow_from_numpy(values)})
 
 
 def difference(old: KeyedRows, new: KeyedRows, ops, signed: bool) -> tuple[list[np.ndarray], np.ndarray]:

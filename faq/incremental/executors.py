@@ -31,7 +31,7 @@ Connect this placement is not available (yet).
 Examples
 --------
 >>> from faq.factor import factor_of
->>> from faq.incremental import maintain
+>>> from faq import maintain
 >>> edge = factor_of([(1, 2, 1), (2, 3, 1)], ["src", "dst"], "counting")
 >>> q = maintain("count() := edge(a,b), edge(b,c), edge(a,c)", {"edge": edge}, placement="executors")
 >>> q.explain().placement
@@ -239,11 +239,11 @@ def _value_array(values: np.ndarray) -> Any:
     """Values as an Arrow column: numbers, or for an array ring a list column (what Spark's array<double> reads)."""
     import pyarrow as pa
 
-    from faq.arrow_arrays import from_numpy
+    from faq.arrow_arrays import arrow_from_numpy
 
     values = np.asarray(values)
     if values.ndim == 2:
-        return from_numpy(values).cast(pa.list_(pa.float64()))
+        return arrow_from_numpy(values).cast(pa.list_(pa.float64()))
     return pa.array(values)
 
 

@@ -51,7 +51,7 @@ evaluated by Spark (the first one, a recomputed batch)
 Examples
 --------
 >>> from faq.factor import factor_of
->>> from faq.incremental import maintain
+>>> from faq import maintain
 >>> edge = factor_of([(1, 2, 1), (2, 3, 1), (3, 4, 1)], ["src", "dst"], "counting")
 >>> triangles = maintain("count() := edge(a,b), edge(b,c), edge(a,c)", {"edge": edge})
 >>> triangles.scalar()
@@ -117,16 +117,9 @@ Progress = Callable[[BatchEvent], None]
 VERSION, DIFF = "version", "diff"
 
 #: Names other modules read from here (the delta modes live in :mod:`faq.incremental.modes`).
-__all__ = ["MaintainedQuery", "maintain", "delta_mode", "ANSWER", "SIGNED", "MONOTONE", "RECOMPUTE", "DeltaLike"]
+__all__ = ["MaintainedQuery", "delta_mode", "ANSWER", "SIGNED", "MONOTONE", "RECOMPUTE", "DeltaLike"]
 
 DeltaLike = Union[Factor, "DataFrame", "pa.Table", Any]
-
-
-def maintain(query: Union[FAQ, str], factors: Mapping[str, Factor], **options: Any) -> "MaintainedQuery":
-    """Answer ``query`` over ``factors`` and keep the answer current: shorthand for
-    :class:`MaintainedQuery`, whose keywords (``semiring``, ``path``, ``progress``,
-    ``placement``, ``budget``) ``options`` are."""
-    return MaintainedQuery(query, factors, **options)
 
 
 class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):

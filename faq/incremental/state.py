@@ -37,7 +37,7 @@ import numpy as np
 from faq.incremental.domain import KeyDomain
 from faq.incremental.durable import Versions
 from faq.incremental.index import KeyedRows, ResidentRelation, merge_rows
-from faq.arrow_arrays import from_numpy
+from faq.arrow_arrays import arrow_from_numpy
 from faq.semirings.numpy_backend import NumpyForm, as_values, numpy_ops
 from faq.spark import is_dataframe
 
@@ -180,7 +180,7 @@ class ResidentState(Versions):
         relation = self.relations[name]
         rows = self.current(name) if rows is None else rows
         data = {c: self.domain.decode(k) for c, k in zip(relation.columns, rows.keys)}
-        data[value] = from_numpy(rows.values_or_ones(self.ops))
+        data[value] = arrow_from_numpy(rows.values_or_ones(self.ops))
         return pa.table(data)
 
     def spark_schema(self, name: str, value: str = VALUE) -> str:

@@ -87,12 +87,12 @@ Examples
 >>> import os, tempfile
 >>> import pandas as pd
 >>> from faq.factor import factor_of
->>> from faq.incremental import maintain
+>>> from faq import maintain
 >>> from faq.spark import get_session
 >>> spark = get_session()
 >>> root = tempfile.mkdtemp()
 >>> edge = factor_of([(1, 2, 1), (2, 3, 1), (3, 4, 1)], ["src", "dst"], "counting")
->>> triangles = maintain("count() := edge(a,b), edge(b,c), edge(a,c)", {"edge": edge}, path=root + "/state")
+>>> triangles = maintain("count() := edge(a,b), edge(b,c), edge(a,c)", {"edge": edge}, state=root + "/state")
 >>> os.makedirs(root + "/changes")
 >>> pd.DataFrame({"src": [1, 2], "dst": [3, 4], "value": [1, 1]}).to_parquet(root + "/changes/1.parquet")
 >>> changes = spark.readStream.schema("src bigint, dst bigint, value bigint").parquet(root + "/changes")

@@ -32,7 +32,7 @@ With ``path=`` the state is durable as for maintained queries
 
 Examples
 --------
->>> from faq.incremental.track import track
+>>> from faq import track
 >>> from faq.spark import get_session
 >>> spark = get_session()
 >>> graph = spark.createDataFrame([(1, 2), (2, 3)], ["src", "dst"])
@@ -49,13 +49,11 @@ Examples
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 import numpy as np
 
-from faq.factor import Factor
 from faq.graphs.motifs import count_motifs
 from faq.graphs.pattern import Pattern, parse_pattern
 from faq.incremental.change import BatchEvent, Change
@@ -107,12 +105,6 @@ def _edge_changes(changes: Any) -> Any:
 
         rows = rows.append_column(DIFF, pa.array(np.ones(rows.num_rows, dtype=np.int64)))
     return rows
-
-
-def track(edges: Union[Factor, "DataFrame", str, os.PathLike], pattern: Union[str, Pattern], *,
-          progress: Optional[Callable[[BatchEvent], None]] = None, path: Optional[str] = None) -> "MotifTracker":
-    """Count ``pattern`` in the graph and keep following it (see :class:`MotifTracker`)."""
-    return MotifTracker(edges, pattern, progress=progress, path=path)
 
 
 class MotifTracker(Maintained, Owner):

@@ -1,6 +1,6 @@
 """The limits past which planning is greedy, and what each step's bag costs: ρ*, AGM bound, cover.
 
-:func:`faq.insideout.planner.plan` asks, for every step, for its bag's ρ*,
+:func:`faq.insideout.planner.plan_query` asks, for every step, for its bag's ρ*,
 AGM estimate and fractional edge cover (:func:`bag_facts`), for the relations
 its bag meets (:class:`Live`) and for its indicators (:func:`fewer_indicators`).
 Each of them grew with the whole query (a scan of every atom or relation per

@@ -47,7 +47,7 @@ from faq.insideout.physical import (
     INTEGRAL_TYPES,
     Environment,
 )
-from faq.insideout.planner import Plan, plan
+from faq.insideout.planner import Plan, plan_query
 from faq.joins import VALUE_COLUMN, Frame
 from faq.language import FAQ, parse_query
 from faq.semirings import Semiring, get_semiring
@@ -565,7 +565,7 @@ def plan_for(
     per key column, which give the generic join's estimated work -- counted
     in numpy either way for a factor the driver holds, up to
     :data:`DEGREE_ROWS` rows, so a plan run and its ``explain`` agree), and reads
-    the key types and the session; see :func:`faq.insideout.planner.plan`
+    the key types and the session; see :func:`faq.insideout.planner.plan_query`
     for the other parameters.  ``environment`` overrides the session's
     facts (tests lower the index limits with it); ``placement`` ("auto",
     "driver", "executors") overrides its :attr:`~faq.insideout.physical.Environment.placement`.
@@ -590,7 +590,7 @@ def plan_for(
         stats = {name: st for name in counted if (st := _held_statistics(factors[name])) is not None}
     degrees = {name: tuple(c.max_degree for c in stats[name].columns) if name in stats else held_degrees(factors[name])
                for name in counted}
-    return plan(query, semiring=ring, sizes=sizes, method=method, order=order, join=join, statistics=stats,
+    return plan_query(query, semiring=ring, sizes=sizes, method=method, order=order, join=join, statistics=stats,
                 variable_types=types, environment=environment, task_aggregation=task_aggregation,
                 held=held, degrees={name: d for name, d in degrees.items() if d is not None})
 

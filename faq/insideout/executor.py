@@ -376,7 +376,7 @@ def evaluate(
     semiring : str or Semiring, optional
         Defaults to the query's, else its factors' semiring.
     method : str
-        Elimination-order search (see :func:`faq.insideout.planner.plan`).
+        Elimination-order search (see :func:`faq.insideout.planner.plan_query`).
     order : list of str, optional
         A fixed elimination order.
     join : str
@@ -385,7 +385,7 @@ def evaluate(
         Receives a :class:`StepEvent` as each step starts and ends.
     plan : Plan, dict or path, optional
         Run this plan (made by :func:`~faq.insideout.binding.plan_for` or
-        :func:`~faq.insideout.planner.plan`, and perhaps inspected; or kept:
+        :func:`~faq.insideout.planner.plan_query`, and perhaps inspected; or kept:
         its ``to_dict()``, what ``faq explain --json`` prints, or a file
         holding it, :func:`~faq.insideout.staleness.load_plan`) instead of
         planning; ``method``, ``order``, ``join``, ``task_aggregation`` and

@@ -90,12 +90,12 @@ def run_in_process(plan: "Plan", tables: Mapping[str, Table], semiring: Semiring
     Raises :class:`~faq.errors.PlanError` when a step is placed on the executors.
 
     >>> import numpy as np
-    >>> from faq.insideout.planner import plan
+    >>> from faq.insideout.planner import plan_query
     >>> from faq.semirings import get_semiring
     >>> from faq.insideout.physical import Environment
     >>> from faq.language import parse_query
     >>> query = parse_query("q(a) := r(a, b), s(b)")
-    >>> p = plan(query, "counting", sizes={"r": 3, "s": 2}, variable_types={"a": "bigint", "b": "bigint"},
+    >>> p = plan_query(query, "counting", sizes={"r": 3, "s": 2}, variable_types={"a": "bigint", "b": "bigint"},
     ...          environment=Environment(placement="driver"), held=["r", "s"])
     >>> r = Table(("a", "b"), {"a": np.array([0, 0, 1]), "b": np.array([5, 6, 6])}, np.array([1, 1, 1]))
     >>> s = Table(("b",), {"b": np.array([5, 6])}, np.array([2, 3]))

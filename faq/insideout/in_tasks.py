@@ -226,7 +226,7 @@ def answer_chunks(batches: Iterator[Any], spec: _Spec, shipped: Optional[Mapping
     """
     import pyarrow as pa
 
-    from faq.arrow_arrays import from_numpy, spark_arrays
+    from faq.arrow_arrays import arrow_from_numpy, spark_arrays
     from faq.insideout.in_process import run_in_process
     from faq.joins.frame import VALUE_COLUMN
     from faq.joins.table import Table
@@ -247,12 +247,12 @@ def answer_chunks(batches: Iterator[Any], spec: _Spec, shipped: Optional[Mapping
             total = part if total is None else (total + part if ops.integral else ops.add(total, part))
             continue
         keys = [pa.array(np.asarray(out.keys[v])).cast(_ARROW_TYPES[plan.variable_types[v]]) for v in plan.free]
-        values = spark_arrays(out.values) if arrays else from_numpy(np.asarray(out.values))
+        values = spark_arrays(out.values) if arrays else arrow_from_numpy(np.asarray(out.values))
         yield pa.RecordBatch.from_arrays([*keys, values], names=[*plan.free, VALUE_COLUMN])
     if total is not None:
         if ops.integral and not -(2**63) <= total < 2**63:
             from faq.errors import IntegerOverflowError
 
             raise IntegerOverflowError(operation="⊕", semiring=semiring.name, where="sum of a task's chunks")
-        value = spark_arrays(np.asarray(total)[None, :]) if arrays else from_numpy(np.asarray([total]))
+        value = spark_arrays(np.asarray(total)[None, :]) if arrays else arrow_from_numpy(np.asarray([total]))
         yield pa.RecordBatch.from_arrays([value], names=[VALUE_COLUMN])

@@ -27,8 +27,8 @@ without sizes.  The last line is InsideOut's runtime ``Õ(N^faqw + |output|)``,
 Examples
 --------
 >>> from faq.language import parse_query
->>> from faq.insideout.planner import plan
->>> p = plan(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real",
+>>> from faq.insideout.planner import plan_query
+>>> p = plan_query(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real",
 ...          sizes={"A": 100, "B": 100, "D": 100}, method="exact")
 >>> p.order, str(p.faqw)
 (('j', 'k'), '2')
@@ -77,7 +77,7 @@ from faq.language import FAQ
 if TYPE_CHECKING:
     from faq.semirings import Semiring
 
-__all__ = ["plan", "Plan", "Step", "Relation", "Indicator", "PLAN_FORMAT", "PLAN_VERSION", "CYCLIC_BAG_METHOD",
+__all__ = ["plan_query", "Plan", "Step", "Relation", "Indicator", "PLAN_FORMAT", "PLAN_VERSION", "CYCLIC_BAG_METHOD",
            "FORCED_SPARK_JOINS", "EXACT_COVER_ROWS", "MAX_STEP_INDICATORS", "WORK_ESTIMATE_LEVELS"]
 
 #: A generic join's work is estimated (an AGM LP per attribute) for bags of at most this many variables
@@ -89,7 +89,7 @@ CYCLIC_BAG_METHOD = "generic"
 FORCED_SPARK_JOINS = ("generic_broadcast", "generic_partitioned", "generic_shuffle")
 
 
-def plan(
+def plan_query(
     query: FAQ,
     semiring: Union[str, "Semiring", None] = None,
     sizes: Optional[Mapping[str, int]] = None,

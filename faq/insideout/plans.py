@@ -1,6 +1,6 @@
 """Plan values: what a plan says, printed (``explain``) and kept (``to_dict`` / ``from_dict``).
 
-A :class:`Plan` is made by :func:`faq.insideout.planner.plan` (or
+A :class:`Plan` is made by :func:`faq.insideout.planner.plan_query` (or
 :func:`faq.insideout.binding.plan_for`, from the factors' facts) and run by
 :func:`faq.insideout.executor.execute`, which decides nothing of its own.  It
 is a value: frozen, compared by its fields, printed, and written as a JSON
@@ -14,8 +14,8 @@ Examples
 --------
 >>> import json
 >>> from faq.language import parse_query
->>> from faq.insideout.planner import plan
->>> p = plan(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real", sizes={"A": 10, "B": 20, "D": 30})
+>>> from faq.insideout.planner import plan_query
+>>> p = plan_query(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real", sizes={"A": 10, "B": 20, "D": 30})
 >>> text = json.dumps(p.to_dict())
 >>> kept = Plan.from_dict(json.loads(text))
 >>> kept == p, kept.steps[0].rho_star, str(kept) == str(p)
@@ -157,6 +157,16 @@ class Plan:
         runs in-process inside each task of its scan, over the task's rows
         and the other atoms shipped to it (:mod:`faq.insideout.in_tasks`);
         ``""``: the steps run where their placements say.
+
+    Examples
+    --------
+    >>> from faq.insideout.planner import plan_query
+    >>> from faq.language import parse_query
+    >>> p = plan_query(parse_query("count() := e(a,b), e(b,c), e(a,c)"), semiring="counting")
+    >>> p, str(p.faqw), [step.eliminated for step in p.steps]
+    (Plan('count() := e(a, b), e(b, c), e(a, c)', semiring='counting', steps=1), '3/2', [('a', 'b', 'c')])
+    >>> Plan.from_dict(p.to_dict()) == p        # kept as JSON, read back the same
+    True
     """
 
     query: str
@@ -204,8 +214,8 @@ class Plan:
         Examples
         --------
         >>> from faq.language import parse_query
-        >>> from faq.insideout.planner import plan
-        >>> p = plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
+        >>> from faq.insideout.planner import plan_query
+        >>> p = plan_query(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
         >>> p.agm_expression(p.steps[0])
         N_edge**(3/2)
         """
@@ -221,8 +231,8 @@ class Plan:
         Examples
         --------
         >>> from faq.language import parse_query
-        >>> from faq.insideout.planner import plan
-        >>> p = plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
+        >>> from faq.insideout.planner import plan_query
+        >>> p = plan_query(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
         >>> p.agm_text(p.steps[0])
         'N_edge^(3/2)'
         """
@@ -248,8 +258,8 @@ class Plan:
         Examples
         --------
         >>> from faq.language import parse_query
-        >>> from faq.insideout.planner import plan
-        >>> plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting").runtime_expression()
+        >>> from faq.insideout.planner import plan_query
+        >>> plan_query(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting").runtime_expression()
         N**(3/2) + |output|
         """
         return symbolic.runtime_expression(self.faqw)
@@ -274,8 +284,8 @@ class Plan:
         >>> import matplotlib
         >>> matplotlib.use("Agg")
         >>> from faq.language import parse_query
-        >>> from faq.insideout.planner import plan
-        >>> ax = plan(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real").draw()
+        >>> from faq.insideout.planner import plan_query
+        >>> ax = plan_query(parse_query("C(i,l) := A(i,j), B(j,k), D(k,l)"), semiring="real").draw()
         >>> sorted(t.get_text() for t in ax.texts if "\\n" in t.get_text())
         ['i\\nfree', 'j\\n1', 'k\\n2', 'l\\nfree']
         """
@@ -301,8 +311,8 @@ class Plan:
         --------
         >>> import json
         >>> from faq.language import parse_query
-        >>> from faq.insideout.planner import plan
-        >>> p = plan(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
+        >>> from faq.insideout.planner import plan_query
+        >>> p = plan_query(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting")
         >>> d = p.to_dict()
         >>> d["format"], d["version"], d["faqw"], d["bags"][0]["cover"]
         ('faq.plan', 1, '3/2', {'edge#1': '1/2', 'edge#2': '1/2', 'edge#3': '1/2'})

@@ -39,8 +39,8 @@ run too.
 Examples
 --------
 >>> from faq.language import parse_query
->>> from faq.insideout.planner import plan
->>> p = plan(parse_query("count() := edge(a,b), edge(b,c)"), semiring="counting", sizes={"edge": 100})
+>>> from faq.insideout.planner import plan_query
+>>> p = plan_query(parse_query("count() := edge(a,b), edge(b,c)"), semiring="counting", sizes={"edge": 100})
 >>> check_query(p, parse_query("count() := edge(a,b), edge(b,c)"), "counting")
 >>> check_rows(p, {"edge": 150})
 >>> check_rows(p, {"edge": 1000})
@@ -89,8 +89,8 @@ def load_plan(value: PlanLike) -> Plan:
     Examples
     --------
     >>> from faq.language import parse_query
-    >>> from faq.insideout.planner import plan
-    >>> p = plan(parse_query("q(a) := e(a,b)"), semiring="counting")
+    >>> from faq.insideout.planner import plan_query
+    >>> p = plan_query(parse_query("q(a) := e(a,b)"), semiring="counting")
     >>> load_plan(p) is p, load_plan(p.to_dict()) == p, load_plan({"rows": 3, "plan": p.to_dict()}) == p
     (True, True, True)
     >>> load_plan('{"rows": 3}')
@@ -139,8 +139,8 @@ def check_query(plan: Plan, query: FAQ, semiring: Optional[str] = None) -> None:
     Examples
     --------
     >>> from faq.language import parse_query
-    >>> from faq.insideout.planner import plan
-    >>> p = plan(parse_query("q(a) := e(a,b), e(b,c)"), semiring="counting")
+    >>> from faq.insideout.planner import plan_query
+    >>> p = plan_query(parse_query("q(a) := e(a,b), e(b,c)"), semiring="counting")
     >>> check_query(p, parse_query("q(a) := e(a,b), e(b,c)"), "counting")
     >>> check_query(p, parse_query("q(a,c) := e(a,b), e(b,c)"))
     Traceback (most recent call last):
@@ -172,8 +172,8 @@ def check_types(plan: Plan, types: Mapping[str, str]) -> None:
     strategies may need integer keys).
 
     >>> from faq.language import parse_query
-    >>> from faq.insideout.planner import plan
-    >>> p = plan(parse_query("q(a) := e(a,b)"), semiring="counting", variable_types={"a": "bigint", "b": "bigint"})
+    >>> from faq.insideout.planner import plan_query
+    >>> p = plan_query(parse_query("q(a) := e(a,b)"), semiring="counting", variable_types={"a": "bigint", "b": "bigint"})
     >>> check_types(p, {"a": "bigint", "b": "bigint"})
     >>> check_types(p, {"a": "bigint", "b": "string"})
     Traceback (most recent call last):
@@ -203,8 +203,8 @@ def check_rows(plan: Plan, rows: Mapping[str, int], capped: frozenset = frozense
     Examples
     --------
     >>> from faq.language import parse_query
-    >>> from faq.insideout.planner import plan
-    >>> p = plan(parse_query("q(a) := e(a,b)"), semiring="counting", sizes={"e": 1000})
+    >>> from faq.insideout.planner import plan_query
+    >>> p = plan_query(parse_query("q(a) := e(a,b)"), semiring="counting", sizes={"e": 1000})
     >>> check_rows(p, {"e": 600}), check_rows(p, {"e": 2000}), check_rows(p, {"other": 1})
     (None, None, None)
     >>> check_rows(p, {"e": 2001}, capped=frozenset({"e"}))

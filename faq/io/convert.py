@@ -63,6 +63,11 @@ def from_numpy(
     name : str, optional
         Default ``"array"``.
 
+    Returns
+    -------
+    Factor
+        The array's variables and ``value``, held on the driver.
+
     Raises
     ------
     InvalidFactorValueError
@@ -125,6 +130,11 @@ def from_scipy(
         Only the positions count (a Matrix Market ``pattern`` matrix): every
         stored entry gets the semiring's one, whatever its value.
 
+    Returns
+    -------
+    Factor
+        Two variables and ``value``.
+
     Examples
     --------
     >>> import scipy.sparse as sp
@@ -180,6 +190,11 @@ def from_pandas(
     spark : SparkSession, optional
     name : str, optional
         Default ``"pandas"``.
+
+    Returns
+    -------
+    Factor
+        Held on the driver: steps over it run in-process.
 
     Notes
     -----
@@ -289,6 +304,10 @@ def to_scipy(factor: Factor, shape: tuple[int, int] | None = None, max_rows: int
         Default: (max row index + 1, max column index + 1).
     max_rows : int
         As in :func:`to_pandas`.
+
+    Returns
+    -------
+    scipy.sparse.csr_array
 
     Raises
     ------

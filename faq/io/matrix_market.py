@@ -156,6 +156,11 @@ def read_matrix_market(
         The memory budget the header's sizes are checked against before the file is
         read (:data:`MATRIX_MAX_BYTES`, 1 GiB; :func:`matrix_bytes`).
 
+    Returns
+    -------
+    Factor
+        Row and column variables (0-based) and ``value``.
+
     Raises
     ------
     InputNotFoundError

@@ -89,6 +89,10 @@ def read_csv(
         Also run :meth:`Factor.validate` (one more Spark job; the load checks
         keys and values already).
 
+    Returns
+    -------
+    Factor
+
     Raises
     ------
     InputNotFoundError
@@ -138,8 +142,23 @@ def read_parquet(
 ) -> Factor:
     """Read Parquet (a file or a Spark output directory) into a factor.
 
-    Same parameters and rules as :func:`read_csv`; the column types come
-    from the Parquet schema.
+    Same rules as :func:`read_csv`; the column types come from the Parquet
+    schema.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A Parquet file or a directory of part files.
+    variables : sequence of str, optional
+        Default: every column but the value column.
+    value : str or None
+        Value column (``None``: every row counts one).
+    semiring : str or Semiring
+    spark : SparkSession, optional
+    name : str, optional
+        Default: the file name without extensions.
+    validate : bool
+        Also run :meth:`Factor.validate`.
 
     Returns
     -------
@@ -177,6 +196,18 @@ def read_factor(path: PathLike, *, format: str | None = None, **kw: Any) -> Fact
     e.g. for a header-less CSV edge list such as SNAP's
     ``soc-sign-bitcoinotc.csv.gz`` (``format="edges"``).  Other keywords go to
     the loader.
+
+    Parameters
+    ----------
+    path : str or path-like
+    format : {"csv", "parquet", "mtx", "edges"}, optional
+        Overrides the guess from the extension.
+    **kw
+        The loader's keywords (``variables``, ``value``, ``semiring``, ``spark``, ``name`` ...).
+
+    Returns
+    -------
+    Factor
 
     Examples
     --------

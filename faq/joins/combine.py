@@ -72,7 +72,7 @@ def combine_batches(batches: Sequence[Any], keep: Sequence[str], semiring: "Semi
     import numpy as np
     import pyarrow as pa
 
-    from faq.arrow_arrays import from_numpy, spark_arrays, to_numpy
+    from faq.arrow_arrays import arrow_from_numpy, spark_arrays, to_numpy
     from faq.joins.row_arithmetic import aggregate_rows
     from faq.semirings.numpy_backend import as_values
 
@@ -83,5 +83,5 @@ def combine_batches(batches: Sequence[Any], keep: Sequence[str], semiring: "Semi
     keys = [to_numpy(table.column(k)) for k in keep]
     values = as_values(semiring, table.column(VALUE_COLUMN))
     keys, values = aggregate_rows(keys, values, ops)
-    column = spark_arrays(values) if semiring.structured else from_numpy(np.asarray(values))
+    column = spark_arrays(values) if semiring.structured else arrow_from_numpy(np.asarray(values))
     yield pa.RecordBatch.from_arrays([*(pa.array(k) for k in keys), column], names=[*keep, VALUE_COLUMN])

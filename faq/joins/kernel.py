@@ -292,10 +292,10 @@ def _compiled_partition(batches: Iterator[Any], kernel: Kernel) -> Iterator[Any]
 def _partial_batch(partial: PartialAggregate, kernel: Kernel) -> Any:
     import pyarrow as pa
 
-    from faq.arrow_arrays import from_numpy
+    from faq.arrow_arrays import arrow_from_numpy
 
     keys, values = partial.drain()
-    columns = [from_numpy(kernel.encoding.decode(k)) for k in keys] + [from_numpy(values)]
+    columns = [arrow_from_numpy(kernel.encoding.decode(k)) for k in keys] + [arrow_from_numpy(values)]
     return pa.RecordBatch.from_arrays(columns, names=kernel.names)
 
 

@@ -383,7 +383,7 @@ def join_cell_in_process(batches: Sequence[Any], spec: _InProcessSpec) -> Iterat
     """
     import pyarrow as pa
 
-    from faq.arrow_arrays import from_numpy, int64_array, spark_arrays, to_numpy
+    from faq.arrow_arrays import arrow_from_numpy, int64_array, spark_arrays, to_numpy
     from faq.joins.frame import VALUE_COLUMN
     from faq.joins.local import join_local
     from faq.joins.strategy import NamedStrategy
@@ -412,5 +412,5 @@ def join_cell_in_process(batches: Sequence[Any], spec: _InProcessSpec) -> Iterat
     if not out.rows:
         return
     columns = [int64_array(out.keys[v]) for v in spec.out]
-    values = spark_arrays(out.values) if spec.semiring.structured else from_numpy(np.asarray(out.values))
+    values = spark_arrays(out.values) if spec.semiring.structured else arrow_from_numpy(np.asarray(out.values))
     yield pa.RecordBatch.from_arrays([*columns, values], names=[*spec.out, VALUE_COLUMN])

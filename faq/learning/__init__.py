@@ -55,6 +55,8 @@ def covariance(query: str, features: Sequence[str], *, placement: Optional[str] 
         ``"table.column"`` names.
     placement : {"auto", "driver", "executors"}, optional
         Where the steps run (default: the session's ``spark.faq.placement``).
+    spark : SparkSession, optional
+        The session for tables given as pandas (default: the one faq uses).
     maintained : bool
         Return a :class:`MaintainedModel` whose ``apply(table=rows)`` takes
         inserted and deleted rows (:mod:`faq.learning.maintained`).
@@ -73,6 +75,17 @@ def covariance(query: str, features: Sequence[str], *, placement: Optional[str] 
     Returns
     -------
     Covariance, or MaintainedModel with ``maintained=True``
+
+    Examples
+    --------
+    >>> import faq, pandas as pd
+    >>> houses = pd.DataFrame({"postcode": [1, 1, 2, 2, 3], "size": [70.0, 90.0, 60.0, 120.0, 80.0],
+    ...                        "price": [250.0, 292.0, 251.0, 369.0, 330.0]})
+    >>> areas = pd.DataFrame({"postcode": [1, 2, 3], "income": [30.0, 45.0, 60.0]})
+    >>> c = faq.covariance("houses(postcode), areas(postcode)", ["houses.size", "areas.income"],
+    ...                    houses=houses, areas=areas)
+    >>> c.count, c.sums.tolist()               # five rows of the join: one per house
+    (5, [420.0, 210.0])
     """
     from faq.inputs import state_directory
     from faq.learning.features import parse_features
@@ -91,8 +104,33 @@ def moments(query: str, value: str, *, placement: Optional[str] = None, spark: A
             progress: Any = None, **tables: Any) -> Moments:
     """Count, sum and sum of squares of ``value`` (``"table.column"``) over the rows of the join.
 
-    Returns a :class:`Moments` (``.mean``, ``.variance(ddof=0)``); ``progress``
-    receives the step events (:class:`~faq.insideout.executor.StepEvent`).
+    Parameters
+    ----------
+    query : str
+        The join (see :func:`covariance`).
+    value : str
+        ``"table.column"``.
+    placement : {"auto", "driver", "executors"}, optional
+    spark : SparkSession, optional
+    progress : callable, optional
+        Receives the step events (:class:`~faq.insideout.executor.StepEvent`).
+    **tables
+        Each table of the query by name.
+
+    Returns
+    -------
+    Moments
+        ``.count``, ``.sum``, ``.sum_sq``, ``.mean``, ``.variance(ddof=0)``.
+
+    Examples
+    --------
+    >>> import faq, pandas as pd
+    >>> houses = pd.DataFrame({"postcode": [1, 1, 2, 2, 3], "size": [70.0, 90.0, 60.0, 120.0, 80.0],
+    ...                        "price": [250.0, 292.0, 251.0, 369.0, 330.0]})
+    >>> areas = pd.DataFrame({"postcode": [1, 2, 3], "income": [30.0, 45.0, 60.0]})
+    >>> m = faq.moments("houses(postcode), areas(postcode)", "houses.price", houses=houses, areas=areas)
+    >>> m.count, m.mean
+    (5, 298.4)
     """
     from faq.learning.features import parse_features
 
@@ -114,14 +152,48 @@ def linear_regression(query: str, target: str, features: Sequence[str], *, ridge
     one observation), computed from one cofactor aggregate: the join is
     never listed.  ``ridge`` (λ ≥ 0) penalises the coefficients' squares.
 
-    Returns a :class:`LinearModel`: ``intercept``, ``coefficients``
-    (feature -> float), ``covariance`` (the aggregate it was solved from).
-    With ``maintained=True`` (and optionally ``state=``, a directory) a
-    :class:`MaintainedModel` instead, with the same attributes kept
-    current by ``apply(table=rows)`` (:mod:`faq.learning.maintained`).
-    ``progress`` receives the step events of the aggregate
-    (:class:`~faq.insideout.executor.StepEvent`), or a maintained model's
-    batch events.  ``path=`` is the deprecated name of ``state=``.
+    Parameters
+    ----------
+    query : str
+        The join (see :func:`covariance`).
+    target : str
+        ``"table.column"`` of the value predicted.
+    features : sequence of str
+        ``"table.column"`` names.
+    ridge : float
+        λ ≥ 0; the intercept is not penalised.
+    placement : {"auto", "driver", "executors"}, optional
+    spark : SparkSession, optional
+    maintained : bool
+        Return a :class:`MaintainedModel`, kept current by
+        ``apply(table=rows)`` (:mod:`faq.learning.maintained`).
+    state : str, optional
+        With ``maintained``: keep the state durable in this directory.
+    progress : callable, optional
+        Receives the step events of the aggregate
+        (:class:`~faq.insideout.executor.StepEvent`), or a maintained
+        model's batch events.
+    path : str, optional
+        Deprecated name of ``state``.
+    **tables
+        Each table of the query by name.
+
+    Returns
+    -------
+    LinearModel, or MaintainedModel with ``maintained=True``
+        scikit-learn's shape: ``coef_``, ``intercept_``, ``predict``,
+        ``score`` (R²), ``standard_errors()``, ``ridge_path(alphas)``.
+
+    Examples
+    --------
+    >>> import faq, pandas as pd
+    >>> houses = pd.DataFrame({"postcode": [1, 1, 2, 2, 3], "size": [70.0, 90.0, 60.0, 120.0, 80.0],
+    ...                        "price": [250.0, 292.0, 251.0, 369.0, 330.0]})
+    >>> areas = pd.DataFrame({"postcode": [1, 2, 3], "income": [30.0, 45.0, 60.0]})
+    >>> model = faq.linear_regression("houses(postcode), areas(postcode)", "houses.price",
+    ...                               ["houses.size", "areas.income"], houses=houses, areas=areas)
+    >>> model.coef_.round(3).tolist(), round(model.intercept_, 3), round(model.score(), 4)
+    ([1.924, 1.874], 58.054, 0.9889)
     """
     from faq.inputs import state_directory
     from faq.learning.features import parse_features

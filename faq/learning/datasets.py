@@ -74,7 +74,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["RELATIONS", "TRUE_PRICE", "HousingTask", "housing", "housing_task", "join_size", "materialise",
-           "write_csv", "read_csv"]
+           "write_csv", "read_tables"]
 
 RELATIONS = ("house", "shop", "institution", "restaurant", "demographics", "transport")
 """The six relations, in the order of the query."""
@@ -287,7 +287,7 @@ def write_csv(tables: Mapping[str, "pd.DataFrame"], directory: str | Path) -> li
     return paths
 
 
-def read_csv(directory: str | Path) -> dict[str, "pd.DataFrame"]:
+def read_tables(directory: str | Path) -> dict[str, "pd.DataFrame"]:
     """The tables :func:`write_csv` wrote, by relation (postcode int64, other columns float64)."""
     import pandas as pd
 

@@ -244,11 +244,11 @@ def _task_plan(query: Any, ring: Any, sizes: Mapping[str, int], atom: str, reaso
     task's process), one thread (the tasks are the parallelism), the large table's rows per task unknown."""
     from faq.insideout.in_tasks import plan_in_tasks
     from faq.insideout.physical import Environment
-    from faq.insideout.planner import plan
+    from faq.insideout.planner import plan_query
 
     types = {v: "bigint" for a in query.atoms for v in a.variables}
     environment = Environment(placement="driver", parallelism=1)
-    made = plan(query, ring, sizes=dict(sizes), variable_types=types, environment=environment,
+    made = plan_query(query, ring, sizes=dict(sizes), variable_types=types, environment=environment,
                 held=[a.factor for a in query.atoms])
     return plan_in_tasks(made, atom, reason)
 

@@ -287,7 +287,7 @@ def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Seq
     (Arrow) -- and how many rows were left out for a null key or feature."""
     import pyarrow as pa
 
-    from faq.arrow_arrays import from_numpy
+    from faq.arrow_arrays import arrow_from_numpy
     from faq.factor import VALUE
     from faq.incremental.multiplicity import check_multiplicity
     from faq.incremental.state import to_arrow
@@ -337,7 +337,7 @@ def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Seq
             raise InvalidDeltaError(table, f"column {DIFF_COLUMN!r} holds multiplicities: integers such as 1 "
                                            "(insert) or -1 (delete)", column=DIFF_COLUMN)
         values = values * multiplicity.astype(np.float64)[:, None]
-    return pa.table({**{v: from_numpy(k) for v, k in keys.items()}, VALUE: from_numpy(values)}), dropped
+    return pa.table({**{v: arrow_from_numpy(k) for v, k in keys.items()}, VALUE: arrow_from_numpy(values)}), dropped
 
 
 def _pandas_column(series: Any) -> np.ndarray:

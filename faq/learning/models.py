@@ -44,6 +44,11 @@ from faq.errors import FAQValueError, InvalidArgumentError
 __all__ = ["Covariance", "Moments", "LinearModel", "LearningPlan", "fit_linear", "moments_of", "ridge_path"]
 
 
+def _rows(count: Any) -> int:
+    """A join's row count, summed by the ring in doubles, as the whole number it is."""
+    return int(round(float(count)))
+
+
 @dataclass(frozen=True)
 class Covariance:
     """``(n, Σx, Σxxᵀ)`` over the rows of a join, labelled by feature.
@@ -52,8 +57,8 @@ class Covariance:
     ----------
     features : tuple of str
         ``"table.column"`` per component, in order.
-    count : float
-        Rows of the join (``n``).
+    count : int
+        Rows of the join (``n``; the ring sums it in doubles, exact below 2**53).
     sums : numpy.ndarray
         ``Σx``, shape ``(m,)``.
     products : numpy.ndarray
@@ -65,11 +70,14 @@ class Covariance:
     """
 
     features: tuple[str, ...]
-    count: float
+    count: int
     sums: np.ndarray
     products: np.ndarray
     plan: Any = field(default=None, compare=False, repr=False)
     notes: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "count", _rows(self.count))
 
     def mean(self) -> np.ndarray:
         """The mean of each feature over the join's rows."""
@@ -139,11 +147,14 @@ class Moments:
     """Count, sum and sum of squares of one value over the rows of a join."""
 
     feature: str
-    count: float
+    count: int
     sum: float
     sum_sq: float
     plan: Any = field(default=None, compare=False, repr=False)
     notes: tuple[str, ...] = field(default=(), compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "count", _rows(self.count))
 
     @property
     def mean(self) -> float:

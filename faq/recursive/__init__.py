@@ -2,8 +2,8 @@
 
 * :func:`fixpoint` -- the least fixpoint of ``value(y) = seed(y) ⊕ ⊕_x value(x) ⊗ edge(x, y)``
   in an idempotent semiring, evaluated semi-naively on Spark;
-* :func:`reachability`, :func:`shortest_paths`, :func:`widest_paths`, :func:`paths`
-  (single source; boolean, min_plus, max_min) and :func:`connected_components`;
+* :func:`reachability_on_spark`, :func:`shortest_paths_on_spark`, :func:`widest_paths_on_spark`, :func:`paths`
+  (single source; boolean, min_plus, max_min) and :func:`components_on_spark`;
 * :class:`MaintainedFixpoint` -- such an answer kept current as batches of edges
   arrive (deletions and worse weights trim the derivation forest and derive the trimmed
   nodes again: :mod:`faq.recursive.trimming`): edges and
@@ -26,12 +26,12 @@ _EXPORTS = {
     "PATH_SEMIRINGS": "faq.recursive.seminaive",
     "FixpointResult": "faq.recursive.seminaive",
     "abs_weights": "faq.recursive.seminaive",
-    "connected_components": "faq.recursive.seminaive",
+    "components_on_spark": "faq.recursive.seminaive",
     "fixpoint": "faq.recursive.seminaive",
     "paths": "faq.recursive.seminaive",
-    "reachability": "faq.recursive.seminaive",
-    "shortest_paths": "faq.recursive.seminaive",
-    "widest_paths": "faq.recursive.seminaive",
+    "reachability_on_spark": "faq.recursive.seminaive",
+    "shortest_paths_on_spark": "faq.recursive.seminaive",
+    "widest_paths_on_spark": "faq.recursive.seminaive",
     "Changes": "faq.recursive.maintained",
     "MaintainedFixpoint": "faq.recursive.maintained",
     "UpdateBatch": "faq.recursive.maintained",
@@ -45,10 +45,10 @@ _EXPORTS = {
 __all__ = [
     "fixpoint",
     "paths",
-    "reachability",
-    "shortest_paths",
-    "widest_paths",
-    "connected_components",
+    "reachability_on_spark",
+    "shortest_paths_on_spark",
+    "widest_paths_on_spark",
+    "components_on_spark",
     "abs_weights",
     "FixpointResult",
     "MaintainedFixpoint",

@@ -57,10 +57,10 @@ Examples
 --------
 >>> from faq.factor import factor_of
 >>> edges = factor_of([(1, 2, 4.0), (2, 3, 1.0), (1, 3, 7.0), (4, 1, 1.0)], ["src", "dst"], "min_plus")
->>> with shortest_paths(edges, source=1) as result:
+>>> with shortest_paths_on_spark(edges, source=1) as result:
 ...     sorted(map(tuple, result.factor.df.collect()))
 [(1, 0.0), (2, 4.0), (3, 5.0)]
->>> with connected_components(edges) as result:
+>>> with components_on_spark(edges) as result:
 ...     sorted(map(tuple, result.factor.df.collect()))
 [(1, 1), (2, 1), (3, 1), (4, 1)]
 """
@@ -102,8 +102,8 @@ PATH_SEMIRINGS = ("boolean", "min_plus", "max_min")
 __all__ = [
     "NODE", "VALUE", "SRC", "DST", "WEIGHT", "DEFAULT_MAX_ITERATIONS", "PATH_SEMIRINGS", "MIN_LABEL",
     "FixpointResult", "check_semiring", "check_binary", "check_iterations", "edge_frame", "abs_weights",
-    "fixpoint", "paths", "reachability", "shortest_paths", "widest_paths", "symmetric_edges", "node_frame",
-    "connected_components",
+    "fixpoint", "paths", "reachability_on_spark", "shortest_paths_on_spark", "widest_paths_on_spark", "symmetric_edges", "node_frame",
+    "components_on_spark",
 ]
 
 #: The name bench/bench_sssp.py imports (faq.recursive.rounds.prepare_edges).
@@ -410,12 +410,12 @@ def paths(
     )
 
 
-def reachability(edges: Factor, source: int, **kw: Any) -> FixpointResult:
+def reachability_on_spark(edges: Factor, source: int, **kw: Any) -> FixpointResult:
     """Nodes reachable from ``source`` (boolean semiring): rows ``(node, true)``."""
     return paths(edges, source, "boolean", **kw)
 
 
-def shortest_paths(edges: Factor, source: int, **kw: Any) -> FixpointResult:
+def shortest_paths_on_spark(edges: Factor, source: int, **kw: Any) -> FixpointResult:
     """Shortest-path lengths from ``source`` (min_plus): rows ``(node, distance)``.
 
     Negative weights are allowed; a reachable negative cycle raises
@@ -424,7 +424,7 @@ def shortest_paths(edges: Factor, source: int, **kw: Any) -> FixpointResult:
     return paths(edges, source, "min_plus", **kw)
 
 
-def widest_paths(edges: Factor, source: int, **kw: Any) -> FixpointResult:
+def widest_paths_on_spark(edges: Factor, source: int, **kw: Any) -> FixpointResult:
     """Widest (bottleneck) path capacities from ``source`` (max_min): rows ``(node, width)``."""
     return paths(edges, source, "max_min", **kw)
 
@@ -460,7 +460,7 @@ def node_frame(edges: Factor, nodes: Union["DataFrame", Iterable[int], None] = N
     return ends.where(F.col(NODE).isNotNull()).distinct()
 
 
-def connected_components(
+def components_on_spark(
     edges: Factor,
     *,
     nodes: Union["DataFrame", Iterable[int], None] = None,

@@ -6,6 +6,7 @@ module                             what it holds
 :mod:`~faq.semirings.operations`   ⊕ / ⊗ / ⊖ as named operation values
 :mod:`~faq.semirings.base`         :class:`Semiring`: value type, 0, 1, ⊕, ⊗
 :mod:`~faq.semirings.structured`   :class:`ArraySemiring`: values of w doubles
+:mod:`~faq.semirings.tuples`       :class:`TupleSemiring`: w doubles, any ⊕ and ⊗
 :mod:`~faq.semirings.rings`        :data:`MOMENTS`, :func:`cofactor` (array rings)
 :mod:`~faq.semirings.builtins`     the built-in semirings and the registry
 :mod:`~faq.semirings.laws`         law checks on sample values
@@ -52,11 +53,13 @@ from faq.semirings.builtins import (
 from faq.semirings.laws import assert_laws, check_laws
 from faq.semirings.rings import MOMENTS, CofactorRing, cofactor
 from faq.semirings.structured import ArraySemiring, BilinearProduct
+from faq.semirings.tuples import TupleSemiring
 from faq.semirings.operations import AND, MAX, MIN, NEGATE, OR, PLUS, TIMES, Operation, UnaryOperation
 
 __all__ = [
     "Semiring",
     "ArraySemiring",
+    "TupleSemiring",
     "BilinearProduct",
     "CofactorRing",
     "MOMENTS",

@@ -114,6 +114,13 @@ class Semiring:
         user-defined :class:`~faq.semirings.operations.Operation` named
         ``"<name>.add"`` / ``"<name>.mul"``).
     neg : UnaryOperation or None
+
+    Examples
+    --------
+    >>> from faq.semirings import MAX, MIN, Semiring, check_laws
+    >>> bottleneck = Semiring("widest", "double", zero=float("-inf"), one=float("inf"), add=MAX, mul=MIN)
+    >>> bottleneck.idempotent, check_laws(bottleneck)   # max is idempotent: fixpoints may use it
+    (True, [])
     """
 
     name: str

@@ -93,7 +93,7 @@ MIN_MAX = Semiring(
 #: Connected-component labels: ⊕ = min, ⊗ = + on bigint, zero = 2⁶³−1 (min's identity); edges
 #: carry ``one`` (0), so a label crosses an edge unchanged.  Not in the registry: its values are
 #: node ids, not general-purpose values, and registering it would add it to
-#: :func:`semiring_names` (the names the CLI offers); :func:`faq.recursive.connected_components`
+#: :func:`semiring_names` (the names the CLI offers); :func:`faq.recursive.components_on_spark`
 #: uses it.  ⊗ is only ever applied with ``one`` there (edges carry 0), so + never meets the
 #: zero; on other values the zero does not annihilate (2⁶³−1 + 1 overflows) and the law checker
 #: says so.
@@ -120,10 +120,32 @@ ALIASES = {
 
 
 def register(semiring: Semiring, *, replace: bool = False) -> Semiring:
-    """Add ``semiring`` to the registry under its name.
+    """Add ``semiring`` to the registry under its name, so queries and the CLI can name it.
 
-    Raises :class:`~faq.errors.InvalidArgumentError` (a ``ValueError``) if
-    the name is taken and ``replace`` is False.
+    Parameters
+    ----------
+    semiring : Semiring
+    replace : bool
+        Replace a registered semiring of the same name.
+
+    Returns
+    -------
+    Semiring
+        ``semiring`` itself.
+
+    Raises
+    ------
+    InvalidArgumentError
+        The name is taken and ``replace`` is False.
+
+    Examples
+    --------
+    >>> from faq.semirings import MAX, MIN, Semiring
+    >>> mine = register(Semiring("my_min_max", "double", zero=float("inf"), one=float("-inf"), add=MIN, mul=MAX),
+    ...                 replace=True)
+    >>> get_semiring("my-min-max") is mine   # case and '-' tolerated
+    True
+    >>> _ = _REGISTRY.pop("my_min_max")      # (the doctest leaves the registry as it was)
     """
     key = _normalise(semiring.name)
     if key in _REGISTRY and not replace:
@@ -139,8 +161,25 @@ def register(semiring: Semiring, *, replace: bool = False) -> Semiring:
 def get_semiring(name: Union[str, Semiring]) -> Semiring:
     """Look up a semiring by name (case, ``-`` and aliases tolerated).
 
-    A :class:`Semiring` passes through unchanged.  An unknown name raises
-    :class:`~faq.errors.UnknownSemiringError`, which lists the valid names.
+    Parameters
+    ----------
+    name : str or Semiring
+        A :class:`Semiring` passes through unchanged.
+
+    Returns
+    -------
+    Semiring
+
+    Raises
+    ------
+    UnknownSemiringError
+        An unknown name; the message lists the valid names.
+
+    Examples
+    --------
+    >>> ring = get_semiring("min-plus")
+    >>> ring.name, ring.zero, ring.one
+    ('min_plus', inf, 0.0)
     """
     if isinstance(name, Semiring):
         return name
@@ -177,7 +216,17 @@ def _array_ring(key: str) -> Optional[Semiring]:
 
 
 def semiring_names() -> list[str]:
-    """Names of the registered semirings, sorted."""
+    """Names of the registered semirings, sorted.
+
+    Returns
+    -------
+    list of str
+
+    Examples
+    --------
+    >>> "min_plus" in semiring_names() and "counting" in semiring_names()
+    True
+    """
     return sorted(_REGISTRY)
 
 

@@ -91,6 +91,21 @@ def check_laws(
         Passing one selects that backend unless ``backend`` says otherwise.
     backend : {"numpy", "spark"}, optional
         Whose forms to check (see the module notes).
+
+    Returns
+    -------
+    list of str
+        One line per law broken, naming the law and the values that break it.
+
+    Examples
+    --------
+    >>> from faq.semirings import MAX, PLUS, Semiring, get_semiring
+    >>> check_laws(get_semiring("min_plus"))
+    []
+    >>> wrong = Semiring("max_plus_wrong", "double", zero=0.0, one=0.0, add=MAX, mul=PLUS,
+    ...                  samples=(-1.0, 2.0))   # max's identity is -inf, not 0
+    >>> check_laws(wrong)[0]
+    'a⊕0 = a fails for a=-1.0, b=-1.0, c=-1.0'
     """
     from faq.semirings.numpy_backend import numpy_ops
 

@@ -508,6 +508,22 @@ def _bad_values(semiring: Semiring, found: str) -> Exception:
     return FAQValueError(error_class="INVALID_ARRAY_VALUES", semiring=semiring.name, width=semiring.width, found=found)
 
 
+@dataclass(frozen=True, eq=False)
+class TupleNumpyForm(ArrayNumpyForm):
+    """The numpy form of a :class:`~faq.semirings.tuples.TupleSemiring`: its own row functions.
+
+    ``add`` and ``mul`` are :class:`~faq.semirings.tuples.RowUfunc` s (⊕ of a
+    group: pairwise calls of the user's ⊕, never a sum), ``neg`` the user's ⊖.
+    """
+
+    def segment_sum(self, values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """⊕ of each run of rows with the declared ⊕ (not the sparse sum of an array ring)."""
+        return NumpyForm.segment_sum(self, values, starts)
+
+    def _key(self) -> tuple:
+        return (self.name, self.components, id(self.add), id(self.mul))
+
+
 def array_ops(ring: "ArraySemiring") -> ArrayNumpyForm:
     """The numpy form of an array ring (``numpy_ops(ring, arrays=True)`` calls this).
 
@@ -518,6 +534,10 @@ def array_ops(ring: "ArraySemiring") -> ArrayNumpyForm:
     """
     zero, one = np.array(ring.zero, dtype=np.float64), np.array(ring.one, dtype=np.float64)
     zero.flags.writeable = one.flags.writeable = False  # shared by every caller of the form
+    if getattr(ring, "product", None) is None:  # a TupleSemiring: ⊕ and ⊗ as declared, on rows
+        return TupleNumpyForm(name=f"{ring.name}/{ring.name}", mul=ring.mul.numpy, add=ring.add.numpy,
+                              dtype=np.float64, one=one, zero=zero, counts=False, idempotent=ring.idempotent,
+                              neg=None if ring.neg is None else ring.neg.numpy, components=ring.components)
     return ArrayNumpyForm(
         name=f"{ring.name}/{ring.name}",
         mul=ArrayProduct(ring.product),

@@ -144,12 +144,17 @@ class UnaryOperation(_KnownByIdentity):
 
 
 def _check_ufunc(name: str, form: Any, inputs: int) -> None:
-    """A numpy form must be a ufunc of ``inputs`` arguments: callers use its ufunc methods."""
+    """A numpy form must be a ufunc of ``inputs`` arguments: callers use its ufunc methods.
+
+    A tuple semiring's row forms (:mod:`faq.semirings.tuples`) have those
+    methods too, and say so with ``row_form``.
+    """
     if form is None:
         return
     import numpy as np
 
-    if not isinstance(form, np.ufunc) or form.nin != inputs:
+    ufunc_like = isinstance(form, np.ufunc) or getattr(form, "row_form", False)
+    if not ufunc_like or form.nin != inputs:
         raise FAQTypeError(error_class="NOT_A_UFUNC", operation=name, inputs=inputs, form=repr(form))
 
 

@@ -282,6 +282,8 @@ def array_columns(ring: "ArraySemiring") -> ArrayColumns:
     True
     """
     width = ring.width
+    if getattr(ring, "product", None) is None:  # a TupleSemiring: ⊕, ⊗ (and ⊖) as declared
+        return _tuple_columns(ring)
     if width <= NARROW_WIDTH:
         add = lambda a, b: F.array(*[a[i] + b[i] for i in range(width)])  # noqa: E731
         neg = lambda a: F.array(*[-a[i] for i in range(width)])  # noqa: E731
@@ -296,6 +298,21 @@ def array_columns(ring: "ArraySemiring") -> ArrayColumns:
         return F.when(F.count(values) > 0, F.array(*[F.sum(values[i]) for i in range(width)]))
 
     return ArrayColumns(ring, add, mul, total, neg)
+
+
+def _tuple_columns(ring: Semiring) -> ArrayColumns:
+    """A tuple semiring's declared Column functions; ⊕ over a group folds its values with ⊕ (null for none)."""
+    for operation in (ring.add, ring.mul, ring.neg):
+        if operation is not None and operation.spark is None:
+            raise _no_spark_form(operation)
+    add = ring.add.spark
+    zero = lambda: F.array(*[F.lit(x) for x in ring.zero])  # noqa: E731
+    fold = _fold(add, zero)
+
+    def total(values: Column) -> Column:
+        return F.when(F.count(values) > 0, fold(values))
+
+    return ArrayColumns(ring, add, ring.mul.spark, total, None if ring.neg is None else ring.neg.spark)
 
 
 def _product_per_component(ring: "ArraySemiring") -> BinaryColumnFn:

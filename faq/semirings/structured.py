@@ -231,7 +231,7 @@ class ArraySemiring(Semiring):
         if not names or len(set(names)) != len(names):
             raise FAQValueError(error_class="ARRAY_COMPONENTS", semiring=name, components=names)
         width = len(names)
-        one = _element(name, "one", one, width)
+        one = array_element(name, "one", one, width)
         zero = (0.0,) * width
         product = BilinearProduct.trace(mul, width, name, names)
         if lift is None and features:
@@ -248,7 +248,7 @@ class ArraySemiring(Semiring):
             object.__setattr__(self, key, value)
         if samples is None:
             samples = _default_samples(self)
-        object.__setattr__(self, "samples", tuple(_element(name, "sample", s, width) for s in samples))
+        object.__setattr__(self, "samples", tuple(array_element(name, "sample", s, width) for s in samples))
 
     @property
     def width(self) -> int:
@@ -279,7 +279,7 @@ class ArraySemiring(Semiring):
         >>> MOMENTS.python_value([2, 3.5, 7])
         (2.0, 3.5, 7.0)
         """
-        return _element(self.name, "value", value, self.width)
+        return array_element(self.name, "value", value, self.width)
 
     def named(self, value: Any) -> dict[str, float]:
         """A value as ``{component name: number}``, for display.
@@ -420,7 +420,7 @@ def _coef(c: float) -> str:
     return "" if c == 1.0 else f"{c:g}·"
 
 
-def _element(name: str, what: str, value: Any, width: int) -> tuple[float, ...]:
+def array_element(name: str, what: str, value: Any, width: int) -> tuple[float, ...]:
     """``value`` as ``width`` floats, or a :class:`~faq.errors.FAQValueError` saying what was wrong."""
     try:
         numbers_ = np.asarray(value, dtype=np.float64)
