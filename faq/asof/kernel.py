@@ -262,27 +262,13 @@ def one_match(starts, rtimes, order, alive, check_alive, n_codes, c, t, kind, ex
     return order[pick]
 
 
-_KERNEL = None
-
-
 def compiled_search():
-    """:func:`one_match` over every left row, compiled (made on first use; numba caches it on disk):
-    ``search(starts, rtimes, order, alive, check_alive, codes, times, kind, exact, limit, out)``."""
-    global _KERNEL
-    if _KERNEL is None:
-        import numba
+    """:func:`one_match` over every left row, compiled (:func:`faq.asof.search_loop.search`, imported on
+    first use; numba caches it on disk): ``search(starts, rtimes, order, alive, check_alive, codes, times,
+    kind, exact, limit, out)``."""
+    from faq.asof.search_loop import search
 
-        one = numba.njit(cache=True, nogil=True)(one_match)
-
-        @numba.njit(cache=True, nogil=True)
-        def search(starts, rtimes, order, alive, check_alive, codes, times, kind, exact, limit, out):  # pragma: no cover
-            n_codes = len(starts) - 1
-            for i in range(len(codes)):
-                out[i] = one(starts, rtimes, order, alive, check_alive, n_codes, codes[i], times[i], kind, exact,
-                             limit)
-
-        _KERNEL = search
-    return _KERNEL
+    return search
 
 
 _NO_MASK = np.ones(1, dtype=bool)  # ``alive`` where nothing is dead (not read: check_alive is False)

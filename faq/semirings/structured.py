@@ -171,8 +171,60 @@ class BilinearProduct:
         return lines
 
 
+class DoublesValues:
+    """Values of ``w`` doubles named by component: what array rings and tuple semirings share.
+
+    A semiring class mixing it in (before :class:`~faq.semirings.base.Semiring`)
+    sets ``component_names``; the engine then takes its values as ``(n, w)``
+    float64 arrays and ``array<double>`` Columns (:attr:`structured`).
+    """
+
+    name: str
+    component_names: tuple[str, ...]
+
+    @property
+    def width(self) -> int:
+        """Doubles per value."""
+        return len(self.component_names)
+
+    @property
+    def components(self) -> tuple[str, ...]:
+        """Component names, in storage order."""
+        return self.component_names
+
+    @property
+    def structured(self) -> bool:
+        return True
+
+    @property
+    def element_type(self) -> str:
+        return ELEMENT_TYPE
+
+    @property
+    def carrier(self) -> str:
+        return f"{ELEMENT_TYPE}[{self.width}]"
+
+    def python_value(self, value: Any) -> tuple[float, ...]:
+        """A value as a tuple of ``w`` floats (for results and checks).
+
+        >>> from faq.semirings import MOMENTS
+        >>> MOMENTS.python_value([2, 3.5, 7])
+        (2.0, 3.5, 7.0)
+        """
+        return array_element(self.name, "value", value, self.width)
+
+    def named(self, value: Any) -> dict[str, float]:
+        """A value as ``{component name: number}``, for display.
+
+        >>> from faq.semirings import MOMENTS
+        >>> MOMENTS.named((2.0, 3.0, 5.0))
+        {'count': 2.0, 'sum': 3.0, 'sum_sq': 5.0}
+        """
+        return dict(zip(self.component_names, self.python_value(value)))
+
+
 @dataclass(frozen=True, init=False, repr=False)
-class ArraySemiring(Semiring):
+class ArraySemiring(DoublesValues, Semiring):
     """A ring whose values are ``w`` doubles: ⊕ componentwise ``+``, ⊗ a bilinear formula.
 
     Parameters
@@ -249,46 +301,6 @@ class ArraySemiring(Semiring):
         if samples is None:
             samples = _default_samples(self)
         object.__setattr__(self, "samples", tuple(array_element(name, "sample", s, width) for s in samples))
-
-    @property
-    def width(self) -> int:
-        """Doubles per value."""
-        return len(self.component_names)
-
-    @property
-    def components(self) -> tuple[str, ...]:
-        """Component names, in storage order."""
-        return self.component_names
-
-    @property
-    def structured(self) -> bool:
-        return True
-
-    @property
-    def element_type(self) -> str:
-        return ELEMENT_TYPE
-
-    @property
-    def carrier(self) -> str:
-        return f"{ELEMENT_TYPE}[{self.width}]"
-
-    def python_value(self, value: Any) -> tuple[float, ...]:
-        """A value as a tuple of ``w`` floats (for results and checks).
-
-        >>> from faq.semirings import MOMENTS
-        >>> MOMENTS.python_value([2, 3.5, 7])
-        (2.0, 3.5, 7.0)
-        """
-        return array_element(self.name, "value", value, self.width)
-
-    def named(self, value: Any) -> dict[str, float]:
-        """A value as ``{component name: number}``, for display.
-
-        >>> from faq.semirings import MOMENTS
-        >>> MOMENTS.named((2.0, 3.0, 5.0))
-        {'count': 2.0, 'sum': 3.0, 'sum_sq': 5.0}
-        """
-        return dict(zip(self.component_names, self.python_value(value)))
 
     def lift(self, feature: int, values: Any) -> np.ndarray:
         """Numbers of feature ``feature`` as ring values: ``(n,)`` -> ``(n, w)`` float64 (a scalar -> ``(w,)``).

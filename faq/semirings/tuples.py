@@ -52,10 +52,10 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from faq.errors import FAQValueError
+from faq.errors import FAQValueError, InvalidArgumentError
 from faq.semirings.base import Semiring
 from faq.semirings.operations import Operation, UnaryOperation
-from faq.semirings.structured import ARRAY_DOUBLE, array_element
+from faq.semirings.structured import ARRAY_DOUBLE, DoublesValues, array_element
 
 __all__ = ["TupleSemiring", "RowUfunc", "RowMap"]
 
@@ -127,8 +127,8 @@ class RowUfunc:
         values = np.asarray(values, dtype=np.float64)
         if initial is not None:
             values = np.vstack([np.broadcast_to(np.asarray(initial, dtype=np.float64), values.shape[1:]), values])
-        if len(values) == 0:
-            raise ValueError("reduce of no rows without an initial value")
+        if len(values) == 0:  # numpy's ufuncs without an identity refuse this too
+            raise InvalidArgumentError(argument="values", value="no rows", reason="⊕ of no rows needs initial=")
         return self.reduceat(values, np.array([0]))[0]
 
     def at(self, values: np.ndarray, index: Any, proposals: Any) -> None:
@@ -157,7 +157,7 @@ class RowMap:
         return np.asarray(self.function(a.reshape(-1, a.shape[-1]).copy()), dtype=np.float64).reshape(a.shape)
 
 
-class TupleSemiring(Semiring):
+class TupleSemiring(DoublesValues, Semiring):
     """A semiring whose values are ``w`` doubles, with ⊕ and ⊗ its declarer gives (module notes).
 
     Parameters
@@ -234,37 +234,6 @@ class TupleSemiring(Semiring):
         )
         for key, value in fields.items():
             object.__setattr__(self, key, value)
-
-    @property
-    def width(self) -> int:
-        """Doubles per value."""
-        return len(self.component_names)
-
-    @property
-    def components(self) -> tuple[str, ...]:
-        return self.component_names
-
-    @property
-    def structured(self) -> bool:
-        return True
-
-    @property
-    def element_type(self) -> str:
-        return "double"
-
-    @property
-    def carrier(self) -> str:
-        return f"double[{self.width}]"
-
-    def python_value(self, value: Any) -> tuple[float, ...]:
-        """A value as a tuple of ``w`` floats.
-
-        >>> ring = TupleSemiring("pair", ("a", "b"), (0.0, 0.0), (1.0, 1.0), None, None,
-        ...                      numpy_add=np.add, numpy_mul=np.multiply)
-        >>> ring.python_value([2, 3])
-        (2.0, 3.0)
-        """
-        return array_element(self.name, "value", value, self.width)
 
     def __repr__(self) -> str:
         flags = [f for f, on in (("ring", self.is_ring), ("idempotent", self.idempotent)) if on]
