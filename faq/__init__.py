@@ -66,6 +66,7 @@ _EXPORTS = {
     "truss": "faq.graphs.trusses",
     "Plan": "faq.insideout.planner",
     "FAQError": "faq.errors",
+    "ProgressEvent": "faq.events",
 }
 
 __all__ = sorted(_EXPORTS)

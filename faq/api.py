@@ -39,8 +39,9 @@ Examples
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
+from faq.events import Progress
 from faq.inputs import FactorLike, SemiringLike, factors_of, matrix_factor, state_directory
 from faq.placement_policy import requested
 from faq.spark_ui import job
@@ -59,7 +60,6 @@ if TYPE_CHECKING:
 __all__ = ["query", "plan", "explain", "maintain", "count_triangles", "track", "matrix_chain", "shortest_paths",
            "widest_paths", "reachability", "connected_components"]
 
-Progress = Optional[Callable[[Any], None]]
 WEIGHT = "weight"  # the weight column of a graph's edges (shortest and widest paths)
 
 
@@ -91,8 +91,8 @@ def query(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, s
         Where the steps run (default: the session's ``spark.faq.placement``,
         "auto": small steps in-process on the driver).
     progress : callable, optional
-        Receives a :class:`~faq.insideout.executor.StepEvent` as each step
-        starts and ends.
+        Receives a :class:`~faq.events.ProgressEvent` (here a
+        :class:`~faq.insideout.executor.StepEvent`) as each step starts and ends.
     **named
         The factors: Spark or pandas DataFrames, Arrow tables, rows of
         tuples, Factors or paths (:mod:`faq.inputs`).

@@ -83,6 +83,9 @@ class StepPrinter:
             self.stream.flush()
 
     def __call__(self, event: Any) -> None:
+        if event.kind == "note":  # a NoteEvent: a line about what runs
+            self.write_line(event.description)
+            return
         if hasattr(event, "version"):  # a BatchEvent of a maintained query, motif or fixpoint
             name = f" ({event.label})" if event.label else ""
             if event.kind == "start":

@@ -63,7 +63,7 @@ def test_asof_join_of_spark_dataframes_equals_pandas(spark, tmp_path, placement)
     notes = []
     got = faq.asof_join(spark.read.parquet(str(tmp_path / "l.parquet")), spark.read.parquet(str(tmp_path / "r.parquet")),
                         on="time", by="sym", direction="nearest", placement=placement, progress=notes.append)
-    assert notes[0].startswith(f"as-of join on the {placement}")
+    assert notes[0].kind == "note" and notes[0].description.startswith(f"as-of join on the {placement}")
     expected = pd.merge_asof(left.sort_values("time", kind="stable"), right.sort_values("time", kind="stable"),
                              on="time", by="sym", direction="nearest")
     key = ["time", "sym", "qty"]
@@ -77,7 +77,7 @@ def test_a_small_pair_of_spark_frames_is_joined_on_the_driver(spark):
     quotes = pd.DataFrame({"time": [0, 3], "sym": ["a", "a"], "px": [1.0, 2.0]})  # a pandas side beside Spark
     notes = []
     got = faq.asof_join(trades, quotes, on="time", by="sym", progress=notes.append)
-    assert "on the driver" in notes[0] and sorted(map(tuple, got.collect())) == [(1, "a", 5, 1.0), (4, "a", 7, 2.0)]
+    assert "on the driver" in notes[0].description and sorted(map(tuple, got.collect())) == [(1, "a", 5, 1.0), (4, "a", 7, 2.0)]
 
 
 def test_differentiate_in_process_equals_spark(spark):

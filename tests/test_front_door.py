@@ -233,3 +233,24 @@ def test_one_api_every_input_kind_and_the_result_shape(tmp_path):
             assert plan is not None and str(plan) and str(result.plan) == str(plan), type(result)
             assert "\n" not in repr(result) and len(repr(result)) < 200, repr(result)
             assert result.df.count() >= 1, type(result)
+
+
+def test_every_job_reports_events_of_one_type(tmp_path):
+    """progress= receives ProgressEvents from every kind of job: steps of a query, batches of a maintained
+    answer, the lines of a truss, an as-of join and a fixpoint (they were strings)."""
+    import pandas as pd
+
+    rows = [(1, 2), (2, 3), (1, 3), (3, 4)]
+    events = []
+    faq.query("count() := e(a,b), e(b,c)", e=rows, progress=events.append)
+    faq.count_triangles(rows, progress=events.append)
+    faq.truss(rows, progress=events.append)
+    faq.shortest_paths(rows, 1, progress=events.append).close()
+    faq.asof_join(pd.DataFrame({"t": [2], "k": [1]}), pd.DataFrame({"t": [1], "k": [1], "p": [5.0]}), on="t", by="k",
+                  progress=events.append)
+    with faq.maintain("count() := e(a,b)", e=rows, progress=events.append) as kept:
+        kept.apply(e=[(4, 5, 1)])
+    kinds = {type(event).__name__ for event in events}
+    assert all(isinstance(event, faq.ProgressEvent) for event in events), [type(e) for e in events]
+    assert {"StepEvent", "BatchEvent", "NoteEvent"} <= kinds
+    assert all(isinstance(event.kind, str) and isinstance(event.description, str) and str(event) for event in events)

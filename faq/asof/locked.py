@@ -55,6 +55,7 @@ from faq.asof.maintained import AsofChange, MaintainedAsof
 from faq.asof.tables import DIFF
 from faq.asof.side import Side
 from faq.errors import InvalidArgumentError
+from faq.events import Progress
 from faq.results import Explanation
 from faq.spark_ui import described
 
@@ -227,7 +228,7 @@ class LockedAsof(MaintainedAsof):
                 "ignored_deletions": self.ignored_deletions, "right_since_drop": self._right_since_drop}
 
     @classmethod
-    def from_snapshot(cls, snapshot: dict, options: dict, meta: dict, store: Any, progress: Any) -> "LockedAsof":
+    def from_snapshot(cls, snapshot: dict, options: dict, meta: dict, store: Any, progress: Progress) -> "LockedAsof":
         """The locked join a saved snapshot holds: pending and right rows, sealed rows, watermark and counters."""
         from faq.asof.state import from_plain
 

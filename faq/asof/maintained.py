@@ -79,6 +79,7 @@ from faq.asof.tables import (
     tolerance_number,
 )
 from faq.errors import InvalidArgumentError, InvalidDeltaError, TimeTypeError
+from faq.events import Progress
 from faq.incremental.change import BatchEvent
 from faq.incremental.durable import Maintained, Versions
 from faq.scope import Owner, Scope
@@ -124,7 +125,7 @@ class MaintainedAsof(Maintained, Owner):
     def __init__(self, left: Any, right: Any, on: str = "time", by: Keys = None, *, direction: str = "backward",
                  allow_exact_matches: bool = True, tolerance: Any = None, how: str = "left",
                  suffixes: tuple[Optional[str], Optional[str]] = SUFFIXES, right_time: Optional[str] = None,
-                 mode: str = "view", progress: Any = None, path: Optional[str] = None,
+                 mode: str = "view", progress: Progress = None, path: Optional[str] = None,
                  _restored: Optional[tuple[Any, dict]] = None) -> None:
         if mode != "view":
             raise InvalidArgumentError(argument="mode", value=mode, reason="MaintainedAsof is the view mode; "
@@ -181,7 +182,7 @@ class MaintainedAsof(Maintained, Owner):
         return self.record
 
     @classmethod
-    def open(cls, path: str, *, progress: Any = None) -> "MaintainedAsof":
+    def open(cls, path: str, *, progress: Progress = None) -> "MaintainedAsof":
         """Reopen a join of this class's mode saved with ``path=`` at its last committed version (no Spark);
         :func:`faq.asof.open_join` reopens either mode.
 
@@ -196,7 +197,7 @@ class MaintainedAsof(Maintained, Owner):
         return reopen(cls, path, progress)
 
     @classmethod
-    def from_snapshot(cls, snapshot: dict, options: dict, meta: dict, store: Any, progress: Any) -> "MaintainedAsof":
+    def from_snapshot(cls, snapshot: dict, options: dict, meta: dict, store: Any, progress: Progress) -> "MaintainedAsof":
         """The join a saved snapshot holds (:mod:`faq.asof.state` replays the batches since)."""
         options = {k: v for k, v in options.items() if k != "lateness"}
         return cls(snapshot["left"], snapshot["right"], progress=progress, _restored=(store, meta), **options)

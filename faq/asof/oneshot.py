@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 from faq.asof.tables import SUFFIXES, Keys, asof_tables, check_arguments, key_list, read_table
 from faq.errors import InvalidArgumentError
+from faq.events import Progress, notes_to
 from faq.placement_policy import DRIVER, BYTES_PER_COLUMN, Input, choose
 from faq.spark_ui import described
 
@@ -57,7 +58,7 @@ def asof_join(
     suffixes: tuple[Optional[str], Optional[str]] = SUFFIXES,
     right_time: Optional[str] = None,
     placement: Optional[str] = None,
-    progress: Optional[Callable[[str], None]] = None,
+    progress: Progress = None,
     maintained: bool = False,
     mode: str = "view",
     watermark: Any = None,
@@ -92,7 +93,7 @@ def asof_join(
     placement : {"auto", "driver", "executors"}, optional
         For Spark inputs (default: the session's ``spark.faq.placement``).
     progress : callable, optional
-        Receives one note: where the join ran, and why.
+        Receives one :class:`~faq.events.NoteEvent`: where the join ran, and why.
     maintained : bool
         Return a :class:`~faq.asof.maintained.MaintainedAsof`: the join kept
         current as batches of inserts and deletes arrive on either side
@@ -151,7 +152,7 @@ def asof_join(
 
     path = state_directory(state, path, "faq.asof_join")
     keys = key_list(by)
-    note = progress or (lambda text: None)
+    note = notes_to(progress)  # lines to a reporter, NoteEvents to a plain callable
     options = dict(on=on, by=keys, direction=direction, allow_exact_matches=allow_exact_matches,
                    tolerance=tolerance, how=how, suffixes=suffixes, right_time=right_time)
     if path is not None and not maintained:
@@ -228,7 +229,7 @@ def _placement(left: Any, right: Any, requested: Optional[str], spark: Any) -> t
                   budget_setting="spark.faq.localMemory")
 
 
-def open_join(path: str, *, progress: Any = None) -> Any:
+def open_join(path: str, *, progress: Progress = None) -> Any:
     """Reopen a maintained as-of join saved with ``path=``, of either mode, at its last committed version.
 
     Returns a :class:`~faq.asof.maintained.MaintainedAsof` (view) or a

@@ -46,6 +46,9 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
+from faq.events import Progress
+
+
 if TYPE_CHECKING:
     import pyarrow as pa
 
@@ -100,7 +103,7 @@ def save_batch(join: Join, target: int, labels: list[str], given: list[tuple[Any
     join.watermarks_since_snapshot = watermarks
 
 
-def reopen(join_class: Any, path: str, progress: Any = None) -> Join:
+def reopen(join_class: Any, path: str, progress: Progress = None) -> Join:
     """The join saved in ``path`` at its last committed version: the snapshot, then the batches since.
 
     ``join_class`` is the class whose :meth:`~faq.asof.maintained.MaintainedAsof.open` was called: it

@@ -35,10 +35,11 @@ from __future__ import annotations
 
 import importlib.util
 import time
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 
+from faq.events import Progress, notes_to
 from faq.results import Answer, Explanation
 
 __all__ = ["truss_decomposition", "decompose", "TrussResult", "supports", "peel", "undirected_edges", "warm_up"]
@@ -98,7 +99,7 @@ class TrussResult(Answer):
         return f"edges={len(self.src)}, max_k={self.max_k}, k={self.k}"
 
 
-def truss_decomposition(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[str], None]] = None) -> TrussResult:
+def truss_decomposition(edges: Any, k: Optional[int] = None, *, progress: Progress = None) -> TrussResult:
     """Every edge's trussness (module notes); ``k``: the k-truss's edges by default in :meth:`TrussResult.table`.
 
     ``faq.truss`` is :func:`faq.graphs.trusses.truss`, which also keeps a truss
@@ -125,14 +126,14 @@ def truss_decomposition(edges: Any, k: Optional[int] = None, *, progress: Option
     return result
 
 
-def decompose(src: np.ndarray, dst: np.ndarray, *, progress: Optional[Callable[[str], None]] = None) -> TrussResult:
+def decompose(src: np.ndarray, dst: np.ndarray, *, progress: Progress = None) -> TrussResult:
     """Every edge's trussness of a graph given as the arrays of :func:`undirected_edges` (``src < dst``, no
     repeats): supports, then peeling (module notes).
 
     >>> decompose(np.array([1, 1, 2]), np.array([2, 3, 3])).trussness.tolist()
     [3, 3, 3]
     """
-    note = progress or (lambda text: None)
+    note = notes_to(progress)  # lines to a reporter, NoteEvents to a plain callable
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     graph = _Graph(src, dst)

@@ -11,15 +11,16 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional
+from typing import Any, Optional
 
+from faq.events import Progress
 from faq.spark_ui import described
 
 __all__ = ["truss"]
 
 
 @described("truss")
-def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[Any], None]] = None,
+def truss(edges: Any, k: Optional[int] = None, *, progress: Progress = None,
           maintained: bool = False, state: Optional[str] = None, work_limit: Optional[int] = None,
           placement: Optional[str] = None, path: Optional[str] = None) -> Any:
     """Every edge's trussness; with ``maintained=True``, kept current under batches of edge changes.
@@ -31,8 +32,8 @@ def truss(edges: Any, k: Optional[int] = None, *, progress: Optional[Callable[[A
     k : int, optional
         At least 2: the k-truss's edges are what ``table()`` gives by default.
     progress : callable, optional
-        Receives a note after each step (maintained: a
-        :class:`~faq.incremental.change.BatchEvent` per batch).
+        Receives a :class:`~faq.events.NoteEvent` after each phase (maintained:
+        a :class:`~faq.incremental.change.BatchEvent` per batch).
     maintained : bool
         Return a :class:`~faq.graphs.maintained_truss.MaintainedTruss` that
         keeps every trussness exact under ``apply(changes)`` and ``stream(...)``.

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional
 
 import numpy as np
 
+from faq.events import ProgressEvent
 from faq.scope import Owner, Scope
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ DIFF = "diff"
 
 
 @dataclass(frozen=True)
-class BatchEvent:
+class BatchEvent(ProgressEvent):
     """Progress of one batch of anything maintained: ``kind`` is ``"start"``, ``"done"``, or ``"skip"`` (a micro-batch of a stream applied already: :mod:`faq.incremental.streaming`).
 
     ``version`` is the version the batch makes, ``label`` its name (a file),

@@ -59,6 +59,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
 from faq.errors import BatchAlreadyAppliedError, StateDirectoryError, VersionGapError
+from faq.events import Progress
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -107,7 +108,7 @@ class Maintained:
     #: The target in words, for messages ("a maintained query").
     WHAT = "a maintained state"
 
-    progress: Any = None
+    progress: Progress = None
 
     # -- versions -------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 from faq.driver_copy import driver_copy
+from faq.events import ProgressEvent
 from faq.joins import VALUE_COLUMN, Aggregation, Frame
 from faq.joins.local import Table, join_local
 from faq.semirings import Semiring, get_semiring
@@ -29,7 +30,7 @@ __all__ = ["StepEvent", "Progress", "Held", "run_step", "run_in_process", "as_ta
 
 
 @dataclass(frozen=True)
-class StepEvent:
+class StepEvent(ProgressEvent):
     """Progress of :func:`execute`: ``kind`` is ``"start"`` or ``"done"`` (graph jobs send a ``"load"`` first)."""
 
     kind: str

@@ -46,6 +46,9 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
 
 import numpy as np
 
+from faq.events import Progress
+
+
 if TYPE_CHECKING:
     from faq.insideout.planner import Plan
     from faq.joins.table import Table
@@ -124,7 +127,7 @@ class _Spec:
 
 
 def run_in_tasks(plan: "Plan", relations: Mapping[str, Any], semiring: "Semiring", scope: "Scope",
-                 progress: Any = None) -> tuple[Any, int, str]:
+                 progress: Progress = None) -> tuple[Any, int, str]:
     """The answer of ``plan`` run in the tasks of :attr:`Plan.in_tasks`: (a ``Held`` table for a query
     without free variables, else a ``Frame`` persisted in ``scope``; its rows; a note).
 

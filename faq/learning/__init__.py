@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union
 
+from faq.events import Progress
 from faq.learning.maintained import MaintainedModel
 from faq.learning.models import Covariance, LinearModel, Moments, fit_linear, moments_of
 from faq.spark_ui import described
@@ -42,7 +43,7 @@ __all__ = ["covariance", "moments", "linear_regression", "Covariance", "Moments"
 
 @described("covariance")
 def covariance(query: str, features: Sequence[str], *, placement: Optional[str] = None, spark: Any = None,
-               maintained: bool = False, state: Optional[str] = None, progress: Any = None,
+               maintained: bool = False, state: Optional[str] = None, progress: Progress = None,
                path: Optional[str] = None, **tables: Any) -> Union[Covariance, MaintainedModel]:
     """``(n, Σx, Σxxᵀ)`` of ``features`` over the rows of the join ``query`` of ``tables``.
 
@@ -101,7 +102,7 @@ def covariance(query: str, features: Sequence[str], *, placement: Optional[str] 
 
 @described("moments")
 def moments(query: str, value: str, *, placement: Optional[str] = None, spark: Any = None,
-            progress: Any = None, **tables: Any) -> Moments:
+            progress: Progress = None, **tables: Any) -> Moments:
     """Count, sum and sum of squares of ``value`` (``"table.column"``) over the rows of the join.
 
     Parameters
@@ -144,7 +145,7 @@ def moments(query: str, value: str, *, placement: Optional[str] = None, spark: A
 @described("linear_regression")
 def linear_regression(query: str, target: str, features: Sequence[str], *, ridge: float = 0.0,
                       placement: Optional[str] = None, spark: Any = None, maintained: bool = False,
-                      state: Optional[str] = None, progress: Any = None, path: Optional[str] = None,
+                      state: Optional[str] = None, progress: Progress = None, path: Optional[str] = None,
                       **tables: Any) -> Union[LinearModel, MaintainedModel]:
     """Least squares of ``target`` on ``features`` with an intercept, over the rows of the join.
 
@@ -209,7 +210,7 @@ def linear_regression(query: str, target: str, features: Sequence[str], *, ridge
 
 
 def _maintained(parsed: Any, features: Sequence[Any], tables: dict, target: Optional[str], ridge: float,
-                placement: Optional[str], spark: Any, path: Optional[str], progress: Any) -> MaintainedModel:
+                placement: Optional[str], spark: Any, path: Optional[str], progress: Progress) -> MaintainedModel:
     from faq.learning.maintained import maintain_covariance
 
     if not ridge >= 0:
@@ -241,7 +242,7 @@ def _parsed(query: str) -> tuple[Any, dict[str, tuple[str, ...]]]:
 
 
 def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Optional[str],
-               spark: Any, progress: Any = None) -> Covariance:
+               spark: Any, progress: Progress = None) -> Covariance:
     from faq.insideout.fetching import fetched_tables
     from faq.insideout.executor import evaluate
     from faq.learning.features import lifted_factors

@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
+from faq.events import Progress
+
 if TYPE_CHECKING:
     from faq.insideout.planner import Plan
     from faq.joins.table import Table
@@ -174,7 +176,7 @@ class _TaskSpec:
 
 
 def aggregate_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArraySemiring", tables: Mapping[str, Any],
-                       big: str, reason: str, spark: Any, progress: Any = None
+                       big: str, reason: str, spark: Any, progress: Progress = None
                        ) -> tuple[list[float], "Plan", tuple[str, ...]]:
     """The aggregate's value (a list of the ring's width), the plan every task runs, and the notes.
 

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from faq.errors import InvalidArgumentError, InvalidDeltaError, StateDirectoryError
+from faq.events import Progress
 from faq.incremental.durable import Maintained, Versions
 from faq.learning.features import Feature, lifted_factors, lifted_name, row_values
 from faq.learning.models import Covariance, LearningPlan, LinearModel, fit_linear
@@ -231,7 +232,7 @@ class MaintainedModel(Maintained, Owner):
     # -- saving and releasing -----------------------------------------------------
 
     @classmethod
-    def open(cls, path: str, *, progress: Any = None) -> "MaintainedModel":
+    def open(cls, path: str, *, progress: Progress = None) -> "MaintainedModel":
         """Reopen a model made with ``path=`` at its last committed version (no Spark needed)."""
         from faq.incremental.maintained import MaintainedQuery
         from faq.incremental.store import restoring
@@ -257,7 +258,7 @@ class MaintainedModel(Maintained, Owner):
 
 def maintain_covariance(parsed: "FAQ", features: Sequence[Feature], tables: Mapping[str, Any], *,
                         target: Optional[str] = None, ridge: float = 0.0, path: Optional[str] = None,
-                        progress: Any = None, placement: str = "auto", spark: Any = None) -> MaintainedModel:
+                        progress: Progress = None, placement: str = "auto", spark: Any = None) -> MaintainedModel:
     """A :class:`MaintainedModel` of ``features`` over the join ``parsed`` of ``tables``.
 
     ``placement`` says where the resident indexes live: ``"driver"``,

@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
+from faq.events import Progress
 from faq.recursive.core import DEFAULT_MAX_ITERATIONS
 from faq.recursive.seminaive import NODE, VALUE
 
@@ -57,7 +58,7 @@ class HeldAnswer:
 
 
 def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int] = None, components: bool = False,
-               extra_nodes: Optional[np.ndarray] = None, budget: int, progress: Any = None, hops: bool = True,
+               extra_nodes: Optional[np.ndarray] = None, budget: int, progress: Progress = None, hops: bool = True,
                max_iterations: int = DEFAULT_MAX_ITERATIONS) -> tuple[Optional[HeldAnswer], str]:
     """Paths from ``source`` (or, ``components``, min labels) over ``frame`` (``src``, ``dst``, ``weight``;
     for components both directions already); ``(answer, how)``, or ``(None, why not)`` (module notes).

@@ -550,11 +550,10 @@ def maintain_components(edges: EdgesLike, nodes: Any = None, **kw: Any) -> Maint
 # --- helpers -----------------------------------------------------------------------------
 
 def _notes(progress: Any) -> Callable[[str], None]:
-    """Where notes go: a Reporter takes them through ``note``; a plain callable gets them as it gets events."""
-    if progress is None:
-        return lambda text: None
-    note = getattr(progress, "note", None)
-    return note if callable(note) else progress
+    """Where notes go: a Reporter takes them through ``note``; a plain callable gets :class:`~faq.events.NoteEvent` s."""
+    from faq.events import notes_to
+
+    return notes_to(progress)
 
 
 def _edge_rows_of(deltas: Mapping[str, Any]) -> Any:

@@ -43,6 +43,7 @@ from typing import Any, Optional, Union
 import pyarrow as pa
 
 from faq.errors import InvalidArgumentError
+from faq.events import Progress
 from faq.factor import Factor
 from faq.incremental.rules import budget_bytes
 from faq.placement_policy import DRIVER, EXECUTORS, for_indexes
@@ -57,7 +58,7 @@ ROUNDS = ("auto", "one-hop", "spark")
 
 
 def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[int] = None,
-                 components: bool = False, progress: Any = None, placement: str = "auto",
+                 components: bool = False, progress: Progress = None, placement: str = "auto",
                  budget: Optional[Union[int, str]] = None, rounds: str = "auto") -> FixpointResult:
     """Paths from ``source`` (or connected components) on the driver or on Spark (module notes).
 
@@ -112,7 +113,7 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
     return result
 
 
-def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components: bool, progress: Any, budget: int,
+def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components: bool, progress: Progress, budget: int,
                 reason: str, hops: bool = True) -> tuple[Optional[FixpointResult], str]:
     """The fixpoint with the edges held on the executors and the values on the driver
     (:mod:`faq.recursive.held_solve`); None, with why, where that cannot run (then the Spark rounds)."""

@@ -58,11 +58,10 @@ def partitions(spark) -> int:
 
 
 def reporter(progress: Any) -> Progress:
-    """``progress`` may be None, a callable taking a line, or an object with ``note``."""
-    if progress is None:
-        return lambda text: None
-    note = getattr(progress, "note", None)
-    return note if callable(note) else progress
+    """Where the rounds' lines go (:func:`faq.events.notes_to`): a reporter's ``note``, events to a callable."""
+    from faq.events import notes_to
+
+    return notes_to(progress)
 
 
 def edge_stats(frame: "DataFrame", semiring: Semiring) -> tuple[int, int]:

@@ -69,9 +69,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, Union
 
 from faq.errors import FAQValueError, NotIdempotentError
+from faq.events import Progress
 from faq.factor import Factor
 from faq.recursive.rounds import (  # the column names and the rounds, named where every fixpoint reads them
     DEFAULT_MAX_ITERATIONS,
@@ -80,7 +81,6 @@ from faq.recursive.rounds import (  # the column names and the rounds, named whe
     SRC,
     VALUE,
     WEIGHT,
-    Progress,
     edge_stats,
     is_cached,
     prepare_edges,
@@ -267,7 +267,7 @@ def fixpoint(
     *,
     semiring: Union[str, Semiring, None] = None,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
-    progress: Any = None,
+    progress: Progress = None,
 ) -> FixpointResult:
     """The least fixpoint of ``value(y) = seed(y) ⊕ ⊕_x value(x) ⊗ edge(x, y)``.
 
@@ -332,7 +332,7 @@ def _solve_result(
     *,
     may_cycle: bool,
     max_iterations: int,
-    progress: Progress,
+    progress: "Callable[[str], None]",  # the job's notes (faq.recursive.rounds.reporter)
     name: str,
     edge_rows: int,
     started: float,
@@ -375,7 +375,7 @@ def paths(
     semiring: Union[str, Semiring] = "min_plus",
     *,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
-    progress: Any = None,
+    progress: Progress = None,
 ) -> FixpointResult:
     """Single-source path values: reachability, shortest or widest paths.
 
@@ -465,7 +465,7 @@ def components_on_spark(
     *,
     nodes: Union["DataFrame", Iterable[int], None] = None,
     max_iterations: int = DEFAULT_MAX_ITERATIONS,
-    progress: Any = None,
+    progress: Progress = None,
 ) -> FixpointResult:
     """Connected components of the undirected graph of ``edges``: min label propagation.
 

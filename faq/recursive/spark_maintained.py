@@ -60,6 +60,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Optional, Union
 
 from faq.errors import NonMonotoneUpdateError
+from faq.events import Progress
 from faq.factor import Factor
 from faq.io.updates import UpdateBatch
 from faq.scope import Owner, Scope
@@ -173,7 +174,7 @@ class SparkFixpoint(FixpointProblem, Owner):
         nodes: Any = None,
         default_weight: Optional[float] = None,
         max_iterations: int = DEFAULT_MAX_ITERATIONS,
-        progress: Any = None,
+        progress: Progress = None,
         answer: Optional["DataFrame"] = None,
         initial_iterations: int = 0,
         budget: Optional[int] = None,
