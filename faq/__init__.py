@@ -9,7 +9,7 @@ answering                      :func:`query`, :func:`plan`, :func:`explain`, :fu
 learning over joins            :func:`linear_regression`, :func:`covariance`, :func:`moments`
 graphs and matrices            :func:`count_triangles`, :func:`motifs`, :func:`track`,
                                :func:`matrix_chain`, :func:`shortest_paths`,
-                               :func:`widest_paths`, :func:`reachability`,
+                               :func:`widest_paths`, :func:`reachability`, :func:`paths`,
                                :func:`connected_components`
 values                         :class:`Factor`, :class:`Semiring`, :class:`TupleSemiring`, :class:`Plan`,
                                :func:`get_semiring`, :func:`register`, :func:`check_laws`,
@@ -45,7 +45,7 @@ __version__ = "0.1.0"
 _EXPORTS = {
     **dict.fromkeys(
         ("query", "plan", "explain", "maintain", "count_triangles", "track", "matrix_chain",
-         "shortest_paths", "widest_paths", "reachability", "connected_components"),
+         "shortest_paths", "widest_paths", "reachability", "paths", "connected_components"),
         "faq.api",
     ),
     "as_factor": "faq.inputs",

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from faq.recursive.seminaive import FixpointResult
 
 __all__ = ["query", "plan", "explain", "maintain", "count_triangles", "track", "matrix_chain", "shortest_paths",
-           "widest_paths", "reachability", "connected_components"]
+           "widest_paths", "reachability", "paths", "connected_components"]
 
 WEIGHT = "weight"  # the weight column of a graph's edges (shortest and widest paths)
 
@@ -480,7 +480,48 @@ def connected_components(edges: "GraphLike", *, placement: Optional[str] = None,
     return _fixpoint("connected_components", edges, None, None, None, placement, progress)
 
 
-def _fixpoint(name: str, edges: Any, weight: Optional[str], semiring: Optional[str], source: Optional[int],
+def paths(edges: "GraphLike", source: int, *, semiring: SemiringLike = "min_plus", weight: Optional[str] = WEIGHT,
+          placement: Optional[str] = None, progress: Progress = None) -> "FixpointResult":
+    """Path values from ``source`` in any idempotent semiring: the least fixpoint of
+    ``value(y) = one(y = source) ⊕ ⊕_x value(x) ⊗ edge(x, y)``.
+
+    :func:`shortest_paths`, :func:`widest_paths` and :func:`reachability` are
+    this in (min, +), (max, min) and (∨, ∧); a semiring of your own (a
+    :class:`~faq.semirings.Semiring` or :class:`~faq.semirings.TupleSemiring`
+    whose ⊕ is idempotent) gives other path problems.
+
+    Parameters
+    ----------
+    edges : graph
+        Any input kind of :func:`count_triangles`; directed.  For a tuple
+        semiring, a Factor whose values are the semiring's (``faq.factor_of``).
+    source : int
+    semiring : str or Semiring
+        Idempotent ⊕ (``a ⊕ a = a``): :class:`~faq.errors.NotIdempotentError` otherwise.
+    weight : str, optional
+        The edges' weight column, for a table.
+    placement : {"auto", "driver", "executors"}, optional
+        "auto": on the driver while the edges fit its budget, else on Spark.
+        The driver's fixpoint takes scalar values: a tuple semiring's runs on
+        Spark, and ``placement_reason`` says so.
+    progress : callable, optional
+
+    Returns
+    -------
+    FixpointResult
+        ``.df`` (``node``, ``value``), ``.plan``, ``explain()``, ``close()``.
+
+    Examples
+    --------
+    >>> import faq
+    >>> with faq.paths([(1, 2, 4.0), (2, 3, 1.0), (1, 3, 9.0)], 1, semiring="max_min") as widest:
+    ...     sorted(map(tuple, widest.df.collect()))
+    [(1, inf), (2, 4.0), (3, 9.0)]
+    """
+    return _fixpoint(f"paths from {source}", edges, weight, semiring, source, placement, progress)
+
+
+def _fixpoint(name: str, edges: Any, weight: Optional[str], semiring: SemiringLike, source: Optional[int],
               placement: Optional[str], progress: Progress) -> "FixpointResult":
     """A placed fixpoint: paths from ``source`` in ``semiring``, or components when it is None."""
     from faq.graphs.edges import edge_factor

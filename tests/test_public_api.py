@@ -15,7 +15,7 @@ import faq
 
 #: The jobs: each takes placement= and progress= (where it runs, what it reports).
 JOBS = ("query", "plan", "explain", "maintain", "count_triangles", "motifs", "track", "matrix_chain",
-        "shortest_paths", "widest_paths", "reachability", "connected_components", "truss", "asof_join",
+        "shortest_paths", "widest_paths", "reachability", "paths", "connected_components", "truss", "asof_join",
         "linear_regression", "covariance", "moments")
 #: Jobs keeping an answer current in a directory: state= (path=, the old name, only beside it).
 STATEFUL = ("maintain", "track", "truss", "asof_join", "linear_regression", "covariance")

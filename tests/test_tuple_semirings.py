@@ -18,7 +18,6 @@ from pyspark.sql import functions as F
 import faq
 from faq.errors import FAQValueError
 from faq.factor import factor_of
-from faq.recursive.placed import solve_placed
 from faq.semirings import TupleSemiring, check_laws
 
 pytestmark = pytest.mark.usefixtures("spark")
@@ -133,7 +132,7 @@ def test_shortest_paths_with_fewest_hops_as_a_fixpoint():
     rng = np.random.default_rng(3)
     weights = {(int(a), int(b)): float(rng.integers(1, 4)) for a, b in rng.integers(0, 12, size=(40, 2)) if a != b}
     e = factor_of([(a, b, (w, 1.0)) for (a, b), w in weights.items()], ["src", "dst"], FEWEST_HOPS)
-    with solve_placed(e, FEWEST_HOPS, source=0, placement="driver") as result:
+    with faq.paths(e, 0, semiring=FEWEST_HOPS, placement="driver") as result:  # the front door of solve_placed
         got = {r[0]: tuple(r[1]) for r in result.df.collect()}
         assert result.placement == "executors" and "no numpy form" in result.placement_reason
     assert got == _fewest_hops(weights, 0)

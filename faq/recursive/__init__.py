@@ -2,7 +2,7 @@
 
 * :func:`fixpoint` -- the least fixpoint of ``value(y) = seed(y) ⊕ ⊕_x value(x) ⊗ edge(x, y)``
   in an idempotent semiring, evaluated semi-naively on Spark;
-* :func:`reachability_on_spark`, :func:`shortest_paths_on_spark`, :func:`widest_paths_on_spark`, :func:`paths`
+* :func:`reachability_on_spark`, :func:`shortest_paths_on_spark`, :func:`widest_paths_on_spark`, :func:`paths_on_spark`
   (single source; boolean, min_plus, max_min) and :func:`components_on_spark`;
 * :class:`MaintainedFixpoint` -- such an answer kept current as batches of edges
   arrive (deletions and worse weights trim the derivation forest and derive the trimmed
@@ -28,7 +28,7 @@ _EXPORTS = {
     "abs_weights": "faq.recursive.seminaive",
     "components_on_spark": "faq.recursive.seminaive",
     "fixpoint": "faq.recursive.seminaive",
-    "paths": "faq.recursive.seminaive",
+    "paths_on_spark": "faq.recursive.seminaive",
     "reachability_on_spark": "faq.recursive.seminaive",
     "shortest_paths_on_spark": "faq.recursive.seminaive",
     "widest_paths_on_spark": "faq.recursive.seminaive",
@@ -44,7 +44,7 @@ _EXPORTS = {
 
 __all__ = [
     "fixpoint",
-    "paths",
+    "paths_on_spark",
     "reachability_on_spark",
     "shortest_paths_on_spark",
     "widest_paths_on_spark",

@@ -99,7 +99,7 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
                                      hops=rounds == "auto")
     if where == EXECUTORS and result is None:  # no numpy form, nodes over the budget, or no shared directory
         result = seminaive.components_on_spark(edges, progress=progress) if components else \
-            seminaive.paths(edges, source, semiring, progress=progress)
+            seminaive.paths_on_spark(edges, source, semiring, progress=progress)
     elif where == DRIVER:
         # Collected once here: handed the Factor, the maintained fixpoint would count its rows again.
         src, dst, weight = edge_table(edges)

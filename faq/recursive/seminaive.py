@@ -102,7 +102,7 @@ PATH_SEMIRINGS = ("boolean", "min_plus", "max_min")
 __all__ = [
     "NODE", "VALUE", "SRC", "DST", "WEIGHT", "DEFAULT_MAX_ITERATIONS", "PATH_SEMIRINGS", "MIN_LABEL",
     "FixpointResult", "check_semiring", "check_binary", "check_iterations", "edge_frame", "abs_weights",
-    "fixpoint", "paths", "reachability_on_spark", "shortest_paths_on_spark", "widest_paths_on_spark", "symmetric_edges", "node_frame",
+    "fixpoint", "paths_on_spark", "reachability_on_spark", "shortest_paths_on_spark", "widest_paths_on_spark", "symmetric_edges", "node_frame",
     "components_on_spark",
 ]
 
@@ -369,7 +369,7 @@ def check_iterations(max_iterations: int) -> None:
 # --- the instances -----------------------------------------------------------------
 
 
-def paths(
+def paths_on_spark(
     edges: Factor,
     source: int,
     semiring: Union[str, Semiring] = "min_plus",
@@ -412,7 +412,7 @@ def paths(
 
 def reachability_on_spark(edges: Factor, source: int, **kw: Any) -> FixpointResult:
     """Nodes reachable from ``source`` (boolean semiring): rows ``(node, true)``."""
-    return paths(edges, source, "boolean", **kw)
+    return paths_on_spark(edges, source, "boolean", **kw)
 
 
 def shortest_paths_on_spark(edges: Factor, source: int, **kw: Any) -> FixpointResult:
@@ -421,12 +421,12 @@ def shortest_paths_on_spark(edges: Factor, source: int, **kw: Any) -> FixpointRe
     Negative weights are allowed; a reachable negative cycle raises
     :class:`~faq.errors.NegativeCycleError`.
     """
-    return paths(edges, source, "min_plus", **kw)
+    return paths_on_spark(edges, source, "min_plus", **kw)
 
 
 def widest_paths_on_spark(edges: Factor, source: int, **kw: Any) -> FixpointResult:
     """Widest (bottleneck) path capacities from ``source`` (max_min): rows ``(node, width)``."""
-    return paths(edges, source, "max_min", **kw)
+    return paths_on_spark(edges, source, "max_min", **kw)
 
 
 def symmetric_edges(edges: Factor, loops: bool = False) -> "DataFrame":
