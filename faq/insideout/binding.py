@@ -591,8 +591,8 @@ def plan_for(
     degrees = {name: tuple(c.max_degree for c in stats[name].columns) if name in stats else held_degrees(factors[name])
                for name in counted}
     return plan_query(query, semiring=ring, sizes=sizes, method=method, order=order, join=join, statistics=stats,
-                variable_types=types, environment=environment, task_aggregation=task_aggregation,
-                held=held, degrees={name: d for name, d in degrees.items() if d is not None})
+                      variable_types=types, environment=environment, task_aggregation=task_aggregation,
+                      held=held, degrees={name: d for name, d in degrees.items() if d is not None})
 
 
 #: Most rows of a held factor whose largest degrees :func:`plan_for` counts (in numpy, no job).

@@ -251,7 +251,7 @@ def _task_plan(query: Any, ring: Any, sizes: Mapping[str, int], atom: str, reaso
     types = {v: "bigint" for a in query.atoms for v in a.variables}
     environment = Environment(placement="driver", parallelism=1)
     made = plan_query(query, ring, sizes=dict(sizes), variable_types=types, environment=environment,
-                held=[a.factor for a in query.atoms])
+                      held=[a.factor for a in query.atoms])
     return plan_in_tasks(made, atom, reason)
 
 
