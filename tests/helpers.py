@@ -96,6 +96,17 @@ def write_change_files(directory, header: str, rows_text) -> None:
         os.utime(final, (start + i, start + i))
 
 
+def arrow_rows(items, schema, diff=None):
+    """An Arrow table of ``items`` (tuples in ``schema``'s order), with a ``diff`` column when given."""
+    import pyarrow as pa
+
+    columns = list(zip(*items)) if items else [[] for _ in schema]
+    data = {f.name: pa.array(list(c), f.type) for f, c in zip(schema, columns)}
+    if diff is not None:
+        data["diff"] = pa.array(diff, pa.int64())
+    return pa.table(data)
+
+
 def in_stream_order(paths) -> None:
     """Give ``paths`` increasing modification times, a second apart and in the past: a Structured
     Streaming file source takes files oldest first, and files written within one clock tick would

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from faq.asof.kernel import DIRECTIONS
 from faq.asof.maintained import MaintainedAsof
 from faq.asof.tables import asof_tables
+from tests.helpers import arrow_rows as table
 from faq.errors import InvalidDeltaError
 
 LEFT = pa.schema([("t", pa.int64()), ("k", pa.string()), ("q", pa.int64())])
@@ -33,14 +34,6 @@ def histories(draw):
     options = dict(direction=draw(st.sampled_from(DIRECTIONS)), allow_exact_matches=draw(st.booleans()),
                    tolerance=draw(st.sampled_from([None, 3])), how=draw(st.sampled_from(["left", "inner"])))
     return left, right, batches, options
-
-
-def table(items, schema, diff=None):
-    columns = list(zip(*items)) if items else [[] for _ in schema]
-    data = {f.name: pa.array(list(c), f.type) for f, c in zip(schema, columns)}
-    if diff is not None:
-        data["diff"] = pa.array(diff, pa.int64())
-    return pa.table(data)
 
 
 def recomputed(left, right, options):

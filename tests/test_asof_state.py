@@ -14,18 +14,11 @@ import faq
 from faq.asof.locked import LockedAsof
 from faq.asof.maintained import MaintainedAsof
 from faq.errors import BatchAlreadyAppliedError, InvalidArgumentError, StateDirectoryError
+from tests.helpers import arrow_rows as table
 from tests.helpers import in_stream_order
 
 LEFT = pa.schema([("t", pa.int64()), ("k", pa.string()), ("q", pa.int64())])
 RIGHT = pa.schema([("t", pa.int64()), ("k", pa.string()), ("p", pa.int64())])
-
-
-def table(items, schema, diff=None):
-    columns = list(zip(*items)) if items else [[] for _ in schema]
-    data = {f.name: pa.array(list(c), f.type) for f, c in zip(schema, columns)}
-    if diff is not None:
-        data["diff"] = pa.array(diff, pa.int64())
-    return pa.table(data)
 
 
 def random_batches(rng, left, right, count, left_deletions=True):

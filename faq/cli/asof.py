@@ -40,7 +40,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 from faq.cli.follow import add_follow_options, check_follow_options
 from faq.cli.inputs import check_table_out, require_file
@@ -118,6 +118,19 @@ def check_asof(args: argparse.Namespace) -> None:
     check_follow_options(args)
 
 
+def _report(args: argparse.Namespace, joined: Any, summary: dict[str, Any], started: float,
+            line: Callable[[float], str]) -> None:
+    """Write the joined rows to ``--out`` if given, then the summary (``--json``) or its one ``line``."""
+    if args.out:
+        write_arrow(joined, args.out)
+        summary["out"] = args.out
+    summary["seconds"] = round(time.perf_counter() - started, 3)
+    if args.json:
+        print_json(summary)
+    else:
+        print(line(summary["seconds"]))
+
+
 def run_asof(args: argparse.Namespace) -> None:
     """``faq asof``: join in-process, then write ``--out`` or print the count and the first rows."""
     from faq.asof.oneshot import asof_join
@@ -132,17 +145,12 @@ def run_asof(args: argparse.Namespace) -> None:
     joined = asof_join(left, right, on=args.on, by=args.by, direction=args.direction, allow_exact_matches=args.exact,
                        tolerance=args.tolerance, how=args.how)
     matched = joined.num_rows - _unmatched(joined, right, args)
-    summary: dict[str, Any] = {"left": args.left, "right": args.right, "rows": joined.num_rows, "matched": matched,
-                               "columns": joined.column_names}
-    if args.out:
-        write_arrow(joined, args.out)
-        summary["out"] = args.out
-    summary["seconds"] = round(time.perf_counter() - started, 3)
+    _report(args, joined, {"left": args.left, "right": args.right, "rows": joined.num_rows, "matched": matched,
+                           "columns": joined.column_names}, started,
+            lambda seconds: f"{args.left} as of {args.right}: {plural(joined.num_rows, 'row')}, {matched} matched "
+                            f"({args.direction}); {seconds:.2f} s")
     if args.json:
-        print_json(summary)
         return
-    print(f"{args.left} as of {args.right}: {plural(joined.num_rows, 'row')}, {matched} matched "
-          f"({args.direction}); {summary['seconds']:.2f} s")
     if args.out:
         print(f"  written to {args.out}")
     else:
@@ -211,16 +219,9 @@ def _run_maintained(args: argparse.Namespace) -> None:
                    poll=args.poll, idle_exit=args.idle_exit, state=args.state or "the join",
                    note=lambda text: print(f"faq: {text}", file=sys.stderr, flush=True))
         answer = join.table()
-        summary: dict[str, Any] = {"rows": answer.num_rows, "version": join.version}
-        if args.out:
-            write_arrow(answer, args.out)
-            summary["out"] = args.out
-        summary["seconds"] = round(time.perf_counter() - started, 3)
-        if args.json:
-            print_json(summary)
-        else:
-            print(f"  {plural(answer.num_rows, 'joined row')} at version {join.version}"
-                  + (f"; written to {args.out}" if args.out else ""))
+        _report(args, answer, {"rows": answer.num_rows, "version": join.version}, started,
+                lambda seconds: f"  {plural(answer.num_rows, 'joined row')} at version {join.version}"
+                                + (f"; written to {args.out}" if args.out else ""))
 
 
 def _batch_file(path: str) -> dict[str, Any]:

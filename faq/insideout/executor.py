@@ -176,9 +176,10 @@ def execute(
                 relations[step.output.id] = held
                 notes.append(held.note)
             else:
-                with spark_step(spark, f"step {step.index} of {len(plan.steps)}, {describe_step(step)}"):
+                described = describe_step(step)  # what progress says and what Spark's UI shows
+                with spark_step(spark, f"step {step.index} of {len(plan.steps)}, {described}"):
                     frame, rows = _run_step(step, len(plan.steps), _as_frames(step, relations, spark, plan),
-                                            frames, semiring, scope, progress)
+                                            frames, semiring, scope, progress, described)
                 relations[step.output.id] = frame
                 notes.append(frame.note)
             step_rows.append(rows)
@@ -210,13 +211,13 @@ def _run_step(
     semiring: Semiring,
     scope: Scope,
     progress: Optional[Progress],
+    description: str,
 ) -> tuple[Frame, int]:
     """One step: join its bag as its strategy says, ⊕-aggregate, drop zeros, persist and count
     (a step onto no variable: collect its one row, or none, into a local relation).
 
     Returns the step's output (persisted in ``scope``; its ``note`` says how the join ran) and its rows.
     """
-    description = describe_step(step)
     if progress:
         progress(StepEvent("start", step.index, total, description))
     t0 = time.perf_counter()
