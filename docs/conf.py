@@ -60,7 +60,10 @@ numpydoc_class_members_toctree = False
 # -- output --------------------------------------------------------------------------------
 html_theme = "alabaster"  # Sphinx's own: no theme to install
 html_title = f"faq {release}"
-html_theme_options = {"description": "Functional Aggregate Queries on Apache Spark", "fixed_sidebar": True}
+# A content column wide enough for the pages' code (lines of up to about 118 characters) without a scrollbar:
+# alabaster's 940px page and basic's 800px body cut them at about 75; below page_width the sidebar goes on top.
+html_theme_options = {"description": "Functional Aggregate Queries on Apache Spark", "fixed_sidebar": True,
+                      "page_width": "1400px", "body_max_width": "none", "code_font_size": "0.85em"}
 html_sidebars = {"**": ["about.html", "navigation.html", "searchbox.html"]}
 
 

@@ -42,7 +42,7 @@ import os
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from faq.events import Progress
-from faq.inputs import FactorLike, SemiringLike, factors_of, matrix_factor, state_directory
+from faq.inputs import FactorLike, SemiringLike, factors_of, matrix_factor, query_text, state_directory
 from faq.placement_policy import requested
 from faq.spark_ui import job
 
@@ -116,7 +116,7 @@ def query(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, s
     from faq.insideout.executor import evaluate
 
     with job(f"query {text}"), requested(placement):
-        return evaluate(text, factors_of(factors, named, semiring), semiring=semiring, plan=plan,
+        return evaluate(query_text(text), factors_of(factors, named, semiring), semiring=semiring, plan=plan,
                         progress=progress, placement=placement)
 
 
@@ -159,8 +159,8 @@ def plan(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, se
     from faq.insideout.binding import plan_for
 
     with job(f"plan {text}"), requested(placement):
-        return plan_for(text, factors_of(factors, named, semiring), semiring=semiring, join=join, detailed=True,
-                        placement=placement)
+        return plan_for(query_text(text), factors_of(factors, named, semiring), semiring=semiring, join=join,
+                        detailed=True, placement=placement)
 
 
 def explain(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, semiring: SemiringLike = None,
@@ -241,7 +241,7 @@ def maintain(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *
 
     state = state_directory(state, path, "faq.maintain")
     with job(f"maintain {text}"), requested(placement):
-        return MaintainedQuery(text, factors_of(factors, named, semiring), semiring=semiring, path=state,
+        return MaintainedQuery(query_text(text), factors_of(factors, named, semiring), semiring=semiring, path=state,
                                progress=progress, placement=placement or "auto", budget=budget)
 
 

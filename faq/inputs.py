@@ -44,7 +44,8 @@ if TYPE_CHECKING:
     from faq.factor import Factor
     from faq.semirings import Semiring
 
-__all__ = ["FactorLike", "SemiringLike", "as_factor", "factors_of", "matrix_factor", "state_directory", "VALUE"]
+__all__ = ["FactorLike", "SemiringLike", "as_factor", "factors_of", "matrix_factor", "query_text", "state_directory",
+           "VALUE"]
 
 FactorLike = Union["Factor", "DataFrame", Any, str, os.PathLike]
 SemiringLike = Union[str, "Semiring", None]
@@ -112,6 +113,22 @@ def as_factor(value: FactorLike, name: str = "factor", semiring: SemiringLike = 
         ring = semiring or _VALUE_SEMIRINGS.get(kind, "counting")
         return Factor.from_dataframe(df, [c for c in columns if c != VALUE], ring, value=VALUE, name=name)
     return Factor.from_dataframe(df, columns, semiring or "counting", value=None, name=name)
+
+
+def query_text(text: Any) -> Any:
+    """``text`` when it is a query's text or a parsed query (:class:`~faq.language.FAQ`), else ``INPUT_TYPE``.
+
+    >>> query_text(123)
+    Traceback (most recent call last):
+    ...
+    faq.errors.FAQTypeError: [INPUT_TYPE] the query must be its text, e.g. ...; got int
+    """
+    from faq.language import FAQ
+
+    if isinstance(text, (str, FAQ)):
+        return text
+    raise FAQTypeError(error_class="INPUT_TYPE", what="the query", expected="its text, e.g. 'count() := e(a,b)', or "
+                       "a parsed query (faq.parse_query)", found=type(text).__name__, argument="text")
 
 
 def factors_of(given: Optional[Mapping[str, FactorLike]], named: Mapping[str, FactorLike],

@@ -176,8 +176,9 @@ def get_session(
     config : mapping, optional
         Extra Spark settings; they override :data:`DEFAULT_CONFIG`.
     remote : str, optional
-        A Spark Connect URL (``sc://host:port``; a local ``faq serve``'s token is found: :func:`faq.served.with_served_token`)
-        to connect to instead of starting Spark.  Default ``$FAQ_REMOTE``, then ``$SPARK_REMOTE``.
+        A Spark Connect URL (``sc://host:port``; a local ``faq serve``'s token is found, and sent only to
+        the socket its server holds: :func:`faq.served.with_served_token`) to connect to instead of
+        starting Spark.  Default ``$FAQ_REMOTE``, then ``$SPARK_REMOTE``.
 
     Returns
     -------
@@ -280,7 +281,8 @@ def _worker_environment(config: Mapping[str, str] | None = None) -> None:
 
 
 def connect_session(remote: str, config: Mapping[str, str] | None):
-    """A Spark Connect client session on ``remote`` (a local faq serve's with its token), with faq's settings."""
+    """A Spark Connect client session on ``remote`` (a local faq serve's with its token, once its socket is
+    proven the server's: else ``SERVE_PEER_UNPROVEN``), with faq's settings."""
     from pyspark.sql import SparkSession
 
     from faq import served

@@ -9,10 +9,12 @@ process of its own, are tests/test_bad_input_driver.py's.
 """
 
 import gzip
+import math
 import os
 
 import pandas as pd
 import pyarrow as pa
+import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
 
@@ -316,3 +318,130 @@ def test_a_tracked_motif_refuses_a_value_column():
                 tracker.apply(batch)
             assert_wrong_multiplicity(info, "diff", "value")
         assert tracker.version == 0 and tracker.count == 1
+
+
+# --- issue 48: no silent wrong answer, no raw error -------------------------------------------------------
+
+
+@pytest.mark.usefixtures("spark")
+def test_paths_refuse_a_nan_weight_and_a_weight_column_that_is_not_there():
+    with pytest.raises(InvalidFactorValueError) as info:
+        faq.paths([(1, 2, float("nan")), (2, 3, 5.0)], 1)
+    assert (info.value.parameters["problem"], info.value.parameters["row"]) == ("NaN", "row 0")
+    for edges in ([(1, 2), (2, 3)], pd.DataFrame({"src": [1, 2], "dst": [2, 3]})):
+        with pytest.raises(faq.errors.MissingColumnError) as info:
+            faq.paths(edges, 1, weight="w")
+        assert info.value.parameters["column"] == "w"
+    with pytest.raises(faq.errors.FAQValueError) as info:
+        faq.paths([("a", "b", 1.0)], 1)
+    assert info.value.error_class == "NODE_ID_VALUES" and info.value.parameters["value"] == "a"
+    with pytest.raises(faq.errors.FAQValueError) as info:
+        faq.paths([(1, 2, 1.0)], 2**70)
+    assert info.value.error_class == "INVALID_NODE_ID"
+
+
+@pytest.mark.parametrize("ids", [(1, float("nan")), (None, 2)])
+def test_a_missing_id_in_a_one_shot_graph_job_is_refused(ids):
+    for job in (faq.count_triangles, faq.truss, lambda e: faq.motifs(e, "(a)->(b)"), lambda e: faq.paths(e, 1)):
+        with pytest.raises(NullKeyError):
+            job([ids, (1, 2), (2, 3)])
+
+
+@pytest.mark.usefixtures("spark")
+def test_a_parquet_edge_list_is_read_as_parquet_by_every_graph_job(tmp_path):
+    """By its extension or, under any other name, by its magic bytes."""
+    for name in ("g.parquet", "g.txt", "g"):
+        path = tmp_path / name
+        pq.write_table(pa.table({"src": [1, 2, 3, 3], "dst": [2, 3, 1, 4]}), path)
+        assert faq.count_triangles(str(path)).count == 1
+        assert faq.truss(str(path)).counts == {2: 1, 3: 3}
+        assert sorted(map(tuple, faq.io.read_edge_list(path).df.collect())) == [(1, 2, 1), (2, 3, 1), (3, 1, 1),
+                                                                                 (3, 4, 1)]
+    pq.write_table(pa.table({"src": [1.0, 1.5], "dst": [2, 3]}), tmp_path / "bad.parquet")
+    with pytest.raises(faq.errors.FAQValueError) as info:
+        faq.count_triangles(str(tmp_path / "bad.parquet"))
+    assert info.value.error_class == "NODE_ID_VALUES" and info.value.parameters["row"] == 1
+
+
+def test_an_asof_csv_cut_inside_its_last_line_is_refused(capsys, tmp_path):
+    left, right = tmp_path / "t.csv", tmp_path / "q.csv"
+    left.write_text("time,sym,qty\n1,a,5\n3,b,7\n")
+    right.write_text("time,sym,px\n1,a,10\n2,b,1")  # '2,b,12' cut to '2,b,1'
+    with pytest.raises(MalformedInputError) as info:
+        faq.asof_join(str(left), str(right), on="time", by="sym")
+    p = info.value.parameters
+    assert (p["path"], p["line_number"], p["line"]) == (str(right), 3, "2,b,1") and "no line break" in p["reason"]
+    code, _, err = run(capsys, "asof", left, right, "--on", "time", "--by", "sym", "-q")
+    assert code == 2 and error_lines(err)[0].startswith("faq: error: [MALFORMED_INPUT] ") and "line 3" in err
+    right.write_text("time,sym,px\n1,a,10\n2,b,12\n")  # the same rows, whole
+    assert faq.asof_join(str(left), str(right), on="time", by="sym")["px"].tolist() == [10, 12]
+
+
+def test_an_asof_batch_file_with_a_short_row_is_malformed_input(capsys, tmp_path):
+    left, right, updates = tmp_path / "t.csv", tmp_path / "q.csv", tmp_path / "updates"
+    left.write_text("time,sym,qty\n1,a,5\n")
+    right.write_text("time,sym,px\n1,a,10\n")
+    updates.mkdir()
+    (updates / "001.csv").write_text("side,time,sym,px\nright,4,a\n")
+    code, _, err = run(capsys, "asof", left, right, "--on", "time", "--by", "sym", "--updates", updates, "-q")
+    assert code == 2 and "[MALFORMED_INPUT]" in err and "001.csv" in err
+
+
+@pytest.mark.parametrize("direction", ["backward", "forward", "nearest"])
+def test_an_asof_tolerance_does_not_wrap_at_the_int64_extremes(direction):
+    left = pd.DataFrame({"time": [2**63 - 1, 5, -(2**63)]})
+    right = pd.DataFrame({"time": [-(2**63), 2**63 - 1], "px": [10.0, 20.0]})
+    joined = faq.asof_join(left, right, on="time", direction=direction, tolerance=10)
+    assert joined["px"].tolist()[0] == 20.0 and math.isnan(joined["px"].tolist()[1])
+    assert joined["px"].tolist()[2] == 10.0
+    untied = faq.asof_join(left, right, on="time", direction="nearest")["px"].tolist()
+    assert untied == [20.0, 20.0, 10.0]  # 5 is 2**63 + 5 after -2**63 but 2**63 - 6 before 2**63 - 1
+    with faq.asof_join(left, right, on="time", direction=direction, tolerance=10, maintained=True) as view:
+        kept = view.table().to_pandas().sort_values("time")["px"].tolist()  # the maintained join's search
+    assert kept[0] == 10.0 and math.isnan(kept[1]) and kept[2] == 20.0
+
+
+@pytest.mark.parametrize("frame, fragment", [
+    (pd.DataFrame({"time": [1, "a"], "px": [1.0, 2.0]}), "one type"),
+    (pd.DataFrame([[1, 2.0]], columns=["time", "time"]), "'time' more than once"),
+])
+def test_a_mixed_or_duplicate_asof_column_is_an_input_type_error(frame, fragment):
+    with pytest.raises(faq.errors.FAQTypeError) as info:
+        faq.asof_join(pd.DataFrame({"time": [1]}), frame, on="time")
+    assert info.value.error_class == "INPUT_TYPE" and fragment in str(info.value)
+
+
+@pytest.mark.parametrize("number, name", [(28, "ENOSPC"), (30, "EROFS")])
+def test_a_refused_write_is_a_catalog_error_naming_the_path(capsys, tmp_path, monkeypatch, number, name):
+    left = tmp_path / "t.csv"
+    left.write_text("time,v\n1,2\n")
+    out = tmp_path / "out.csv"
+
+    def refuse(*args, **kwargs):
+        raise OSError(number, os.strerror(number))
+
+    monkeypatch.setattr(pcsv, "write_csv", refuse)
+    code, _, err = run(capsys, "asof", left, left, "--on", "time", "--out", out, "-q")
+    lines = error_lines(err)
+    assert code == 2 and lines[0].startswith(f"faq: error: [WRITE_FAILED] {out}: cannot write"), lines
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == ["t.csv"]
+    from faq.io._common import write_error
+
+    assert write_error(OSError(number, os.strerror(number), "/s/x")).parameters == {
+        "path": "/s/x", "reason": os.strerror(number), "errno_name": name}
+
+
+def test_the_command_line_source_beyond_64_bits_is_refused(capsys, tmp_path):
+    graph = tmp_path / "g.txt"
+    graph.write_text("1 2\n")
+    code, _, err = run(capsys, "paths", graph, "--source", "99999999999999999999", "-q")
+    assert code == 2 and error_lines(err)[0].startswith("faq: error: [INVALID_NODE_ID] --source")
+
+
+@pytest.mark.usefixtures("spark")
+def test_a_source_whose_edges_weigh_infinity_is_still_a_node(capsys, tmp_path):
+    """An edge of weight inf is min_plus's zero, no edge; its source is a node of the graph all the same."""
+    graph = tmp_path / "g.txt"
+    graph.write_text("0 1 inf\n1 2 1.0\n")
+    code, out, err = run(capsys, "paths", graph, "--source", "0", "-q")
+    assert code == 0 and "1 node(s) reached from 0" in out, (out, err)

@@ -246,8 +246,16 @@ def test_system_and_spark_errors_are_one_line(capsys, edge_csv, tmp_path, monkey
     monkeypatch.setattr(faq.io, "write_table", denied)
     out_path = tmp_path / "out.csv"
     code, out, err = run(capsys, "query", "p(a) := e(a,b)", "-f", f"e={edge_csv}", "--out", out_path, "-q")
-    assert code == 1
-    assert_one_error_line(err, "PermissionError: Permission denied", str(out_path))
+    assert code == 2  # a write the system refuses is the catalog's WRITE_FAILED, naming the path
+    assert_one_error_line(err, f"[WRITE_FAILED] {out_path}: cannot write (Permission denied)")
+
+    def broken(factor, path):
+        raise OSError(5, "Input/output error", str(path))
+
+    monkeypatch.setattr(faq.io, "write_table", broken)
+    code, out, err = run(capsys, "query", "p(a) := e(a,b)", "-f", f"e={edge_csv}", "--out", out_path, "-q")
+    assert code == 1  # any other system failure: one line, exit 1
+    assert_one_error_line(err, "OSError: Input/output error", str(out_path))
 
     def spark_fails(*args, **kwargs):
         raise AnalysisException(message="[SOMETHING] Spark could not do it.\nJVM stacktrace:\n\tat org.apache...")

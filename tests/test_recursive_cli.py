@@ -215,7 +215,7 @@ def test_paths_state_resumes_after_an_interruption(capsys, spark, weighted, tmp_
 
     # the state holds paths from 0: another source (or a renamed batch file) is refused, not guessed
     code, _, err = run(capsys, spark, "paths", weighted, "--source", 1, "--updates", folder, "--state", state, "-q")
-    assert code == 2 and "[STATE_DIRECTORY]" in error_lines(err)[0] and "paths from 0" in error_lines(err)[0]
+    assert code == 2 and "[STATE_JOB_MISMATCH]" in error_lines(err)[0] and "source was 0, now 1" in err
     (folder / "001.txt").rename(folder / "000.txt")
     code, _, err = run(capsys, spark, "paths", weighted, "--source", 0, "--updates", folder, "--state", state, "-q")
     assert code == 2 and "[STATE_DIRECTORY]" in error_lines(err)[0]

@@ -11,11 +11,17 @@ session, and a Python process runs either classic or Connect PySpark.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import ipaddress
 import json
 import os
+import pwd
+import secrets
+import shutil
 import socket
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -26,7 +32,7 @@ import pytest
 
 from faq.cli import server
 from faq.errors import FAQRuntimeError, FAQValueError
-from faq.served import read_serve_record, serve_directory, with_served_token
+from faq.served import process_identity, read_serve_record, serve_directory, with_served_token
 
 ROOT = Path(__file__).resolve().parent.parent
 LISTEN = "0A"  # the TCP state of a listening socket in /proc/net/tcp*
@@ -269,7 +275,7 @@ def test_files_are_private_and_the_token_is_never_shown(served):
             assert shown["running"] is True and shown["token_file"] == server.state_path(port)
             assert "token" not in shown
         if not extra:
-            assert run.stdout.startswith(f"already running at sc://localhost:{port}")
+            assert run.stdout.startswith(f"already running at sc://127.0.0.1:{port}")
 
 
 def test_start_trusts_no_planted_record(served, foreign):
@@ -278,7 +284,7 @@ def test_start_trusts_no_planted_record(served, foreign):
     and neither killed the foreign process nor touched the planted temporary directory."""
     assert served["status_before"] is None
     state = served["state"]
-    assert state["started"] is True and state["url"] == f"sc://localhost:{served['port']}"
+    assert state["started"] is True and state["url"] == f"sc://127.0.0.1:{served['port']}"
     assert state["pid"] != foreign.pid and state["host"] == "127.0.0.1"
     assert foreign.poll() is None
     assert (served["planted_tmp"] / "keep.txt").read_text() == "not faq's"
@@ -456,7 +462,7 @@ def test_host_names_the_url_and_the_help_says_how_clients_get_the_token():
     assert (args.host, args.port) == ("0.0.0.0", 15010)
     assert server.url_of(15010, "10.1.2.3") == "sc://10.1.2.3:15010"
     assert server.url_of(15010, "fe80::1") == "sc://[fe80::1]:15010"
-    assert server.url_of(15010) == server.url_of(15010, "::1") == "sc://localhost:15010"
+    assert server.url_of(15010) == "sc://127.0.0.1:15010" and server.url_of(15010, "::1") == "sc://[::1]:15010"
     assert with_served_token("sc://10.1.2.3:15010") == "sc://10.1.2.3:15010"  # no token sent elsewhere
     run = subprocess.run([sys.executable, "-m", "faq", "serve", "--help"], capture_output=True, text=True,
                          env=_env(), cwd=ROOT, timeout=120)
@@ -506,3 +512,334 @@ def test_a_server_that_does_not_come_up_is_killed_and_only_its_log_stays(runtime
         time.sleep(0.2)
     assert not _processes_naming(marker) and not _processes_naming(f"faq-serve-{port}-")
     assert server.stop(port) is None and not os.path.lexists(server.log_path(port))
+
+
+# --- the token goes only to the recorded server (issue 48, item 1) -------------------------------------
+
+# A listener that records every byte sent to it; stops (and prints what it got) when its stdin closes.
+# Given a user id (argv[3]), it becomes that user before it makes its socket: the socket is that user's.
+SQUATTER = r"""
+import json, os, pwd, select, socket, sys
+address, port = sys.argv[1], int(sys.argv[2])
+if len(sys.argv) > 3:
+    os.setgroups([])
+    os.setgid(pwd.getpwuid(int(sys.argv[3])).pw_gid)
+    os.setuid(int(sys.argv[3]))
+listener = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET)
+if address == "::":
+    listener.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)  # dual stack: takes IPv4 too
+try:
+    listener.bind((address, port))
+    listener.listen()
+except OSError as error:
+    print(json.dumps({"error": error.errno}), flush=True)
+    sys.exit()
+print(json.dumps({"listening": True}), flush=True)
+received, connections, open_ = b"", 0, []
+while True:
+    ready = select.select([listener, sys.stdin, *open_], [], [], 300)[0]
+    if not ready or sys.stdin in ready:
+        break
+    for conn in ready:
+        if conn is listener:
+            open_.append(listener.accept()[0])
+            connections += 1
+        elif chunk := conn.recv(65536):
+            received += chunk
+        else:
+            open_.remove(conn)
+print(json.dumps({"connections": connections, "received": received.decode("latin-1")}), flush=True)
+"""
+
+
+class _Squatter:
+    """A :data:`SQUATTER` process on ``address``:``port`` as user ``uid`` (None: ours); ``.seen`` after ``stop``."""
+
+    def __init__(self, address: str, port: int, uid=None) -> None:
+        # Started as us, it drops to ``uid`` itself: the interpreter may lie where only we can read.
+        user = [] if uid is None else [str(uid)]
+        self.process = subprocess.Popen([sys.executable, "-I", "-S", "-c", SQUATTER, address, str(port), *user],
+                                        cwd="/", env={}, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.started = json.loads(self.process.stdout.readline() or "{}")
+        self.seen: dict = {}
+
+    def stop(self) -> dict:
+        if self.process.poll() is None:
+            self.process.stdin.close()
+            self.seen = json.loads(self.process.stdout.readline() or "{}")
+        self.process.wait(timeout=30)
+        return self.seen
+
+
+@contextlib.contextmanager
+def squatting(address: str, port: int, uid=None):
+    squatter = _Squatter(address, port, uid)
+    assert squatter.started == {"listening": True}, squatter.started
+    try:
+        yield squatter
+    finally:
+        squatter.stop()
+
+
+@pytest.fixture(scope="module")
+def other_user():
+    """The user id of a throw-away OS user (made with useradd, removed after the module): the squatter's."""
+    if os.getuid() != 0:
+        pytest.skip("a second OS user is made only when the tests run as root (useradd); not root here")
+    if shutil.which("useradd") is None:
+        pytest.skip("no useradd on this machine to make a second OS user")
+    name = f"faqsquatter{secrets.randbelow(10**6)}"
+    subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True,
+                   capture_output=True)
+    try:
+        yield pwd.getpwnam(name).pw_uid
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+def _free_everywhere() -> int:
+    """A port free on 127.0.0.1 and on ::1."""
+    for _ in range(50):
+        port = _free_port()
+        with socket.socket(socket.AF_INET6) as s:
+            try:
+                s.bind(("::1", port))
+            except OSError:
+                continue
+        return port
+    raise AssertionError("no port free on both loopback addresses")
+
+
+@pytest.mark.parametrize("address, named", [("::1", "::1"), ("127.0.0.1", "127.0.0.1"), ("0.0.0.0", "127.0.0.1"),
+                                            ("::", "127.0.0.1")])
+def test_serve_refuses_to_start_while_another_user_holds_the_port(runtime, other_user, address, named):
+    """The issue's first reproduction: another user listening on [::1]:PORT (or 127.0.0.1, or a wildcard
+    covering them) before the server starts.  start() refuses with PORT_IN_USE naming the address, before
+    anything is made; ``faq serve`` exits 2; the squatter is never even connected to."""
+    serve_directory(create=True)
+    port = _free_everywhere()
+    with squatting(address, port, other_user) as squatter:
+        with pytest.raises(FAQValueError) as raised:
+            server.start(port, master="local[1]", timeout=5)
+        assert raised.value.error_class == "PORT_IN_USE"
+        assert raised.value.parameters["port"] == port and raised.value.parameters["address"] == named
+        assert not os.path.lexists(server.state_path(port)) and not os.path.lexists(server.log_path(port))
+        if address == "::1":
+            cli = subprocess.run([sys.executable, "-m", "faq", "serve", "--port", str(port)], capture_output=True,
+                                 text=True, env=_env(), cwd=ROOT, timeout=120)
+            assert cli.returncode == 2 and f"[PORT_IN_USE] port {port} is already in use" in cli.stderr, cli.stderr
+    assert squatter.seen == {"connections": 0, "received": ""}
+    assert not any(name.startswith(f"faq-serve-{port}-") for name in os.listdir(tempfile.gettempdir()))
+
+
+def test_no_other_user_can_take_the_port_while_the_server_runs(served, other_user):
+    """The server listens on 127.0.0.1:PORT and holds [::1]:PORT bound: another user can listen on neither
+    (nor on a wildcard), so a client resolving ``localhost`` to ::1 first is refused, never served by a squatter."""
+    port = served["port"]
+    for address in ("::1", "127.0.0.1", "::", "0.0.0.0"):
+        squatter = _Squatter(address, port, other_user)
+        squatter.stop()
+        assert squatter.started == {"error": errno.EADDRINUSE}, (address, squatter.started)
+    with socket.socket(socket.AF_INET6) as s, pytest.raises(ConnectionRefusedError):
+        s.connect(("::1", port))  # bound, not listening: refused at once, no backlog that nobody accepts
+
+
+def _plant(port: int, pid: int, host: str, token: str) -> str:
+    """A record of a server on ``port`` bound to ``host``, naming the live process ``pid`` (its start time)."""
+    return _write_record(port, {"pid": pid, "start_time": process_identity(pid)[0], "host": host, "token": token,
+                                "port": port, "url": server.url_of(port, host)})
+
+
+@pytest.mark.parametrize("address", ["127.0.0.1", "::1"])
+def test_a_client_never_sends_the_token_to_another_users_socket(runtime, other_user, foreign, address):
+    """A recorded server whose address another user now listens on (the server died and a squatter took
+    its address; or the record is old): the client refuses with SERVE_PEER_UNPROVEN naming the address,
+    the port and the squatter's user id, for every local spelling of the URL, in the library and on the
+    command line (exit 2) -- and the squatter receives nothing at all, let alone a token."""
+    serve_directory(create=True)
+    port = _free_everywhere()
+    token = "planted-" + secrets.token_urlsafe(16)
+    path = _plant(port, foreign.pid, address, token)
+    try:
+        with squatting(address, port, other_user) as squatter:
+            for url in (f"sc://localhost:{port}", f"sc://127.0.0.1:{port}", f"sc://[::1]:{port}/;user_id=me"):
+                with pytest.raises(FAQRuntimeError) as raised:
+                    with_served_token(url)
+                assert raised.value.error_class == "SERVE_PEER_UNPROVEN"
+                assert raised.value.parameters == {"address": address, "port": port, "uid": other_user,
+                                                   "reason": f"user id {other_user} listens there, not you (0)"}
+            results = _run(CLIENT, f"sc://localhost:{port}", server.url_of(port, address))
+            assert [kind for kind, _ in results] == ["FAQRuntimeError"] * 2 and "[SERVE_PEER_UNPROVEN]" in results[0][1]
+            cli = subprocess.run([sys.executable, "-m", "faq", "triangles", "tests/data/email-Eu-core.txt.gz",
+                                  "--placement", "executors", "--remote", f"sc://localhost:{port}"],
+                                 capture_output=True, text=True, env=_env(), cwd=ROOT, timeout=300)
+            assert cli.returncode == 2 and "[SERVE_PEER_UNPROVEN]" in cli.stderr, cli.stderr[-2000:]
+            assert f"user id {other_user} listens there" in cli.stderr and token not in cli.stderr + cli.stdout
+        assert squatter.seen == {"connections": 0, "received": ""}
+    finally:
+        os.unlink(path)
+
+
+# A TCP relay from 127.0.0.1:PORT (argv[1]) to the real server's port (argv[2]) that records what passes
+# towards the server: the "server" of a planted record (its process group leads the relay: it is ours).
+RELAY = r"""
+import socket, sys, threading
+listener = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+print("listening", flush=True)
+log = open(sys.argv[3], "ab", buffering=0)
+def pump(src, dst, record):
+    while chunk := src.recv(65536):
+        if record:
+            log.write(chunk)
+        dst.sendall(chunk)
+    dst.shutdown(socket.SHUT_WR)
+while True:
+    client = listener.accept()[0]
+    upstream = socket.create_connection(("127.0.0.1", int(sys.argv[2])))
+    threading.Thread(target=pump, args=(client, upstream, True), daemon=True).start()
+    threading.Thread(target=pump, args=(upstream, client, False), daemon=True).start()
+"""
+
+
+def test_a_squatter_on_the_other_loopback_address_gets_nothing(served, runtime, other_user, tmp_path):
+    """The issue's main reproduction: another user listens on [::1]:PORT while the server listens on
+    127.0.0.1:PORT, and faq clients connect with sc://localhost, sc://127.0.0.1 and sc://[::1] (gRPC tries
+    [::1] first for localhost).  (The real server holds [::1]:PORT itself, so the server here is a relay
+    of ours on a new port to the module's server.)  Every call answers; the squatter gets no connection
+    and no byte; the token reached the relay, i.e. the address the record names."""
+    port = _free_everywhere()
+    seen_by_relay = tmp_path / "relay.bin"
+    relay = subprocess.Popen([sys.executable, "-c", RELAY, str(port), str(served["port"]), str(seen_by_relay)],
+                             stdout=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        assert relay.stdout.readline().strip() == "listening"
+        path = _plant(port, relay.pid, "127.0.0.1", served["token"])
+        with squatting("::1", port, other_user) as squatter:
+            urls = [f"sc://localhost:{port}", f"sc://127.0.0.1:{port}", f"sc://[::1]:{port}/;user_id=me"] * 2
+            assert _run(CLIENT, *urls) == [["ok", 3]] * 6
+        assert squatter.seen == {"connections": 0, "received": ""}
+        assert b"Bearer " + served["token"].encode() in seen_by_relay.read_bytes()
+        os.unlink(path)
+    finally:
+        relay.kill()
+        relay.wait()
+
+
+def test_a_process_of_ours_that_is_not_the_server_gets_no_token(runtime, foreign):
+    """Our own user id is not enough: a socket the recorded server's processes do not hold (here: this
+    test's) is refused, naming the recorded pid; so is a record whose process is gone or was replaced."""
+    serve_directory(create=True)
+    with socket.socket() as ours:
+        ours.bind(("127.0.0.1", 0))
+        ours.listen()
+        port = ours.getsockname()[1]
+        path = _plant(port, foreign.pid, "127.0.0.1", "planted")
+        try:
+            with pytest.raises(FAQRuntimeError) as raised:
+                with_served_token(f"sc://localhost:{port}")
+            assert raised.value.parameters == {
+                "address": "127.0.0.1", "port": port, "uid": os.getuid(),
+                "reason": f"a process of yours that is not the recorded server (pid {foreign.pid}) listens there"}
+        finally:
+            os.unlink(path)
+
+
+def test_a_record_of_a_server_elsewhere_is_checked_by_user_id(runtime):
+    """A record copied from another machine to reach its server through an SSH tunnel (``--host 0.0.0.0``
+    there; the tunnel listens here on 127.0.0.1, as us) names no process here: the socket's user id is
+    the proof, and the token goes to the recorded address."""
+    serve_directory(create=True)
+    with socket.socket() as tunnel:
+        tunnel.bind(("127.0.0.1", 0))
+        tunnel.listen()
+        port = tunnel.getsockname()[1]
+        elsewhere = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1  # no process here has this id
+        path = _write_record(port, {"pid": elsewhere, "start_time": 1, "host": "0.0.0.0", "token": "t0ken"})
+        try:
+            assert with_served_token(f"sc://localhost:{port}") == f"sc://127.0.0.1:{port}/;authorization=Bearer%20t0ken"
+        finally:
+            os.unlink(path)
+
+
+def test_without_proc_net_tcp_the_client_refuses(monkeypatch):
+    """Where no /proc/net/tcp tells who listens (not Linux), the token is not sent: the error says why."""
+    from faq import served as served_module
+
+    monkeypatch.setattr(served_module, "listening_sockets", lambda port: None)
+    with pytest.raises(FAQRuntimeError) as raised:
+        served_module.prove_peer("127.0.0.1", 15002, {"pid": os.getpid()})
+    assert raised.value.error_class == "SERVE_PEER_UNPROVEN" and raised.value.parameters["uid"] is None
+    assert "no /proc/net/tcp" in raised.value.parameters["reason"]
+
+
+def test_a_host_name_is_refused_as_host(runtime):
+    """``--host`` must be an address: clients dial exactly what the server bound, and a name may be several."""
+    with pytest.raises(FAQValueError) as raised:
+        server.start(_free_port(), master="local[1]", timeout=5, host="localhost")
+    assert raised.value.error_class == "INVALID_ARGUMENT" and raised.value.parameters["argument"] == "host"
+
+
+def test_sparks_own_ports_are_authenticated_and_on_loopback(served):
+    """The server's SparkContext runs with spark.authenticate (a secret the JVM makes itself: on no command
+    line) and its driver bound to 127.0.0.1, as its log reports from the running context; every listening
+    socket of the server's processes is on loopback (test_the_server_listens_on_loopback_only)."""
+    log = Path(server.log_path(served["port"])).read_text()
+    assert "spark.authenticate=true, spark.driver.bindAddress=127.0.0.1" in log, log[-2000:]
+    for pid in _tree(served["state"]["pid"]):
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            assert b"spark.authenticate.secret" not in f.read()
+    assert server.internal_network_config("spark://cluster:7077") == {}  # a cluster's own configuration
+
+
+def test_sparks_own_ports_refuse_an_unauthenticated_request(served):
+    """An RPC request without Spark's authentication to each listening port of the server's processes
+    (other than Connect's): the two Spark transport ports (RPC, block manager) answer with the failure of
+    their authentication handler; the others (py4j's gateway, PySpark's own servers) answer nothing."""
+    inodes = set()
+    for pid in _tree(served["state"]["pid"]):
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                    if target.startswith("socket:["):
+                        inodes.add(int(target[8:-1]))
+    ports = {port for port, _, inode in _listening_sockets() if inode in inodes} - {served["port"]}
+    body = b"not authenticated"
+    message = struct.pack(">bqi", 3, 42, len(body))  # Spark's RpcRequest: type 3, request id, body size
+    answers = []
+    for port in ports:
+        with socket.create_connection(("127.0.0.1", port), timeout=2) as conn:
+            conn.sendall(struct.pack(">q", 8 + len(message) + len(body)) + message + body)
+            data = b""
+            with contextlib.suppress(socket.timeout, ConnectionError):
+                while chunk := conn.recv(65536):
+                    data += chunk
+        if data:
+            answers.append(data)
+    assert len(answers) == 2, answers
+    assert all(b"AbstractAuthRpcHandler" in answer for answer in answers), answers
+
+
+# --- paths mean the client's files (issue 48, item 5) --------------------------------------------------
+
+
+@pytest.mark.parametrize("given", ["signs.txt", "sign?.txt"])
+def test_a_relative_path_names_the_clients_file(served, tmp_path, given):
+    """The issue's reproduction: ``faq triangles signs.txt --remote ...`` -- a file the driver hands to
+    Spark (ids written ``+1``; or a glob) -- with a file of that name beside the server too.  The
+    client's file (no triangle) is counted, not the server's (one triangle).  Without the fix the server's
+    was (checked by hand: count 1, edges 3, for both).  The server also runs in its own directory."""
+    server_cwd = os.readlink(f"/proc/{served['state']['pid']}/cwd")
+    assert server_cwd == served["state"]["tmp"]
+    beside_server = Path(server_cwd) / "signs.txt"
+    beside_server.write_text("+1 2\n2 3\n1 3\n")
+    (tmp_path / "signs.txt").write_text("+1 2\n2 3\n")
+    try:
+        run = subprocess.run([sys.executable, "-m", "faq", "triangles", given, "--json", "--quiet", "--remote",
+                              served["state"]["url"]], capture_output=True, text=True, env=_env(), cwd=tmp_path,
+                             timeout=300)
+        assert run.returncode == 0, run.stderr[-3000:]
+        answer = json.loads(run.stdout)
+        assert (answer["count"], answer["edges"]) == (0, 2), answer
+    finally:
+        beside_server.unlink()

@@ -324,3 +324,218 @@ def test_a_writer_killed_at_random_moments_leaves_a_state_every_reader_reopens_e
                 assert set(os.listdir(state / "data")) == named  # what the killed writer left is swept
     assert len(kill_versions) >= 3, kill_versions  # the kills landed at different points of the run
     assert reopened >= TRIALS  # readers really did reopen during the writes
+
+
+# --- a state is trusted only if ours (issue 48 item 4) --------------------------------------------------
+
+
+def small_store(folder: Path) -> Store:
+    """A new state with one relation of two files (a base and a delta), released."""
+    store = Store(folder)
+    store.create()
+    store.save(0, {"kind": "example"}, {"edge": ("base", pa.table({"src": [1, 2], "dst": [2, 3]}))})
+    store.save(1, {"kind": "example"}, {"edge": ("delta", pa.table({"src": [3], "dst": [1]}))})
+    store.release()
+    return store
+
+
+@pytest.fixture
+def other_user():
+    """The uid of a throw-away system user, removed after (root only: others cannot make one)."""
+    import pwd
+
+    if os.getuid() != 0:
+        pytest.skip("making a second OS user needs root")
+    name = f"faqtrust{os.getpid() % 100000}"
+    subprocess.run(["useradd", "--system", "--no-create-home", name], check=True, capture_output=True)
+    try:
+        yield pwd.getpwnam(name).pw_uid
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+def within(seconds: float, call):
+    """``call()``'s result or exception, or a failure if it has not returned after ``seconds`` (a FIFO hang)."""
+    import threading
+
+    outcome: dict = {}
+
+    def run():
+        try:
+            outcome["value"] = call()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still blocked after {seconds} s"
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def test_a_state_directory_writable_by_others_is_refused_with_the_fix(tmp_path):
+    from faq.errors import StateUntrustedError
+
+    store = small_store(tmp_path / "st")
+    os.chmod(store.path, 0o777)
+    with pytest.raises(StateUntrustedError) as refused:
+        Store(store.path).load()
+    assert refused.value.parameters["path"] == store.path
+    assert "writable by the group or others (mode 777)" in refused.value.parameters["reason"]
+    assert f"chmod go-w {store.path}" in refused.value.parameters["fix"]
+    assert isinstance(refused.value, StateDirectoryError)  # callers catching the old class still do
+    for mode in (0o775, 0o757):  # the group's write, or others'
+        os.chmod(store.path, mode)
+        with pytest.raises(StateUntrustedError):
+            Store(store.path).manifest()
+    os.chmod(store.path, 0o755)
+    os.chmod(os.path.join(store.path, "data"), 0o777)
+    with pytest.raises(StateUntrustedError, match="data/ is writable"):
+        Store(store.path).load()
+    os.chmod(os.path.join(store.path, "data"), 0o755)
+    assert Store(store.path).load()[0]["version"] == 1
+    os.chmod(store.path, 0o777)
+    with pytest.raises(StateUntrustedError):  # nor made there
+        Store(tmp_path / "st").check_new()
+    open_dir = tmp_path / "open"
+    open_dir.mkdir(mode=0o777)
+    os.chmod(open_dir, 0o777)
+    with pytest.raises(StateUntrustedError):
+        Store(open_dir).create()
+    assert os.listdir(open_dir) == []  # refused before anything was written
+
+
+def test_a_parent_writable_by_everyone_counts_unless_sticky(tmp_path):
+    from faq.errors import StateUntrustedError
+
+    parent = tmp_path / "shared"
+    parent.mkdir()
+    store = small_store(parent / "st")
+    os.chmod(parent, 0o777)  # another user could rename st away and put a forged one in its place
+    with pytest.raises(StateUntrustedError) as refused:
+        Store(store.path).load()
+    assert f"parent directory {parent}" in refused.value.parameters["reason"]
+    assert "sticky" in refused.value.parameters["fix"]
+    with pytest.raises(StateUntrustedError):  # a new state beneath it too (its own parents not made yet)
+        Store(parent / "new" / "deeper").check_new()
+    os.chmod(parent, 0o1777)  # as /tmp: only an entry's owner renames or deletes it
+    assert Store(store.path).load()[0]["version"] == 1
+
+
+def test_a_state_or_parent_of_another_user_is_refused(tmp_path, other_user):
+    from faq.errors import StateUntrustedError
+
+    store = small_store(tmp_path / "st")
+    os.chown(store.path, other_user, -1)
+    with pytest.raises(StateUntrustedError) as refused:
+        Store(store.path).load()
+    assert f"belongs to user id {other_user}" in refused.value.parameters["reason"]
+    assert "choose a directory of yours" in refused.value.parameters["fix"]
+    os.chown(store.path, 0, -1)
+    parent = tmp_path / "theirs"
+    parent.mkdir()
+    os.chown(parent, other_user, -1)
+    with pytest.raises(StateUntrustedError, match=f"parent directory {parent} belongs to user id {other_user}"):
+        Store(parent / "st").create()
+    file = os.path.join(store.path, "data", sorted(os.listdir(os.path.join(store.path, "data")))[0])
+    os.chown(file, other_user, -1)  # a data file of theirs in a directory of ours: not read
+    with pytest.raises(StateDirectoryError, match="belongs to user id"):
+        Store(store.path).load()
+
+
+def test_a_writer_lock_another_user_made_is_refused_not_taken_as_a_holder(tmp_path, other_user):
+    from faq.errors import StateUntrustedError
+    from faq.incremental.writer_lock import LOCK_FILE, WriterLock
+
+    store = small_store(tmp_path / "st")
+    lock = os.path.join(store.path, LOCK_FILE)
+    os.chown(lock, other_user, -1)
+    with pytest.raises(StateUntrustedError) as refused:
+        WriterLock.acquire(store.path)
+    assert refused.value.parameters["reason"] == f"{LOCK_FILE} belongs to user id {other_user}, not to you (0)"
+    assert f"remove {lock}" in refused.value.parameters["fix"]
+    os.unlink(lock)
+    os.mkfifo(lock, 0o644)  # a FIFO: refused at once, not an open that waits for a writer
+    with pytest.raises(StateUntrustedError, match="is not a regular file"):
+        within(10, lambda: WriterLock.acquire(store.path))
+
+
+def test_a_fifo_in_place_of_a_manifest_or_data_file_is_refused_without_blocking(tmp_path):
+    store = small_store(tmp_path / "st")
+    data = os.path.join(store.path, "data")
+    named = Store(store.path).manifest()["relations"]["edge"]["files"][1]
+    os.unlink(os.path.join(data, named))
+    os.mkfifo(os.path.join(data, named), 0o644)
+    with pytest.raises(StateDirectoryError, match=f"data file {named} cannot be read: .*not a regular file"):
+        within(10, lambda: Store(store.path).load())
+    with pytest.raises(StateDirectoryError, match="not a regular file"):
+        within(10, lambda: Store(store.path).files("edge"))
+    manifest = os.path.join(store.path, MANIFEST)
+    os.unlink(manifest)
+    os.mkfifo(manifest, 0o644)
+    with pytest.raises(StateDirectoryError, match="manifest.json cannot be read: .*not a regular file"):
+        within(10, lambda: Store(store.path).manifest())
+    assert not Store(store.path).exists()
+
+
+def test_a_manifest_too_deep_or_too_large_is_a_state_error(tmp_path, monkeypatch):
+    import faq.incremental.store as store_module
+
+    store = small_store(tmp_path / "st")
+    manifest = os.path.join(store.path, MANIFEST)
+    with open(manifest, "w") as f:
+        f.write("[" * 200_000)
+    with pytest.raises(StateDirectoryError, match="nests deeper than 32 levels"):
+        Store(store.path).manifest()
+    with open(manifest, "w") as f:
+        f.write("[" * 40 + "]" * 40)  # parses, but deeper than faq's manifests
+    with pytest.raises(StateDirectoryError, match="nests deeper"):
+        Store(store.path).manifest()
+    monkeypatch.setattr(store_module, "MAX_MANIFEST_BYTES", 16)
+    with open(manifest, "w") as f:
+        f.write('{"format": "' + "x" * 64 + '"}')
+    with pytest.raises(StateDirectoryError, match="larger than 16 bytes"):
+        Store(store.path).manifest()
+
+
+def test_the_ownership_check_is_made_once_per_store_not_per_batch(tmp_path, monkeypatch):
+    import faq.incremental.store as store_module
+
+    store = small_store(tmp_path / "st")
+    calls = []
+    real = store_module.parent_problem
+    monkeypatch.setattr(store_module, "parent_problem", lambda path: calls.append(path) or real(path))
+    writer = Store(store.path)
+    writer.load()
+    for version in range(2, 12):
+        writer.save(version, {"kind": "example"}, {"edge": ("delta", pa.table({"src": [version], "dst": [1]}))})
+    writer.release()
+    assert len(calls) == 1
+
+
+def test_the_command_refuses_a_state_directory_others_can_write(tmp_path):
+    graph = tmp_path / "g.txt"
+    graph.write_text("1 2\n2 3\n1 3\n")
+    updates = tmp_path / "updates"
+    updates.mkdir()
+    state = tmp_path / "st"
+    state.mkdir()
+    os.chmod(state, 0o777)
+    done = subprocess.run([sys.executable, "-m", "faq", "truss", str(graph), "--updates", str(updates), "--state",
+                           str(state)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "[STATE_UNTRUSTED]" in done.stderr and "chmod go-w" in done.stderr
+    assert os.listdir(state) == []
+
+
+def test_a_holder_record_nested_too_deep_is_no_holder_not_a_recursion_error(tmp_path):
+    from faq.incremental.writer_lock import LOCK_FILE, WriterLock
+
+    first = WriterLock.acquire(str(tmp_path))
+    with open(tmp_path / LOCK_FILE, "r+") as f:  # what the holder wrote, replaced by a deep JSON
+        f.write("[" * 4096)
+    with pytest.raises(StateLockedError) as refused:
+        WriterLock.acquire(str(tmp_path))
+    assert refused.value.parameters["holder"] == "a process that did not record itself"
+    first.release()

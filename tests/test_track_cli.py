@@ -91,7 +91,7 @@ def test_track_resumes_from_its_state_and_never_applies_a_batch_twice(capsys, tm
 
     # Another pattern, or a directory whose first files are not the ones applied, is refused (exit 2).
     code, out, err = run(capsys, "track", "(a)->(b)", graph, updates, "--state", state)
-    assert code == 2 and "STATE_DIRECTORY" in err
+    assert code == 2 and "STATE_JOB_MISMATCH" in err and "its pattern was" in err
     other = tmp_path / "other"
     other.mkdir()
     (other / "000.txt").write_text("+ 7 8\n")

@@ -118,6 +118,27 @@ def _in_row_order(order: np.ndarray, key: np.ndarray) -> np.ndarray:
     return order
 
 
+def wide_times(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both sides' int64 times, as order-preserving uint64 (``x + 2**63``) when their span exceeds int64.
+
+    A distance between two int64 times can wrap (``2**63 - 1 - (-2**63)`` is -1 in int64): a tolerance of 10
+    would then match the extremes.  Shifted to uint64, the larger minus the smaller (as the search takes
+    it) is exact.  Times of a narrower span, and floats, are returned as they are (no copy).
+
+    >>> l, r = wide_times(np.array([-2**63]), np.array([2**63 - 1]))
+    >>> l.dtype.name, int(r[0] - l[0])
+    ('uint64', 18446744073709551615)
+    """
+    if left.dtype != np.int64 or right.dtype != np.int64 or not (len(left) and len(right)):
+        return left, right
+    low = min(int(left.min()), int(right.min()))
+    high = max(int(left.max()), int(right.max()))
+    if high - low <= np.iinfo(np.int64).max:
+        return left, right
+    flip = np.uint64(1 << 63)
+    return left.view(np.uint64) ^ flip, right.view(np.uint64) ^ flip
+
+
 def match(runs: Runs, codes: np.ndarray, times: np.ndarray, *, direction: str = "backward",
           allow_exact_matches: bool = True, tolerance: Optional[float] = None,
           threads: int = DEFAULT_THREADS) -> np.ndarray:
@@ -201,13 +222,18 @@ def _match_numpy(runs: Runs, codes: np.ndarray, times: np.ndarray, kind: int, ex
         elif kind == 1:
             pick, ok = ahead, ahead_ok
         else:
-            back_gap = np.where(back_ok, t - segment[np.maximum(back, 0)], np.inf)
-            ahead_gap = np.where(ahead_ok, segment[np.minimum(ahead, hi - lo - 1)] - t, np.inf)
-            use_back = back_gap <= ahead_gap
+            with np.errstate(over="ignore"):  # in the times' own type (exact: no float rounding of uint64 gaps)
+                back_gap = t - segment[np.maximum(back, 0)]
+                ahead_gap = segment[np.minimum(ahead, hi - lo - 1)] - t
+            # an int64 gap beyond 2**63 - 1 wraps negative: then it is the larger (as in one_match)
+            nearer = np.where((back_gap < 0) == (ahead_gap < 0), back_gap <= ahead_gap, back_gap >= 0)
+            use_back = back_ok & (~ahead_ok | nearer)
             pick, ok = np.where(use_back, back, ahead), back_ok | ahead_ok
         if limit >= 0:
-            gap = np.abs(t - segment[np.clip(pick, 0, hi - lo - 1)])
-            ok &= gap <= limit
+            chosen = segment[np.clip(pick, 0, hi - lo - 1)]
+            with np.errstate(over="ignore"):  # the larger minus the smaller: wraps negative only beyond 2**63 - 1
+                gap = np.where(chosen >= t, chosen - t, t - chosen)
+            ok &= (gap <= limit) & ~((gap < 0) & (limit < _TWO_63))
         out[mine[ok]] = runs.order[lo + pick[ok]]
     return out
 
@@ -253,13 +279,30 @@ def one_match(starts, rtimes, order, alive, check_alive, n_codes, c, t, kind, ex
         pick = -1
         if back >= lo:
             pick = back
-        if ahead < hi and (pick < 0 or rtimes[ahead] - t < t - rtimes[back]):
+        if ahead < hi and pick < 0:
             pick = ahead
+        elif ahead < hi:
+            after, before = rtimes[ahead], rtimes[back]
+            if (after >= 0) == (t >= 0) and (before >= 0) == (t >= 0):  # one sign: no difference can overflow
+                closer = after - t < t - before
+            else:  # an int64 difference could overflow (and overflow is undefined when compiled): in doubles
+                closer = float(after) - float(t) < float(t) - float(before)
+            if closer:
+                pick = ahead
     if pick < 0:
         return -1
-    if limit >= 0 and abs(rtimes[pick] - t) > limit:
-        return -1
+    if limit >= 0:
+        found = rtimes[pick]
+        if (found >= 0) == (t >= 0):  # one sign (always for uint64 times, wide_times): exact, no overflow
+            far = (found - t if found >= t else t - found) > limit
+        else:  # an int64 difference could overflow (undefined when compiled): in doubles, exact below 2**53
+            far = abs(float(found) - float(t)) > limit
+        if far:
+            return -1
     return order[pick]
+
+
+_TWO_63 = 9.223372036854775807e18  # a tolerance from here on takes every distance an int64 can hold
 
 
 def compiled_search():

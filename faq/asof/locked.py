@@ -144,7 +144,7 @@ class LockedAsof(MaintainedAsof):
 
         Returns the sealed rows added (+1) and those retracted by left deletions (-1).
         A batch that fails before it commits is taken back by reopening the
-        durable state (with ``path=``); without one the object refuses further
+        durable state (with ``state=``); without one the object refuses further
         batches (:attr:`broken`) -- the locked join keeps no undo log.
         """
         if self.broken:

@@ -183,7 +183,7 @@ class MaintainedAsof(Maintained, Owner):
 
     @classmethod
     def open(cls, path: str, *, progress: Progress = None) -> "MaintainedAsof":
-        """Reopen a join of this class's mode saved with ``path=`` at its last committed version (no Spark);
+        """Reopen a join of this class's mode saved with ``state=`` at its last committed version (no Spark);
         :func:`faq.asof.open_join` reopens either mode.
 
         Raises
@@ -270,8 +270,12 @@ class MaintainedAsof(Maintained, Owner):
         Raises
         ------
         InvalidDeltaError
-            Rows with other columns, a ``diff`` other than ±1, or a deletion
-            of a row that is not there; nothing changes then.
+            Rows with other columns, or a deletion of a row that is not
+            there; nothing changes then.
+        InvalidBatchError
+            A column that does not fit the side's type (a string or a float
+            with a fraction into an int column, NaN in the time column), or
+            a ``diff`` other than ±1 (:mod:`faq.incremental.batch_check`).
         """
         return self._apply(changes, left, right, None, version, label, before_commit)
 
@@ -465,11 +469,14 @@ class MaintainedAsof(Maintained, Owner):
         if missing or extra:
             raise InvalidDeltaError(side, f"change rows of the {side} side need its columns {schema.names} and "
                                           f"'{DIFF}'; missing {missing}, unknown {extra}", known=list(schema.names))
+        from faq.incremental import batch_check
+
+        # each column as the side holds it (a float time into an int one only if whole), diff +1 / -1
+        spec = {**batch_check.schema_spec(schema, ordered=[self.on]), DIFF: batch_check.SIGN}
+        table = batch_check.check_batch(table, spec, relation=side, target=self.WHAT)
         diff = table.column(DIFF) if DIFF in table.column_names else pa.chunked_array([np.ones(table.num_rows,
                                                                                               dtype=np.int64)])
         values = np.asarray(diff.to_numpy(zero_copy_only=False))
-        if not np.isin(values, (1, -1)).all():
-            raise InvalidDeltaError(side, f"'{DIFF}' must be +1 (insert) or -1 (delete)", known=list(schema.names))
         body = table.select(schema.names).cast(schema)
         inserts = body.filter(pa.array(values == 1))
         deletes = body.filter(pa.array(values == -1))

@@ -230,7 +230,7 @@ def _placement(left: Any, right: Any, requested: Optional[str], spark: Any) -> t
 
 
 def open_join(path: str, *, progress: Progress = None) -> Any:
-    """Reopen a maintained as-of join saved with ``path=``, of either mode, at its last committed version.
+    """Reopen a maintained as-of join saved with ``state=``, of either mode, at its last committed version.
 
     Returns a :class:`~faq.asof.maintained.MaintainedAsof` (view) or a
     :class:`~faq.asof.locked.LockedAsof`, as was saved (no Spark).

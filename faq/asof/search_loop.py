@@ -23,6 +23,9 @@ from faq.asof.kernel import one_match
 
 __all__ = ["search", "one"]
 
+# numba's cache of ``search`` is keyed on this file alone, yet holds ``one_match`` compiled into it: a change
+# to one_match (faq/asof/kernel.py) must come with a change here, or a warmed cache keeps the old search.
+# (Last: issue 48, int64 distances that overflow.)
 one = numba.njit(cache=True, nogil=True)(one_match)
 
 

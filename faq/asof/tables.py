@@ -37,7 +37,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from faq.asof.kernel import DIRECTIONS, match, sorted_runs
+from faq.asof.kernel import DIRECTIONS, match, sorted_runs, wide_times
 from faq.errors import (
     ColumnClashError,
     InputNotFoundError,
@@ -118,6 +118,7 @@ def asof_tables(
     left_codes, right_codes, n_codes = key_codes([left.column(k) for k in keys], [right.column(k) for k in keys],
                                                  left.num_rows, right.num_rows)
     left_times, right_times, scale = time_numbers(left.column(on), right.column(on), on)
+    left_times, right_times = wide_times(left_times, right_times)  # a distance never wraps at the extremes
     left_codes[_nulls(left.column(on))] = -1
     right_codes[_nulls(right.column(on))] = -1
     runs = sorted_runs(right_codes, right_times, n_codes)
@@ -257,7 +258,12 @@ def time_numbers(left: Any, right: Any, on: str) -> tuple[np.ndarray, np.ndarray
     if pa.types.is_integer(kind) or pa.types.is_floating(kind) or pa.types.is_decimal(kind):
         float_kind = pa.types.is_floating(kind) or pa.types.is_floating(right.type) or pa.types.is_decimal(kind)
         target = pa.float64() if float_kind else pa.int64()
-        return _numbers(left.cast(target)), _numbers(right.cast(target)), None
+        try:
+            return _numbers(left.cast(target)), _numbers(right.cast(target)), None
+        except pa.ArrowInvalid:  # an integer beyond 2**53 against float times: no exact comparison
+            raise ColumnTypeMismatchError(column=on, role="time", left=f"{left.type} (compared as double)",
+                                          right=f"{right.type}, with a value a double does not hold exactly"
+                                          ) from None
     if pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_binary(kind) or \
             pa.types.is_boolean(kind):
         both = pa.chunked_array([*left.chunks, *right.cast(kind).chunks], type=kind)
@@ -323,36 +329,67 @@ def check_compatible(column: str, role: str, left: Any, right: Any) -> None:
 
 
 def read_table(data: Any) -> Any:
-    """An Arrow table of a pandas frame, an Arrow table, a path (Parquet; else CSV with a header) or a
-    Spark DataFrame (collected: one job).
+    """An Arrow table of a pandas frame, an Arrow table, a path (Parquet by extension or magic bytes; else CSV
+    with a header) or a Spark DataFrame (collected: one job); its column names distinct.
+
+    A CSV file whose last line has no line break is refused (it may be cut short:
+    :func:`faq.io._common.whole_text`), as are rows of another width and a column of mixed types.
 
     >>> read_table({"t": [1, 2]}).num_rows
     2
     """
     import pyarrow as pa
 
+    from faq.errors import FAQTypeError
     from faq.spark import is_dataframe
 
     if isinstance(data, pa.Table):
-        return data
-    if is_dataframe(data):
-        return data.toArrow()
-    if isinstance(data, (str, os.PathLike)):
-        path = os.fspath(data)
-        if not os.path.exists(path):
-            raise InputNotFoundError(path=path)
-        if path.endswith(".parquet") or os.path.isdir(path):
+        table = data
+    elif is_dataframe(data):
+        table = data.toArrow()
+    elif isinstance(data, (str, os.PathLike)):
+        table = _read_path(os.fspath(data))
+    elif isinstance(data, dict) or type(data).__name__ == "DataFrame":
+        names = list(map(str, data.keys() if isinstance(data, dict) else data.columns))
+        _check_distinct(names, "the columns of an as-of input")
+        try:
+            table = pa.table(data) if isinstance(data, dict) else pa.Table.from_pandas(data, preserve_index=False)
+        except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # a column of mixed types, e.g. ints and strings
+            raise FAQTypeError(error_class="INPUT_TYPE", what="an as-of input", expected="columns of one type "
+                               "each", found=" ".join(map(str, exc.args))) from None
+    else:
+        raise InvalidArgumentError(argument="left/right", value=type(data).__name__,
+                                   reason="expected a pandas DataFrame, an Arrow table, a Spark DataFrame or a path")
+    _check_distinct(table.column_names, "the columns of an as-of input")
+    return table
+
+
+def _read_path(path: str) -> Any:
+    """A Parquet file or directory, else a CSV file with a header: refused (MalformedInputError) when unreadable."""
+    import pyarrow as pa
+
+    from faq.errors import MalformedInputError
+    from faq.io._common import format_of, whole_text
+
+    if not os.path.exists(path):
+        raise InputNotFoundError(path=path)
+    try:
+        if format_of(path) == "parquet" or os.path.isdir(path):
             import pyarrow.parquet as pq
 
             return pq.read_table(path)
         import pyarrow.csv as pcsv
 
-        return pcsv.read_csv(path)
-    if isinstance(data, dict):
-        return pa.table(data)
-    import pandas as pd
+        return pcsv.read_csv(pa.BufferReader(whole_text(path)))
+    except (pa.ArrowException, OSError) as exc:  # a row of another width, a corrupt Parquet file
+        raise MalformedInputError(path=path, reason=f"not a table faq can read ({' '.join(map(str, exc.args))})"
+                                  ) from None
 
-    if isinstance(data, pd.DataFrame):
-        return pa.Table.from_pandas(data, preserve_index=False)
-    raise InvalidArgumentError(argument="left/right", value=type(data).__name__,
-                               reason="expected a pandas DataFrame, an Arrow table, a Spark DataFrame or a path")
+
+def _check_distinct(names: Sequence[str], what: str) -> None:
+    from faq.errors import FAQTypeError
+
+    twice = sorted({n for n in names if list(names).count(n) > 1})
+    if twice:
+        raise FAQTypeError(error_class="INPUT_TYPE", what=what, expected="distinct names",
+                           found=f"columns {list(names)} ({', '.join(map(repr, twice))} more than once)")

@@ -23,9 +23,13 @@ and an optional ``diff`` (+1 insert, -1 delete).  One line per batch: the
 joined rows retracted and added.  ``--changes CHANGES_DIR`` writes each
 batch's change rows to ``CHANGES_DIR/version-<v>.parquet``; ``--state``
 keeps the join durable and resumes it (files applied already are skipped,
-never applied twice); ``--follow`` keeps applying files as they land
-(:mod:`faq.cli.follow`; the issue's ``--follow DIR`` is ``--updates DIR
---follow`` here, as for ``faq track`` and ``faq truss``).
+never applied twice) -- only for the same job: LEFT and RIGHT (by content),
+``--on``, ``--by``, ``--direction``, ``--tolerance``, ``--no-exact``,
+``--how``, ``--mode`` and ``--lateness`` as when it was made, else the run is
+refused (:mod:`faq.cli.resume`; ``--restart`` starts again); ``--follow``
+keeps applying files as they land (:mod:`faq.cli.follow`; the issue's
+``--follow DIR`` is ``--updates DIR --follow`` here, as for ``faq track``
+and ``faq truss``).
 
 Examples
 --------
@@ -45,6 +49,7 @@ from typing import Any, Callable
 from faq.cli.follow import add_follow_options, check_follow_options
 from faq.cli.inputs import check_table_out, require_file
 from faq.cli.output import PREVIEW_ROWS, plural, print_json, print_table, resumed_line, write_arrow
+from faq.cli.resume import add_restart_option, check_restart, recording, resume
 
 __all__ = ["add_commands", "check_asof", "run_asof"]
 
@@ -91,19 +96,18 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
                           "it to resume (batch files applied already are skipped)")
     sub.add_argument("--changes", metavar="CHANGES_DIR",
                      help="with --updates: write each batch's change rows to CHANGES_DIR/version-<v>.parquet")
+    add_restart_option(sub)
     add_follow_options(sub)
     sub.set_defaults(local=run_asof, check_early=check_asof)
 
 
 def check_asof(args: argparse.Namespace) -> None:
-    """Checks before any row is read: both inputs exist (unless a state is reopened), ``--out`` is a .csv or
-    .parquet file in a folder, the update options come with ``--updates``."""
+    """Checks before any row is read: both inputs exist (a reopened state's too: they are compared), ``--out``
+    is a .csv or .parquet file in a folder, the update options come with ``--updates``."""
     from faq.errors import InvalidArgumentError
-    from faq.incremental.store import Store
 
-    if not (args.state and Store(args.state).exists()):
-        require_file(args.left)
-        require_file(args.right)
+    require_file(args.left)
+    require_file(args.right)
     check_table_out(args.out)
     for option in ("state", "follow", "changes"):
         if getattr(args, option) and not args.updates:
@@ -116,6 +120,7 @@ def check_asof(args: argparse.Namespace) -> None:
 
         update_files(args.updates)  # a missing or non-directory DIR is a one-line error
     check_follow_options(args)
+    check_restart(args)
 
 
 def _report(args: argparse.Namespace, joined: Any, summary: dict[str, Any], started: float,
@@ -182,20 +187,22 @@ def _run_maintained(args: argparse.Namespace) -> None:
     """``faq asof --updates``: build (or reopen) the maintained join, apply the batch files, report each."""
     from faq.asof.oneshot import asof_join, open_join
     from faq.cli.follow import follow
-    from faq.incremental.store import Store
+    from faq.incremental.job import job_identity
     from faq.io.updates import pending, update_files
 
     files = update_files(args.updates)
     parsed = {f: _batch_file(f) for f in files}  # every file read and checked before any work
     started = time.perf_counter()
-    resumed = bool(args.state and Store(args.state).exists())
+    extra = {"lateness": args.lateness} if args.mode == "locked" else {}
+    options = dict(on=args.on, by=args.by, direction=args.direction, allow_exact_matches=args.exact,
+                   tolerance=args.tolerance, how=args.how, mode=args.mode, **extra)
+    job = job_identity("asof", {"left": args.left, "right": args.right}, **options) if args.state else None
+    resumed = resume(args, job, lambda text: print(f"faq: {text}", file=sys.stderr, flush=True))
     if resumed:
         join = open_join(args.state)
     else:
-        extra = {"lateness": args.lateness} if args.mode == "locked" else {}
-        join = asof_join(args.left, args.right, on=args.on, by=args.by, direction=args.direction,
-                         allow_exact_matches=args.exact, tolerance=args.tolerance, how=args.how, maintained=True,
-                         mode=args.mode, path=args.state, **extra)
+        with recording(job):
+            join = asof_join(args.left, args.right, maintained=True, path=args.state, **options)
     with join:
         todo = pending(files, join.labels, args.state) if resumed else [(k, f) for k, f in enumerate(files, start=1)]
         rows = join.table().num_rows

@@ -9,7 +9,9 @@ progress (``[faq] ...`` lines) to stderr.
 Errors print one line, ``faq: error: ...``, and set the exit code:
 
 * :data:`EXIT_USAGE` (2) -- bad input or usage: argparse's usage errors and
-  every :class:`~faq.errors.FAQError`, raised before anything is written;
+  every :class:`~faq.errors.FAQError`, raised before anything is written; and
+  a write the system refuses (disk full, read-only filesystem, permission
+  denied), as ``WRITE_FAILED`` naming the path;
 * :data:`EXIT_FAILURE` (1) -- Spark, Java or the operating system failed;
 * :data:`EXIT_INTERRUPTED` (130) -- Ctrl-C.
 
@@ -118,6 +120,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except FAQError as exc:
         _error(str(exc))
         return EXIT_USAGE
+    except OSError as exc:  # a full disk, a read-only filesystem, a denied write: the catalog's WRITE_FAILED
+        from faq.io._common import write_error
+
+        mapped = write_error(exc)
+        _error(str(mapped) if mapped is not None else _describe(exc))
+        return EXIT_USAGE if mapped is not None else EXIT_FAILURE
     except Exception as exc:  # noqa: BLE001 - the one place that turns failures into one line
         _error(_describe(exc))
         return EXIT_FAILURE

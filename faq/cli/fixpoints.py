@@ -32,7 +32,10 @@ committed after every batch: a run that finds a state in DIR reopens it
 instead of solving again, skips the batch files already applied (recorded
 by name; they must be the first files of ``--updates`` in name order:
 :func:`faq.io.updates.pending`), never applies one twice, and goes
-on with the rest; its first output line says how many were skipped.
+on with the rest; its first output line says how many were skipped.  Only
+the same job's state is resumed: GRAPH (by content), and for ``paths`` the
+source, semiring and weight column, as when it was made, else the run is
+refused (:mod:`faq.cli.resume`; ``--restart`` starts again).
 
 Examples
 --------
@@ -52,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
 from faq.cli.follow import add_follow_options, check_follow_options
 from faq.cli.inputs import check_table_out, require_file
 from faq.cli.output import PREVIEW_ROWS, jsonable, print_json, print_table, resumed_line, write_table
+from faq.cli.resume import add_restart_option, check_restart, recording, resume
 from faq.errors import FAQKeyError, FAQValueError, StateDirectoryError
 from faq.recursive.seminaive import NODE, PATH_SEMIRINGS, VALUE
 
@@ -149,6 +153,7 @@ def _add_fixpoint_command(
     parser.add_argument("--updates", metavar="DIR", help=text.updates)
     parser.add_argument("--state", metavar="STATE_DIR", help=_STATE_HELP)
     parser.add_argument("--out", metavar="PATH", help=text.out)
+    add_restart_option(parser)
     add_follow_options(parser)  # --follow watches the --updates directory
     return parser
 
@@ -189,6 +194,9 @@ def _add_components(commands: "argparse._SubParsersAction", common: argparse.Arg
 
 def check_paths(args: argparse.Namespace) -> None:
     """Checks of ``faq paths`` that need no Spark."""
+    from faq.checks import node_id
+
+    node_id(args.source, "--source")  # beyond 64 bits: a catalog error, not Spark's
     require_file(args.graph)
     if args.weight_column is not None and args.weight_column < 3:
         raise FAQValueError(error_class="WEIGHT_COLUMN", value=args.weight_column, argument="--weight-column")
@@ -207,8 +215,9 @@ def check_components(args: argparse.Namespace) -> None:
 
 
 def _check_follow(args: argparse.Namespace) -> None:
-    """``--follow`` watches ``--updates``: it needs one."""
+    """``--follow`` watches ``--updates``: it needs one; ``--restart`` needs ``--state``."""
     check_follow_options(args)
+    check_restart(args)
     if args.follow and not args.updates:
         raise FAQValueError(error_class="FOLLOW_NEEDS_UPDATES", argument="--follow", value=True)
 
@@ -249,7 +258,9 @@ def _first_data_fields(path: str, spark: "SparkSession") -> Optional[list[str]]:
         return None
     from pyspark.sql import functions as F
 
-    text = spark.read.text(path)
+    from faq.io._common import client_path
+
+    text = spark.read.text(client_path(path))  # the client's file, not one beside a Connect server
     line = F.trim(F.col("value"))
     row = text.select(line.alias("l")).where((F.col("l") != "") & ~F.col("l").rlike("^[#%]")).first()  # one row
     return None if row is None else separator.split(row[0])
@@ -270,17 +281,22 @@ def _weight_column(args: argparse.Namespace, spark: "SparkSession", reporter: "R
     return None
 
 
+def _job(args: argparse.Namespace, problem: str, **options: Any) -> Optional[dict]:
+    """The job a ``--state`` records and a resume compares (:mod:`faq.cli.resume`); None without ``--state``."""
+    from faq.incremental.job import job_identity
+
+    return job_identity(problem, {"graph": args.graph}, **options) if args.state else None
+
+
 def _reopen(args: argparse.Namespace, reporter: "Reporter", problem: str, semiring: str,
-            source: Optional[int]) -> Optional["MaintainedFixpoint"]:
-    """The state in ``--state`` when it holds one (checked against the command), else None."""
-    if not args.state:
+            source: Optional[int], job: Optional[dict]) -> Optional["MaintainedFixpoint"]:
+    """The state in ``--state`` when it holds one of ``job`` (checked against the command), else None."""
+    if not resume(args, job, reporter.note):
         return None
     from faq.incremental.store import Store
     from faq.recursive.maintained import MaintainedFixpoint
 
     store = Store(args.state)
-    if not store.exists():
-        return None
     reporter.note(f"reopening the state in {args.state}")
     maintained = MaintainedFixpoint.open(args.state, progress=reporter)
     held = "components" if maintained.components else \
@@ -391,6 +407,17 @@ def _finish(maintained: "MaintainedFixpoint", args: argparse.Namespace, reporter
 # --- handlers -----------------------------------------------------------------------
 
 
+def _occurs(graph: str, node: int, spark: "SparkSession") -> bool:
+    """Whether ``node`` is an end of an edge of ``graph`` read without weights (the error path only)."""
+    from pyspark.sql import functions as F
+
+    from faq.io import read_edge_list
+
+    edges = read_edge_list(graph, spark=spark, self_loops="keep", duplicates="keep")
+    u, v = edges.variables
+    return bool(edges.df.where((F.col(u) == node) | (F.col(v) == node)).limit(1).count())
+
+
 def run_paths(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
     """``faq paths``: single-source paths, then the update batches (resumed from ``--state`` if it holds one)."""
     from pyspark.sql import functions as F
@@ -404,7 +431,8 @@ def run_paths(args: argparse.Namespace, spark: "SparkSession", reporter: "Report
     weight_column = _weight_column(args, spark, reporter)
     batches = _batches(args.updates, weighted=weight_column is not None)
     started = time.perf_counter()
-    maintained = _reopen(args, reporter, "paths", semiring.name, args.source)
+    job = _job(args, "paths", source=args.source, semiring=semiring.name, weight_column=weight_column)
+    maintained = _reopen(args, reporter, "paths", semiring.name, args.source, job)
     resumed = maintained is not None
     source = args.source
     if not resumed:
@@ -421,11 +449,14 @@ def run_paths(args: argparse.Namespace, spark: "SparkSession", reporter: "Report
         if not in_batches:
             u, v = edges.variables
             found = edges.df.where((F.col(u) == source) | (F.col(v) == source)).limit(1).count()  # at most 1
+            if not found and weight_column is not None:  # its edges may weigh the semiring's zero (inf): no edge
+                found = _occurs(args.graph, source, spark)
             if not found:
                 raise FAQKeyError(error_class="UNKNOWN_NODE", node=source, graph=args.graph)
         what = {"boolean": "reachable", "min_plus": "shortest paths", "max_min": "widest paths"}[semiring.name]
         reporter.note(f"{what} from {source} ({semiring.name})")
-        maintained = MaintainedFixpoint.paths(edges, source, semiring, progress=reporter, path=args.state)
+        with recording(job):
+            maintained = MaintainedFixpoint.paths(edges, source, semiring, progress=reporter, path=args.state)
     with maintained:
         todo = _todo(maintained, batches, resumed, args.state)
         rows = maintained.size
@@ -445,13 +476,15 @@ def run_components(args: argparse.Namespace, spark: "SparkSession", reporter: "R
     check_components(args)  # also when called without faq.cli.main
     batches = _batches(args.updates, weighted=False)
     started = time.perf_counter()
-    maintained = _reopen(args, reporter, "components", "min_label", None)
+    job = _job(args, "components")
+    maintained = _reopen(args, reporter, "components", "min_label", None, job)
     resumed = maintained is not None
     if not resumed:
         reporter.note(f"reading {args.graph}")
         edges = read_edge_list(args.graph, spark=spark, self_loops="keep")  # a loop-only node is a component
         reporter.note("connected components (min label propagation)")
-        maintained = MaintainedFixpoint.components(edges, progress=reporter, path=args.state)
+        with recording(job):
+            maintained = MaintainedFixpoint.components(edges, progress=reporter, path=args.state)
     with maintained:
         todo = _todo(maintained, batches, resumed, args.state)
         rows, components = maintained.size, _component_count(maintained)

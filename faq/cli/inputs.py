@@ -68,8 +68,9 @@ def common_options() -> argparse.ArgumentParser:
         "--remote",
         default=os.environ.get(REMOTE_ENV) or None,
         metavar="URL",
-        help="a Spark Connect server to run on instead of starting Spark, e.g. sc://localhost:15002 "
-             f"(started by 'faq serve'; default ${REMOTE_ENV})",
+        help="a Spark Connect server to run on instead of starting Spark, e.g. sc://127.0.0.1:15002 "
+             f"(started by 'faq serve'; default ${REMOTE_ENV}); a relative input path means the file here, "
+             "sent to the server as an absolute path",
     )
     common.add_argument(
         "--placement",

@@ -152,6 +152,13 @@ def write_arrow(table: Any, out: str) -> None:
             with (pa.CompressedOutputStream(temporary, "gzip") if gzip else pa.OSFile(temporary, "wb")) as sink:
                 pcsv.write_csv(table, sink)
         os.replace(temporary, out)
+    except OSError as exc:  # a full disk, a read-only folder: WRITE_FAILED naming --out
+        from faq.io._common import write_error
+
+        mapped = write_error(exc, out)
+        if mapped is None:
+            raise
+        raise mapped from exc
     finally:
         if os.path.exists(temporary):
             os.remove(temporary)

@@ -40,20 +40,22 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
         "serve",
         help="start (or stop) a local Spark Connect server that later commands use with --remote",
         description=("Start Spark once, in the background, as a Spark Connect server on 127.0.0.1:PORT; "
-                     "commands given --remote sc://localhost:PORT (or $FAQ_REMOTE) then skip Spark's start. "
-                     "The server is yours alone: it demands a random token, kept in a file only you can read "
-                     "(in $XDG_RUNTIME_DIR/faq, else ~/.cache/faq/serve), where faq's commands and "
-                     "faq.spark.get_session find it for a sc://localhost URL. "
+                     "commands given --remote sc://127.0.0.1:PORT (or sc://localhost:PORT, or $FAQ_REMOTE) then "
+                     "skip Spark's start. The server is yours alone: it demands a random token, kept in a file "
+                     "only you can read (in $XDG_RUNTIME_DIR/faq, else ~/.cache/faq/serve), where faq's commands "
+                     "and faq.spark.get_session find it for a URL of this machine, and send it only after "
+                     "checking that the socket listening on the server's address is the server's. It refuses to "
+                     "start while the port is taken on 127.0.0.1, ::1 or a wildcard address. "
                      "Prints the URL (never the token); --stop stops it, --status tells whether it runs."),
     )
     serve.add_argument("--port", type=int, default=DEFAULT_PORT, help="port to listen on (default: %(default)s)")
     serve.add_argument("--master", default=DEFAULT_MASTER, metavar="URL", help="the server's Spark master")
     serve.add_argument(
         "--host", default=DEFAULT_HOST, metavar="HOST",
-        help="address to listen on (default: %(default)s, this machine only); another one (e.g. 0.0.0.0) lets "
+        help="IP address to listen on (default: %(default)s, this machine only); another one (e.g. 0.0.0.0) lets "
              "other machines reach the server, which still demands its token: copy the token file "
              "(--status --json names it) into the client's faq serve directory and connect through an SSH "
-             "tunnel to sc://localhost:PORT, or give the token (the file's \"token\") yourself as sc://HOST:PORT/;token=TOKEN "
+             "tunnel to sc://127.0.0.1:PORT, or give the token (the file's \"token\") yourself as sc://HOST:PORT/;token=TOKEN "
              "(PySpark then sends it only over TLS, which needs a TLS proxy in front of the server)",
     )
     action = serve.add_mutually_exclusive_group()

@@ -2,23 +2,41 @@
 
 Every ``faq`` command that starts its own Spark spends about 15 s before any
 work.  :func:`start` runs Spark once, in a background process, with the
-Spark Connect plugin listening on ``sc://localhost:PORT``; commands given
-``--remote sc://localhost:PORT`` (or ``$FAQ_REMOTE``) then connect to it in
-about a second.  The server is a classic session started by
-:func:`faq.spark.get_session` (faq's settings, quiet logs, this interpreter
-for the Python workers) with ``spark.plugins`` set to Spark's
-``SparkConnectPlugin``.
+Spark Connect plugin listening on ``sc://127.0.0.1:PORT``; commands given
+``--remote sc://127.0.0.1:PORT`` (or ``$FAQ_REMOTE``; ``sc://localhost:PORT``
+means the same) then connect to it in about a second.  The server is a
+classic session started by :func:`faq.spark.get_session` (faq's settings,
+quiet logs, this interpreter for the Python workers) with ``spark.plugins``
+set to Spark's ``SparkConnectPlugin``.
 
 The server is its owner's alone, for whoever reaches it runs code as its
 user (Python UDFs):
 
 * It listens on 127.0.0.1 only (``spark.connect.grpc.binding.address``;
-  ``host`` picks another address on purpose).  Not on ::1 as well: Spark
-  binds a Connect server to one address; a client's ``localhost`` tries
-  both.
+  ``host`` picks another address on purpose), and holds ::1:PORT bound but
+  not listening for its life (:func:`_reserve`): Spark binds a Connect
+  server to one address, and any local user could otherwise listen on the
+  other loopback address, where a client resolving ``localhost`` may go
+  first.  :func:`start` refuses (``PORT_IN_USE``) while the port is held on
+  any address a client may dial: ``host``, 127.0.0.1 or ::1, a wildcard
+  listener included.
 * It demands a random token of every client (Spark's pre-shared key,
   ``SPARK_CONNECT_AUTHENTICATE_TOKEN`` in the server's environment, never on
   its command line, which ``ps`` shows to everyone).
+* The token goes only to a proven peer: a faq client dials the literal
+  address the server bound, never ``localhost``, and first checks in
+  ``/proc/net/tcp{,6}`` that the socket listening there is this user's and
+  held by the recorded server's process group
+  (:func:`faq.served.prove_peer`; ``SERVE_PEER_UNPROVEN`` otherwise, and
+  nothing is sent).
+* Spark's own ports in the server's JVM (the driver's RPC and block
+  manager) demand Spark's authentication (``spark.authenticate``, a secret
+  the JVM makes for itself) and listen on 127.0.0.1, for a ``local``
+  master (:func:`internal_network_config`); a cluster's are its own
+  configuration's.
+* The server runs in its own temporary directory: a relative path a client
+  sends names nothing beside wherever ``faq serve`` was run (faq's clients
+  send absolute paths: :func:`faq.io._common.client_path`).
 * The token and the server's record -- process id, its start time (field 22
   of ``/proc/PID/stat``) and command line, URL, master, temporary directory
   -- are one 0600 file (:func:`state_path`) in the per-user 0700 directory
@@ -30,10 +48,19 @@ user (Python UDFs):
   ...``): :func:`stop` signals no other process, and deletes only what
   :func:`start` made.
 
+Not protected: processes of the owner's own user id (they can read the token
+file, as they can the owner's other files) and root; a client session that
+outlives its server (the peer is proven when a session is made; gRPC would
+reconnect to whatever listens at the address later -- faq's commands end
+with their session); a token given in the URL by hand (used as given, no
+proof); a server started with ``host`` off loopback, whose token crosses the
+network as plain text unless a TLS proxy fronts it.  Without ``/proc``
+(not Linux) a client cannot prove the peer and refuses to send the token.
+
 A server is meant to run for days, so what a command leaves on it must go
 when the command's Connect session goes (a ``--remote`` command releases it
 when it ends; an abandoned one expires).  Spark drops a released session's
-cached data itself; the server's housekeeping (:class:`_Housekeeping`, every
+cached data itself; the server's housekeeping (:class:`faq.cli.server_housekeeping.Housekeeping`, every
 second) deletes the files the session shipped (index files), which Spark
 keeps, and collects the JVM's garbage between commands so that its heap
 shrinks back.  Everything the server writes lives in one directory it owns
@@ -46,8 +73,8 @@ The server process runs ``python -m faq.cli.server PORT MASTER TMPDIR HOST``.
 
 Examples
 --------
->>> url_of(15002), url_of(15002, "10.0.0.7"), url_of(15002, "::")
-('sc://localhost:15002', 'sc://10.0.0.7:15002', 'sc://[::]:15002')
+>>> url_of(15002), url_of(15002, "::1"), url_of(15002, "10.0.0.7")
+('sc://127.0.0.1:15002', 'sc://[::1]:15002', 'sc://10.0.0.7:15002')
 >>> state_path(15002).endswith("serve-15002.json")
 True
 >>> status(1) is None          # nothing serves on port 1
@@ -57,6 +84,7 @@ True
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -74,8 +102,8 @@ import time
 from typing import Iterator, Optional
 
 from faq.cli.inputs import DEFAULT_HOST, DEFAULT_MASTER, DEFAULT_PORT
-from faq.errors import FAQRuntimeError, FAQValueError
-from faq.served import LOCAL_HOSTS, read_serve_record, serve_directory, serve_state_path
+from faq.errors import FAQRuntimeError, FAQValueError, InvalidArgumentError
+from faq.served import process_identity, read_serve_record, serve_directory, serve_state_path
 
 __all__ = ["DEFAULT_PORT", "DEFAULT_HOST", "url_of", "state_path", "log_path", "status", "start", "stop",
            "serve_forever"]
@@ -90,6 +118,8 @@ _TMP_PREFIX = "faq-serve-"
 TOKEN_ENV = "SPARK_CONNECT_AUTHENTICATE_TOKEN"
 # The pipe on which the server process says it listens (a port that merely answers could be anyone's).
 _READY_FD_ENV = "FAQ_SERVE_READY_FD"
+# The socket the server holds bound on the loopback address it does not listen on (see _reserve).
+_RESERVED_FD_ENV = "FAQ_SERVE_RESERVED_FD"
 _SERVER_MODULE = "faq.cli.server"
 
 # Settings of the server's session beyond faq's own (faq.spark.DEFAULT_CONFIG).
@@ -101,19 +131,13 @@ SERVER_CONFIG: dict[str, str] = {
     # keys its worker pools by the session), so each command waits for a new worker to start and import
     # faq, and each released session leaves its pyspark.daemon behind (~47 MB resident) until the server
     # stops.  Shared, the workers stay warm across commands; the files commands ship are removed by
-    # _drop_released_files below instead.
+    # faq.cli.server_housekeeping's _drop_released_files instead.
 }
-# Housekeeping (_Housekeeping): every this many seconds; garbage collected when idle and the heap grew this much.
-HOUSEKEEPING_INTERVAL = 1.0
-GC_GROWTH = 64 << 20
-IDLE_SECONDS = 30.0
 
 
 def url_of(port: int, host: str = DEFAULT_HOST) -> str:
-    """The Spark Connect URL of a server listening on ``host``: ``sc://localhost:PORT`` for a loopback
-    address (a URL :func:`faq.served.with_served_token` gives the token to), else one naming ``host``."""
-    if host in LOCAL_HOSTS:
-        return f"sc://localhost:{port}"
+    """The Spark Connect URL of a server listening on ``host``: that very address, never ``localhost``
+    (which a client may resolve to ``::1`` first, where another user can listen)."""
     return f"sc://[{host}]:{port}" if ":" in host else f"sc://{host}:{port}"
 
 
@@ -157,20 +181,6 @@ def _listening(port: int, host: str = DEFAULT_HOST) -> bool:
         return False
 
 
-def _identity(pid: int) -> Optional[tuple[int, list[str]]]:
-    """The start time (clock ticks after boot: ``/proc/PID/stat`` field 22) and command line of ``pid``."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            line = f.read()
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            command = f.read()
-        fields = line[line.rindex(b")") + 2:].split()  # from field 3 on: the name (field 2) may hold spaces
-        started = int(fields[22 - 3])
-    except (OSError, ValueError, IndexError):
-        return None
-    return started, [os.fsdecode(arg) for arg in command.split(b"\0")[:-1]]
-
-
 def _gone(record: dict) -> bool:
     """Whether the process ``record`` names has ended (or it names none)."""
     pid = record.get("pid")
@@ -183,14 +193,15 @@ def _not_ours(record: dict, port: int) -> Optional[str]:
     if not (isinstance(command, list) and len(command) == 7 and isinstance(command[0], str)
             and os.path.basename(command[0]).startswith("python") and command[1:4] == ["-m", _SERVER_MODULE, str(port)]):
         return f"the record's command line is not 'python -m {_SERVER_MODULE} {port} ...'"
-    found = _identity(record["pid"])
+    found = process_identity(record["pid"])
     if found is None or found[1] != command:
         running = " ".join(found[1]) if found else "unreadable"
         return f"its command line is {running[:80]!r}"
     if found[0] != record.get("start_time"):
         return "it started at another time than the recorded server: its process id was reused"
     master, tmp, host = command[4:]
-    if (record.get("url"), record.get("master"), record.get("tmp")) != (url_of(port, host), master, tmp):
+    urls = (url_of(port, host), f"sc://localhost:{port}")  # the second: a record of an older faq serve
+    if record.get("url") not in urls or (record.get("master"), record.get("tmp")) != (master, tmp):
         return "the record's URL, master or temporary directory are not the process's"
     return None
 
@@ -294,7 +305,9 @@ def start(port: int = DEFAULT_PORT, master: str = DEFAULT_MASTER, timeout: float
     Raises
     ------
     faq.errors.FAQValueError
-        ``PORT_IN_USE``: another program listens on the port.
+        ``PORT_IN_USE``: another program listens on (or holds) the port on an
+        address a client may dial: ``host``, 127.0.0.1 or ::1 (a wildcard
+        listener counts).  ``INVALID_ARGUMENT``: ``host`` is no IP address.
         ``SERVER_NOT_STARTED``: the server did not come up within ``timeout``
         seconds (its log is kept and named).
     faq.errors.FAQRuntimeError
@@ -311,13 +324,17 @@ def start(port: int = DEFAULT_PORT, master: str = DEFAULT_MASTER, timeout: float
     ...
     faq.errors.FAQValueError: [PORT_IN_USE] port ... is already in use by another program; choose one with --port
     """
+    _check_host(host)
     with _locked():
         running = status(port)
         if running is None:
             _clear_stale(port)
-            if _listening(port, host):
-                raise FAQValueError(error_class="PORT_IN_USE", port=port, argument="port")
-            process, ready, record = _spawn(port, master, host)
+            reserved = _reserve(port, host)
+            try:
+                process, ready, record = _spawn(port, master, host, reserved)
+            finally:
+                if reserved is not None:
+                    reserved.close()  # the server process holds its own copy
     if running is not None:  # maybe still starting (another faq serve's): wait until it listens
         deadline = time.monotonic() + timeout
         while not _listening(port, running["host"]) and time.monotonic() < deadline and status(port):
@@ -333,6 +350,57 @@ def start(port: int = DEFAULT_PORT, master: str = DEFAULT_MASTER, timeout: float
     return {**_public(record, port), "started": True}
 
 
+def _check_host(host: str) -> None:
+    """``host`` must be an IP address: the client dials the very address the server listens on (a name
+    may resolve to several)."""
+    import ipaddress
+
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        raise InvalidArgumentError("host", host, "must be an IP address (e.g. 127.0.0.1, ::1, 0.0.0.0): clients "
+                                   "dial the very address the server listens on") from None
+
+
+def _reserve(port: int, host: str) -> Optional[socket.socket]:
+    """Refuse (``PORT_IN_USE``) while anyone holds ``port`` on an address a client may dial; return a
+    socket bound (not listening) to the loopback address the server leaves free, or None.
+
+    A probe bind fails while a socket listens on the same address or a wildcard covering it, whoever owns
+    it.  The server keeps the returned socket for its life: no other user can then bind that address and
+    port (Linux lets a second socket share an address only when both set SO_REUSEPORT under one user id,
+    or SO_REUSEADDR with neither listening; it sets neither), so a client that resolves ``localhost`` to
+    the other loopback address first gets "connection refused", never a squatter.  Bound, not listening:
+    a connection is refused at once instead of waiting in a backlog nobody accepts.  The address the
+    server listens on stays free until its JVM binds it (seconds later): one taken meanwhile fails the
+    start, or fails the clients' proof (:func:`faq.served.prove_peer`) -- the token is never sent to it.
+    """
+    spare = {"127.0.0.1": "::1", "0.0.0.0": "::1", "::1": "127.0.0.1"}.get(host)
+    for address in dict.fromkeys([host, "127.0.0.1", "::1"]):
+        if address != spare and (probe := _bind(port, address, reuse=True)):
+            probe.close()  # SO_REUSEADDR: a closed connection's TIME_WAIT is no owner
+    return _bind(port, spare, reuse=False) if spare else None
+
+
+def _bind(port: int, address: str, reuse: bool) -> Optional[socket.socket]:
+    """A socket bound to ``address``:``port``, or ``PORT_IN_USE``; None where this machine has no such
+    address (no IPv6): no one can listen there either."""
+    try:
+        sock = socket.socket(socket.AF_INET6 if ":" in address else socket.AF_INET, socket.SOCK_STREAM)
+    except OSError:
+        return None
+    try:
+        if reuse:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((address, port))
+    except OSError as error:
+        sock.close()
+        if error.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+            return None
+        raise FAQValueError(error_class="PORT_IN_USE", port=port, address=address, argument="port") from None
+    return sock
+
+
 def _clear_stale(port: int) -> None:
     """Before a start (no proven server): drop the record and the old log.  A dead server's temporary
     directory goes too; a record naming a live process that is not ours goes alone, what it names untouched."""
@@ -343,8 +411,10 @@ def _clear_stale(port: int) -> None:
     _remove_own_file(log_path(port), refuse=True)
 
 
-def _spawn(port: int, master: str, host: str) -> tuple[subprocess.Popen, int, dict]:
-    """Start the server process with a new token, its log and record made first-hand (under the lock).
+def _spawn(port: int, master: str, host: str, reserved: Optional[socket.socket] = None
+           ) -> tuple[subprocess.Popen, int, dict]:
+    """Start the server process with a new token, its log and record made first-hand (under the lock);
+    it inherits ``reserved`` (see :func:`_reserve`) and holds it for its life.
 
     Returns the process, the read end of its readiness pipe, and the record written.
     """
@@ -358,10 +428,12 @@ def _spawn(port: int, master: str, host: str) -> tuple[subprocess.Popen, int, di
         raise
     command = [sys.executable, "-m", _SERVER_MODULE, str(port), master, tmp, host]
     ready, ready_end = os.pipe()
+    held = [reserved.fileno()] if reserved is not None else []
     try:
         process = subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, pass_fds=(ready_end,),
-            env={**os.environ, TOKEN_ENV: token, _READY_FD_ENV: str(ready_end)},  # the token: not on the command line
+            command, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, pass_fds=(ready_end, *held),
+            env={**os.environ, TOKEN_ENV: token, _READY_FD_ENV: str(ready_end),  # the token: not on the command line
+                 **{_RESERVED_FD_ENV: str(fd) for fd in held}},
             start_new_session=True,  # not killed with the shell that started it
         )
     except BaseException:
@@ -372,7 +444,7 @@ def _spawn(port: int, master: str, host: str) -> tuple[subprocess.Popen, int, di
         os.close(log)
         os.close(ready_end)
     # Popen returns once the child has exec'd: /proc shows the server's own command line already.
-    found = _identity(process.pid)
+    found = process_identity(process.pid)
     record = {"pid": process.pid, "start_time": found[0] if found else None, "cmdline": command,
               "url": url_of(port, host), "port": port, "host": host, "master": master, "tmp": tmp,
               "log": log_path(port), "token": token}
@@ -493,6 +565,39 @@ def _remove_made(port: int, record: Optional[dict]) -> None:
     _remove_own_file(state_path(port))
 
 
+def _keep_importable() -> None:
+    """Put the directory faq is imported from on ``$PYTHONPATH`` (the JVM's Python workers inherit it), so
+    that faq stays importable once the server leaves the directory it was started in (which ``python -m``
+    puts on the path)."""
+    import faq
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(faq.__file__)))
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
+
+
+# A master whose executors run in the server's own JVM.
+_IN_PROCESS_MASTER = re.compile(r"local(\[(\*|\d+)(,\s*\d+)?\])?$")
+
+
+def internal_network_config(master: str) -> dict[str, str]:
+    """Settings that close Spark's own ports (the driver's RPC and block manager) to other users.
+
+    For a master whose executors run in the server's JVM (``local``, ``local[N]``, ``local[N,F]``):
+    ``spark.authenticate`` -- Spark then makes a random secret in the JVM for itself (``SecurityManager``:
+    nothing to pass, on no command line) and every connection to those ports must prove it -- and those
+    ports bound to 127.0.0.1 only.  Any other master's executors must reach the driver over the network
+    with a secret the cluster shares: that is the cluster's own configuration, so nothing is set here.
+
+    >>> internal_network_config("local[2]")["spark.authenticate"], internal_network_config("spark://h:7077")
+    ('true', {})
+    """
+    if not _IN_PROCESS_MASTER.match(master.strip()):
+        return {}
+    return {"spark.authenticate": "true", "spark.driver.bindAddress": "127.0.0.1", "spark.driver.host": "127.0.0.1"}
+
+
 def serve_forever(port: int, master: str, tmp: Optional[str] = None, host: str = DEFAULT_HOST) -> None:
     """The server process: a classic session with the Spark Connect plugin, until SIGTERM.
 
@@ -508,133 +613,36 @@ def serve_forever(port: int, master: str, tmp: Optional[str] = None, host: str =
         raise SystemExit(f"faq serve: no ${TOKEN_ENV}: a server without a token would run anyone's code; "
                          "start it with 'faq serve'")
     ready = os.environ.pop(_READY_FD_ENV, None)
-    if ready:
-        os.set_inheritable(int(ready), False)  # neither the JVM nor the Python workers keep it open
+    reserved = os.environ.pop(_RESERVED_FD_ENV, None)  # held open, unused, until this process ends
+    for fd in filter(None, (ready, reserved)):
+        os.set_inheritable(int(fd), False)  # neither the JVM nor the Python workers keep it open
     stopping = []
     signal.signal(signal.SIGTERM, lambda *_: stopping.append(True))
-    config = {**SERVER_CONFIG, "spark.connect.grpc.binding.address": host, "spark.connect.grpc.binding.port": str(port)}
+    config = {**SERVER_CONFIG, **internal_network_config(master),
+              "spark.connect.grpc.binding.address": host, "spark.connect.grpc.binding.port": str(port)}
     if tmp:
+        _keep_importable()
+        os.chdir(tmp)  # a client's relative path never names a file beside wherever 'faq serve' was run
         os.environ["TMPDIR"] = tmp  # the JVM and so its Python workers inherit it
         tempfile.tempdir = None  # this process's tempfile reads TMPDIR again
         config["spark.local.dir"] = tmp
         config["spark.driver.extraJavaOptions"] = f"{quiet_log4j_option()} -Djava.io.tmpdir={tmp}"
     spark = get_session(master=master, app_name="faq-serve", config=config)
-    print(f"faq serve: Spark {spark.version} ({master}) listening on {url_of(port, host)}", flush=True)
+    conf = spark.sparkContext.getConf()
+    print(f"faq serve: Spark {spark.version} ({master}) listening on {url_of(port, host)}; Spark's own ports: "
+          f"spark.authenticate={conf.get('spark.authenticate', 'false')}, "
+          f"spark.driver.bindAddress={conf.get('spark.driver.bindAddress', '')}", flush=True)
     if ready:
         with contextlib.suppress(OSError):  # start() gave up waiting: it no longer reads
             os.write(int(ready), b"ready\n")
         os.close(int(ready))
-    housekeeping = _Housekeeping(spark)
+    from faq.cli.server_housekeeping import HOUSEKEEPING_INTERVAL, Housekeeping
+
+    housekeeping = Housekeeping(spark)
     while not stopping:
         time.sleep(HOUSEKEEPING_INTERVAL)
         housekeeping()
     spark.stop()
-
-
-class _Housekeeping:
-    """What the server does every :data:`HOUSEKEEPING_INTERVAL` so that a long run leaves nothing behind.
-
-    * Delete the files of Connect sessions that have ended (:func:`_drop_released_files`).
-    * Collect the JVM's garbage when the server is idle -- no Spark job runs, and no Connect session is
-      open or none ran a job for :data:`IDLE_SECONDS` -- and the heap grew by :data:`GC_GROWTH` bytes since
-      the last collection.  Without it, G1 grows the committed heap towards ``-Xmx``
-      (``spark.driver.memory``) with the garbage of each command and rarely returns it: the heap's live
-      data after a command is ~65 MB and grows by ~50 KB a command (bounded status records), yet the
-      JVM's resident memory went from 0.8 to 1.5 GB over 40 small commands (to 4.1 GB over six R-MAT 17
-      ones).  A full collection (~0.1-0.3 s, between commands) shrinks the heap back (G1 gives memory
-      above ``MaxHeapFreeRatio`` back to the system), and lets Spark's ContextCleaner remove the shuffle
-      files of the commands' queries; nothing happens while the server stays idle.
-    """
-
-    def __init__(self, spark) -> None:
-        self.spark = spark
-        jvm = spark.sparkContext._jvm
-        self.system = jvm.java.lang.System
-        self.runtime = jvm.java.lang.Runtime.getRuntime()
-        self.tracker = spark.sparkContext._jsc.sc().statusTracker()
-        # Spark Connect's session manager (a Scala object: its MODULE$).
-        self.sessions = getattr(getattr(jvm.org.apache.spark.sql.connect.service, "SparkConnectService$"),
-                                "MODULE$").sessionManager()
-        self.collected = self._used()
-        self.last_job = time.monotonic()
-        self.reported: set[str] = set()
-
-    def _used(self) -> int:
-        return self.runtime.totalMemory() - self.runtime.freeMemory()
-
-    def __call__(self) -> None:
-        for name, task in (("delete released sessions' files", lambda: _drop_released_files(self.spark)),
-                           ("collect garbage", self._collect_when_idle)):
-            try:
-                task()
-            except Exception as error:  # noqa: BLE001 - housekeeping must not stop the server
-                if name not in self.reported:  # once in the log, not every second
-                    self.reported.add(name)
-                    print(f"faq serve: could not {name}: {error}", flush=True)
-
-    def _collect_when_idle(self) -> None:
-        now = time.monotonic()
-        if len(self.tracker.getActiveJobIds()):
-            self.last_job = now
-            return
-        if self.sessions.listActiveSessions().size() and now - self.last_job < IDLE_SECONDS:
-            return
-        if self._used() - self.collected > GC_GROWTH:
-            self.system.gc()
-            self.collected = self._used()
-
-
-# A file a Connect session shipped (SparkSession.addArtifacts(file=True)), as the SparkContext lists it:
-# spark://HOST:PORT/artifacts/SESSION/files/NAME.
-_SESSION_FILE = re.compile(r"/artifacts/([0-9a-fA-F-]{36})/files/([^/]+)$")
-
-
-def _drop_released_files(spark) -> list[str]:
-    """Delete the files shipped by Connect sessions that have ended; return their names.
-
-    With artifact isolation off (see :data:`SERVER_CONFIG`), a file a session
-    ships is added to the SparkContext's one list of files (which every task
-    carries) and copied into Spark's files directory (``SparkFiles``: on a
-    local master the executor reads that copy), and Spark removes neither
-    when the session ends: only the session's own artifact directory
-    (``artifacts-*/SESSION`` in the JVM's temporary directory), which it
-    deletes when the session is released or expires.  So a listed file whose
-    session directory is gone belongs to a session that can run no more tasks:
-    it leaves the list and its copy is deleted (a Python worker that still
-    maps it keeps its pages until it unmaps them).
-    """
-    import glob
-    from urllib.parse import unquote
-
-    jvm = spark.sparkContext._jvm
-    listed = spark.sparkContext._jsc.sc().addedFiles().get("default")  # a Scala Option of a concurrent Map
-    if listed.isEmpty():
-        return []
-    files = listed.get()
-    keys = []
-    it = files.keysIterator()
-    while it.hasNext():
-        keys.append(it.next())
-    java_tmp = jvm.java.lang.System.getProperty("java.io.tmpdir")
-    root = jvm.org.apache.spark.SparkFiles.getRootDirectory()
-    alive: dict[str, bool] = {}
-    dropped = []
-    for key in keys:
-        found = _SESSION_FILE.search(key)
-        if found is None:
-            continue
-        session, name = found.group(1), unquote(found.group(2))
-        if session not in alive:
-            alive[session] = bool(glob.glob(os.path.join(glob.escape(java_tmp), "artifacts-*", session)))
-        if alive[session]:
-            continue
-        files.remove(key)
-        try:
-            os.unlink(os.path.join(root, name))
-        except OSError:
-            pass
-        dropped.append(name)
-    return dropped
 
 
 if __name__ == "__main__":  # python -m faq.cli.server PORT MASTER TMPDIR HOST (what start() runs)

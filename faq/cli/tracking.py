@@ -19,7 +19,9 @@ a manifest committed per batch, :mod:`faq.incremental.store`).  Run again
 with the same DIR after an interruption, it reopens the state instead of
 recounting, skips the batch files already applied (they are recorded by
 name and must be the directory's first files in name order: a batch never
-counts twice) and goes on with the rest.
+counts twice) and goes on with the rest.  Only the same job's state is
+resumed: INITIAL_EDGES (by content) and the pattern as when it was made,
+else the run is refused (:mod:`faq.cli.resume`; ``--restart`` starts again).
 
 With ``--follow`` it then keeps watching UPDATES_DIR and applies each batch
 file that lands there, in name order, once (:mod:`faq.cli.follow`: write a
@@ -44,6 +46,7 @@ from typing import TYPE_CHECKING
 from faq.cli.follow import add_follow_options, check_follow_options
 from faq.cli.inputs import add_pattern_command, require_file
 from faq.cli.output import PREVIEW_ROWS, plural, print_json, resumed_line
+from faq.cli.resume import add_restart_option, check_restart, recording, resume
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -79,6 +82,7 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
     sub.add_argument("--count-only", action="store_true", help="print only the counts, not the bindings")
     sub.add_argument("--show", type=int, default=PREVIEW_ROWS, metavar="N",
                      help="bindings shown per batch (appeared and disappeared; default %(default)s)")
+    add_restart_option(sub)
     add_follow_options(sub)
     sub.set_defaults(run=run_track, check_early=check_track)
 
@@ -95,6 +99,7 @@ def check_track(args: argparse.Namespace) -> None:
     if args.show < 0:
         raise InvalidArgumentError("--show", args.show, "must be 0 or more")
     check_follow_options(args)
+    check_restart(args)
 
 
 def run_track(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> None:
@@ -142,13 +147,15 @@ def _apply_file(args: argparse.Namespace, tracker: "MotifTracker", batch: "Updat
 
 
 def _tracker(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporter") -> tuple["MotifTracker", bool]:
-    """The tracker: reopened from ``--state`` when it holds one, else counted from the graph."""
+    """The tracker: reopened from ``--state`` when it holds this job's state, else counted from the graph."""
+    from faq.incremental.job import job_identity
     from faq.incremental.store import Store
     from faq import track
     from faq.incremental.track import MotifTracker
     from faq.io import read_edge_list
 
-    if args.state and Store(args.state).exists():
+    job = job_identity("track", {"edges": args.path}, pattern=str(args.pattern)) if args.state else None
+    if resume(args, job, reporter.note):
         reporter.note(f"reopening the state in {args.state}")
         tracker = MotifTracker.open(args.state, progress=reporter)
         if str(tracker.pattern) != str(args.pattern):
@@ -161,7 +168,8 @@ def _tracker(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporte
     reporter.note(f"reading {args.path}")
     edges = read_edge_list(args.path, spark=spark)
     reporter.note(f"counting {args.pattern}")
-    return track(edges, args.pattern, progress=reporter, state=args.state), False
+    with recording(job):
+        return track(edges, args.pattern, progress=reporter, state=args.state), False
 
 
 def _report_batch(args: argparse.Namespace, name: str, change: "Change") -> None:

@@ -17,8 +17,10 @@ an edge; :mod:`faq.io.updates`), one line per batch: edges inserted and
 deleted, edges whose trussness changed, the largest trussness, and whether
 the batch was repaired or recomputed.  ``--state`` keeps the state durable,
 committed after every batch: a run that finds a state there reopens it
-(GRAPH is not read again) and applies only the files after the last one it
-applied, never one twice.  ``--follow`` then keeps applying files as they
+(GRAPH is not decomposed again) and applies only the files after the last
+one it applied, never one twice.  The state must be this job's: GRAPH (by
+content) and ``--k`` as when it was made, else the run is refused
+(:mod:`faq.cli.resume`; ``--restart`` starts again).  ``--follow`` then keeps applying files as they
 land (:mod:`faq.cli.follow`).  ``--out`` is written after the last batch.
 
 Examples
@@ -39,6 +41,7 @@ from typing import Any
 from faq.cli.follow import add_follow_options, check_follow_options
 from faq.cli.inputs import check_table_out, require_file
 from faq.cli.output import plural, print_json, resumed_line, write_arrow
+from faq.cli.resume import add_restart_option, check_restart, recording, resume
 from faq.errors import InvalidArgumentError
 
 __all__ = ["add_commands", "check_truss", "run_truss"]
@@ -64,17 +67,16 @@ def add_commands(commands: "argparse._SubParsersAction", common: argparse.Argume
     sub.add_argument("--state", metavar="STATE_DIR",
                      help="with --updates: keep the state in STATE_DIR, committed after every batch; run again with "
                           "it to resume (batch files applied already are skipped)")
+    add_restart_option(sub)
     add_follow_options(sub)
     sub.set_defaults(local=run_truss, check_early=check_truss)
 
 
 def check_truss(args: argparse.Namespace) -> None:
-    """Checks before any edge is read: the graph exists (unless a state is reopened), ``--k`` ≥ 2, ``--out`` a
-    .csv or .parquet in a folder, the updates folder exists, ``--state`` and ``--follow`` only with ``--updates``."""
-    from faq.incremental.store import Store
-
-    if not (args.state and Store(args.state).exists()):
-        require_file(args.graph)
+    """Checks before any edge is read: the graph exists (a reopened state's too: it is compared), ``--k`` ≥ 2,
+    ``--out`` a .csv or .parquet in a folder, the updates folder exists, ``--state`` and ``--follow`` only with
+    ``--updates``, ``--restart`` only with ``--state``."""
+    require_file(args.graph)
     if args.k is not None and args.k < 2:
         raise InvalidArgumentError(argument="--k", value=args.k, reason="a truss has k >= 2")
     check_table_out(args.out)
@@ -87,6 +89,7 @@ def check_truss(args: argparse.Namespace) -> None:
 
         update_files(args.updates)  # a missing or non-directory DIR is a one-line error (files: parsed by the run)
     check_follow_options(args)
+    check_restart(args)
 
 
 def run_truss(args: argparse.Namespace) -> None:
@@ -108,17 +111,19 @@ def run_truss(args: argparse.Namespace) -> None:
 def _run_maintained(args: argparse.Namespace) -> None:
     from faq.cli.follow import follow
     from faq.graphs.maintained_truss import MaintainedTruss
-    from faq.incremental.store import Store
+    from faq.incremental.job import job_identity
     from faq.io.updates import pending, read_batch, update_files
 
     files = update_files(args.updates)
     parsed = {f: read_batch(f) for f in files}  # every file parsed before any work: a bad line exits 2 first
     started = time.perf_counter()
-    resumed = bool(args.state and Store(args.state).exists())
+    job = job_identity("truss", {"graph": args.graph}, k=args.k) if args.state else None
+    resumed = resume(args, job, lambda text: print(f"faq: {text}", file=sys.stderr, flush=True))
     if resumed:
         maintained = MaintainedTruss.open(args.state)
     else:
-        maintained = MaintainedTruss(args.graph, args.k, path=args.state)
+        with recording(job):
+            maintained = MaintainedTruss(args.graph, args.k, path=args.state)
     with maintained:
         todo = pending(files, maintained.labels, args.state) if resumed else \
             [(k, f) for k, f in enumerate(files, start=1)]

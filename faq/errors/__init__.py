@@ -109,7 +109,10 @@ from faq.errors.classes import (  # the classes callers catch by name
     VersionGapError,
     StateDirectoryError,
     StateLockedError,
+    StateUntrustedError,
+    StateJobMismatchError,
     InvalidDeltaError,
+    InvalidBatchError,
     CompactionFailedError,
     NotIdempotentError,
     FixpointNotConvergedError,
@@ -133,7 +136,8 @@ __all__ = [
     "ColumnTypeMismatchError", "ColumnRoleError", "ColumnClashError", "AlreadyDifferentiatedError",
     "NotDifferentiatedError", "InvalidJoinTypeError", "NonMonotoneUpdateError", "NegativeCountError",
     "NotMaintainableError", "BatchAlreadyAppliedError", "VersionGapError", "StateDirectoryError", "StateLockedError",
-    "InvalidDeltaError", "CompactionFailedError", "NotIdempotentError", "FixpointNotConvergedError",
+    "StateUntrustedError", "StateJobMismatchError",
+    "InvalidDeltaError", "InvalidBatchError", "CompactionFailedError", "NotIdempotentError", "FixpointNotConvergedError",
     "NegativeCycleError", "MissingDependencyError", "NonMonotoneDeltaError",
 ]
 

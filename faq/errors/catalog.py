@@ -37,6 +37,12 @@ def _non_monotone_example(p: Parameters) -> str:
     return f" (e.g. edge {example[0]} -> {example[1]})"
 
 
+def _shown(value: object, width: int = 60) -> str:
+    """A value's repr, cut to ``width`` characters (a cell can be a megabyte of text)."""
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
 def _bytes(n: int) -> str:
     """``2,400,000,008 bytes (2.24 GiB)``: exact, and at a glance."""
     return f"{n:,} bytes ({n / 2**30:.3g} GiB)"
@@ -213,6 +219,29 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         "non-negative integer indices",
         ("factor", "reason"),
     ),
+    "NODE_ID_VALUES": ErrorClass(
+        "{source}: column {column!r} has {count} value(s) that are no node id (the first{in_row}: "
+        "{shown}, {reason}); node ids are 64-bit integers (a float only when whole, e.g. 2.0): fix or drop "
+        "those rows",
+        ("source", "column", "count", "row", "value", "reason"), optional={"row": None}, extra=True,
+        derived={"shown": lambda p: _shown(p["value"]),
+                 "in_row": lambda p: f", in row {p['row']}" if p["row"] is not None else ""},
+    ),
+    "WRITE_FAILED": ErrorClass(
+        "{path}: cannot write ({reason}){advice}",
+        ("path", "reason", "errno_name"),
+        derived={"advice": lambda p: {
+            "ENOSPC": "; free space on that filesystem or write elsewhere",
+            "EROFS": "; the filesystem is read-only: write to a writable directory",
+            "EACCES": "; you may not write there: choose a directory you own",
+            "EDQUOT": "; your disk quota is used up: free space or write elsewhere",
+        }.get(p["errno_name"], "")},
+    ),
+    "MOMENTS_NOT_FINITE": ErrorClass(
+        "the {what} overflow double precision ({detail}); scale the features (e.g. divide by their largest "
+        "magnitude) before fitting",
+        ("what", "detail"),
+    ),
     "INPUT_TYPE": ErrorClass("{what} must be {expected}; got {found}", ("what", "expected", "found"), extra=True),
     "MATRIX_COLUMNS": ErrorClass(
         "matrix {index} has columns {columns}; a matrix DataFrame has a row index, a column index and {value!r}",
@@ -372,6 +401,12 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         "delete {path!r}",
         ("port", "pid", "path", "reason"),
     ),
+    "SERVE_PEER_UNPROVEN": ErrorClass(
+        "the token of the faq server on port {port} was not sent to {address} port {port}: {reason}. "
+        "The token goes only to a socket the recorded server holds; see who listens with 'ss -ltnp', "
+        "then restart the server ('faq serve --stop', 'faq serve')",
+        ("address", "port", "uid", "reason"),
+    ),
     # learning over joins
     "EMPTY_JOIN": ErrorClass("the join is empty: no row to {purpose}", ("purpose", "count")),
     "TOO_FEW_ROWS": ErrorClass(
@@ -446,6 +481,16 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         ("version", "current"), derived={"next": lambda p: p["current"] + 1},
     ),
     "STATE_DIRECTORY": ErrorClass("{path}: {reason}", ("path", "reason")),
+    "STATE_UNTRUSTED": ErrorClass(
+        "{path}: {reason}; faq uses a state only where no one else can write (whoever can write to a state "
+        "can forge it: its checksums detect damage, not forgery): {fix}",
+        ("path", "reason", "fix"),
+    ),
+    "STATE_JOB_MISMATCH": ErrorClass(
+        "{path}: this state was made by another job: its {field} was {saved}, now {given}; give the same "
+        "{field}, or start again with --restart (which replaces the state), or choose another state directory",
+        ("path", "field", "saved", "given"),
+    ),
     "STATE_LOCKED": ErrorClass(
         "{path}: another process writes this state ({holder}); one writer at a time: close it (or let it "
         "end) and try again, or reopen the state to read it only",
@@ -458,6 +503,29 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         "{found!r} to {expected!r}",
         ("factor", "expected", "found", "target", "meaning", "default"),
         optional={"meaning": "multiplicity (+1 insert, -1 delete)", "default": "an insertion, +1"},
+    ),
+    "INVALID_BATCH": ErrorClass(
+        "{target}, {relation!r}: column {column!r} {what}: {count} row(s), the first row {row} ({shown}); "
+        "the batch was refused before anything changed (in memory or on disk){advice}",
+        ("target", "relation", "column", "problem", "count", "row", "value", "expected", "found"),
+        optional={"found": None},
+        derived={
+            "shown": lambda p: clip(repr(p["value"]), 60)[1:-1],
+            "what": lambda p: {
+                "type": f"is {p['found']}, but the state holds {p['expected']}",
+                "null": f"has a null {p['column']!r} where {p['expected']} are needed",
+                "NaN": f"holds NaN where {p['expected']} are needed",
+                "fraction": f"holds a number with a fraction where {p['expected']} are needed",
+                "range": f"holds a value out of the range of {p['expected']}",
+                "infinite": f"holds an infinite value where {p['expected']} are needed",
+                "multiplicity": f"breaks '{p['column']} must be {p['expected']}'",
+            }.get(p["problem"], f"holds a value that is not {p['expected']}"),
+            "advice": lambda p: {
+                "type": "; cast the column to the state's type",
+                "null": "; fill or drop those rows",
+                "NaN": "; fill or drop those rows",
+            }.get(p["problem"], ""),
+        },
     ),
     "COMPACTION_FAILED": ErrorClass(
         "the background compaction of relation {relation!r} failed ({reason}); its rows are unchanged",
@@ -491,7 +559,8 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         optional={"role": "source"},
     ),
     "SOURCE_OR_COMPONENTS": ErrorClass("give either a source (paths) or components=True", ("argument",)),
-    "INVALID_NODE_ID": ErrorClass("{argument} must be an integer node id, not {value!r}", ("argument", "value")),
+    "INVALID_NODE_ID": ErrorClass("{argument} must be an integer node id (64-bit: -9223372036854775808 to "
+                                  "9223372036854775807), not {value!r}", ("argument", "value")),
     "MALFORMED_EDGE": ErrorClass("an edge is (src, dst) or (src, dst, weight), not {row!r}", ("row",), extra=True),
     "EDGES_NOT_A_FACTOR": ErrorClass("edges must be a Factor (e.g. from faq.io.read_edge_list), not {type}",
                                      ("type",), extra=True),

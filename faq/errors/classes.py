@@ -314,6 +314,18 @@ class StateDirectoryError(FAQRuntimeError):
     error_class = "STATE_DIRECTORY"
 
 
+class StateUntrustedError(StateDirectoryError):
+    """A state directory (or one of its parents, or a file in it) another user could write; ``fix`` says what to do."""
+
+    error_class = "STATE_UNTRUSTED"
+
+
+class StateJobMismatchError(StateDirectoryError):
+    """A resumed state was made by another job: ``field`` differs (``saved`` then, ``given`` now)."""
+
+    error_class = "STATE_JOB_MISMATCH"
+
+
 class StateLockedError(StateDirectoryError):
     """Another process (or another object of this one) is the writer of a state directory; ``holder`` says who."""
 
@@ -324,6 +336,13 @@ class InvalidDeltaError(FAQValueError):
     """A delta does not fit its factor (columns, types, or an unknown factor name)."""
 
     error_class = "INVALID_DELTA"
+
+
+class InvalidBatchError(InvalidDeltaError):
+    """A batch refused before it touched a maintained state: a column's type, a null, NaN, a fraction,
+    a value out of range or a multiplicity (``problem``) in ``column`` of ``relation``, first at ``row``."""
+
+    error_class = "INVALID_BATCH"
 
 
 class CompactionFailedError(FAQRuntimeError):

@@ -33,7 +33,7 @@ import functools
 import os
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from faq.errors import ArityMismatchError, FAQTypeError, MissingColumnError
+from faq.errors import ArityMismatchError, FAQTypeError, FAQValueError, MissingColumnError, NullKeyError
 from faq.factor import VALUE, Factor
 
 if TYPE_CHECKING:
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 SRC, DST = "src", "dst"
 EDGE = "edge"
+DEFAULT_WEIGHT = "weight"  # the path jobs' default weight column: it may be absent (every edge weighs one)
 
 GraphLike = Union[Factor, "DataFrame", str, os.PathLike, "list[tuple]", Any]
 
@@ -54,8 +55,10 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
         Rows are tuples ``(src, dst)`` or ``(src, dst, weight)``.
     weight : str, optional
         A DataFrame's column holding each edge's weight: it becomes the
-        factor's value (``real``).  Without it (or when the column is
-        absent) every edge counts one.
+        factor's value (``real``).  Without it every edge counts one; so
+        too when it is ``"weight"`` (the path jobs' default) and there is no
+        such column.  Any other name must be a column: ``MISSING_COLUMN``.
+        Weights on the driver are numbers: NaN or a null is refused.
     spark : SparkSession, optional
         Reads a path with this session.
 
@@ -64,7 +67,10 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
     ArityMismatchError
         A factor with other than two variables.
     MissingColumnError
-        A DataFrame without ``src`` or ``dst``.
+        A DataFrame without ``src`` or ``dst`` (or the ``weight`` named).
+    NullKeyError, FAQValueError
+        Rows, pandas or Arrow ids that are null, NaN, fractional, strings or
+        beyond 64 bits (``NULL_KEY``, ``NODE_ID_VALUES``: :mod:`faq.checks`).
     FAQTypeError
         Anything else.
 
@@ -84,9 +90,14 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
             raise ArityMismatchError(factor=edges.name, expected=2, found=len(edges.variables))
         return edges
     if isinstance(edges, (str, os.PathLike)):
-        from faq.io import read_edge_list
+        from faq.io.local_edges import parquet_edge_table
 
-        return read_edge_list(edges, spark=spark)
+        table = parquet_edge_table(os.fspath(edges))  # a Parquet file (by extension or magic bytes), else None
+        if table is None:
+            from faq.io import read_edge_list
+
+            return read_edge_list(edges, spark=spark)
+        edges = table
     if isinstance(edges, (list, tuple)):
         edges = _tuples_table(edges, weight)
     held = _held_edges(edges, weight, spark)
@@ -96,10 +107,43 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
     for column in (SRC, DST):
         if column not in df.columns:
             raise MissingColumnError(column=column, available=df.columns, source="the edges DataFrame")
+    _check_weight_named(weight, df.columns, "the edges DataFrame")
+    df = _integral_ids(df)
     if weight is not None and weight in df.columns:
         weighted = df.select(SRC, DST, df[weight].cast("double").alias(VALUE))
         return Factor.from_dataframe(weighted, [SRC, DST], "real", value=VALUE, name=EDGE)
     return Factor.from_dataframe(df.select(SRC, DST), [SRC, DST], "counting", value=None, name=EDGE)
+
+
+def _integral_ids(df: "DataFrame") -> "DataFrame":
+    """``df`` with ids of a type other than an integer (double, decimal, string) cast to bigint, after one
+    aggregate found none null, NaN, fractional or beyond 64 bits (``NULL_KEY``, ``NODE_ID_VALUES``, as
+    :mod:`faq.checks` refuses them on the driver).  Integer ids pass without a job."""
+    from pyspark.sql import functions as F
+
+    from faq.insideout.physical import INTEGRAL_TYPES
+
+    types = dict(df.dtypes)
+    odd = [c for c in (SRC, DST) if types[c] not in INTEGRAL_TYPES]
+    if not odd:
+        return df
+    ids = {c: F.col(c).try_cast("bigint") if types[c] == "string" else F.col(c) for c in odd}
+    number = {c: F.col(c).try_cast("double") for c in odd}
+    bad = {c: ids[c].isNull() | F.isnan(number[c]) | (number[c] != F.floor(number[c])) | (number[c] >= 2.0**63)
+           | (number[c] < -(2.0**63)) for c in odd}
+    counts = df.agg(*[F.count_if(F.col(c).isNull()).alias(f"null_{c}") for c in odd],
+                    *[F.count_if(bad[c]).alias(f"bad_{c}") for c in odd]).first()
+    for c in odd:
+        if counts[f"null_{c}"]:
+            raise NullKeyError(factor=EDGE, column=c, count=int(counts[f"null_{c}"]))
+        if counts[f"bad_{c}"]:  # the error path: a second job for the first bad value
+            from faq.checks import id_problem
+
+            value = df.where(bad[c]).select(c).first()[0]
+            raise FAQValueError(error_class="NODE_ID_VALUES", source="the edges DataFrame", column=c,
+                                count=int(counts[f"bad_{c}"]), value=value,
+                                reason=id_problem(value) or "no 64-bit integer")
+    return df.select(*[ids[c].cast("bigint").alias(c) if c in odd else F.col(c) for c in df.columns])
 
 
 def _tuples_table(rows: Any, weight: Optional[str]) -> Any:
@@ -116,7 +160,13 @@ def _tuples_table(rows: Any, weight: Optional[str]) -> Any:
         raise FAQTypeError(error_class="INPUT_TYPE", what="edges", expected="rows of (src, dst) or "
                            "(src, dst, weight), all of one width", found=f"rows of {widths} values")
     columns = [SRC, DST, weight or "weight"][: widths[0] if widths else 2]
-    return pd.DataFrame(rows, columns=columns).astype({SRC: "int64", DST: "int64"})
+    return pd.DataFrame(rows, columns=columns)  # ids checked by _held_edges (faq.checks), never truncated
+
+
+def _check_weight_named(weight: Optional[str], columns: Any, source: str) -> None:
+    """A weight column named other than the default ``"weight"`` must exist: unit weights would be a silent guess."""
+    if weight is not None and weight != DEFAULT_WEIGHT and weight not in columns:
+        raise MissingColumnError(column=weight, available=list(columns), source=source)
 
 
 def _held_edges(edges: Any, weight: Optional[str], spark: Any) -> Optional[Factor]:
@@ -128,7 +178,7 @@ def _held_edges(edges: Any, weight: Optional[str], spark: Any) -> Optional[Facto
     >>> f.variables, f.semiring.name, sorted(map(tuple, f.df.collect()))
     (('src', 'dst'), 'counting', [(1, 2, 1), (2, 3, 1)])
     """
-    import numpy as np
+    from faq.checks import node_ids, number_weights
 
     kind = type(edges).__module__.split(".")[0]
     if not ((kind == "pandas" and type(edges).__name__ == "DataFrame") or (kind == "pyarrow" and
@@ -142,15 +192,20 @@ def _held_edges(edges: Any, weight: Optional[str], spark: Any) -> Optional[Facto
     for column in (SRC, DST):
         if column not in names:
             raise MissingColumnError(column=column, available=names, source="the edges table")
+    _check_weight_named(weight, names, "the edges table")
+    if len(set(names)) != len(names):
+        raise FAQTypeError(error_class="INPUT_TYPE", what="the edges table", expected="distinct column names",
+                           found=names)
 
-    def array(column: str) -> np.ndarray:
-        values = edges[column].to_numpy() if kind == "pandas" else edges.column(column).to_numpy()
-        return np.asarray(values)
+    def array(column: str) -> Any:
+        return edges[column] if kind == "pandas" else edges.column(column)
 
-    columns = {SRC: array(SRC), DST: array(DST)}
+    columns = {SRC: node_ids(array(SRC), "the edges table", SRC), DST: node_ids(array(DST), "the edges table", DST)}
     if weight is not None and weight in names:
-        columns[VALUE], semiring = array(weight).astype(np.float64), "real"
+        columns[VALUE], semiring = number_weights(array(weight), EDGE, weight), "real"
     else:
+        import numpy as np
+
         columns[VALUE], semiring = np.ones(len(columns[SRC]), dtype=np.int64), "counting"
     df = held_dataframe(spark if spark is not None else session_for_driver_data(), columns)
     return Factor(df=df, variables=(SRC, DST), semiring=get_semiring(semiring), value=VALUE, name=EDGE)
@@ -241,7 +296,7 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     driver's fetch budget (``spark.faq.fetchMemory``,
     :func:`faq.insideout.binding.fetch_memory`): moving 16 bytes an edge once
     costs far less than the Spark jobs of a Spark-side clean-up and join.
-    Rows with a null id are left out, as the Spark clean-up leaves them out.
+    A null id is refused (``NULL_KEY``), as for edges given on the driver.
 
     >>> from faq.factor import factor_of
     >>> src, dst = fetched_edge_arrays(edge_factor(factor_of([(1, 2, 1), (2, 3, 1)], ["a", "b"])))
@@ -268,8 +323,9 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     table = collect_within(raw.df, [s, d], fetch_rows(fetch_memory(spark), 2))  # too large: left to Spark
     if table is None:
         return None
-    table = table.drop_null()
-    return tuple(table.column(c).to_numpy().astype(np.int64, copy=False) for c in (s, d))
+    from faq.checks import node_ids
+
+    return tuple(node_ids(table.column(c), raw.name, c) for c in (s, d))
 
 
 def _prepared_on_driver(arrays: tuple[Any, Any], directed: bool, spark: Any) -> Factor:

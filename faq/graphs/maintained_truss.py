@@ -129,10 +129,6 @@ def effective_pairs(src: np.ndarray, dst: np.ndarray, diff: np.ndarray,
     return low, high, diff
 
 
-def _python(value: Any) -> Any:
-    return value.item() if hasattr(value, "item") else value
-
-
 class MaintainedTruss(Maintained, Owner):
     """Every edge's trussness, kept exact under batches of edge changes (see the module notes).
 
@@ -405,7 +401,7 @@ class MaintainedTruss(Maintained, Owner):
                 raise InvalidDeltaError(unknown[0], f"a maintained truss changes only {EDGE!r}, not {unknown[0]!r}",
                                         known=[EDGE])
             changes = changes.get(EDGE, [])
-        table = to_arrow(changes, (SRC, DST, DIFF), what="the edge changes")
+        table = to_arrow(changes, (SRC, DST, DIFF), what="the edge changes", relation=EDGE, target=self.WHAT)
         if isinstance(changes, (list, tuple)) and "value" in table.column_names:  # tuples (src, dst, diff, seq)
             table = table.rename_columns([SEQ if c == "value" else c for c in table.column_names])
         check_multiplicity(table.column_names, DIFF, factor=EDGE, target=self.WHAT, data=(SRC, DST, SEQ))
@@ -414,19 +410,13 @@ class MaintainedTruss(Maintained, Owner):
         for c in (SRC, DST):
             if c not in table.column_names:
                 raise MissingColumnError(column=c, available=table.column_names, source="the edge changes")
-        for c in (SRC, DST, DIFF):
-            nulls = table.column(c).null_count
-            if nulls:
-                raise InvalidDeltaError(EDGE, f"{nulls} edge change(s) have a null {c!r}", column=c, rows=nulls)
-        src, dst, diff = (np.asarray(table.column(c).to_numpy(zero_copy_only=False)) for c in (SRC, DST, DIFF))
-        if src.dtype.kind not in "iu" or dst.dtype.kind not in "iu":
-            raise InvalidDeltaError(EDGE, f"node ids must be integers, not {src.dtype} and {dst.dtype}", column=SRC)
-        wrong = np.flatnonzero((diff != 1) & (diff != -1))
-        if len(wrong):
-            raise InvalidDeltaError(EDGE, f"diff must be +1 (insert) or -1 (delete); row {int(wrong[0])} has "
-                                          f"{_python(diff[wrong[0]])}", column=DIFF)
+        from faq.incremental import batch_check
+
+        # ids integral int64, diff +1 / -1, no null: before any id is encoded or the index touched
+        table = batch_check.check_batch(table, batch_check.edge_spec(), relation=EDGE, target=self.WHAT)
+        src, dst, diff = (table.column(c).to_numpy() for c in (SRC, DST, DIFF))
         seq = np.asarray(table.column(SEQ).to_numpy(zero_copy_only=False)) if SEQ in table.column_names else None
-        return effective_pairs(src.astype(np.int64), dst.astype(np.int64), diff.astype(np.int64), seq)
+        return effective_pairs(src, dst, diff, seq)
 
     def _incremental(self, report: Any, target: int) -> Change:
         """The change of an incremental batch: every touched edge whose trussness differs, deleted and new ones."""
@@ -531,7 +521,7 @@ class MaintainedTruss(Maintained, Owner):
     @classmethod
     def open(cls, path: str, *, progress: Optional[Callable[[BatchEvent], None]] = None,
              work_limit: Optional[int] = None) -> "MaintainedTruss":
-        """Reopen a truss saved with ``path=`` at its last committed version (the edges are decomposed again;
+        """Reopen a truss saved with ``state=`` at its last committed version (the edges are decomposed again;
         no Spark).
 
         Raises

@@ -166,8 +166,9 @@ def _edge_arrays(edges: Any) -> tuple[np.ndarray, np.ndarray]:
     import os
 
     if isinstance(edges, (list, tuple)):
-        pairs = np.array([(int(e[0]), int(e[1])) for e in edges], dtype=np.int64).reshape(-1, 2)
-        return pairs[:, 0], pairs[:, 1]
+        from faq.checks import pair_ids
+
+        return pair_ids(edges, "truss edges")
     if isinstance(edges, (str, os.PathLike)):
         from faq.io.local_edges import read_edge_arrays
 
@@ -190,7 +191,7 @@ def _edge_arrays(edges: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _frame_columns(edges: Any) -> Optional[tuple[np.ndarray, np.ndarray]]:
-    """A pandas frame's or an Arrow table's ``src`` and ``dst`` (rows with a null id left out), else None."""
+    """A pandas frame's or an Arrow table's ``src`` and ``dst`` (checked: :func:`faq.checks.node_ids`), else None."""
     import pyarrow as pa
 
     if not isinstance(edges, pa.Table):
@@ -200,14 +201,18 @@ def _frame_columns(edges: Any) -> Optional[tuple[np.ndarray, np.ndarray]]:
             return None
         if not isinstance(edges, pd.DataFrame):
             return None
-        edges = pa.Table.from_pandas(edges, preserve_index=False)
+        return _checked_columns(edges, list(map(str, edges.columns)), edges.__getitem__)
+    return _checked_columns(edges, edges.column_names, edges.column)
+
+
+def _checked_columns(edges: Any, names: list, column: Any) -> tuple[np.ndarray, np.ndarray]:
+    from faq.checks import node_ids
     from faq.errors import MissingColumnError
 
     for c in ("src", "dst"):
-        if c not in edges.column_names:
-            raise MissingColumnError(column=c, available=edges.column_names, source="truss edges")
-    edges = edges.select(["src", "dst"]).drop_null()
-    return tuple(np.asarray(edges.column(c).to_numpy(), dtype=np.int64) for c in ("src", "dst"))
+        if c not in names or names.count(c) > 1:
+            raise MissingColumnError(column=c, available=names, source="truss edges (one column of each name)")
+    return node_ids(column("src"), "truss edges", "src"), node_ids(column("dst"), "truss edges", "dst")
 
 
 class _Graph:

@@ -123,7 +123,7 @@ class Maintained:
 
     @property
     def path(self) -> Optional[str]:
-        """The directory of the durable state (None without ``path=``)."""
+        """The directory of the durable state (None without one: ``state=``)."""
         store = self._versions().store
         return None if store is None else store.path
 
@@ -252,7 +252,7 @@ class Maintained:
         StreamingQuery
             Each micro-batch makes one version labelled with its ``batchId``;
             a re-delivered one is skipped.  On Spark Connect the state must be
-            durable (``path=``) on a path the server reaches.
+            durable (``state=``) on a path the server reaches.
         """
         from faq.incremental.streaming import stream
 

@@ -407,6 +407,11 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         BatchAlreadyAppliedError, VersionGapError, InvalidDeltaError,
         NegativeCountError, NonMonotoneUpdateError, NotMaintainableError
             Before anything changes: the state stays at its version.
+        InvalidBatchError
+            A key column of another type than the state's (a string id into
+            an integer factor), a null, NaN, a fraction or a value beyond the
+            column's range, in a key or the value: refused before any key is
+            encoded (:mod:`faq.incremental.batch_check`).
         """
         started = time.perf_counter()
         deltas = {**(deltas or {}), **named}
@@ -486,7 +491,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
                                  delta.df[delta.value].alias(VALUE))
             table = to_arrow(df, columns, what=f"the delta of {name!r}")
         else:
-            table = to_arrow(delta, columns, what=f"the delta of {name!r}")
+            table = to_arrow(delta, columns, what=f"the delta of {name!r}", relation=name, target=self.WHAT)
             for c in columns:
                 if c not in table.column_names:
                     from faq.errors import MissingColumnError
@@ -501,6 +506,11 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
             value = meta["value"] if meta["value"] in table.column_names else VALUE
             if value != VALUE and value in table.column_names:
                 table = table.rename_columns([VALUE if c == value else c for c in table.column_names])
+        from faq.incremental import batch_check  # (the module, not the name: a benchmark swaps the check out)
+
+        # before any key is encoded: a string id, a NaN or a null saved into an integer state breaks it
+        spec = batch_check.factor_spec(columns, self.state.key_types.get(name, {}), self.state.semiring.value_type)
+        table = batch_check.check_batch(table, spec, relation=name, target=self.WHAT)
         if VALUE in table.column_names:
             table = cast_arrow_values(table, self.state.semiring.value_type)
         return self.state.rows(name, table, VALUE, columns, keep_zeros=self.mode != SIGNED)
@@ -509,7 +519,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
 
     @classmethod
     def open(cls, path: str, *, progress: Optional[Progress] = None) -> "MaintainedQuery":
-        """Reopen a state saved with ``path=`` at its last committed version (no Spark needed)."""
+        """Reopen a state saved with ``state=`` at its last committed version (no Spark needed)."""
         meta = cls._saved_manifest(path)
         with restoring(path):
             state, meta = ResidentState.load(path, get_semiring(meta["semiring_state"]))

@@ -309,12 +309,17 @@ def _arrow_types(table: "pa.Table", columns: Sequence[str]) -> dict[str, str]:
     return {c: _ARROW_TO_SPARK.get(str(table.schema.field(c).type), "bigint") for c in columns}
 
 
-def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data") -> "pa.Table":
+def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data", relation: Optional[str] = None,
+             target: str = "a maintained state") -> "pa.Table":
     """Rows given as a Spark DataFrame, a Factor, pandas, an Arrow table or tuples, as an Arrow table.
 
-    Tuples are taken by position: ``columns``, then an optional value.  A
-    Spark DataFrame is collected (one Spark job): batches are meant to be
-    small; pass pandas or tuples to keep Spark out of a batch entirely.
+    Tuples are taken by position: ``columns``, then an optional value (a
+    row without it where others have one: a null value, refused by the
+    batch check).  Tuples Arrow cannot type by column (``1`` and ``"a"``, an
+    int beyond int64) are an :class:`~faq.errors.InvalidBatchError` naming
+    ``relation`` and ``target``.  A Spark DataFrame is collected (one Spark
+    job): batches are meant to be small; pass pandas or tuples to keep Spark
+    out of a batch entirely.
     """
     import pyarrow as pa
 
@@ -341,10 +346,10 @@ def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data") -> "p
     lengths = {len(r) for r in rows}
     if not lengths <= {width, width + 1}:
         raise FAQTypeError(error_class="ROWS_WIDTH", what=what, width=width, lengths=sorted(lengths), argument=what)
-    data = {c: [r[i] for r in rows] for i, c in enumerate(columns)}
-    if lengths == {width + 1}:
-        data[VALUE] = [r[width] for r in rows]
-    return pa.table(data)
+    from faq.incremental.batch_check import arrow_table
+
+    return arrow_table(rows, [*columns, VALUE] if width + 1 in lengths else list(columns),
+                       relation=relation or what, target=target)
 
 
 def arrow_values(table: "pa.Table", ops) -> np.ndarray:

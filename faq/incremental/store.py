@@ -32,10 +32,19 @@ no separators), ``data`` must be a real directory, and no symbolic link
 inside the state is followed: a damaged or forged state can make faq refuse
 to open it, never read or delete elsewhere.
 
-**Damage is detected.**  The manifest carries the SHA-256 of its own content
-and of every data file; a file or manifest that does not match, a field
-missing or of the wrong type, is a :class:`~faq.errors.StateDirectoryError`
-naming what is wrong.
+**Damage is detected, not forgery.**  The manifest carries the SHA-256 of its
+own content and of every data file; a mismatch, a field missing or of the
+wrong type, is a :class:`~faq.errors.StateDirectoryError` naming it.  But
+whoever can write to the directory can forge a state, checksums and all; so
+a state is used only when it is **ours** (:mod:`faq.ownership`, checked once
+per store): the directory and ``data/`` the running user's and not writable
+by the group or others, no directory above it another user's (root aside) or
+writable by everyone without the sticky bit
+(:class:`~faq.errors.StateUntrustedError` otherwise, with the fix).  Files
+are opened ``O_NOFOLLOW | O_NONBLOCK`` (a FIFO cannot block) and must be
+regular files of the user's; a manifest is at most :data:`MAX_MANIFEST_BYTES`
+and :data:`MAX_MANIFEST_DEPTH` deep.  It records the job that made the
+state (:mod:`faq.incremental.job`), which a resume compares.
 
 A relation's deltas are folded into a new base file once they are many
 (:data:`MAX_DELTA_FILES`) or hold a fraction of the base
@@ -83,8 +92,10 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping, Optional, Union
 
-from faq.errors import StateDirectoryError
+from faq.errors import StateDirectoryError, StateUntrustedError
+from faq.incremental.job import JOB, recorded_job
 from faq.incremental.writer_lock import LOCK_FILE, WriterLock
+from faq.ownership import WRITE_BY_OTHERS, file_problem, parent_problem, problem_fix
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -99,6 +110,8 @@ MAX_DELTA_FILES = 32
 REBASE_FRACTION = 0.10
 # A manifest beyond this size is not a manifest faq wrote (it is read whole).
 MAX_MANIFEST_BYTES = 64 << 20
+# ... or nesting deeper than this (faq's nest 6 deep): parsing it could exhaust the stack.
+MAX_MANIFEST_DEPTH = 32
 # A reader retries this many times when the writer replaces files under it.
 READ_ATTEMPTS = 8
 
@@ -133,6 +146,8 @@ class Store:
         self.path = os.path.abspath(os.fspath(path))
         self._manifest: dict[str, Any] | None = None
         self._lock: Optional[WriterLock] = None
+        self._trusted = False  # the ownership check passed (made once: module notes)
+        self._job: Optional[dict] = None  # the job a state made here records (faq.incremental.job)
 
     def __repr__(self) -> str:
         return f"Store({self.path!r}, writer={self.is_writer})"
@@ -164,8 +179,13 @@ class Store:
             raise StateDirectoryError(self.path, f"manifest.json cannot be read: {_os_reason(exc)}") from exc
         try:
             meta = json.loads(text)
+        except RecursionError:
+            meta = None  # nested too deep to parse: refused below as too deep
         except ValueError as exc:
             raise StateDirectoryError(self.path, f"manifest.json is not JSON ({exc})") from exc
+        if meta is None or _too_deep(meta, MAX_MANIFEST_DEPTH):
+            raise StateDirectoryError(self.path, f"manifest.json nests deeper than {MAX_MANIFEST_DEPTH} levels; "
+                                                 "it is not a manifest faq wrote")
         _check_manifest(self.path, meta)
         return meta
 
@@ -233,11 +253,13 @@ class Store:
         try:
             info = os.stat(self.path)
         except FileNotFoundError:
+            self._check_trusted()  # its parents: a new directory under another user's is not ours either
             return
         except OSError as exc:
             raise StateDirectoryError(self.path, f"cannot be used: {_os_reason(exc)}") from exc
         if not stat.S_ISDIR(info.st_mode):
             raise StateDirectoryError(self.path, "is a file, not a directory; choose a new or empty directory")
+        self._check_trusted()
         if self.exists():
             raise StateDirectoryError(self.path, "a saved state is here already; reopen it or choose another "
                                                  "directory")
@@ -260,13 +282,16 @@ class Store:
             A state is here already, or the directory holds files of its own.
         """
         self.check_new()
-        os.makedirs(self.path, exist_ok=True)
+        os.makedirs(self.path, mode=0o755, exist_ok=True)  # never writable by others, whatever the umask
+        self._trusted = False  # made now: checked again
+        self._check_directory()
         self._lock = WriterLock.acquire(self.path)
         try:
             self.check_new()  # again under the lock: another process may have made a state meanwhile
             data = os.path.join(self.path, DATA)
             if not os.path.lexists(data):
-                os.mkdir(data)
+                os.mkdir(data, 0o755)
+            self._job = recorded_job()
             self._check_directory()
             self._sweep({"relations": {}})
         except BaseException:
@@ -331,7 +356,9 @@ class Store:
             else:
                 for key, value in (("files", file), ("rows", rows), ("sha256", digest)):
                     entries[name][key].append(value)
-        body = json.loads(json.dumps({"format": FORMAT, **meta, "version": version, "relations": entries},
+        job = meta.get(JOB, self._job or (self._manifest or {}).get(JOB))  # recorded once, kept by every commit
+        extra = {JOB: job} if job is not None else {}
+        body = json.loads(json.dumps({"format": FORMAT, **meta, **extra, "version": version, "relations": entries},
                                      default=str))  # what a reader will see, so the checksum is of that
         manifest = {**body, "checksum": _manifest_checksum(body)}
         temporary = os.path.join(self.path, f".{MANIFEST}.{uuid.uuid4().hex[:8]}")
@@ -345,22 +372,65 @@ class Store:
         self._manifest = manifest
         self._sweep(manifest)  # files of versions before are no longer needed
 
+    def discard(self) -> None:
+        """Delete the state saved here, under the writer's lock, to make a new one (a restart).
+
+        The manifest goes first: an interruption leaves what an interrupted
+        first save leaves (:meth:`create` sweeps it).  Only faq's files go.
+
+        Raises
+        ------
+        StateLockedError
+            Another process writes the state: it is not discarded under it.
+        """
+        self._check_directory()
+        self._lock = WriterLock.acquire(self.path)
+        try:
+            if self.exists():
+                _unlink(os.path.join(self.path, MANIFEST))
+                _fsync(self.path)
+            self._manifest = None
+            self._sweep({"relations": {}})
+        finally:
+            self.release()
+
     # -- internals ----------------------------------------------------------------
 
     def _check_directory(self) -> None:
-        """``data`` (if there) must be a real directory: a link could lead reads and deletions elsewhere."""
+        """The directory must be ours (:meth:`_check_trusted`), ``data`` (if there) a real directory of ours: a
+        link could lead reads and deletions elsewhere."""
+        self._check_trusted()
         data = os.path.join(self.path, DATA)
         try:
-            mode = os.lstat(data).st_mode
+            info = os.lstat(data)
         except FileNotFoundError:
             return
         except OSError as exc:
             raise StateDirectoryError(self.path, f"data/ cannot be read: {_os_reason(exc)}") from exc
-        if stat.S_ISLNK(mode):
+        if stat.S_ISLNK(info.st_mode):
             raise StateDirectoryError(self.path, "data/ is a symbolic link; faq does not follow links inside a "
                                                  "state directory (a state is never read or changed elsewhere)")
-        if not stat.S_ISDIR(mode):
+        if not stat.S_ISDIR(info.st_mode):
             raise StateDirectoryError(self.path, "data is not a directory")
+        if problem := file_problem(info, directory=True, closed=WRITE_BY_OTHERS):
+            raise _untrusted(data, f"its data/ {problem}")
+
+    def _check_trusted(self) -> None:
+        """Refuse a directory another user could write to or replace (checked once: a batch pays nothing)."""
+        if self._trusted:
+            return
+        real = os.path.realpath(self.path)
+        try:
+            info = os.lstat(real)
+        except FileNotFoundError:
+            info = None  # not made yet: only its parents decide
+        if info is not None and not stat.S_ISDIR(info.st_mode):
+            return  # not a directory: the caller says so in its own words
+        problem = info and file_problem(info, directory=True, closed=WRITE_BY_OTHERS)
+        problem = problem and f"the state directory {problem}"
+        if problem := problem or parent_problem(real):
+            raise _untrusted(self.path, problem)
+        self._trusted = os.path.isdir(real)
 
     def _foreign_entries(self) -> list[str]:
         """What in the directory faq did not write (a new state may be made only where this is empty)."""
@@ -485,6 +555,21 @@ def _check_manifest(path: str, meta: Any) -> None:
             raise wrong(f"has checksums of relation {name[:60]!r} that are not SHA-256 digests")
 
 
+def _too_deep(value: Any, limit: int) -> bool:
+    """True when ``value`` (parsed JSON) nests more than ``limit`` lists or objects deep."""
+    level = [value]
+    for _ in range(limit):
+        level = [v for item in level if isinstance(item, (list, dict))
+                 for v in (item.values() if isinstance(item, dict) else item)]
+        if not level:
+            return False
+    return any(isinstance(item, (list, dict)) for item in level)
+
+
+def _untrusted(path: str, problem: str) -> StateUntrustedError:
+    return StateUntrustedError(path=path, reason=problem, fix=problem_fix(path, problem))
+
+
 def _file_stem(name: str) -> str:
     """A relation's name as it may appear in a file name (letters, digits, ``_``)."""
     return re.sub(r"[^A-Za-z0-9_]", "_", name)[:100] or "relation"
@@ -495,12 +580,13 @@ def _file_stem(name: str) -> str:
 
 @contextlib.contextmanager
 def _regular_file(path: str, limit: Optional[int] = None) -> Iterator[Any]:
-    """A regular file opened for reading without following a link (``O_NOFOLLOW``), at most ``limit`` bytes."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    """A regular file of ours opened for reading without following a link or waiting on a FIFO
+    (``O_NOFOLLOW | O_NONBLOCK``), at most ``limit`` bytes."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     with os.fdopen(fd, "rb") as f:
         info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise OSError(f"{os.path.basename(path)} is not a regular file")
+        if problem := file_problem(info, closed=WRITE_BY_OTHERS):
+            raise OSError(f"{os.path.basename(path)} {problem}")
         if limit is not None and info.st_size > limit:
             raise OSError(f"{os.path.basename(path)} is larger than {limit} bytes")
         yield f
@@ -509,7 +595,10 @@ def _regular_file(path: str, limit: Optional[int] = None) -> Iterator[Any]:
 def _read_bytes(path: str, limit: Optional[int] = None) -> bytes:
     """A regular file's content (:func:`_regular_file`)."""
     with _regular_file(path, limit) as f:
-        return f.read()
+        content = f.read() if limit is None else f.read(limit + 1)  # it may have grown since its size was read
+    if limit is not None and len(content) > limit:
+        raise OSError(f"{os.path.basename(path)} is larger than {limit} bytes")
+    return content
 
 
 def _chunks(path: str) -> Iterator[bytes]:

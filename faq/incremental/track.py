@@ -214,7 +214,10 @@ class MotifTracker(Maintained, Owner):
         ``changes`` is a Spark DataFrame, pandas, an Arrow table or tuples
         ``(src, dst, diff[, seq])``.  An optional ``seq`` column orders
         operations on one edge (the last wins); without it, an edge both
-        inserted and deleted in one batch is refused as ambiguous.
+        inserted and deleted in one batch is refused as ambiguous.  A batch
+        whose ids are not integers (strings, NaN, fractions, beyond int64),
+        with a null, or a ``diff`` other than ±1 is refused before anything
+        changes (:class:`~faq.errors.InvalidBatchError`, :mod:`faq.incremental.batch_check`).
         ``version``, ``label`` and ``before_commit`` as for
         :meth:`~faq.incremental.maintained.MaintainedQuery.apply`.
         """
@@ -253,20 +256,22 @@ class MotifTracker(Maintained, Owner):
         """The batch as ±1 rows (codes) that really change the simple digraph, one per edge."""
         from faq.errors import InvalidDeltaError, MissingColumnError
 
-        table = to_arrow(changes, (SRC, DST, DIFF), what="the edge changes")
+        table = to_arrow(changes, (SRC, DST, DIFF), what="the edge changes", relation=EDGE, target=self.WHAT)
         if isinstance(changes, (list, tuple)) and "value" in table.column_names:  # tuples (src, dst, diff, seq)
             table = table.rename_columns([SEQ if c == "value" else c for c in table.column_names])
         check_multiplicity(table.column_names, DIFF, factor=EDGE, target="a tracked motif", data=(SRC, DST, SEQ))
         for c in (SRC, DST, DIFF):
             if c not in table.column_names:
                 raise MissingColumnError(column=c, available=table.column_names, source="the edge changes")
-        src = np.asarray(table.column(SRC).to_numpy(zero_copy_only=False))
-        dst = np.asarray(table.column(DST).to_numpy(zero_copy_only=False))
-        diff = np.asarray(table.column(DIFF).to_numpy(zero_copy_only=False))
-        keep = (src != dst) & np.isin(diff, (1, -1))
+        from faq.incremental import batch_check
+
+        # ids integral int64, diff +1 / -1, seq numbers: before any id is encoded (a bad one is refused, not dropped)
+        table = batch_check.check_batch(table, batch_check.edge_spec(), relation=EDGE, target=self.WHAT)
+        src, dst, diff = (table.column(c).to_numpy() for c in (SRC, DST, DIFF))
+        keep = src != dst  # a self-loop is no edge of the simple digraph
         seq = np.asarray(table.column(SEQ).to_numpy(zero_copy_only=False))[keep] if SEQ in table.column_names \
             else None
-        src, dst, diff = src[keep].astype(np.int64), dst[keep].astype(np.int64), diff[keep].astype(np.int64)
+        src, dst, diff = src[keep], dst[keep], diff[keep]  # int64: checked
         ops = self.state.ops
         domain = self.state.domain
         s, d = domain.encode(src), domain.encode(dst)
@@ -306,7 +311,7 @@ class MotifTracker(Maintained, Owner):
 
     @classmethod
     def open(cls, path: str, *, progress: Optional[Callable[[BatchEvent], None]] = None) -> "MotifTracker":
-        """Reopen a tracker saved with ``path=`` at its last committed version (no Spark needed)."""
+        """Reopen a tracker saved with ``state=`` at its last committed version (no Spark needed)."""
         cls._saved_manifest(path)
         with restoring(path):
             state, meta = ResidentState.load(path, INTEGER)

@@ -17,8 +17,12 @@ child (a background compaction) would keep the lock after its parent
 released it or died.  Children close their copies at once
 (:func:`os.register_at_fork`).
 
-The lock file is opened without following a symbolic link (``O_NOFOLLOW``):
-a planted link cannot make the writer open, let alone write, another file.
+The lock file is opened without following a symbolic link or waiting on a
+FIFO (``O_NOFOLLOW | O_NONBLOCK``): a planted link cannot make the writer
+open, let alone write, another file.  It must be a regular file of the
+running user's, not writable by others: a lock file another user made (and
+holds) would let them lock the owner out of the state, or name a holder
+that is not one (:class:`~faq.errors.StateUntrustedError`).
 
 Examples
 --------
@@ -45,7 +49,8 @@ import time
 import weakref
 from typing import Optional
 
-from faq.errors import StateDirectoryError, StateLockedError
+from faq.errors import StateDirectoryError, StateLockedError, StateUntrustedError
+from faq.ownership import WRITE_BY_OTHERS, file_problem, problem_fix
 
 __all__ = ["LOCK_FILE", "WriterLock"]
 
@@ -73,9 +78,11 @@ class WriterLock:
             Another process -- or another open object of this one -- holds it.
         StateDirectoryError
             The lock file is a symbolic link or cannot be opened.
+        StateUntrustedError
+            The lock file is not a regular file of this user's, closed to others' writes.
         """
         path = os.path.join(directory, LOCK_FILE)
-        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | getattr(os, "O_NOFOLLOW", 0)
+        flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
         try:
             fd = os.open(path, flags, 0o644)
         except OSError as exc:
@@ -83,6 +90,10 @@ class WriterLock:
                 raise StateDirectoryError(directory, f"{LOCK_FILE} is a symbolic link; faq does not follow links "
                                                      "inside a state directory") from exc
             raise StateDirectoryError(directory, f"the writer's lock file cannot be opened: {exc}") from exc
+        if problem := file_problem(os.fstat(fd), closed=WRITE_BY_OTHERS):
+            os.close(fd)
+            fix = f"remove {path} if no process of yours writes this state; {problem_fix(directory, problem)}"
+            raise StateUntrustedError(path=directory, reason=f"{LOCK_FILE} {problem}", fix=fix)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:
@@ -138,7 +149,7 @@ def _read_holder(fd: int) -> str:
         record = json.loads(os.pread(fd, 4096, 0).decode() or "{}")
         return (f"pid {int(record['pid'])} on {str(record['host'])[:64]}, since {str(record['since'])[:32]}, "
                 f"running {str(record['command'])[:120]!r}")
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, RecursionError):
         return "a process that did not record itself"
 
 

@@ -6,6 +6,12 @@ Examples
 'wiki-Vote'
 >>> [format_of(p) for p in ("t.csv.gz", "out.parquet/", "a.mtx", "g.txt")]
 ['csv', 'parquet', 'mtx', 'edges']
+>>> from faq.io.scratch import scratch_path
+>>> path = scratch_path("g.dat")
+>>> with open(path, "wb") as f:
+...     _ = f.write(b"PAR1\x15\x04")
+>>> format_of(path)   # Parquet's magic bytes, whatever the name
+'parquet'
 """
 
 from __future__ import annotations
@@ -16,10 +22,12 @@ import re
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Callable, Iterator, Sequence, TypeVar, Union
 
-from faq.errors import InputNotFoundError, InvalidArgumentError, MalformedInputError, MissingColumnError
+from faq.errors import (FAQRuntimeError, InputNotFoundError, InvalidArgumentError, MalformedInputError,
+                        MissingColumnError)
 from faq.factor import VALUE
 
 if TYPE_CHECKING:
+    import pyarrow
     from pyspark.sql import DataFrame, SparkSession
 
     from faq.semirings import Semiring
@@ -70,13 +78,26 @@ def check_exists(path: str) -> None:
         raise InputNotFoundError(path=path)
 
 
+def client_path(path: str) -> str:
+    """``path`` as Spark must be given it: a relative local path made absolute here, on the client.
+
+    Spark resolves a relative path against its driver's working directory: a Spark Connect server's,
+    where a file of the same name may be another file.  A URI (``hdfs://...``, ``file:...``) is kept.
+
+    >>> client_path("g.txt") == os.path.join(os.getcwd(), "g.txt"), client_path("s3a://b/g.txt")
+    (True, 's3a://b/g.txt')
+    """
+    return path if re.match(r"[A-Za-z][A-Za-z0-9+.-]+:", path) else os.path.abspath(path)
+
+
 def spark_read(path: str, read: Callable[[str], T]) -> T:
-    """Run a Spark reader, turning Spark's PATH_NOT_FOUND into InputNotFoundError."""
+    """Run a Spark reader on :func:`client_path` of ``path``, turning Spark's PATH_NOT_FOUND into
+    InputNotFoundError (naming ``path`` as given)."""
     from pyspark.errors import AnalysisException
 
     check_exists(path)
     try:
-        return read(path)
+        return read(client_path(path))
     except AnalysisException as exc:
         if (exc.getCondition() or "") == "PATH_NOT_FOUND":
             raise InputNotFoundError(path=path) from None
@@ -164,15 +185,101 @@ def default_name(path: str) -> str:
 
 
 def format_of(path: str) -> str:
-    """The format a path's extension names, one of :data:`FORMATS` (``edges`` for anything else)."""
+    """The format of a path, one of :data:`FORMATS`: by its extension, else a local file starting with
+    Parquet's magic bytes is ``parquet`` (a Parquet file is never read as text), else ``edges``.
+
+    The one place a path's format is recognised: every job that takes a path asks here.
+    """
     lower = path.lower().rstrip("/")
     if lower.endswith((".csv", ".csv.gz", ".csv.bz2")):
         return "csv"
-    if lower.endswith(".parquet"):
+    if lower.endswith(".parquet") or lower.endswith(".parq"):
         return "parquet"
     if lower.endswith((".mtx", ".mtx.gz", ".mtx.bz2")):
         return "mtx"
-    return "edges"
+    return "parquet" if _starts_with(path, PARQUET_MAGIC) else "edges"
+
+
+#: The first (and last) four bytes of every Parquet file.
+PARQUET_MAGIC = b"PAR1"
+
+
+def _starts_with(path: str, magic: bytes) -> bool:
+    """Whether ``path`` is a local regular file whose first bytes are ``magic`` (False when unreadable)."""
+    local = local_path(path)
+    if not is_local(path) or not os.path.isfile(local):
+        return False
+    try:
+        with open(local, "rb") as handle:
+            return handle.read(len(magic)) == magic
+    except OSError:
+        return False
+
+
+#: Why a text file whose last line has no line break is refused (update batches, as-of tables): it may be a
+#: write cut short -- ``2,b,12`` cut to ``2,b,1`` still parses, as another row.
+CUT_LAST_LINE = ("the file ends inside this line (no line break after it), so it may be a write cut short; end "
+                 "the file with a line break (write files whole: under a '.' name, then rename them)")
+_TAIL = 1 << 16  # bytes searched back from the end for the last line
+
+
+def whole_text(path: str) -> "pyarrow.Buffer":
+    """A local text file's bytes (``.gz``, ``.bz2`` decompressed), refused when its last line lacks a line break.
+
+    A last line that is blank needs none.  Edge lists are exempt (SNAP files often end without one, and
+    an edge list is read whole, not appended to); a table or a batch is refused (:data:`CUT_LAST_LINE`).
+
+    Raises
+    ------
+    MalformedInputError
+        The cut line, with its 1-based number; or a corrupt compressed file.
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    try:
+        data = pa.input_stream(local_path(path), compression="detect").read_buffer()
+    except (OSError, pa.ArrowException) as exc:
+        raise MalformedInputError(path=path, reason=f"the file is corrupt or truncated ({exc}); replace it with a "
+                                                    "complete copy") from None
+    tail = bytes(memoryview(data)[-_TAIL:])
+    if not tail or tail[-1:] in (b"\n", b"\r"):
+        return data
+    line = tail[tail.rfind(b"\n") + 1:].decode("utf-8", errors="replace")
+    if not line.strip():
+        return data
+    number = int(np.count_nonzero(np.frombuffer(data, dtype=np.uint8) == 10)) + 1  # the error path only
+    raise MalformedInputError(path=path, line_number=number, line=line, reason=CUT_LAST_LINE)
+
+
+#: The operating system's refusals to write that the user can act on (the catalog's ``WRITE_FAILED``).
+WRITE_ERRNOS = ("ENOSPC", "EROFS", "EACCES", "EDQUOT", "EPERM")
+
+
+def write_error(exc: OSError, path: "str | None" = None) -> "FAQRuntimeError | None":
+    """``WRITE_FAILED`` naming the path for a full disk, a read-only filesystem or a denied write, else None.
+
+    >>> import errno
+    >>> write_error(OSError(errno.ENOSPC, "No space left on device", "out.csv")).parameters["errno_name"]
+    'ENOSPC'
+    >>> write_error(OSError(errno.EPIPE, "Broken pipe")) is None
+    True
+    """
+    import errno as errnos
+
+    number = exc.errno if exc.errno is not None else _arrow_errno(str(exc))
+    name = errnos.errorcode.get(number or 0, "")
+    if name not in WRITE_ERRNOS:
+        return None
+    where = exc.filename if exc.filename is not None else path
+    return FAQRuntimeError(error_class="WRITE_FAILED", path=os.fspath(where) if where is not None else "the output",
+                           reason=exc.strerror or os.strerror(number), errno_name=name)
+
+
+def _arrow_errno(message: str) -> "int | None":
+    """The errno Arrow writes into its messages (``... [errno 28] No space left on device``), if any."""
+    found = re.search(r"\[errno (\d+)\]", message)
+    return int(found.group(1)) if found else None
 
 
 # --- arguments -------------------------------------------------------------------------------

@@ -27,6 +27,13 @@ Node ids are the full 64-bit range, -9223372036854775808 to
 ``1000000000000``), and an id beyond the range is a malformed line naming it.
 Under the counting semiring a weight is a count: a negative one is malformed
 (read signed weights with ``semiring="integer"``).
+
+A Parquet file -- by its extension or, under any name, by its magic bytes
+(:func:`faq.io._common.format_of`, the one place a path's format is
+recognised) -- is never parsed as text: its columns ``src`` and ``dst`` (else
+its first two) are the ids, checked by :mod:`faq.checks` (a whole float is
+the id it names; a fraction, NaN, null or string is refused), and
+``weight_column`` counts its columns from 1 as in a text file.
 """
 
 from __future__ import annotations
@@ -57,6 +64,7 @@ from faq.io.local_edges import (
     TRIM_RE,
     edges_dataframe,
     first_malformed_line,
+    parquet_edge_table,
     line_problem,
     read_edge_arrays,
     unique_pairs,
@@ -172,6 +180,12 @@ def read_edge_list(
     variables = check_variables(variables, arity=2)
     _check_options(self_loops, duplicates, weight_column)
     check_choice("engine", engine, ENGINES)
+    table = parquet_edge_table(path)  # a Parquet file (by extension or magic bytes) is never parsed as text
+    if table is not None:
+        edges = _parquet_edges(table, path, variables, semiring, weight_column, spark)
+        edges = _shape_graph(edges, variables, semiring, weight_column is not None, self_loops, duplicates, undirected)
+        return Factor(df=edges, variables=variables, semiring=semiring, value=VALUE,
+                      name=name or default_name(path))
     if engine == "auto" and weight_column is None:
         arrays = read_edge_arrays(path)  # None: not a local file of the regular shape (a bad line raises)
         if arrays is not None:
@@ -318,6 +332,36 @@ def _local_edges(
     one = np.full(len(src), semiring.one, dtype=NUMPY_DTYPES[semiring.value_type])
     return held_dataframe(spark, {u: src, v: dst, VALUE: one}, {u: "bigint", v: "bigint", VALUE: semiring.value_type},
                           make=dataframe)
+
+
+def _parquet_edges(table, path: str, variables: tuple[str, ...], semiring: Semiring, weight_column: int | None,
+                   spark: "SparkSession | None") -> "DataFrame":
+    """A Parquet edge list's ``(u, v, value)`` rows: ids checked (:mod:`faq.checks`); the value is column
+    ``weight_column`` (1-based, as in a text file), a number, else the semiring's one."""
+    import pyarrow as pa
+
+    from faq.checks import node_ids, number_weights
+
+    u, v = variables
+    columns = {u: node_ids(table.column(0), path, table.column_names[0]),
+               v: node_ids(table.column(1), path, table.column_names[1])}
+    spark = session(spark)
+    if weight_column is None:
+        return edges_dataframe(spark, columns).withColumn(VALUE, spark_columns(semiring).one())
+    if weight_column > table.num_columns:
+        raise MalformedInputError(path=path, reason=f"no weight in column {weight_column}: the file has "
+                                                    f"{table.num_columns} columns {table.column_names}")
+    weights = number_weights(table.column(weight_column - 1), default_name(path), table.column_names[weight_column - 1])
+    kind = {"bigint": pa.int64(), "double": pa.float64(), "boolean": pa.bool_()}[semiring.value_type]
+    try:
+        values = pa.array(weights).cast(kind)  # a safe cast: 1.5 is no count
+    except pa.ArrowInvalid:
+        raise MalformedInputError(path=path, reason=f"the weights in column {weight_column} are not all "
+                                  f"{semiring.value_type} values of semiring {semiring.name!r}") from None
+    if _counts(semiring) and len(weights) and weights.min() < 0:
+        raise MalformedInputError(path=path, reason=f"a weight in column {weight_column} is negative: the counting "
+                                  "semiring holds counts; read signed weights with semiring='integer'")
+    return spark.createDataFrame(pa.table({u: columns[u], v: columns[v], VALUE: values}))
 
 
 # --- the error path: the first bad line and its number ------------------------------------------

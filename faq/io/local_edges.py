@@ -68,11 +68,13 @@ from faq.errors import MalformedInputError
 from faq.errors.templates import clip
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = [
     "MAX_BYTES",
     "read_edge_arrays",
+    "parquet_edge_table",
     "local_file",
     "line_problem",
     "first_malformed_line",
@@ -160,6 +162,12 @@ def read_edge_arrays(path: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
 
     from faq.arrow_arrays import to_numpy
 
+    table = parquet_edge_table(path)
+    if table is not None:  # a Parquet edge list: its src and dst columns, checked (faq.checks)
+        from faq.checks import node_ids
+
+        return node_ids(table.column(0), path, table.column_names[0]), node_ids(table.column(1), path,
+                                                                                 table.column_names[1])
     local = local_file(path)
     if local is None:
         return None
@@ -223,6 +231,40 @@ def read_edge_arrays(path: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
         if any(pc.any(pc.starts_with(column, "+")).as_py() for column in (first, second)):
             return None  # valid for the Spark path, which reads it
         return _report_malformed(local)
+
+
+def parquet_edge_table(path: str) -> Optional["pa.Table"]:
+    """A local Parquet edge list (by extension or magic bytes: :func:`faq.io._common.format_of`) as an Arrow
+    table whose first two columns are ``src`` and ``dst``, or None for any other path.
+
+    The columns ``src`` and ``dst`` (GraphFrames' names) if present, else the first two columns, are the
+    source and target ids; the other columns follow (a weight among them).
+
+    Raises
+    ------
+    MalformedInputError
+        A corrupt or truncated file, or one of fewer than two columns.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from faq.io._common import format_of
+
+    local = local_file(path)
+    if local is None or format_of(path) != "parquet":
+        return None
+    try:
+        table = pq.read_table(local)
+    except (OSError, pa.ArrowException) as exc:
+        raise MalformedInputError(path=path, reason=f"the file is corrupt or truncated ({clip(str(exc), 200)}); "
+                                                    "replace it with a complete copy") from None
+    names = table.column_names
+    if len(names) < 2:
+        raise MalformedInputError(path=path, reason=f"a Parquet edge list has columns src and dst (or two columns: "
+                                                    f"source, target); this one has {names}")
+    first = ["src", "dst"] if {"src", "dst"} <= set(names) else names[:2]
+    rest = [n for n in names if n not in first and n not in ("src", "dst")]  # no second src or dst
+    return table.select([*first, *rest]).rename_columns(["src", "dst", *rest])
 
 
 class _BadLines:

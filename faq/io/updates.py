@@ -34,6 +34,7 @@ from typing import Optional, Union
 
 from faq.errors import FAQValueError, InputNotFoundError, MalformedInputError, StateDirectoryError
 from faq.errors.templates import clip
+from faq.io._common import CUT_LAST_LINE
 
 _SEPARATOR = re.compile(r"[ \t\r\f\v,]+")
 _INT = re.compile(r"^[+-]?[0-9]{1,19}$")
@@ -109,12 +110,7 @@ def read_batch(path: Union[str, os.PathLike], *, weighted: bool = False) -> Upda
             if not line or line.startswith("#"):
                 continue
             if not raw.endswith("\n"):  # the last line, without a line break: perhaps a write cut short
-                raise MalformedInputError(
-                    path=path, line_number=number, line=line,
-                    reason="the file ends inside this line (no line break after it), so it may be a write cut "
-                           "short; end the file with a line break (write batch files whole: under a '.' name, "
-                           "then rename them)",
-                )
+                raise MalformedInputError(path=path, line_number=number, line=line, reason=CUT_LAST_LINE)
             tokens = _SEPARATOR.split(line)
             op = tokens[0]
             if op not in ("+", "-") or len(tokens) not in (3, 4):

@@ -35,7 +35,7 @@ from typing import Any, Optional, Sequence, Union
 
 from faq.events import Progress
 from faq.learning.maintained import MaintainedModel
-from faq.learning.models import Covariance, LinearModel, Moments, fit_linear, moments_of
+from faq.learning.models import Covariance, LinearModel, Moments, check_ridge, fit_linear, moments_of
 from faq.spark_ui import described
 
 __all__ = ["covariance", "moments", "linear_regression", "Covariance", "Moments", "LinearModel", "MaintainedModel"]
@@ -200,6 +200,7 @@ def linear_regression(query: str, target: str, features: Sequence[str], *, ridge
     from faq.learning.features import parse_features
 
     path = state_directory(state, path, "faq.linear_regression")
+    check_ridge(ridge)  # before any aggregate is computed
     parsed, atoms = _parsed(query)
     listed = [features] if isinstance(features, str) else list(features)
     chosen = parse_features([*listed, target], atoms, roles=["features"] * len(listed) + ["target"])
@@ -213,10 +214,6 @@ def _maintained(parsed: Any, features: Sequence[Any], tables: dict, target: Opti
                 placement: Optional[str], spark: Any, path: Optional[str], progress: Progress) -> MaintainedModel:
     from faq.learning.maintained import maintain_covariance
 
-    if not ridge >= 0:
-        from faq.errors import InvalidArgumentError
-
-        raise InvalidArgumentError(argument="ridge", value=ridge, reason="the penalty must be ≥ 0")
     return maintain_covariance(parsed, features, tables, target=target, ridge=ridge, path=path, progress=progress,
                                placement=placement or "auto", spark=spark)
 

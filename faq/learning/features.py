@@ -245,7 +245,8 @@ def row_values(ring: "ArraySemiring", features: Sequence[Feature], columns: Mapp
             values[:, 1 + j] = column
         for k, (i, j) in enumerate(zip(*np.triu_indices(m))):
             if int(i) in x and int(j) in x:
-                values[:, 1 + m + k] = x[int(i)] * x[int(j)]
+                with np.errstate(over="ignore"):  # an overflow is inf: fit_linear refuses it (MOMENTS_NOT_FINITE)
+                    values[:, 1 + m + k] = x[int(i)] * x[int(j)]
         return values
     ops = numpy_ops(ring, arrays=True)
     values = ops.ones(rows)

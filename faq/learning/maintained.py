@@ -15,7 +15,10 @@ A delta of a table is a pandas DataFrame, a Spark DataFrame or an Arrow
 table with the table's key columns and feature columns, and optionally a
 ``diff`` column: the row's multiplicity (``+1`` an insert, the default;
 ``-1`` a delete; any integer).  Rows with a null key or feature are left
-out, as when the model was made.  A delete is taken at its word: deleting a
+out, as when the model was made; a key that is not a whole number within
+int64, a feature that is not a finite number or a ``diff`` that is not a
+whole number refuses the batch before anything changes
+(:mod:`faq.incremental.batch_check`).  A delete is taken at its word: deleting a
 row that was never inserted subtracts its lift all the same (the ring has
 no notion of "not there"), as a signed delta of any ring does.
 
@@ -233,7 +236,7 @@ class MaintainedModel(Maintained, Owner):
 
     @classmethod
     def open(cls, path: str, *, progress: Progress = None) -> "MaintainedModel":
-        """Reopen a model made with ``path=`` at its last committed version (no Spark needed)."""
+        """Reopen a model made with ``state=`` at its last committed version (no Spark needed)."""
         from faq.incremental.maintained import MaintainedQuery
         from faq.incremental.store import restoring
 
@@ -322,23 +325,29 @@ def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Seq
         if not complete.all():
             data = {c: column[complete] for c, column in data.items()}
     dropped = int(len(complete) - complete.sum())
-    keys = {}
-    for v, c in zip(variables, keyed_by):
-        k = data[c]
-        if k.dtype.kind == "f" and np.all(k == np.round(k)):  # integers that had a null among them
-            k = k.astype(np.int64)
-        if k.dtype.kind not in "iu":
-            raise InvalidDeltaError(table, f"join key {c!r} must be integers (found {k.dtype})", column=c)
-        keys[v] = k.astype(np.int64, copy=False)
-    n = int(complete.sum())
-    values = row_values(ring, features, {f.column: data[f.column] for f in features}, n)
+    data = _checked_rows(data, table, keyed_by, features)
+    keys = {v: data[c] for v, c in zip(variables, keyed_by)}
+    values = row_values(ring, features, {f.column: data[f.column] for f in features}, int(complete.sum()))
     if DIFF_COLUMN in data:
-        multiplicity = data[DIFF_COLUMN]
-        if multiplicity.dtype.kind not in "iuf" or not np.all(multiplicity == np.round(multiplicity)):
-            raise InvalidDeltaError(table, f"column {DIFF_COLUMN!r} holds multiplicities: integers such as 1 "
-                                           "(insert) or -1 (delete)", column=DIFF_COLUMN)
-        values = values * multiplicity.astype(np.float64)[:, None]
+        values = values * data[DIFF_COLUMN].astype(np.float64)[:, None]
     return pa.table({**{v: arrow_from_numpy(k) for v, k in keys.items()}, VALUE: arrow_from_numpy(values)}), dropped
+
+
+def _checked_rows(data: Mapping[str, np.ndarray], table: str, keyed_by: Sequence[str],
+                  features: Sequence[Feature]) -> dict[str, np.ndarray]:
+    """The complete rows' columns checked (:mod:`faq.incremental.batch_check`): integer keys within int64,
+    finite features, whole-number multiplicities -- keys as int64."""
+    import pyarrow as pa
+
+    from faq.incremental import batch_check
+
+    finite = batch_check.Expect("real", "finite numbers (features)", finite=True)
+    spec = {**{f.column: finite for f in features}, **{c: batch_check.ID for c in keyed_by},
+            DIFF_COLUMN: batch_check.COUNT}
+    arrow = pa.table({c: batch_check.arrow_column(v, c, relation=table, target=MaintainedModel.WHAT)
+                      for c, v in data.items()})
+    checked = batch_check.check_batch(arrow, spec, relation=table, target=MaintainedModel.WHAT)
+    return {c: checked.column(c).to_numpy() for c in data}
 
 
 def _pandas_column(series: Any) -> np.ndarray:

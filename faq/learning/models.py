@@ -41,7 +41,8 @@ import numpy as np
 
 from faq.errors import FAQValueError, InvalidArgumentError
 
-__all__ = ["Covariance", "Moments", "LinearModel", "LearningPlan", "fit_linear", "moments_of", "ridge_path"]
+__all__ = ["Covariance", "Moments", "LinearModel", "LearningPlan", "check_ridge", "fit_linear", "moments_of",
+           "ridge_path"]
 
 
 def _rows(count: Any) -> int:
@@ -412,6 +413,15 @@ class LinearModel:
         return np.asarray(y, dtype=np.float64).ravel()
 
 
+def check_ridge(ridge: float) -> None:
+    """A ridge penalty is a finite number λ ≥ 0 (an infinite one leaves nothing to solve), else INVALID_ARGUMENT.
+
+    >>> check_ridge(0.5)
+    """
+    if not (isinstance(ridge, (int, float, np.number)) and 0 <= ridge < np.inf):
+        raise InvalidArgumentError(argument="ridge", value=ridge, reason="the penalty must be a finite number ≥ 0")
+
+
 def fit_linear(aggregate: Covariance, target: str, ridge: float = 0.0) -> LinearModel:
     """Least squares of ``target`` on the other features of ``aggregate``, with an intercept.
 
@@ -427,8 +437,7 @@ def fit_linear(aggregate: Covariance, target: str, ridge: float = 0.0) -> Linear
     if target not in aggregate.features:
         raise InvalidArgumentError(argument="target", value=target,
                                    reason=f"not one of the aggregate's features {list(aggregate.features)}")
-    if not ridge >= 0:
-        raise InvalidArgumentError(argument="ridge", value=ridge, reason="the penalty must be ≥ 0")
+    check_ridge(ridge)
     if aggregate.count <= 0:
         raise FAQValueError(error_class="EMPTY_JOIN", purpose="fit a model on", count=aggregate.count)
     t = aggregate.features.index(target)
@@ -440,6 +449,10 @@ def fit_linear(aggregate: Covariance, target: str, ridge: float = 0.0) -> Linear
     gram[0, 1:] = gram[1:, 0] = sums[keep]
     gram[1:, 1:] = products[np.ix_(keep, keep)] + ridge * np.eye(p)
     moment = np.concatenate([[sums[t]], products[keep, t]])
+    if not (np.isfinite(gram).all() and np.isfinite(moment).all()):  # LAPACK would fail, printing to stderr
+        raise FAQValueError(error_class="MOMENTS_NOT_FINITE", what="sums and products of the features",
+                            detail=f"{int((~np.isfinite(gram)).sum() + (~np.isfinite(moment)).sum())} of them are "
+                                   "infinite or NaN: a value is infinite, or too large to square")
     solution = np.linalg.lstsq(gram, moment, rcond=None)[0]
     names = [aggregate.features[i] for i in keep]
     return LinearModel(float(solution[0]), dict(zip(names, map(float, solution[1:]))), target, float(ridge), aggregate)

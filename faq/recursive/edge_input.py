@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
     from faq.semirings import Semiring
 
-__all__ = ["row_count", "node_array", "edge_table", "edge_dataframe", "split_changes", "CHANGE_COLUMNS", "DIFF", "SEQ"]
+__all__ = ["row_count", "node_array", "edge_table", "edge_dataframe", "split_changes", "checked_edges", "CHANGE_COLUMNS",
+           "DIFF", "SEQ"]
 
 DIFF, SEQ = "diff", "seq"
 #: The columns change rows are read from: the pair, its weight (either name), the operation and its order.
@@ -139,6 +140,65 @@ def _uniform_tuples(rows: "list | tuple") -> "tuple[np.ndarray, np.ndarray, np.n
         return src, dst, np.fromiter((r[2] for r in rows), dtype=np.float64, count=n)
     except (TypeError, ValueError, OverflowError):  # e.g. a None weight or a non-integer id: the general loop
         return None
+
+
+def _spec(changes: bool) -> dict:
+    """What a fixpoint's batch columns hold: integer ends, weights (a null one is the default: NaN is refused),
+    and for change rows a whole-number ``diff`` (null: insert) and a ``seq``."""
+    from dataclasses import replace
+
+    from faq.incremental.batch_check import COUNT, ID, Expect, edge_spec
+
+    weight = Expect("real", "weights (null: the default weight)", nulls=True)
+    if changes:
+        return edge_spec(replace(COUNT, nulls=True, what="whole numbers (>0 insert, <0 delete; null: insert)"),
+                         **{WEIGHT: weight, VALUE: weight})
+    return {SRC: ID, DST: ID, WEIGHT: weight, VALUE: weight}
+
+
+def checked_edges(edges: Any, *, target: str, changes: bool = False) -> Any:
+    """Edges (or, with ``changes``, change rows) checked before a batch touches a fixpoint's state.
+
+    Tuples and pandas become an Arrow table, checked
+    (:func:`faq.incremental.batch_check.check_batch`); an Arrow table is
+    checked; a Spark DataFrame or Factor by its column types (no job:
+    :func:`~faq.incremental.batch_check.check_spark_types`).  Anything else
+    (rows of another width) is left to :func:`edge_table`'s own refusal.
+
+    >>> checked_edges([(1, 2), (2, 3, 5.0)], target="a fixpoint").column("weight").to_pylist()
+    [None, 5.0]
+    >>> checked_edges([(1, 2.5)], target="a fixpoint")
+    Traceback (most recent call last):
+    ...
+    faq.errors.InvalidBatchError: [INVALID_BATCH] a fixpoint, 'edge': column 'dst' holds a number with a fraction ...
+    """
+    import pyarrow as pa
+
+    from faq.incremental import batch_check
+
+    spec = _spec(changes)
+    if edges is None:
+        return None
+    if isinstance(edges, Factor) and len(edges.variables) == 2:  # by its column types; the Factor goes on
+        df = edges.df.select(*[edges.df[v].alias(c) for v, c in zip(edges.variables, (SRC, DST))],
+                             edges.df[edges.value].alias(WEIGHT))
+        batch_check.check_spark_types(df, spec, relation="edge", target=target)
+        return edges
+    if is_dataframe(edges):
+        if changes:  # collected by split_changes anyway: checked as the Arrow table
+            return batch_check.check_batch(edges.toArrow(), spec, relation="edge", target=target)
+        batch_check.check_spark_types(edges, spec, relation="edge", target=target)
+        return edges
+    if not _is_table(edges):
+        if changes:
+            return edges  # change rows are tables: split_changes refuses anything else
+        rows = list(edges)
+        if not all(isinstance(r, (tuple, list)) and len(r) in (2, 3) for r in rows):
+            return rows  # edge_table says which row is malformed
+        edges = batch_check.arrow_table(rows, [SRC, DST, WEIGHT], relation="edge", target=target)
+    elif not isinstance(edges, pa.Table):
+        edges = pa.Table.from_pandas(edges, preserve_index=False)
+    return batch_check.check_batch(edges, spec, relation="edge", target=target)
 
 
 def split_changes(rows: Any) -> "tuple[pa.Table | None, pa.Table | None]":

@@ -132,7 +132,7 @@ from faq.incremental.rules import budget_bytes, estimated_bytes
 from faq.incremental.store import Store, restoring
 from faq.io.updates import UpdateBatch, read_batch, read_updates, update_files  # re-exported (__all__)
 from faq.placement_policy import EXECUTORS, for_indexes
-from faq.recursive.edge_input import CHANGE_COLUMNS, edge_table, row_count, split_changes
+from faq.recursive.edge_input import CHANGE_COLUMNS, checked_edges, edge_table, row_count, split_changes
 from faq.recursive.fixpoint_state import EDGE, FixpointState
 from faq.recursive.problem import FixpointProblem
 from faq.recursive.propagate import fixpoint_ops
@@ -399,6 +399,10 @@ class MaintainedFixpoint(FixpointProblem, Maintained, Owner):
             ``value``), ``diff`` (+1 insert, -1 delete; +1 when absent) and
             ``seq`` (the last operation on a pair wins; without it deletions
             come first): :func:`~faq.recursive.edge_input.split_changes`.
+            Ids that are not whole int64 numbers, a null end, a NaN weight
+            or a fractional ``diff`` refuse the batch before anything changes
+            (:class:`~faq.errors.InvalidBatchError`; so do bad ids or weights
+            given to :meth:`insert` and :meth:`delete`).
         recompute : bool
             Take deletions and worsening updates by recomputing from scratch
             (default: trimming, on the driver).
@@ -418,7 +422,8 @@ class MaintainedFixpoint(FixpointProblem, Maintained, Owner):
                                label=label or batch.name, batch=batch, before_commit=before_commit)
         if isinstance(batch, Mapping):
             batch = _edge_rows_of(batch)
-        inserts, deletes = split_changes(batch) if batch is not None else (None, None)
+        checked = checked_edges(batch, target=self.WHAT, changes=True)  # before split_changes drops or merges a row
+        inserts, deletes = split_changes(checked) if batch is not None else (None, None)
         return self._batch(inserts, deletes, recompute=recompute, version=version, label=label,
                            before_commit=before_commit)
 
@@ -479,6 +484,8 @@ class MaintainedFixpoint(FixpointProblem, Maintained, Owner):
         label = label or f"batch {target}"
         if isinstance(deletes, (list, tuple)) and not deletes:
             deletes = None
+        # ids integral, weights not NaN: checked before the holder touches edges or answer (in memory or on disk)
+        inserts, deletes = (checked_edges(e, target=self.WHAT) for e in (inserts, deletes))
         return self.holder.batch(inserts, deletes, recompute=recompute, target=target, label=label, update=batch,
                                  started=started, before_commit=before_commit)
 

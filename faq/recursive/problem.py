@@ -101,10 +101,7 @@ class FixpointProblem:
 
 
 def _node_id(source: Any) -> int:
-    """``source`` as an int node id, or FAQValueError (a bool is not a node id)."""
-    if isinstance(source, bool):
-        raise FAQValueError(error_class="INVALID_NODE_ID", argument="source", value=source)
-    try:
-        return int(source)
-    except (TypeError, ValueError):
-        raise FAQValueError(error_class="INVALID_NODE_ID", argument="source", value=source) from None
+    """``source`` as an int node id, or FAQValueError (a bool, a fraction or beyond 64 bits is not a node id)."""
+    from faq.checks import node_id
+
+    return node_id(source, "source")

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
-from faq.errors import FAQValueError
 from faq.recursive.core import DEFAULT_MAX_ITERATIONS, seminaive_rounds
 from faq.scope import Scope
 from faq.semirings import Semiring
@@ -273,11 +272,9 @@ def source_seed(spark, source: int, semiring: Semiring) -> "DataFrame":
 
     from faq.semirings.spark_backend import columns as spark_columns
 
-    if isinstance(source, bool) or not isinstance(source, int):
-        try:
-            source = int(source)
-        except (TypeError, ValueError):
-            raise FAQValueError(error_class="INVALID_NODE_ID", argument="source", value=source) from None
+    from faq.checks import node_id
+
+    source = node_id(source, "source")
     return spark.range(1).select(F.lit(source).cast("bigint").alias(NODE), spark_columns(semiring).one().alias(VALUE))
 
 

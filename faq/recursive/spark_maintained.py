@@ -64,7 +64,7 @@ from faq.events import Progress
 from faq.factor import Factor
 from faq.io.updates import UpdateBatch
 from faq.scope import Owner, Scope
-from faq.recursive.edge_input import edge_dataframe
+from faq.recursive.edge_input import checked_edges, edge_dataframe
 from faq.recursive.holders import OLD  # the column of a node's value before the batch
 from faq.recursive.problem import FixpointProblem
 from faq.recursive.rounds import (
@@ -323,6 +323,7 @@ class SparkFixpoint(FixpointProblem, Owner):
 
     def _frame(self, edges: EdgesLike, with_weight: bool) -> "DataFrame":
         """Any edges-like input as ``(src, dst, weight)`` in the semiring (weight null if absent)."""
+        edges = checked_edges(edges, target="a fixpoint on Spark")  # before any job or cached part changes
         df, self._known_sources = edge_dataframe(edges, self.semiring, self.components, self._spark)
         return df
 
