@@ -17,7 +17,8 @@ values                         :class:`Factor`, :class:`Semiring`, :class:`Tuple
 input and output               ``read_edge_list``, ``read_matrix_market``, ``read_csv``,
                                ``read_parquet``, ``read_factor``, ``from_pandas``,
                                ``from_numpy``, ``from_scipy``, ``to_pandas``, ``to_scipy``
-Spark                          :func:`get_session`, :func:`use_session`
+Spark                          :func:`get_session`, :func:`use_session`,
+                               :func:`register_data_source` (``spark.read.format("faq")``)
 =============================  ===========================================================
 
 Every job takes Spark DataFrames (a graph's edges as ``src``/``dst``, the
@@ -60,6 +61,7 @@ _EXPORTS = {
         "faq.io",
     ),
     **dict.fromkeys(("get_session", "use_session"), "faq.spark"),
+    "register_data_source": "faq.io.data_source",
     **dict.fromkeys(("parse_query", "FAQ"), "faq.language"),
     **dict.fromkeys(("covariance", "moments", "linear_regression"), "faq.learning"),
     "asof_join": "faq.asof.oneshot",
