@@ -458,8 +458,8 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
 
         # Durable first (the commit point), then in memory: a failure before leaves both as they were.
         self._commit(target, label, change=change, before_commit=before_commit, merge=merge,
-                     save=lambda labels: self.state.save(target, self._manifest(), {**batches, ANSWER: answer_batch},
-                                                         labels))
+                     save=lambda labels: None if self.state.store is None else  # in memory: no manifest built
+                     self.state.save(target, self._manifest(), {**batches, ANSWER: answer_batch}, labels))
         change.seconds = time.perf_counter() - started
         self._emit(BatchEvent("done", target, description, len(values), change.seconds, label or ""))
         return change
@@ -483,6 +483,14 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
                                     known=known)
         meta = self._meta[name]
         columns = list(meta["variables"])
+        from faq.incremental import batch_check  # (the module, not the name: a benchmark swaps the check out)
+
+        spec = batch_check.factor_spec(columns, self.state.key_types.get(name, {}), self.state.semiring.value_type)
+        small = None if self.state.semiring.structured else batch_check.small_int_rows(delta, spec)
+        if small is not None:  # a few tuples of the state's types, checked: numpy directly, no Arrow
+            raw = list(np.ascontiguousarray(small.T))
+            return self.state.coded(raw[:-1], raw[-1].astype(self.state.ops.dtype, copy=False),
+                                    keep_zeros=self.mode != SIGNED)
         if isinstance(delta, Factor):
             if len(delta.variables) != len(columns):
                 raise InvalidDeltaError(name, f"it has {len(delta.variables)} variables, the factor "
@@ -506,10 +514,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
             value = meta["value"] if meta["value"] in table.column_names else VALUE
             if value != VALUE and value in table.column_names:
                 table = table.rename_columns([VALUE if c == value else c for c in table.column_names])
-        from faq.incremental import batch_check  # (the module, not the name: a benchmark swaps the check out)
-
         # before any key is encoded: a string id, a NaN or a null saved into an integer state breaks it
-        spec = batch_check.factor_spec(columns, self.state.key_types.get(name, {}), self.state.semiring.value_type)
         table = batch_check.check_batch(table, spec, relation=name, target=self.WHAT)
         if VALUE in table.column_names:
             table = cast_arrow_values(table, self.state.semiring.value_type)

@@ -242,11 +242,19 @@ def _search(sorted_keys: Sequence[np.ndarray], keys: Sequence[np.ndarray]) -> tu
     the position where that prefix would sort.
     """
     n, m = len(sorted_keys[0]), len(keys[0])
+    span = np.int64(SPAN)
+    if len(sorted_keys) == 2 and n:  # (code, code) packs into one sorted int64: one search, no ranks
+        composite = sorted_keys[0].astype(np.int64, copy=False) * span + sorted_keys[1]
+        wanted = np.asarray(keys[0], dtype=np.int64) * span + np.asarray(keys[1], dtype=np.int64)
+        position = np.asarray(sorted_search(composite, wanted), dtype=np.int64)
+        inside = np.flatnonzero(position < n)
+        alive = np.zeros(m, dtype=bool)
+        alive[inside] = composite[position[inside]] == wanted[inside]
+        return position, alive
     rank_first = np.zeros(n, dtype=np.int64)
     rank_keys = np.zeros(m, dtype=np.int64)
     position = np.zeros(m, dtype=np.int64)
     alive = np.ones(m, dtype=bool)  # rows whose prefix so far is in the run
-    span = np.int64(SPAN)
     for run_column, column in zip(sorted_keys, keys):
         composite = rank_first * span + run_column
         wanted = rank_keys * span + np.asarray(column, dtype=np.int64)

@@ -180,6 +180,56 @@ def _table(rows: list[tuple[int, int]]) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(-1, 2) if rows else np.zeros((1, 2), dtype=np.int64)
 
 
+@dataclass(frozen=True)
+class _Plan:
+    """What a rule's loop reads that no batch changes (built once per rule and semiring form)."""
+
+    rule: Any  # the rule itself: the cache is keyed by its id, checked against it
+    ops: Any
+    reads: list
+    bound: list  # per read, the seed positions it holds (its leading attributes)
+    levels: int
+    attrs: np.ndarray
+    seed_levels: np.ndarray
+    depth_start: np.ndarray
+    ext_read: np.ndarray
+    ext_depth: np.ndarray
+    distinct: np.ndarray
+
+
+# Plans by id of the rule: a dataclass's hash walks every field, a dict probe by id costs nothing.
+_PLANS: dict[int, _Plan] = {}
+
+
+def _plan(rule: "DeltaRule", ops: "NumpyForm") -> _Plan:
+    """The rule's :class:`_Plan` (cached: a single change's apply would rebuild these arrays per rule)."""
+    plan = _PLANS.get(id(rule))
+    if plan is not None and plan.rule is rule and plan.ops is ops:
+        return plan
+    reads = [read for read in rule.reads if read.attributes]
+    width = rule.seed_width
+    levels = max((len(read.attributes) for read in reads), default=1)
+    attrs = np.zeros((len(reads), levels), dtype=np.int64)
+    for r, read in enumerate(reads):
+        attrs[r, :len(read.attributes)] = read.attributes
+    # Depth d binds position width + d; its extenders are the reads holding that position.
+    depth_start, ext_read, ext_depth = [0], [], []
+    for d in range(len(rule.order) - width):
+        for r, read in enumerate(reads):
+            if width + d in read.attributes:
+                ext_read.append(r)
+                ext_depth.append(read.attributes.index(width + d))
+        depth_start.append(len(ext_read))
+    bound = [[p for p in read.attributes if p < width] for read in reads]
+    plan = _Plan(rule, ops, reads, bound, levels, attrs, np.array([len(b) for b in bound], dtype=np.int64),
+                 np.array(depth_start, dtype=np.int64), np.array(ext_read, dtype=np.int64),
+                 np.array(ext_depth, dtype=np.int64), np.array(rule.distinct, dtype=np.int64).reshape(-1, 2))
+    if len(_PLANS) > 4096:  # rules of queries long gone
+        _PLANS.clear()
+    _PLANS[id(rule)] = plan
+    return plan
+
+
 def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_values: np.ndarray,
                    runs: Callable[["Read"], list["Trie"]], factor: Any, ops: "NumpyForm") -> tuple[Any, int]:
     """⊕ over the bindings of ``rule`` seeded by the rows ``seed_columns`` (valued ``seed_values``),
@@ -193,26 +243,22 @@ def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_v
     from faq.incremental.delta_loop import find_seeds
 
     dtype = np.dtype(ops.dtype)
-    reads = [read for read in rule.reads if read.attributes]
+    plan = _plan(rule, ops)
+    reads = plan.reads
     width = rule.seed_width
     n = len(seed_values)
-    levels = max((len(read.attributes) for read in reads), default=1)
-    level_at = np.zeros((len(reads), MAX_RUNS, levels), dtype=np.int64)
+    level_at = np.zeros((len(reads), MAX_RUNS, plan.levels), dtype=np.int64)
     value_at = np.full((len(reads), MAX_RUNS), -1, dtype=np.int64)
     run_count = np.zeros(len(reads), dtype=np.int64)
     seed_nodes = np.full((len(reads), MAX_RUNS, n), -1, dtype=np.int64)
     arrays: list[tuple[int, int]] = []  # (address, length) rows: comp and offsets of every level read
     values: list[tuple[int, int]] = []
     held: list[np.ndarray] = []  # copies the rows point into (none for tries as built)
-    attrs = np.zeros((len(reads), levels), dtype=np.int64)
-    seed_levels = np.zeros(len(reads), dtype=np.int64)
     few = n <= FEW_SEEDS
     for r, read in enumerate(reads):
         tries = runs(read)
         run_count[r] = len(tries)
-        attrs[r, :len(read.attributes)] = read.attributes
-        bound = [seed_columns[p] for p in read.attributes if p < width]  # the seed's keys the read holds
-        seed_levels[r] = len(bound)
+        bound = [seed_columns[p] for p in plan.bound[r]]  # the seed's keys the read holds
         for k, trie in enumerate(tries):
             # Many seeds' keys are found in every run at once in numpy (hashed or sorted searches);
             # a few seeds' by the loop's find_seeds below (numpy's calls would cost more).
@@ -228,17 +274,8 @@ def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_v
                 value_at[r, k] = len(values)
                 held.append(np.ascontiguousarray(trie.values, dtype=dtype))
                 values.append(_address(held[-1]))
-    # Depth d binds position width + d; its extenders are the reads holding that position.
-    depth_start, ext_read, ext_depth = [0], [], []
-    for d in range(len(rule.order) - width):
-        for r, read in enumerate(reads):
-            if width + d in read.attributes:
-                ext_read.append(r)
-                ext_depth.append(read.attributes.index(width + d))
-        depth_start.append(len(ext_read))
     seeds = np.ascontiguousarray(np.stack([np.asarray(c, dtype=np.int64) for c in seed_columns], axis=1)
                                  if width else np.zeros((len(seed_values), 0), dtype=np.int64))
-    distinct = np.array(rule.distinct, dtype=np.int64).reshape(-1, 2)
     factor = np.asarray(factor, dtype=dtype)[()]
     one = np.asarray(ops.one, dtype=dtype)[()]
     guard = bool(ops.integral and ops.add is np.add)
@@ -246,13 +283,12 @@ def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_v
     reached = np.zeros(1, dtype=np.int64)
     table = _table(arrays)
     if few:
-        find_seeds(seeds, table, level_at, run_count, attrs, seed_levels, np.int64(SPAN), seed_nodes)
+        find_seeds(seeds, table, level_at, run_count, plan.attrs, plan.seed_levels, np.int64(SPAN), seed_nodes)
     # The loop reads the arrays in place by address (faq.incremental.delta_loop): the tries (``runs``'s,
     # held by the relations) and ``held`` keep them alive while it runs.
     total = loop(seeds, np.ascontiguousarray(seed_values, dtype=dtype), seed_nodes, table,
-                 _table(values), level_at, value_at, run_count,
-                 np.array(depth_start, dtype=np.int64), np.array(ext_read, dtype=np.int64),
-                 np.array(ext_depth, dtype=np.int64), distinct, np.int64(SPAN),
+                 _table(values), level_at, value_at, run_count, plan.depth_start, plan.ext_read,
+                 plan.ext_depth, plan.distinct, np.int64(SPAN),
                  OPERATION_CODES[ops.add], OPERATION_CODES[ops.mul],
                  np.asarray(ops.zero, dtype=dtype)[()], one, factor, bool(factor == one), guard, carry, reached,
                  np.int64(MERGE_RATIO))

@@ -135,11 +135,18 @@ class ResidentState(Versions):
         """
         columns = list(columns if columns is not None else self.relations[name].columns)
         table = _without_null_keys(table, columns)
-        keys = [self.domain.encode(_column(table, c)) for c in columns]
+        raw = [_column(table, c) for c in columns]
         values = None
         if value is not None and value in table.column_names:
             values = as_values(self.semiring, table.column(value)) if self.semiring.structured else \
                 _column(table, value).astype(self.ops.dtype, copy=False)
+        return self.coded(raw, values, merge, keep_zeros)
+
+    def coded(self, raw: Sequence[np.ndarray], values: Optional[np.ndarray], merge: bool = True,
+              keep_zeros: bool = False) -> KeyedRows:
+        """Key columns of raw values (numpy, no nulls) and their values (the state's dtype, None: all
+        one) as rows of codes (new key values get new codes), merged per key as :meth:`rows` merges."""
+        keys = [self.domain.encode(c) for c in raw]
         if not merge:
             return KeyedRows(tuple(keys), values)
         return merge_rows(keys, values, self.ops, drop_zeros=not keep_zeros)

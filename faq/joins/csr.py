@@ -431,6 +431,9 @@ def build_trie(columns: Sequence[np.ndarray], span: int, values: Optional[np.nda
     # Rows often arrive sorted (the driver's cleaned edge lists): one pass saves the sort and the gathers.
     order = None if lexicographically_sorted(columns) else lexicographic_order(columns, span)
     cols = [np.ascontiguousarray(c if order is None else c[order], dtype=np.int64) for c in columns]
+    if k == 2 and 1 < n <= SMALL_TRIE_ROWS:
+        return _two_levels(cols, span, values if values is None or order is None else np.asarray(values)[order],
+                           hashable)
     new = np.zeros(n, dtype=bool)
     if n:
         new[0] = True
@@ -465,3 +468,35 @@ def build_trie(columns: Sequence[np.ndarray], span: int, values: Optional[np.nda
     nbytes = sum(level.comp.nbytes + level.offsets.nbytes for level in levels)
     nbytes += 0 if sorted_values is None else sorted_values.nbytes
     return Trie(tuple(levels), sorted_values, n, nbytes)
+
+
+#: Up to this many rows, a two-column trie is built by :func:`_two_levels` (a resident overlay's level is
+#: rebuilt per batch: half of :func:`build_trie`'s numpy calls go).
+SMALL_TRIE_ROWS = 1 << 16
+
+
+def _two_levels(cols: Sequence[np.ndarray], span: int, values: Optional[np.ndarray], hashable: bool) -> Trie:
+    """:func:`build_trie` of two sorted int64 columns of at least two rows (``values`` in their order).
+
+    The first level's parent is the root, so its entries are the first column's distinct values, and
+    the second level's offsets are where each of them starts (rows are sorted), then the row count.
+
+    >>> trie = _two_levels([np.array([1, 1, 4]), np.array([2, 5, 2])], 8, None, True)
+    >>> [level.comp.tolist() for level in trie.levels], trie.levels[1].offsets.tolist()
+    ([[1, 4], [2, 5, 10]], [0, 2, 3])
+    """
+    first, second = cols
+    n = len(first)
+    new = np.empty(n, dtype=bool)
+    new[0] = True
+    np.not_equal(first[1:], first[:-1], out=new[1:])
+    starts = np.flatnonzero(new)
+    parents = np.cumsum(new, dtype=np.int64)
+    parents -= 1
+    new[1:] |= second[1:] != second[:-1]  # now: the row differs from the one before it
+    top = TrieLevel(first[starts], np.array([0, len(starts)], dtype=np.int64), False, hashable)
+    bottom = TrieLevel(parents * np.int64(span) + second, np.append(starts, n).astype(np.int64, copy=False),
+                       not bool(new.all()), hashable)
+    values = None if values is None else np.ascontiguousarray(values)
+    nbytes = sum(level.comp.nbytes + level.offsets.nbytes for level in (top, bottom))
+    return Trie((top, bottom), values, n, nbytes + (0 if values is None else values.nbytes))
