@@ -521,6 +521,45 @@ def paths(edges: "GraphLike", source: int, *, semiring: SemiringLike = "min_plus
     return _fixpoint(f"paths from {source}", edges, weight, semiring, source, placement, progress)
 
 
+def _tuple_weighted(edges: Any, weight: Optional[str], semiring: SemiringLike) -> Optional["Factor"]:
+    """The edges as a Factor whose values are ``semiring``'s tuples (one array of numbers a row, in column
+    ``weight``) when ``semiring`` has such values and the edges are a Spark DataFrame or rows of
+    ``(src, dst, tuple)``; else None (:func:`faq.graphs.edges.edge_factor` reads scalar weights)."""
+    from faq.semirings import get_semiring
+
+    ring = None if semiring is None else get_semiring(semiring)
+    if ring is None or not ring.structured or weight is None:
+        return None
+    from faq.factor import Factor, factor_of
+    from faq.graphs.edges import DST, EDGE, SRC
+    from faq.spark import is_dataframe
+
+    if isinstance(edges, (list, tuple)):
+        return factor_of(edges, [SRC, DST], ring, name=EDGE)
+    if type(edges).__module__.startswith("pandas") and weight in getattr(edges, "columns", ()):
+        from faq.inputs import tuple_rows_factor
+
+        _check_ends([str(c) for c in edges.columns], "the edges table")
+        return tuple_rows_factor(edges, [SRC, DST], weight, ring, EDGE)
+    if not is_dataframe(edges) or weight not in edges.columns:
+        return None
+    from faq.graphs.edges import integral_ids
+
+    _check_ends(list(edges.columns), "the edges DataFrame")
+    return Factor.from_dataframe(integral_ids(edges).select(SRC, DST, weight), [SRC, DST], ring, value=weight,
+                                 name=EDGE)
+
+
+def _check_ends(columns: list, source: str) -> None:
+    """``MISSING_COLUMN`` unless ``columns`` has ``src`` and ``dst``."""
+    from faq.errors import MissingColumnError
+    from faq.graphs.edges import DST, SRC
+
+    for column in (SRC, DST):
+        if column not in columns:
+            raise MissingColumnError(column=column, available=columns, source=source)
+
+
 def _fixpoint(name: str, edges: Any, weight: Optional[str], semiring: SemiringLike, source: Optional[int],
               placement: Optional[str], progress: Progress) -> "FixpointResult":
     """A placed fixpoint: paths from ``source`` in ``semiring``, or components when it is None."""
@@ -529,7 +568,7 @@ def _fixpoint(name: str, edges: Any, weight: Optional[str], semiring: SemiringLi
     from faq.recursive.placed import solve_placed
 
     with job(name), requested(placement):
-        graph = edge_factor(edges, weight=weight)
+        graph = _tuple_weighted(edges, weight, semiring) or edge_factor(edges, weight=weight)
         where = checked(placement) if placement is not None else "auto"
         if semiring is None:
             return solve_placed(graph, components=True, progress=progress, placement=where)

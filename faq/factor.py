@@ -41,6 +41,8 @@ _CASTABLE = {
     "bigint": {"tinyint", "smallint", "int", "bigint"},
     "double": {"tinyint", "smallint", "int", "bigint", "float", "double", "decimal"},
     "boolean": {"boolean"},
+    # a TupleSemiring's (or an array ring's) values: one array of numbers a row
+    "array<double>": {f"array<{t}>" for t in ("tinyint", "smallint", "int", "bigint", "float", "double")},
 }
 
 
@@ -135,7 +137,7 @@ class Factor:
         else:
             found = df.schema[value].dataType.simpleString()
             base = found.split("(")[0]
-            if base not in _CASTABLE[semiring.value_type]:
+            if base not in _CASTABLE.get(semiring.value_type, {semiring.value_type}):
                 raise ValueTypeMismatchError(
                     factor=name, column=value, found=found, semiring=semiring.name, expected=semiring.value_type
                 )

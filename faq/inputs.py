@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Union
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from faq.errors import FAQTypeError, InvalidArgumentError
 
@@ -104,6 +104,10 @@ def as_factor(value: FactorLike, name: str = "factor", semiring: SemiringLike = 
         from faq.io.convert import from_pandas
 
         kind = value[VALUE].dtype.kind if VALUE in value.columns else None
+        from faq.semirings import get_semiring
+
+        if kind == "O" and semiring is not None and get_semiring(semiring).structured:  # a tuple a row
+            return tuple_rows_factor(value, [str(c) for c in value.columns if c != VALUE], VALUE, semiring, name)
         ring = semiring or {"f": "real", "b": "boolean"}.get(kind, "counting")
         return from_pandas(value, value=VALUE if kind else None, semiring=ring, name=name)
     df = spark_dataframe(value, "factor " + repr(name))
@@ -113,6 +117,16 @@ def as_factor(value: FactorLike, name: str = "factor", semiring: SemiringLike = 
         ring = semiring or _VALUE_SEMIRINGS.get(kind, "counting")
         return Factor.from_dataframe(df, [c for c in columns if c != VALUE], ring, value=VALUE, name=name)
     return Factor.from_dataframe(df, columns, semiring or "counting", value=None, name=name)
+
+
+def tuple_rows_factor(frame: Any, variables: Sequence[str], value: str, semiring: SemiringLike,
+                      name: str) -> "Factor":
+    """A pandas table whose column ``value`` holds one tuple (or list) of numbers a row, as a Factor of
+    ``semiring``'s values held on the driver (:func:`faq.factor.factor_of` checks each against its width)."""
+    from faq.factor import factor_of
+
+    rows = zip(*(frame[v].tolist() for v in variables), (tuple(x) for x in frame[value].tolist()))
+    return factor_of(list(rows), list(variables), semiring, name=name)
 
 
 def query_text(text: Any) -> Any:

@@ -101,3 +101,53 @@ def test_a_deferred_session_answers_planning_without_starting(master, cores):
     env = session_environment(lazy)
     assert (env.parallelism, env.placement, env.connect) == (cores, "driver", False)
     assert not lazy.started and opened == []
+
+
+# --- the Python API: jobs over data the driver holds start no Spark (issue 51, item 4) --------------
+
+# Run a job from the Python API, then print its answer and whether a SparkSession was ever made.
+API_CHILD = """
+import json, sys
+import faq
+answer = eval(sys.argv[1])
+spark = sys.modules.get("pyspark.sql.session")
+made = spark is not None and spark.SparkSession._instantiatedSession is not None
+print("RESULT " + json.dumps({"answer": answer, "pyspark": "pyspark" in sys.modules, "session": made}), flush=True)
+"""
+
+TRIANGLE = "count() := edge(a,b), edge(b,c), edge(a,c)"
+MOTIF = "(a)->(b); (b)->(c); (a)->(c)"
+
+
+def run_api_child(expression: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", API_CHILD, expression], capture_output=True, text=True,
+                          timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stdout + done.stderr
+    line = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT "):])
+
+
+@pytest.mark.parametrize("expression, answer", [
+    (f"faq.maintain({TRIANGLE!r}, edge=[(1,2),(2,3),(1,3)]).scalar()", 1),
+    (f"faq.maintain({TRIANGLE!r}, edge=[(1,2),(2,3)]).scalar()", 0),
+    (f"faq.query({TRIANGLE!r}, edge=[(1,2),(2,3),(1,3)]).scalar()", 1),
+    (f"faq.query({TRIANGLE!r}, edge=__import__('pandas').DataFrame({{'a':[1,2,1],'b':[2,3,3]}})).scalar()", 1),
+    (f"faq.query({TRIANGLE!r}, edge=__import__('pyarrow').table({{'a':[1,2,1],'b':[2,3,3]}})).scalar()", 1),
+    (f"faq.query({TRIANGLE!r}, edge={EMAIL!r}).scalar()", 373386),  # self-loops kept (count_triangles drops)
+    (f"faq.count_triangles({EMAIL!r}).count", 105461),
+    (f"faq.track([(1,2),(2,3),(1,3),(3,1)], {MOTIF!r}).count", 1),
+    ("faq.paths([(1,2,1.0),(2,3,2.0),(1,3,5.0)], 1).count()", 3),
+])
+def test_python_api_jobs_on_held_data_make_no_spark_session(expression, answer):
+    result = run_api_child(expression)
+    assert result["answer"] == answer
+    assert result["session"] is False
+    assert result["pyspark"] is False, "nothing in these jobs needs PySpark"
+
+
+def test_paths_on_held_edges_gives_the_answer_without_spark_and_df_makes_it():
+    result = run_api_child("sorted(zip(*[faq.paths([(1,2,1.0),(2,3,2.0),(1,3,5.0)], 1).factor.df._columns[c].tolist()"
+                           " for c in ('node', 'value')]))")
+    assert result["answer"] == [[1, 0.0], [2, 1.0], [3, 3.0]] and not result["session"]
+    made = run_api_child("sorted(map(list, faq.paths([(1,2,1.0),(2,3,2.0),(1,3,5.0)], 1).df.collect()))")
+    assert made["answer"] == [[1, 0.0], [2, 1.0], [3, 3.0]] and made["session"]  # .df: Spark's DataFrame, made now

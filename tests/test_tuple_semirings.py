@@ -134,7 +134,7 @@ def test_shortest_paths_with_fewest_hops_as_a_fixpoint():
     e = factor_of([(a, b, (w, 1.0)) for (a, b), w in weights.items()], ["src", "dst"], FEWEST_HOPS)
     with faq.paths(e, 0, semiring=FEWEST_HOPS, placement="driver") as result:  # the front door of solve_placed
         got = {r[0]: tuple(r[1]) for r in result.df.collect()}
-        assert result.placement == "executors" and "no numpy form" in result.placement_reason
+        assert result.placement == "executors" and "scalar values only" in result.placement_reason
     assert got == _fewest_hops(weights, 0)
 
 
@@ -160,3 +160,63 @@ def test_a_tuple_ring_kept_current_equals_recomputation(batches):
                 expected = {r[0]: tuple(r[1]) for r in fresh.df.collect()}
             got = {r[0]: tuple(r[1]) for r in kept.df.collect()}
             assert got == expected
+
+
+# --- the same semirings on a Spark DataFrame, pandas or tuples: one answer (issue 49) -----------------
+
+
+def _viterbi_inputs(spark, edges: dict, column: str = "value") -> dict:
+    rows = [(a, b, [p, 1.0]) for (a, b), p in edges.items()]
+    import pandas as pd
+
+    return {
+        "spark": spark.createDataFrame(rows, f"src long, dst long, {column} array<double>"),
+        "pandas": pd.DataFrame({"src": [r[0] for r in rows], "dst": [r[1] for r in rows], column: [r[2] for r in rows]}),
+        "tuples": factor_of([(a, b, tuple(v)) for a, b, v in rows], ["src", "dst"], VITERBI),
+    }
+
+
+def test_a_tuple_semiring_query_on_a_spark_dataframe_equals_pandas_and_tuples(spark):
+    edges = {(a, b): [0.25, 0.5, 1.0][(a * 5 + b) % 3] for a, b in itertools.product(range(5), repeat=2) if a != b}
+    answers = {}
+    for kind, e in _viterbi_inputs(spark, edges).items():
+        with faq.query("best(a, c) := e(a,b), e(b,c)", e=e, semiring=VITERBI) as result:
+            answers[kind] = {(r[0], r[1]): tuple(r[2]) for r in result.df.collect()}
+    expected = {key: (p, float(n)) for key, (p, n) in _two_step_viterbi(edges).items()}
+    assert answers["spark"] == answers["pandas"] == answers["tuples"] == expected
+
+
+def test_a_tuple_semiring_fixpoint_on_a_spark_dataframe_equals_pandas_and_tuples(spark):
+    rng = np.random.default_rng(5)
+    weights = {(int(a), int(b)): float(rng.integers(1, 4)) for a, b in rng.integers(0, 10, size=(30, 2)) if a != b}
+    rows = [(a, b, [w, 1.0]) for (a, b), w in weights.items()]
+    import pandas as pd
+
+    inputs = {"spark": spark.createDataFrame(rows, "src long, dst long, weight array<double>"),
+              "pandas": pd.DataFrame({"src": [r[0] for r in rows], "dst": [r[1] for r in rows],
+                                      "weight": [r[2] for r in rows]}),
+              "tuples": [(a, b, tuple(v)) for a, b, v in rows]}
+    for kind, e in inputs.items():
+        with faq.paths(e, 0, semiring=FEWEST_HOPS) as result:
+            got = {r[0]: tuple(r[1]) for r in result.df.collect()}
+            # the truth: FEWEST_HOPS declares numpy_add/numpy_mul, but its values are pairs
+            assert "has values of 2 numbers: the driver's fixpoint takes scalar values only" in result.placement_reason
+            assert "no numpy form" not in result.placement_reason
+        assert got == _fewest_hops(weights, 0), kind
+
+
+def test_a_tuple_semiring_refuses_a_scalar_value_column_with_a_catalog_error(spark):
+    from faq.errors import MissingColumnError, ValueTypeMismatchError
+
+    scalar = spark.createDataFrame([(0, 1, 0.5)], "src long, dst long, value double")
+    with pytest.raises(ValueTypeMismatchError) as error:
+        faq.query("best(a, c) := e(a,b), e(b,c)", e=scalar, semiring=VITERBI)
+    assert error.value.error_class == "VALUE_TYPE_MISMATCH"
+    assert error.value.parameters == {"factor": "e", "column": "value", "found": "double",
+                                      "semiring": "viterbi_ties", "expected": "array<double>"}
+    with pytest.raises(ValueTypeMismatchError) as error:
+        faq.paths(scalar.withColumnRenamed("value", "weight"), 0, semiring=FEWEST_HOPS)
+    assert error.value.parameters["found"] == "double" and error.value.parameters["column"] == "weight"
+    with pytest.raises(MissingColumnError) as error:
+        faq.paths(spark.createDataFrame([(0, [1.0, 1.0])], "a long, weight array<double>"), 0, semiring=FEWEST_HOPS)
+    assert error.value.parameters["column"] == "src"

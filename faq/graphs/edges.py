@@ -108,14 +108,14 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
         if column not in df.columns:
             raise MissingColumnError(column=column, available=df.columns, source="the edges DataFrame")
     _check_weight_named(weight, df.columns, "the edges DataFrame")
-    df = _integral_ids(df)
+    df = integral_ids(df)
     if weight is not None and weight in df.columns:
         weighted = df.select(SRC, DST, df[weight].cast("double").alias(VALUE))
         return Factor.from_dataframe(weighted, [SRC, DST], "real", value=VALUE, name=EDGE)
     return Factor.from_dataframe(df.select(SRC, DST), [SRC, DST], "counting", value=None, name=EDGE)
 
 
-def _integral_ids(df: "DataFrame") -> "DataFrame":
+def integral_ids(df: "DataFrame") -> "DataFrame":
     """``df`` with ids of a type other than an integer (double, decimal, string) cast to bigint, after one
     aggregate found none null, NaN, fractional or beyond 64 bits (``NULL_KEY``, ``NODE_ID_VALUES``, as
     :mod:`faq.checks` refuses them on the driver).  Integer ids pass without a job."""
@@ -230,10 +230,25 @@ def _edges_dataframe(edges: Any) -> "DataFrame":
 
 
 def simple_directed(edges: Factor) -> Factor:
-    """The simple digraph of ``edges``: no self-loops, one row per (src, dst), value 1."""
-    from pyspark.sql import functions as F
+    """The simple digraph of ``edges``: no self-loops, one row per (src, dst), value 1 (held on the driver,
+    with no Spark job, when ``edges`` is)."""
+    from faq.driver_copy import driver_copy
 
     src, dst = edges.variables
+    copy = driver_copy(edges.df)
+    if copy is not None and copy[src].dtype.kind in "iu" and copy[dst].dtype.kind in "iu":
+        import numpy as np
+
+        from faq.driver_copy import held_dataframe
+        from faq.io.local_edges import unique_pairs, without_self_loops
+        from faq.semirings import get_semiring
+
+        u, v = unique_pairs(*without_self_loops(copy[src].astype(np.int64), copy[dst].astype(np.int64)))
+        df = held_dataframe(edges.df.sparkSession, {SRC: u, DST: v, VALUE: np.ones(len(u), dtype=np.int64)},
+                            {SRC: "bigint", DST: "bigint", VALUE: "bigint"})
+        return Factor(df=df, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=EDGE)
+    from pyspark.sql import functions as F
+
     df = (
         edges.df.where(F.col(src) != F.col(dst))
         .select(F.col(src).alias(SRC), F.col(dst).alias(DST))

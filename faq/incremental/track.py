@@ -140,8 +140,7 @@ class MotifTracker(Maintained, Owner):
             self.state, meta = _restored
             self.count = int(meta["count"])
         else:
-            from pyspark.sql import functions as F
-
+            from faq.driver_copy import driver_copy
             from faq.graphs.edges import edge_factor, simple_directed
 
             if path is not None:
@@ -149,7 +148,16 @@ class MotifTracker(Maintained, Owner):
 
             graph = simple_directed(edge_factor(edges))
             s, d = graph.variables
-            table = graph.df.select(F.col(s).cast("bigint").alias(SRC), F.col(d).cast("bigint").alias(DST)).toArrow()
+            held = driver_copy(graph.df)  # edges the driver holds: no Spark
+            if held is not None:
+                import pyarrow as pa
+
+                table = pa.table({SRC: held[s], DST: held[d]})
+            else:
+                from pyspark.sql import functions as F
+
+                table = graph.df.select(F.col(s).cast("bigint").alias(SRC),
+                                        F.col(d).cast("bigint").alias(DST)).toArrow()
             self.state = ResidentState(INTEGER)
             edge = self.state.add(EDGE, (SRC, DST), table, None)
             if self.undirected:

@@ -59,6 +59,16 @@ def session(spark: "SparkSession | None") -> "SparkSession":
     return get_session()
 
 
+def driver_session(spark: "SparkSession | None") -> "SparkSession | DeferredSession":
+    """``spark``, or the session for rows the driver holds (:func:`faq.spark.session_for_driver_data`): a
+    deferred one unless a session runs, so Spark starts only if a step needs the rows as a DataFrame."""
+    if spark is not None:
+        return spark
+    from faq.spark import session_for_driver_data
+
+    return session_for_driver_data()
+
+
 # --- paths -----------------------------------------------------------------------------------
 
 

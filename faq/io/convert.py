@@ -31,7 +31,7 @@ from faq.errors import (
     ValueTypeMismatchError,
 )
 from faq.factor import VALUE, Factor
-from faq.io._common import COL, ROW, check_variables, resolve_value, session
+from faq.io._common import COL, ROW, check_variables, driver_session, resolve_value
 from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
@@ -409,7 +409,7 @@ def _held(spark, frame: "pd.DataFrame", variables: Sequence[str], semiring: Semi
 
     columns = {v: frame[v].to_numpy() for v in variables}
     columns[VALUE] = frame[VALUE].to_numpy().astype(_numpy_type(semiring), copy=False)
-    return held_dataframe(session(spark), columns, {VALUE: semiring.value_type})
+    return held_dataframe(driver_session(spark), columns, {VALUE: semiring.value_type})
 
 
 def _held_entries(factor: Factor) -> "tuple[np.ndarray, np.ndarray, np.ndarray] | None":

@@ -48,6 +48,7 @@ from faq.io._common import (
     check_choice,
     check_variables,
     default_name,
+    driver_session,
     drop_zeros,
     is_local,
     malformed_if_unreadable,
@@ -317,7 +318,7 @@ def _local_edges(
     from faq.spark import real_session
 
     u, v = variables
-    spark = session(spark)
+    spark = driver_session(spark)  # deferred: Spark starts only if a step needs the DataFrame
 
     def dataframe() -> "DataFrame":
         return edges_dataframe(real_session(spark), {u: src, v: dst}).withColumn(VALUE, spark_columns(semiring).one())

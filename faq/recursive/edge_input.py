@@ -38,11 +38,14 @@ CHANGE_COLUMNS = (SRC, DST, WEIGHT, VALUE, DIFF, SEQ)
 
 
 def row_count(data: Any) -> int:
-    """Rows of an edges-like input (a count job for Spark data)."""
+    """Rows of an edges-like input (a count job for Spark data; none for rows the driver holds)."""
+    from faq.driver_copy import rows_held
+
     if isinstance(data, Factor):
-        return data.df.count()
+        data = data.df
     if is_dataframe(data):
-        return data.count()
+        held = rows_held(data)
+        return data.count() if held is None else held
     if hasattr(data, "num_rows"):
         return int(data.num_rows)
     try:
@@ -61,11 +64,27 @@ def node_array(nodes: Any) -> np.ndarray:
     return np.asarray([int(n) for n in nodes], dtype=np.int64)
 
 
+def _held_columns(edges: Factor) -> Optional[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """``(src, dst, weight)`` of a binary factor whose rows the driver holds (scalar values), else None."""
+    from faq.driver_copy import driver_copy
+
+    copy = driver_copy(edges.df)
+    if copy is None or len(edges.variables) != 2 or edges.value not in copy or np.ndim(copy[edges.value]) != 1:
+        return None
+    u, v = edges.variables
+    if copy[u].dtype.kind not in "iu" or copy[v].dtype.kind not in "iu":
+        return None
+    return (np.asarray(copy[u], dtype=np.int64), np.asarray(copy[v], dtype=np.int64),
+            np.asarray(copy[edges.value], dtype=np.float64))
+
+
 def edge_table(edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(src, dst, weight)``: int64, int64, float64 (NaN where no weight was given); null ends dropped."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    if isinstance(edges, Factor) and _held_columns(edges) is not None:  # the driver has the rows: no Spark
+        return _held_columns(edges)
     if isinstance(edges, Factor):
         from pyspark.sql import functions as F
 

@@ -74,7 +74,9 @@ def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int
 
     ops = fixpoint_ops(semiring)
     if ops is None:
-        return None, f"semiring {semiring.name!r} has no numpy form"
+        from faq.recursive.propagate import no_fixpoint_form
+
+        return None, no_fixpoint_form(semiring)
     spark = frame.sparkSession
     directory = index_dir(spark, is_connect(spark))
     if directory is None:

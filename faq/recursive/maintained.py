@@ -135,7 +135,7 @@ from faq.placement_policy import EXECUTORS, for_indexes
 from faq.recursive.edge_input import CHANGE_COLUMNS, checked_edges, edge_table, row_count, split_changes
 from faq.recursive.fixpoint_state import EDGE, FixpointState
 from faq.recursive.problem import FixpointProblem
-from faq.recursive.propagate import fixpoint_ops
+from faq.recursive.propagate import fixpoint_ops, no_fixpoint_form
 from faq.recursive.seminaive import DEFAULT_MAX_ITERATIONS, DST, MIN_LABEL, SRC, VALUE, WEIGHT, check_semiring
 from faq.recursive.driver_placement import DriverFixpoint
 from faq.recursive.holders import FixpointHolder
@@ -261,7 +261,7 @@ class MaintainedFixpoint(FixpointProblem, Maintained, Owner):
         self.name = edges.name if isinstance(edges, Factor) else "edges"
         rows = row_count(edges)
         size = fixpoint_index_bytes(rows, components)
-        no_numpy = f"semiring {self.semiring.name!r} has no numpy form" if self.ops is None else ""
+        no_numpy = no_fixpoint_form(self.semiring) if self.ops is None else ""
         self.placement, self.placement_reason = for_indexes(placement, size, self.budget, no_numpy)
         self._note(f"{rows} edge(s); answer kept on the {self.placement}: {self.placement_reason}")
         self._hold((ExecutorsFixpoint if self.placement == EXECUTORS else DriverFixpoint)(self, edges, nodes))

@@ -48,7 +48,7 @@ from faq.factor import Factor
 from faq.incremental.rules import budget_bytes
 from faq.placement_policy import DRIVER, EXECUTORS, for_indexes
 from faq.recursive.edge_input import edge_table, row_count
-from faq.recursive.propagate import fixpoint_ops
+from faq.recursive.propagate import fixpoint_ops, no_fixpoint_form
 from faq.recursive.seminaive import DST, MIN_LABEL, SRC, WEIGHT, FixpointResult, check_semiring
 
 __all__ = ["solve_placed", "ROUNDS"]
@@ -90,7 +90,7 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
 
     semiring = MIN_LABEL if components else check_semiring(semiring)
     started = time.perf_counter()
-    no_numpy = f"semiring {semiring.name!r} has no numpy form" if fixpoint_ops(semiring) is None else ""
+    no_numpy = no_fixpoint_form(semiring)
     where, reason = for_indexes(placement, fixpoint_index_bytes(row_count(edges), components), budget_bytes(budget),
                                 no_numpy)
     result = None

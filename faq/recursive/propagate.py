@@ -73,6 +73,23 @@ _CODE_MASK = np.int64(SPAN - 1)  # a trie level's comp is ``parent * SPAN + code
 NO_NODES = np.zeros(0, dtype=np.int64)
 
 
+def no_fixpoint_form(semiring: Any) -> str:
+    """Why the driver's fixpoint (and the executors' held rounds) cannot take ``semiring``, or "" when they can:
+    values of more than one number (a :class:`~faq.semirings.TupleSemiring`'s, whatever numpy forms it
+    declares), or no numpy form of ⊕ and ⊗.
+
+    >>> no_fixpoint_form("min_plus")
+    ''
+    """
+    from faq.semirings import get_semiring
+
+    semiring = get_semiring(semiring)
+    if getattr(semiring, "structured", False):
+        return (f"semiring {semiring.name!r} has values of {semiring.width} numbers: the driver's fixpoint "
+                "takes scalar values only")
+    return "" if fixpoint_ops(semiring) is not None else f"semiring {semiring.name!r} has no numpy form"
+
+
 def fixpoint_ops(semiring: Any) -> Optional[NumpyForm]:
     """⊗, ⊕, one and zero of an idempotent semiring in numpy (None when it has no numpy form).
 

@@ -151,8 +151,11 @@ class FixpointResult(Owner, Answer):
                 f"placement={self.placement!r}, seconds={self.seconds:.3g}")
 
     def count(self) -> int:
-        """Number of nodes with a value (a Spark job)."""
-        return self.factor.df.count()
+        """Number of nodes with a value (a Spark job, unless the driver holds them)."""
+        from faq.driver_copy import rows_held
+
+        held = rows_held(self.factor.df)
+        return self.factor.df.count() if held is None else held
 
     def to_dict(self) -> dict:
         return {
