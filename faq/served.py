@@ -28,7 +28,6 @@ import json
 import os
 import shutil  # noqa: F401 - the doctests use it
 import socket  # noqa: F401 - the doctests use it
-import stat
 import sys
 from typing import Mapping, Optional, Union
 
