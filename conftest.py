@@ -71,16 +71,17 @@ SPARK_DOCTESTS = frozenset({
     "faq.learning", "faq.learning.maintained",  # its example runs a regression (the factors are made for a session)
     "faq.incremental.maintained",
     "faq.incremental.streaming",  # its example runs a file stream
-    "faq.incremental.track",
+    "faq.graphs.track",
     "faq.insideout.binding",
     "faq.insideout.executor",
     "faq.insideout.fetching",
+    "faq.relation",  # its example fetches a Spark DataFrame
     "faq.recursive.executor_edges",
     "faq.recursive.held_solve",
     "faq.asof.on_spark",
     "faq.io",
     "faq.io.convert",
-    "faq.io.data_source",  # its examples maintain a triangle count and read it with spark.read
+    "faq.data_source",  # its examples maintain a triangle count and read it with spark.read
     "faq.io.edges",
     "faq.io.local_edges",
     "faq.io.matrix_market",

@@ -182,7 +182,7 @@ def generic_count(edges_df, pattern, method: str) -> tuple[int, str]:
     """
     from pyspark.sql import functions as F
 
-    from faq.io.scratch import scratch_directory
+    from faq.scratch import scratch_directory
     from faq.scope import Scope
 
     strategy = "broadcast" if method.startswith("broadcast") else method

@@ -61,7 +61,7 @@ _EXPORTS = {
         "faq.io",
     ),
     **dict.fromkeys(("get_session", "use_session"), "faq.spark"),
-    "register_data_source": "faq.io.data_source",
+    "register_data_source": "faq.data_source",
     **dict.fromkeys(("parse_query", "FAQ"), "faq.language"),
     **dict.fromkeys(("covariance", "moments", "linear_regression"), "faq.learning"),
     "asof_join": "faq.asof.oneshot",

@@ -43,15 +43,14 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
 from faq.events import Progress
 from faq.inputs import FactorLike, SemiringLike, factors_of, matrix_factor, query_text, state_directory
-from faq.placement_policy import requested
-from faq.spark_ui import job
+from faq.spark_ui import described  # every public job: its name in Spark's UI, its placement= in force
 
 if TYPE_CHECKING:
     from faq.factor import Factor
     from faq.graphs.edges import GraphLike
     from faq.graphs.triangles import TriangleCount
     from faq.incremental.maintained import MaintainedQuery
-    from faq.incremental.track import MotifTracker
+    from faq.graphs.track import MotifTracker
     from faq.insideout.executor import QueryResult
     from faq.insideout.planner import Plan
     from faq.insideout.staleness import PlanLike
@@ -66,6 +65,7 @@ WEIGHT = "weight"  # the weight column of a graph's edges (shortest and widest p
 # --- queries ----------------------------------------------------------------------
 
 
+@described("query {text}")
 def query(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, semiring: SemiringLike = None,
           plan: Optional["PlanLike"] = None, placement: Optional[str] = None, progress: Progress = None,
           **named: FactorLike) -> "QueryResult":
@@ -115,11 +115,11 @@ def query(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, s
     """
     from faq.insideout.executor import evaluate
 
-    with job(f"query {text}"), requested(placement):
-        return evaluate(query_text(text), factors_of(factors, named, semiring), semiring=semiring, plan=plan,
-                        progress=progress, placement=placement)
+    return evaluate(query_text(text), factors_of(factors, named, semiring), semiring=semiring, plan=plan,
+                    progress=progress, placement=placement)
 
 
+@described("plan {text}")
 def plan(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, semiring: SemiringLike = None,
          join: str = "auto", placement: Optional[str] = None, **named: FactorLike) -> "Plan":
     """The plan :func:`query` would run: order, bags, strategies, placements, widths, estimated work.
@@ -158,9 +158,8 @@ def plan(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, se
     """
     from faq.insideout.binding import plan_for
 
-    with job(f"plan {text}"), requested(placement):
-        return plan_for(query_text(text), factors_of(factors, named, semiring), semiring=semiring, join=join,
-                        detailed=True, placement=placement)
+    return plan_for(query_text(text), factors_of(factors, named, semiring), semiring=semiring, join=join,
+                    detailed=True, placement=placement)
 
 
 def explain(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, semiring: SemiringLike = None,
@@ -194,6 +193,7 @@ def explain(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *,
     return plan(text, factors, semiring=semiring, placement=placement, **named)
 
 
+@described("maintain {text}")
 def maintain(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, semiring: SemiringLike = None,
              state: Optional[str] = None, placement: Optional[str] = None, budget: Optional[Union[int, str]] = None,
              progress: Progress = None, path: Optional[str] = None, **named: FactorLike) -> "MaintainedQuery":
@@ -240,14 +240,14 @@ def maintain(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *
     from faq.incremental.maintained import MaintainedQuery
 
     state = state_directory(state, path, "faq.maintain")
-    with job(f"maintain {text}"), requested(placement):
-        return MaintainedQuery(query_text(text), factors_of(factors, named, semiring), semiring=semiring, path=state,
-                               progress=progress, placement=placement or "auto", budget=budget)
+    return MaintainedQuery(query_text(text), factors_of(factors, named, semiring), semiring=semiring, path=state,
+                           progress=progress, placement=placement or "auto", budget=budget)
 
 
 # --- graphs and matrices ------------------------------------------------------------
 
 
+@described("count_triangles")
 def count_triangles(edges: "GraphLike", *, directed: bool = False, placement: Optional[str] = None,
                     progress: Progress = None) -> "TriangleCount":
     """Count the triangles of a graph.
@@ -278,10 +278,10 @@ def count_triangles(edges: "GraphLike", *, directed: bool = False, placement: Op
     """
     from faq.graphs.triangles import triangle_count as _count
 
-    with job("count_triangles"), requested(placement):
-        return _count(edges, directed=directed, progress=progress)  # a path: read and cleaned on the driver
+    return _count(edges, directed=directed, progress=progress)  # a path: read and cleaned on the driver
 
 
+@described("track {pattern}")
 def track(edges: "GraphLike", pattern: str, *, state: Optional[str] = None, placement: Optional[str] = None,
           progress: Progress = None, path: Optional[str] = None) -> "MotifTracker":
     """Count a motif and keep the count current as edges change.
@@ -316,13 +316,13 @@ def track(edges: "GraphLike", pattern: str, *, state: Optional[str] = None, plac
     2
     """
     from faq.graphs.edges import edge_factor
-    from faq.incremental.track import MotifTracker
+    from faq.graphs.track import MotifTracker
 
     state = state_directory(state, path, "faq.track")
-    with job(f"track {pattern}"), requested(placement):
-        return MotifTracker(edge_factor(edges), pattern, path=state, progress=progress)
+    return MotifTracker(edge_factor(edges), pattern, path=state, progress=progress)
 
 
+@described(lambda arguments: f"matrix_chain of {len(arguments['matrices'])}")
 def matrix_chain(matrices: Sequence[FactorLike], *, semiring: SemiringLike = "real", method: str = "auto",
                  placement: Optional[str] = None, progress: Progress = None) -> "QueryResult":
     """Multiply matrices in a semiring, in the order the planner picks.
@@ -357,18 +357,18 @@ def matrix_chain(matrices: Sequence[FactorLike], *, semiring: SemiringLike = "re
 
     read: dict[str, "Factor"] = {}  # path -> its factor: a power or a K·M·K chain parses each file once
     factors = []
-    with job(f"matrix_chain of {len(matrices)}"), requested(placement):
-        for k, m in enumerate(matrices, start=1):
-            if isinstance(m, (str, os.PathLike)):
-                path = os.fspath(m)
-                if path not in read:
-                    read[path] = matrix_factor(m, k)
-                factors.append(read[path].with_name(f"M{k}"))  # a Factor is immutable: one for several uses
-            else:
-                factors.append(matrix_factor(m, k))
-        return _chain(factors, semiring or "real", method=method, progress=progress)
+    for k, m in enumerate(matrices, start=1):
+        if isinstance(m, (str, os.PathLike)):
+            path = os.fspath(m)
+            if path not in read:
+                read[path] = matrix_factor(m, k)
+            factors.append(read[path].with_name(f"M{k}"))  # a Factor is immutable: one for several uses
+        else:
+            factors.append(matrix_factor(m, k))
+    return _chain(factors, semiring or "real", method=method, progress=progress)
 
 
+@described("shortest_paths from {source}")
 def shortest_paths(edges: "GraphLike", source: int, *, weight: Optional[str] = WEIGHT,
                    placement: Optional[str] = None, progress: Progress = None) -> "FixpointResult":
     """Distances from ``source`` in the (min, +) semiring.
@@ -398,9 +398,10 @@ def shortest_paths(edges: "GraphLike", source: int, *, weight: Optional[str] = W
     ...     sorted(map(tuple, d.df.collect()))
     [(1, 0.0), (2, 4.0), (3, 5.0)]
     """
-    return _fixpoint(f"shortest_paths from {source}", edges, weight, "min_plus", source, placement, progress)
+    return _fixpoint(edges, weight, "min_plus", source, placement, progress)
 
 
+@described("widest_paths from {source}")
 def widest_paths(edges: "GraphLike", source: int, *, weight: Optional[str] = WEIGHT,
                  placement: Optional[str] = None, progress: Progress = None) -> "FixpointResult":
     """Bottleneck capacities from ``source`` in the (max, min) semiring.
@@ -426,9 +427,10 @@ def widest_paths(edges: "GraphLike", source: int, *, weight: Optional[str] = WEI
     ...     sorted(map(tuple, w.df.collect()))
     [(1, inf), (2, 4.0), (3, 2.0)]
     """
-    return _fixpoint(f"widest_paths from {source}", edges, weight, "max_min", source, placement, progress)
+    return _fixpoint(edges, weight, "max_min", source, placement, progress)
 
 
+@described("reachability from {source}")
 def reachability(edges: "GraphLike", source: int, *, placement: Optional[str] = None,
                  progress: Progress = None) -> "FixpointResult":
     """The nodes reachable from ``source`` in the (∨, ∧) semiring.
@@ -452,9 +454,10 @@ def reachability(edges: "GraphLike", source: int, *, placement: Optional[str] = 
     ...     sorted(row.node for row in r.df.collect())
     [1, 2, 3]
     """
-    return _fixpoint(f"reachability from {source}", edges, None, "boolean", source, placement, progress)
+    return _fixpoint(edges, None, "boolean", source, placement, progress)
 
 
+@described("connected_components")
 def connected_components(edges: "GraphLike", *, placement: Optional[str] = None,
                          progress: Progress = None) -> "FixpointResult":
     """Each node's component, labelled by its smallest node id (edge directions ignored).
@@ -477,9 +480,10 @@ def connected_components(edges: "GraphLike", *, placement: Optional[str] = None,
     ...     sorted(map(tuple, c.df.collect()))
     [(1, 1), (2, 1), (3, 3), (4, 3), (5, 1)]
     """
-    return _fixpoint("connected_components", edges, None, None, None, placement, progress)
+    return _fixpoint(edges, None, None, None, placement, progress)
 
 
+@described("paths from {source}")
 def paths(edges: "GraphLike", source: int, *, semiring: SemiringLike = "min_plus", weight: Optional[str] = WEIGHT,
           placement: Optional[str] = None, progress: Progress = None) -> "FixpointResult":
     """Path values from ``source`` in any idempotent semiring: the least fixpoint of
@@ -518,7 +522,7 @@ def paths(edges: "GraphLike", source: int, *, semiring: SemiringLike = "min_plus
     ...     sorted(map(tuple, widest.df.collect()))
     [(1, inf), (2, 4.0), (3, 9.0)]
     """
-    return _fixpoint(f"paths from {source}", edges, weight, semiring, source, placement, progress)
+    return _fixpoint(edges, weight, semiring, source, placement, progress)
 
 
 def _tuple_weighted(edges: Any, weight: Optional[str], semiring: SemiringLike) -> Optional["Factor"]:
@@ -560,16 +564,15 @@ def _check_ends(columns: list, source: str) -> None:
             raise MissingColumnError(column=column, available=columns, source=source)
 
 
-def _fixpoint(name: str, edges: Any, weight: Optional[str], semiring: SemiringLike, source: Optional[int],
+def _fixpoint(edges: Any, weight: Optional[str], semiring: SemiringLike, source: Optional[int],
               placement: Optional[str], progress: Progress) -> "FixpointResult":
     """A placed fixpoint: paths from ``source`` in ``semiring``, or components when it is None."""
     from faq.graphs.edges import edge_factor
     from faq.placement_policy import checked
     from faq.recursive.placed import solve_placed
 
-    with job(name), requested(placement):
-        graph = _tuple_weighted(edges, weight, semiring) or edge_factor(edges, weight=weight)
-        where = checked(placement) if placement is not None else "auto"
-        if semiring is None:
-            return solve_placed(graph, components=True, progress=progress, placement=where)
-        return solve_placed(graph, semiring, source=source, progress=progress, placement=where)
+    graph = _tuple_weighted(edges, weight, semiring) or edge_factor(edges, weight=weight)
+    where = checked(placement) if placement is not None else "auto"
+    if semiring is None:
+        return solve_placed(graph, components=True, progress=progress, placement=where)
+    return solve_placed(graph, semiring, source=source, progress=progress, placement=where)

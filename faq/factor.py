@@ -33,6 +33,8 @@ from faq.semirings import Semiring, get_semiring
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from faq.relation import Relation
+
 VALUE = "value"
 
 # Spark types a value column may be cast from, per semiring value type, without
@@ -228,12 +230,18 @@ class Factor:
 
     # -- small results ------------------------------------------------------
 
+    @property
+    def relation(self) -> "Relation":
+        """Its rows as a :class:`~faq.relation.Relation`: held by the driver (:mod:`faq.driver_copy`) or
+        in Spark, with their number (exact when held, else estimated without a job)."""
+        from faq.relation import Relation
+
+        return Relation.of(self.df, (*self.variables, self.value))
+
     def count(self) -> int:
         """Number of rows: a Spark job, unless the driver holds the rows (:mod:`faq.driver_copy`)."""
-        from faq.driver_copy import rows_held
-
-        held = rows_held(self.df)
-        return self.df.count() if held is None else held
+        relation = self.relation
+        return int(relation.rows) if relation.held else self.df.count()
 
     def scalar(self) -> Any:
         """The value of a factor with no variables (zero when it has no row).
@@ -246,11 +254,9 @@ class Factor:
         if self.variables:
             raise InvalidArgumentError(argument="factor", value=self.name,
                                        reason=f"it has variables {self.variables}; it is not a scalar")
-        from faq.driver_copy import driver_copy
-
-        copy = driver_copy(self.df)
-        if copy is not None and self.value in copy:  # held on the driver: no Spark job
-            rows = [(v,) for v in copy[self.value][:2].tolist()]
+        relation = self.relation
+        if relation.held and self.value in relation.columns:  # held on the driver: no Spark job
+            rows = [(v,) for v in relation.arrays[self.value][:2].tolist()]
         else:
             rows = self.df.select(self.value).limit(2).collect()  # at most 2 rows
         if not rows:

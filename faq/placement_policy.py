@@ -38,22 +38,16 @@ Placement(where='executors', reason="semiring 'log' has no numpy form")
 
 from __future__ import annotations
 
-import contextlib
 import math
-import threading
-from typing import Iterator, NamedTuple, Optional, Sequence
+from typing import NamedTuple, Optional, Sequence
 
 from faq.hypergraph.shares import format_bytes
+from faq.relation import BYTES_PER_COLUMN  # one price of a fetched column: the Relation's
+from faq.settings import AUTO, DRIVER, EXECUTORS, PLACEMENTS, checked, requested, requested_placement
 
 __all__ = ["requested", "requested_placement", "PLACEMENTS", "AUTO", "DRIVER", "EXECUTORS", "BYTES_PER_COLUMN", "Input", "Placement", "checked",
            "choose", "for_indexes"]
 
-#: The placements a user may ask for: ``auto`` (by :func:`choose`), ``driver``, ``executors``.
-PLACEMENTS = ("auto", "driver", "executors")
-AUTO, DRIVER, EXECUTORS = PLACEMENTS
-
-#: Bytes a column of a fetched input takes a row (int64 or double ids and values), for the fetch budget.
-BYTES_PER_COLUMN = 8
 
 
 class Input(NamedTuple):
@@ -69,59 +63,17 @@ class Input(NamedTuple):
     held: bool
     columns: int = 3
 
+    @property
+    def bytes(self) -> float:
+        """What fetching it moves (:data:`BYTES_PER_COLUMN` a column a row), as :attr:`faq.relation.Relation.bytes`."""
+        return self.rows * self.columns * BYTES_PER_COLUMN
+
 
 class Placement(NamedTuple):
     """Where a piece of work runs (``"driver"`` or ``"executors"``) and why."""
 
     where: str
     reason: str
-
-
-def checked(value: str, argument: str = "placement") -> str:
-    """``value`` when it is one of :data:`PLACEMENTS`, else an :class:`~faq.errors.InvalidArgumentError`.
-
-    >>> checked("driver")
-    'driver'
-    >>> checked("gpu")
-    Traceback (most recent call last):
-    ...
-    faq.errors.InvalidArgumentError: [INVALID_ARGUMENT] placement='gpu': expected one of auto, driver, executors
-    """
-    if value not in PLACEMENTS:
-        from faq.errors import InvalidArgumentError
-
-        raise InvalidArgumentError(argument=argument, value=value, reason=f"expected one of {', '.join(PLACEMENTS)}")
-    return value
-
-
-_request = threading.local()  # the placement= of the public job running in this thread
-
-
-@contextlib.contextmanager
-def requested(placement: Optional[str]) -> Iterator[None]:
-    """Where this thread's work runs until the block ends: a job's ``placement=`` argument.
-
-    It wins over the session's ``spark.faq.placement`` wherever that setting
-    is read (:func:`requested_placement`); ``None`` leaves the setting in
-    charge.  A thread's own: two jobs in two threads may ask differently.
-
-    >>> with requested("driver"):
-    ...     requested_placement()
-    'driver'
-    >>> requested_placement() is None
-    True
-    """
-    previous = getattr(_request, "placement", None)
-    _request.placement = previous if placement is None else checked(placement)
-    try:
-        yield
-    finally:
-        _request.placement = previous
-
-
-def requested_placement() -> Optional[str]:
-    """The placement the running job asked for (:func:`requested`), or None."""
-    return getattr(_request, "placement", None)
 
 
 def choose(
@@ -150,8 +102,9 @@ def choose(
         Estimated bytes the work holds on the driver (None: unknown).
     budget : float
         Bytes it may hold there.
-    inputs : sequence of Input
-        What it reads, and whether the driver holds it (rule 4).
+    inputs : sequence of Input or :class:`~faq.relation.Relation`
+        What it reads (``rows``, ``bytes``), and whether the driver holds it
+        (``held``; rule 4).
     fetch_budget, local_rows
         Rule 4's limits (``spark.faq.fetchMemory``, ``spark.faq.localRows``;
         0: no row cap).
@@ -205,7 +158,7 @@ def choose(
         if local_rows and i.rows > local_rows:
             return Placement(EXECUTORS, f"an input of {i.rows:.3g} rows is not on the driver and exceeds "
                                         f"spark.faq.localRows={local_rows}")
-        copy = i.rows * i.columns * BYTES_PER_COLUMN
+        copy = i.bytes
         if copy > fetch_budget:
             return Placement(EXECUTORS, f"an input of {i.rows:.3g} rows (est. {format_bytes(copy)}) is not on the "
                                         f"driver and exceeds the fetch budget {format_bytes(fetch_budget)} "

@@ -37,8 +37,11 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 import threading
-from typing import Any, Callable, Iterator, Optional, TypeVar
+from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar, Union
+
+from faq.settings import requested
 
 __all__ = ["job", "step", "described", "batch_runs_spark", "description", "connect_tag", "MAX_LENGTH"]
 
@@ -78,27 +81,43 @@ def job(name: str, session: Any = None, *, spark: bool = True) -> Iterator[None]
         stack.pop()
 
 
-def described(name: str) -> Callable[[F], F]:
-    """Decorate a function or method: the Spark jobs of a call carry ``faq <name>`` (:func:`job`).
+def described(name: Union[str, Callable[[Mapping[str, Any]], str]]) -> Callable[[F], F]:
+    """The one wrapper of faq's public jobs: the Spark jobs of a call carry ``faq <name>`` (:func:`job`),
+    and a function with a ``placement=`` parameter runs under it (:func:`faq.settings.requested`: it wins
+    over ``spark.faq.placement`` wherever that is read), so no entry point does either by hand.
 
-    For a method of an object with a ``version`` property (a batch of a
-    maintained answer), ``name`` is followed by the batch the call makes
-    (``maintained query: batch 4``), and Spark is told only when the batch
-    may run a Spark job (:func:`batch_runs_spark`): most batches run on the
-    driver alone, and setting and restoring a description costs about
-    0.5 ms of Spark calls, a third of a small as-of batch.
+    ``name`` may name the call's arguments (``"query {text}"``), or be a function of them
+    (``lambda a: f"matrix_chain of {len(a['matrices'])}"``).  For a method of an object with a
+    ``version`` property (a batch of a maintained answer), ``name`` is followed by the batch the call
+    makes (``maintained query: batch 4``), and Spark is told only when the batch may run a Spark job
+    (:func:`batch_runs_spark`): most batches run on the driver alone, and setting and restoring a
+    description costs about 0.5 ms of Spark calls, a third of a small as-of batch.
+
+    >>> from faq.settings import placement_setting
+    >>> from faq.spark import session_for_driver_data
+    >>> @described("demo {x}")
+    ... def demo(x, *, placement=None):
+    ...     return description(""), placement_setting(session_for_driver_data())
+    >>> demo(3, placement="driver")
+    ('faq demo 3', 'driver')
     """
 
     def decorate(function: F) -> F:
+        signature = inspect.signature(function)
+        placed = "placement" in signature.parameters
+        named = callable(name) or "{" in name
+
         @functools.wraps(function)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             # a property of the object's class only: a Spark Connect DataFrame answers any attribute
             version = args[0].version if args and isinstance(getattr(type(args[0]), "version", None),
                                                               property) else None
-            if not isinstance(version, int):
-                with job(name):
+            if isinstance(version, int):
+                with job(f"{name}: batch {version + 1}", spark=batch_runs_spark(args[0], args[1:], kwargs)):
                     return function(*args, **kwargs)
-            with job(f"{name}: batch {version + 1}", spark=batch_runs_spark(args[0], args[1:], kwargs)):
+            arguments = signature.bind_partial(*args, **kwargs).arguments if named or placed else {}
+            title = name if not named else name(arguments) if callable(name) else name.format_map(arguments)
+            with job(title), requested(arguments.get("placement")):
                 return function(*args, **kwargs)
 
         return wrapper  # type: ignore[return-value]

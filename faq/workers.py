@@ -29,7 +29,7 @@ another minor version, or one that does not exist), raises
 the worker's Python, what is wrong and how to fix it.  A passing answer is
 kept per session and worker setting, so the probe runs once, not per job;
 ``spark.faq.checkWorkers=false`` skips it (read, with the other ``spark.faq`` settings, by
-:func:`faq.insideout.binding.check_workers`).
+:func:`faq.settings.check_workers`).
 
 Required on the workers: faq of the driver's version, numpy, pyarrow, the
 task module's imports, the driver's Python major.minor, and numba when the
@@ -82,6 +82,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
+from faq import settings
 from faq.errors import InvalidArgumentError, MissingDependencyError, WorkerEnvironmentError
 
 if TYPE_CHECKING:
@@ -104,7 +105,7 @@ TASK_MODULE = "faq.joins.generic"
 #: Required on the workers whatever the driver has (numba too when the driver has it).
 REQUIRED = ("faq", "numpy", "pyarrow")
 #: The runtime setting naming the workers' interpreter (classic and Spark Connect).
-PYTHON_CONF = "spark.sql.execution.pyspark.python"
+PYTHON_CONF = settings.PYTHON_CONF
 #: Distributions the packed environment leaves out: Spark puts its own pyspark and py4j on the
 #: workers' path.
 NOT_PACKED = frozenset({"pyspark", "py4j"})
@@ -306,7 +307,7 @@ def _configured_python(spark: "SparkSession") -> str:
     """The workers' interpreter as this driver sets it (the setting, not what it resolves to)."""
     from faq.spark import is_connect
 
-    chosen = spark.conf.get(PYTHON_CONF, None)
+    chosen = settings.worker_python(spark)
     if chosen:
         return chosen
     if is_connect(spark):
@@ -347,14 +348,11 @@ def probe_workers(spark: "SparkSession") -> WorkerReport:
 def _session_key(spark: "SparkSession") -> Optional[tuple]:
     """What a probe's answer holds for: the application, the Connect session, the workers' setting.
 
-    None when ``spark.faq.checkWorkers`` is false (read by :func:`faq.insideout.binding.check_workers`).
+    None when ``spark.faq.checkWorkers`` is false (read by :func:`faq.settings.check_workers`).
     """
-    from faq.insideout.binding import check_workers
-
-    if not check_workers(spark):
+    if not settings.check_workers(spark):
         return None
-    conf = spark.conf
-    return (conf.get("spark.app.id", None), getattr(spark, "session_id", None), conf.get(PYTHON_CONF, None))
+    return settings.setting(spark, "spark.app.id"), getattr(spark, "session_id", None), settings.worker_python(spark)
 
 
 def ensure_workers(spark: "SparkSession") -> Optional[WorkerReport]:

@@ -171,7 +171,7 @@ def saved_tracker(spark, tmp_path_factory):
 
 @pytest.mark.parametrize("case", EDGE_CASES, ids=EDGE_IDS)
 def test_a_tracker_refuses_a_bad_batch(saved_tracker, tmp_path, case):
-    from faq.incremental.track import MotifTracker
+    from faq.graphs.track import MotifTracker
 
     _, bad, problem, column, row, value = case
     path = copy_state(saved_tracker, tmp_path)

@@ -362,7 +362,7 @@ def test_explain_maintained_shows_placement_views_and_rules(capsys):
 def test_placement_flag_sets_the_setting_for_one_command_only(capsys, spark, edge_csv):
     """``--placement`` is the session's ``spark.faq.placement`` while the command runs; the value the
     session had before (or none) is back afterwards."""
-    from faq.insideout.physical import PLACEMENT_CONF
+    from faq.settings import PLACEMENT_CONF
 
     spark.conf.set(PLACEMENT_CONF, "driver")
     try:

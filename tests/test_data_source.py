@@ -22,7 +22,8 @@ import faq
 from faq.asof.oneshot import open_join
 from faq.errors import InvalidArgumentError, StateDirectoryError
 from faq.graphs.maintained_truss import MaintainedTruss
-from faq.incremental import MaintainedQuery, MotifTracker
+from faq.graphs import MotifTracker
+from faq.incremental import MaintainedQuery
 
 ROOT = Path(__file__).resolve().parent.parent
 TRIANGLES = "count() := edge(a,b), edge(b,c), edge(a,c)"
@@ -138,7 +139,7 @@ def test_errors_name_the_path_and_the_option(source, tmp_path):
 
 
 def test_the_errors_are_faqs_own_in_process(tmp_path):
-    from faq.io.data_source import answer_table, read_options
+    from faq.data_source import answer_table, read_options
 
     with pytest.raises(StateDirectoryError, match="no saved state here"):
         answer_table(str(tmp_path))

@@ -129,7 +129,7 @@ def test_snap_count_with_the_index_built_on_the_executors(spark):
     the executors by itself, explain says so, and the count is SNAP's; the Parquet inputs
     are gone once the result is closed."""
     from faq.graphs.triangles import triangle_count
-    from faq.io.scratch import scratch_directory
+    from faq.scratch import scratch_directory
 
     before = set(os.listdir(scratch_directory()))
     spark.conf.set("spark.faq.driverIndexMemory", "100k")
@@ -170,7 +170,7 @@ def test_empty_and_repeated_relations_built_on_the_executors(spark):
     fallback to numpy decided on the executor): each repeat counted, as on the driver."""
     from faq.joins import VALUE_COLUMN, Aggregation, Frame
     from faq.joins.generic import generic_join
-    from faq.io.scratch import scratch_directory
+    from faq.scratch import scratch_directory
     from faq.scope import Scope
     from tests.test_generic_join import frame, rows_of
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from faq.insideout.fetching import collect_within, file_rows
+from faq.relation import collect_within, file_rows
 
 pytestmark = pytest.mark.usefixtures("spark")
 

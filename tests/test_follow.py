@@ -23,7 +23,7 @@ import pandas as pd
 import pytest
 
 from faq import track
-from faq.incremental.track import MotifTracker
+from faq.graphs.track import MotifTracker
 from tests.helpers import NODES, bindings, in_stream_order, run
 
 pytestmark = pytest.mark.usefixtures("spark")

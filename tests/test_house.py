@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Iterator, NamedTuple
@@ -227,3 +228,24 @@ def test_dir_of_the_package_shows_what_a_user_may_use_and_the_annotations_ship()
     assert not {"annotations", "lazy_exports", "importlib"} & names and not any(n.startswith("_") and
                                                                               not n.startswith("__") for n in names)
     assert (FAQ / "py.typed").exists()  # PEP 561: type checkers read faq's annotations
+
+
+def _settings_reads(path: Path) -> Iterator[str]:
+    """Where ``path`` reads a session setting itself (``….conf.get(...)``) or names a ``spark.faq.*`` key."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get"
+                and isinstance(node.func.value, ast.Attribute) and node.func.value.attr == "conf"):
+            yield f"{path.relative_to(ROOT)}:{node.lineno}: conf.get"
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant)
+                and re.fullmatch(r"spark\.faq\.\w+", str(node.value.value))):
+            yield f"{path.relative_to(ROOT)}:{node.lineno}: defines {node.value.value}"
+
+
+def test_settings_are_read_in_one_module():
+    """Every ``spark.faq.*`` key is defined in faq/settings.py and every session setting read there
+    (issue 49); faq/spark.py, the session's one owner, reads Spark's own (parallelism, its constraints)."""
+    allowed = {FAQ / "settings.py", FAQ / "spark.py"}
+    found = [hit for path in sorted(FAQ.rglob("*.py")) if path not in allowed for hit in _settings_reads(path)]
+    assert not found, found
+    assert list(_settings_reads(FAQ / "settings.py")), "the check sees nothing: it must find settings.py's own reads"

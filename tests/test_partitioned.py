@@ -21,12 +21,11 @@ import pytest
 from faq.errors import InvalidArgumentError
 from faq.insideout.physical import (
     BYTES_PER_INDEX_ROW,
-    INDEX_MEMORY_FRACTION,
     JOIN_METHODS,
     Environment,
     choose_strategy,
-    parse_size,
 )
+from faq.settings import INDEX_MEMORY_FRACTION, parse_size
 from faq.hypergraph.shares import COMPILED_BYTES_PER_INDEX_ROW, grid_for, shares, task_rows
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -242,7 +242,7 @@ def test_a_forged_manifest_is_a_state_directory_error(state, forgery, words):
 
 def test_a_trackers_count_is_covered_by_the_checksum(spark, tmp_path):
     from faq import track
-    from faq.incremental.track import MotifTracker
+    from faq.graphs.track import MotifTracker
 
     edges = spark.createDataFrame(SMALL, "src bigint, dst bigint")
     with track(edges, "(a)->(b); (b)->(c); (a)->(c)", state=str(tmp_path / "t")) as tracker:

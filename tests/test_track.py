@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from faq.errors import InvalidDeltaError
 from faq.graphs.motifs import count_motifs
 from faq import track
-from faq.incremental.track import MotifTracker
+from faq.graphs.track import MotifTracker
 from tests.conftest import examples, search_settings
 from tests.helpers import NODES, bindings
 

@@ -20,7 +20,7 @@ import pytest
 
 import faq
 from faq.errors import FAQRuntimeError, InvalidArgumentError, WorkerEnvironmentError
-from faq.insideout.physical import CHECK_CONF
+from faq.settings import CHECK_CONF
 from faq.workers import (
     PYTHON_CONF,
     TASK_MODULE,

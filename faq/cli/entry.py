@@ -162,22 +162,13 @@ def _run(args: argparse.Namespace) -> int:
             reporter.watch(spark)
         stack.callback(reporter.close)  # stop the monitor before Spark stops
         if getattr(args, "placement", None):
-            from faq.insideout.physical import PLACEMENT_CONF
+            from faq.settings import requested
 
-            # The one reader of spark.faq.* (binding) sees the flag as the session's setting, for this
-            # command only: the session's own value, if it had one, comes back afterwards.
-            stack.callback(_restore_setting, spark, PLACEMENT_CONF, spark.conf.get(PLACEMENT_CONF, None))
-            spark.conf.set(PLACEMENT_CONF, args.placement)
+            # --placement is the command's placement= argument: it wins over spark.faq.placement
+            # wherever faq.settings reads it, for this command only; the session is left as it was.
+            stack.enter_context(requested(args.placement))
         args.run(args, spark, reporter)
     return EXIT_OK
-
-
-def _restore_setting(spark: Any, key: str, value: Optional[str]) -> None:
-    """Set ``key`` back to ``value`` on ``spark`` (None: unset, as it was)."""
-    if value is None:
-        spark.conf.unset(key)
-    else:
-        spark.conf.set(key, value)
 
 
 def _session(master: str, remote: Optional[str], reporter: Reporter) -> "SparkSession | DeferredSession":

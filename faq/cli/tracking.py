@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
     from faq.incremental.change import Change
-    from faq.incremental.track import MotifTracker
+    from faq.graphs.track import MotifTracker
     from faq.io.updates import UpdateBatch
     from faq.progress import Reporter
 
@@ -151,7 +151,7 @@ def _tracker(args: argparse.Namespace, spark: "SparkSession", reporter: "Reporte
     from faq.incremental.job import job_identity
     from faq.incremental.store import Store
     from faq import track
-    from faq.incremental.track import MotifTracker
+    from faq.graphs.track import MotifTracker
     from faq.io import read_edge_list
 
     job = job_identity("track", {"edges": args.path}, pattern=str(args.pattern)) if args.state else None

@@ -309,7 +309,7 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     Fetched when the ids are integers, the session lets steps run in-process
     (``spark.faq.placement`` is not ``executors``) and the copy fits the
     driver's fetch budget (``spark.faq.fetchMemory``,
-    :func:`faq.insideout.binding.fetch_memory`): moving 16 bytes an edge once
+    :func:`faq.settings.fetch_memory`): moving 16 bytes an edge once
     costs far less than the Spark jobs of a Spark-side clean-up and join.
     A null id is refused (``NULL_KEY``), as for edges given on the driver.
 
@@ -320,14 +320,14 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     """
     import numpy as np
 
-    from faq.driver_copy import driver_copy
-    from faq.insideout.binding import fetch_memory, placement_setting
-    from faq.insideout.fetching import collect_within
-    from faq.insideout.physical import INTEGRAL_TYPES, fetch_rows
+    from faq.insideout.physical import INTEGRAL_TYPES
+    from faq.relation import Relation
+    from faq.settings import fetch_memory, placement_setting
 
     s, d = raw.variables
-    copy = driver_copy(raw.df)
-    if copy is not None:
+    edges = Relation.of(raw.df, [s, d])
+    if edges.held:
+        copy = edges.arrays
         return np.asarray(copy[s], dtype=np.int64), np.asarray(copy[d], dtype=np.int64)
     spark = raw.df.sparkSession
     types = dict(raw.df.dtypes)
@@ -335,9 +335,10 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
         return None
     if placement_setting(spark) == "executors":
         return None
-    table = collect_within(raw.df, [s, d], fetch_rows(fetch_memory(spark), 2))  # too large: left to Spark
-    if table is None:
+    edges = edges.fetched(fetch_memory(spark))  # too large: left to Spark
+    if not edges.held:
         return None
+    table = edges.data
     from faq.checks import node_ids
 
     return tuple(node_ids(table.column(c), raw.name, c) for c in (s, d))

@@ -45,7 +45,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from faq.driver_copy import driver_copy, keep_driver_copy, rows_held
+from faq.driver_copy import driver_copy, keep_driver_copy
 from faq.errors import InvalidArgumentError
 from faq.factor import VALUE, Factor
 from faq.graphs.pattern import EDGE, MAX_EVENTS, SYM, Pattern, inclusion_exclusion, parse_pattern
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
 
     from faq.graphs.edges import GraphLike
     from faq.insideout.executor import Progress
-    from faq.insideout.planner import Plan
 
 __all__ = ["motifs", "count_motifs", "list_motifs", "MotifCount", "MotifBindings", "STRATEGIES", "AUTO_MAX_TERMS"]
 
@@ -178,7 +177,7 @@ class _Graph(Owner):
         return self._sym
 
     def _persist(self, factor: Factor) -> Factor:
-        if rows_held(factor.df) is not None:  # held on the driver: no cache (and the copy stays with it)
+        if factor.relation.held:  # held on the driver: no cache (and the copy stays with it)
             return factor
         return replace(factor, df=self.scope.persist(factor.df))
 
@@ -382,18 +381,15 @@ def motifs(
     ...     sorted(map(tuple, found.df.collect()))
     [(2, 3, 1), (3, 1, 2)]
     """
-    from faq.placement_policy import requested
-
     if not count and strategy != "auto":
         raise InvalidArgumentError("strategy", strategy, "applies to counting only (count=True)")
-    with requested(placement):
-        if count:
-            return count_motifs(edges, pattern, strategy=strategy, progress=progress)
-        started = time.perf_counter()
-        pattern = parse_pattern(pattern)
-        listing = Scope()
-        df, rows, plan = _listed(edges, pattern, progress, None, listing)
-        return MotifBindings(df, str(pattern), rows, time.perf_counter() - started, plan, listing)
+    if count:  # placement= is in force here (faq.spark_ui.described)
+        return count_motifs(edges, pattern, strategy=strategy, progress=progress)
+    started = time.perf_counter()
+    pattern = parse_pattern(pattern)
+    listing = Scope()
+    df, rows, plan = _listed(edges, pattern, progress, None, listing)
+    return MotifBindings(df, str(pattern), rows, time.perf_counter() - started, plan, listing)
 
 
 def _listed(edges: Any, pattern: Pattern, progress: Any, spark: Any, listing: Scope) -> tuple["DataFrame", int, Any]:

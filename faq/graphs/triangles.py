@@ -31,7 +31,6 @@ import time
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Optional
 
-from faq.driver_copy import rows_held
 from faq.graphs.edges import GraphLike, prepared_graph
 from faq.insideout.executor import Progress, StepEvent, evaluate
 from faq.insideout.planner import Plan
@@ -135,7 +134,7 @@ def triangle_count(
     graph = prepared_graph(edges, directed, spark=spark)
     # The prepared edges feed three atoms and the size statistics: build them once.
     with Scope() as scope:
-        if rows_held(graph.df) is None:  # else the driver holds the edges (faq.driver_copy): nothing to cache
+        if not graph.relation.held:  # else the driver holds the edges (faq.driver_copy): nothing to cache
             graph = replace(graph, df=scope.persist(graph.df))
         graph = replace(graph, name="edge")
         n_edges = graph.count()  # Spark runs the load (parse, clean, orient) here, unless the driver did

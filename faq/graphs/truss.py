@@ -33,19 +33,18 @@ Examples
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from typing import Any, Optional
 
 import numpy as np
 
+from faq.compiled import COMPILED, kernels
 from faq.events import Progress, notes_to
 from faq.results import Answer, Explanation
 
 __all__ = ["truss_decomposition", "decompose", "TrussResult", "supports", "peel", "undirected_edges", "warm_up"]
 
 SRC, DST, TRUSSNESS = "src", "dst", "trussness"
-COMPILED = importlib.util.find_spec("numba") is not None
 
 
 class TrussResult(Answer):
@@ -344,21 +343,9 @@ def _peel(adj_starts, adj_nodes, adj_edges, u, v, support, trussness):  # the lo
                     support[f] = sf - 1
 
 
-_KERNELS: Optional[tuple] = None
-
-
 def _kernels() -> tuple:
-    """The two loops, compiled once (numba caches them on disk); plain Python without numba."""
-    global _KERNELS
-    if _KERNELS is None:
-        if COMPILED:
-            import numba
-
-            _KERNELS = (numba.njit(cache=True, nogil=True)(_count_triangles),
-                        numba.njit(cache=True, nogil=True)(_peel))
-        else:  # pragma: no cover - numba is a dependency
-            _KERNELS = (_count_triangles, _peel)
-    return _KERNELS
+    """The two loops, compiled on first use (numba caches them on disk; :func:`faq.compiled.kernels`)."""
+    return kernels(_count_triangles, _peel)
 
 
 def warm_up() -> bool:

@@ -40,9 +40,9 @@ from typing import Optional
 
 import numpy as np
 
+from faq.compiled import COMPILED
 from faq.graphs.truss_repair import (
     ALIVE,
-    COMPILED,
     COUNTERS,
     EDGE_ROWS,
     EID,

@@ -56,20 +56,9 @@ rule them out, is not built.
 
 from __future__ import annotations
 
-import importlib.util
-from typing import Callable
-
-COMPILED = importlib.util.find_spec("numba") is not None
+from faq.compiled import compiled as _compiled
 # The merge of two neighbour lists is used up to this ratio of their lengths; beyond it, binary search.
 MERGE_RATIO = 8
-
-
-def _compiled(function: Callable) -> Callable:
-    if COMPILED:
-        import numba
-
-        return numba.njit(cache=True, nogil=True)(function)
-    return function  # pragma: no cover - numba is a dependency
 
 
 # --- the tables the loops share ----------------------------------------------------------------

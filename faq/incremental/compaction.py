@@ -11,7 +11,7 @@ relation keeps serving batches from ``[old base, frozen levels, new
 levels]`` and swaps the result in between two batches.
 
 Where it runs (the relation's ``compaction``: the session's ``spark.faq.compaction``, read by
-:func:`faq.insideout.binding.compaction_mode`, printed by a maintained query's ``explain``): in a
+:func:`faq.settings.compaction_mode`, printed by a maintained query's ``explain``): in a
 **thread** by default.  numpy releases
 the GIL in its searches and copies, and :func:`fold` does no big sort (it
 merges the overlay into each view's old trie rows), so the job holds the

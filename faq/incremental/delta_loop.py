@@ -42,26 +42,23 @@ Operations are codes, as in the static loop: 0 +, 1 ×, 2 min, 3 max.
 
 from __future__ import annotations
 
+import functools
+
 import numba
 import numpy as np
 from numba import types
 from numba.extending import intrinsic
 
+from faq.compiled import compiled
 from faq.joins.compiled_loop import apply_operation, first_at_least
 from faq.joins.partial import GUARD_SHIFT
 
 _GUARD_HALF = 1 << GUARD_SHIFT
 
-
-def _jit(function):
-    """numba's compiler with an on-disk cache (a fresh process loads, not compiles)."""
-    return numba.njit(cache=True, nogil=True)(function)
-
-
-def _inlined(function):
-    """A helper compiled into its caller (numba inlines it before LLVM sees it): the helpers run per
-    combination of runs and per candidate, where a call's overhead would show."""
-    return numba.njit(cache=True, nogil=True, inline="always")(function)
+# The helpers run per combination of runs and per candidate, where a call's overhead would show:
+# they are compiled into their callers.
+_jit = compiled
+_inlined = functools.partial(compiled, inline=True)
 
 
 @intrinsic

@@ -2,7 +2,7 @@
 
 Everything kept current under batches -- a maintained query
 (:class:`~faq.incremental.MaintainedQuery`), a tracked motif
-(:class:`~faq.incremental.MotifTracker`), a maintained fixpoint
+(:class:`~faq.graphs.MotifTracker`), a maintained fixpoint
 (:class:`~faq.recursive.MaintainedFixpoint`) and a maintained model
 (:class:`~faq.learning.MaintainedModel`) -- answers the same questions and
 commits a batch the same way.  :class:`Maintained` is that one base:

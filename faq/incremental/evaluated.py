@@ -127,12 +127,12 @@ def held_table(f: Factor, value_type: str) -> Optional["pa.Table"]:
     import pyarrow as pa
 
     from faq.arrow_arrays import arrow_from_numpy
-    from faq.driver_copy import driver_copy
     from faq.semirings.numpy_backend import NUMPY_DTYPES
 
-    held = driver_copy(f.df)
-    if held is None or any(c not in held for c in (*f.variables, f.value)):
+    relation = f.relation
+    if not relation.held:
         return None
+    held = relation.arrays
     values = np.asarray(held[f.value])
     if values.ndim == 1:
         values = values.astype(NUMPY_DTYPES.get(value_type, values.dtype), copy=False)

@@ -105,7 +105,7 @@ from faq.incremental.store import Store, restoring
 from faq.language import FAQ, Atom, parse_query
 from faq.placement_policy import EXECUTORS, for_indexes
 from faq.scope import Owner, Scope
-from faq.semirings import INTEGER, Semiring, get_semiring
+from faq.semirings import Semiring, get_semiring
 from faq.spark_ui import described
 
 if TYPE_CHECKING:
@@ -222,12 +222,12 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
     def _setup(self, placement: str, budget: Optional[Union[int, str]]) -> None:
         """Decide how deltas are taken, plan the rules and the views they read."""
         self.mode, self.why = delta_mode(self.query, self.semiring)
-        # counting (ℕ) is maintained inside ℤ, which has the same + and ×
-        self.state_semiring = INTEGER if self.semiring.name == "counting" else self.semiring
+        # counting (ℕ) is maintained inside ℤ, which has the same + and × (Semiring.completion)
+        self.state_semiring = self.semiring.state
         self.ops = value_ops(self.state_semiring)  # None only for semirings without a numpy form
         self.requested_placement = placement
         self.budget = budget_bytes(budget)
-        from faq.insideout.binding import compaction_mode
+        from faq.settings import compaction_mode
         from faq.spark import session_for_driver_data
 
         self.compaction = compaction_mode(session_for_driver_data())  # the setting ResidentState reads
@@ -264,7 +264,8 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
             where, reason = self.placement, self.placement_reason
         else:
             where, reason = for_indexes(self.requested_placement, total, self.budget)
-        mode = self.mode + (" (kept in integer)" if self.semiring.name == "counting" and self.mode == SIGNED else "")
+        kept = self.state_semiring.name
+        mode = self.mode + (f" (kept in {kept})" if self.semiring.counts and self.mode == SIGNED else "")
         return MaintenancePlan(str(self.query), self.semiring.name, mode, where, reason, self.budget,
                                tuple(relations), tuple(r.describe(self.delta_query) for r in self.rules), self.why,
                                self.compaction, tuple(str(k) for k in self.kernels))
@@ -467,10 +468,10 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
     def _change(self, keys, values, target: int, seconds: float, batches, stats) -> Change:
         decoded = tuple(self.state.domain.decode(k) for k in keys)
         diff = np.asarray(values)
-        if self.semiring.name == "counting":
+        if self.semiring.counts:
             diff = diff.astype(np.int64)
         types = {**self.state.key_types.get(ANSWER, {}), DIFF: self.semiring.value_type
-                 if self.mode != SIGNED or self.semiring.name != "counting" else "bigint"}
+                 if self.mode != SIGNED or not self.semiring.counts else self.state_semiring.value_type}
         info = {"rows": sum(len(b) for b in batches.values()), "rules": len(stats),
                 "bindings": sum(s.bindings for s in stats)}
         return Change(tuple(self.query.free), decoded, diff, target, seconds, info=info, types=types)

@@ -32,7 +32,7 @@ import numpy as np
 from faq.errors import NegativeCountError, NonMonotoneUpdateError
 from faq.incremental.index import KeyedRows
 from faq.incremental.state import value_ops
-from faq.semirings import INTEGER, Semiring, get_semiring
+from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
     from faq.language import FAQ
@@ -48,10 +48,10 @@ def delta_mode(query: "FAQ", ring: Semiring) -> tuple[str, str]:
     mixed = any(get_semiring(s).name != ring.name for _, s in query.aggregates)
     if mixed:
         return RECOMPUTE, "its aggregates mix several ⊕ (they do not commute with deltas)"
-    state = INTEGER if ring.name == "counting" else ring
+    state = ring.state
     if value_ops(state) is None:
         return RECOMPUTE, f"semiring {ring.name!r} has no numpy form the resident indexes take (built-in operations)"
-    if ring.is_ring or ring.name == "counting":
+    if ring.is_ring or ring.counts:
         return SIGNED, ""
     if ring.idempotent:
         return MONOTONE, ""
@@ -65,7 +65,7 @@ class DeltaChecks:
     @property
     def _looks_up(self) -> bool:
         """Whether a batch must be compared with the current values (counting: deletions; idempotent: all)."""
-        return self.mode == MONOTONE or self.semiring.name == "counting"
+        return self.mode == MONOTONE or self.semiring.counts
 
     def _refuse_deletions(self, name: str, batch: KeyedRows) -> None:
         """In an idempotent semiring a row whose value is the zero deletes its key: refused (no lookup needed)."""

@@ -9,7 +9,7 @@ zero).  Two names are in use, each for its own reason, and both stay:
   ``counting``;
 * ``diff`` -- every delta of *rows* rather than factor values: a maintained
   model's table rows (:mod:`faq.learning.maintained`), a tracked motif's edge
-  changes (:mod:`faq.incremental.track`), a maintained fixpoint's edge
+  changes (:mod:`faq.graphs.track`), a maintained fixpoint's edge
   changes (:mod:`faq.recursive.maintained`, where ``value`` is a name of the
   edge's *weight*), and a change's output (:class:`~faq.incremental.change.Change`).
 

@@ -179,7 +179,7 @@ def budget_bytes(budget: Optional[int | str] = None, session: Any = None) -> int
     session lets in-process steps use on the driver.
 
     That is the setting one-shot queries read (``spark.faq.localMemory``, default a quarter of this
-    machine's memory: :func:`faq.insideout.binding.local_memory`), so a maintained query and a
+    machine's memory: :func:`faq.settings.local_memory`), so a maintained query and a
     one-shot one decide from the same number; a maintained index on the driver lives in the same
     Python process as an in-process step.  No Spark starts to read it.
 
@@ -188,15 +188,15 @@ def budget_bytes(budget: Optional[int | str] = None, session: Any = None) -> int
     >>> budget_bytes(4096)
     4096
     >>> from faq.spark import session_for_driver_data
-    >>> from faq.insideout.binding import local_memory
+    >>> from faq.settings import local_memory
     >>> budget_bytes() == local_memory(session_for_driver_data())
     True
     """
     from faq.errors import FAQValueError, InvalidArgumentError
-    from faq.insideout.physical import parse_size
+    from faq.settings import parse_size
 
     if budget is None:
-        from faq.insideout.binding import local_memory
+        from faq.settings import local_memory
         from faq.spark import session_for_driver_data
 
         return local_memory(session if session is not None else session_for_driver_data())

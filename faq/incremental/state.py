@@ -84,7 +84,7 @@ class ResidentState(Versions):
     compaction : str, optional
         Where its relations fold their overlays into their bases
         (:mod:`faq.incremental.compaction`); default the session's
-        ``spark.faq.compaction`` (:func:`~faq.insideout.binding.compaction_mode`,
+        ``spark.faq.compaction`` (:func:`~faq.settings.compaction_mode`,
         read without starting Spark).
     """
 
@@ -94,7 +94,7 @@ class ResidentState(Versions):
 
     def __init__(self, semiring: "Semiring", compaction: Optional[str] = None) -> None:
         if compaction is None:
-            from faq.insideout.binding import compaction_mode
+            from faq.settings import compaction_mode
             from faq.spark import session_for_driver_data
 
             compaction = compaction_mode(session_for_driver_data())

@@ -5,7 +5,7 @@ of changes (files landing in a directory, a Kafka topic, a table's change
 feed) with ``foreachBatch``: each micro-batch is collected (one Spark job:
 a micro-batch is a batch, and ``apply`` reads a batch on the driver) and
 applied to a :class:`~faq.incremental.MaintainedQuery`, a
-:class:`~faq.learning.MaintainedModel`, a :class:`~faq.incremental.MotifTracker`
+:class:`~faq.learning.MaintainedModel`, a :class:`~faq.graphs.MotifTracker`
 or a :class:`~faq.recursive.MaintainedFixpoint` (everything built on
 :class:`~faq.incremental.durable.Maintained`) as *one* batch, making one version.
 It returns the running :class:`~pyspark.sql.streaming.StreamingQuery`.

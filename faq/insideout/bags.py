@@ -22,7 +22,7 @@ from faq.hypergraph import agm_bound, agm_cover, bound_of_log, fractional_edge_c
 from faq.insideout.plans import Indicator, Relation
 
 if TYPE_CHECKING:
-    from faq.insideout.planner import PlanContext
+    from faq.insideout.plan_context import PlanContext
 
 __all__ = ["EXACT_COVER_ROWS", "MAX_STEP_INDICATORS", "BagFacts", "bag_facts", "fewer_indicators", "Live"]
 

@@ -7,7 +7,8 @@ Between the pure planner (:mod:`faq.insideout.planner`) and the executor
   semirings, key types) and gives one :class:`~faq.joins.Frame` per atom;
 * :func:`statistics` and :func:`factor_statistics` count rows (and distinct
   values and largest degrees per key column), one Spark job per factor;
-* :func:`session_environment` reads the session's kind and parallelism;
+* :func:`session_environment` gathers the session's kind, parallelism and
+  settings (each read by :mod:`faq.settings`);
 * :func:`plan_for` puts them together into a :class:`~faq.insideout.planner.Plan`
   holding every decision, which ``evaluate(..., plan=...)`` then runs as it is.
 
@@ -25,28 +26,22 @@ from __future__ import annotations
 
 import sys
 
-import os
-import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
-from faq.driver_copy import driver_copy, project_driver_copy, rows_held
+from faq.driver_copy import project_driver_copy
 from faq.errors import (
     ArityMismatchError,
-    InvalidArgumentError,
     SemiringMismatchError,
     UnknownFactorError,
     VariableTypeMismatchError,
 )
 from faq.factor import Factor
 from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
-from faq.insideout.physical import (
-    DEFAULT_LOCAL_ROWS,
-    INDEX_BUILD_CONF,
-    INDEX_BUILDS,
-    INTEGRAL_TYPES,
-    Environment,
-)
+from faq.insideout.physical import INTEGRAL_TYPES, Environment
+# TEMPORARY (removed in the same round): read by faq.settings; named here while faq.asof.oneshot and
+# faq.learning.in_tasks of the last commit import them from here.
+from faq.settings import fetch_memory, local_memory, placement_setting  # noqa: F401
 from faq.insideout.planner import Plan, plan_query
 from faq.joins import VALUE_COLUMN, Frame
 from faq.language import FAQ, parse_query
@@ -166,9 +161,10 @@ def held_atom(atom: Any, factor: Factor, semiring: Semiring) -> Optional["Table"
     from faq.joins.local import Table
     from faq.semirings.numpy_backend import as_values
 
-    copy = driver_copy(factor.df)
-    if copy is None or factor.value not in copy or any(c not in copy for c in factor.variables):
+    relation = factor.relation
+    if not relation.held:
         return None
+    copy = relation.arrays
     first_column, repeats = _columns_of(atom, factor)
     keep = None
     for column, var in repeats:
@@ -203,10 +199,9 @@ def statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, int]:
     >>> statistics(parse_query("count() := edge(a,b), edge(b,c)"), {"edge": edge})
     {'edge': 3}
     """
-    from faq.driver_copy import rows_held
-
     names = [name for name in query.factor_names if name in factors]
-    counts = {name: rows_held(factors[name].df) for name in names}
+    relations = {name: factors[name].relation for name in names}
+    counts = {name: int(r.rows) if r.held else None for name, r in relations.items()}
     missing = [name for name in names if counts[name] is None]
     if len(missing) == 1:
         counts[missing[0]] = factors[missing[0]].count()
@@ -292,10 +287,10 @@ def factor_statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, Re
 
 def _held_statistics(factor: Factor) -> Optional[RelationStatistics]:
     """:func:`factor_statistics` of a factor whose rows the driver holds, from its arrays (None: not held)."""
-    copy = driver_copy(factor.df)
-    if copy is None or any(c not in copy for c in factor.variables):
+    relation = factor.relation
+    if not relation.held:
         return None
-    rows = rows_held(factor.df) or 0
+    copy, rows = relation.arrays, int(relation.rows)
     columns = []
     for c in factor.variables:
         counts = value_counts(copy[c])
@@ -320,229 +315,19 @@ def session_environment(spark: "SparkSession") -> Environment:
     3145728
     >>> spark.conf.unset("spark.faq.indexMemory")
     """
+    from faq import settings
     from faq.spark import default_parallelism, is_connect
 
-    from faq.insideout.physical import IN_TASKS_CHOICES, IN_TASKS_CONF, LOCAL_ROWS_CONF, PLACEMENT_CONF
-    from faq.placement_policy import PLACEMENTS
-
     connect = is_connect(spark)
-    local_rows = _setting(spark, LOCAL_ROWS_CONF)
-    in_process = local_memory(spark)
-    return Environment(connect=connect, parallelism=default_parallelism(spark), index_memory=index_memory(spark),
-                       driver_index_memory=driver_index_memory(spark), index_dir=index_dir(spark, connect),
-                       index_build=_choice(spark, INDEX_BUILD_CONF, INDEX_BUILDS),
-                       placement=_choice(spark, PLACEMENT_CONF, PLACEMENTS), local_memory=in_process,
-                       fetch_memory=fetch_memory(spark, in_process),
-                       local_rows=DEFAULT_LOCAL_ROWS if not local_rows else _rows(LOCAL_ROWS_CONF, local_rows),
-                       compiled_loaded="faq.joins.compiled_loop" in sys.modules, check_workers=check_workers(spark),
-                       in_tasks=_choice(spark, IN_TASKS_CONF, IN_TASKS_CHOICES))
-
-
-def _setting(spark: "SparkSession", key: str) -> Optional[str]:
-    try:
-        return spark.conf.get(key, None)
-    except Exception:  # noqa: BLE001 - a Connect server may refuse to show a static setting
-        return None
-
-
-def index_memory(spark: "SparkSession") -> int:
-    """Bytes one index may use on an executor of ``spark`` (see :func:`session_environment`).
-
-    ``spark.faq.indexMemory`` when set. Else, where the executors run on this
-    machine (a ``local`` or ``local-cluster`` master), from the memory that
-    really holds an index: the machine's, less the JVM heaps
-    (:func:`machine_index_memory`) -- the index is a mapped file in the page
-    cache plus what each Python worker adds, none of it in a heap; never less
-    than the heap-based figure. On a cluster,
-    :data:`~faq.insideout.physical.INDEX_MEMORY_FRACTION` of
-    ``spark.executor.memory`` (default 1g), this machine telling nothing of
-    the executors'.
-    """
-    from faq.insideout.physical import INDEX_MEMORY_CONF, INDEX_MEMORY_FRACTION, parse_size
-
-    given = _setting(spark, INDEX_MEMORY_CONF)
-    if given:
-        return parse_size(given)
-    master = _setting(spark, "spark.master") or ""
-    key = "spark.driver.memory" if master.startswith("local[") or master == "local" else "spark.executor.memory"
-    memory = parse_size(_setting(spark, key) or "1g", default_unit="m")  # Spark reads a bare number as MiB
-    by_heap = int(INDEX_MEMORY_FRACTION * memory)
-    if not master.startswith("local"):
-        return by_heap
-    from faq.spark import default_parallelism
-
-    heaps = _heap_bytes(spark, master)
-    return max(by_heap, machine_index_memory(machine_memory(), heaps, default_parallelism(spark)))
-
-
-def machine_index_memory(machine: int, heaps: int, workers: int) -> int:
-    """Bytes one index may use when it lives on this machine beside JVM heaps of ``heaps`` bytes.
-
-    :data:`~faq.insideout.physical.INDEX_MACHINE_FRACTION` of the memory
-    the heaps leave, shared by the index's one mapped copy and the
-    ``workers`` Python workers that each add about as much again while
-    they run (validated levels' hash tables, a task's arrays).
-
-    >>> GiB = 1 << 30
-    >>> round(machine_index_memory(24 * GiB, 4 * GiB, 2) / GiB, 2)    # 24 GiB, a 4g driver, 2 workers
-    3.33
-    >>> machine_index_memory(8 * GiB, 10 * GiB, 4)          # heaps larger than the machine
-    0
-    """
-    from faq.insideout.physical import INDEX_MACHINE_FRACTION
-
-    return int(INDEX_MACHINE_FRACTION * max(0, machine - heaps) / (1 + max(1, workers)))
-
-
-def machine_memory() -> int:
-    """This machine's physical memory in bytes (4 GiB where the system does not say)."""
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # not a POSIX system
-        return 4 << 30
-
-
-def _heap_bytes(spark: "SparkSession", master: str) -> int:
-    """The JVM heaps a local master runs on this machine: the driver's, and a ``local-cluster``'s executors'."""
-    from faq.insideout.physical import parse_size
-
-    heaps = parse_size(_setting(spark, "spark.driver.memory") or "1g", default_unit="m")
-    cluster = re.match(r"local-cluster\[\s*(\d+)\s*,\s*\d+\s*,\s*(\d+)\s*\]", master)
-    if cluster:
-        heaps += int(cluster.group(1)) * int(cluster.group(2)) << 20
-    return heaps
-
-
-def driver_index_memory(spark: "SparkSession") -> int:
-    """Bytes the driver of ``spark`` may give to building one broadcast index (see :func:`session_environment`).
-
-    ``spark.faq.driverIndexMemory`` when set, else :func:`local_memory`: the
-    index is built by the driver's Python process, beside the JVM's heap, not
-    in it.
-    """
-    from faq.insideout.physical import DRIVER_INDEX_MEMORY_CONF, parse_size
-
-    given = _setting(spark, DRIVER_INDEX_MEMORY_CONF)
-    if given:
-        return parse_size(given)
-    return local_memory(spark)
-
-
-def index_dir(spark: "SparkSession", connect: bool) -> Optional[str]:
-    """A directory the executors of ``spark`` can read, for the inputs of an index built there.
-
-    ``spark.faq.indexDir`` when set; else, for a classic session on a
-    ``local`` or ``local-cluster`` master (executors on this machine), the
-    driver's scratch directory; else None (a Connect server or a cluster
-    may not see this machine's files).
-    """
-    from faq.insideout.physical import INDEX_DIR_CONF
-
-    given = _setting(spark, INDEX_DIR_CONF)
-    if given:
-        # A relative path would be read against each worker's own directory: make it the driver's.
-        return given if re.match(r"[A-Za-z][A-Za-z0-9+.-]+:", given) else os.path.abspath(given)
-    if not connect and (_setting(spark, "spark.master") or "").startswith("local"):
-        from faq.io.scratch import scratch_directory
-
-        return scratch_directory()
-    return None
-
-
-def _choice(spark: "SparkSession", key: str, choices: Sequence[str]) -> str:
-    """A setting that names one of ``choices`` (the first is the default); anything else is refused.
-
-    ``spark.faq.indexBuild`` ("auto", "driver" or "executors") and
-    ``spark.faq.placement`` (the same names) are read this way.
-    """
-    from faq.insideout.physical import PLACEMENT_CONF
-    from faq.placement_policy import requested_placement
-
-    # a job's placement= argument wins over the session's setting
-    given = (key == PLACEMENT_CONF and requested_placement()) or (_setting(spark, key) or choices[0]).strip().lower()
-    if given not in choices:
-        raise InvalidArgumentError(argument=key, value=given, reason=f"expected one of {', '.join(choices)}")
-    return given
-
-
-def placement_setting(spark: "SparkSession") -> str:
-    """``spark.faq.placement``: "auto" (default: by size and budgets), "driver" or "executors".
-
-    >>> from faq.spark import session_for_driver_data
-    >>> placement_setting(session_for_driver_data())
-    'auto'
-    """
-    from faq.insideout.physical import PLACEMENT_CONF
-    from faq.placement_policy import PLACEMENTS
-
-    return _choice(spark, PLACEMENT_CONF, PLACEMENTS)
-
-
-def index_build(spark: "SparkSession") -> str:
-    """``spark.faq.indexBuild``: "auto" (default), "driver" or "executors"; anything else is refused."""
-    return _choice(spark, INDEX_BUILD_CONF, INDEX_BUILDS)
-
-
-def check_workers(spark: "SparkSession") -> bool:
-    """``spark.faq.checkWorkers``: "true" (default) probes the workers' Python before faq's first job
-    there (:func:`faq.workers.ensure_workers`), "false" does not; anything else is refused."""
-    from faq.insideout.physical import CHECK_CONF
-
-    return _choice(spark, CHECK_CONF, ("true", "false")) == "true"
-
-
-def compaction_mode(spark: "SparkSession") -> str:
-    """``spark.faq.compaction``: where a maintained index folds its overlay into its base -- "thread"
-    (default), "process", "inline" or "batch" (:data:`~faq.insideout.physical.COMPACTIONS`); anything
-    else is refused.  Read without starting Spark from a deferred session.
-
-    >>> from faq.spark import session_for_driver_data
-    >>> compaction_mode(session_for_driver_data())
-    'thread'
-    """
-    from faq.insideout.physical import COMPACTION_CONF, COMPACTIONS
-
-    return _choice(spark, COMPACTION_CONF, COMPACTIONS)
-
-
-def fetch_memory(spark: "SparkSession", in_process: Optional[int] = None) -> int:
-    """Bytes of an input the driver fetches to run steps in-process: ``spark.faq.fetchMemory`` when set,
-    else :data:`~faq.insideout.physical.FETCH_MEMORY_FRACTION` of the in-process memory (``in_process``,
-    default :func:`local_memory`).
-
-    >>> from faq.spark import session_for_driver_data
-    >>> spark = session_for_driver_data()
-    >>> fetch_memory(spark, 4 << 30) == 1 << 30
-    True
-    """
-    from faq.insideout.physical import FETCH_MEMORY_CONF, FETCH_MEMORY_FRACTION, parse_size
-
-    given = _setting(spark, FETCH_MEMORY_CONF)
-    if given:
-        return parse_size(given)
-    return int(FETCH_MEMORY_FRACTION * (local_memory(spark) if in_process is None else in_process))
-
-
-def local_memory(spark: "SparkSession") -> int:
-    """Bytes an in-process step may use on the driver: ``spark.faq.localMemory`` when set, else
-    :data:`~faq.insideout.physical.LOCAL_MEMORY_FRACTION` of this machine's memory (the driver's
-    Python process, where in-process steps run, lives beside the JVM, not in its heap)."""
-    from faq.insideout.physical import LOCAL_MEMORY_CONF, LOCAL_MEMORY_FRACTION, parse_size
-
-    given = _setting(spark, LOCAL_MEMORY_CONF)
-    if given:
-        return parse_size(given)
-    return int(LOCAL_MEMORY_FRACTION * machine_memory())
-
-
-def _rows(key: str, text: str) -> int:
-    try:
-        rows = int(float(text))
-    except ValueError:
-        rows = -1
-    if rows < 0:
-        raise InvalidArgumentError(argument=key, value=text, reason="expected a number of rows (0 or more)")
-    return rows
+    in_process = settings.local_memory(spark)
+    return Environment(connect=connect, parallelism=default_parallelism(spark),
+                       index_memory=settings.index_memory(spark),
+                       driver_index_memory=settings.driver_index_memory(spark),
+                       index_dir=settings.index_dir(spark, connect), index_build=settings.index_build(spark),
+                       placement=settings.placement_setting(spark), local_memory=in_process,
+                       fetch_memory=settings.fetch_memory(spark, in_process), local_rows=settings.local_rows(spark),
+                       compiled_loaded="faq.joins.compiled_loop" in sys.modules,
+                       check_workers=settings.check_workers(spark), in_tasks=settings.in_tasks(spark))
 
 
 def plan_for(
@@ -584,8 +369,9 @@ def plan_for(
 
         checked(placement)
         environment = replace(environment, placement=placement)
-    held = [name for name in query.factor_names if name in factors and rows_held(factors[name].df) is not None]
-    counted = [name for name in held if rows_held(factors[name].df) <= DEGREE_ROWS]
+    relations = {name: factors[name].relation for name in query.factor_names if name in factors}
+    held = [name for name, relation in relations.items() if relation.held]
+    counted = [name for name in held if relations[name].rows <= DEGREE_ROWS]
     if not detailed:  # the driver's rows give the detailed statistics in numpy, no job: plan as explain does
         stats = {name: st for name in counted if (st := _held_statistics(factors[name])) is not None}
     degrees = {name: tuple(c.max_degree for c in stats[name].columns) if name in stats else held_degrees(factors[name])
@@ -606,9 +392,10 @@ def held_degrees(factor: Factor) -> Optional[tuple[int, ...]]:
     >>> held_degrees(factor_of([(1, 2, 1), (1, 3, 1), (2, 3, 1)], ["src", "dst"]))
     (2, 2)
     """
-    copy = driver_copy(factor.df)
-    if copy is None:
+    relation = factor.relation
+    if not relation.held:
         return None
+    copy = relation.arrays
     return tuple(int(value_counts(copy[v]).max()) if len(copy[v]) else 0 for v in factor.variables)
 
 

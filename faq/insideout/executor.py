@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Un
 
 import numpy as np
 
-from faq.driver_copy import held_dataframe, keep_driver_copy, project_driver_copy, rows_held
+from faq.driver_copy import held_dataframe, keep_driver_copy, project_driver_copy
 from faq.factor import VALUE, Factor
 from faq.insideout.binding import (
     bind_atom,
@@ -428,7 +428,7 @@ def evaluate(
             kept.update(fetched_all({n: kept[n] for n in query.factor_names if n in kept}, fetch))
         for name in _used_twice(query):
             # (A DataFrame the caller cached already is left alone, and not released by us.)
-            if name in kept and rows_held(kept[name].df) is None and not _is_cached(kept[name].df):
+            if name in kept and not kept[name].relation.held and not _is_cached(kept[name].df):
                 kept[name] = replace(kept[name], df=inputs.persist(kept[name].df))
         frames = _bound(query, kept, ring)  # every check, before any Spark job
         if plan is None:
@@ -451,7 +451,7 @@ def _task_split(query: FAQ, factors: Mapping[str, Factor], semiring: Semiring, e
     """The atom whose tasks should run the whole plan, and why (:func:`faq.insideout.in_tasks.task_atom`)."""
     from faq.insideout.in_tasks import task_atom
 
-    in_spark = {n for n in query.factor_names if n in factors and rows_held(factors[n].df) is None}
+    in_spark = {n for n in query.factor_names if n in factors and not factors[n].relation.held}
     if environment is None or len(in_spark) != 1:
         return None
     return task_atom(query, in_spark, semiring, variable_types(query, factors, semiring), environment)

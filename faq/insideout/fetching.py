@@ -3,10 +3,12 @@
 What the driver holds it joins in-process (:mod:`faq.insideout.placement`):
 a factor, table or edge list fetched once costs one job, where leaving it in
 Spark costs jobs at every step over it.  Every fetch is a collect of at most
-``limit + 1`` rows (:func:`collect_within`), so an input too large costs that
-collect and never more -- and for a scan of local Parquet files holding more
-rows than that, a count instead (:func:`file_rows`); the budget is the session's
-``spark.faq.fetchMemory`` (:func:`faq.insideout.binding.fetch_memory`).
+``limit + 1`` rows (:func:`faq.relation.collect_within`), so an input too large
+costs that collect and never more -- and for a scan of local Parquet files
+holding more rows than that, a count instead (:func:`faq.relation.file_rows`);
+the budget is the session's ``spark.faq.fetchMemory`` (:func:`faq.settings.fetch_memory`).
+Each table is recognised once as a :class:`~faq.relation.Relation` (held or in
+Spark, and its rows) and fetched by :meth:`~faq.relation.Relation.fetched`.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ from typing import Any, Mapping, Optional, Sequence
 
 from faq.driver_copy import rows_held
 from faq.factor import Factor
-from faq.insideout.binding import fetch_memory, placement_setting
+from faq.relation import Relation, collect_within, file_rows, local_files
+from faq.settings import fetch_memory, placement_setting
 from faq.insideout.physical import Environment
 
 __all__ = ["FETCH_THREADS", "fetched_all", "collect_within", "file_rows", "local_files", "fetched_tables", "fetched"]
@@ -36,76 +39,12 @@ def fetched_all(factors: Mapping[str, Factor], environment: Environment) -> dict
     def one(f: Factor) -> Factor:
         return fetched(f, environment.fetch_rows(len(f.variables) + 1))
 
-    pending = {name: f for name, f in factors.items() if rows_held(f.df) is None}
+    pending = {name: f for name, f in factors.items() if not f.relation.held}
     if len(pending) <= 1:
         return {name: one(f) for name, f in factors.items()}
     with ThreadPoolExecutor(min(FETCH_THREADS, len(pending))) as pool:
         done = dict(zip(pending, pool.map(one, pending.values())))
     return {name: done.get(name, f) for name, f in factors.items()}
-
-
-def collect_within(df: Any, columns: Sequence[str], limit: int) -> Optional[Any]:
-    """``df``'s ``columns`` as one Arrow table when it has at most ``limit`` rows, else None.
-
-    One Spark job, a collect of at most ``limit + 1`` rows: a frame too large costs that collect, never
-    more (what every fetch to the driver -- factors, tables, edges -- is made of).
-
-    >>> from faq.spark import get_session
-    >>> df = get_session().createDataFrame([(1,), (2,), (3,)], "k long")
-    >>> collect_within(df, ["k"], 3).num_rows, collect_within(df, ["k"], 2)
-    (3, None)
-    """
-    if limit <= 0:
-        return None
-    stored = file_rows(df)
-    if stored is not None and stored > limit and df.count() > limit:
-        return None  # its Parquet files hold more rows than the budget, and so does the frame: nothing moved
-    table = df.select(*columns).limit(limit + 1).toArrow()
-    return None if table.num_rows > limit else table
-
-
-def file_rows(df: Any) -> Optional[int]:
-    """The rows in the local Parquet files ``df`` reads, from their footers (no Spark job); None when it
-    reads anything else (or nothing: a frame made in memory).
-
-    An upper bound on ``df``'s rows only where ``df`` is a scan of them, perhaps filtered: so
-    :func:`collect_within` takes a count (one job, no rows moved) before collecting from a frame whose
-    files hold more rows than its budget, instead of collecting ``limit + 1`` rows to learn it.
-
-    >>> file_rows(type("Frame", (), {"inputFiles": lambda self: []})()) is None
-    True
-    """
-    files = local_files(df)
-    if not files or not all(path.endswith(".parquet") for path in files):
-        return None
-    import pyarrow.parquet as pq
-
-    try:
-        return sum(pq.read_metadata(path).num_rows for path in files)
-    except (OSError, ValueError):
-        return None
-
-
-def local_files(df: Any) -> Optional[list[str]]:
-    """The local paths of the files ``df`` reads (``inputFiles``: no Spark job); None when it reads none
-    (a frame made in memory), or a file that is not local.
-
-    >>> local_files(type("Frame", (), {"inputFiles": lambda self: ["file:///data/a%20b.parquet"]})())
-    ['/data/a b.parquet']
-    """
-    from urllib.parse import unquote, urlparse
-
-    try:
-        files = df.inputFiles()
-    except Exception:  # noqa: BLE001 - a source that cannot list its files: no estimate
-        return None
-    paths = []
-    for uri in files:
-        parsed = urlparse(uri)
-        if parsed.scheme not in ("", "file"):
-            return None
-        paths.append(unquote(parsed.path))
-    return paths or None
 
 
 def fetched_tables(tables: Mapping[str, Any], columns: Mapping[str, Sequence[str]], spark: Any = None,
@@ -125,7 +64,6 @@ def fetched_tables(tables: Mapping[str, Any], columns: Mapping[str, Sequence[str
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from faq.insideout.physical import fetch_rows
     from faq.spark import is_dataframe
 
     pending = {name: df for name, df in tables.items()
@@ -138,9 +76,8 @@ def fetched_tables(tables: Mapping[str, Any], columns: Mapping[str, Sequence[str
     budget = fetch_memory(session)
 
     def one(name: str) -> Any:
-        wanted = list(dict.fromkeys(columns[name]))
-        table = collect_within(pending[name], wanted, fetch_rows(budget, len(wanted)))
-        return pending[name] if table is None else table.to_pandas()
+        relation = Relation.of(pending[name], columns[name]).fetched(budget)
+        return relation.to_pandas() if relation.held else relation.dataframe
 
     with ThreadPoolExecutor(min(FETCH_THREADS, len(pending))) as pool:
         done = dict(zip(pending, pool.map(one, pending)))
@@ -158,7 +95,7 @@ def fetched(factor: Factor, limit: int) -> Factor:
     from faq.driver_copy import keep_driver_copy
     from faq.joins.local import Table
 
-    if rows_held(factor.df) is not None:
+    if factor.relation.held:
         return factor
     columns = [*factor.variables, factor.value]
     table = collect_within(factor.df, columns, limit)

@@ -77,12 +77,18 @@ By bytes: an index of 5,000 rows (~312 KiB) against 64 KiB an executor's index m
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for
 from faq.placement_policy import BYTES_PER_COLUMN  # one price of a fetched column for every kind of work
+from faq.settings import (  # the defaults of a plan's Environment (faq.settings reads the settings)
+    DEFAULT_FETCH_MEMORY,
+    DEFAULT_INDEX_MEMORY,
+    DEFAULT_LOCAL_MEMORY,
+    DEFAULT_LOCAL_ROWS,
+    INDEX_DIR_CONF,
+)
 
 # Requested bag-join methods: the planner's "auto" picks binary joins for acyclic bags and
 # "generic" for cyclic ones; "generic_shuffle" / "generic_broadcast" / "generic_partitioned"
@@ -91,63 +97,6 @@ JOIN_METHODS = ("binary", "generic", "generic_shuffle", "generic_broadcast", "ge
 # What a step runs.
 STRATEGIES = ("binary", "broadcast", "shuffle", "partitioned")
 
-# The memory one index may use on an executor, unless the session sets INDEX_MEMORY_CONF: this
-# fraction of the executor's memory (spark.executor.memory, default 1g; on a local master, where the
-# executor is the driver, spark.driver.memory).  A quarter, because the index is not in the JVM heap
-# that setting sizes but beside it: one mapped copy per machine (faq.joins.mapped), plus what each
-# Python worker adds on its own (hash tables of validated levels, the task's working arrays, about
-# as large again per worker), while the heap itself stays in use by Spark.
-INDEX_MEMORY_FRACTION = 0.25
-# Where the executors run on this machine (a local or local-cluster master), the index's budget comes
-# from the memory that holds it instead (faq.insideout.binding.machine_index_memory): this fraction of
-# the machine's memory the JVM heaps leave, shared by the mapped copy and one addition per worker. Half,
-# so the driver's own Python (the edges it loaded, the plan's inputs) keeps the other half.
-INDEX_MACHINE_FRACTION = 0.5
-# Session conf key (bytes, or a Spark size string: "256m", "4g") that sets the budget directly.
-INDEX_MEMORY_CONF = "spark.faq.indexMemory"
-DEFAULT_EXECUTOR_MEMORY = 1 << 30  # Spark's default spark.executor.memory, 1g
-DEFAULT_INDEX_MEMORY = int(INDEX_MEMORY_FRACTION * DEFAULT_EXECUTOR_MEMORY)
-# Session conf keys for where a broadcast index is built (faq.joins.executor_index): the driver's
-# budget for building one (bytes or a Spark size; default the driver's local memory: it is built in the
-# driver's Python, beside the JVM heap),
-# a directory the executors can read for the index's inputs, and "auto" / "driver" / "executors".
-DRIVER_INDEX_MEMORY_CONF = "spark.faq.driverIndexMemory"
-INDEX_DIR_CONF = "spark.faq.indexDir"
-INDEX_BUILD_CONF = "spark.faq.indexBuild"
-INDEX_BUILDS = ("auto", "driver", "executors")
-# Session conf keys for where work runs (faq.placement_policy.choose): "auto" (by size), "driver"
-# (in-process, no Spark job) or "executors"; the bytes an in-process step may use on the driver
-# (default LOCAL_MEMORY_FRACTION of this machine's memory: the driver's Python process is not in the
-# JVM heap spark.driver.memory sizes); the bytes of an input the driver fetches (one job, through Arrow)
-# to run steps in-process when it does not hold them already (default FETCH_MEMORY_FRACTION of the local
-# memory); and, only when set, a cap on the rows of such an input (the byte budget decides otherwise).
-PLACEMENT_CONF = "spark.faq.placement"
-LOCAL_MEMORY_CONF = "spark.faq.localMemory"
-LOCAL_ROWS_CONF = "spark.faq.localRows"
-FETCH_MEMORY_CONF = "spark.faq.fetchMemory"
-LOCAL_MEMORY_FRACTION = 0.25
-DEFAULT_LOCAL_MEMORY = 1 << 30
-# Moving an input to the driver costs one Arrow collect (measured here: ~10^7 rows of two bigints a
-# second on local[2]), and saves a Spark job per step over it (a second or more each, whatever the size):
-# worth it for any input whose copy fits a share of the driver's in-process memory.
-FETCH_MEMORY_FRACTION = 0.25
-DEFAULT_FETCH_MEMORY = DEFAULT_LOCAL_MEMORY // 4
-DEFAULT_LOCAL_ROWS = 0  # no row cap: the fetch budget (bytes) decides
-# Session conf key for where a maintained index folds its overlay into its base (faq.incremental.compaction):
-# "thread" (default: in the background, between batches), "process" (a forked, niced child), "inline"
-# (the same fold, run in the batch's thread) or "batch" (the whole base rebuilt inside the batch that fills
-# the overlay: the old stop-the-world way, the benchmarks' baseline).
-#: Whether a plan whose every factor but one is on the driver runs in the tasks of that one
-#: (faq.insideout.in_tasks): "auto" where it measured faster than Spark's operators (an array ring:
-#: Spark SQL multiplies and sums arrays of doubles a row at a time), "always" for any semiring with a
-#: numpy form, "never".
-IN_TASKS_CONF = "spark.faq.inTasks"
-IN_TASKS_CHOICES = ("auto", "always", "never")
-COMPACTION_CONF = "spark.faq.compaction"
-COMPACTIONS = ("thread", "process", "inline", "batch")
-# Session conf key: "false" skips probing the workers' Python before faq's first job there
-# (faq.workers.ensure_workers); "true" (default) probes.
-CHECK_CONF = "spark.faq.checkWorkers"
 #: Bytes a row of an in-process step's tables takes at most: keys and value as numpy columns, and
 #: pandas' merge and group-by working copies beside them.
 LOCAL_BYTES_PER_ROW = 64
@@ -173,42 +122,42 @@ class Environment:
     parallelism : int
         Tasks that keep every core busy.
     index_memory : int
-        Bytes one index may use on an executor (:data:`INDEX_MEMORY_CONF`,
+        Bytes one index may use on an executor (:data:`~faq.settings.INDEX_MEMORY_CONF`,
         else from the machine's memory where the executors run on this
-        machine, :data:`INDEX_MEMORY_FRACTION` of the executor's memory on
-        a cluster; see :func:`faq.insideout.binding.index_memory`).  An automatic
+        machine, :data:`~faq.settings.INDEX_MEMORY_FRACTION` of the executor's memory on
+        a cluster; see :func:`faq.settings.index_memory`).  An automatic
         broadcast needs its estimated index within it; a partitioned join's
         grid is sized so that a cell's index fits it.
     driver_index_memory : int
         Bytes the driver may give to building one broadcast index
-        (:data:`DRIVER_INDEX_MEMORY_CONF`, else the driver's local memory,
-        :func:`faq.insideout.binding.driver_index_memory`).  A broadcast index above it is built on
+        (:data:`~faq.settings.DRIVER_INDEX_MEMORY_CONF`, else the driver's local memory,
+        :func:`faq.settings.driver_index_memory`).  A broadcast index above it is built on
         the executors, where ``index_dir`` allows.
     index_dir : str or None
         A directory the executors can read, where Spark writes the inputs of
-        an index built on the executors (:data:`INDEX_DIR_CONF`; by default
+        an index built on the executors (:data:`~faq.settings.INDEX_DIR_CONF`; by default
         the driver's scratch directory on a ``local`` or ``local-cluster``
         master, whose executors share the driver's file system; None
         elsewhere: every index is built on the driver).
     index_build : {"auto", "driver", "executors"}
-        :data:`INDEX_BUILD_CONF`: where broadcast indexes are built ("auto":
+        :data:`~faq.settings.INDEX_BUILD_CONF`: where broadcast indexes are built ("auto":
         by ``driver_index_memory``).
     placement : {"", "auto", "driver", "executors"}
-        :data:`PLACEMENT_CONF`: where steps run ("auto": by size,
+        :data:`~faq.settings.PLACEMENT_CONF`: where steps run ("auto": by size,
         :func:`faq.placement_policy.choose`).  A plan made without a session's facts
         (``""``) runs on the executors and says nothing of it; a session's
         default is "auto".
     local_memory : int
         Bytes an in-process step may use on the driver
-        (:data:`LOCAL_MEMORY_CONF`).
+        (:data:`~faq.settings.LOCAL_MEMORY_CONF`).
     fetch_memory : int
         Most bytes of an input the driver fetches (one Arrow collect) to run
-        steps in-process (:data:`FETCH_MEMORY_CONF`, default
-        :data:`FETCH_MEMORY_FRACTION` of ``local_memory``); an input is
+        steps in-process (:data:`~faq.settings.FETCH_MEMORY_CONF`, default
+        :data:`~faq.settings.FETCH_MEMORY_FRACTION` of ``local_memory``); an input is
         estimated at 8 bytes a column a row.  Inputs it holds already have no
         limit but ``local_memory``.
     local_rows : int
-        When set (:data:`LOCAL_ROWS_CONF`), also the most rows of an input the
+        When set (:data:`~faq.settings.LOCAL_ROWS_CONF`), also the most rows of an input the
         driver fetches; 0: the byte budget alone decides.
     compiled_loaded : bool
         The compiled loop is loaded in this process already (numba imported,
@@ -216,10 +165,10 @@ class Environment:
         :data:`COMPILED_LOAD_SECONDS` to load it (:func:`in_process_kernel`).
     check_workers : bool
         Probe the workers' Python before the first job that runs faq's tasks
-        there (``spark.faq.checkWorkers``: :data:`CHECK_CONF`, default true;
+        there (``spark.faq.checkWorkers``: :data:`~faq.settings.CHECK_CONF`, default true;
         :func:`faq.workers.ensure_workers`).
     in_tasks : {"auto", "always", "never"}
-        :data:`IN_TASKS_CONF`: when a plan may run in the tasks of its one
+        :data:`~faq.settings.IN_TASKS_CONF`: when a plan may run in the tasks of its one
         factor left in Spark (:func:`faq.insideout.in_tasks.task_atom`).
     """
 
@@ -463,7 +412,7 @@ def choose_strategy(
 def index_builder(index_bytes: Optional[float], environment: Environment) -> tuple[Optional[str], str]:
     """Where a broadcast index is built: (the executors' input directory, or None for the driver; why).
 
-    On the executors when the session says so (:data:`INDEX_BUILD_CONF`), or
+    On the executors when the session says so (:data:`~faq.settings.INDEX_BUILD_CONF`), or
     when the estimated index exceeds the driver's budget; only where the
     executors can read a directory the driver names (``index_dir``).
 
@@ -562,33 +511,6 @@ def _broadcast_refusal(
         return (f"index of {rows:.3g} rows (~{format_bytes(rows * bytes_per_row)}) exceeds the index memory "
                 f"{format_bytes(env.index_memory)}")
     return None
-
-
-def parse_size(text: Any, default_unit: str = "b") -> int:
-    """Bytes of a Spark size string: ``"256m"``, ``"4g"``, ``"1536k"``, ``"65536"``.
-
-    A bare number is in ``default_unit`` (Spark reads ``spark.executor.memory
-    = 1024`` as MiB: ``default_unit="m"``).
-
-    Raises
-    ------
-    InvalidArgumentError
-        Not a size.
-
-    Examples
-    --------
-    >>> parse_size("256m"), parse_size("4k"), parse_size("1g"), parse_size(100), parse_size("2", "m")
-    (268435456, 4096, 1073741824, 100, 2097152)
-    """
-    from faq.errors import InvalidArgumentError
-
-    units = {"b": 0, "k": 1, "m": 2, "g": 3, "t": 4, "p": 5}
-    found = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([bkmgtp]?)(?:i?b)?\s*", str(text).lower())
-    if not found:
-        raise InvalidArgumentError(argument="size", value=text,
-                                   reason="not a size: a number of bytes or a Spark size such as 256m or 4g")
-    number, unit = found.groups()
-    return int(float(number) * 1024 ** units[unit or default_unit.lower()])
 
 
 def shared_indexes(keys: Sequence[Optional[Any]]) -> tuple[tuple[int, ...], ...]:

@@ -30,12 +30,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 from faq.insideout.physical import (
     BYTES_PER_COLUMN,
     LOCAL_BYTES_PER_ROW,
-    LOCAL_MEMORY_CONF,
-    PLACEMENT_CONF,
     Environment,
     Strategy,
     integral_bag,
 )
+from faq.settings import LOCAL_MEMORY_CONF, PLACEMENT_CONF
 from faq.joins.merges import binary_kernel, without_private
 from faq.placement_policy import Input, choose
 

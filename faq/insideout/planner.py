@@ -49,14 +49,15 @@ plan for C(i, l) := A(i, j), B(j, k), D(k, l)
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
+from dataclasses import replace
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence, Union
 
 from faq.errors import PlanError
 from faq.hypergraph import choose_order_noted
 from faq.hypergraph.acyclic import attribute_order, is_acyclic
 from faq.hypergraph.statistics import RelationProfile, RelationStatistics, WorkEstimate, estimate_generic_join_work
-from faq.insideout.bags import EXACT_COVER_ROWS, MAX_STEP_INDICATORS, BagFacts, Live, bag_facts, fewer_indicators
+from faq.insideout.bags import EXACT_COVER_ROWS, MAX_STEP_INDICATORS, Live, bag_facts, fewer_indicators
+from faq.insideout.plan_context import PlanContext
 from faq.insideout.physical import (
     BYTES_PER_INDEX_ROW,
     JOIN_METHODS,
@@ -226,73 +227,6 @@ def plan_query(
             f"AGM bound of the full join: {full.greedy} (an upper bound)" if full and full.greedy else "",
         ) if note),
     )
-
-
-@dataclass
-class PlanContext:
-    """What every step of one :func:`plan` call needs to know."""
-
-    query: FAQ
-    product: Any  # the query's semiring (name, or the Semiring given)
-    inputs: tuple[tuple[Relation, str], ...]
-    edges: list[frozenset]
-    edge_sizes: Optional[list[int]]
-    aggregate: dict[str, str]  # bound variable -> its aggregate's semiring name
-    join: str
-    types: dict[str, str]
-    environment: Environment
-    task_aggregation: bool
-    held: frozenset = frozenset()
-    degrees: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
-    # Looked up once per step and relation: indexes, so planning stays linear in the atoms.
-    atom_of: dict[str, int] = field(init=False)  # input relation id -> its atom's position
-    atoms_with: dict[str, list[int]] = field(init=False)  # variable -> positions of the atoms holding it
-    facts: dict[frozenset, "BagFacts"] = field(init=False)  # by bag: a bag recurs (a step, the free bag)
-    cut_indicators: int = field(init=False, default=0)  # steps whose indicators fewer_indicators cut
-    unestimated: int = field(init=False, default=0)  # generic-join steps too large for a work estimate
-    _columns: dict[int, tuple[dict[str, int], tuple[int, ...]]] = field(init=False)  # for index_key
-
-    def __post_init__(self) -> None:
-        self.facts = {}
-        self._columns = {}
-        self.atom_of = {r.id: k for k, (r, _) in enumerate(self.inputs)}
-        self.atoms_with = {}
-        for k, edge in enumerate(self.edges):
-            for v in edge:
-                self.atoms_with.setdefault(v, []).append(k)
-
-    def local(self, bag: set[str]) -> tuple[list[int], list[frozenset], Optional[list[int]]]:
-        """The atoms meeting ``bag`` (positions, ascending), their edges and sizes.
-
-        A bag's cover LP and AGM bound depend only on these (an edge missing the bag gets
-        weight 0, and the LP's rows keep their order), so solving them on these alone gives
-        the same answers as on every edge, at a cost that does not grow with the query.
-        """
-        meeting = sorted({k for v in bag for k in self.atoms_with.get(v, ())})
-        sizes = None if self.edge_sizes is None else [self.edge_sizes[k] for k in meeting]
-        return meeting, [self.edges[k] for k in meeting], sizes
-
-    def degree_of(self, relation_id: str) -> dict[str, int]:
-        """An input relation's largest degree per variable, where its factor's degrees are known."""
-        k = self.atom_of.get(relation_id)
-        if k is not None and self.inputs[k][1] in self.degrees:
-            found: dict[str, int] = {}
-            for v, d in zip(self.query.atoms[k].variables, self.degrees[self.inputs[k][1]]):
-                found[v] = min(found.get(v, d), d)
-            return found
-        return {}
-
-    def index_key(self, relation_id: str, attributes: Sequence[str]) -> Optional[tuple]:
-        """Equal for uses that read the same data in the same column order (None: unique)."""
-        k = self.atom_of.get(relation_id)
-        if k is None:
-            return None
-        if k not in self._columns:  # asked at every step that semi-joins with the atom: made once
-            written = self.query.atoms[k].variables
-            self._columns[k] = ({v: written.index(v) for v in written},
-                                tuple(written.index(v) for v in written))  # repeated variables: a diagonal
-        column, pattern = self._columns[k]
-        return self.inputs[k][1], pattern, tuple(column[a] for a in attributes)
 
 
 def _steps(

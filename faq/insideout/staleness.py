@@ -235,16 +235,15 @@ def factor_rows(plan: Plan, factors: Mapping[str, "Factor"], margin: float = SIZ
     more than ``margin`` times its size): it is refused either way once it
     holds more (module notes).
     """
-    from faq.driver_copy import rows_held
 
     rows: dict[str, int] = {}
     capped = set()
     for name, planned in plan.sizes.items():
         if name not in factors:
             continue
-        held = rows_held(factors[name].df)
-        if held is not None:
-            rows[name] = held
+        relation = factors[name].relation
+        if relation.held:
+            rows[name] = int(relation.rows)
             continue
         cap = int(max(1, planned) * margin) + 1
         rows[name] = factors[name].df.limit(cap).count()

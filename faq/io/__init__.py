@@ -11,7 +11,7 @@ per topic; this package re-exports their public names:
 * :mod:`faq.io.convert` -- pandas, numpy and scipy objects to and from factors (small data);
 * :mod:`faq.io.writers` -- :func:`write_matrix_market` and :func:`write_table`, atomic;
 * :mod:`faq.io.updates` -- update-batch files (``+ src dst [weight]`` / ``- src dst``);
-* :mod:`faq.io.scratch` -- :func:`scratch_path`, files for examples removed at exit.
+* :mod:`faq.scratch` -- :func:`scratch_path`, files for examples removed at exit.
 
 Examples
 --------
@@ -28,7 +28,7 @@ from faq.io.convert import from_numpy, from_pandas, from_scipy, to_pandas, to_sc
 from faq.io.edges import read_edge_list
 from faq.io.matrix_market import matrix_shape, read_matrix_market
 from faq.io.tables import read_csv, read_factor, read_parquet
-from faq.io.scratch import scratch_path
+from faq.scratch import scratch_path
 from faq.io.updates import UpdateBatch, pending, read_batch, read_updates, update_files
 from faq.io.writers import write_matrix_market, write_table
 

@@ -6,7 +6,7 @@ Examples
 'wiki-Vote'
 >>> [format_of(p) for p in ("t.csv.gz", "out.parquet/", "a.mtx", "g.txt")]
 ['csv', 'parquet', 'mtx', 'edges']
->>> from faq.io.scratch import scratch_path
+>>> from faq.scratch import scratch_path
 >>> path = scratch_path("g.dat")
 >>> with open(path, "wb") as f:
 ...     _ = f.write(b"PAR1\x15\x04")

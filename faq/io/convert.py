@@ -374,7 +374,7 @@ def _coerce_values(values: np.ndarray, semiring: Semiring, factor: str, column: 
                     expected="bigint",
                 )
         values = values.astype(np.int64)
-        if semiring.name == "counting" and kind != "b":  # a count is never negative (a signed one: "integer")
+        if semiring.counts and kind != "b":  # a count is never negative (a signed one: "integer")
             negative = int(np.count_nonzero(values < 0))
             if negative:
                 raise InvalidFactorValueError(factor=factor, column=column, problem="negative", count=negative)
@@ -415,11 +415,10 @@ def _held(spark, frame: "pd.DataFrame", variables: Sequence[str], semiring: Semi
 def _held_entries(factor: Factor) -> "tuple[np.ndarray, np.ndarray, np.ndarray] | None":
     """(rows, columns, values) of a 2-variable factor the driver holds, zeros left out, when no
     (i, j) repeats (else None: :meth:`Factor.normalize` merges repeats with the semiring's ⊕)."""
-    from faq.driver_copy import driver_copy
-
-    copy = driver_copy(factor.df)
-    if copy is None or factor.value not in copy or any(v not in copy for v in factor.variables):
+    relation = factor.relation
+    if not relation.held:
         return None
+    copy = relation.arrays
     i, j = (np.asarray(copy[v], dtype=np.int64) for v in factor.variables)
     values = np.asarray(copy[factor.value], dtype=_numpy_type(factor.semiring))
     if len(i) and len(np.unique(np.stack([i, j], axis=1), axis=0)) < len(i):

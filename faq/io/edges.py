@@ -264,7 +264,7 @@ def _raise_on_first_malformed(
 
 def _counts(semiring: Semiring) -> bool:
     """Whether the semiring's values are counts (0, 1, 2, ...): a negative weight is malformed."""
-    return semiring.name == "counting"
+    return semiring.counts
 
 
 def _shape_graph(

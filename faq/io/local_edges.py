@@ -583,10 +583,11 @@ def edges_dataframe(spark: "SparkSession", columns: Mapping[str, np.ndarray]) ->
     """
     import pyarrow as pa
 
+    from faq.settings import setting
     from faq.spark import is_connect
 
     table = pa.table({name: pa.array(np.asarray(values, dtype=np.int64)) for name, values in columns.items()})
-    if not is_connect(spark) and spark.conf.get("spark.master", "").startswith("local"):
+    if not is_connect(spark) and (setting(spark, "spark.master") or "").startswith("local"):
         import pyarrow.parquet as pq
 
         path = _spill_path()

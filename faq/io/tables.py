@@ -250,7 +250,7 @@ def _read_on_driver(path: str, fmt: str, variables: Sequence[str] | None, value:
     if not (os.path.isfile(local) or (fmt == "parquet" and os.path.isdir(local))):
         return None
     spark = _driver_session(spark)
-    from faq.insideout.binding import fetch_memory, placement_setting
+    from faq.settings import fetch_memory, placement_setting
 
     if placement_setting(spark) == "executors" or _size_on_disk(local) > fetch_memory(spark):
         return None
@@ -315,7 +315,7 @@ def _bad_values(table: Any, value: str | None, semiring: Semiring) -> bool:
     if pa.types.is_floating(column.type) and pc.any(pc.is_nan(column)).as_py():
         return True
     numeric = pa.types.is_integer(column.type) or pa.types.is_floating(column.type)
-    return bool(semiring.name == "counting" and numeric and len(column) and pc.min(column).as_py() < 0)
+    return bool(semiring.counts and numeric and len(column) and pc.min(column).as_py() < 0)
 
 
 
@@ -394,7 +394,7 @@ def _value_problems(df: "DataFrame", value: str | None, semiring: Semiring) -> d
     problems = {"null": v.isNull()}
     if isinstance(kind, (T.FloatType, T.DoubleType)):
         problems["NaN"] = F.isnan(v)
-    if semiring.name == "counting" and isinstance(kind, T.NumericType):
+    if semiring.counts and isinstance(kind, T.NumericType):
         problems["negative"] = v < F.lit(0)
     return problems
 

@@ -26,15 +26,12 @@ Operations are codes: 0 +, 1 ×, 2 min, 3 max.  Compiled once per machine
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from faq.compiled import compiled
 from faq.joins.partial import GUARD_SHIFT
 
-
-def _jit(function):
-    """numba's compiler with an on-disk cache (each Spark worker would compile again otherwise)."""
-    return numba.njit(cache=True, nogil=True)(function)
+_jit = compiled  # faq's one way to compile a loop (on-disk cache: each Spark worker would compile again)
 
 
 @_jit

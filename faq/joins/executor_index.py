@@ -64,7 +64,7 @@ from typing import TYPE_CHECKING, Any, Optional, Sequence
 import numpy as np
 
 from faq.errors import IndexDirectoryError, PlanError
-from faq.io.scratch import scratch_directory
+from faq.scratch import scratch_directory
 from faq.joins.kernel import KernelSpec
 from faq.joins.compiled import for_tasks
 from faq.joins.frame import VALUE_COLUMN

@@ -234,7 +234,7 @@ def ship(spark: Any, value: Any) -> MappedIndex:
     the file stays in this process's scratch directory until the interpreter
     exits: an index costs its size twice on the driver's disk meanwhile.
     """
-    from faq.io.scratch import scratch_path
+    from faq.scratch import scratch_path
     from faq.spark import is_connect
     from faq.workers import ensure_workers
 

@@ -161,7 +161,7 @@ class ExecutorEdges(Owner):
         """
         import pyarrow.compute as pc
 
-        from faq.insideout.binding import index_dir
+        from faq.settings import index_dir
         from faq.joins.executor_index import local_path
         from faq.spark import default_parallelism, is_connect
         from faq.workers import ensure_workers

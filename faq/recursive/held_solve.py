@@ -66,7 +66,7 @@ def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int
     ``extra_nodes`` (components): nodes that are their own component unless an edge joins them to another.
     ``hops=False`` makes each job one hop (a baseline).
     """
-    from faq.insideout.binding import index_dir
+    from faq.settings import index_dir
     from faq.recursive.executor_edges import NODE_BYTES, ExecutorEdges
     from faq.recursive.propagate import NO_NODES, fixpoint_ops, propagate, relax
     from faq.recursive.rounds import reporter

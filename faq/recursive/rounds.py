@@ -51,7 +51,9 @@ Progress = Callable[[str], None]
 def partitions(spark) -> int:
     """The partitions the edges and seeds are spread over: the session's shuffle partitions (8 if unreadable)."""
     try:
-        return max(1, int(spark.conf.get("spark.sql.shuffle.partitions")))
+        from faq.settings import shuffle_partitions
+
+        return shuffle_partitions(spark)
     except Exception:  # noqa: BLE001 - an unusual setting ("auto"): let Spark decide
         return 8
 

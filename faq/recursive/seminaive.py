@@ -152,10 +152,7 @@ class FixpointResult(Owner, Answer):
 
     def count(self) -> int:
         """Number of nodes with a value (a Spark job, unless the driver holds them)."""
-        from faq.driver_copy import rows_held
-
-        held = rows_held(self.factor.df)
-        return self.factor.df.count() if held is None else held
+        return self.factor.count()
 
     def to_dict(self) -> dict:
         return {

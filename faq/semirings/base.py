@@ -106,6 +106,11 @@ class Semiring:
     numpy_add, numpy_mul, numpy_neg : numpy.ufunc, optional
         numpy forms of ⊕ / ⊗ / ⊖ given as functions (binary ufuncs for ⊕ and
         ⊗): with them the semiring gets the numpy fast paths.
+    completion : str, optional
+        The registered ring that holds these values and their negatives,
+        with the same ⊕ and ⊗ (``"integer"`` for ``counting``, ℕ inside ℤ):
+        a maintained answer keeps its signed changes there, and a negative
+        input value is refused (see :attr:`counts`).
 
     Attributes
     ----------
@@ -133,6 +138,7 @@ class Semiring:
     idempotent: bool
     samples: tuple
     description: str
+    completion: Optional[str] = None  # a class default: the array and tuple semirings set none
 
     def __init__(
         self,
@@ -151,6 +157,7 @@ class Semiring:
         numpy_add: Any = None,
         numpy_mul: Any = None,
         numpy_neg: Any = None,
+        completion: Optional[str] = None,
     ) -> None:
         if value_type not in VALUE_TYPES:
             raise FAQValueError(error_class="UNKNOWN_VALUE_TYPE", semiring=name, value_type=value_type,
@@ -172,7 +179,7 @@ class Semiring:
             neg = UnaryOperation(f"{name}.neg", "⊖", neg, numpy_neg)
         fields = dict(
             name=name, value_type=value_type, zero=zero, one=one, add=add, mul=mul, neg=neg,
-            idempotent=add.idempotent, samples=tuple(samples), description=description,
+            idempotent=add.idempotent, samples=tuple(samples), description=description, completion=completion,
         )
         for key, value in fields.items():
             object.__setattr__(self, key, value)
@@ -181,6 +188,22 @@ class Semiring:
     def is_ring(self) -> bool:
         """True when ⊕ has inverses (``neg`` is defined)."""
         return self.neg is not None
+
+    @property
+    def counts(self) -> bool:
+        """True when the values are natural numbers inside a ring (:attr:`completion`), so a negative
+        value is malformed and a deletion must be checked against what is there (``counting``)."""
+        return self.completion is not None and not self.is_ring
+
+    @property
+    def state(self) -> "Semiring":
+        """The semiring a maintained answer's values and signed changes are kept in: the completion's
+        ring for counts (``counting`` in ``integer``), else this one."""
+        if self.completion is None:
+            return self
+        from faq.semirings.builtins import get_semiring
+
+        return get_semiring(self.completion)
 
     @property
     def width(self) -> int:

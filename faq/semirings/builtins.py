@@ -54,7 +54,7 @@ from faq.semirings.operations import (
 
 COUNTING = Semiring(
     "counting", BIGINT, 0, 1, PLUS, TIMES,
-    samples=(0, 1, 2, 7), description="natural numbers (+, ×): counting",
+    samples=(0, 1, 2, 7), description="natural numbers (+, ×): counting", completion="integer",
 )
 INTEGER = Semiring(
     "integer", BIGINT, 0, 1, PLUS, TIMES, neg=NEGATE,

@@ -23,7 +23,7 @@ kind        reopened with                                    rows
 ==========  ===============================================  ====================================
 query       :meth:`~faq.incremental.MaintainedQuery.open`    the free variables and ``value``
             (a maintained model is one: its aggregate)
-motif       :meth:`~faq.incremental.MotifTracker.open`       one row: ``count``
+motif       :meth:`~faq.graphs.MotifTracker.open`       one row: ``count``
 truss       :meth:`~faq.graphs.MaintainedTruss.open`         ``src``, ``dst``, ``trussness``
 asof        :func:`faq.asof.open_join` (view or locked)      the joined rows
 fixpoint    :meth:`~faq.recursive.MaintainedFixpoint.open`   ``node``, ``value``
@@ -192,7 +192,7 @@ def _open(path: str) -> Any:
 
         return MaintainedQuery.open(path)
     if kind == "motif":
-        from faq.incremental.track import MotifTracker
+        from faq.graphs.track import MotifTracker
 
         return MotifTracker.open(path)
     if kind == "truss":

@@ -1,0 +1,246 @@
+"""The rows a piece of work reads: held by the driver, or distributed in Spark.
+
+Before a job decides where to run, it must know three things of each input:
+does the driver hold its rows already, how many are there, and what would
+moving them cost.  A :class:`Relation` is that answer, made once per input
+by :meth:`Relation.of` and read by the placement policy
+(:func:`faq.placement_policy.choose` asks ``held``, ``rows`` and ``bytes``)
+and by the fetch to the driver (:meth:`Relation.fetched`):
+
+* **held** -- numpy columns on the driver: a pandas frame, an Arrow table, a
+  mapping of arrays, or a Spark DataFrame whose rows the driver keeps a copy
+  of (:mod:`faq.driver_copy`: a graph it loaded, an in-process output).
+  ``rows`` is exact; nothing moves to run it in-process.
+* **distributed** -- a Spark DataFrame.  ``rows`` is estimated without a
+  Spark job: from the footers of the local Parquet files it scans
+  (:func:`file_rows`, an upper bound), else unknown (``inf``).  Fetching it
+  is one Arrow collect of at most ``limit + 1`` rows (:func:`collect_within`),
+  so an input too large costs that collect and never more.
+
+Examples
+--------
+>>> import pandas as pd
+>>> r = Relation.of(pd.DataFrame({"k": [1, 2, 3], "x": [0.5, 1.5, 2.5]}))
+>>> r.held, r.rows, r.bytes, r.describe()
+(True, 3, 48, '3 rows held on the driver (48 B)')
+>>> from faq.spark import get_session
+>>> d = Relation.of(get_session().createDataFrame([(1, 2.0), (2, 3.0)], "k long, x double"))
+>>> d.held, d.rows, d.describe()
+(False, inf, 'rows unknown, in Spark')
+>>> f = d.fetched(limit_bytes=1 << 20)            # one Arrow collect: now held
+>>> f.held, f.rows, sorted(f.arrays["x"].tolist())
+(True, 2, [2.0, 3.0])
+>>> d.fetched(limit_bytes=16).held                # more than 16 bytes: stays in Spark
+False
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+__all__ = ["Relation", "BYTES_PER_COLUMN", "collect_within", "file_rows", "local_files"]
+
+#: Bytes a column of an input takes a row (int64 or double ids and values): what a fetch moves.
+BYTES_PER_COLUMN = 8
+
+
+@dataclass(frozen=True)
+class Relation:
+    """An input's rows, held on the driver (``arrays``) or distributed (``dataframe``), and their size.
+
+    Make one with :meth:`of`.  ``rows`` is exact when held, else an estimate
+    (``inf`` when unknown), learnt on first use; ``source`` says how
+    (``"held"``, ``"parquet footers"``, ``"unknown"``).  Asking ``held`` costs
+    nothing.
+    """
+
+    columns: tuple[str, ...]
+    data: Any = field(default=None, repr=False)  # held: an Arrow table or a mapping of numpy columns
+    dataframe: Any = field(default=None, repr=False)
+
+    @functools.cached_property
+    def _size(self) -> tuple[float, str]:
+        """Rows and how they are known, found on first use (a held relation's at once; a distributed
+        one's from its Parquet footers, a call to Spark but no job)."""
+        if hasattr(self.data, "num_rows"):  # Arrow
+            return self.data.num_rows, "held"
+        if self.data is not None:
+            first = next(iter(self.data.values()), None)
+            return (0 if first is None else len(first)), "held"
+        stored = file_rows(self.dataframe)
+        return (math.inf, "unknown") if stored is None else (stored, "parquet footers")
+
+    @property
+    def rows(self) -> float:
+        """Rows: exact when held, else an upper bound from Parquet footers, else ``inf``."""
+        return self._size[0]
+
+    @property
+    def source(self) -> str:
+        """How :attr:`rows` is known: ``"held"``, ``"parquet footers"`` or ``"unknown"``."""
+        return self._size[1]
+
+    @property
+    def held(self) -> bool:
+        """True when the driver holds the rows (running in-process moves nothing)."""
+        return self.data is not None
+
+    @property
+    def arrays(self) -> Optional[Mapping[str, np.ndarray]]:
+        """The held rows as numpy columns (None when distributed)."""
+        return None if self.data is None else _arrays(self.data, self.columns)
+
+    def to_pandas(self) -> Any:
+        """The held rows as a pandas DataFrame (Arrow's own conversion: nulls, strings and dates as pandas
+        reads them from Parquet)."""
+        if hasattr(self.data, "to_pandas"):
+            return self.data.to_pandas()
+        import pandas as pd
+
+        return pd.DataFrame(dict(self.data), copy=False)
+
+    @property
+    def width(self) -> int:
+        """The columns a fetch moves."""
+        return len(self.columns)
+
+    @property
+    def bytes(self) -> float:
+        """The rows' size as numpy columns (:data:`BYTES_PER_COLUMN` a column a row); ``inf`` when unknown."""
+        return self.rows * self.width * BYTES_PER_COLUMN if math.isfinite(self.rows) else math.inf
+
+    def describe(self) -> str:
+        """One line for a plan: how many rows, where, and how the count is known."""
+        from faq.hypergraph.shares import format_bytes
+
+        if self.held:
+            return f"{self.rows:,} rows held on the driver ({format_bytes(self.bytes)})"
+        if not math.isfinite(self.rows):
+            return "rows unknown, in Spark"
+        return f"≤ {self.rows:,.0f} rows in Spark ({self.source}; {format_bytes(self.bytes)} to fetch)"
+
+    @classmethod
+    def of(cls, value: Any, columns: Optional[Sequence[str]] = None) -> "Relation":
+        """Recognise ``value``: a Spark DataFrame (held when the driver keeps its rows), a pandas
+        DataFrame, an Arrow table, or a mapping of column name to array.  ``columns``: the ones the
+        work reads (default: all).  No Spark job runs."""
+        from faq.spark import is_dataframe
+
+        if is_dataframe(value):
+            return _of_dataframe(value, columns)
+        arrays = _arrays(value, columns)
+        return cls(tuple(arrays), data=value if hasattr(value, "to_pandas") else arrays)
+
+    def fetched(self, limit_bytes: float) -> "Relation":
+        """This relation held on the driver when its rows fit ``limit_bytes`` (one Arrow collect of at
+        most the rows that fit, plus one), else itself; a held one is returned as it is.  An estimate
+        over the limit is not trusted alone (Parquet footers bound a filtered scan from above):
+        :func:`collect_within` counts before it moves anything."""
+        if self.held:
+            return self
+        limit = int(limit_bytes // max(1, self.width * BYTES_PER_COLUMN))
+        table = collect_within(self.dataframe, self.columns, limit)
+        if table is None:
+            return self
+        return Relation(self.columns, data=table, dataframe=self.dataframe)
+
+
+def _of_dataframe(df: Any, columns: Optional[Sequence[str]]) -> Relation:
+    from faq.driver_copy import driver_copy
+
+    copy = driver_copy(df)
+    if columns is None:  # every column: the copy's own names, when held (asking Spark for none)
+        names = tuple(copy) if copy is not None else tuple(df.columns)
+    else:
+        names = tuple(dict.fromkeys(columns))
+    if copy is not None and all(c in copy for c in names):
+        return Relation(names, data={c: copy[c] for c in names}, dataframe=df)
+    return Relation(names, dataframe=df)
+
+
+def _arrays(value: Any, columns: Optional[Sequence[str]]) -> dict[str, np.ndarray]:
+    """Numpy columns of a pandas frame, an Arrow table or a mapping (the ``columns`` named, in order)."""
+    if hasattr(value, "column_names") and hasattr(value, "column"):  # Arrow
+        from faq.arrow_arrays import to_numpy
+
+        names = list(dict.fromkeys(columns)) if columns is not None else list(value.column_names)
+        return {c: to_numpy(value.column(c)) for c in names}
+    if hasattr(value, "to_numpy") and hasattr(value, "columns"):  # pandas
+        names = list(dict.fromkeys(columns)) if columns is not None else [str(c) for c in value.columns]
+        return {c: value[c].to_numpy() for c in names}
+    if isinstance(value, Mapping):
+        names = list(dict.fromkeys(columns)) if columns is not None else list(value)
+        return {c: np.asarray(value[c]) for c in names}
+    from faq.errors import InvalidArgumentError
+
+    raise InvalidArgumentError(argument="relation", value=type(value).__name__,
+                               reason="expected a Spark or pandas DataFrame, an Arrow table or a mapping of arrays")
+
+
+def collect_within(df: Any, columns: Sequence[str], limit: int) -> Optional[Any]:
+    """``df``'s ``columns`` as one Arrow table when it has at most ``limit`` rows, else None.
+
+    One Spark job, a collect of at most ``limit + 1`` rows: a frame too large costs that collect, never
+    more (what every fetch to the driver -- factors, tables, edges -- is made of).
+
+    >>> from faq.spark import get_session
+    >>> df = get_session().createDataFrame([(1,), (2,), (3,)], "k long")
+    >>> collect_within(df, ["k"], 3).num_rows, collect_within(df, ["k"], 2)
+    (3, None)
+    """
+    if limit <= 0:
+        return None
+    stored = file_rows(df)
+    if stored is not None and stored > limit and df.count() > limit:
+        return None  # its Parquet files hold more rows than the budget, and so does the frame: nothing moved
+    table = df.select(*columns).limit(limit + 1).toArrow()
+    return None if table.num_rows > limit else table
+
+
+def file_rows(df: Any) -> Optional[int]:
+    """The rows in the local Parquet files ``df`` reads, from their footers (no Spark job); None when it
+    reads anything else (or nothing: a frame made in memory).
+
+    An upper bound on ``df``'s rows only where ``df`` is a scan of them, perhaps filtered: so
+    :func:`collect_within` takes a count (one job, no rows moved) before collecting from a frame whose
+    files hold more rows than its budget, instead of collecting ``limit + 1`` rows to learn it.
+
+    >>> file_rows(type("Frame", (), {"inputFiles": lambda self: []})()) is None
+    True
+    """
+    files = local_files(df)
+    if not files or not all(path.endswith(".parquet") for path in files):
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        return sum(pq.read_metadata(path).num_rows for path in files)
+    except (OSError, ValueError):
+        return None
+
+
+def local_files(df: Any) -> Optional[list[str]]:
+    """The local paths of the files ``df`` reads (``inputFiles``: no Spark job); None when it reads none
+    (a frame made in memory), or a file that is not local.
+
+    >>> local_files(type("Frame", (), {"inputFiles": lambda self: ["file:///data/a%20b.parquet"]})())
+    ['/data/a b.parquet']
+    """
+    from urllib.parse import unquote, urlparse
+
+    try:
+        files = df.inputFiles()
+    except Exception:  # noqa: BLE001 - a source that cannot list its files: no estimate
+        return None
+    paths = []
+    for uri in files:
+        parsed = urlparse(uri)
+        if parsed.scheme not in ("", "file"):
+            return None
+        paths.append(unquote(parsed.path))
+    return paths or None
