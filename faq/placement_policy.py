@@ -39,14 +39,24 @@ Placement(where='executors', reason="semiring 'log' has no numpy form")
 from __future__ import annotations
 
 import math
-from typing import NamedTuple, Optional, Sequence
+from typing import Any, NamedTuple, Optional, Sequence
 
 from faq.hypergraph.shares import format_bytes
 from faq.relation import BYTES_PER_COLUMN  # one price of a fetched column: the Relation's
-from faq.settings import AUTO, DRIVER, EXECUTORS, PLACEMENTS, checked, requested, requested_placement
+from faq.settings import (
+    AUTO,
+    DRIVER,
+    EXECUTORS,
+    PLACEMENTS,
+    checked,
+    fetch_memory,
+    placement_setting,
+    requested,
+    requested_placement,
+)
 
 __all__ = ["requested", "requested_placement", "PLACEMENTS", "AUTO", "DRIVER", "EXECUTORS", "BYTES_PER_COLUMN", "Input", "Placement", "checked",
-           "choose", "for_indexes"]
+           "choose", "for_indexes", "fetch_limit"]
 
 
 
@@ -175,6 +185,23 @@ def choose(
         head = f"inputs of {sum(i.rows for i in inputs):.3g} rows{held}, "
     return Placement(DRIVER, f"{head}{what} {format_bytes(footprint)} within {budget_name} {format_bytes(budget)}")
 
+
+
+def fetch_limit(spark: Any, placement: Optional[str] = None) -> Optional[int]:
+    """Bytes of an input the driver may fetch to run its work in-process (rule 4), or None when no
+    input may come: the executors were asked for (``placement=``, else ``spark.faq.placement``).
+
+    Every fetch to the driver -- factors, tables, edges -- asks this, so a forced placement is
+    honoured in one place.
+
+    >>> from faq.spark import session_for_driver_data
+    >>> spark = session_for_driver_data()
+    >>> fetch_limit(spark, "executors") is None, fetch_limit(spark, "driver") == fetch_memory(spark)
+    (True, True)
+    """
+    if (placement or placement_setting(spark)) == EXECUTORS:
+        return None
+    return fetch_memory(spark)
 
 
 def for_indexes(requested: Optional[str], index_bytes: float, budget: float, no_numpy: str = "") -> Placement:

@@ -322,7 +322,7 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
 
     from faq.insideout.physical import INTEGRAL_TYPES
     from faq.relation import Relation
-    from faq.settings import fetch_memory, placement_setting
+    from faq.placement_policy import fetch_limit
 
     s, d = raw.variables
     edges = Relation.of(raw.df, [s, d])
@@ -333,9 +333,10 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     types = dict(raw.df.dtypes)
     if types.get(s) not in INTEGRAL_TYPES or types.get(d) not in INTEGRAL_TYPES:
         return None
-    if placement_setting(spark) == "executors":
+    limit = fetch_limit(spark)
+    if limit is None:  # the executors were asked for
         return None
-    edges = edges.fetched(fetch_memory(spark))  # too large: left to Spark
+    edges = edges.fetched(limit)  # too large: left to Spark
     if not edges.held:
         return None
     table = edges.data

@@ -99,7 +99,7 @@ from faq.incremental.rules import (
     views_needed,
 )
 from faq.incremental.evaluated import EvaluatedAnswer, factor_table
-from faq.incremental.modes import MONOTONE, RECOMPUTE, SIGNED, DeltaChecks, delta_mode
+from faq.incremental.modes import MONOTONE, RECOMPUTE, SIGNED, DeltaChecks, delta_mode, state_semiring
 from faq.incremental.state import ANSWER, ResidentState, cast_arrow_values, to_arrow, value_ops
 from faq.incremental.store import Store, restoring
 from faq.language import FAQ, Atom, parse_query
@@ -223,7 +223,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         """Decide how deltas are taken, plan the rules and the views they read."""
         self.mode, self.why = delta_mode(self.query, self.semiring)
         # counting (ℕ) is maintained inside ℤ, which has the same + and × (Semiring.completion)
-        self.state_semiring = self.semiring.state
+        self.state_semiring = state_semiring(self.semiring)
         self.ops = value_ops(self.state_semiring)  # None only for semirings without a numpy form
         self.requested_placement = placement
         self.budget = budget_bytes(budget)

@@ -37,10 +37,20 @@ from faq.semirings import Semiring, get_semiring
 if TYPE_CHECKING:
     from faq.language import FAQ
 
-__all__ = ["SIGNED", "MONOTONE", "RECOMPUTE", "delta_mode", "DeltaChecks", "python_value"]
+__all__ = ["SIGNED", "MONOTONE", "RECOMPUTE", "delta_mode", "state_semiring", "DeltaChecks", "python_value"]
 
 # How a semiring's deltas are taken (see the module notes).
 SIGNED, MONOTONE, RECOMPUTE = "signed", "monotone", "recompute"
+
+
+def state_semiring(ring: Semiring) -> Semiring:
+    """The semiring a maintained answer's values and signed changes are kept in: the completion's ring
+    for counts (``counting`` in ``integer``: :attr:`~faq.semirings.Semiring.completion`), else ``ring``.
+
+    >>> state_semiring(get_semiring("counting")).name, state_semiring(get_semiring("min_plus")).name
+    ('integer', 'min_plus')
+    """
+    return ring if ring.completion is None else get_semiring(ring.completion)
 
 
 def delta_mode(query: "FAQ", ring: Semiring) -> tuple[str, str]:
@@ -48,7 +58,7 @@ def delta_mode(query: "FAQ", ring: Semiring) -> tuple[str, str]:
     mixed = any(get_semiring(s).name != ring.name for _, s in query.aggregates)
     if mixed:
         return RECOMPUTE, "its aggregates mix several ⊕ (they do not commute with deltas)"
-    state = ring.state
+    state = state_semiring(ring)
     if value_ops(state) is None:
         return RECOMPUTE, f"semiring {ring.name!r} has no numpy form the resident indexes take (built-in operations)"
     if ring.is_ring or ring.counts:

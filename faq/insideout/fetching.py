@@ -19,7 +19,7 @@ from typing import Any, Mapping, Optional, Sequence
 from faq.driver_copy import rows_held
 from faq.factor import Factor
 from faq.relation import Relation, collect_within, file_rows, local_files
-from faq.settings import fetch_memory, placement_setting
+from faq.placement_policy import fetch_limit
 from faq.insideout.physical import Environment
 
 __all__ = ["FETCH_THREADS", "fetched_all", "collect_within", "file_rows", "local_files", "fetched_tables", "fetched"]
@@ -71,9 +71,9 @@ def fetched_tables(tables: Mapping[str, Any], columns: Mapping[str, Sequence[str
     if not pending:
         return dict(tables)
     session = spark if spark is not None else next(iter(pending.values())).sparkSession
-    if (placement or placement_setting(session)) == "executors":
+    budget = fetch_limit(session, placement)
+    if budget is None:  # the executors were asked for
         return dict(tables)
-    budget = fetch_memory(session)
 
     def one(name: str) -> Any:
         relation = Relation.of(pending[name], columns[name]).fetched(budget)

@@ -250,9 +250,10 @@ def _read_on_driver(path: str, fmt: str, variables: Sequence[str] | None, value:
     if not (os.path.isfile(local) or (fmt == "parquet" and os.path.isdir(local))):
         return None
     spark = _driver_session(spark)
-    from faq.settings import fetch_memory, placement_setting
+    from faq.placement_policy import fetch_limit
 
-    if placement_setting(spark) == "executors" or _size_on_disk(local) > fetch_memory(spark):
+    limit = fetch_limit(spark)
+    if limit is None or _size_on_disk(local) > limit:
         return None
     table = _arrow_table(local, fmt)
     if table is None or any(str(t) not in _DRIVER_TYPES for t in table.schema.types):

@@ -196,16 +196,6 @@ class Semiring:
         return self.completion is not None and not self.is_ring
 
     @property
-    def state(self) -> "Semiring":
-        """The semiring a maintained answer's values and signed changes are kept in: the completion's
-        ring for counts (``counting`` in ``integer``), else this one."""
-        if self.completion is None:
-            return self
-        from faq.semirings.builtins import get_semiring
-
-        return get_semiring(self.completion)
-
-    @property
     def width(self) -> int:
         """Numbers per value: 1 for a scalar semiring (an array ring has more; plans print it per row)."""
         return 1
