@@ -231,3 +231,20 @@ def test_placement_settings_are_checked(spark):
         assert caught.value.parameters["argument"] == "spark.faq.placement"
     finally:
         spark.conf.unset("spark.faq.placement")
+
+
+def test_an_array_rings_rows_count_at_their_width():
+    """A ring join of 45 doubles a row (a regression's cofactor ring) is priced at its width: 2M rows
+    fit a 1 GiB driver as counts but not as ring values, which once drove the driver's Python past
+    21 GB on the scale-factor-1 TPC-H regression (issue 49)."""
+    from faq.insideout.physical import Strategy
+    from faq.insideout.placement import step_footprint, step_placement
+    from faq.placement_policy import Input
+
+    env = Environment(placement="auto", local_memory=1 << 30, fetch_memory=1 << 40)
+    scalar = step_footprint(Strategy("binary", ""), 2e6, 2e6, False)
+    ring = step_footprint(Strategy("binary", ""), 2e6, 2e6, False, width=45)
+    assert ring == 12 * scalar
+    assert step_placement([Input(2e6, True)], scalar, "", env)[0] == "driver"
+    where, why = step_placement([Input(2e6, True)], ring, "", env)
+    assert where == "executors" and "exceeds" in why, why

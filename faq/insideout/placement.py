@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from faq.insideout.plans import Step
 
 __all__ = ["Input", "SMALL_KERNEL_WORK", "COMPILED_LOAD_SECONDS", "SPARSE_KERNEL_WORK", "in_process_kernel",
-           "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "step_placement", "step_footprint",
+           "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "step_placement", "step_footprint", "row_bytes",
            "structured_carrier", "place_steps", "array_cells"]
 
 
@@ -220,26 +220,45 @@ def step_placement(
 
 
 def step_footprint(
-    strategy: "Strategy", input_rows: float, product_rows: Optional[float], aggregated_in_kernel: bool
+    strategy: "Strategy", input_rows: float, product_rows: Optional[float], aggregated_in_kernel: bool,
+    width: int = 1,
 ) -> Optional[float]:
     """Estimated bytes an in-process step holds at once (None: unknown).
 
     A generic join with integer keys holds its index
     (:attr:`Strategy.index_bytes`) and, unless its kernel ⊕-aggregates, the
     listed product; merges hold their inputs and the product
-    (``product_rows``, a bound), :data:`LOCAL_BYTES_PER_ROW` a row.
+    (``product_rows``, a bound), :func:`row_bytes` a row -- more for an array
+    ring's values of ``width`` doubles (a regression's cofactor ring: 45).
 
     >>> step_footprint(Strategy("binary", ""), 100, 1000, False)
     70400
+    >>> step_footprint(Strategy("binary", ""), 100, 1000, False, width=45)   # 45 doubles a value
+    844800
     >>> step_footprint(Strategy("broadcast", "", 300, index_bytes=9600), 300, 1e9, True)
     9600
     """
+    per_row = row_bytes(width)
     if strategy.name in ("broadcast", "partitioned") and strategy.index_bytes is not None:
         listed = 0 if aggregated_in_kernel else product_rows
-        return None if listed is None else strategy.index_bytes + listed * LOCAL_BYTES_PER_ROW
+        return None if listed is None else strategy.index_bytes + listed * per_row
     if product_rows is None or not math.isfinite(input_rows):
         return None
-    return (input_rows + product_rows) * LOCAL_BYTES_PER_ROW
+    return (input_rows + product_rows) * per_row
+
+
+def row_bytes(width: int) -> int:
+    """Bytes a row of an in-process step takes at most: :data:`LOCAL_BYTES_PER_ROW` for a scalar value,
+    and for an array value its ``width - 1`` further doubles twice (held, and the ⊗'s working copy).
+
+    The placement once counted 64 bytes a row whatever the value, so a regression's ring join (45
+    doubles a row) was admitted to the driver at a sixth of its size: the scale-factor-1 TPC-H
+    regression grew the driver past 21 GB.
+
+    >>> row_bytes(1), row_bytes(45)
+    (64, 768)
+    """
+    return LOCAL_BYTES_PER_ROW + 2 * BYTES_PER_COLUMN * (max(1, width) - 1)
 
 
 # --- the planner's placement pass -----------------------------------------------------------
@@ -284,10 +303,11 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
             in_numpy = f"join method {forced_spark} forced (a Spark strategy)"
         uses = [(r, bounds.get(r, math.inf)) for r in step.inputs] + [
             (i.relation, bounds.get(i.relation, math.inf)) for i in step.indicators]
-        inputs = [Input(rows, r in held, len(variables.get(r, ())) + 1) for r, rows in uses]
+        # a fetch moves the keys and the value's numbers (an array ring's value is `width` doubles)
+        inputs = [Input(rows, r in held, len(variables.get(r, ())) + times.width) for r, rows in uses]
         input_rows = sum(rows for _, rows in uses)
         kernel_aggregates = step.strategy.aggregate_in_tasks and step.strategy.name in ("broadcast", "partitioned")
-        footprint = step_footprint(step.strategy, input_rows, step.product_rows, kernel_aggregates)
+        footprint = step_footprint(step.strategy, input_rows, step.product_rows, kernel_aggregates, times.width)
         where, why = step_placement(inputs, footprint, in_numpy, environment)
         if where == "driver":
             held.add(step.output.id)
