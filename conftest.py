@@ -76,6 +76,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.insideout.executor",
     "faq.insideout.fetching",
     "faq.relation",  # its example fetches a Spark DataFrame
+    "faq.learning.spark_sql",  # its examples join two Spark DataFrames
     "faq.recursive.executor_edges",
     "faq.recursive.held_solve",
     "faq.asof.on_spark",

@@ -15,6 +15,16 @@ aggregate ``(n, Σx, Σxxᵀ)`` into answers.  ``faq.covariance``,
                             (:class:`MaintainedModel`, :mod:`.maintained`)
 ==========================  =====================================================
 
+Tables that are Spark DataFrames the driver does not hold are priced first
+(:mod:`faq.learning.costs`, from their Parquet footers or one counting job):
+fetched to the driver and joined in-process, the largest kept in Spark and
+joined in its own tasks (:mod:`.in_tasks`), or joined by Spark and summed in
+one aggregation (:mod:`.spark_sql`: the flat join, which pays for a
+foreign-key join and not where the join is far larger than its tables).  The
+cheapest runs; ``explain()`` lists every price and the choice.
+``placement="driver"`` fetches without pricing; ``placement="executors"``
+chooses between the two plans on the executors.
+
 Examples
 --------
 >>> import pandas as pd
@@ -31,7 +41,8 @@ Examples
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+import math
+from typing import Any, NamedTuple, Optional, Sequence, Union
 
 from faq.events import Progress
 from faq.learning.maintained import MaintainedModel
@@ -247,20 +258,30 @@ def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Op
     from faq.semirings import cofactor
 
     ring = cofactor(len(features))
-    # Spark DataFrames that fit come to the driver first (one Arrow collect each, side by side): lifted
-    # there, the aggregate runs in-process as it does for pandas tables.
     needed = {atom.factor: [*atom.variables] for atom in parsed.atoms}
     for feature in features:
         needed.setdefault(feature.table, []).append(feature.column)
-    tables = fetched_tables(tables, needed, spark, placement)
+    # Spark inputs the driver does not hold: the plans are priced before any runs (faq.learning.costs).
+    priced = _priced(parsed, features, tables, needed, spark, placement)
+    lines: tuple[str, ...] = priced.lines if priced else ()
+    if priced and priced.plan == "spark-sql":
+        return _flat(parsed, features, tables, priced.rows, lines, progress)
+    # Spark DataFrames that fit come to the driver first (one Arrow collect each, side by side): lifted
+    # there, the aggregate runs in-process as it does for pandas tables.
+    in_tasks = priced is not None and priced.plan == "in-tasks"
+    if not in_tasks:
+        tables = fetched_tables(tables, needed, spark, placement)
     # A table still in Spark (too large to fetch, or placement="executors") may stay there, lifted and
     # joined in its own tasks against the others shipped to every machine (faq.learning.in_tasks).
-    split = choose(parsed, tables, needed, spark, placement)
+    forced = (priced.big, priced.stays) if in_tasks and priced and priced.big else None
+    split = choose(parsed, tables, needed, spark, placement, forced)
+    if split is None and in_tasks:  # it could not split after all (others too large to ship): as before
+        split = choose(parsed, fetched_tables(tables, needed, spark, placement), needed, spark, placement)
     if split is not None:
         big, tables, reason = split
         value, plan, notes = aggregate_in_tasks(parsed, features, ring, tables, big, reason, spark, progress)
         count, sums, products = ring.unpack(value)
-        return Covariance(tuple(str(f) for f in features), float(count), sums, products, plan, notes)
+        return Covariance(tuple(str(f) for f in features), float(count), sums, products, plan, lines + notes)
     query, factors, lifted = lifted_factors(parsed, features, ring, tables, spark)
     with evaluate(query, factors, semiring=ring, placement=placement, progress=progress) as result:
         value = result.scalar()
@@ -269,4 +290,110 @@ def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Op
     if value is None:  # an empty join: the ring's zero
         value = [0.0] * ring.width
     count, sums, products = ring.unpack(value)
-    return Covariance(tuple(str(f) for f in features), float(count), sums, products, plan, notes)
+    return Covariance(tuple(str(f) for f in features), float(count), sums, products, plan, lines + notes)
+
+
+def _flat(parsed: Any, features: Sequence[Any], tables: dict, rows: dict, lines: tuple[str, ...],
+          progress: Progress) -> Covariance:
+    """The aggregate by Spark SQL operators: the flat join and one aggregation (faq.learning.spark_sql)."""
+    import time
+
+    from faq.insideout.in_process import StepEvent
+    from faq.learning.spark_sql import flat_aggregate
+
+    description = "join and aggregate by Spark SQL"
+    if progress:
+        progress(StepEvent("start", 1, 1, description))
+    t0 = time.perf_counter()
+    count, sums, products, plan = flat_aggregate(parsed, features, tables, rows)
+    if progress:
+        progress(StepEvent("done", 1, 1, description, 1, time.perf_counter() - t0, str(plan)))
+    return Covariance(tuple(str(f) for f in features), count, sums, products, plan, lines)
+
+
+def _priced(parsed: Any, features: Sequence[Any], tables: dict, needed: dict, spark: Any,
+            placement: Optional[str]) -> Optional["_Priced"]:
+    """The plan chosen by price (:mod:`faq.learning.costs`), or None when nothing is priced: a table is
+    pandas or held by the driver, or ``placement="driver"``.
+
+    The sizes come from the Parquet files' footers where the tables read local Parquet, else from one
+    counting job (:func:`faq.learning.spark_sql.table_statistics`); the join is never run to price it.
+    """
+    from dataclasses import replace
+
+    from faq.driver_copy import rows_held
+    from faq.insideout.binding import session_environment
+    from faq.learning import costs
+    from faq.learning.spark_sql import atom_labels, table_statistics
+    from faq.settings import placement_setting
+    from faq.spark import is_dataframe
+
+    names = list(needed)
+    if not names or not all(n in tables and is_dataframe(tables[n]) and rows_held(tables[n]) is None for n in names):
+        return None
+    session = spark if spark is not None else tables[names[0]].sparkSession
+    chosen = placement or placement_setting(session)
+    if chosen == "driver":
+        return None
+    environment = session_environment(session)
+    rows, distinct = table_statistics(parsed, tables)
+    sizes = _sizes(parsed, features, needed, rows, distinct, environment, session)
+    labels = atom_labels(parsed)
+    sizes = replace(sizes, join_rows=costs.join_rows([(labels[k], a.variables) for k, a in enumerate(parsed.atoms)],
+                                                     {labels[k]: rows[a.factor] for k, a in enumerate(parsed.atoms)},
+                                                     distinct))
+    allowed: Optional[list[str]] = ["in-tasks", "spark-sql"] if chosen == "executors" else None
+    if sizes.big is not None and environment.in_tasks == "always":  # spark.faq.inTasks=always: in tasks
+        allowed = ["in-tasks"]
+    prices = costs.priced(sizes)
+    best = costs.chosen(prices, allowed)
+    stays = ("placement=executors" if chosen == "executors" else "too large to fetch to the driver"
+             if math.isinf(prices[0].seconds) else "cheaper than fetching it, as priced")
+    return _Priced(best.plan, costs.price_lines(prices, best, _why(chosen, allowed)), rows, sizes.big, stays)
+
+
+class _Priced(NamedTuple):
+    """The choice of :func:`_priced`."""
+
+    plan: str  # "driver", "in-tasks" or "spark-sql"
+    lines: tuple[str, ...]  # every plan's price and the choice, for the notes
+    rows: dict  # rows per table
+    big: Optional[str]  # the table the in-tasks plan keeps in Spark
+    stays: str  # why, as the plan says it
+
+
+def _why(placement: str, allowed: Optional[Sequence[str]]) -> str:
+    if allowed == ["in-tasks"]:
+        return "spark.faq.inTasks=always"
+    return "placement=executors: the cheaper of the plans on the executors" if placement == "executors" else "cheapest"
+
+
+def _sizes(parsed: Any, features: Sequence[Any], needed: dict, rows: dict, distinct: dict, environment: Any,
+           session: Any) -> Any:
+    """The sizes the plans are priced by (:class:`faq.learning.costs.Sizes`; the join's rows not yet
+    estimated): per table its rows, columns read, features lifted, keys on its shared variables and
+    whether the driver may fetch it; the largest table as the in-tasks plan's, when that plan may keep it
+    in Spark."""
+    from faq.insideout.physical import BYTES_PER_COLUMN, fetch_rows
+    from faq.learning import costs
+    from faq.learning.spark_sql import atom_labels
+    from faq.settings import fetch_memory
+
+    keys: dict[str, int] = {}
+    for label, atom in zip(atom_labels(parsed), parsed.atoms):  # the first atom of a table lifts it
+        spans = [d for (at, _), d in distinct.items() if at == label]
+        keys.setdefault(atom.factor, min(rows[atom.factor], math.prod(spans)) if spans else 1)
+
+    names = list(needed)
+    budget = fetch_memory(session)
+    columns = {n: len(dict.fromkeys(needed[n])) for n in names}
+    big = max(names, key=lambda n: (rows[n], n))
+    atoms = [a for a in parsed.atoms if a.factor == big]
+    # As faq.learning.in_tasks.choose: one atom with distinct variables, and the others fit an index.
+    others_fit = all(rows[n] <= environment.index_memory // max(1, columns[n] * BYTES_PER_COLUMN)
+                     for n in names if n != big)
+    splits = (len(atoms) == 1 and len(set(atoms[0].variables)) == len(atoms[0].variables) and others_fit
+              and environment.in_tasks != "never")
+    tables = tuple(costs.TableSize(n, rows[n], columns[n], sum(f.table == n for f in features), keys.get(n),
+                                   rows[n] <= fetch_rows(budget, columns[n])) for n in names)
+    return costs.Sizes(tables, float("nan"), len(features), max(1, environment.parallelism), big if splits else None)

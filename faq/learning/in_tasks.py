@@ -93,7 +93,8 @@ with p(b) (10 keys) shipped once per machine (960 B); one partial aggregate per 
 
 
 def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequence[str]], spark: Any,
-           placement: Optional[str]) -> Optional[tuple[str, dict[str, Any], str]]:
+           placement: Optional[str], priced: Optional[tuple[str, str]] = None
+           ) -> Optional[tuple[str, dict[str, Any], str]]:
     """The table that stays in Spark, ``tables`` with every other one fetched (pandas), and why; None when
     the aggregate should run as before (everything on the driver, or steps on the executors).
 
@@ -102,11 +103,14 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
     the bytes of the files they read, else one counting job, when several are left), when it is used
     by one atom whose variables are distinct, and every other fits the memory one index may use on
     an executor (the shipped tables are such an index).  ``placement="driver"`` never splits, nor
-    ``spark.faq.inTasks=never``.
+    ``spark.faq.inTasks=never``.  ``priced`` -- (the table, why), from :mod:`faq.learning.costs` --
+    names the table that stays, chosen by price before any table was fetched.
     """
     from faq.driver_copy import rows_held
-    from faq.insideout.binding import placement_setting, row_counts, session_environment
-    from faq.insideout.fetching import FETCH_THREADS, collect_within
+    from faq.insideout.binding import row_counts, session_environment
+    from faq.settings import placement_setting
+    from faq.insideout.fetching import FETCH_THREADS
+    from faq.relation import collect_within
     from faq.insideout.physical import BYTES_PER_COLUMN
     from faq.spark import is_dataframe
 
@@ -120,7 +124,9 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
     environment = session_environment(session)
     if environment.in_tasks == "never":  # spark.faq.inTasks=never: the steps run as the placement says
         return None
-    if len(in_spark) == 1 and chosen != "executors":
+    if priced is not None:
+        big, reason = priced
+    elif len(in_spark) == 1 and chosen != "executors":
         big, reason = in_spark[0], "too large to fetch to the driver"
     else:
         spark_tables = {n: tables[n] for n in in_spark}
@@ -149,7 +155,7 @@ def _file_bytes(tables: Mapping[str, Any]) -> Optional[dict[str, int]]:
     reads no file, or one that is not local (then rows are counted)."""
     import os
 
-    from faq.insideout.fetching import local_files
+    from faq.relation import local_files
 
     out = {}
     for name, df in tables.items():

@@ -133,7 +133,11 @@ class LearningPlan:
     plan: Any
 
     def __str__(self) -> str:
-        return "\n".join(["lifted into the ring, per table:", *("  " + line for line in self.lifts), str(self.plan)])
+        priced = [line for line in self.lifts if line.startswith(("priced: ", "chosen "))]
+        lifts = [line for line in self.lifts if line not in priced]
+        head = ["the plans, priced before any ran (faq.learning.costs):", *("  " + line for line in priced)]
+        lifted = ["lifted into the ring, per table:", *("  " + line for line in lifts)]
+        return "\n".join([*(head if priced else []), *(lifted if lifts or not priced else []), str(self.plan)])
 
     def __repr__(self) -> str:
         """One line (``str`` is the whole plan)."""
