@@ -10,7 +10,8 @@ Issue 40's targets, every baseline in the same run:
 2. **From Spark DataFrames** (``spark.read.parquet`` of the same rows, ``--spark-rows`` each, default 1M):
    ``faq.asof_join`` with the default placement, forced to the driver and forced to the executors
    (per key partition, :mod:`faq.asof.on_spark`), against Spark's window way
-   (:func:`faq.incremental.calculus.asof_join_window`); and, at ``--ps-rows`` each (default 10,000: it is
+   (a plain-Spark window query written in :func:`bench.bench_asof.spark_window`, independent of faq;
+   bench/bench_asof_spark.py compares faq's priced ways with it in more detail); and, at ``--ps-rows`` each (default 10,000: it is
    slow, a correlated subquery -- 50,000 rows did not finish in 10 minutes here), ``pyspark.pandas.merge_asof``
    beside ``faq.asof_join`` on the same rows. Target: faq ≥ 10× faster than ``pyspark.pandas.merge_asof``.
 
@@ -136,13 +137,24 @@ def in_process(args, record: dict) -> None:
     record["duckdb"]["version"] = duckdb.__version__
 
 
+def spark_window(left, right):
+    """The baseline a Spark user writes: both sides in one union, a running ``last(ignorenulls)`` of the
+    quote's price over a window by key sorted by time (quotes before trades at equal times: exact matches)."""
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    union = left.select("time", "sym", "qty", F.lit(None).cast("double").alias("px"), F.lit(1).alias("side")) \
+        .unionByName(right.select("time", "sym", F.lit(None).cast("long").alias("qty"), "px", F.lit(0).alias("side")))
+    running = Window.partitionBy("sym").orderBy("time", "side").rowsBetween(Window.unboundedPreceding, 0)
+    return union.withColumn("px", F.last("px", ignorenulls=True).over(running)).where("side = 1").drop("side")
+
+
 def from_spark(args, record: dict) -> None:
     import pyarrow.parquet as pq
 
     from faq.spark import get_session
 
     import faq
-    from faq.incremental.calculus import asof_join_window as window_asof
 
     spark = get_session(master=args.master)
     left, right = sides(args.spark_rows, args.keys, args.seed + 1)
@@ -167,8 +179,8 @@ def from_spark(args, record: dict) -> None:
     for name, placement in (("faq_default", None), ("faq_driver", "driver"), ("faq_executors", "executors")):
         runs[name] = timed_checked(lambda p=placement: total(faq.asof_join(ldf, rdf, on="time", by="sym", placement=p)),
                                    args.repeat, check, f"faq.asof_join placement={placement or 'default'}")
-    runs["spark_window"] = timed_checked(lambda: total(window_asof(ldf, rdf, on="sym", time="time")),
-                                         args.repeat, check, "Spark window (calculus.asof_join_window)")
+    runs["spark_window"] = timed_checked(lambda: total(spark_window(ldf, rdf)), args.repeat, check,
+                                         "plain Spark window (bench.bench_asof.spark_window)")
     small(args, record, spark, tmp)
 
 

@@ -1,7 +1,9 @@
-"""Calculus of change streams: differentiate, integrate and the as-of join.
+"""Calculus of change streams: differentiate and integrate; and the as-of join as Spark's window.
 
-The as-of join is checked against ``pandas.merge_asof(..., direction="backward")``
-on a hand-made example and on random data.
+The as-of join left the calculus for :mod:`faq.asof` (:func:`faq.asof.spark_window.asof_window`, one way
+``faq.asof_join`` runs on Spark DataFrames); its tests of old stay here, checked against
+``pandas.merge_asof(..., direction="backward")`` on a hand-made example and on random data
+(tests/test_asof_window.py checks every direction and option).
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from faq.errors import (
     NotDifferentiatedError,
     TimeTypeError,
 )
-from faq.incremental.calculus import asof_join_window, differentiate, integrate
+from faq.asof.spark_window import asof_window
+from faq.incremental.calculus import differentiate, integrate
 
 FEW = settings(
     derandomize=True,
@@ -44,6 +47,11 @@ RIGHT_DTYPES = {"k1": "int64", "k2": "object", "time": "int64", "v": "int64", "p
 
 
 # --- helpers ------------------------------------------------------------------------------
+
+
+def window_join(left, right, on=None, time="time", **options):
+    """The old calculus signature (keys ``on``, time ``time``) over :func:`faq.asof.spark_window.asof_window`."""
+    return asof_window(left, right, time, on, **options)
 
 
 def _norm(x):
@@ -110,7 +118,7 @@ HAND_RIGHT = [
 def test_asof_join_matches_pandas_hand_made(spark, allow_exact_matches):
     left = spark.createDataFrame(HAND_LEFT, LEFT_SCHEMA)
     right = spark.createDataFrame(HAND_RIGHT, RIGHT_SCHEMA)
-    joined = asof_join_window(left, right, on=["k1", "k2"], time="time", allow_exact_matches=allow_exact_matches)
+    joined = window_join(left, right, on=["k1", "k2"], time="time", allow_exact_matches=allow_exact_matches)
     expected = _expected(
         HAND_LEFT,
         HAND_RIGHT,
@@ -139,7 +147,7 @@ def test_asof_join_timestamps_and_inner(spark):
     cols_o, cols_p = ["sym", "time", "qty"], ["sym", "time", "price"]
     left = spark.createDataFrame(orders, "sym string, time timestamp, qty int")
     right = spark.createDataFrame(prices, "sym string, time timestamp, price double")
-    joined = asof_join_window(left, right, on="sym", how="inner", right_time="priced_at")
+    joined = window_join(left, right, on="sym", how="inner", right_time="priced_at")
     left_pd = pd.DataFrame(orders, columns=cols_o).sort_values("time")
     right_pd = pd.DataFrame(prices, columns=cols_p).sort_values("time")
     merged = pd.merge_asof(left_pd, right_pd, on="time", by="sym", direction="backward").dropna(subset=["price"])
@@ -177,7 +185,7 @@ def test_asof_join_matches_pandas_random(spark, case):
     left_rows, right_rows, allow_exact_matches = case
     left = spark.createDataFrame(left_rows, LEFT_SCHEMA)
     right = spark.createDataFrame(right_rows, RIGHT_SCHEMA)
-    joined = asof_join_window(left, right, on=["k1", "k2"], allow_exact_matches=allow_exact_matches)
+    joined = window_join(left, right, on=["k1", "k2"], allow_exact_matches=allow_exact_matches)
     expected = _expected(
         left_rows,
         right_rows,
@@ -195,7 +203,7 @@ def test_asof_join_without_keys(spark):
     merged = pd.merge_asof(
         pd.DataFrame(left_rows, columns=["time", "a"]), pd.DataFrame(right_rows, columns=["time", "b"]), on="time"
     )
-    assert _actual(asof_join_window(left, right)) == (["time", "a", "b"], _sorted_rows(merged.itertuples(index=False)))
+    assert _actual(window_join(left, right)) == (["time", "a", "b"], _sorted_rows(merged.itertuples(index=False)))
 
 
 # --- locked rows: later right changes revise nothing --------------------------------------------
@@ -204,24 +212,23 @@ def test_asof_join_without_keys(spark):
 def test_later_right_changes_do_not_revise_joined_rows(spark):
     orders = spark.createDataFrame([("x", 1, 10), ("x", 5, 20), ("x", 9, 30)], "sym string, time int, qty int")
     prices = spark.createDataFrame([("x", 0, 1.0), ("x", 4, 2.0)], "sym string, time int, price double")
-    before = {r["time"]: r["price"] for r in asof_join_window(orders, prices, on="sym").collect()}
+    before = {r["time"]: r["price"] for r in window_join(orders, prices, on="sym").collect()}
     assert before == {1: 1.0, 5: 2.0, 9: 2.0}
     # A price change at time 7: a maintained view of orders ⋈ prices would reprice every
     # order; the as-of join leaves the orders at 1 and 5 as they were.
     changed = prices.unionByName(spark.createDataFrame([("x", 7, 3.0)], prices.schema))
-    after = {r["time"]: r["price"] for r in asof_join_window(orders, changed, on="sym").collect()}
+    after = {r["time"]: r["price"] for r in window_join(orders, changed, on="sym").collect()}
     assert after == {1: 1.0, 5: 2.0, 9: 3.0}
     assert {t: after[t] for t in (1, 5)} == {t: before[t] for t in (1, 5)}
 
 
-def test_ties_broken_by_tiebreak(spark):
+def test_ties_broken_by_the_values(spark):
     left = spark.createDataFrame([("x", 5)], "sym string, time int")
     right = spark.createDataFrame(
         [("x", 3, 1, 7.0), ("x", 3, 2, 5.0), ("x", 1, 9, 99.0)], "sym string, time int, seq int, price double"
     )
-    # Default: right's other columns in order (seq, then price); the last row wins.
-    assert asof_join_window(left, right, on="sym").collect()[0]["price"] == 5.0
-    assert asof_join_window(left, right, on="sym", tiebreak="price").collect()[0]["price"] == 7.0
+    # Right's other columns in order (seq, then price); the last row wins.
+    assert window_join(left, right, on="sym").collect()[0]["price"] == 5.0
 
 
 # --- differentiate / integrate --------------------------------------------------------------------
@@ -295,27 +302,25 @@ def test_errors_of_asof_join(spark):
     left = spark.createDataFrame([("x", 1, 1)], "sym string, time int, v int")
     right = spark.createDataFrame([("x", 0, 2)], "sym string, time int, v int")
     with pytest.raises(MissingColumnError) as info:
-        asof_join_window(left, right, on="venue")
+        window_join(left, right, on="venue")
     assert info.value.parameters["source"] == "asof_join left"
     with pytest.raises(MissingColumnError) as info:
-        asof_join_window(left, right.withColumnRenamed("time", "ts"), on="sym")
+        window_join(left, right.withColumnRenamed("time", "ts"), on="sym")
     assert info.value.parameters["source"] == "asof_join right"
     with pytest.raises(ColumnTypeMismatchError) as info:
-        asof_join_window(left, right.withColumn("time", right["time"].cast("string")), on="sym")
+        window_join(left, right.withColumn("time", right["time"].cast("string")), on="sym")
     assert info.value.parameters == {"column": "time", "role": "time", "left": "int", "right": "string"}
     with pytest.raises(ColumnTypeMismatchError) as info:
-        asof_join_window(left, right.withColumn("sym", right["time"]), on="sym")
+        window_join(left, right.withColumn("sym", right["time"]), on="sym")
     assert info.value.parameters["role"] == "key"
     with pytest.raises(ColumnClashError) as info:
-        asof_join_window(left, right, on="sym", suffixes=("", None))
+        window_join(left, right, on="sym", suffixes=("", None))
     assert info.value.parameters["column"] == "v"
     with pytest.raises(ColumnClashError):
-        asof_join_window(left, right, on="sym", right_time="sym")
+        window_join(left, right, on="sym", right_time="sym")
     with pytest.raises(ColumnRoleError):
-        asof_join_window(left, right, on=["sym", "time"])
+        window_join(left, right, on=["sym", "time"])
     with pytest.raises(InvalidJoinTypeError) as info:
-        asof_join_window(left, right, on="sym", how="right")
+        window_join(left, right, on="sym", how="right")
     assert info.value.parameters == {"how": "right", "valid": ["left", "inner"]}
-    with pytest.raises(MissingColumnError):
-        asof_join_window(left, right, on="sym", tiebreak="seq")
     assert isinstance(info.value, ValueError)

@@ -249,3 +249,18 @@ def test_settings_are_read_in_one_module():
     found = [hit for path in sorted(FAQ.rglob("*.py")) if path not in allowed for hit in _settings_reads(path)]
     assert not found, found
     assert list(_settings_reads(FAQ / "settings.py")), "the check sees nothing: it must find settings.py's own reads"
+
+
+def test_loops_are_compiled_one_way():
+    """Every numba kernel goes through faq/compiled.py (issue 49: one compilation helper, one set of
+    options -- on-disk cache, GIL released); nothing else calls numba's compiler."""
+    found = []
+    for path in sorted(FAQ.rglob("*.py")):
+        if path == FAQ / "compiled.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("njit", "jit") or (
+                    isinstance(node, ast.alias) and node.name in ("njit", "jit")):
+                found.append(f"{path.relative_to(ROOT)}:{getattr(node, 'lineno', '?')}")
+    assert not found, found
+    assert "njit" in (FAQ / "compiled.py").read_text(encoding="utf-8")

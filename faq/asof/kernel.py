@@ -45,6 +45,8 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from faq.asof.search_step import one_match
+
 __all__ = ["DIRECTIONS", "DIRECTION_CODES", "Runs", "sorted_runs", "match", "COMPILED", "warm_up", "one_match", "compiled_search"]
 
 DIRECTIONS = ("backward", "forward", "nearest")
@@ -238,76 +240,13 @@ def _match_numpy(runs: Runs, codes: np.ndarray, times: np.ndarray, kind: int, ex
     return out
 
 
-def one_match(starts, rtimes, order, alive, check_alive, n_codes, c, t, kind, exact, limit):
-    """One left row's match (a right row id, or -1): two binary searches in its code's run, then the
-    direction's pick.  With ``check_alive`` rows whose ``alive[id]`` is False are stepped over (the
-    maintained join's dead rows, :mod:`faq.asof.side`).  The body of the compiled loop (:func:`compiled_search`)."""
-    if c < 0 or c >= n_codes or t != t:  # a null key or a NaN time
-        return -1
-    lo, hi = starts[c], starts[c + 1]
-    if lo == hi:
-        return -1
-    # lower: the first index with rtimes >= t; upper: the first with rtimes > t
-    a, b = lo, hi
-    while a < b:
-        m = (a + b) >> 1
-        if rtimes[m] < t:
-            a = m + 1
-        else:
-            b = m
-    lower = a
-    b = hi
-    while a < b:
-        m = (a + b) >> 1
-        if rtimes[m] <= t:
-            a = m + 1
-        else:
-            b = m
-    upper = a
-    back = upper - 1 if exact else lower - 1
-    ahead = lower if exact else upper
-    if check_alive:
-        while back >= lo and not alive[order[back]]:
-            back -= 1
-        while ahead < hi and not alive[order[ahead]]:
-            ahead += 1
-    if kind == 0:
-        pick = back if back >= lo else -1
-    elif kind == 1:
-        pick = ahead if ahead < hi else -1
-    else:
-        pick = -1
-        if back >= lo:
-            pick = back
-        if ahead < hi and pick < 0:
-            pick = ahead
-        elif ahead < hi:
-            after, before = rtimes[ahead], rtimes[back]
-            if (after >= 0) == (t >= 0) and (before >= 0) == (t >= 0):  # one sign: no difference can overflow
-                closer = after - t < t - before
-            else:  # an int64 difference could overflow (and overflow is undefined when compiled): in doubles
-                closer = float(after) - float(t) < float(t) - float(before)
-            if closer:
-                pick = ahead
-    if pick < 0:
-        return -1
-    if limit >= 0:
-        found = rtimes[pick]
-        if (found >= 0) == (t >= 0):  # one sign (always for uint64 times, wide_times): exact, no overflow
-            far = (found - t if found >= t else t - found) > limit
-        else:  # an int64 difference could overflow (undefined when compiled): in doubles, exact below 2**53
-            far = abs(float(found) - float(t)) > limit
-        if far:
-            return -1
-    return order[pick]
-
-
 _TWO_63 = 9.223372036854775807e18  # a tolerance from here on takes every distance an int64 can hold
 
 
 def compiled_search():
-    """:func:`one_match` over every left row, compiled (:func:`faq.asof.search_loop.search`, imported on
-    first use; numba caches it on disk): ``search(starts, rtimes, order, alive, check_alive, codes, times,
+    """:func:`~faq.asof.search_step.one_match` over every left row, compiled
+    (:func:`faq.asof.search_loop.search`, imported on first use -- it imports numba -- and cached on
+    disk): ``search(starts, rtimes, order, alive, check_alive, codes, times,
     kind, exact, limit, out)``."""
     from faq.asof.search_loop import search
 

@@ -10,12 +10,15 @@ One shuffle, no Python per row, nothing collected.  Without keys every row
 is in one partition (one task), as any as-of join without keys must order
 all rows together.
 
-Spark's own way, :func:`faq.incremental.calculus.asof_join_window` (a sort and a
-running ``last`` window), does the backward direction only; this path does
-every direction, tolerance and ties as pandas does (the last right row in
-the input's order among equal times -- within a partition, Spark's order of
-arrival, which a shuffle does not fix: give right rows distinct times per
-key, or a tiebreak column, where that matters).
+Spark's own way, :func:`faq.asof.spark_window.asof_window` (a sort and a
+running ``last``/``first`` window), does every direction but ``nearest``
+without exact matches, and tolerance for numeric, date and timestamp times;
+:mod:`faq.asof.oneshot` prices both (:mod:`faq.asof.costs`) and runs the
+cheaper.  This path does every option, and ties as pandas does (the last
+right row in the input's order among equal times -- within a partition,
+Spark's order of arrival, which a shuffle does not fix: give right rows
+distinct times per key where that matters; the window form breaks such ties
+by right's values instead, the same every run).
 
 Examples
 --------

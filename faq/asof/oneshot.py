@@ -3,15 +3,22 @@
 * pandas frames, Arrow tables and paths (Parquet, or CSV with a header) are
   joined in-process (:func:`faq.asof.tables.asof_tables`): the driver holds
   them, or reads them as the CLI does;
-* Spark DataFrames are placed by :func:`faq.placement_policy.choose`: their
-  rows (from Parquet footers, else one count job for both) against the fetch
-  budget and the driver's in-process memory.  On the driver both sides are
-  collected side by side (Arrow), joined in-process and handed back as a
-  Spark DataFrame; on the executors they are joined per key partition with
-  the same kernel (:mod:`faq.asof.on_spark`).
+* Spark DataFrames run the cheapest of three ways, priced before anything
+  runs (:mod:`faq.asof.costs`, estimated seconds from their rows and
+  columns): Spark's own sort and running window
+  (:mod:`faq.asof.spark_window`), faq's kernel per key partition on the
+  executors (:mod:`faq.asof.on_spark`), or both sides collected side by side
+  (Arrow), joined in-process and handed back as a Spark DataFrame -- the
+  driver only where :func:`faq.placement_policy.choose` lets it hold them
+  (their rows, from Parquet footers, else one count job for both, against
+  the fetch budget and the driver's in-process memory).  ``placement="driver"``
+  forces the driver; ``placement="executors"`` takes the cheaper of the
+  other two; options the window form does not do (:func:`faq.asof.spark_window.unsupported`)
+  run the kernel.
 
 The result has the kind of the left input (a path gives pandas).  A
-``progress`` callable receives one note: where the join ran and why.
+``progress`` callable receives one note: where the join ran and why -- for
+Spark DataFrames the three prices and the choice.
 
 Examples
 --------
@@ -91,9 +98,12 @@ def asof_join(
     right_time : str, optional
         Add the matched right row's time as this column.
     placement : {"auto", "driver", "executors"}, optional
-        For Spark inputs (default: the session's ``spark.faq.placement``).
+        For Spark inputs (default: the session's ``spark.faq.placement``):
+        ``auto`` the cheapest priced way, ``driver`` the in-process kernel,
+        ``executors`` the cheaper of Spark's window and the per-partition kernel.
     progress : callable, optional
-        Receives one :class:`~faq.events.NoteEvent`: where the join ran, and why.
+        Receives one :class:`~faq.events.NoteEvent`: where the join ran, and why
+        (for Spark inputs, each way's estimated seconds and the one chosen).
     maintained : bool
         Return a :class:`~faq.asof.maintained.MaintainedAsof`: the join kept
         current as batches of inserts and deletes arrive on either side
@@ -131,8 +141,10 @@ def asof_join(
     -----
     Among right rows with the same key and time, backward takes the last in
     the right side's order and forward the first, as pandas does.  Spark
-    DataFrames have no row order: there, make right times distinct per key
-    where the choice matters.
+    DataFrames have no row order: the per-partition kernel takes Spark's order
+    of arrival, Spark's window the row that sorts last (backward) or first
+    (forward) by right's other columns (:mod:`faq.asof.spark_window`); make
+    right times distinct per key where the choice matters.
 
     Examples
     --------
@@ -182,16 +194,49 @@ def asof_join(
     spark = (left if is_dataframe(left) else right).sparkSession
     left_df, right_df = (_as_spark(side, spark) for side in (left, right))
     check_arguments(left_df.columns, right_df.columns, on, keys, direction, how)
-    where, why = _placement(left_df, right_df, placement, spark)
-    note(f"as-of join on the {where}: {why}")
-    if where == DRIVER:
-        with ThreadPoolExecutor(2) as pool:  # both collects at once: two jobs side by side
-            tables = list(pool.map(lambda df: df.toArrow(), (left_df, right_df)))
-        joined = asof_tables(tables[0], tables[1], **options)
-        return spark.createDataFrame(joined)  # from Arrow: the types as collected
-    from faq.asof.on_spark import asof_on_spark
+    way, plan = _priced_plan(left_df, right_df, placement, spark, options)
+    note(plan)
+    return run_way(way, left_df, right_df, options)
 
-    return asof_on_spark(left_df, right_df, **options)
+
+def run_way(way: str, left: Any, right: Any, options: dict) -> Any:
+    """Run one of the priced ways on two Spark DataFrames, whatever its price (benchmarks calibrate with it).
+
+    Parameters
+    ----------
+    way : {"spark-window", "executors", "driver"}
+        One of :data:`faq.asof.costs.WAYS`.
+    left, right : pyspark.sql.DataFrame
+    options : dict
+        :func:`asof_join`'s join options: ``on``, ``by`` (a list), ``direction``, ``allow_exact_matches``,
+        ``tolerance``, ``how``, ``suffixes``, ``right_time``.
+
+    Returns
+    -------
+    pyspark.sql.DataFrame
+
+    Examples
+    --------
+    >>> from faq.spark import get_session
+    >>> spark = get_session()
+    >>> options = dict(on="t", by=[], direction="backward", allow_exact_matches=True, tolerance=None,
+    ...                how="left", suffixes=("_x", "_y"), right_time=None)
+    >>> left, right = spark.range(3).withColumnRenamed("id", "t"), spark.range(2).withColumnRenamed("id", "t")
+    >>> run_way("spark-window", left, right, options).count()
+    3
+    """
+    if way == DRIVER:
+        with ThreadPoolExecutor(2) as pool:  # both collects at once: two jobs side by side
+            tables = list(pool.map(lambda df: df.toArrow(), (left, right)))
+        joined = asof_tables(tables[0], tables[1], **options)
+        return left.sparkSession.createDataFrame(joined)  # from Arrow: the types as collected
+    if way == "executors":
+        from faq.asof.on_spark import asof_on_spark
+
+        return asof_on_spark(left, right, **options)
+    from faq.asof.spark_window import asof_window
+
+    return asof_window(left, right, **options)
 
 
 def _kind(data: Any) -> str:
@@ -209,20 +254,50 @@ def _as_spark(data: Any, spark: Any) -> Any:
     return spark.createDataFrame(read_table(data))
 
 
-def _placement(left: Any, right: Any, requested: Optional[str], spark: Any) -> tuple[str, str]:
-    """Where a join of two Spark DataFrames runs: the one policy over their rows and the driver's budgets."""
-    from faq.insideout.binding import fetch_memory, local_memory, placement_setting, row_counts
-    from faq.insideout.fetching import file_rows
+def _priced_plan(left: Any, right: Any, requested: Optional[str], spark: Any, options: dict) -> tuple[str, str]:
+    """Which way a join of two Spark DataFrames runs (:mod:`faq.asof.costs`), and the plan's note.
+
+    The one policy decides whether the driver may hold the join (rows from Parquet footers, else one count
+    job for both under ``auto``; the fetch budget and the in-process memory); then every way is priced
+    and the cheapest allowed one taken: ``driver`` forces the driver, ``executors`` takes the cheaper of
+    the per-partition kernel and Spark's window, options the window form does not do go to the kernel.
+    """
+    from faq.asof import costs
+    from faq.asof.spark_window import unsupported
+    from faq.settings import placement_setting
 
     requested = requested or placement_setting(spark)
-    rows = {}
-    if requested == "auto":
-        rows = {name: file_rows(df) for name, df in (("left", left), ("right", right))}
-        unknown = {name: df for name, df in (("left", left), ("right", right)) if rows[name] is None}
-        if unknown:
-            rows.update(row_counts(unknown))  # one job for both
-    inputs = [Input(rows.get("left", float("inf")), False, len(left.columns)),
-              Input(rows.get("right", float("inf")), False, len(right.columns))]
+    rows = _rows(left, right, count=requested == "auto")
+    where, why = _placement(left, right, requested, spark, rows)
+    window = unsupported(options["direction"], options["allow_exact_matches"], options["tolerance"],
+                         left.schema[options["on"]].dataType, right.schema[options["on"]].dataType) or ""
+    refused_driver = "" if where == DRIVER else ("placement=executors" if requested == "executors" else why)
+    priced = costs.price(rows["left"], rows["right"], len(left.columns), len(right.columns), len(options["by"]),
+                         driver=refused_driver, window=window)
+    way = DRIVER if requested == DRIVER else costs.cheapest(priced)
+    where = DRIVER if way == DRIVER else "executors"
+    return way, f"as-of join on the {where} ({costs.LABELS[way]}): {why}; priced: " + costs.describe(priced, way)
+
+
+def _rows(left: Any, right: Any, count: bool) -> dict[str, float]:
+    """Both sides' rows: from Parquet footers (no job), else, with ``count``, one count job for both; else
+    unknown (``inf``)."""
+    from faq.insideout.binding import row_counts
+    from faq.relation import file_rows
+
+    sides = {"left": left, "right": right}
+    found = {name: file_rows(df) for name, df in sides.items()}
+    unknown = {name: df for name, df in sides.items() if found[name] is None}
+    if unknown and count:
+        found.update(row_counts(unknown))  # one job for both
+    return {name: float("inf") if n is None else float(n) for name, n in found.items()}
+
+
+def _placement(left: Any, right: Any, requested: str, spark: Any, rows: dict[str, float]) -> tuple[str, str]:
+    """Whether the driver may hold the join: the one policy over the rows and the driver's budgets."""
+    from faq.settings import fetch_memory, local_memory
+
+    inputs = [Input(rows["left"], False, len(left.columns)), Input(rows["right"], False, len(right.columns))]
     footprint = None if requested != "auto" else WORKING_FACTOR * sum(
         i.rows * i.columns * BYTES_PER_COLUMN for i in inputs)
     return choose(requested, footprint, local_memory(spark), inputs=inputs, fetch_budget=fetch_memory(spark),

@@ -1,6 +1,6 @@
 """The compiled as-of search of :mod:`faq.asof.kernel` (numba; imported only when a search runs compiled).
 
-:func:`search` runs :func:`~faq.asof.kernel.one_match` for every left row.
+:func:`search` runs :func:`~faq.asof.search_step.one_match` for every left row.
 Both are module-level functions, so numba's on-disk cache finds them again
 in the next process: compiled inside a function instead, the search held its
 helper in a closure, and numba wrote a new cache entry in every process
@@ -17,19 +17,18 @@ directory that only grew).
 
 from __future__ import annotations
 
-import numba
-
-from faq.asof.kernel import one_match
+from faq.asof.search_step import one_match  # not faq.asof.kernel, which imports this module
+from faq.compiled import compiled  # numba's njit with faq's options: cached on disk, the GIL released
 
 __all__ = ["search", "one"]
 
 # numba's cache of ``search`` is keyed on this file alone, yet holds ``one_match`` compiled into it: a change
-# to one_match (faq/asof/kernel.py) must come with a change here, or a warmed cache keeps the old search.
-# (Last: issue 48, int64 distances that overflow.)
-one = numba.njit(cache=True, nogil=True)(one_match)
+# to one_match (faq/asof/search_step.py) must come with a change here, or a warmed cache keeps the old search.
+# (Last: issue 49, one_match moved from faq/asof/kernel.py to break the import circle; before: issue 48.)
+one = compiled(one_match)
 
 
-@numba.njit(cache=True, nogil=True)
+@compiled
 def search(starts, rtimes, order, alive, check_alive, codes, times, kind, exact, limit, out):  # pragma: no cover
     """``out[i]``: the right row matching left row ``i`` (code ``codes[i]``, time ``times[i]``), or -1."""
     n_codes = len(starts) - 1

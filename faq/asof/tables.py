@@ -2,7 +2,7 @@
 
 :func:`asof_tables` is ``pandas.merge_asof`` over :class:`pyarrow.Table`
 values, with one difference: a null ``by`` key matches nothing (as in SQL and
-in the Spark path, :func:`faq.incremental.calculus.asof_join_window`), where pandas
+in the Spark paths, :mod:`faq.asof.on_spark` and :mod:`faq.asof.spark_window`), where pandas
 pairs nulls with nulls.  Neither side needs to be sorted; the result keeps
 the left side's row order.
 

@@ -39,9 +39,6 @@ from faq.errors import (
 from faq.factor import Factor
 from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
 from faq.insideout.physical import INTEGRAL_TYPES, Environment
-# TEMPORARY (removed in the same round): read by faq.settings; named here while faq.asof.oneshot and
-# faq.learning.in_tasks of the last commit import them from here.
-from faq.settings import fetch_memory, local_memory, placement_setting  # noqa: F401
 from faq.insideout.planner import Plan, plan_query
 from faq.joins import VALUE_COLUMN, Frame
 from faq.language import FAQ, parse_query

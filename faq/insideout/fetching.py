@@ -18,11 +18,11 @@ from typing import Any, Mapping, Optional, Sequence
 
 from faq.driver_copy import rows_held
 from faq.factor import Factor
-from faq.relation import Relation, collect_within, file_rows, local_files
+from faq.relation import Relation, collect_within
 from faq.placement_policy import fetch_limit
 from faq.insideout.physical import Environment
 
-__all__ = ["FETCH_THREADS", "fetched_all", "collect_within", "file_rows", "local_files", "fetched_tables", "fetched"]
+__all__ = ["FETCH_THREADS", "fetched_all", "fetched_tables", "fetched"]
 
 
 #: Fetch jobs in flight at once (:func:`fetched_all`): small jobs mostly wait on scheduling and

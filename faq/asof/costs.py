@@ -1,0 +1,193 @@
+"""The price of each way to run a one-shot as-of join of Spark DataFrames, in estimated seconds.
+
+Issue 49's rule: for data in Spark, faq's default must never be slower than
+the plain Spark a user would write -- for an as-of join, Spark's window
+formulation (:mod:`faq.asof.spark_window`).  So :mod:`faq.asof.oneshot`
+prices three ways before anything runs and takes the cheapest it may:
+
+``spark-window``
+    Spark's own operators: one shuffle and sort of both sides, a running
+    window (:func:`faq.asof.spark_window.asof_window`);
+``executors``
+    the per-partition kernel: the same shuffle, then each partition through
+    Arrow into faq's kernel and back (:func:`faq.asof.on_spark.asof_on_spark`);
+``driver``
+    both sides fetched (Arrow), joined in-process, the result handed back as
+    a Spark DataFrame built from driver memory.
+
+Each price is ``fixed + per_cell × cells``: the seconds a job costs before
+its first row, and a rate over the cells it moves -- both sides' input cells
+(rows × columns) and the result's cells (left's rows × the result's columns).
+
+How the constants were measured (this machine: 2 cores, ``local[2]``, Spark 4
+classic session, warm JVM; 1,000 keys, int64 times, both sides read with
+``spark.read.parquet``, the result consumed by one aggregate):
+
+* the large point, 1M × 1M rows (10M cells): the calm run of
+  ``python -m bench.bench_asof`` committed in ``bench/results/asof.json``
+  (commit bc60a11, load average 0.45-1.26), warm medians: Spark's window
+  1.68 s, the driver 2.17 s, the per-partition kernel 2.37 s -- the window
+  query there has the plan :func:`~faq.asof.spark_window.asof_window` makes
+  (the same exchange, sort and window; checked with ``explain``) but one
+  struct (a right row whose value is null must still match) and ties
+  ordered: faq's form took 10-13% more in interleaved runs, so its rate is
+  that query's times 1.12;
+* the small point, 10k × 10k: the driver's 0.14 s in the same calm run;
+  the window's and the kernel's extra start-up over the driver from
+  ``python -m bench.bench_asof_spark --calibrate --calibrate-rows 10000,50000
+  --repeat 5`` (the ways taking turns, the fastest of five warm runs: driver
+  0.63 s, kernel 1.09 s, window 1.28 s), scaled by the driver's calm/loaded
+  ratio (0.14/0.63) -- that run shared the 2 cores with other work (load
+  average 6-7), as did every calibration run of this change: at load 6-8 the
+  same 1M × 1M runs took 8.8 s (driver), 10.4 s (kernel) and 11.4 s (window),
+  the window slowed most, so the loaded runs set no per-cell rate.
+
+They are rough (a per-cell rate, not a model of Spark's plan), but they are
+measured, and they order the three ways as the calm run measured them.
+
+Examples
+--------
+>>> priced = price(1_000_000, 1_000_000, 3, 3, keys=1)
+>>> cheapest(priced)
+'spark-window'
+>>> print(describe(priced, cheapest(priced)))  # doctest: +ELLIPSIS
+spark-window: est ... s; executors (per-partition kernel): est ... s; driver: est ... s (fetch 2M rows); chosen spark-window
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+__all__ = ["WAYS", "LABELS", "FIXED_SECONDS", "SECONDS_PER_CELL", "Priced", "cells", "price", "cheapest",
+           "describe"]
+
+#: The ways, in the order a plan lists them.
+WAYS = ("spark-window", "executors", "driver")
+LABELS = {"spark-window": "spark-window", "executors": "executors (per-partition kernel)", "driver": "driver"}
+
+#: Seconds a way costs before its first row (see the module notes for the measurements).
+FIXED_SECONDS = {
+    # the driver's calm 10k x 10k (0.14 s) plus the window's loaded start-up over the driver (1.28 - 0.63 s)
+    # scaled by the driver's calm/loaded ratio (0.14 / 0.63): its plan's codegen, the sort, the window stage
+    "spark-window": 0.28,
+    # the same for the per-partition kernel (1.09 - 0.63 s loaded): mapInArrow's Python workers, Arrow batches
+    "executors": 0.23,
+    # calm 10k x 10k (0.14 s) less its cells: two collect jobs side by side, the in-process join, createDataFrame
+    "driver": 0.13,
+}
+
+#: Seconds a cell (a row × a column, inputs plus result) costs each way: (the calm 1M × 1M warm median
+#: - fixed) / 10M cells (1M + 1M rows of 3 columns, 1M result rows of 4).
+SECONDS_PER_CELL = {
+    # (1.68 s x 1.12 - 0.28) / 10M cells: faq's window form (null values carried, ties ordered) took 10-13%
+    # more than that plain query (interleaved, 8 warm runs each, load 3-4: medians 5.82 / 5.27 s)
+    "spark-window": 1.60e-7,
+    "executors": 2.14e-7,  # (2.37 - 0.23) s / 10M cells
+    "driver": 2.04e-7,  # (2.17 - 0.13) s / 10M cells
+}
+
+
+class Priced(NamedTuple):
+    """One way's price: estimated ``seconds`` (``inf`` when a size is unknown), ``refused`` (why it may
+    not run, "" when it may) and ``detail`` (what the plan says beside the price)."""
+
+    seconds: float
+    refused: str = ""
+    detail: str = ""
+
+
+def cells(left_rows: float, right_rows: float, left_columns: int, right_columns: int, keys: int) -> float:
+    """The cells a join moves: both inputs' and the result's (left's rows, left's columns plus right's
+    columns other than its time and keys).
+
+    >>> cells(10, 20, 3, 3, 1)          # 30 + 60 read, 10 rows of 4 columns written
+    130
+    """
+    result_columns = left_columns + max(right_columns - keys - 1, 0)
+    return left_rows * left_columns + right_rows * right_columns + left_rows * result_columns
+
+
+def price(left_rows: float, right_rows: float, left_columns: int, right_columns: int, keys: int = 1, *,
+          driver: str = "", executors: str = "", window: str = "") -> dict[str, Priced]:
+    """Each way's estimated seconds for inputs of these sizes; ``driver``, ``executors``, ``window``: why
+    that way may not run ("" when it may).
+
+    Parameters
+    ----------
+    left_rows, right_rows : float
+        Rows of each side (``math.inf`` when unknown).
+    left_columns, right_columns : int
+        Columns of each side.
+    keys : int
+        Key columns (``by``).
+    driver, executors, window : str
+        Why that way is refused ("" when it may run).
+
+    Returns
+    -------
+    dict
+        ``{way: Priced}`` in the order of :data:`WAYS`.
+
+    Examples
+    --------
+    >>> p = price(1_000, 1_000, 3, 3)
+    >>> p["driver"].seconds < p["executors"].seconds            # small: no Python workers to start
+    True
+    >>> price(1_000, 1_000, 3, 3, window="a distance of string times")["spark-window"].refused
+    'a distance of string times'
+    """
+    n = cells(left_rows, right_rows, left_columns, right_columns, keys)
+    refusals = {"spark-window": window, "executors": executors, "driver": driver}
+    out = {}
+    for way in WAYS:
+        seconds = FIXED_SECONDS[way] + SECONDS_PER_CELL[way] * n if math.isfinite(n) else math.inf
+        detail = f"fetch {_count(left_rows + right_rows)} rows" if way == "driver" else ""
+        out[way] = Priced(seconds, refusals[way], detail)
+    return out
+
+
+def cheapest(priced: dict[str, Priced]) -> str:
+    """The allowed way of least estimated seconds; with sizes unknown, the least per cell (the cheapest
+    at scale).  At least one way must be allowed.
+
+    >>> cheapest(price(5e6, 5e6, 3, 3))
+    'spark-window'
+    >>> cheapest(price(5e6, 5e6, 3, 3, window="a distance of string times", driver="exceeds the fetch budget"))
+    'executors'
+    """
+    allowed = [w for w in WAYS if not priced[w].refused]
+    return min(allowed, key=lambda w: (priced[w].seconds, SECONDS_PER_CELL[w]))
+
+
+def describe(priced: dict[str, Priced], chosen: str) -> str:
+    """The plan's line: each way's price (or why it was not run), then the choice.
+
+    >>> describe(price(math.inf, 10, 2, 2, driver="sizes unknown"), "spark-window")
+    'spark-window: est ? s (sizes unknown); executors (per-partition kernel): est ? s (sizes unknown); driver: not run (sizes unknown); chosen spark-window'
+    """
+    parts = []
+    for way in WAYS:
+        p = priced[way]
+        if p.refused:
+            parts.append(f"{LABELS[way]}: not run ({p.refused})")
+        elif math.isfinite(p.seconds):
+            parts.append(f"{LABELS[way]}: est {p.seconds:.2g} s" + (f" ({p.detail})" if p.detail else ""))
+        else:
+            parts.append(f"{LABELS[way]}: est ? s (sizes unknown)")
+    return "; ".join(parts) + f"; chosen {chosen}"
+
+
+def _count(rows: float) -> str:
+    """Rows in short: ``2M``, ``350k``, ``12``.
+
+    >>> _count(2_000_000), _count(350_000), _count(12), _count(math.inf)
+    ('2M', '350k', '12', '?')
+    """
+    if not math.isfinite(rows):
+        return "?"
+    if rows >= 1e6:
+        return f"{rows / 1e6:.3g}M"
+    if rows >= 1e3:
+        return f"{rows / 1e3:.3g}k"
+    return f"{int(rows)}"
