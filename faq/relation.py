@@ -43,7 +43,7 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Relation", "BYTES_PER_COLUMN", "collect_within", "file_rows", "local_files"]
+__all__ = ["Relation", "BYTES_PER_COLUMN", "distributed", "collect_within", "file_rows", "local_files"]
 
 #: Bytes a column of an input takes a row (int64 or double ids and values): what a fetch moves.
 BYTES_PER_COLUMN = 8
@@ -148,6 +148,20 @@ class Relation:
         if table is None:
             return self
         return Relation(self.columns, data=table, dataframe=self.dataframe)
+
+
+def distributed(value: Any) -> bool:
+    """True for a Spark DataFrame whose rows the driver does not hold (:attr:`Relation.held` false), asked
+    without a call to Spark.
+
+    >>> import pandas as pd
+    >>> distributed(pd.DataFrame({"k": [1]}))
+    False
+    """
+    from faq.driver_copy import driver_copy
+    from faq.spark import is_dataframe
+
+    return is_dataframe(value) and driver_copy(value) is None
 
 
 def _of_dataframe(df: Any, columns: Optional[Sequence[str]]) -> Relation:

@@ -16,9 +16,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Mapping, Optional, Sequence
 
-from faq.driver_copy import rows_held
 from faq.factor import Factor
-from faq.relation import Relation, collect_within
+from faq.relation import Relation, distributed, collect_within
 from faq.placement_policy import fetch_limit
 from faq.insideout.physical import Environment
 
@@ -64,10 +63,8 @@ def fetched_tables(tables: Mapping[str, Any], columns: Mapping[str, Sequence[str
     """
     from concurrent.futures import ThreadPoolExecutor
 
-    from faq.spark import is_dataframe
 
-    pending = {name: df for name, df in tables.items()
-               if is_dataframe(df) and rows_held(df) is None and name in columns}
+    pending = {name: df for name, df in tables.items() if distributed(df) and name in columns}
     if not pending:
         return dict(tables)
     session = spark if spark is not None else next(iter(pending.values())).sparkSession

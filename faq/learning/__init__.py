@@ -321,15 +321,14 @@ def _priced(parsed: Any, features: Sequence[Any], tables: dict, needed: dict, sp
     """
     from dataclasses import replace
 
-    from faq.driver_copy import rows_held
     from faq.insideout.binding import session_environment
     from faq.learning import costs
     from faq.learning.spark_sql import atom_labels, table_statistics
+    from faq.relation import distributed
     from faq.settings import placement_setting
-    from faq.spark import is_dataframe
 
     names = list(needed)
-    if not names or not all(n in tables and is_dataframe(tables[n]) and rows_held(tables[n]) is None for n in names):
+    if not names or not all(n in tables and distributed(tables[n]) for n in names):
         return None
     session = spark if spark is not None else tables[names[0]].sparkSession
     chosen = placement or placement_setting(session)

@@ -36,7 +36,7 @@ faq.errors.InvalidArgumentError: [INVALID_ARGUMENT] features='qty': a feature is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -197,8 +197,20 @@ def _columns_of(table: Any) -> list[str]:
 
 
 def _check_columns(table: Any, atom: Any, keys: Mapping[str, str], features: Sequence[Feature]) -> None:
-    columns = _columns_of(table)
-    for v in keys.values():
+    check_columns(_columns_of(table), atom, keys.values(), features)
+
+
+def check_columns(columns: Sequence[str], atom: Any, keys: Iterable[str], features: Sequence[Feature]) -> None:
+    """Every key and feature column is among a table's ``columns``, else an
+    :class:`~faq.errors.InvalidArgumentError` naming the missing one and the columns there are.
+
+    >>> from faq.language import parse_query
+    >>> check_columns(["o", "q"], parse_query("count() := l(o)").atoms[0], ["o"], [Feature("l", "x", 0)])
+    Traceback (most recent call last):
+    ...
+    faq.errors.InvalidArgumentError: [INVALID_ARGUMENT] features='l.x': table 'l' has no column 'x' (its columns: o, q)
+    """
+    for v in keys:
         if v not in columns:
             raise InvalidArgumentError(argument=atom.factor, value=v,
                                        reason=f"the table has no column named like the atom's variable {v!r} "

@@ -106,15 +106,13 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
     ``spark.faq.inTasks=never``.  ``priced`` -- (the table, why), from :mod:`faq.learning.costs` --
     names the table that stays, chosen by price before any table was fetched.
     """
-    from faq.driver_copy import rows_held
     from faq.insideout.binding import row_counts, session_environment
     from faq.settings import placement_setting
     from faq.insideout.fetching import FETCH_THREADS
-    from faq.relation import collect_within
+    from faq.relation import collect_within, distributed
     from faq.insideout.physical import BYTES_PER_COLUMN
-    from faq.spark import is_dataframe
 
-    in_spark = [n for n, t in tables.items() if n in columns and is_dataframe(t) and rows_held(t) is None]
+    in_spark = [n for n, t in tables.items() if n in columns and distributed(t)]
     if not in_spark:
         return None
     session = spark if spark is not None else tables[in_spark[0]].sparkSession

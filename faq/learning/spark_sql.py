@@ -196,6 +196,7 @@ def _atom_frames(parsed: Any, features: Sequence["Feature"], tables: Mapping[str
     ``nan_rows`` also those with a NaN feature; repeated variables of one atom required equal."""
     from pyspark.sql import functions as F
 
+    from faq.learning.features import check_columns
     from faq.spark import is_dataframe
 
     lifted_in: dict[str, int] = {}
@@ -216,7 +217,7 @@ def _atom_frames(parsed: Any, features: Sequence["Feature"], tables: Mapping[str
         keys = list(zip(atom.variables, first.variables))  # (variable, the table's column)
         own = [f for f in features if f.table == atom.factor] if lifted_in[atom.factor] == k else []
         schema = table.schema  # once: each look at a classic DataFrame asks the JVM
-        _check_columns(schema, atom, [c for _, c in keys], own)
+        check_columns([str(c) for c in schema.names], atom, [c for _, c in keys], own)
         _check_integer_keys(schema, atom, [c for _, c in keys])
         tested = [c for c in dict.fromkeys([*(c for _, c in keys), *(f.column for f in own)])
                   if c not in _null_free(table, schema)]
@@ -257,21 +258,6 @@ def _null_free(df: Any, schema: Any) -> set[str]:
     except (OSError, ValueError):
         return set()
     return free
-
-
-def _check_columns(schema: Any, atom: Any, keys: Sequence[str], features: Sequence["Feature"]) -> None:
-    """Every key and feature column is in the table's ``schema`` (the messages of :mod:`faq.learning.features`)."""
-    columns = [str(c) for c in schema.names]
-    for v in keys:
-        if v not in columns:
-            raise InvalidArgumentError(argument=atom.factor, value=v,
-                                       reason=f"the table has no column named like the atom's variable {v!r} "
-                                       f"(its columns: {', '.join(columns)})")
-    for f in features:
-        if f.column not in columns:
-            raise InvalidArgumentError(argument=f.role, value=str(f),
-                                       reason=f"table {f.table!r} has no column {f.column!r} "
-                                       f"(its columns: {', '.join(columns)})")
 
 
 def _col(name: str) -> Any:
