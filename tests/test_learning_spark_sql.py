@@ -297,3 +297,20 @@ def test_a_nan_feature_leaves_its_row_out_as_on_the_driver(spark):
     assert count == expected.count == 3
     np.testing.assert_allclose(sums, expected.sums)
     np.testing.assert_allclose(products, expected.products)
+
+
+def test_a_column_replaced_after_a_parquet_read_is_still_tested_for_nulls(spark, tmp_path):
+    """The footers of the files a DataFrame reads say nothing of a column the DataFrame replaced by an
+    expression: its nulls must still leave their rows out (a footer-based shortcut once let them in,
+    3 rows and Σa = 40 where 2 rows and Σa = 30 are right)."""
+    from pyspark.sql import functions as F
+
+    from faq.learning.features import Feature
+
+    pd.DataFrame({"o": [1, 1, 2], "q": [2.0, 3.0, 5.0]}).to_parquet(tmp_path / "l.parquet")
+    l = spark.read.parquet(str(tmp_path / "l.parquet"))
+    l = l.withColumn("q", F.when(F.col("q") == 3.0, F.lit(None)).otherwise(F.col("q")))
+    o = spark.createDataFrame([(1, 10.0), (2, 20.0)], "o long, a double")
+    n, sums, _, _ = flat_aggregate(parse_query("count() := l(o), o(o)"),
+                                   [Feature("l", "q", 0), Feature("o", "a", 1)], {"l": l, "o": o})
+    assert (n, sums.tolist()) == (2.0, [7.0, 30.0])

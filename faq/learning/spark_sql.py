@@ -219,8 +219,9 @@ def _atom_frames(parsed: Any, features: Sequence["Feature"], tables: Mapping[str
         schema = table.schema  # once: each look at a classic DataFrame asks the JVM
         check_columns([str(c) for c in schema.names], atom, [c for _, c in keys], own)
         _check_integer_keys(schema, atom, [c for _, c in keys])
-        tested = [c for c in dict.fromkeys([*(c for _, c in keys), *(f.column for f in own)])
-                  if c not in _null_free(table, schema)]
+        # Every key and feature is tested, even where the Parquet footers count no null: a DataFrame read
+        # from them may have replaced a column by an expression (the footers would say nothing of it).
+        tested = list(dict.fromkeys([*(c for _, c in keys), *(f.column for f in own)]))
         conditions = [_col(c).isNotNull() for c in tested]
         for f in own if nan_rows else ():  # as the driver's path (pandas' isna): a NaN feature leaves the row out
             conditions.append(~F.isnan(_col(f.column).cast("double")))
@@ -233,31 +234,6 @@ def _atom_frames(parsed: Any, features: Sequence["Feature"], tables: Mapping[str
         out.append(kept.select(*[_col(c).cast("bigint").alias(v) for v, c in seen.items()],
                                *[_col(f.column).cast("double").alias(f"__f{f.index}") for f in own]))
     return out
-
-
-def _null_free(df: Any, schema: Any) -> set[str]:
-    """The columns ``df`` reads from local Parquet files whose footers count no null in them (no job)."""
-    import pyarrow.parquet as pq
-
-    from faq.relation import local_files
-
-    files = local_files(df)
-    if not files or not all(path.endswith(".parquet") for path in files):
-        return set()
-    free = {str(c) for c in schema.names}
-    try:
-        for path in files:
-            meta = pq.read_metadata(path)
-            for j in range(meta.num_columns):
-                name = meta.schema.column(j).path
-                for g in range(meta.num_row_groups):
-                    stats = meta.row_group(g).column(j).statistics
-                    if stats is None or not stats.has_null_count or stats.null_count:
-                        free.discard(name)
-            free &= {meta.schema.column(j).path for j in range(meta.num_columns)}
-    except (OSError, ValueError):
-        return set()
-    return free
 
 
 def _col(name: str) -> Any:
