@@ -360,8 +360,8 @@ def test_explain_maintained_shows_placement_views_and_rules(capsys):
 
 @pytest.mark.usefixtures("spark")
 def test_placement_flag_sets_the_setting_for_one_command_only(capsys, spark, edge_csv):
-    """``--placement`` is the session's ``spark.faq.placement`` while the command runs; the value the
-    session had before (or none) is back afterwards."""
+    """``--placement`` is the command's ``placement=`` (faq.settings.requested): it wins over the session's
+    ``spark.faq.placement`` while the command runs and leaves the session's setting (or none) as it was."""
     from faq.settings import PLACEMENT_CONF
 
     spark.conf.set(PLACEMENT_CONF, "driver")
