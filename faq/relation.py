@@ -43,10 +43,19 @@ from typing import Any, Mapping, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Relation", "BYTES_PER_COLUMN", "distributed", "collect_within", "file_rows", "local_files"]
+__all__ = ["Relation", "BYTES_PER_COLUMN", "fetch_rows", "distributed", "collect_within", "file_rows", "local_files"]
 
 #: Bytes a column of an input takes a row (int64 or double ids and values): what a fetch moves.
 BYTES_PER_COLUMN = 8
+
+
+def fetch_rows(budget: float, columns: int) -> int:
+    """Rows of a ``columns``-column input whose copy fits ``budget`` bytes (:data:`BYTES_PER_COLUMN` a column a row).
+
+    >>> fetch_rows(1600, 2)
+    100
+    """
+    return int(budget // (BYTES_PER_COLUMN * max(columns, 1)))
 
 
 @dataclass(frozen=True)
@@ -143,8 +152,7 @@ class Relation:
         :func:`collect_within` counts before it moves anything."""
         if self.held:
             return self
-        limit = int(limit_bytes // max(1, self.width * BYTES_PER_COLUMN))
-        table = collect_within(self.dataframe, self.columns, limit)
+        table = collect_within(self.dataframe, self.columns, fetch_rows(limit_bytes, self.width))
         if table is None:
             return self
         return Relation(self.columns, data=table, dataframe=self.dataframe)

@@ -81,7 +81,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, Grid, format_bytes, grid_for
-from faq.placement_policy import BYTES_PER_COLUMN  # one price of a fetched column for every kind of work
+from faq.relation import fetch_rows  # what a fetch budget holds (the Relation's own rule)
 from faq.settings import (  # the defaults of a plan's Environment (faq.settings reads the settings)
     DEFAULT_FETCH_MEMORY,
     DEFAULT_INDEX_MEMORY,
@@ -100,15 +100,6 @@ STRATEGIES = ("binary", "broadcast", "shuffle", "partitioned")
 #: Bytes a row of an in-process step's tables takes at most: keys and value as numpy columns, and
 #: pandas' merge and group-by working copies beside them.
 LOCAL_BYTES_PER_ROW = 64
-
-
-def fetch_rows(budget: int, columns: int) -> int:
-    """Rows of a ``columns``-column input whose copy fits ``budget`` bytes (:data:`BYTES_PER_COLUMN` a column a row).
-
-    >>> fetch_rows(1600, 2)
-    100
-    """
-    return budget // (BYTES_PER_COLUMN * max(columns, 1))
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from faq.insideout.physical import (
-    BYTES_PER_COLUMN,
     LOCAL_BYTES_PER_ROW,
     Environment,
     Strategy,
@@ -36,7 +35,7 @@ from faq.insideout.physical import (
 )
 from faq.settings import LOCAL_MEMORY_CONF, PLACEMENT_CONF
 from faq.joins.merges import binary_kernel, without_private
-from faq.placement_policy import Input, choose
+from faq.placement_policy import BYTES_PER_COLUMN, Input, choose
 
 if TYPE_CHECKING:
     from faq.insideout.plans import Step

@@ -373,9 +373,10 @@ def _sizes(parsed: Any, features: Sequence[Any], needed: dict, rows: dict, disti
     estimated): per table its rows, columns read, features lifted, keys on its shared variables and
     whether the driver may fetch it; the largest table as the in-tasks plan's, when that plan may keep it
     in Spark."""
-    from faq.insideout.physical import BYTES_PER_COLUMN, fetch_rows
+    from faq.relation import BYTES_PER_COLUMN
     from faq.learning import costs
     from faq.learning.spark_sql import atom_labels
+    from faq.relation import fetch_rows
     from faq.settings import fetch_memory
 
     keys: dict[str, int] = {}

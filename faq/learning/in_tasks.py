@@ -110,7 +110,7 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
     from faq.settings import placement_setting
     from faq.insideout.fetching import FETCH_THREADS
     from faq.relation import collect_within, distributed
-    from faq.insideout.physical import BYTES_PER_COLUMN
+    from faq.relation import BYTES_PER_COLUMN
 
     in_spark = [n for n, t in tables.items() if n in columns and distributed(t)]
     if not in_spark:
