@@ -116,16 +116,15 @@ class ScaleChanges:
 
 def one_shot_count(src: np.ndarray, dst: np.ndarray) -> tuple[int, float]:
     """The one-shot engine's feed-forward count of the edges ``(src, dst)`` held in memory: (count, seconds)."""
-    from faq.driver_copy import held_dataframe
     from faq.factor import Factor
     from faq.insideout import evaluate
+    from faq.relation import Relation
     from faq.semirings import get_semiring
-    from faq.spark import get_session
 
     t0 = time.perf_counter()
-    df = held_dataframe(get_session(), {"src": src, "dst": dst, "value": np.ones(len(src), dtype=np.int64)},
-                        {"src": "bigint", "dst": "bigint", "value": "bigint"})
-    edge = Factor(df=df, variables=("src", "dst"), semiring=get_semiring("counting"), value="value", name="edge")
+    rows = Relation.from_arrays({"src": src, "dst": dst, "value": np.ones(len(src), dtype=np.int64)},
+                                {"src": "bigint", "dst": "bigint", "value": "bigint"})
+    edge = Factor(relation=rows, variables=("src", "dst"), semiring=get_semiring("counting"), value="value", name="edge")
     with evaluate(QUERY, {"edge": edge}) as result:
         count = int(result.scalar())
     return count, time.perf_counter() - t0

@@ -178,17 +178,16 @@ def compaction(background: bool) -> None:
 
 def rebuilt(edges: tuple[np.ndarray, np.ndarray], background: bool):
     """A maintained query built from the edges ``(src, dst)`` held on the driver: (query, seconds, edge relation)."""
-    from faq.driver_copy import held_dataframe
     from faq.factor import Factor
+    from faq.relation import Relation
     from faq.semirings import get_semiring
-    from faq.spark import get_session
 
     compaction(background)
     src, dst = edges
     ones = np.ones(len(src), dtype=np.int64)
-    df = held_dataframe(get_session(), {"src": src, "dst": dst, "value": ones},
-                        {"src": "bigint", "dst": "bigint", "value": "bigint"})
-    mq, seconds = build(Factor(df=df, variables=("src", "dst"), semiring=get_semiring("counting"), value="value",
+    rows = Relation.from_arrays({"src": src, "dst": dst, "value": ones},
+                                {"src": "bigint", "dst": "bigint", "value": "bigint"})
+    mq, seconds = build(Factor(relation=rows, variables=("src", "dst"), semiring=get_semiring("counting"), value="value",
                                name="edge"))
     return mq, seconds, mq.state.relations["edge"]
 

@@ -21,7 +21,7 @@ Methods, each timed from the cached edge table to the count of bindings:
 * ``job`` — triangles only: the user's call, ``faq.count_triangles(path,
   directed=True)`` on the edge file, timed by its own clock (``seconds``,
   ``load_seconds`` of them): the driver load path, and the broadcast index
-  built from the rows the driver holds (no collect; :mod:`faq.driver_copy`);
+  built from the rows the driver holds (no collect; :attr:`faq.factor.Factor.relation`);
 * ``duckdb`` — DuckDB (``pip install -e '.[bench]'``) on the same edge file
   in the same run, 2 threads: ``seconds`` covers loading, de-duplication and
   the query, ``query_seconds`` the query alone (skipped with a note when

@@ -77,17 +77,16 @@ def graph_path(name: str) -> Path:
 def held_graph(name: str) -> tuple[Any, dict[str, Any]]:
     """A named graph (:func:`graph_path`) as the maintained-query benchmarks load it: its simple digraph
     read and cleaned on the driver (:func:`faq.graphs.edges.prepared_graph`), and the edge arrays the
-    driver holds (:func:`faq.driver_copy.driver_copy`: ``"src"``, ``"dst"``).
+    driver holds (the factor's :attr:`~faq.factor.Factor.relation`: ``"src"``, ``"dst"``).
 
     Returns
     -------
     (Factor, dict of str to numpy.ndarray)
     """
-    from faq.driver_copy import driver_copy
     from faq.graphs.edges import prepared_graph
 
     graph = prepared_graph(str(graph_path(name)), directed=True)
-    return graph, driver_copy(graph.df)
+    return graph, graph.relation.arrays
 
 
 #: Spark settings of the maintained-query benchmarks: few shuffle partitions for two cores, a driver

@@ -48,13 +48,13 @@ _CASTABLE = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Factor:
     """An immutable factor ψ_S in listing representation.
 
     Parameters
     ----------
-    df : pyspark.sql.DataFrame
+    df : pyspark.sql.DataFrame, optional
         Holds at least the variable columns and the value column.
     variables : tuple of str
         Names of the variable columns, in order (the factor's arity).
@@ -64,11 +64,17 @@ class Factor:
         Name of the value column (default ``"value"``).
     name : str
         Used in messages.
+    relation : Relation, optional
+        The rows instead of ``df``: held on the driver (numpy columns, the
+        DataFrame made only when a step needs Spark) or distributed
+        (:class:`faq.relation.Relation`).  ``df``, when given, wins.
 
     Notes
     -----
     Build factors with :meth:`from_dataframe` (which checks the schema and
-    casts the value column) or with the loaders of :mod:`faq.io`.
+    casts the value column) or with the loaders of :mod:`faq.io`.  The
+    factor keeps its rows as a :class:`~faq.relation.Relation`
+    (:attr:`relation`); :attr:`df` is its Spark DataFrame.
 
     Examples
     --------
@@ -79,11 +85,46 @@ class Factor:
     (('i', 'j'), 'w', 'real', 2)
     """
 
-    df: "DataFrame"
+    relation: "Relation"
     variables: tuple[str, ...]
     semiring: Semiring
     value: str = VALUE
     name: str = "factor"
+
+    def __init__(self, df: Any = None, variables: Sequence[str] = (), semiring: Any = None, value: str = VALUE,
+                 name: str = "factor", *, relation: "Relation | None" = None) -> None:
+        from faq.relation import Relation
+
+        variables = tuple(variables)
+        if df is not None:  # dataclasses.replace(factor, df=...) passes the old relation too: df wins
+            relation = Relation.of(df, (*variables, value))
+        elif relation is None:
+            raise InvalidArgumentError(argument="df", value=None, reason="a factor needs a DataFrame or a Relation")
+        elif relation.columns != (*variables, value):
+            relation = Relation.of(relation, (*variables, value))
+        for attribute, given in (("relation", relation), ("variables", variables),
+                                 ("semiring", get_semiring(semiring)), ("value", value), ("name", name)):
+            object.__setattr__(self, attribute, given)
+
+    @property
+    def df(self) -> "DataFrame":
+        """The rows as a Spark DataFrame (held rows: made on the first call, in the session they name)."""
+        return self.relation.frame
+
+    @property
+    def session(self) -> Any:
+        """The session of the factor's rows (no Spark call, nor a start, for rows the driver holds)."""
+        return self.relation.spark_session
+
+    def dtypes(self) -> list[tuple[str, str]]:
+        """``(column, Spark SQL type)`` of the variables and the value (no Spark call when held)."""
+        return self.relation.dtypes()
+
+    def with_df(self, df: "DataFrame") -> "Factor":
+        """The same factor over the rows of ``df`` (same columns)."""
+        from faq.relation import Relation
+
+        return replace(self, relation=Relation.of(df, self.columns()))
 
     # -- construction -------------------------------------------------------
 
@@ -191,11 +232,10 @@ class Factor:
         else:
             merged = self.df.agg(ops.sum(value).alias(self.value))
         merged = merged.where(~ops.is_zero(F.col(self.value)) & F.col(self.value).isNotNull())
-        return replace(self, df=merged)
+        return self.with_df(merged)
 
     def rename(self, variables: Sequence[str]) -> "Factor":
         """The same factor with its variable columns renamed, in order."""
-        from pyspark.sql import functions as F
 
         variables = tuple(variables)
         if len(variables) != len(self.variables):
@@ -203,10 +243,8 @@ class Factor:
 
             raise InvalidArgumentError(argument="variables", value=variables,
                                        reason=f"rename needs {len(self.variables)} names, got {len(variables)}")
-        df = self.df.select(
-            *[F.col(old).alias(new) for old, new in zip(self.variables, variables)], F.col(self.value)
-        )
-        return replace(self, df=df, variables=variables)
+        renames = {**dict(zip(variables, self.variables)), self.value: self.value}
+        return replace(self, relation=self.relation.renamed(renames), variables=variables)  # held stays held
 
     def with_semiring(self, semiring: Union[str, Semiring], convert=None) -> "Factor":
         """Reinterpret the values in another semiring.
@@ -219,10 +257,12 @@ class Factor:
         """
         from pyspark.sql import functions as F
 
+        from faq.relation import Relation
+
         semiring = get_semiring(semiring)
         new_value = convert(F.col(self.value)) if convert else F.col(self.value).cast(semiring.value_type)
         df = self.df.select(*self.variables, new_value.cast(semiring.value_type).alias(self.value))
-        return replace(self, df=df, semiring=semiring)
+        return replace(self, relation=Relation.of(df, self.columns()), semiring=semiring)
 
     def with_name(self, name: str) -> "Factor":
         """The same factor under another name."""
@@ -230,16 +270,8 @@ class Factor:
 
     # -- small results ------------------------------------------------------
 
-    @property
-    def relation(self) -> "Relation":
-        """Its rows as a :class:`~faq.relation.Relation`: held by the driver (:mod:`faq.driver_copy`) or
-        in Spark, with their number (exact when held, else estimated without a job)."""
-        from faq.relation import Relation
-
-        return Relation.of(self.df, (*self.variables, self.value))
-
     def count(self) -> int:
-        """Number of rows: a Spark job, unless the driver holds the rows (:mod:`faq.driver_copy`)."""
+        """Number of rows: a Spark job, unless the driver holds the rows (:attr:`relation`)."""
         relation = self.relation
         return int(relation.rows) if relation.held else self.df.count()
 
@@ -320,10 +352,10 @@ def factor_of(
     rows = [tuple(r) for r in data]
     typed = [(*(int(x) for x in r[:-1]), semiring.python_value(r[-1])) for r in rows]
     # The driver has the rows: steps over this factor run in-process without a Spark call, and
-    # the DataFrame is made when Spark first needs it (faq.driver_copy.held_dataframe).
+    # the DataFrame is made when Spark first needs it (faq.relation.Relation.from_arrays).
     import numpy as np
 
-    from faq.driver_copy import held_dataframe
+    from faq.relation import Relation
     from faq.semirings.numpy_backend import as_values
 
     if len({len(r) for r in typed}) > 1 or (typed and len(typed[0]) != len(variables) + 1):
@@ -331,5 +363,5 @@ def factor_of(
                                    reason=f"each row holds {len(variables)} keys and a value")
     columns = {v: np.array([r[i] for r in typed], dtype=np.int64) for i, v in enumerate(variables)}
     columns[VALUE] = as_values(semiring, [r[-1] for r in typed])  # (rows, w) for an array ring
-    df = held_dataframe(spark, columns, {**{v: "bigint" for v in variables}, VALUE: semiring.value_type})
-    return Factor(df=df, variables=variables, semiring=semiring, value=VALUE, name=name)
+    rows = Relation.from_arrays(columns, {**{v: "bigint" for v in variables}, VALUE: semiring.value_type}, spark)
+    return Factor(relation=rows, variables=variables, semiring=semiring, value=VALUE, name=name)

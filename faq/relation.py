@@ -8,9 +8,11 @@ by :meth:`Relation.of` and read by the placement policy
 and by the fetch to the driver (:meth:`Relation.fetched`):
 
 * **held** -- numpy columns on the driver: a pandas frame, an Arrow table, a
-  mapping of arrays, or a Spark DataFrame whose rows the driver keeps a copy
-  of (:mod:`faq.driver_copy`: a graph it loaded, an in-process output).
-  ``rows`` is exact; nothing moves to run it in-process.
+  mapping of arrays, rows faq made (:meth:`Relation.from_arrays`: a graph it
+  loaded, an in-process output, a factor of tuples), perhaps with the Spark
+  DataFrame of the same rows beside them.  ``rows`` is exact; nothing moves
+  to run it in-process, and the DataFrame (:attr:`Relation.frame`) is made
+  only when a step needs Spark.
 * **distributed** -- a Spark DataFrame.  ``rows`` is estimated without a
   Spark job: from the footers of the local Parquet files it scans
   (:func:`file_rows`, an upper bound), else unknown (``inf``).  Fetching it
@@ -38,8 +40,8 @@ from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -58,19 +60,52 @@ def fetch_rows(budget: float, columns: int) -> int:
     return int(budget // (BYTES_PER_COLUMN * max(columns, 1)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Relation:
-    """An input's rows, held on the driver (``arrays``) or distributed (``dataframe``), and their size.
+    """An input's rows, held on the driver (``data``) or distributed (``dataframe``), and their size.
 
-    Make one with :meth:`of`.  ``rows`` is exact when held, else an estimate
-    (``inf`` when unknown), learnt on first use; ``source`` says how
-    (``"held"``, ``"parquet footers"``, ``"unknown"``).  Asking ``held`` costs
-    nothing.
+    Make one with :meth:`of` (recognise a value), :meth:`from_arrays` (rows the
+    driver made), or directly with both ``data`` and ``dataframe`` for a
+    DataFrame whose rows the driver also holds (an in-process output Spark
+    was given).  ``rows`` is exact when held, else an estimate (``inf`` when
+    unknown), learnt on first use; ``source`` says how (``"held"``,
+    ``"parquet footers"``, ``"unknown"``).  Asking ``held``, ``columns`` or
+    :meth:`dtypes` of a held relation costs nothing: its Spark DataFrame
+    (:attr:`frame`) is made only when a step needs Spark.
+
+    Compared by identity: two relations are the same rows only if they are
+    the same object (arrays have no cheap equality).
     """
 
     columns: tuple[str, ...]
     data: Any = field(default=None, repr=False)  # held: an Arrow table or a mapping of numpy columns
-    dataframe: Any = field(default=None, repr=False)
+    dataframe: Any = field(default=None, repr=False)  # the Spark DataFrame, when one exists already
+    #: Spark SQL types of held columns by name (``"bigint"``, ``"double"``, ``"array<double>"``...):
+    #: what :attr:`frame` makes and :meth:`dtypes` answers without Spark.
+    types: Optional[Mapping[str, str]] = field(default=None, repr=False)
+    session: Any = field(default=None, repr=False)  # where to make the DataFrame (None: a driver-data session)
+    make: Optional[Callable[[], Any]] = field(default=None, repr=False)  # makes the DataFrame, when not the rows'
+
+    @classmethod
+    def from_arrays(cls, columns: Mapping[str, Any], types: Optional[Mapping[str, str]] = None,
+                    session: Any = None, make: Optional[Callable[[], Any]] = None) -> "Relation":
+        """Rows the driver holds as numpy ``columns`` (2-d for an array ring's values), typed by ``types``
+        (else by their numpy kinds); ``make`` makes the DataFrame when Spark needs it (default:
+        ``createDataFrame`` of the columns in ``session``).
+
+        >>> r = Relation.from_arrays({"a": np.array([1, 2]), "value": np.array([0.5, 1.5])})
+        >>> r.held, r.rows, r.dtypes()
+        (True, 2, [('a', 'bigint'), ('value', 'double')])
+        """
+        arrays = {name: np.asarray(c) for name, c in columns.items()}
+        if len({len(c) for c in arrays.values()}) > 1:
+            from faq.errors import HeldColumnsError
+
+            raise HeldColumnsError(lengths={k: len(c) for k, c in arrays.items()})
+        typed = dict(types or {})
+        for name, array in arrays.items():
+            typed.setdefault(name, _spark_type(array))
+        return cls(tuple(arrays), data=arrays, types=typed, session=session, make=make)
 
     @functools.cached_property
     def _size(self) -> tuple[float, str]:
@@ -104,6 +139,74 @@ class Relation:
         """The held rows as numpy columns (None when distributed)."""
         return None if self.data is None else _arrays(self.data, self.columns)
 
+    @functools.cached_property
+    def frame(self) -> Any:
+        """The rows as a Spark DataFrame: the one given, else made now (once) from the held rows."""
+        if self.dataframe is not None:
+            return self.dataframe
+        if self.make is not None:
+            return self.make()
+        from faq.spark import real_session
+
+        return _created(real_session(self.spark_session), self.arrays, self.dtypes())
+
+    @property
+    def spark_session(self) -> Any:
+        """The session the rows' DataFrame lives (or will live) in; no Spark call for held rows."""
+        if self.dataframe is not None:
+            return self.dataframe.sparkSession
+        if self.session is not None:
+            return self.session
+        from faq.spark import session_for_driver_data
+
+        return session_for_driver_data()
+
+    def dtypes(self) -> list[tuple[str, str]]:
+        """``(column, Spark SQL type)`` of :attr:`columns`: held rows answer without Spark."""
+        if self.types is not None and all(c in self.types for c in self.columns):
+            return [(c, self.types[c]) for c in self.columns]
+        if self.held and self.dataframe is None:
+            return [(c, _spark_type(a)) for c, a in self.arrays.items()]
+        kinds = dict(self.dataframe.dtypes)  # (a frame may lack a column named: an indicator has no value)
+        return [(c, kinds[c]) for c in self.columns if c in kinds]
+
+    def schema(self) -> Any:
+        """:meth:`dtypes` as a Spark ``StructType`` (no Spark call for held rows)."""
+        from pyspark.sql import types as T
+
+        if self.dataframe is not None:  # Spark's own types (a fetched relation's too)
+            return T.StructType([f for f in self.dataframe.schema if f.name in self.columns])
+        # The types held columns have (an array ring's values hold no null element); else a string.
+        kinds = {"bigint": T.LongType(), "int": T.IntegerType(), "double": T.DoubleType(), "float": T.FloatType(),
+                 "boolean": T.BooleanType(), "string": T.StringType(), "timestamp": T.TimestampType(),
+                 "date": T.DateType(), "array<double>": T.ArrayType(T.DoubleType(), False)}
+        return T.StructType([T.StructField(c, kinds.get(t, T.StringType())) for c, t in self.dtypes()])
+
+    def renamed(self, renames: Mapping[str, str]) -> "Relation":
+        """Columns ``renames[new]`` as ``new`` (a row-wise renaming, perhaps repeating a column): held rows
+        stay held with no Spark call; distributed ones become a ``select``.
+
+        >>> r = Relation.from_arrays({"a": np.array([1, 2]), "v": np.array([3, 4])}).renamed({"x": "a", "value": "v"})
+        >>> r.columns, r.arrays["x"].tolist(), r.held
+        (('x', 'value'), [1, 2], True)
+        """
+        if self.held:
+            arrays, kinds = self.arrays_of(renames.values()), dict(self.dtypes_of(renames.values()))
+            frame = self.dataframe  # the DataFrame beside the rows, renamed only if a step needs it
+            make = None if frame is None else functools.partial(_select, frame, dict(renames))
+            return Relation(tuple(renames), data={new: arrays[old] for new, old in renames.items()},
+                            types={new: kinds[old] for new, old in renames.items()}, session=self.session,
+                            make=make)
+        return Relation(tuple(renames), dataframe=_select(self.dataframe, renames))
+
+    def arrays_of(self, names: Any) -> dict[str, np.ndarray]:
+        """The held columns ``names`` (any of the held data's, not only :attr:`columns`)."""
+        return _arrays(self.data, list(names))
+
+    def dtypes_of(self, names: Any) -> list[tuple[str, str]]:
+        """:meth:`dtypes` of the columns ``names`` (any of the rows', not only :attr:`columns`)."""
+        return replace(self, columns=tuple(dict.fromkeys(names))).dtypes()
+
     def to_pandas(self) -> Any:
         """The held rows as a pandas DataFrame (Arrow's own conversion: nulls, strings and dates as pandas
         reads them from Parquet)."""
@@ -135,13 +238,16 @@ class Relation:
 
     @classmethod
     def of(cls, value: Any, columns: Optional[Sequence[str]] = None) -> "Relation":
-        """Recognise ``value``: a Spark DataFrame (held when the driver keeps its rows), a pandas
-        DataFrame, an Arrow table, or a mapping of column name to array.  ``columns``: the ones the
-        work reads (default: all).  No Spark job runs."""
+        """Recognise ``value``: a Relation (its ``columns``), a Spark DataFrame (distributed), a pandas
+        DataFrame, an Arrow table, or a mapping of column name to array.  ``columns``: the ones the work
+        reads (default: all).  No Spark job runs, and no Spark call when ``columns`` is given."""
         from faq.spark import is_dataframe
 
+        if isinstance(value, Relation):
+            return value if columns is None else replace(value, columns=tuple(dict.fromkeys(columns)))
         if is_dataframe(value):
-            return _of_dataframe(value, columns)
+            names = tuple(value.columns) if columns is None else tuple(dict.fromkeys(columns))
+            return cls(names, dataframe=value)
         arrays = _arrays(value, columns)
         return cls(tuple(arrays), data=value if hasattr(value, "to_pandas") else arrays)
 
@@ -158,31 +264,43 @@ class Relation:
         return Relation(self.columns, data=table, dataframe=self.dataframe)
 
 
+#: Spark SQL type of a column held as a numpy array of each kind (anything else: string).
+_SPARK_TYPES = {"i": "bigint", "u": "bigint", "f": "double", "b": "boolean", "M": "timestamp"}
+
+
+def _spark_type(array: np.ndarray) -> str:
+    """The Spark SQL type of a held column: by its numpy kind; 2-d (an array ring's values) an array."""
+    if np.ndim(array) == 2:
+        return "array<double>"
+    return _SPARK_TYPES.get(array.dtype.kind, "string")
+
+
+def _select(df: Any, renames: Mapping[str, str]) -> Any:
+    from pyspark.sql import functions as F
+
+    return df.select(*[F.col(old).alias(new) for new, old in renames.items()])
+
+
+def _created(session: Any, arrays: Mapping[str, np.ndarray], dtypes: Sequence[tuple[str, str]]) -> Any:
+    """``createDataFrame`` of held columns, typed (an array ring's 2-d values: a column of one array a row)."""
+    import pandas as pd
+
+    ddl = ", ".join(f"`{c}` {t}" for c, t in dtypes)
+    frame = pd.DataFrame({c: list(a) if np.ndim(a) == 2 else np.asarray(a) for c, a in arrays.items()}, copy=False)
+    return session.createDataFrame(frame, ddl) if len(frame) else session.createDataFrame([], ddl)
+
+
 def distributed(value: Any) -> bool:
-    """True for a Spark DataFrame whose rows the driver does not hold (:attr:`Relation.held` false), asked
-    without a call to Spark.
+    """True for a Spark DataFrame or a Relation whose rows the driver does not hold, asked without a call
+    to Spark.
 
     >>> import pandas as pd
     >>> distributed(pd.DataFrame({"k": [1]}))
     False
     """
-    from faq.driver_copy import driver_copy
     from faq.spark import is_dataframe
 
-    return is_dataframe(value) and driver_copy(value) is None
-
-
-def _of_dataframe(df: Any, columns: Optional[Sequence[str]]) -> Relation:
-    from faq.driver_copy import driver_copy
-
-    copy = driver_copy(df)
-    if columns is None:  # every column: the copy's own names, when held (asking Spark for none)
-        names = tuple(copy) if copy is not None else tuple(df.columns)
-    else:
-        names = tuple(dict.fromkeys(columns))
-    if copy is not None and all(c in copy for c in names):
-        return Relation(names, data={c: copy[c] for c in names}, dataframe=df)
-    return Relation(names, dataframe=df)
+    return (isinstance(value, Relation) and not value.held) or is_dataframe(value)
 
 
 def _arrays(value: Any, columns: Optional[Sequence[str]]) -> dict[str, np.ndarray]:

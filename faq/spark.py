@@ -136,9 +136,6 @@ def use_session(session):
 def is_dataframe(value) -> bool:
     """True for a Spark DataFrame, classic or Spark Connect (not an attribute probe: a Connect
     DataFrame answers any attribute name with a Column, so ``hasattr`` tells nothing)."""
-    held = sys.modules.get("faq.driver_copy")  # rows the driver holds, a DataFrame made when used
-    if held is not None and isinstance(value, held.HeldDataFrame):
-        return True  # it may exist before pyspark is loaded
     if "pyspark" not in sys.modules:  # nothing else can be a DataFrame before pyspark is loaded
         return False
     from pyspark.sql import DataFrame  # the parent class of both kinds

@@ -146,7 +146,7 @@ def test_python_api_jobs_on_held_data_make_no_spark_session(expression, answer):
 
 
 def test_paths_on_held_edges_gives_the_answer_without_spark_and_df_makes_it():
-    result = run_api_child("sorted(zip(*[faq.paths([(1,2,1.0),(2,3,2.0),(1,3,5.0)], 1).factor.df._columns[c].tolist()"
+    result = run_api_child("sorted(zip(*[faq.paths([(1,2,1.0),(2,3,2.0),(1,3,5.0)], 1).factor.relation.arrays[c].tolist()"
                            " for c in ('node', 'value')]))")
     assert result["answer"] == [[1, 0.0], [2, 1.0], [3, 3.0]] and not result["session"]
     made = run_api_child("sorted(map(list, faq.paths([(1,2,1.0),(2,3,2.0),(1,3,5.0)], 1).df.collect()))")

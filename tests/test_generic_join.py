@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from faq.driver_copy import driver_copy
 from faq.factor import factor_of
 from faq.insideout import evaluate
 from faq.io import read_edge_list
@@ -117,9 +116,9 @@ def in_process_answer(query, factors, join):
     driver's copy of the answer (no Spark job); and the steps' notes."""
     with evaluate(query, factors, join=join, placement="driver") as result:
         assert all(s.placement == "driver" and s.join_method == join for s in result.plan.steps), result.plan
-        held = driver_copy(result.df)
+        held = result.factor.relation.arrays
         assert held is not None  # the answer was made in-process
-        rows = zip(*(held[c].tolist() for c in result.df.columns))
+        rows = zip(*(held[c].tolist() for c in result.factor.columns()))
         return {tuple(r[:-1]): r[-1] for r in rows}, list(result.notes)
 
 

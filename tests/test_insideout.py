@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from faq.driver_copy import driver_copy
 from faq.factor import factor_of
 from faq.insideout import evaluate, plan_query
 from faq.language import make_query, parse_query
@@ -41,10 +40,10 @@ PROPERTY = settings(
 def answer_rows(result) -> dict:
     """{key: value} of an answer: read from the driver's copy when the last step ran in-process (no
     Spark job), else collected."""
-    held = driver_copy(result.df)
+    held = result.factor.relation.arrays
     if held is None:
         return {tuple(r[:-1]): r[-1] for r in result.df.collect()}
-    return {tuple(r[:-1]): r[-1] for r in zip(*(held[c].tolist() for c in result.df.columns))}
+    return {tuple(r[:-1]): r[-1] for r in zip(*(held[c].tolist() for c in result.factor.columns()))}
 
 
 def run_and_compare(atoms, data, free, semiring, aggregates=(), method="auto", placement="executors"):
@@ -127,8 +126,6 @@ def test_scalar_of_an_empty_answer_is_zero():
 def test_a_scalar_is_held_on_the_driver_however_it_was_combined(semiring, in_tasks):
     """The last step onto no variable: partial aggregates ⊕-combined on the driver (in_tasks) or
     by Spark's group-by, then held (no job to read it); zero (no triangle) is no row."""
-    from faq.driver_copy import rows_held
-
     triangle_and_tail = [(0, 1, 2), (1, 2, 3), (0, 2, 4), (2, 3, 5), (3, 4, 6)]
     if semiring == "boolean":
         triangle_and_tail = [(s, t, True) for s, t, _ in triangle_and_tail]
@@ -139,7 +136,7 @@ def test_a_scalar_is_held_on_the_driver_however_it_was_combined(semiring, in_tas
         with evaluate("q() := e(a,b), e(b,c), e(a,c)", factors, join="generic_broadcast",
                       task_aggregation=in_tasks, placement="executors") as result:
             assert result.step_rows == [rows]
-            assert rows_held(result.factor.df) == rows
+            assert result.factor.relation.held and result.factor.relation.rows == rows
             zero = result.factor.semiring.zero
             assert result.scalar() == (zero if want is None else want)
             assert ("inside tasks" in result.notes[-1]) == in_tasks

@@ -560,8 +560,6 @@ def test_a_table_that_fits_is_read_on_the_driver_as_spark_reads_it(spark, tmp_pa
     """A local CSV or Parquet file within the fetch budget is read with pyarrow (held on the driver, no Spark
     job); its factor equals the one Spark's reader makes (spark.faq.fetchMemory=0): types, zeros dropped,
     booleans, strings; an empty key field is a null key either way."""
-    from faq.driver_copy import rows_held
-
     frame = pd.DataFrame({"a": [1, 2, 3, 4], "s": ["x", "y", "x", "z"], "value": [0.5, 0.0, 2.0, 1.5]})
     path = tmp_path / f"t{suffix}"
     if suffix == ".parquet":
@@ -574,7 +572,7 @@ def test_a_table_that_fits_is_read_on_the_driver_as_spark_reads_it(spark, tmp_pa
         by_spark = io.read_factor(path, semiring="real")
     finally:
         spark.conf.unset("spark.faq.fetchMemory")
-    assert rows_held(held.df) == 3 and rows_held(by_spark.df) is None
+    assert held.relation.held and held.relation.rows == 3 and not by_spark.relation.held
     assert held.variables == by_spark.variables and dict(held.df.dtypes) == dict(by_spark.df.dtypes)
     rows = lambda f: sorted(map(tuple, f.df.collect()), key=str)  # noqa: E731
     assert rows(held) == rows(by_spark)

@@ -245,21 +245,18 @@ def test_prepared_graph_equals_the_spark_functions():
 
 @pytest.mark.usefixtures("spark")
 @pytest.mark.parametrize("directed", [True, False])
-def test_the_driver_copy_holds_the_rows_spark_reads(directed):
-    """prepared_graph keeps its arrays (faq.driver_copy): the very rows of its DataFrame, counted without Spark."""
-    from faq.driver_copy import driver_copy, rows_held
-
+def test_the_held_rows_are_the_rows_spark_reads(directed):
+    """prepared_graph keeps its arrays (Factor.relation): the very rows of its DataFrame, counted without Spark."""
     graph = prepared_graph(os.path.join(DATA, "ca-GrQc.txt"), directed=directed)
-    copy = driver_copy(graph.df)
+    copy = graph.relation.arrays
     held = sorted(zip(*(copy[c].tolist() for c in graph.columns())))
-    assert held == rows(graph) and graph.count() == len(held) == rows_held(graph.df)
-    some = graph.df.where(f"src > {int(np.median(copy['src']))}")
-    assert driver_copy(some) is None  # a filter is no renaming: Spark counts it
+    assert held == rows(graph) and graph.count() == len(held) == graph.relation.rows
+    some = graph.df.where(f"src > {int(np.median(copy['src']))}")  # the DataFrame Spark reads: the same rows
     assert 0 < some.count() < graph.count()
 
 
 @pytest.mark.usefixtures("spark")
-def test_the_broadcast_index_is_built_from_the_driver_copy():
+def test_the_broadcast_index_is_built_from_the_held_rows():
     """On the executors (a broadcast index) as in-process (the default here), the index is built
     from the rows the driver read, never collected back from Spark."""
     from faq.spark import get_session

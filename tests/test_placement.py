@@ -155,7 +155,6 @@ def test_a_semiring_without_numpy_form_stays_on_the_executors():
 def test_a_small_dataframe_is_fetched_once_and_runs_in_process(spark):
     """A DataFrame factor the driver does not hold comes over in one job when small; the caller's
     DataFrame carries no record of it afterwards."""
-    from faq.driver_copy import driver_copy
     from faq.factor import Factor
 
     df = spark.createDataFrame([(0, 1), (1, 2), (0, 2), (2, 3)], "s long, t long")
@@ -163,7 +162,7 @@ def test_a_small_dataframe_is_fetched_once_and_runs_in_process(spark):
     with evaluate("count() := e(a,b), e(a,c), e(b,c)", {"e": edge}) as result:
         assert result.scalar() == 1
         assert result.plan.steps[0].placement == "driver"
-    assert driver_copy(edge.df) is None
+    assert not edge.relation.held  # the caller's factor: still its DataFrame, nothing held
     spark.conf.set("spark.faq.localRows", "3")
     try:
         with evaluate("count() := e(a,b), e(a,c), e(b,c)", {"e": edge}) as result:
@@ -196,7 +195,6 @@ def test_a_graph_given_as_a_dataframe_is_fetched_and_cleaned_on_the_driver(spark
     """wiki-Vote (103,689 edges, over the old 100,000-row threshold) from Parquet: its ids come to the
     driver in one Arrow collect and the count runs in-process, equal to the path's and to the Spark path's."""
     import faq
-    from faq.driver_copy import rows_held
     from faq.graphs.edges import prepared_graph
     from faq.io.local_edges import read_edge_arrays
     path = str(Path(__file__).parent / "data" / "wiki-Vote.txt.gz")
@@ -208,10 +206,10 @@ def test_a_graph_given_as_a_dataframe_is_fetched_and_cleaned_on_the_driver(spark
     fetched = faq.count_triangles(edges, directed=True)
     assert fetched.count == expected
     assert all(step.placement == "driver" for step in fetched.plan.steps)
-    assert rows_held(prepared_graph(edges, directed=False).df) is not None
+    assert prepared_graph(edges, directed=False).relation.held
     spark.conf.set("spark.faq.fetchMemory", "0")  # nothing fetched: cleaned and counted by Spark
     try:
-        assert rows_held(prepared_graph(edges, directed=True).df) is None
+        assert not prepared_graph(edges, directed=True).relation.held
         assert faq.count_triangles(edges, directed=True).count == expected
     finally:
         spark.conf.unset("spark.faq.fetchMemory")

@@ -299,18 +299,14 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         ("path", "reason"),
     ),
     "NOT_A_MAPPED_INDEX": ErrorClass("{path} is not a faq mapped index (magic {magic!r})", ("path", "magic")),
-    # results and the resources they own (faq.scope, faq.driver_copy)
+    # results and the resources they own (faq.scope, faq.relation)
     "SCOPE_CLOSED": ErrorClass(
         "this scope is closed; a closed result cannot take on new resources", ("resource",),
         optional={"resource": None},
     ),
     "UNRELEASABLE_RESOURCE": ErrorClass("do not know how to release a {kind}; pass release=", ("kind",)),
-    "DRIVER_COPY_COLUMNS": ErrorClass(
-        "a driver copy needs exactly the columns {expected}, got {found}", ("expected", "found"),
-        convert={"found": sorted},
-    ),
-    "DRIVER_COPY_LENGTHS": ErrorClass(
-        "the columns of a driver copy differ in length", ("lengths",), convert={"lengths": dict},
+    "HELD_COLUMN_LENGTHS": ErrorClass(
+        "the columns of rows the driver holds differ in length: {lengths}", ("lengths",), convert={"lengths": dict},
     ),
     # environment
     "MISSING_DEPENDENCY": ErrorClass(

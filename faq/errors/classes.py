@@ -199,11 +199,11 @@ class UnreleasableResourceError(FAQTypeError):
     error_class = "UNRELEASABLE_RESOURCE"
 
 
-class DriverCopyError(FAQValueError):
-    """The arrays recorded as a DataFrame's driver copy (:mod:`faq.driver_copy`) do not fit it: other
-    columns (``DRIVER_COPY_COLUMNS``) or columns of different lengths (``DRIVER_COPY_LENGTHS``)."""
+class HeldColumnsError(FAQValueError):
+    """Rows the driver holds (:meth:`faq.relation.Relation.from_arrays`) given as columns of different
+    lengths."""
 
-    error_class = "DRIVER_COPY_COLUMNS"
+    error_class = "HELD_COLUMN_LENGTHS"
 
 
 class WorkerEnvironmentError(FAQRuntimeError):

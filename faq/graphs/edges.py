@@ -184,9 +184,8 @@ def _held_edges(edges: Any, weight: Optional[str], spark: Any) -> Optional[Facto
     if not ((kind == "pandas" and type(edges).__name__ == "DataFrame") or (kind == "pyarrow" and
                                                                           type(edges).__name__ == "Table")):
         return None
-    from faq.driver_copy import held_dataframe
+    from faq.relation import Relation
     from faq.semirings import get_semiring
-    from faq.spark import session_for_driver_data
 
     names = [str(c) for c in (edges.columns if kind == "pandas" else edges.column_names)]
     for column in (SRC, DST):
@@ -207,8 +206,8 @@ def _held_edges(edges: Any, weight: Optional[str], spark: Any) -> Optional[Facto
         import numpy as np
 
         columns[VALUE], semiring = np.ones(len(columns[SRC]), dtype=np.int64), "counting"
-    df = held_dataframe(spark if spark is not None else session_for_driver_data(), columns)
-    return Factor(df=df, variables=(SRC, DST), semiring=get_semiring(semiring), value=VALUE, name=EDGE)
+    rows = Relation.from_arrays(columns, session=spark)  # the session: the running one when the rows go to Spark
+    return Factor(relation=rows, variables=(SRC, DST), semiring=get_semiring(semiring), value=VALUE, name=EDGE)
 
 
 def _edges_dataframe(edges: Any) -> "DataFrame":
@@ -232,21 +231,19 @@ def _edges_dataframe(edges: Any) -> "DataFrame":
 def simple_directed(edges: Factor) -> Factor:
     """The simple digraph of ``edges``: no self-loops, one row per (src, dst), value 1 (held on the driver,
     with no Spark job, when ``edges`` is)."""
-    from faq.driver_copy import driver_copy
-
     src, dst = edges.variables
-    copy = driver_copy(edges.df)
+    copy = edges.relation.arrays
     if copy is not None and copy[src].dtype.kind in "iu" and copy[dst].dtype.kind in "iu":
         import numpy as np
 
-        from faq.driver_copy import held_dataframe
         from faq.io.local_edges import unique_pairs, without_self_loops
+        from faq.relation import Relation
         from faq.semirings import get_semiring
 
         u, v = unique_pairs(*without_self_loops(copy[src].astype(np.int64), copy[dst].astype(np.int64)))
-        df = held_dataframe(edges.df.sparkSession, {SRC: u, DST: v, VALUE: np.ones(len(u), dtype=np.int64)},
-                            {SRC: "bigint", DST: "bigint", VALUE: "bigint"})
-        return Factor(df=df, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=EDGE)
+        rows = Relation.from_arrays({SRC: u, DST: v, VALUE: np.ones(len(u), dtype=np.int64)},
+                                    {SRC: "bigint", DST: "bigint", VALUE: "bigint"}, edges.relation.session)
+        return Factor(relation=rows, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=EDGE)
     from pyspark.sql import functions as F
 
     df = (
@@ -299,7 +296,7 @@ def prepared_graph(edges: GraphLike, directed: bool, spark=None) -> Factor:
     raw = edge_factor(edges, spark=spark)
     arrays = fetched_edge_arrays(raw)
     if arrays is not None:
-        return _prepared_on_driver(arrays, directed, raw.df.sparkSession)
+        return _prepared_on_driver(arrays, directed, raw.session)
     return simple_directed(raw) if directed else degree_oriented(raw)
 
 
@@ -325,12 +322,12 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     from faq.placement_policy import fetch_limit
 
     s, d = raw.variables
-    edges = Relation.of(raw.df, [s, d])
+    edges = Relation.of(raw.relation, [s, d])
     if edges.held:
         copy = edges.arrays
         return np.asarray(copy[s], dtype=np.int64), np.asarray(copy[d], dtype=np.int64)
-    spark = raw.df.sparkSession
-    types = dict(raw.df.dtypes)
+    spark = raw.session
+    types = dict(raw.dtypes())
     if types.get(s) not in INTEGRAL_TYPES or types.get(d) not in INTEGRAL_TYPES:
         return None
     limit = fetch_limit(spark)
@@ -349,8 +346,8 @@ def _prepared_on_driver(arrays: tuple[Any, Any], directed: bool, spark: Any) -> 
     """The prepared graph of edge arrays, cleaned and oriented in numpy, held on the driver."""
     import numpy as np
 
-    from faq.driver_copy import held_dataframe
     from faq.io.local_edges import degree_orient, unique_pairs, without_self_loops
+    from faq.relation import Relation
     from faq.semirings import get_semiring
     from faq.spark import session_for_driver_data
 
@@ -359,9 +356,9 @@ def _prepared_on_driver(arrays: tuple[Any, Any], directed: bool, spark: Any) -> 
     # Spark job, and Spark gets the edges (a Parquet file, edges_dataframe) only if a job reads them.
     ones = np.broadcast_to(np.int64(1), src.shape)
     spark = spark if spark is not None else session_for_driver_data()  # Spark starts only if a job needs it
-    df = held_dataframe(spark, {SRC: src, DST: dst, VALUE: ones}, {SRC: "bigint", DST: "bigint", VALUE: "bigint"},
-                        make=functools.partial(_edges_with_ones, spark, src, dst))
-    return Factor(df=df, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=EDGE)
+    rows = Relation.from_arrays({SRC: src, DST: dst, VALUE: ones}, {SRC: "bigint", DST: "bigint", VALUE: "bigint"},
+                                spark, make=functools.partial(_edges_with_ones, spark, src, dst))
+    return Factor(relation=rows, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=EDGE)
 
 
 def _edges_with_ones(spark: Any, src: Any, dst: Any) -> "DataFrame":

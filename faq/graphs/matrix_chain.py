@@ -74,11 +74,7 @@ def chain_product(
 
 def _as_matrix(product: Factor) -> Factor:
     """The product's index columns named ``row`` and ``col`` (the chain's ``i0`` and ``in``)."""
-    from faq.driver_copy import renamed
-
-    first, last = product.variables
-    df = renamed(product.df, {ROW: first, COL: last, product.value: product.value})  # held rows stay held
-    return Factor(df=df, variables=(ROW, COL), semiring=product.semiring, value=product.value, name=product.name)
+    return product.rename((ROW, COL))  # held rows stay held
 
 
 def _convert(matrix: Factor, semiring: Semiring) -> Factor:

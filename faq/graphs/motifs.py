@@ -42,10 +42,9 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Optional, Union
 
-from faq.driver_copy import driver_copy, keep_driver_copy
 from faq.errors import InvalidArgumentError
 from faq.factor import VALUE, Factor
 from faq.graphs.pattern import EDGE, MAX_EVENTS, SYM, Pattern, inclusion_exclusion, parse_pattern
@@ -166,9 +165,9 @@ class _Graph(Owner):
         from pyspark.sql import functions as F
 
         if self._sym is None:
-            held = driver_copy(self.edge.df)
+            held = self.edge.relation.arrays
             if held is not None:  # the driver holds the edges: both directions in numpy, held too
-                self._sym = _symmetric_held(held, self.edge.df.sparkSession)
+                self._sym = _symmetric_held(held, self.edge.relation.session)
                 return self._sym
             df = self.edge.df
             both = df.select(SRC, DST).unionByName(df.select(F.col(DST).alias(SRC), F.col(SRC).alias(DST)))
@@ -179,7 +178,7 @@ class _Graph(Owner):
     def _persist(self, factor: Factor) -> Factor:
         if factor.relation.held:  # held on the driver: no cache (and the copy stays with it)
             return factor
-        return replace(factor, df=self.scope.persist(factor.df))
+        return factor.with_df(self.scope.persist(factor.df))
 
     def factors(self, query: FAQ) -> dict[str, Factor]:
         return {name: (self.edge if name == EDGE else self.sym) for name in query.factor_names}
@@ -195,12 +194,10 @@ def _symmetric_held(edges: Any, spark: Any) -> Factor:
     src, dst = np.asarray(edges[SRC], dtype=np.int64), np.asarray(edges[DST], dtype=np.int64)
     pairs = np.unique(np.stack([np.concatenate([src, dst]), np.concatenate([dst, src])], axis=1), axis=0)
     ones = np.ones(len(pairs), dtype=np.int64)
-    import pyarrow as pa
+    from faq.relation import Relation
 
-    table = pa.table({SRC: pairs[:, 0], DST: pairs[:, 1], VALUE: ones})
-    df = spark.createDataFrame(table) if len(pairs) else spark.createDataFrame([], f"{SRC} bigint, {DST} bigint, {VALUE} bigint")
-    keep_driver_copy(df, {SRC: pairs[:, 0], DST: pairs[:, 1], VALUE: ones})
-    return Factor(df=df, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=SYM)
+    rows = Relation.from_arrays({SRC: pairs[:, 0], DST: pairs[:, 1], VALUE: ones}, session=spark)
+    return Factor(relation=rows, variables=(SRC, DST), semiring=get_semiring("counting"), value=VALUE, name=SYM)
 
 
 def _check_strategy(strategy: str) -> None:

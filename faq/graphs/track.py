@@ -140,7 +140,6 @@ class MotifTracker(Maintained, Owner):
             self.state, meta = _restored
             self.count = int(meta["count"])
         else:
-            from faq.driver_copy import driver_copy
             from faq.graphs.edges import edge_factor, simple_directed
 
             if path is not None:
@@ -148,7 +147,7 @@ class MotifTracker(Maintained, Owner):
 
             graph = simple_directed(edge_factor(edges))
             s, d = graph.variables
-            held = driver_copy(graph.df)  # edges the driver holds: no Spark
+            held = graph.relation.arrays  # edges the driver holds: no Spark
             if held is not None:
                 import pyarrow as pa
 

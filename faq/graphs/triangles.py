@@ -134,8 +134,8 @@ def triangle_count(
     graph = prepared_graph(edges, directed, spark=spark)
     # The prepared edges feed three atoms and the size statistics: build them once.
     with Scope() as scope:
-        if not graph.relation.held:  # else the driver holds the edges (faq.driver_copy): nothing to cache
-            graph = replace(graph, df=scope.persist(graph.df))
+        if not graph.relation.held:  # else the driver holds the edges (Factor.relation): nothing to cache
+            graph = graph.with_df(scope.persist(graph.df))
         graph = replace(graph, name="edge")
         n_edges = graph.count()  # Spark runs the load (parse, clean, orient) here, unless the driver did
         load_seconds = time.perf_counter() - started

@@ -574,7 +574,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
 
 
 def _key_types(f: Factor) -> dict[str, str]:
-    types = dict(f.df.dtypes)  # Spark's simple type strings; a held DataFrame answers without Spark
+    types = dict(f.dtypes())  # Spark's simple type strings; held rows answer without Spark
     return {v: types[v] for v in f.variables}
 
 

@@ -337,6 +337,8 @@ def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data", relat
     if isinstance(data, pa.Table):
         return data
     if isinstance(data, Factor):
+        if data.relation.held:  # rows the driver holds: no Spark
+            return pa.table({c: a if a.ndim == 1 else list(a) for c, a in data.relation.arrays.items()})
         data = data.df
     # Before any duck typing: a Spark Connect DataFrame answers every attribute name with a Column.
     if is_dataframe(data):

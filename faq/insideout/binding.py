@@ -29,7 +29,6 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
-from faq.driver_copy import project_driver_copy
 from faq.errors import (
     ArityMismatchError,
     SemiringMismatchError,
@@ -87,7 +86,7 @@ def variable_types(query: FAQ, factors: Mapping[str, Factor], semiring: Semiring
             raise ArityMismatchError(factor=atom.factor, expected=len(factor.variables), found=len(atom.variables))
         if factor.semiring.name != semiring.name:
             raise SemiringMismatchError(what=f"factor {atom.factor!r}", expected=semiring.name, found=factor.semiring.name)
-        kinds = dict(factor.df.dtypes)  # (a held DataFrame answers without PySpark's types)
+        kinds = dict(factor.dtypes())  # (held rows answer without Spark)
         for column, var in zip(factor.variables, atom.variables):
             found = kinds[column]
             types.setdefault(var, {})[f"{atom.factor}.{column}"] = "bigint" if found in INTEGRAL_TYPES else found
@@ -121,9 +120,14 @@ def bind_atom(atom: Any, factor: Factor, types: Mapping[str, str]) -> Frame:
 
     from faq.spark import real_session
 
-    df = factor.df
-    real_session(df.sparkSession)  # the Columns below need a running session, which may not have started yet
+    # A step on the executors reads this atom: the Columns it builds need a running session, which may
+    # not have started yet (a deferred one, for rows the driver holds).
+    real_session(factor.session)
     first_column, repeats = _columns_of(atom, factor)
+    held = factor.relation.renamed({**first_column, VALUE_COLUMN: factor.value}) if factor.relation.held else None
+    if held is not None and not repeats and factor.relation.dataframe is None:
+        return Frame(variables=tuple(first_column), relation=held)  # rows only the driver holds: made when read
+    df = factor.df
     condition = None
     for column, var in repeats:  # repeated variable: keep the diagonal
         same = F.col(first_column[var]) == F.col(column)
@@ -135,14 +139,14 @@ def bind_atom(atom: Any, factor: Factor, types: Mapping[str, str]) -> Frame:
         for v, c in first_column.items()
     ]
     projected = df.select(*columns, F.col(factor.value).alias(VALUE_COLUMN))
-    if condition is None:  # a renaming of the factor's rows: the driver's copy, if any, still holds them
-        project_driver_copy(projected, df, {**first_column, VALUE_COLUMN: factor.value})
+    if held is not None and condition is None:  # a renaming: the driver's copy still holds its rows
+        return Frame(variables=tuple(first_column), relation=replace(held, dataframe=projected))
     return Frame(projected, tuple(first_column))
 
 
 def held_atom(atom: Any, factor: Factor, semiring: Semiring) -> Optional["Table"]:
     """One atom as a numpy :class:`~faq.joins.local.Table` from the rows the driver holds
-    (:mod:`faq.driver_copy`), as :func:`bind_atom` would give them; None when it holds none.
+    (:attr:`Factor.relation`), as :func:`bind_atom` would give them; None when it holds none.
 
     No Spark call: an in-process step reads its inputs this way.
 
@@ -358,7 +362,7 @@ def plan_for(
     types = variable_types(query, factors, ring)
     stats = factor_statistics(query, factors) if detailed else {}
     sizes = None if detailed else statistics(query, factors)
-    spark = next(iter(factors.values())).df.sparkSession if factors else None
+    spark = next(iter(factors.values())).session if factors else None
     if environment is None:
         environment = session_environment(spark) if spark is not None else Environment()
     if placement is not None:

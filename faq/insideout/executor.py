@@ -44,8 +44,8 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Un
 
 import numpy as np
 
-from faq.driver_copy import held_dataframe, keep_driver_copy, project_driver_copy
 from faq.factor import VALUE, Factor
+from faq.relation import Relation
 from faq.insideout.binding import (
     bind_atom,
     held_atom,
@@ -186,20 +186,17 @@ def execute(
             # Consumed intermediates are no longer needed: release them now (inputs are not ours).
             for r in step.inputs:
                 consumed = relations.pop(r)
-                if isinstance(consumed, Frame):
-                    scope.release(consumed.df)
+                if isinstance(consumed, Frame) and consumed.relation.dataframe is not None:
+                    scope.release(consumed.relation.dataframe)  # (held rows own no cache)
     out_value = VALUE if VALUE not in plan.free else "__value"
     result = relations[plan.result.id]
     if isinstance(result, Held):
         make = _Answer(spark, result.table, plan, semiring, out_value)
         return QueryResult(None, plan, step_rows, time.perf_counter() - started, scope, notes, result.table, make)
     else:
-        from pyspark.sql import functions as F  # only here: a plan run in-process loads no PySpark
-
-        out_df = result.df.select(*plan.free, F.col(VALUE_COLUMN).alias(out_value))
-        if not plan.free:  # a scalar the last step holds on the driver stays held (Factor.scalar runs no job)
-            project_driver_copy(out_df, result.df, {out_value: VALUE_COLUMN})
-    factor = Factor(df=out_df, variables=tuple(plan.free), semiring=semiring, value=out_value, name="result")
+        # A renaming: a scalar the last step holds on the driver stays held (Factor.scalar runs no job).
+        rows = result.relation.renamed({**{v: v for v in plan.free}, out_value: VALUE_COLUMN})
+    factor = Factor(relation=rows, variables=tuple(plan.free), semiring=semiring, value=out_value, name="result")
     return QueryResult(factor, plan, step_rows, time.perf_counter() - started, scope, notes)
 
 
@@ -244,10 +241,10 @@ def _run_step(
             else:  # at most one row: one job brings it to the driver, which holds it from then on
                 held = [row[0] for row in df.collect()]
         if held is not None:
-            df, rows = _held_scalar(product.df.sparkSession, held, semiring), len(held)
+            df, rows = _held_scalar(product.relation.spark_session, held, semiring), len(held)
     if progress:
         progress(StepEvent("done", step.index, total, description, rows, time.perf_counter() - t0, product.note))
-    return Frame(df, out_vars, product.note), rows
+    return Frame(variables=out_vars, note=product.note, relation=Relation.of(df, (*out_vars, VALUE_COLUMN))), rows
 
 
 @dataclass(frozen=True)
@@ -261,45 +258,46 @@ class _Answer:
     value: str
 
     def __call__(self) -> Factor:
-        df = _local_dataframe(self.spark, self.table, self.plan, self.semiring, value_name=self.value)
-        return Factor(df=df, variables=tuple(self.plan.free), semiring=self.semiring, value=self.value, name="result")
+        rows = _held_rows(self.spark, self.table, self.plan, self.semiring, value_name=self.value)
+        return Factor(relation=rows, variables=tuple(self.plan.free), semiring=self.semiring, value=self.value,
+                      name="result")
 
 
 def _as_frames(step: Any, relations: dict, spark: "SparkSession", plan: Plan) -> dict:
-    """``relations`` with the in-process outputs a Spark step reads turned into DataFrames
-    (local relations whose rows the driver keeps holding)."""
+    """``relations`` with the in-process outputs a Spark step reads turned into frames (their rows
+    still held by the driver; the DataFrame made when the step reads it)."""
     needed = [*step.inputs, *(i.relation for i in step.indicators)]
     for r in needed:
         held = relations[r]
         if isinstance(held, Held) and held.frame is not None:
             relations[r] = held.frame()
         elif isinstance(held, Held):
-            df = _local_dataframe(spark, held.table, plan, get_semiring(plan.semiring), value_name=VALUE_COLUMN,
-                                  variables=held.table.variables)
-            relations[r] = Frame(df, tuple(held.table.variables), held.note)
+            rows = _held_rows(spark, held.table, plan, get_semiring(plan.semiring), value_name=VALUE_COLUMN,
+                              variables=held.table.variables)
+            relations[r] = Frame(variables=tuple(held.table.variables), note=held.note, relation=rows)
     return relations
 
 
-def _local_dataframe(
+def _held_rows(
     spark: "SparkSession", table: Table, plan: Plan, semiring: Semiring, value_name: str,
     variables: Optional[Sequence[str]] = None,
-) -> "DataFrame":
-    """A table the driver holds as a DataFrame (keys typed as the plan's variables, then the value as
-    ``value_name``): held (:func:`faq.driver_copy.held_dataframe`), so reading it back runs no job and
-    Spark gets the rows only when a job needs them."""
+) -> Relation:
+    """A table the driver holds as a Relation (keys typed as the plan's variables, then the value as
+    ``value_name``): reading it back runs no job, and Spark gets the rows (:attr:`Relation.frame`)
+    only when a job needs them."""
     variables = tuple(plan.free if variables is None else variables)
     known = {"bigint", "double", "boolean", "string"}
     types = {v: plan.variable_types[v] for v in variables if plan.variable_types.get(v) in known}
     columns = {v: np.asarray(table.keys[v]) for v in variables}
     columns[value_name] = as_values(semiring, table.values)
     types[value_name] = semiring.value_type
-    return held_dataframe(spark, columns, types)
+    return Relation.from_arrays(columns, types, spark)
 
 
 def _session_of(frames: Mapping[str, Union[Frame, Held]]) -> "SparkSession":
     for frame in frames.values():
         if isinstance(frame, Frame):
-            return frame.df.sparkSession
+            return frame.relation.spark_session
     from faq.spark import get_session
 
     return get_session()
@@ -347,11 +345,10 @@ def _combined_on_driver(product: Frame, aggregation: Optional[Aggregation], semi
     return [] if is_zero else [total]
 
 
-def _held_scalar(spark: "SparkSession", held: list, semiring: Semiring) -> "DataFrame":
-    """A step's output onto no variable (``held``: its value, or none) as a local relation whose
-    rows the driver holds (:mod:`faq.driver_copy`): no cache to own, and reading it runs no job."""
-    df = spark.createDataFrame([(v,) for v in held], f"{VALUE_COLUMN} {semiring.value_type}")
-    return keep_driver_copy(df, {VALUE_COLUMN: as_values(semiring, held)})
+def _held_scalar(spark: "SparkSession", held: list, semiring: Semiring) -> Relation:
+    """A step's output onto no variable (``held``: its value, or none) as rows the driver holds: no cache
+    to own, reading it runs no job, and a DataFrame is made only if a later step on Spark reads it."""
+    return Relation.from_arrays({VALUE_COLUMN: as_values(semiring, held)}, {VALUE_COLUMN: semiring.value_type}, spark)
 
 
 def evaluate(
@@ -417,7 +414,7 @@ def evaluate(
     # answer is materialised (or failed) when the scope closes.
     with Scope() as inputs:
         kept = dict(factors)
-        spark = next(iter(factors.values())).df.sparkSession if factors else None
+        spark = next(iter(factors.values())).session if factors else None
         environment = session_environment(spark) if spark is not None and plan is None else None
         if environment is not None and placement is not None:
             environment = replace(environment, placement=checked(placement))
@@ -429,7 +426,7 @@ def evaluate(
         for name in _used_twice(query):
             # (A DataFrame the caller cached already is left alone, and not released by us.)
             if name in kept and not kept[name].relation.held and not _is_cached(kept[name].df):
-                kept[name] = replace(kept[name], df=inputs.persist(kept[name].df))
+                kept[name] = kept[name].with_df(inputs.persist(kept[name].df))
         frames = _bound(query, kept, ring)  # every check, before any Spark job
         if plan is None:
             # One factor left in Spark, too large to fetch: the whole plan may run in its tasks.

@@ -85,11 +85,9 @@ def fetched(factor: Factor, limit: int) -> Factor:
     """``factor`` with its rows held on the driver when it has at most ``limit`` rows (one Spark job,
     an Arrow collect, which also counts it), else as it is; a factor held already is returned as it is.
 
-    The rows are fetched onto a new DataFrame object (a renaming of the
-    factor's columns), so the caller's own DataFrame carries no record and a
-    later call reads its source afresh.
+    The fetched rows live in the new factor's :class:`~faq.relation.Relation` (beside the DataFrame
+    they came from): the caller's factor is unchanged, and a later call reads its source afresh.
     """
-    from faq.driver_copy import keep_driver_copy
     from faq.joins.local import Table
 
     if factor.relation.held:
@@ -99,4 +97,5 @@ def fetched(factor: Factor, limit: int) -> Factor:
     if table is None or any(table.column(c).null_count for c in columns):
         return factor  # large, or with nulls the Spark joins leave out: read by Spark
     arrays = {c: Table.column_array(table.column(c)) for c in columns}
-    return replace(factor, df=keep_driver_copy(factor.df.select(*columns), arrays))
+    rows = Relation(tuple(columns), data=arrays, dataframe=factor.df)
+    return replace(factor, relation=rows)

@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
-from faq.driver_copy import driver_copy
 from faq.events import ProgressEvent
 from faq.joins import VALUE_COLUMN, Aggregation, Frame
 from faq.joins.local import Table, join_local
@@ -120,13 +119,13 @@ def run_in_process(plan: "Plan", tables: Mapping[str, Table], semiring: Semiring
 
 def as_table(relation: Union[Frame, Table, Held], semiring: Semiring) -> Table:
     """A relation as a numpy table: an in-process output as it is, a frame from the rows the
-    driver holds (:mod:`faq.driver_copy`), else collected (one Spark job; the plan bounded it)."""
+    driver holds (:attr:`Frame.held`), else collected (one Spark job; the plan bounded it)."""
     if isinstance(relation, Held):
         return relation.table
     if isinstance(relation, Table):
         return relation
-    copy = driver_copy(relation.df)
-    if copy is not None and all(v in copy for v in relation.variables) and VALUE_COLUMN in copy:
+    copy = relation.held
+    if copy is not None:
         return Table(relation.variables, {v: copy[v] for v in relation.variables},
                      as_values(semiring, copy[VALUE_COLUMN]))
     arrow = relation.df.select(*relation.variables, VALUE_COLUMN).toArrow()

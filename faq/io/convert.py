@@ -35,8 +35,9 @@ from faq.io._common import COL, ROW, check_variables, driver_session, resolve_va
 from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
+    from faq.relation import Relation
     import pandas as pd
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
 
 # --- into factors ----------------------------------------------------------------------------
@@ -324,7 +325,7 @@ def to_scipy(factor: Factor, shape: tuple[int, int] | None = None, max_rows: int
     if len(factor.variables) != 2:
         raise NotAMatrixError(factor=factor.name, reason=f"it has {len(factor.variables)} variable(s)")
     for v in factor.variables:
-        kind = factor.df.schema[v].dataType.simpleString()
+        kind = dict(factor.dtypes())[v]
         if kind not in ("tinyint", "smallint", "int", "bigint"):
             raise NotAMatrixError(factor=factor.name, reason=f"variable {v!r} is {kind}, not an integer")
     held = _held_entries(factor)
@@ -397,19 +398,19 @@ def _numpy_type(semiring: Semiring):
 
 def _ship(pdf: "pd.DataFrame", variables: Sequence[str], semiring: Semiring, spark, name: str) -> Factor:
     """Driver-side index/value columns as a factor (its DataFrame made when Spark needs it)."""
-    return Factor(df=_held(spark, pdf, variables, semiring), variables=tuple(variables), semiring=semiring,
+    return Factor(relation=_held(spark, pdf, variables, semiring), variables=tuple(variables), semiring=semiring,
                   value=VALUE, name=name)
 
 
-def _held(spark, frame: "pd.DataFrame", variables: Sequence[str], semiring: Semiring) -> "DataFrame":
-    """``frame``'s columns ``variables`` and ``value`` as a DataFrame the driver holds
-    (:func:`faq.driver_copy.held_dataframe`): steps over the factor run in-process without fetching
+def _held(spark, frame: "pd.DataFrame", variables: Sequence[str], semiring: Semiring) -> "Relation":
+    """``frame``'s columns ``variables`` and ``value`` as rows the driver holds
+    (:meth:`faq.relation.Relation.from_arrays`): steps over the factor run in-process without fetching
     it, and Spark gets the rows (Arrow) only when a job needs them."""
-    from faq.driver_copy import held_dataframe
+    from faq.relation import Relation
 
     columns = {v: frame[v].to_numpy() for v in variables}
     columns[VALUE] = frame[VALUE].to_numpy().astype(_numpy_type(semiring), copy=False)
-    return held_dataframe(driver_session(spark), columns, {VALUE: semiring.value_type})
+    return Relation.from_arrays(columns, {VALUE: semiring.value_type}, driver_session(spark))
 
 
 def _held_entries(factor: Factor) -> "tuple[np.ndarray, np.ndarray, np.ndarray] | None":

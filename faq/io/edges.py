@@ -74,6 +74,7 @@ from faq.io.local_edges import (
 from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
+    from faq.relation import Relation
     import numpy as np
     from pyspark.sql import Column, DataFrame, SparkSession
 
@@ -190,8 +191,11 @@ def read_edge_list(
     if engine == "auto" and weight_column is None:
         arrays = read_edge_arrays(path)  # None: not a local file of the regular shape (a bad line raises)
         if arrays is not None:
+            from faq.relation import Relation
+
             edges = _local_edges(arrays, variables, semiring, self_loops, duplicates, undirected, spark)
-            return Factor(df=edges, variables=variables, semiring=semiring, value=VALUE, name=name or default_name(path))
+            return Factor(relation=Relation.of(edges, (*variables, VALUE)), variables=variables, semiring=semiring,
+                          value=VALUE, name=name or default_name(path))
     with malformed_if_unreadable(path):  # Spark reads the file in the scan: a truncated .gz fails there
         lines = _data_lines(spark_read(path, session(spark).read.text))  # Spark's text reader handles .gz
         # Columns only now: a classic Column needs a running SparkContext, which the read above starts.
@@ -303,8 +307,9 @@ def _local_edges(
     duplicates: str,
     undirected: bool,
     spark: "SparkSession | None",
-) -> "DataFrame":
-    """:func:`_shape_graph` of unweighted edges read on the driver: the same options, in numpy."""
+) -> "DataFrame | Relation":
+    """:func:`_shape_graph` of unweighted edges read on the driver: the same options, in numpy (the rows held,
+    their DataFrame made only if a step needs Spark; with ``duplicates="sum"``, Spark's aggregate)."""
     import numpy as np
 
     src, dst = arrays
@@ -327,12 +332,12 @@ def _local_edges(
         return _shape_graph(dataframe(), variables, semiring, False, "keep", "sum", False)
     # The driver has the rows: statistics and in-process steps read them without a Spark job, and the
     # DataFrame (a Parquet file for Spark to read) is made only if a step on the executors needs it.
-    from faq.driver_copy import held_dataframe
+    from faq.relation import Relation
     from faq.semirings.numpy_backend import NUMPY_DTYPES
 
     one = np.full(len(src), semiring.one, dtype=NUMPY_DTYPES[semiring.value_type])
-    return held_dataframe(spark, {u: src, v: dst, VALUE: one}, {u: "bigint", v: "bigint", VALUE: semiring.value_type},
-                          make=dataframe)
+    return Relation.from_arrays({u: src, v: dst, VALUE: one}, {u: "bigint", v: "bigint", VALUE: semiring.value_type},
+                                spark, make=dataframe)
 
 
 def _parquet_edges(table, path: str, variables: tuple[str, ...], semiring: Semiring, weight_column: int | None,

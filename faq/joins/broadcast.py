@@ -37,7 +37,6 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 import numpy as np
 
-from faq.driver_copy import driver_copy
 from faq.hypergraph.shares import format_bytes
 from faq.joins.compiled import for_tasks
 from faq.joins.frame import VALUE_COLUMN, Aggregation
@@ -169,10 +168,10 @@ def _collect(df: "DataFrame", arity: int, valued: bool, semiring: Semiring) -> t
 def _gathered(use: Use, semiring: Semiring) -> tuple[tuple[list[np.ndarray], Optional[np.ndarray]], bool]:
     """(the use's key columns in attribute order and values, whether the driver held them).
 
-    Rows the driver already holds (:mod:`faq.driver_copy`: an edge list
+    Rows the driver already holds (:attr:`Frame.held`: an edge list
     read and cleaned there) are taken as they are; others are collected.
     """
-    copy = driver_copy(use.frame.df)
+    copy = use.frame.held
     if copy is None:
         return _collect(normalised(use), len(use.attributes), use.valued, semiring), False
     keys = [np.asarray(copy[a], dtype=np.int64) for a in use.attributes]

@@ -13,10 +13,12 @@ Examples
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
+
+    from faq.relation import Relation
 
     from faq.semirings import Semiring
 
@@ -25,15 +27,19 @@ if TYPE_CHECKING:
 VALUE_COLUMN = "__v"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Frame:
-    """A DataFrame whose columns are ``variables`` (named as query variables) and :data:`VALUE_COLUMN`.
+    """Rows whose columns are ``variables`` (named as query variables) and :data:`VALUE_COLUMN`.
 
-    ``note`` is a join's account of how it made the frame (strategy, index
-    size, whether it aggregated inside its tasks); empty for inputs.
+    The rows are a :class:`~faq.relation.Relation` (``relation``): a Spark
+    DataFrame, or numpy columns the driver holds (an input factor's, an
+    in-process step's output) whose DataFrame (:attr:`df`) is made only when
+    a step on the executors reads it.  ``note`` is a join's account of how it
+    made the frame (strategy, index size, whether it aggregated inside its
+    tasks); empty for inputs.
     """
 
-    df: "DataFrame"
+    relation: "Relation"
     variables: tuple[str, ...]
     note: str = ""
     #: Partial aggregates onto no variable: a row per task (more only where an int64 sum nears
@@ -42,6 +48,27 @@ class Frame:
     #: The rows are one per key of ``variables``, fully ⊕-combined (the partitioned strategy's cells
     #: when every split variable is kept): the caller's group-by would change nothing.
     combined: bool = False
+
+    def __init__(self, df: Any = None, variables: Sequence[str] = (), note: str = "", task_partials: bool = False,
+                 combined: bool = False, *, relation: "Relation | None" = None) -> None:
+        from faq.relation import Relation
+
+        variables = tuple(variables)
+        if df is not None or relation is None:  # dataclasses.replace(frame, df=...) passes the old relation too
+            relation = Relation.of(df, (*variables, VALUE_COLUMN))
+        for attribute, given in (("relation", relation), ("variables", variables), ("note", note),
+                                 ("task_partials", task_partials), ("combined", combined)):
+            object.__setattr__(self, attribute, given)
+
+    @property
+    def df(self) -> "DataFrame":
+        """The rows as a Spark DataFrame (held rows: made on the first call)."""
+        return self.relation.frame
+
+    @property
+    def held(self) -> "Optional[Mapping[str, Any]]":
+        """The driver's numpy columns of the rows (variables and :data:`VALUE_COLUMN`), or None."""
+        return self.relation.arrays
 
 
 @dataclass(frozen=True)

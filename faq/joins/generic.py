@@ -255,7 +255,7 @@ def generic_join(
 def _spark_of(relations: Sequence[Frame], indicators: Sequence[Frame]) -> "SparkSession":
     """The session of the first relation or indicator (none: the default session)."""
     for r in (*relations, *indicators):
-        return r.df.sparkSession
+        return r.relation.spark_session
     from faq.spark import get_session
 
     return get_session()

@@ -269,8 +269,8 @@ def row_values(ring: "ArraySemiring", features: Sequence[Feature], columns: Mapp
 
 def _lifted_pandas(table: Any, atom: Any, keys: Mapping[str, str], features: Sequence[Feature],
                    ring: "ArraySemiring", name: str, spark: Any) -> LiftedFactor:
-    from faq.driver_copy import held_dataframe
     from faq.factor import VALUE, Factor
+    from faq.relation import Relation
     from faq.joins.local import aggregate_rows
     from faq.semirings.numpy_backend import numpy_ops
     from faq.spark import session_for_driver_data
@@ -303,8 +303,8 @@ def _lifted_pandas(table: Any, atom: Any, keys: Mapping[str, str], features: Seq
         ddl = ", ".join(f"`{c}` {t}" for c, t in types.items())
         return real_session(session).createDataFrame(data, ddl)
 
-    df = held_dataframe(session, columns, types, make=make)
-    factor = Factor(df=df, variables=tuple(atom.variables), semiring=ring, value=VALUE, name=name)
+    held = Relation.from_arrays(columns, types, session, make=make)
+    factor = Factor(relation=held, variables=tuple(atom.variables), semiring=ring, value=VALUE, name=name)
     return LiftedFactor(factor, str(atom), tuple(features), rows, len(combined), int(rows - len(frame)))
 
 

@@ -142,13 +142,13 @@ class DriverFixpoint:
     def state(self) -> Factor:
         """The answer on Spark, made on first use after a change (one DataFrame from the driver's rows)."""
         if self._factor is None:
-            from faq.driver_copy import held_dataframe
-            from faq.spark import session_for_driver_data
+            from faq.relation import Relation
 
             table = self.table()  # held: Spark makes the DataFrame only when a job needs it
-            df = held_dataframe(session_for_driver_data(), {c: table.column(c).to_numpy() for c in (NODE, VALUE)},
-                                {NODE: "bigint", VALUE: self.semiring.value_type})
-            self._factor = Factor(df=df, variables=(NODE,), semiring=self.semiring, value=VALUE, name=f"{self.name}*")
+            rows = Relation.from_arrays({c: table.column(c).to_numpy() for c in (NODE, VALUE)},
+                                        {NODE: "bigint", VALUE: self.semiring.value_type})
+            self._factor = Factor(relation=rows, variables=(NODE,), semiring=self.semiring, value=VALUE,
+                                  name=f"{self.name}*")
         return self._factor
 
     @property

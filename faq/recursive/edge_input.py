@@ -39,13 +39,10 @@ CHANGE_COLUMNS = (SRC, DST, WEIGHT, VALUE, DIFF, SEQ)
 
 def row_count(data: Any) -> int:
     """Rows of an edges-like input (a count job for Spark data; none for rows the driver holds)."""
-    from faq.driver_copy import rows_held
-
     if isinstance(data, Factor):
-        data = data.df
+        return data.count()  # none for rows the driver holds
     if is_dataframe(data):
-        held = rows_held(data)
-        return data.count() if held is None else held
+        return data.count()
     if hasattr(data, "num_rows"):
         return int(data.num_rows)
     try:
@@ -66,9 +63,7 @@ def node_array(nodes: Any) -> np.ndarray:
 
 def _held_columns(edges: Factor) -> Optional[tuple[np.ndarray, np.ndarray, np.ndarray]]:
     """``(src, dst, weight)`` of a binary factor whose rows the driver holds (scalar values), else None."""
-    from faq.driver_copy import driver_copy
-
-    copy = driver_copy(edges.df)
+    copy = edges.relation.arrays
     if copy is None or len(edges.variables) != 2 or edges.value not in copy or np.ndim(copy[edges.value]) != 1:
         return None
     u, v = edges.variables

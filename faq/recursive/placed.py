@@ -127,6 +127,6 @@ def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components:
     if answer is None:
         return None, f"{reason}; {how}: Spark rounds"
     name = f"{edges.name}-components" if components else f"{edges.name}*"
-    factor = Factor(df=answer_frame(edges.df.sparkSession, answer, semiring), variables=(NODE,), semiring=semiring,
+    factor = Factor(df=answer_frame(edges.session, answer, semiring), variables=(NODE,), semiring=semiring,
                     value=VALUE, name=name)
     return FixpointResult(factor=factor, iterations=answer.iterations, seconds=0.0, edges=answer.edges), f"{reason}; {how}"

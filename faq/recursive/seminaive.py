@@ -301,7 +301,7 @@ def fixpoint(
     """
     semiring = check_semiring(semiring if semiring is not None else edges.semiring)
     check_iterations(max_iterations)
-    spark = edges.df.sparkSession
+    spark = edges.session
     report = reporter(progress)
     started = time.perf_counter()
     cached = is_cached(edges.df)
@@ -400,7 +400,7 @@ def paths_on_spark(
     """
     semiring = check_semiring(semiring)
     check_binary(edges)
-    spark = edges.df.sparkSession
+    spark = edges.session
     return fixpoint(
         edges,
         source_seed(spark, source, semiring),
@@ -453,7 +453,7 @@ def node_frame(edges: Factor, nodes: Union["DataFrame", Iterable[int], None] = N
         edges.df.select(F.col(v).cast("bigint").alias(NODE))
     )
     if nodes is not None:
-        spark = edges.df.sparkSession
+        spark = edges.session
         if not is_dataframe(nodes):
             nodes = spark.createDataFrame([(int(n),) for n in nodes], f"{NODE} bigint")
         ends = ends.unionByName(nodes.select(F.col(nodes.columns[0]).cast("bigint").alias(NODE)))
@@ -491,7 +491,7 @@ def components_on_spark(
 
     check_binary(edges)
     check_iterations(max_iterations)
-    spark = edges.df.sparkSession
+    spark = edges.session
     report = reporter(progress)
     started = time.perf_counter()
     with Scope() as edges_scope:  # the symmetric edges, released after the run

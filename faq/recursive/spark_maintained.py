@@ -184,7 +184,7 @@ class SparkFixpoint(FixpointProblem, Owner):
         check_binary(edges)
         self._define(semiring, source, components, default_weight, max_iterations)
         self._progress = reporter(progress)
-        self._spark = edges.df.sparkSession
+        self._spark = edges.session
         self._budget = budget  # the driver's for the values of a from-scratch solve (None: the session's)
         self.name = edges.name
         self._known_sources: Optional[list] = None
