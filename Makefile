@@ -21,7 +21,7 @@ WARM := faq/joins/__pycache__/.faq-warm
 WARM_SOURCES := faq/joins/compiled_loop.py faq/joins/compiled.py faq/joins/warm.py \
 	faq/incremental/delta_loop.py faq/incremental/rule_kernel.py faq/incremental/warm.py faq/asof/kernel.py \
 	faq/asof/side.py faq/asof/search_loop.py faq/asof/search_step.py faq/asof/warm.py faq/graphs/truss.py faq/graphs/truss_index.py \
-	faq/graphs/truss_repair.py faq/warm.py
+	faq/graphs/truss_repair.py faq/warm.py faq/calibration.py
 DEMO_OUT := build/demo
 
 .PHONY: help demo test java venv bench-deps clean distclean

@@ -21,6 +21,7 @@ settings it was given.
 ``spark.faq.inTasks``           when a plan may run in the tasks of its one large input (:func:`in_tasks`)
 ``spark.faq.compaction``        where a maintained index folds its overlay (:func:`compaction_mode`)
 ``spark.faq.checkWorkers``      probe the workers' Python first (:func:`check_workers`)
+``$FAQ_CALIBRATION``            where this machine's calibration is stored (:func:`calibration_path`)
 ==============================  ==========================================================
 
 Examples
@@ -51,7 +52,7 @@ __all__ = [
     "PLACEMENTS", "AUTO", "DRIVER", "EXECUTORS", "checked", "requested", "requested_placement",
     "parse_size", "setting", "placement_setting", "local_memory", "fetch_memory", "local_rows", "index_memory",
     "machine_index_memory", "machine_memory", "driver_index_memory", "index_dir", "index_build", "in_tasks",
-    "compaction_mode", "check_workers", "worker_python", "shuffle_partitions",
+    "compaction_mode", "check_workers", "worker_python", "shuffle_partitions", "calibration_path",
 ]
 
 #: The placements a user may ask for: ``auto`` (by :func:`choose`), ``driver``, ``executors``.
@@ -393,3 +394,18 @@ def worker_python(spark: "SparkSession") -> Optional[str]:
 def shuffle_partitions(spark: "SparkSession") -> int:
     """``spark.sql.shuffle.partitions`` (at least 1): the tasks one shuffle makes."""
     return max(1, int(setting(spark, "spark.sql.shuffle.partitions") or 200))
+
+
+def calibration_path() -> str:
+    """Where :mod:`faq.calibration` stores this machine's rates: ``$FAQ_CALIBRATION`` when set (empty: no
+    calibration is read or written), else ``calibration.json`` in the user's cache directory
+    (``$XDG_CACHE_HOME/faq``, default ``~/.cache/faq``).
+
+    >>> calibration_path().endswith("calibration.json") or calibration_path() == ""
+    True
+    """
+    given = os.environ.get("FAQ_CALIBRATION")
+    if given is not None:
+        return given
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "faq", "calibration.json")

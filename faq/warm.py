@@ -27,6 +27,10 @@ the kernel's own file only, so in a clone where
 ``faq/incremental/__pycache__/delta_loop.*`` (an install from a wheel
 writes every file anew, which numba notices).
 
+Then it measures this machine's rates for the cost models that choose
+where a step on Spark data runs (:mod:`faq.calibration`; skipped with
+``--no-calibrate``): it starts Spark, so it takes 20-40 s more.
+
 Examples
 --------
 >>> from faq.warm import ENTRY_POINTS
@@ -44,7 +48,7 @@ import sys
 import time
 from typing import Optional, Sequence
 
-__all__ = ["ENTRY_POINTS", "command", "warm_all", "main"]
+__all__ = ["ENTRY_POINTS", "command", "warm_all", "calibrate", "main"]
 
 #: The modules that compile faq's numba kernels when run with ``python -m``, in the order they run:
 #: the broadcast task's loop first (the delta loop calls its helpers), then the delta rules' loop,
@@ -96,6 +100,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         description="Compile faq's numba kernels into numba's on-disk cache (once after installing; "
                     "about half a minute to a minute on two cores), so that no job compiles them.")
     parser.add_argument("--list", action="store_true", help="print the modules run, one a line, and exit")
+    parser.add_argument("--no-calibrate", action="store_true",
+                        help="skip measuring this machine's rates for the cost models (python -m faq.calibration, "
+                             "which starts Spark: 20-40 s)")
     args = parser.parse_args(argv)
     if args.list:
         print("\n".join(ENTRY_POINTS))
@@ -108,7 +115,27 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
               "that needs them", file=sys.stderr)
         return 1
     print(f"faq: numba kernels of {len(statuses)} modules ready ({time.perf_counter() - started:.1f} s)")
+    if not args.no_calibrate:
+        calibrate()
     return 0
+
+
+def calibrate() -> int:
+    """Measure and store this machine's rates (:mod:`faq.calibration`) in a fresh interpreter; its exit status.
+
+    A failure (no Java, a session that cannot start) is reported and leaves the cost models' constants as
+    fitted: it fails nothing else.
+    """
+    started = time.perf_counter()
+    sys.stdout.flush()
+    status = subprocess.run([*command("faq.calibration"), "--repeat", "5"], check=False,
+                            stdout=subprocess.DEVNULL).returncode
+    if status != 0:
+        print("faq: calibrating this machine failed (see above); plans are priced with the constants as fitted",
+              file=sys.stderr)
+    else:
+        print(f"faq: this machine's rates measured for the cost models ({time.perf_counter() - started:.1f} s)")
+    return status
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ spark-window: est ... s; executors (per-partition kernel): est ... s; driver: es
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Mapping, NamedTuple, Optional
 
 __all__ = ["WAYS", "LABELS", "FIXED_SECONDS", "SECONDS_PER_CELL", "Priced", "cells", "price", "cheapest",
            "describe"]
@@ -88,6 +88,10 @@ SECONDS_PER_CELL = {
 }
 
 
+#: The rate of :mod:`faq.calibration` that each way's per-cell constant stands for.
+CELL_RATES = {"spark-window": "spark_scan", "executors": "in_process", "driver": "fetch"}
+
+
 class Priced(NamedTuple):
     """One way's price: estimated ``seconds`` (``inf`` when a size is unknown), ``refused`` (why it may
     not run, "" when it may) and ``detail`` (what the plan says beside the price)."""
@@ -109,9 +113,11 @@ def cells(left_rows: float, right_rows: float, left_columns: int, right_columns:
 
 
 def price(left_rows: float, right_rows: float, left_columns: int, right_columns: int, keys: int = 1, *,
-          driver: str = "", executors: str = "", window: str = "") -> dict[str, Priced]:
+          driver: str = "", executors: str = "", window: str = "",
+          scales: Optional[Mapping[str, float]] = None) -> dict[str, Priced]:
     """Each way's estimated seconds for inputs of these sizes; ``driver``, ``executors``, ``window``: why
-    that way may not run ("" when it may).
+    that way may not run ("" when it may); ``scales``: this machine's calibration
+    (:meth:`faq.calibration.Calibration.scales`; default: the constants as fitted).
 
     Parameters
     ----------
@@ -123,6 +129,10 @@ def price(left_rows: float, right_rows: float, left_columns: int, right_columns:
         Key columns (``by``).
     driver, executors, window : str
         Why that way is refused ("" when it may run).
+    scales : mapping of str to float, optional
+        Each way's fixed cost is a Spark job's (``spark_job``); its per-cell rate Spark's operators'
+        (``spark_scan``, the window), faq's kernels' (``in_process``, the per-partition kernel) or the
+        fetch's (``fetch``, the driver: mostly moving the rows).
 
     Returns
     -------
@@ -139,9 +149,12 @@ def price(left_rows: float, right_rows: float, left_columns: int, right_columns:
     """
     n = cells(left_rows, right_rows, left_columns, right_columns, keys)
     refusals = {"spark-window": window, "executors": executors, "driver": driver}
+    scale = dict(scales or {})
     out = {}
     for way in WAYS:
-        seconds = FIXED_SECONDS[way] + SECONDS_PER_CELL[way] * n if math.isfinite(n) else math.inf
+        fixed = FIXED_SECONDS[way] * scale.get("spark_job", 1.0)
+        per_cell = SECONDS_PER_CELL[way] * scale.get(CELL_RATES[way], 1.0)
+        seconds = fixed + per_cell * n if math.isfinite(n) else math.inf
         detail = f"fetch {_count(left_rows + right_rows)} rows" if way == "driver" else ""
         out[way] = Priced(seconds, refusals[way], detail)
     return out

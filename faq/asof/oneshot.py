@@ -264,6 +264,8 @@ def _priced_plan(left: Any, right: Any, requested: Optional[str], spark: Any, op
     """
     from faq.asof import costs
     from faq.asof.spark_window import unsupported
+    from faq.calibration import current as current_calibration
+    from faq.calibration import describe as describe_calibration
     from faq.settings import placement_setting
 
     requested = requested or placement_setting(spark)
@@ -272,11 +274,13 @@ def _priced_plan(left: Any, right: Any, requested: Optional[str], spark: Any, op
     window = unsupported(options["direction"], options["allow_exact_matches"], options["tolerance"],
                          left.schema[options["on"]].dataType, right.schema[options["on"]].dataType) or ""
     refused_driver = "" if where == DRIVER else ("placement=executors" if requested == "executors" else why)
+    calibration = current_calibration()
     priced = costs.price(rows["left"], rows["right"], len(left.columns), len(right.columns), len(options["by"]),
-                         driver=refused_driver, window=window)
+                         driver=refused_driver, window=window, scales=calibration.scales())
     way = DRIVER if requested == DRIVER else costs.cheapest(priced)
     where = DRIVER if way == DRIVER else "executors"
-    return way, f"as-of join on the {where} ({costs.LABELS[way]}): {why}; priced: " + costs.describe(priced, way)
+    return way, (f"as-of join on the {where} ({costs.LABELS[way]}): {why}; priced: {costs.describe(priced, way)}; "
+                 f"{describe_calibration(calibration)}")
 
 
 def _rows(left: Any, right: Any, count: bool) -> dict[str, float]:

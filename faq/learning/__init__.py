@@ -321,6 +321,8 @@ def _priced(parsed: Any, features: Sequence[Any], tables: dict, needed: dict, sp
     """
     from dataclasses import replace
 
+    from faq.calibration import current as current_calibration
+    from faq.calibration import describe as describe_calibration
     from faq.insideout.binding import session_environment
     from faq.learning import costs
     from faq.learning.spark_sql import atom_labels, table_statistics
@@ -344,11 +346,14 @@ def _priced(parsed: Any, features: Sequence[Any], tables: dict, needed: dict, sp
     allowed: Optional[list[str]] = ["in-tasks", "spark-sql"] if chosen == "executors" else None
     if sizes.big is not None and environment.in_tasks == "always":  # spark.faq.inTasks=always: in tasks
         allowed = ["in-tasks"]
+    calibration = current_calibration()
+    sizes = replace(sizes, scales=calibration.scales())
     prices = costs.priced(sizes)
     best = costs.chosen(prices, allowed)
     stays = ("placement=executors" if chosen == "executors" else "too large to fetch to the driver"
              if math.isinf(prices[0].seconds) else "cheaper than fetching it, as priced")
-    return _Priced(best.plan, costs.price_lines(prices, best, _why(chosen, allowed)), rows, sizes.big, stays)
+    lines = (*costs.price_lines(prices, best, _why(chosen, allowed)), f"priced with {describe_calibration(calibration)}")
+    return _Priced(best.plan, lines, rows, sizes.big, stays)
 
 
 class _Priced(NamedTuple):

@@ -22,7 +22,10 @@ width, the keys a factorized plan joins, the flat join's rows
 (:func:`join_rows`: the textbook estimate from the tables' rows and their
 join keys' distinct counts) -- with constants
 measured on a 2-core machine (see each constant), divided by the cores
-Spark uses where the work runs in its tasks.  They are estimates for
+Spark uses where the work runs in its tasks, and scaled by this machine's
+calibration where one is stored (:mod:`faq.calibration`: a Spark job's fixed
+cost, Spark's per-value rate, the fetch's and numpy's, each over the rate
+measured where the constants were fitted; ``Sizes.scales``).  They are estimates for
 choosing, not promises: every plan's price and the choice are written in the
 answer's notes (``explain``).
 
@@ -43,7 +46,7 @@ Examples
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
 __all__ = ["TableSize", "Sizes", "Price", "priced", "chosen", "join_rows", "ring_width", "price_lines",
@@ -155,6 +158,13 @@ class Sizes:
     features: int
     parallelism: int
     big: Optional[str]
+    #: This machine's rates over the fitted constants' (:meth:`faq.calibration.Calibration.scales`); a rate
+    #: missing is 1 (the constant as fitted).
+    scales: Mapping[str, float] = field(default_factory=dict)
+
+    def scale(self, rate: str) -> float:
+        """The factor on a constant standing for ``rate`` (:data:`faq.calibration.RATES`)."""
+        return self.scales.get(rate, 1.0)
 
 
 @dataclass(frozen=True)
@@ -194,8 +204,8 @@ def driver_price(sizes: Sizes) -> Price:
     rows = sum(t.rows for t in sizes.tables)
     keys = sum(t.joined for t in sizes.tables)
     w = ring_width(sizes.features)
-    seconds = (DRIVER_SECONDS + values * FETCH_SECONDS_PER_VALUE + rows * w * LIFT_SECONDS_PER_VALUE
-               + keys * w * JOIN_SECONDS_PER_VALUE)
+    seconds = (DRIVER_SECONDS * sizes.scale("spark_job") + values * FETCH_SECONDS_PER_VALUE * sizes.scale("fetch")
+               + (rows * w * LIFT_SECONDS_PER_VALUE + keys * w * JOIN_SECONDS_PER_VALUE) * sizes.scale("in_process"))
     return Price("driver", seconds, f"fetch {_count(rows)} rows, {_count(values)} values; lift {_count(rows)} rows "
                                     f"× {w} doubles; join {_count(keys)} keys")
 
@@ -208,10 +218,14 @@ def in_tasks_price(sizes: Sizes) -> Price:
     others = [t for t in sizes.tables if t is not big]
     w = ring_width(sizes.features)
     shipped = sum(t.rows for t in others)
-    seconds = (TASK_JOB_SECONDS + sum(t.rows * t.columns for t in others) * FETCH_SECONDS_PER_VALUE
-               + shipped * w * LIFT_SECONDS_PER_VALUE + sum(t.joined for t in others) * w * JOIN_SECONDS_PER_VALUE
-               + (big.rows * big.columns * SCAN_SECONDS_PER_VALUE + big.rows * w * TASK_LIFT_SECONDS_PER_VALUE
-                  + big.joined * w * TASK_JOIN_SECONDS_PER_VALUE) / max(1, sizes.parallelism))
+    in_process = sizes.scale("in_process")
+    seconds = (TASK_JOB_SECONDS * sizes.scale("spark_job")
+               + sum(t.rows * t.columns for t in others) * FETCH_SECONDS_PER_VALUE * sizes.scale("fetch")
+               + (shipped * w * LIFT_SECONDS_PER_VALUE + sum(t.joined for t in others) * w * JOIN_SECONDS_PER_VALUE
+                  ) * in_process
+               + (big.rows * big.columns * SCAN_SECONDS_PER_VALUE * sizes.scale("spark_scan")
+                  + (big.rows * w * TASK_LIFT_SECONDS_PER_VALUE + big.joined * w * TASK_JOIN_SECONDS_PER_VALUE)
+                  * in_process) / max(1, sizes.parallelism))
     return Price("in-tasks", seconds, f"{big.name}'s {_count(big.rows)} rows × {w} doubles lifted in its tasks, "
                                       f"{_count(big.joined)} keys joined; {_count(shipped)} rows of the others shipped")
 
@@ -221,7 +235,8 @@ def spark_sql_price(sizes: Sizes) -> Price:
     cores = max(1, sizes.parallelism)
     scanned = sum(t.rows * t.columns for t in sizes.tables)
     sums = ring_width(sizes.features)
-    seconds = SQL_JOB_SECONDS + (scanned * SCAN_SECONDS_PER_VALUE + sizes.join_rows * sums * SQL_SECONDS_PER_SUM) / cores
+    seconds = SQL_JOB_SECONDS * sizes.scale("spark_job") + (
+        scanned * SCAN_SECONDS_PER_VALUE + sizes.join_rows * sums * SQL_SECONDS_PER_SUM) * sizes.scale("spark_scan") / cores
     return Price("spark-sql", seconds, f"join {_count(sizes.join_rows)} rows × {sums} sums; scan {_count(scanned)} values")
 
 
