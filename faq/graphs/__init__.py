@@ -7,6 +7,7 @@
 :mod:`.motifs`            listing and counting a pattern's bindings
 :mod:`.track`             a motif count kept current as edges change (:class:`MotifTracker`)
 :mod:`.truss`             the k-truss decomposition (supports by triangles, then peeling)
+:mod:`.truss_spark`       the same on the executors, in Spark (triangles by joins, a local h-index iteration)
 :mod:`.truss_index`       a truss's adjacency and edge ids, for peeling and repair
 :mod:`.truss_repair`      the compiled repair of trussness after inserted and deleted edges
 :mod:`.maintained_truss`  a truss decomposition kept current (:class:`MaintainedTruss`)

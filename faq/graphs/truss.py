@@ -42,18 +42,22 @@ from faq.compiled import COMPILED, kernels
 from faq.events import Progress, notes_to
 from faq.results import Answer, Explanation
 
-__all__ = ["truss_decomposition", "decompose", "TrussResult", "supports", "peel", "undirected_edges", "warm_up"]
+__all__ = ["truss_decomposition", "decompose", "TrussResult", "checked_k", "supports", "peel", "undirected_edges",
+           "warm_up"]
 
 SRC, DST, TRUSSNESS = "src", "dst", "trussness"
 
 
 class TrussResult(Answer):
-    """Every edge's trussness (:func:`truss`): ``table(k=None)``, ``to_pandas``, ``df``, ``max_k``, ``counts``,
-    ``plan`` and ``explain()`` (what ran: the phases and their seconds)."""
+    """Every edge's trussness (:func:`truss`): ``table(k=None)`` (Arrow, or a Spark DataFrame when the edges
+    were one), ``arrow``, ``to_pandas``, ``df``, ``max_k``, ``counts``, ``plan`` and ``explain()`` (what ran:
+    where and why, the phases and their seconds)."""
 
     def __init__(self, src: np.ndarray, dst: np.ndarray, trussness: np.ndarray, k: Optional[int],
-                 seconds: dict[str, float]) -> None:
+                 seconds: dict[str, float], *, session: Any = None, reason: str = "") -> None:
         self.src, self.dst, self.trussness, self.k, self.seconds = src, dst, trussness, k, seconds
+        # the session of a Spark DataFrame given as the edges: the result's table is one too
+        self.session, self.reason = session, reason
 
     @property
     def max_k(self) -> int:
@@ -67,8 +71,13 @@ class TrussResult(Answer):
         return {int(v): int(c) for v, c in zip(values, counts)}
 
     def table(self, k: Optional[int] = None) -> Any:
-        """``(src, dst, trussness)`` as Arrow, ``src < dst``; with ``k`` (default the one given to
-        :func:`truss`) only the k-truss's edges."""
+        """``(src, dst, trussness)``, ``src < dst``, in the input's kind: a Spark DataFrame when the edges were
+        one (:attr:`df`), else Arrow; with ``k`` (default the one given to :func:`truss`) only the k-truss's
+        edges."""
+        return self.arrow(k) if self.session is None else self._spark_table(k)
+
+    def arrow(self, k: Optional[int] = None) -> Any:
+        """:meth:`table` as Arrow, whatever the input was."""
         import pyarrow as pa
 
         k = self.k if k is None else k
@@ -76,22 +85,27 @@ class TrussResult(Answer):
         return pa.table({SRC: self.src[keep], DST: self.dst[keep], TRUSSNESS: self.trussness[keep]})
 
     def to_pandas(self, k: Optional[int] = None) -> Any:
-        return self.table(k).to_pandas()
+        return self.arrow(k).to_pandas()
 
     @property
     def df(self) -> Any:
         """:meth:`table` as a Spark DataFrame."""
+        return self._spark_table(None)
+
+    def _spark_table(self, k: Optional[int]) -> Any:
+        """:meth:`arrow` as a Spark DataFrame of the input's session (else faq's)."""
         from faq.spark import get_session
 
-        return get_session().createDataFrame(self.table())
+        return (self.session if self.session is not None else get_session()).createDataFrame(self.arrow(k))
 
     @property
     def plan(self) -> Explanation:
         """What ran: edges, the largest k, and each phase's seconds (supports, peeling)."""
         phases = tuple(f"{name}: {value:.3g} s" for name, value in self.seconds.items())
+        where = (f"placement: driver ({self.reason})",) if self.reason else ()
         return Explanation("truss decomposition on the driver: each edge's triangle support, then peeling "
                            "(compiled loops)",
-                           (f"edges: {len(self.src)}", f"largest k: {self.max_k}", f"k: {self.k}", *phases))
+                           (*where, f"edges: {len(self.src)}", f"largest k: {self.max_k}", f"k: {self.k}", *phases))
 
     def summary(self) -> str:
         """Edges, the largest k and k (the one-line ``repr``)."""
@@ -113,16 +127,30 @@ def truss_decomposition(edges: Any, k: Optional[int] = None, *, progress: Progre
     progress : callable, optional
         Receives a note after each step, with its seconds.
     """
-    from faq.errors import InvalidArgumentError
+    from faq.spark import is_dataframe
 
-    if k is not None and (not isinstance(k, (int, np.integer)) or k < 2):
-        raise InvalidArgumentError(argument="k", value=k, reason="a truss has k >= 2")
+    k = checked_k(k)
     started = time.perf_counter()
     src, dst = undirected_edges(edges)
     result = decompose(src, dst, progress=progress)
     result.seconds = {"load": time.perf_counter() - started - sum(result.seconds.values()), **result.seconds}
-    result.k = None if k is None else int(k)
+    result.k = k
+    if is_dataframe(edges):  # the answer's table is of the input's kind
+        result.session = edges.sparkSession
     return result
+
+
+def checked_k(k: Any) -> Optional[int]:
+    """``k`` as an int (None stays None), or ``INVALID_ARGUMENT`` unless an integer of at least 2.
+
+    >>> checked_k(np.int64(3)), checked_k(None)
+    (3, None)
+    """
+    from faq.errors import InvalidArgumentError
+
+    if k is not None and (not isinstance(k, (int, np.integer)) or k < 2):
+        raise InvalidArgumentError(argument="k", value=k, reason="a truss has k >= 2")
+    return None if k is None else int(k)
 
 
 def decompose(src: np.ndarray, dst: np.ndarray, *, progress: Progress = None) -> TrussResult:
