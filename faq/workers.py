@@ -15,16 +15,20 @@ deep inside with ``ModuleNotFoundError`` in a Python worker.
 So before the first job that runs faq's Python on the workers (the generic
 join's ``mapInArrow`` tasks, the partitioned join's ``applyInArrow``, the
 executor-resident indexes of maintained queries), :func:`ensure_workers`
-runs one tiny job: one task of a plain (pickled, not Arrow) Python UDF,
+runs one tiny job: a task per core of a plain (pickled, not Arrow) Python UDF,
 which needs nothing but the standard library and :mod:`pyspark` in the
-worker.  It reports the worker's interpreter and Python version, and for
+worker.  Each reports its worker's interpreter and Python version, and for
 faq, numpy, pyarrow, pandas and numba the version or the import error, and
 whether the module the tasks unpickle (``faq.joins.generic``, which imports the strategies and the kernel, and
 needs networkx and scipy) imports.  It imports what the tasks will import
 anyway, in the worker that runs them next; pandas, which they do not
-import, is only looked up.  :func:`problems` compares that with the
-driver; any problem, or a probe job that fails itself (a worker Python of
-another minor version, or one that does not exist), raises
+import, is only looked up.  Then each worker loads the compiled loop in
+the background (:func:`warm_worker`) while the driver plans and indexes, so
+the first join's tasks neither import nor load anything (all of that cost
+4-8 s a task on a loaded two-core machine: ``bench/executor_breakdown.py``).
+:func:`problems` compares the reports with the driver; any problem, or a
+probe job that fails itself (a worker Python of another minor version, or
+one that does not exist), raises
 :class:`~faq.errors.WorkerEnvironmentError` (``WORKER_ENVIRONMENT``) naming
 the worker's Python, what is wrong and how to fix it.  A passing answer is
 kept per session and worker setting, so the probe runs once, not per job;
@@ -149,16 +153,19 @@ class WorkerReport:
 
 
 def _probe(_: Any = None, imported: Sequence[str] = PROBED_MODULES + (TASK_MODULE,),
-           looked_up: Sequence[str] = ()) -> str:
+           looked_up: Sequence[str] = (), warm: str = "") -> str:
     """The probe's body, run in a Python worker: the :class:`WorkerReport` fields as JSON.
 
     Each module of ``imported`` is imported (its ``__version__``, or the
     error); each of ``looked_up`` only found (its distribution's version, or
     ``ModuleNotFoundError``): the tasks do not import those, so the probe
-    does not pay for them.  Self-contained (standard library only, nothing
-    from this module), so a worker can run it before anything is known about
-    what it has; shipped by value (:func:`_shipped_probe`), not as a
-    reference to ``faq.workers``.
+    does not pay for them.  ``warm`` (``"module:function"``), when every
+    module imported: that function is started in a daemon thread of the
+    worker, which goes on after the report is returned (:func:`warm_worker`:
+    the worker then waits for its next task with the compiled loop loaded).
+    Self-contained (standard library only, nothing from this module), so a
+    worker can run it before anything is known about what it has; shipped by
+    value (:func:`_shipped_probe`), not as a reference to ``faq.workers``.
 
     >>> report = WorkerReport.from_json(_probe(imported=("faq",), looked_up=("numpy", "no_such_module")))
     >>> sorted(report.versions), report.errors["no_such_module"]
@@ -188,11 +195,17 @@ def _probe(_: Any = None, imported: Sequence[str] = PROBED_MODULES + (TASK_MODUL
             report["errors"][name] = f"{type(error).__name__}: {error}"
         else:
             report["versions"][name] = version
+    if warm and not report["errors"]:
+        import threading
+
+        module, _, function = warm.partition(":")
+        threading.Thread(target=lambda: getattr(importlib.import_module(module), function)(), daemon=True,
+                         name="faq-warm").start()
     return json.dumps(report)
 
 
-def _shipped_probe(imported: Sequence[str], looked_up: Sequence[str]) -> Any:
-    """:func:`_probe` for ``imported`` and ``looked_up``, as a function cloudpickle pickles by value.
+def _shipped_probe(imported: Sequence[str], looked_up: Sequence[str], warm: str = "") -> Any:
+    """:func:`_probe` for ``imported``, ``looked_up`` and ``warm``, as a function cloudpickle pickles by value.
 
     A module-level function pickles as a reference to its module, which a
     worker without faq could not import: this copy has no module that
@@ -202,7 +215,7 @@ def _shipped_probe(imported: Sequence[str], looked_up: Sequence[str]) -> Any:
     import types
 
     probe = types.FunctionType(_probe.__code__, {"__builtins__": builtins}, "faq_worker_probe",
-                               (None, tuple(imported), tuple(looked_up)))
+                               (None, tuple(imported), tuple(looked_up), warm))
     probe.__module__ = "__faq_worker_probe__"  # not in sys.modules: pickled by value
     probe.__qualname__ = "faq_worker_probe"
     return probe
@@ -286,6 +299,14 @@ _FAILURE_LINES = (
 _WORKER_VERSION = re.compile(r"Python in worker has different version:? (\d+\.\d+)")
 _CHECKED: dict[tuple, WorkerReport] = {}
 _LOCK = threading.Lock()
+#: The probe's tasks at most (one per core up to this: each starts a worker the next job reuses).
+PROBE_TASKS = 256
+#: What a probed worker runs in the background once its report is returned (:func:`warm_worker`).
+WARM = "faq.workers:warm_worker"
+_WARM_LOCK = threading.Lock()
+_WARMED: list = []  # [True] once this process started warming (a worker's: at most once)
+#: The static Spark setting that makes the executors' Python daemon :func:`serve_daemon`, and its value.
+DAEMON_CONF = ("spark.python.daemon.module", "faq.workers")
 
 
 def failure_reason(text: str) -> Optional[str]:
@@ -316,7 +337,16 @@ def _configured_python(spark: "SparkSession") -> str:
 
 
 def probe_workers(spark: "SparkSession") -> WorkerReport:
-    """Run the probe: one job of one task, a plain Python UDF; the worker's :class:`WorkerReport`.
+    """Run the probe: one job of a plain Python UDF, a task per core; the first worker's :class:`WorkerReport`
+    with a problem, else the first one's.
+
+    A task per core (at most :data:`PROBE_TASKS`) starts every Python worker
+    the next job's tasks will run in, at once, and each imports the task
+    modules and, when the driver has numba, loads the compiled loop in the
+    background (:func:`warm_worker`) while the driver goes on planning and
+    indexing: a broadcast join's tasks then start with nothing to import or
+    load.  (Spark stops a worker idle for a minute: one started later pays
+    its imports in its first task.)
 
     Raises
     ------
@@ -327,12 +357,15 @@ def probe_workers(spark: "SparkSession") -> WorkerReport:
     """
     from pyspark.sql import functions as F
 
+    from faq.spark import default_parallelism
+
     needs_numba = "numba" in driver_report().versions  # the driver plans the compiled loop: the tasks import it
     imported = [*REQUIRED, *(["numba"] if needs_numba else []), TASK_MODULE]
     looked_up = [m for m in PROBED_MODULES if m not in imported]
-    probe = F.udf(_shipped_probe(imported, looked_up), "string", useArrow=False)
+    probe = F.udf(_shipped_probe(imported, looked_up, WARM if needs_numba else ""), "string", useArrow=False)
+    tasks = max(1, min(PROBE_TASKS, default_parallelism(spark)))
     try:
-        row = spark.range(0, 1, 1, 1).select(probe(F.col("id")).alias("report")).collect()[0]
+        rows = spark.range(0, tasks, 1, tasks).select(probe(F.col("id")).alias("report")).collect()
     except Exception as error:  # noqa: BLE001 - classic (py4j, captured) and Connect errors alike
         reason = failure_reason(str(error))
         if reason is None:
@@ -342,7 +375,41 @@ def probe_workers(spark: "SparkSession") -> WorkerReport:
             executable=_configured_python(spark), python=version.group(1) if version else "unknown",
             problems=[reason], driver=sys.executable,
         ) from error
-    return WorkerReport.from_json(row["report"])
+    reports = [WorkerReport.from_json(row["report"]) for row in rows]
+    return next((r for r in reports if problems(r)), reports[0])
+
+
+def warm_worker() -> None:
+    """Load the compiled loop in this process (a Spark worker, after the probe): numba's import and
+    start-up and the commonest signature (int64 values, int32 keys: a count), read from numba's cache.
+
+    What a task's first call of the loop costs otherwise (0.5-1.5 s on two
+    idle cores, several seconds on a loaded machine), paid while the worker
+    waits for its next task.  Once per process; other signatures load at
+    first use.  A failure is left to the task that needs the loop (it meets
+    it again and reports it there).
+    """
+    with _WARM_LOCK:
+        if _WARMED:
+            return
+        _WARMED.append(True)
+        try:
+            import numpy as np
+
+            from faq.joins import Aggregation
+            from faq.joins.compiled import aggregate_seeds, for_tasks
+            from faq.joins.kernel import build_kernel
+            from faq.semirings import COUNTING
+            from faq.semirings.numpy_backend import numpy_ops
+
+            src, dst = np.array([0, 1, 0, 2]), np.array([1, 2, 2, 3])  # one triangle 0→1→2, 0→2
+            kernel, seeds, _ = build_kernel([("a", "b"), ("b", "c"), ("a", "c")], [[0, 1, 2]], [([src, dst], None)],
+                                            ["a", "b", "c"], ["a", "b", "c"], COUNTING, Aggregation((), COUNTING),
+                                            numpy_ops(COUNTING))
+            if kernel.compiled:
+                aggregate_seeds(for_tasks(kernel), np.arange(seeds, dtype=np.int64))
+        except Exception:  # noqa: BLE001 - a warm-up only: the task that runs the loop reports its failure
+            pass
 
 
 def _session_key(spark: "SparkSession") -> Optional[tuple]:
@@ -360,8 +427,8 @@ def ensure_workers(spark: "SparkSession") -> Optional[WorkerReport]:
 
     Call it before a job that runs faq's functions in Python workers; the
     first call runs :func:`probe_workers` (0.3-1 s on running workers; on
-    a fresh session it starts the worker the job's first task then
-    reuses), later ones read the kept answer (milliseconds: ``spark.conf``
+    a fresh session it starts the workers the job's tasks then
+    reuse), later ones read the kept answer (milliseconds: ``spark.conf``
     reads).
 
     Parameters
@@ -400,6 +467,44 @@ def ensure_workers(spark: "SparkSession") -> Optional[WorkerReport]:
                                              problems=found, driver=sys.executable, report=report)
             _CHECKED[key] = report
     return report
+
+
+# --- the warm daemon ------------------------------------------------------------------------
+
+
+def serve_daemon() -> None:
+    """Spark's Python daemon, with faq's task modules imported and the compiled loop loaded before it forks.
+
+    ``spark.python.daemon.module=faq.workers`` (static: set when the
+    SparkContext starts, see :data:`DAEMON_CONF`) has every executor start
+    its Python daemon as ``python -m faq.workers``; the daemon forks each
+    Python worker, which so starts holding what the daemon imported and
+    loaded: :mod:`pyspark.worker` (which pyspark's own daemon imports in each
+    worker after the fork), faq's task modules (:data:`TASK_MODULE`), numpy,
+    numba with its start-up (its first call imports ``scipy.linalg`` and
+    every typing registry) and the compiled loop's commonest signature
+    (:func:`warm_worker`).  A worker Spark starts later (it stops one idle
+    for a minute) starts warm too: the daemon lives as long as its executor.
+    Nothing that starts a thread is imported (the daemon forks; pyarrow and
+    pandas stay out), and nothing is written to standard output (the daemon
+    tells Spark its port there).  A failure to import is left to the tasks,
+    which meet it again and report it (the probe names it first).
+    """
+    import contextlib
+    import importlib
+
+    with contextlib.redirect_stdout(sys.stderr):
+        try:
+            workers = importlib.import_module("faq.workers")  # by name: run as __main__, this is another module
+            importlib.import_module("pyspark.worker")  # what each worker imports first (no thread, no pyarrow)
+            importlib.import_module(TASK_MODULE)
+            workers.warm_worker()
+        except Exception as error:  # noqa: BLE001 - the tasks report what is wrong
+            print(f"faq: the Python daemon did not load faq's task modules ({type(error).__name__}: {error})",
+                  file=sys.stderr)
+    from pyspark.daemon import manager
+
+    manager()
 
 
 # --- the packed environment ---------------------------------------------------------------
@@ -581,3 +686,7 @@ def pack_environment(
         return output
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":  # spark.python.daemon.module=faq.workers: Spark's Python daemon, warm (serve_daemon)
+    serve_daemon()
