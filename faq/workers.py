@@ -23,7 +23,7 @@ whether the module the tasks unpickle (``faq.joins.generic``, which imports the 
 needs networkx and scipy) imports.  It imports what the tasks will import
 anyway, in the worker that runs them next; pandas, which they do not
 import, is only looked up.  Then each worker loads the compiled loop in
-the background (:func:`warm_worker`) while the driver plans and indexes, so
+the background (:func:`faq.joins.warm.warm_worker`) while the driver plans and indexes, so
 the first join's tasks neither import nor load anything (all of that cost
 4-8 s a task on a loaded two-core machine: ``bench/executor_breakdown.py``).
 :func:`problems` compares the reports with the driver; any problem, or a
@@ -161,7 +161,7 @@ def _probe(_: Any = None, imported: Sequence[str] = PROBED_MODULES + (TASK_MODUL
     ``ModuleNotFoundError``): the tasks do not import those, so the probe
     does not pay for them.  ``warm`` (``"module:function"``), when every
     module imported: that function is started in a daemon thread of the
-    worker, which goes on after the report is returned (:func:`warm_worker`:
+    worker, which goes on after the report is returned (:func:`faq.joins.warm.warm_worker`:
     the worker then waits for its next task with the compiled loop loaded).
     Self-contained (standard library only, nothing from this module), so a
     worker can run it before anything is known about what it has; shipped by
@@ -301,10 +301,9 @@ _CHECKED: dict[tuple, WorkerReport] = {}
 _LOCK = threading.Lock()
 #: The probe's tasks at most (one per core up to this: each starts a worker the next job reuses).
 PROBE_TASKS = 256
-#: What a probed worker runs in the background once its report is returned (:func:`warm_worker`).
-WARM = "faq.workers:warm_worker"
-_WARM_LOCK = threading.Lock()
-_WARMED: list = []  # [True] once this process started warming (a worker's: at most once)
+#: What a probed worker runs in the background once its report is returned
+#: (:func:`faq.joins.warm.warm_worker`; named, not imported: this module sits below faq.joins).
+WARM = "faq.joins.warm:warm_worker"
 #: The static Spark setting that makes the executors' Python daemon :func:`serve_daemon`, and its value.
 DAEMON_CONF = ("spark.python.daemon.module", "faq.workers")
 
@@ -343,7 +342,7 @@ def probe_workers(spark: "SparkSession") -> WorkerReport:
     A task per core (at most :data:`PROBE_TASKS`) starts every Python worker
     the next job's tasks will run in, at once, and each imports the task
     modules and, when the driver has numba, loads the compiled loop in the
-    background (:func:`warm_worker`) while the driver goes on planning and
+    background (:func:`faq.joins.warm.warm_worker`) while the driver goes on planning and
     indexing: a broadcast join's tasks then start with nothing to import or
     load.  (Spark stops a worker idle for a minute: one started later pays
     its imports in its first task.)
@@ -377,39 +376,6 @@ def probe_workers(spark: "SparkSession") -> WorkerReport:
         ) from error
     reports = [WorkerReport.from_json(row["report"]) for row in rows]
     return next((r for r in reports if problems(r)), reports[0])
-
-
-def warm_worker() -> None:
-    """Load the compiled loop in this process (a Spark worker, after the probe): numba's import and
-    start-up and the commonest signature (int64 values, int32 keys: a count), read from numba's cache.
-
-    What a task's first call of the loop costs otherwise (0.5-1.5 s on two
-    idle cores, several seconds on a loaded machine), paid while the worker
-    waits for its next task.  Once per process; other signatures load at
-    first use.  A failure is left to the task that needs the loop (it meets
-    it again and reports it there).
-    """
-    with _WARM_LOCK:
-        if _WARMED:
-            return
-        _WARMED.append(True)
-        try:
-            import numpy as np
-
-            from faq.joins import Aggregation
-            from faq.joins.compiled import aggregate_seeds, for_tasks
-            from faq.joins.kernel import build_kernel
-            from faq.semirings import COUNTING
-            from faq.semirings.numpy_backend import numpy_ops
-
-            src, dst = np.array([0, 1, 0, 2]), np.array([1, 2, 2, 3])  # one triangle 0→1→2, 0→2
-            kernel, seeds, _ = build_kernel([("a", "b"), ("b", "c"), ("a", "c")], [[0, 1, 2]], [([src, dst], None)],
-                                            ["a", "b", "c"], ["a", "b", "c"], COUNTING, Aggregation((), COUNTING),
-                                            numpy_ops(COUNTING))
-            if kernel.compiled:
-                aggregate_seeds(for_tasks(kernel), np.arange(seeds, dtype=np.int64))
-        except Exception:  # noqa: BLE001 - a warm-up only: the task that runs the loop reports its failure
-            pass
 
 
 def _session_key(spark: "SparkSession") -> Optional[tuple]:
@@ -483,7 +449,7 @@ def serve_daemon() -> None:
     worker after the fork), faq's task modules (:data:`TASK_MODULE`), numpy,
     numba with its start-up (its first call imports ``scipy.linalg`` and
     every typing registry) and the compiled loop's commonest signature
-    (:func:`warm_worker`).  A worker Spark starts later (it stops one idle
+    (:func:`faq.joins.warm.warm_worker`).  A worker Spark starts later (it stops one idle
     for a minute) starts warm too: the daemon lives as long as its executor.
     Nothing that starts a thread is imported (the daemon forks; pyarrow and
     pandas stay out), and nothing is written to standard output (the daemon
@@ -495,10 +461,10 @@ def serve_daemon() -> None:
 
     with contextlib.redirect_stdout(sys.stderr):
         try:
-            workers = importlib.import_module("faq.workers")  # by name: run as __main__, this is another module
             importlib.import_module("pyspark.worker")  # what each worker imports first (no thread, no pyarrow)
             importlib.import_module(TASK_MODULE)
-            workers.warm_worker()
+            module, _, function = WARM.partition(":")
+            getattr(importlib.import_module(module), function)()
         except Exception as error:  # noqa: BLE001 - the tasks report what is wrong
             print(f"faq: the Python daemon did not load faq's task modules ({type(error).__name__}: {error})",
                   file=sys.stderr)

@@ -53,12 +53,13 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import threading
 import time
 from typing import Any, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["warm_up", "main"]
+__all__ = ["warm_up", "warm_worker", "main"]
 
 # A triangle 0→1→2, 0→2 and one more edge: with node 2^33 + 5 the key span passes 2^31 and the local
 # keys are int64 (faq.joins.compiled.local_keys), otherwise int32.
@@ -132,6 +133,43 @@ def warm_up() -> list[str]:
     # One entry a signature, not a set: were the driver's arrays typed apart from the tasks' (writable
     # against read-only), each pair of dtypes would be listed twice.
     return sorted(f"{_dtype(sig[9])} values, {_dtype(sig[4])} keys" for sig in aggregate.signatures)
+
+
+_WARM_LOCK = threading.Lock()
+_WARMED: list = []  # [True] once this process started warming (a worker's: at most once)
+
+
+def warm_worker() -> None:
+    """Load the compiled loop in this process (a Spark worker, after :func:`faq.workers.probe_workers`): numba's import and
+    start-up and the commonest signature (int64 values, int32 keys: a count), read from numba's cache.
+
+    What a task's first call of the loop costs otherwise (0.5-1.5 s on two
+    idle cores, several seconds on a loaded machine), paid while the worker
+    waits for its next task.  Once per process; other signatures load at
+    first use.  A failure is left to the task that needs the loop (it meets
+    it again and reports it there).
+    """
+    with _WARM_LOCK:
+        if _WARMED:
+            return
+        _WARMED.append(True)
+        try:
+            import numpy as np
+
+            from faq.joins import Aggregation
+            from faq.joins.compiled import aggregate_seeds, for_tasks
+            from faq.joins.kernel import build_kernel
+            from faq.semirings import COUNTING
+            from faq.semirings.numpy_backend import numpy_ops
+
+            src, dst = np.array([0, 1, 0, 2]), np.array([1, 2, 2, 3])  # one triangle 0→1→2, 0→2
+            kernel, seeds, _ = build_kernel([("a", "b"), ("b", "c"), ("a", "c")], [[0, 1, 2]], [([src, dst], None)],
+                                            ["a", "b", "c"], ["a", "b", "c"], COUNTING, Aggregation((), COUNTING),
+                                            numpy_ops(COUNTING))
+            if kernel.compiled:
+                aggregate_seeds(for_tasks(kernel), np.arange(seeds, dtype=np.int64))
+        except Exception:  # noqa: BLE001 - a warm-up only: the task that runs the loop reports its failure
+            pass
 
 
 def _dtype(array_type: Any) -> str:
