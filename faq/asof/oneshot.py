@@ -279,8 +279,8 @@ def _priced_plan(left: Any, right: Any, requested: Optional[str], spark: Any, op
                          driver=refused_driver, window=window, scales=calibration.scales())
     way = DRIVER if requested == DRIVER else costs.cheapest(priced)
     where = DRIVER if way == DRIVER else "executors"
-    return way, (f"as-of join on the {where} ({costs.LABELS[way]}): {why}; priced: {costs.describe(priced, way)}; "
-                 f"{describe_calibration(calibration)}")
+    return way, (f"as-of join on the {where} ({costs.LABELS[way]}): {why}; priced with "
+                 f"{describe_calibration(calibration)}: {costs.describe(priced, way)}")
 
 
 def _rows(left: Any, right: Any, count: bool) -> dict[str, float]:
