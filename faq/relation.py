@@ -243,8 +243,9 @@ class Relation:
         reads (default: all).  No Spark job runs, and no Spark call when ``columns`` is given."""
         from faq.spark import is_dataframe
 
-        if isinstance(value, Relation):
-            return value if columns is None else replace(value, columns=tuple(dict.fromkeys(columns)))
+        if isinstance(value, Relation):  # the same object when the columns agree: its DataFrame, if made, kept
+            names = value.columns if columns is None else tuple(dict.fromkeys(columns))
+            return value if names == value.columns else replace(value, columns=names)
         if is_dataframe(value):
             names = tuple(value.columns) if columns is None else tuple(dict.fromkeys(columns))
             return cls(names, dataframe=value)
