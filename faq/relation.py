@@ -45,6 +45,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from faq.parquet_scan import file_rows, local_files, read_scan
+
 __all__ = ["Relation", "BYTES_PER_COLUMN", "fetch_rows", "distributed", "collect_within", "file_rows", "local_files"]
 
 #: Bytes a column of an input takes a row (int64 or double ids and values): what a fetch moves.
@@ -327,7 +329,8 @@ def collect_within(df: Any, columns: Sequence[str], limit: int) -> Optional[Any]
     """``df``'s ``columns`` as one Arrow table when it has at most ``limit`` rows, else None.
 
     One Spark job, a collect of at most ``limit + 1`` rows: a frame too large costs that collect, never
-    more (what every fetch to the driver -- factors, tables, edges -- is made of).
+    more (what every fetch to the driver -- factors, tables, edges -- is made of).  No job when ``df``
+    is a bare scan of local Parquet files: pyarrow reads them (:func:`faq.parquet_scan.read_scan`).
 
     >>> from faq.spark import get_session
     >>> df = get_session().createDataFrame([(1,), (2,), (3,)], "k long")
@@ -336,52 +339,12 @@ def collect_within(df: Any, columns: Sequence[str], limit: int) -> Optional[Any]
     """
     if limit <= 0:
         return None
-    stored = file_rows(df)
+    files = local_files(df)
+    read = read_scan(df, columns, limit, files)  # a bare scan of local Parquet files: pyarrow reads them, no job
+    if read is not None:
+        return read
+    stored = file_rows(df, files)
     if stored is not None and stored > limit and df.count() > limit:
         return None  # its Parquet files hold more rows than the budget, and so does the frame: nothing moved
     table = df.select(*columns).limit(limit + 1).toArrow()
     return None if table.num_rows > limit else table
-
-
-def file_rows(df: Any) -> Optional[int]:
-    """The rows in the local Parquet files ``df`` reads, from their footers (no Spark job); None when it
-    reads anything else (or nothing: a frame made in memory).
-
-    An upper bound on ``df``'s rows only where ``df`` is a scan of them, perhaps filtered: so
-    :func:`collect_within` takes a count (one job, no rows moved) before collecting from a frame whose
-    files hold more rows than its budget, instead of collecting ``limit + 1`` rows to learn it.
-
-    >>> file_rows(type("Frame", (), {"inputFiles": lambda self: []})()) is None
-    True
-    """
-    files = local_files(df)
-    if not files or not all(path.endswith(".parquet") for path in files):
-        return None
-    import pyarrow.parquet as pq
-
-    try:
-        return sum(pq.read_metadata(path).num_rows for path in files)
-    except (OSError, ValueError):
-        return None
-
-
-def local_files(df: Any) -> Optional[list[str]]:
-    """The local paths of the files ``df`` reads (``inputFiles``: no Spark job); None when it reads none
-    (a frame made in memory), or a file that is not local.
-
-    >>> local_files(type("Frame", (), {"inputFiles": lambda self: ["file:///data/a%20b.parquet"]})())
-    ['/data/a b.parquet']
-    """
-    from urllib.parse import unquote, urlparse
-
-    try:
-        files = df.inputFiles()
-    except Exception:  # noqa: BLE001 - a source that cannot list its files: no estimate
-        return None
-    paths = []
-    for uri in files:
-        parsed = urlparse(uri)
-        if parsed.scheme not in ("", "file"):
-            return None
-        paths.append(unquote(parsed.path))
-    return paths or None

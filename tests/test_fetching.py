@@ -42,3 +42,54 @@ def test_frames_made_in_memory_have_no_file_estimate(spark):
     df = spark.createDataFrame([(1, 2.0)], "k long, x double")
     assert file_rows(df) is None
     assert collect_within(df, ["k"], 5).num_rows == 1
+
+
+# --- a bare scan of local Parquet files is read by pyarrow (faq.parquet_scan), anything else by Spark ---
+
+def _no_spark_collect(monkeypatch, frame_type):
+    """Make any collect through Spark fail, so a fetch that succeeds read the files itself."""
+    def refuse(self, *args, **kwargs):
+        raise AssertionError("collected through Spark")
+    monkeypatch.setattr(frame_type, "toArrow", refuse)
+
+
+def test_a_bare_scan_is_read_by_pyarrow_exactly_as_spark_reads_it(spark, tmp_path, monkeypatch):
+    from faq.parquet_scan import read_scan
+
+    path = str(tmp_path / "parts")
+    spark.createDataFrame([(i, i * 0.5, f"v{i}", i % 2 == 0) for i in range(500)],
+                          "k long, x double, s string, b boolean").repartition(3).write.parquet(path)
+    df = spark.read.parquet(path)
+    expected = df.select("x", "k", "s", "b").toArrow()
+    _no_spark_collect(monkeypatch, type(df))
+    table = collect_within(df, ["x", "k", "s", "b"], 500)  # columns in another order than the files'
+    assert table.column_names == ["x", "k", "s", "b"]
+    key = lambda t: sorted(zip(*(t.column(c).to_pylist() for c in t.column_names)))  # noqa: E731
+    assert key(table) == key(expected)
+    assert read_scan(df, ["k"], 499) is None  # more rows than the limit: not read
+
+
+@pytest.mark.parametrize("change", ["filter", "alias", "limit", "timestamp", "cast"])
+def test_anything_but_a_bare_scan_of_plain_columns_is_left_to_spark(spark, tmp_path, change):
+    from faq.parquet_scan import read_scan
+
+    path = str(tmp_path / "t.parquet")
+    spark.createDataFrame(pd.DataFrame({"k": range(20), "t": pd.date_range("2026-01-01", periods=20, freq="h")}),
+                          "k long, t timestamp").coalesce(1).write.parquet(path)
+    df = spark.read.parquet(path)
+    changed = {"filter": lambda: df.where("k > 3"), "alias": lambda: df.selectExpr("k * 2 AS k"),
+               "limit": lambda: df.limit(5), "timestamp": lambda: df, "cast": lambda: df.selectExpr("CAST(k AS INT) AS k")}
+    columns = ["t"] if change == "timestamp" else ["k"]
+    assert read_scan(changed[change](), columns, 100) is None
+    fetched = collect_within(changed[change](), columns, 100)  # still fetched, through Spark
+    assert fetched.num_rows == {"filter": 16, "limit": 5}.get(change, 20)
+
+
+def test_a_partitioned_directory_is_left_to_spark(spark, tmp_path):
+    from faq.parquet_scan import read_scan
+
+    path = str(tmp_path / "by_part")
+    spark.createDataFrame([(i, i % 3) for i in range(30)], "k long, p int").write.partitionBy("p").parquet(path)
+    df = spark.read.parquet(path)
+    assert read_scan(df, ["k", "p"], 100) is None  # p lives in the directory names, not the files
+    assert sorted(collect_within(df, ["k", "p"], 100).column("k").to_pylist()) == list(range(30))

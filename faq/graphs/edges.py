@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, Optional, Union
 
 from faq.errors import ArityMismatchError, FAQTypeError, FAQValueError, MissingColumnError, NullKeyError
 from faq.factor import VALUE, Factor
+from faq.relation import Relation
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -293,6 +294,14 @@ def prepared_graph(edges: GraphLike, directed: bool, spark=None) -> Factor:
         arrays = read_edge_arrays(os.fspath(edges))
         if arrays is not None:
             return _prepared_on_driver(arrays, directed, spark)
+    from faq.spark import is_dataframe
+
+    if is_dataframe(edges) and SRC in edges.columns and DST in edges.columns:
+        # The user's own frame fetched as it is (a bare Parquet scan is read by pyarrow): no factor
+        # built around it in Spark first, which costs calls to Spark and no rows.
+        arrays = _fetched_ids(Relation.of(edges, [SRC, DST]), EDGE, edges.sparkSession, dict(edges.dtypes))
+        if arrays is not None:
+            return _prepared_on_driver(arrays, directed, edges.sparkSession)
     raw = edge_factor(edges, spark=spark)
     arrays = fetched_edge_arrays(raw)
     if arrays is not None:
@@ -317,18 +326,22 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     """
     import numpy as np
 
-    from faq.insideout.physical import INTEGRAL_TYPES
-    from faq.relation import Relation
-    from faq.placement_policy import fetch_limit
-
     s, d = raw.variables
     edges = Relation.of(raw.relation, [s, d])
     if edges.held:
         copy = edges.arrays
         return np.asarray(copy[s], dtype=np.int64), np.asarray(copy[d], dtype=np.int64)
-    spark = raw.session
-    types = dict(raw.dtypes())
-    if types.get(s) not in INTEGRAL_TYPES or types.get(d) not in INTEGRAL_TYPES:
+    return _fetched_ids(edges, raw.name, raw.session, dict(raw.dtypes()))
+
+
+def _fetched_ids(edges: Relation, name: str, spark: Any, types: dict[str, str]) -> Optional[tuple[Any, Any]]:
+    """A distributed relation's two id columns fetched (one Arrow collect, or none for a bare Parquet scan),
+    or None: ids not integers, the executors asked for, or more than the fetch budget."""
+    from faq.checks import node_ids
+    from faq.insideout.physical import INTEGRAL_TYPES
+    from faq.placement_policy import fetch_limit
+
+    if any(types.get(c) not in INTEGRAL_TYPES for c in edges.columns):
         return None
     limit = fetch_limit(spark)
     if limit is None:  # the executors were asked for
@@ -336,10 +349,7 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     edges = edges.fetched(limit)  # too large: left to Spark
     if not edges.held:
         return None
-    table = edges.data
-    from faq.checks import node_ids
-
-    return tuple(node_ids(table.column(c), raw.name, c) for c in (s, d))
+    return tuple(node_ids(edges.data.column(c), name, c) for c in edges.columns)
 
 
 def _prepared_on_driver(arrays: tuple[Any, Any], directed: bool, spark: Any) -> Factor:

@@ -275,10 +275,15 @@ def _steps(
             current.remove(r)
         current.add(out)
         relations[out.id] = out
-        est_size[out.id] = estimate if estimate is not None else float("inf")
-        bounds[out.id] = 1.0 if not out.variables else bound if bound is not None else float("inf")
+        # The output's values of each variable lie in every relation holding it (joined or a semi-join):
+        # its rows are at most the product of those smallest domains, often far below the bag's AGM bound
+        # (a 2-path summed onto its ends on a graph with few sources and sinks).
+        domains = _domains(profiles, [r.id for r in participants] + [i.relation for i in indicators], out.variables)
+        within = math.prod(domains.values()) if len(domains) == len(out.variables) else math.inf
+        est_size[out.id] = min(estimate if estimate is not None else math.inf, within)
+        bounds[out.id] = 1.0 if not out.variables else min(bound if bound is not None else math.inf, within)
         if profiles:
-            profiles[out.id] = RelationProfile(out.id, out.variables, est_size[out.id])
+            profiles[out.id] = RelationProfile(out.id, out.variables, est_size[out.id], domains)
 
     free_set = set(query.free)
     remaining = list(current.by_id.values())
@@ -441,6 +446,26 @@ def _choose_join(
         return method, reason, ()
     sizes = [int(min(est_size.get(r.id, 1e18), 1e18)) for r in participants] + [0] * len(indicators)
     return method, reason, tuple(attribute_order(edges, sizes))
+
+
+def _domains(profiles: Mapping[str, RelationProfile], sources: Sequence[str], variables: Sequence[str]) -> dict[str, float]:
+    """Each variable's smallest number of distinct values among the ``sources``' profiles that know it.
+
+    A relation made by joining the sources (and semi-joining with them) holds only values every
+    one of them holds, so these are its distinct counts; a variable none of them knows is left out.
+
+    >>> from faq.hypergraph.statistics import RelationProfile
+    >>> p = {"R": RelationProfile("R", ("a", "b"), 10, {"a": 4, "b": 9}), "S": RelationProfile("S", ("b",), 3, {"b": 3})}
+    >>> _domains(p, ["R", "S"], ("a", "b", "c"))
+    {'a': 4, 'b': 3}
+    """
+    found: dict[str, float] = {}
+    for name in sources:
+        profile = profiles.get(name)
+        for v, d in (profile.distinct.items() if profile is not None else ()):
+            if v in variables:
+                found[v] = min(found.get(v, d), d)
+    return {v: found[v] for v in variables if v in found}
 
 
 def _product_bound(
