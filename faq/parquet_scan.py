@@ -46,9 +46,11 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import threading
+import weakref
 from typing import Any, Optional, Sequence
 
-__all__ = ["PLAIN_TYPES", "scan_columns", "read_scan", "file_rows", "local_files"]
+__all__ = ["PLAIN_TYPES", "scan_columns", "bare_scan", "read_scan", "file_rows", "local_files"]
 
 #: Spark SQL types whose Parquet values pyarrow reads as Spark does, with the Arrow type each must have.
 PLAIN_TYPES = {"bigint": "int64", "int": "int32", "smallint": "int16", "tinyint": "int8", "double": "double",
@@ -90,13 +92,44 @@ def scan_columns(plan: str) -> Optional[list[str]]:
     return [_ATTRIBUTE.match(name)["name"] for name in picked]
 
 
+#: ``explain`` prints; its text is caught by swapping ``sys.stdout``, which is one for the process: one
+#: swap at a time (fetches run side by side in threads).  A line another thread prints meanwhile lands in
+#: the plan's text, which then does not parse: the fetch goes through Spark, and that line is lost.
+_EXPLAINING = threading.Lock()
+
+
 def physical_plan(df: Any) -> str:
     """``df.explain()``'s text (the physical plan): planned by Spark, no job run; public API on classic and
     Connect sessions alike, which print it."""
     buffer = io.StringIO()
-    with contextlib.redirect_stdout(buffer):
+    with _EXPLAINING, contextlib.redirect_stdout(buffer):
         df.explain()
     return buffer.getvalue()
+
+
+def bare_scan(df: Any, columns: Sequence[str], files: Optional[Sequence[str]] = None) -> bool:
+    """Whether ``df``'s ``columns`` are a bare scan of local Parquet files of plain types (module notes), so
+    that :func:`read_scan` reads them (within its limit); asked of Spark's plan, no job, nothing read.
+
+    >>> bare_scan(type("Frame", (), {"inputFiles": lambda self: []})(), ["k"])   # no files
+    False
+    """
+    try:
+        known = _BARE.setdefault(df, {})
+    except TypeError:  # a frame that takes no weak reference: asked each time
+        known = {}
+    key = tuple(columns)
+    if key not in known:
+        files = local_files(df) if files is None else files
+        types = dict(df.dtypes) if files and all(path.endswith(".parquet") for path in files) else {}
+        known[key] = (all(types.get(c) in PLAIN_TYPES for c in columns)
+                      and scan_columns(physical_plan(df.select(*columns))) == list(columns))
+    return known[key]
+
+
+#: What :func:`bare_scan` found, by frame and columns: pricing asks before the fetch asks again.  A
+#: DataFrame's plan never changes (it is immutable); the entry goes with the frame.
+_BARE: "weakref.WeakKeyDictionary[Any, dict[tuple, bool]]" = weakref.WeakKeyDictionary()
 
 
 def read_scan(df: Any, columns: Sequence[str], limit: int, files: Optional[Sequence[str]] = None) -> Optional[Any]:
@@ -108,16 +141,10 @@ def read_scan(df: Any, columns: Sequence[str], limit: int, files: Optional[Seque
     True
     """
     files = local_files(df) if files is None else files
-    if not files or not all(path.endswith(".parquet") for path in files):
-        return None
-    rows = file_rows(df, files)
-    if rows is None or rows > limit:
+    rows = file_rows(df, files) if files else None
+    if rows is None or rows > limit or not bare_scan(df, columns, files):
         return None
     types = dict(df.dtypes)
-    if any(types.get(c) not in PLAIN_TYPES for c in columns):
-        return None
-    if scan_columns(physical_plan(df.select(*columns))) != list(columns):
-        return None
     import pyarrow as pa
     import pyarrow.parquet as pq
 

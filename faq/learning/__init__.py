@@ -255,6 +255,7 @@ def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Op
     from faq.insideout.executor import evaluate
     from faq.learning.features import lifted_factors
     from faq.learning.in_tasks import aggregate_in_tasks, choose
+    from faq.learning.star import star_aggregate
     from faq.semirings import cofactor
 
     ring = cofactor(len(features))
@@ -281,6 +282,10 @@ def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Op
         big, tables, reason = split
         value, plan, notes = aggregate_in_tasks(parsed, features, ring, tables, big, reason, spark, progress)
         count, sums, products = ring.unpack(value)
+        return Covariance(tuple(str(f) for f in features), float(count), sums, products, plan, lines + notes)
+    star = star_aggregate(parsed, features, tables, priced.rows if priced else None)
+    if star is not None:  # a foreign-key star held by the driver: looked up and summed flat (faq.learning.star)
+        count, sums, products, plan, notes = star
         return Covariance(tuple(str(f) for f in features), float(count), sums, products, plan, lines + notes)
     query, factors, lifted = lifted_factors(parsed, features, ring, tables, spark)
     with evaluate(query, factors, semiring=ring, placement=placement, progress=progress) as result:
@@ -338,7 +343,7 @@ def _priced(parsed: Any, features: Sequence[Any], tables: dict, needed: dict, sp
         return None
     environment = session_environment(session)
     rows, distinct = table_statistics(parsed, tables)
-    sizes = _sizes(parsed, features, needed, rows, distinct, environment, session)
+    sizes = _sizes(parsed, features, needed, rows, distinct, environment, session, tables)
     labels = atom_labels(parsed)
     sizes = replace(sizes, join_rows=costs.join_rows([(labels[k], a.variables) for k, a in enumerate(parsed.atoms)],
                                                      {labels[k]: rows[a.factor] for k, a in enumerate(parsed.atoms)},
@@ -373,14 +378,15 @@ def _why(placement: str, allowed: Optional[Sequence[str]]) -> str:
 
 
 def _sizes(parsed: Any, features: Sequence[Any], needed: dict, rows: dict, distinct: dict, environment: Any,
-           session: Any) -> Any:
+           session: Any, frames: dict) -> Any:
     """The sizes the plans are priced by (:class:`faq.learning.costs.Sizes`; the join's rows not yet
-    estimated): per table its rows, columns read, features lifted, keys on its shared variables and
-    whether the driver may fetch it; the largest table as the in-tasks plan's, when that plan may keep it
-    in Spark."""
+    estimated): per table its rows, columns read, features lifted, keys on its shared variables, whether
+    the driver may fetch it and whether it reads it from its files; the largest table as the in-tasks
+    plan's, when that plan may keep it in Spark; the fact table of a foreign-key star (:func:`_star_fact`)."""
     from faq.relation import BYTES_PER_COLUMN
     from faq.learning import costs
     from faq.learning.spark_sql import atom_labels
+    from faq.parquet_scan import bare_scan
     from faq.relation import fetch_rows
     from faq.settings import fetch_memory
 
@@ -400,5 +406,27 @@ def _sizes(parsed: Any, features: Sequence[Any], needed: dict, rows: dict, disti
     splits = (len(atoms) == 1 and len(set(atoms[0].variables)) == len(atoms[0].variables) and others_fit
               and environment.in_tasks != "never")
     tables = tuple(costs.TableSize(n, rows[n], columns[n], sum(f.table == n for f in features), keys.get(n),
-                                   rows[n] <= fetch_rows(budget, columns[n])) for n in names)
-    return costs.Sizes(tables, float("nan"), len(features), max(1, environment.parallelism), big if splits else None)
+                                   fits := rows[n] <= fetch_rows(budget, columns[n]),
+                                   fits and bare_scan(frames[n], list(dict.fromkeys(needed[n]))))
+                   for n in names)
+    return costs.Sizes(tables, float("nan"), len(features), max(1, environment.parallelism), big if splits else None,
+                       _star_fact(parsed, rows, distinct))
+
+
+def _star_fact(parsed: Any, rows: dict, distinct: dict) -> Optional[str]:
+    """The fact table when the join is a foreign-key star (:func:`faq.learning.star.star_plan`) whose
+    looked-up tables each hold their one key variable about once per row (its distinct values, from the
+    footers' spans or counted, at least 95% of its rows); else None.  The run checks the keys exactly
+    and joins factorized if one is held twice: the price is a guess, the answer is not."""
+    from faq.learning.spark_sql import atom_labels
+    from faq.learning.star import star_plan
+
+    plan = star_plan(parsed, rows)
+    if plan is None:
+        return None
+    labels = atom_labels(parsed)
+    for k in plan.positions[1:]:
+        atom = parsed.atoms[k]
+        if len(atom.variables) != 1 or distinct.get((labels[k], atom.variables[0]), 0) < 0.95 * rows[atom.factor]:
+            return None
+    return parsed.atoms[plan.positions[0]].factor

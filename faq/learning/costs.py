@@ -52,7 +52,8 @@ from typing import Mapping, Optional, Sequence
 __all__ = ["TableSize", "Sizes", "Price", "priced", "chosen", "join_rows", "ring_width", "price_lines",
            "DRIVER_SECONDS", "FETCH_SECONDS_PER_VALUE", "LIFT_SECONDS_PER_VALUE", "JOIN_SECONDS_PER_VALUE",
            "SQL_JOB_SECONDS", "SCAN_SECONDS_PER_VALUE", "SQL_SECONDS_PER_SUM", "TASK_JOB_SECONDS",
-           "TASK_LIFT_SECONDS_PER_VALUE", "TASK_JOIN_SECONDS_PER_VALUE"]
+           "TASK_LIFT_SECONDS_PER_VALUE", "TASK_JOIN_SECONDS_PER_VALUE", "READ_FIXED_SECONDS",
+           "READ_SECONDS_PER_VALUE", "STAR_SECONDS_PER_VALUE"]
 
 # --- constants, measured on this 2-core machine: local[*], warm JVM, bench/bench_regression_spark.py's tables
 # written to Parquet and read with spark.read.parquet, medians (and minima) of 3 warm runs.  Other engineers'
@@ -66,6 +67,16 @@ DRIVER_SECONDS = 0.6
 #: Seconds per value (row x column) fetched to the driver: a Parquet scan collected through Arrow and made a
 #: pandas DataFrame (``df.toArrow().to_pandas()`` of the 2M-row lineitem's 6 columns: 2.9-4.1 s over 12M).
 FETCH_SECONDS_PER_VALUE = 3.0e-7
+#: The driver plan's fixed cost when every table is read from its own Parquet files by pyarrow
+#: (:func:`faq.parquet_scan.read_scan`: each frame's plan asked of Spark, no job).
+READ_FIXED_SECONDS = 0.15
+#: Seconds per value read by pyarrow from local Parquet files and made a pandas DataFrame: the 2M-row
+#: lineitem's 6 columns in 0.15-0.6 s (``pq.read_table(...).to_pandas()``, load 3-6), over 12M values.
+READ_SECONDS_PER_VALUE = 2.5e-8
+#: Seconds per fact row per column of the in-process foreign-key star (:mod:`faq.learning.star`: its
+#: keys looked up, its features gathered, one matrix product): faq ``placement="driver"`` of the 2M-row FK
+#: star as pandas, 0.27-0.42 s over 2M rows x (8 features + 2 lookups).
+STAR_SECONDS_PER_VALUE = 1.5e-8
 #: Seconds per double of the ring per row lifted and ⊕-combined in-process on the driver: faq
 #: ``placement="driver"`` of the many-to-many tables as pandas (0.18-0.23 s), over 200K rows x 36 doubles
 #: (there, almost nothing is left to join once the private variables are summed out).
@@ -121,6 +132,9 @@ class TableSize:
         values a factorized plan joins (⊗).  Default: its rows.
     fits : bool
         The driver may fetch it (its copy fits ``spark.faq.fetchMemory``).
+    files : bool
+        The driver reads it from its local Parquet files (a bare scan, :mod:`faq.parquet_scan`): no
+        Spark job, :data:`READ_SECONDS_PER_VALUE`.
     """
 
     name: str
@@ -129,6 +143,7 @@ class TableSize:
     features: int
     keys: Optional[int] = None
     fits: bool = True
+    files: bool = False
 
     @property
     def joined(self) -> int:
@@ -151,6 +166,9 @@ class Sizes:
         Cores Spark's tasks run on.
     big : str or None
         The table the in-tasks plan would keep in Spark (None: that plan is not possible).
+    star : str or None
+        The fact table when the join is a foreign-key star the driver runs flat
+        (:mod:`faq.learning.star`), else None.
     """
 
     tables: tuple[TableSize, ...]
@@ -158,6 +176,7 @@ class Sizes:
     features: int
     parallelism: int
     big: Optional[str]
+    star: Optional[str] = None
     #: This machine's rates over the fitted constants' (:meth:`faq.calibration.Calibration.scales`); a rate
     #: missing is 1 (the constant as fitted).
     scales: Mapping[str, float] = field(default_factory=dict)
@@ -200,14 +219,25 @@ def driver_price(sizes: Sizes) -> Price:
     too_big = [t.name for t in sizes.tables if not t.fits]
     if too_big:
         return Price("driver", math.inf, f"{', '.join(too_big)} does not fit the fetch budget")
-    values = sum(t.rows * t.columns for t in sizes.tables)
+    collected = [t for t in sizes.tables if not t.files]
+    values = sum(t.rows * t.columns for t in collected)
+    read = sum(t.rows * t.columns for t in sizes.tables if t.files)
     rows = sum(t.rows for t in sizes.tables)
+    in_process = sizes.scale("in_process")
+    seconds = ((DRIVER_SECONDS * sizes.scale("spark_job") if collected else READ_FIXED_SECONDS)
+               + values * FETCH_SECONDS_PER_VALUE * sizes.scale("fetch") + read * READ_SECONDS_PER_VALUE * in_process)
+    moved = ", ".join(x for x in (f"fetch {_count(values)} values" if values else "",
+                                  f"read {_count(read)} values from Parquet" if read else "") if x)
+    fact = next((t for t in sizes.tables if t.name == sizes.star), None)
+    if fact is not None:
+        gathered = fact.rows * (sizes.features + len(sizes.tables) - 1)
+        seconds += gathered * STAR_SECONDS_PER_VALUE * in_process
+        return Price("driver", seconds, f"{moved}; {fact.name}'s {_count(fact.rows)} rows looked up and summed flat "
+                                        f"(foreign-key star)")
     keys = sum(t.joined for t in sizes.tables)
     w = ring_width(sizes.features)
-    seconds = (DRIVER_SECONDS * sizes.scale("spark_job") + values * FETCH_SECONDS_PER_VALUE * sizes.scale("fetch")
-               + (rows * w * LIFT_SECONDS_PER_VALUE + keys * w * JOIN_SECONDS_PER_VALUE) * sizes.scale("in_process"))
-    return Price("driver", seconds, f"fetch {_count(rows)} rows, {_count(values)} values; lift {_count(rows)} rows "
-                                    f"× {w} doubles; join {_count(keys)} keys")
+    seconds += (rows * w * LIFT_SECONDS_PER_VALUE + keys * w * JOIN_SECONDS_PER_VALUE) * in_process
+    return Price("driver", seconds, f"{moved}; lift {_count(rows)} rows × {w} doubles; join {_count(keys)} keys")
 
 
 def in_tasks_price(sizes: Sizes) -> Price:

@@ -1,0 +1,170 @@
+"""A foreign-key star on the driver: the join gathered by key lookups and summed as one matrix product.
+
+When one table (the *fact*) holds every join variable, and each other table
+is looked up by a key it holds once (a foreign key into it: ``lineitem(o, p),
+orders(o), part(p)`` with ``orderkey`` unique in orders and ``partkey`` in
+part), the join has at most the fact's rows: each fact row meets at most one
+row of every other table.  Then factorizing buys nothing -- no variable is
+summed out before a join shrinks anything -- and the ring's 45-double
+products per key cost far more than the flat sums.  This plan instead finds
+each fact row's partner rows by binary search on the other tables' sorted
+keys, keeps the fact rows that have all of them (the inner join), gathers the
+feature columns into one ``n × m`` matrix ``X`` and takes ``(n, Σx, XᵀX)``
+with one BLAS product: the work DuckDB or Spark SQL do for the same sums,
+without listing the join as rows.
+
+:func:`star_plan` decides from the query alone (the shape); :func:`star_aggregate`
+checks the data (integer keys, each other table's key unique) and returns
+None whenever the shape or the data do not allow the plan, so the caller
+runs the factorized plan instead.  Rows with a null key or feature are
+dropped from their table first, as the factorized plan drops them
+(:mod:`faq.learning.features`).
+
+Examples
+--------
+>>> import pandas as pd
+>>> from faq.language import parse_query
+>>> from faq.learning.features import parse_features
+>>> q = parse_query("count() := items(o, p), orders(o), parts(p)")
+>>> str(star_plan(q, {"items": 5, "orders": 2, "parts": 2}))
+'in-process foreign-key star: items(o, p) looked up in orders(o), parts(p) by their unique keys, then one matrix product over the joined rows'
+>>> tables = {"items": pd.DataFrame({"o": [1, 1, 2, 2, 9], "p": [1, 2, 1, 2, 1], "q": [1.0, 2.0, 3.0, 4.0, 5.0]}),
+...           "orders": pd.DataFrame({"o": [1, 2], "w": [10.0, 20.0]}),
+...           "parts": pd.DataFrame({"p": [1, 2], "s": [0.5, 1.5]})}
+>>> f = parse_features(["items.q", "orders.w", "parts.s"], {a.factor: a.variables for a in q.atoms})
+>>> count, sums, products, plan, notes = star_aggregate(q, f, tables)
+>>> count, sums.tolist()              # order 9 is in no order: its item does not join
+(4, [10.0, 60.0, 4.0])
+>>> star_aggregate(q, f, {**tables, "orders": pd.DataFrame({"o": [1, 1, 2], "w": [1.0, 2.0, 3.0]})}) is None
+True
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional, Sequence
+
+import numpy as np
+
+__all__ = ["StarPlan", "star_plan", "star_aggregate"]
+
+
+@dataclass(frozen=True)
+class StarPlan:
+    """What :func:`star_aggregate` runs: the fact atom's rows, each other atom looked up by its key.
+
+    Attributes
+    ----------
+    fact : str
+        The atom holding every join variable (``items(o, p)``).
+    lookups : tuple of str
+        The other atoms, each looked up by its variables (a key its table holds once).
+    positions : tuple of int
+        The fact's position in the query, then the lookups'.
+    """
+
+    fact: str
+    lookups: tuple[str, ...]
+    positions: tuple[int, ...]
+
+    def __str__(self) -> str:
+        return (f"in-process foreign-key star: {self.fact} looked up in {', '.join(self.lookups)} by their unique "
+                "keys, then one matrix product over the joined rows")
+
+
+def star_plan(parsed: Any, rows: Optional[Mapping[str, int]] = None) -> Optional[StarPlan]:
+    """The star of ``parsed``'s atoms, or None: each table in one atom, no variable repeated in an atom, and
+    one atom (of the largest table by ``rows``) holding every variable of the others, which hold some."""
+    atoms = list(parsed.atoms)
+    tables = [a.factor for a in atoms]
+    if len(atoms) < 2 or len(set(tables)) != len(tables):
+        return None
+    if any(len(set(a.variables)) != len(a.variables) or not a.variables for a in atoms):
+        return None
+    sizes = rows or {}
+    holding = [k for k, a in enumerate(atoms) if all(set(b.variables) <= set(a.variables) for b in atoms)]
+    if not holding:
+        return None
+    fact = max(holding, key=lambda k: (sizes.get(tables[k], 0), -k))
+    others = tuple(k for k in range(len(atoms)) if k != fact)
+    return StarPlan(str(atoms[fact]), tuple(str(atoms[k]) for k in others), (fact, *others))
+
+
+def star_aggregate(parsed: Any, features: Sequence[Any], tables: Mapping[str, Any],
+                   rows: Optional[Mapping[str, int]] = None) -> Optional[tuple[int, np.ndarray, np.ndarray,
+                                                                               StarPlan, tuple[str, ...]]]:
+    """``(n, Σx, Σxxᵀ, plan, notes)`` of ``features`` over the star join of pandas ``tables``, or None when the
+    plan does not apply (:func:`star_plan`; a key not an integer; a looked-up key held twice).
+
+    ``notes`` say how many rows of a table had a null key or feature and were dropped.
+    """
+    plan = star_plan(parsed, rows)
+    if plan is None or not all(_is_pandas(tables.get(a.factor)) for a in parsed.atoms):
+        return None
+    atoms = [parsed.atoms[k] for k in plan.positions]
+    frames, notes = {}, []
+    for atom in atoms:
+        used = list(dict.fromkeys([*atom.variables, *(f.column for f in features if f.table == atom.factor)]))
+        if not set(used) <= set(tables[atom.factor].columns):
+            return None  # the factorized plan says which column is missing
+        frame = tables[atom.factor][used]
+        complete = ~frame.isna().any(axis=1).to_numpy()
+        if not complete.all():
+            notes.append(f"{atom.factor}: {int((~complete).sum()):,} rows with a null key or feature dropped")
+            frame = frame[complete]
+        if any(frame[v].dtype.kind not in "iu" for v in atom.variables):
+            return None
+        frames[atom.factor] = frame
+    fact = atoms[0]
+    keep = np.ones(len(frames[fact.factor]), dtype=bool)
+    partners: dict[str, np.ndarray] = {}
+    for atom in atoms[1:]:
+        found = _looked_up(frames[atom.factor], frames[fact.factor], atom.variables)
+        if found is None:
+            return None
+        partners[atom.factor] = found
+        keep &= found >= 0
+    n = int(keep.sum())
+    x = np.empty((n, len(features)))
+    for f in features:
+        column = frames[f.table][f.column].to_numpy(dtype=np.float64)
+        x[:, f.index] = column[keep] if f.table == fact.factor else column[partners[f.table][keep]]
+    with np.errstate(over="ignore"):  # an overflow is inf: fit_linear refuses it (MOMENTS_NOT_FINITE)
+        return n, x.sum(axis=0), x.T @ x, plan, tuple(notes)
+
+
+def _looked_up(table: Any, fact: Any, variables: Sequence[str]) -> Optional[np.ndarray]:
+    """Per fact row, the position of the ``table`` row with the same ``variables`` (-1: none); None when
+    ``table`` holds a key twice (not a lookup: the factorized plan handles it)."""
+    keys = _codes([table[v].to_numpy() for v in variables], [fact[v].to_numpy() for v in variables])
+    own, wanted = keys
+    if not len(own):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    low, high = int(own.min()), int(own.max())
+    if high - low <= 4 * len(own) + 1024:  # dense keys (surrogate ids): a direct table, one gather per row
+        slots = np.full(high - low + 1, -1, dtype=np.int64)
+        slots[own - low] = np.arange(len(own))
+        if int((slots >= 0).sum()) != len(own):
+            return None  # a key held twice
+        inside = (wanted >= low) & (wanted <= high)
+        return np.where(inside, slots[np.clip(wanted - low, 0, high - low)], -1)
+    order = np.argsort(own, kind="stable")
+    ordered = own[order]
+    if bool((ordered[1:] == ordered[:-1]).any()):
+        return None
+    at = np.minimum(np.searchsorted(ordered, wanted), len(ordered) - 1)
+    return np.where(ordered[at] == wanted, order[at], -1)
+
+
+def _codes(own: Sequence[np.ndarray], wanted: Sequence[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """One int64 key per row for a key of one or more integer columns, the same for equal keys on both sides."""
+    if len(own) == 1:
+        return np.asarray(own[0], dtype=np.int64), np.asarray(wanted[0], dtype=np.int64)
+    both = np.column_stack([np.concatenate([a, b]).astype(np.int64) for a, b in zip(own, wanted)])
+    _, codes = np.unique(both, axis=0, return_inverse=True)
+    codes = codes.reshape(-1).astype(np.int64)
+    return codes[:len(own[0])], codes[len(own[0]):]
+
+
+def _is_pandas(table: Any) -> bool:
+    return type(table).__module__.startswith("pandas") and type(table).__name__ == "DataFrame"
