@@ -8,6 +8,9 @@ in the same session, as users read them.  Two joins:
   has ``L/10`` rows, part ``L/100``), seven features (three of lineitem, two
   of orders, two of part) and the target ``lineitem.extendedprice``: the join
   has the fact table's ``L`` rows, and the aggregate is 45 sums;
+* ``fk_snowflake`` (``--snowflake-scales``): TPC-H's shape, ``lineitem ⋈ orders ⋈ customer`` and
+  ``lineitem ⋈ part`` (orders ``L/4`` rows, customer ``L/40``, part ``L/30``; ``L`` = 6M is scale
+  factor 1, the run issue 49 saw grow the driver past 21 GB), seven features;
 * ``many_to_many``: ``visits(customer, store) ⋈ stock(store, item)``, each of
   ``M`` rows on ``K`` stores: the join has about ``M²/K`` rows (tens of
   millions from a few hundred thousand), six features and the target.
@@ -55,6 +58,9 @@ FK_QUERY = "lineitem(orderkey, partkey), orders(orderkey), part(partkey)"
 FK_FEATURES = ["lineitem.quantity", "lineitem.discount", "lineitem.tax", "orders.totalprice",
                "orders.shippriority", "part.size", "part.retailprice"]
 FK_TARGET = "lineitem.extendedprice"
+SF_QUERY = "lineitem(orderkey, partkey), orders(orderkey, custkey), customer(custkey), part(partkey)"
+SF_FEATURES = ["lineitem.quantity", "lineitem.discount", "lineitem.tax", "orders.totalprice", "customer.acctbal",
+               "part.size", "part.retailprice"]
 MM_QUERY = "visits(customer, store), stock(store, item)"
 MM_FEATURES = ["visits.spend", "visits.minutes", "visits.age", "stock.price", "stock.weight", "stock.shelf"]
 MM_TARGET = "stock.margin"
@@ -88,6 +94,35 @@ def fk_tables(lineitem_rows: int, seed: int = 7) -> dict[str, Any]:
                                  + 3.0 * orders["shippriority"].to_numpy()[o] + 2.0 * part["size"].to_numpy()[p]
                                  + 0.5 * part["retailprice"].to_numpy()[p] + rng.normal(0.0, 10.0, lineitem_rows))
     return {"lineitem": lineitem, "orders": orders, "part": part}
+
+
+def snowflake_tables(lineitem_rows: int, seed: int = 13) -> dict[str, Any]:
+    """TPC-H's shape at scale factor ``L / 6M``: lineitem ``L`` rows, orders ``L/4``, customer ``L/40``, part
+    ``L/30`` (6M, 1.5M, 150K, 200K at scale factor 1); lineitem names an order and a part, an order a customer."""
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    n_orders, n_customers, n_part = (max(1, lineitem_rows // d) for d in (4, 40, 30))
+    customer = pd.DataFrame({"custkey": np.arange(n_customers, dtype=np.int64),
+                             "acctbal": rng.uniform(-999.0, 9999.0, n_customers)})
+    orders = pd.DataFrame({"orderkey": np.arange(n_orders, dtype=np.int64),
+                           "custkey": rng.integers(0, n_customers, n_orders).astype(np.int64),
+                           "totalprice": rng.uniform(100.0, 5e5, n_orders)})
+    part = pd.DataFrame({"partkey": np.arange(n_part, dtype=np.int64),
+                         "size": rng.integers(1, 51, n_part).astype(np.float64),
+                         "retailprice": rng.uniform(900.0, 2100.0, n_part)})
+    o = rng.integers(0, n_orders, lineitem_rows)
+    p = rng.integers(0, n_part, lineitem_rows)
+    lineitem = pd.DataFrame({"orderkey": o.astype(np.int64), "partkey": p.astype(np.int64),
+                             "quantity": rng.integers(1, 51, lineitem_rows).astype(np.float64),
+                             "discount": rng.integers(0, 11, lineitem_rows) / 100.0,
+                             "tax": rng.integers(0, 9, lineitem_rows) / 100.0})
+    c = orders["custkey"].to_numpy()[o]
+    lineitem["extendedprice"] = (5.0 + 30.0 * lineitem["quantity"] - 200.0 * lineitem["discount"]
+                                 + 80.0 * lineitem["tax"] + 1e-4 * orders["totalprice"].to_numpy()[o]
+                                 + 0.01 * customer["acctbal"].to_numpy()[c] + 2.0 * part["size"].to_numpy()[p]
+                                 + 0.5 * part["retailprice"].to_numpy()[p] + rng.normal(0.0, 10.0, lineitem_rows))
+    return {"lineitem": lineitem, "orders": orders, "customer": customer, "part": part}
 
 
 def mm_tables(rows: int, stores: int, seed: int = 11) -> dict[str, Any]:
@@ -241,6 +276,8 @@ def bench_join(spark: Any, name: str, given: dict[str, Any], spec: tuple[str, li
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--fk-scales", type=int, nargs="+", default=[300_000, 2_000_000], help="lineitem rows")
+    parser.add_argument("--snowflake-scales", type=int, nargs="*", default=[],
+                        help="lineitem rows of the TPC-H-shaped snowflake (6000000: scale factor 1)")
     parser.add_argument("--mm", type=int, nargs=2, default=[100_000, 1000], metavar=("ROWS", "STORES"),
                         help="rows of each many-to-many table, and stores they share")
     parser.add_argument("--mllib-scale", type=int, default=300_000, help="the FK scale MLlib runs at (0: none)")
@@ -255,7 +292,8 @@ def main(argv: list[str] | None = None) -> None:
     run["git_rev_parse_head"] = head.stdout.strip()  # the tree may hold uncommitted changes: "commit" says "+"
     spark = faq.get_session(master="local[*]")
     run["inputs"] = {"fk_query": FK_QUERY, "fk_features": FK_FEATURES, "fk_target": FK_TARGET, "fk_scales": args.fk_scales,
-                     "mm_query": MM_QUERY, "mm_features": MM_FEATURES, "mm_target": MM_TARGET,
+                     "snowflake_query": SF_QUERY, "snowflake_features": SF_FEATURES,
+                     "snowflake_scales": args.snowflake_scales, "mm_query": MM_QUERY, "mm_features": MM_FEATURES, "mm_target": MM_TARGET,
                      "mm_rows_stores": args.mm, "format": "Parquet, read with spark.read.parquet in the same session",
                      "repeat": args.repeat, "driver_repeat": args.driver_repeat}
     rows = []
@@ -266,6 +304,12 @@ def main(argv: list[str] | None = None) -> None:
             given = written(spark, fk_tables(scale), where)
             rows.append(bench_join(spark, f"fk_star_{scale}", given, (FK_QUERY, FK_FEATURES, FK_TARGET), args,
                                    mllib=scale == args.mllib_scale))
+        for scale in args.snowflake_scales:
+            where = Path(directory) / f"sf{scale}"
+            where.mkdir()
+            given = written(spark, snowflake_tables(scale), where)
+            rows.append(bench_join(spark, f"fk_snowflake_{scale}", given, (SF_QUERY, SF_FEATURES, FK_TARGET), args,
+                                   mllib=False))
         where = Path(directory) / "mm"
         where.mkdir()
         given = written(spark, mm_tables(*args.mm), where)

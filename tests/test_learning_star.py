@@ -65,11 +65,31 @@ def test_a_key_held_twice_is_not_a_star_and_the_factorized_plan_answers():
 
 
 def test_shapes_that_are_not_stars():
-    assert star_plan(parse_query("count() := a(x, y), b(y, z)")) is None       # a chain: no atom holds all
+    assert star_plan(parse_query("count() := a(x), b(y)")) is None             # a product: not connected
     assert star_plan(parse_query("count() := a(x, y), a(y, z)")) is None       # a table used twice
     assert star_plan(parse_query("count() := a(x, x), b(x)")) is None          # a repeated variable
     plan = star_plan(parse_query("count() := d(x), f(x, y), e(y)"), {"f": 100, "d": 5, "e": 5})
     assert plan.fact == "f(x, y)" and plan.positions == (1, 0, 2)
+
+
+def test_a_snowflake_is_looked_up_through_its_chain():
+    rng = np.random.default_rng(5)
+    customer = pd.DataFrame({"c": np.arange(0, 40, 2), "a": rng.normal(size=20)})   # odd customers missing
+    orders = pd.DataFrame({"o": np.arange(30) * 1_000_003, "c": rng.integers(0, 40, 30), "w": rng.normal(size=30)})
+    items = pd.DataFrame({"o": rng.integers(0, 32, 500) * 1_000_003, "p": rng.integers(0, 9, 500),
+                          "q": rng.normal(size=500)})
+    parts = pd.DataFrame({"p": np.arange(8), "s": rng.normal(size=8)})
+    q = parse_query("count() := items(o, p), orders(o, c), customer(c), parts(p)")
+    names = ["items.q", "orders.w", "customer.a", "parts.s"]
+    f = parse_features(names, {a.factor: a.variables for a in q.atoms})
+    given = {"items": items, "orders": orders, "customer": customer, "parts": parts}
+    count, sums, products, plan, _ = star_aggregate(q, f, given)
+    assert plan.keys == (("o",), ("c",), ("p",))
+    rows = items.merge(orders, on="o").merge(customer, on="c").merge(parts, on="p")
+    x = rows[["q", "w", "a", "s"]].to_numpy()
+    assert count == len(rows) > 0
+    np.testing.assert_allclose(sums, x.sum(axis=0), rtol=1e-10)
+    np.testing.assert_allclose(products, x.T @ x, rtol=1e-10)
 
 
 def test_the_regression_reports_the_star_plan():

@@ -415,7 +415,8 @@ def _sizes(parsed: Any, features: Sequence[Any], needed: dict, rows: dict, disti
 
 def _star_fact(parsed: Any, rows: dict, distinct: dict) -> Optional[str]:
     """The fact table when the join is a foreign-key star (:func:`faq.learning.star.star_plan`) whose
-    looked-up tables each hold their one key variable about once per row (its distinct values, from the
+    looked-up tables each hold their one key variable (a variable shared with the tables before) about once
+    per row (its distinct values, from the
     footers' spans or counted, at least 95% of its rows); else None.  The run checks the keys exactly
     and joins factorized if one is held twice: the price is a guess, the answer is not."""
     from faq.learning.spark_sql import atom_labels
@@ -425,8 +426,7 @@ def _star_fact(parsed: Any, rows: dict, distinct: dict) -> Optional[str]:
     if plan is None:
         return None
     labels = atom_labels(parsed)
-    for k in plan.positions[1:]:
-        atom = parsed.atoms[k]
-        if len(atom.variables) != 1 or distinct.get((labels[k], atom.variables[0]), 0) < 0.95 * rows[atom.factor]:
+    for k, key in zip(plan.positions[1:], plan.keys):
+        if len(key) != 1 or distinct.get((labels[k], key[0]), 0) < 0.95 * rows[parsed.atoms[k].factor]:
             return None
     return parsed.atoms[plan.positions[0]].factor

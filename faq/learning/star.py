@@ -1,17 +1,18 @@
 """A foreign-key star on the driver: the join gathered by key lookups and summed as one matrix product.
 
-When one table (the *fact*) holds every join variable, and each other table
-is looked up by a key it holds once (a foreign key into it: ``lineitem(o, p),
-orders(o), part(p)`` with ``orderkey`` unique in orders and ``partkey`` in
-part), the join has at most the fact's rows: each fact row meets at most one
-row of every other table.  Then factorizing buys nothing -- no variable is
-summed out before a join shrinks anything -- and the ring's 45-double
-products per key cost far more than the flat sums.  This plan instead finds
-each fact row's partner rows by binary search on the other tables' sorted
-keys, keeps the fact rows that have all of them (the inner join), gathers the
-feature columns into one ``n × m`` matrix ``X`` and takes ``(n, Σx, XᵀX)``
-with one BLAS product: the work DuckDB or Spark SQL do for the same sums,
-without listing the join as rows.
+When the join is a chain of foreign keys from one table (the *fact*) -- each
+other table looked up by the variables it shares with those before it, a key
+it holds once: ``lineitem(o, p), orders(o), part(p)`` with ``orderkey``
+unique in orders and ``partkey`` in part, or a snowflake
+``lineitem(o, p), orders(o, c), customer(c)`` -- the join has at most the
+fact's rows: each fact row meets at most one row of every other table.  Then
+factorizing buys nothing -- no variable is summed out before a join shrinks
+anything -- and the ring's 45-double products per key cost far more than the
+flat sums.  This plan instead finds each fact row's partner rows (a direct
+table for dense keys, else binary search on sorted keys), keeps the fact rows
+that have all of them (the inner join), gathers the feature columns into one
+``n × m`` matrix ``X`` and takes ``(n, Σx, XᵀX)`` with one BLAS product: the
+work DuckDB or Spark SQL do for the same sums, without listing the join as rows.
 
 :func:`star_plan` decides from the query alone (the shape); :func:`star_aggregate`
 checks the data (integer keys, each other table's key unique) and returns
@@ -27,7 +28,7 @@ Examples
 >>> from faq.learning.features import parse_features
 >>> q = parse_query("count() := items(o, p), orders(o), parts(p)")
 >>> str(star_plan(q, {"items": 5, "orders": 2, "parts": 2}))
-'in-process foreign-key star: items(o, p) looked up in orders(o), parts(p) by their unique keys, then one matrix product over the joined rows'
+"in-process foreign-key star: items(o, p)'s rows, looked up in orders(o) by o, parts(p) by p (keys each table holds once), then one matrix product over the joined rows"
 >>> tables = {"items": pd.DataFrame({"o": [1, 1, 2, 2, 9], "p": [1, 2, 1, 2, 1], "q": [1.0, 2.0, 3.0, 4.0, 5.0]}),
 ...           "orders": pd.DataFrame({"o": [1, 2], "w": [10.0, 20.0]}),
 ...           "parts": pd.DataFrame({"p": [1, 2], "s": [0.5, 1.5]})}
@@ -56,25 +57,34 @@ class StarPlan:
     Attributes
     ----------
     fact : str
-        The atom holding every join variable (``items(o, p)``).
+        The atom of the largest table (``items(o, p)``): every joined row is one of its rows.
     lookups : tuple of str
-        The other atoms, each looked up by its variables (a key its table holds once).
+        The other atoms, in the order they are looked up, each by the variables it shares with
+        those before it (:attr:`keys`): a key its table must hold once.
+    keys : tuple of tuple of str
+        Per lookup, its key variables.
     positions : tuple of int
         The fact's position in the query, then the lookups'.
     """
 
     fact: str
     lookups: tuple[str, ...]
+    keys: tuple[tuple[str, ...], ...]
     positions: tuple[int, ...]
 
     def __str__(self) -> str:
-        return (f"in-process foreign-key star: {self.fact} looked up in {', '.join(self.lookups)} by their unique "
-                "keys, then one matrix product over the joined rows")
+        looked = ", ".join(f"{a} by {', '.join(k)}" for a, k in zip(self.lookups, self.keys))
+        return (f"in-process foreign-key star: {self.fact}'s rows, looked up in {looked} (keys each table holds "
+                "once), then one matrix product over the joined rows")
 
 
 def star_plan(parsed: Any, rows: Optional[Mapping[str, int]] = None) -> Optional[StarPlan]:
-    """The star of ``parsed``'s atoms, or None: each table in one atom, no variable repeated in an atom, and
-    one atom (of the largest table by ``rows``) holding every variable of the others, which hold some."""
+    """The lookups of ``parsed``'s atoms from the largest table's (by ``rows``; else the first), or None:
+    a table in two atoms, a variable repeated in an atom, an atom of no variable, or atoms not connected.
+
+    From the fact, each next atom is the first sharing a variable with those before it, looked up by
+    the variables it shares (a star, or a snowflake: ``lineitem(o, p), orders(o, c), customer(c)``).
+    """
     atoms = list(parsed.atoms)
     tables = [a.factor for a in atoms]
     if len(atoms) < 2 or len(set(tables)) != len(tables):
@@ -82,12 +92,16 @@ def star_plan(parsed: Any, rows: Optional[Mapping[str, int]] = None) -> Optional
     if any(len(set(a.variables)) != len(a.variables) or not a.variables for a in atoms):
         return None
     sizes = rows or {}
-    holding = [k for k, a in enumerate(atoms) if all(set(b.variables) <= set(a.variables) for b in atoms)]
-    if not holding:
-        return None
-    fact = max(holding, key=lambda k: (sizes.get(tables[k], 0), -k))
-    others = tuple(k for k in range(len(atoms)) if k != fact)
-    return StarPlan(str(atoms[fact]), tuple(str(atoms[k]) for k in others), (fact, *others))
+    fact = max(range(len(atoms)), key=lambda k: (sizes.get(tables[k], 0), -k))
+    order, keys, bound = [fact], [], set(atoms[fact].variables)
+    while len(order) < len(atoms):
+        k = next((k for k in range(len(atoms)) if k not in order and bound & set(atoms[k].variables)), None)
+        if k is None:
+            return None  # a product of unconnected parts: not a lookup
+        order.append(k)
+        keys.append(tuple(v for v in atoms[k].variables if v in bound))
+        bound |= set(atoms[k].variables)
+    return StarPlan(str(atoms[fact]), tuple(str(atoms[k]) for k in order[1:]), tuple(keys), tuple(order))
 
 
 def star_aggregate(parsed: Any, features: Sequence[Any], tables: Mapping[str, Any],
@@ -101,29 +115,25 @@ def star_aggregate(parsed: Any, features: Sequence[Any], tables: Mapping[str, An
     plan = star_plan(parsed, rows)
     if plan is None or not all(_is_pandas(tables.get(a.factor)) for a in parsed.atoms):
         return None
-    atoms = [parsed.atoms[k] for k in plan.positions]
-    frames, notes = {}, []
-    for atom in atoms:
-        used = list(dict.fromkeys([*atom.variables, *(f.column for f in features if f.table == atom.factor)]))
-        if not set(used) <= set(tables[atom.factor].columns):
-            return None  # the factorized plan says which column is missing
-        frame = tables[atom.factor][used]
-        complete = ~frame.isna().any(axis=1).to_numpy()
-        if not complete.all():
-            notes.append(f"{atom.factor}: {int((~complete).sum()):,} rows with a null key or feature dropped")
-            frame = frame[complete]
-        if any(frame[v].dtype.kind not in "iu" for v in atom.variables):
-            return None
-        frames[atom.factor] = frame
-    fact = atoms[0]
+    frames, notes = _frames([parsed.atoms[k] for k in plan.positions], features, tables)
+    if frames is None:
+        return None
+    fact = parsed.atoms[plan.positions[0]]
+    if any(len(f) == 0 for f in frames.values()):  # nothing joins
+        m = len(features)
+        return 0, np.zeros(m), np.zeros((m, m)), plan, tuple(notes)
+    values = {v: frames[fact.factor][v].to_numpy() for v in fact.variables}  # per fact row, each bound variable
     keep = np.ones(len(frames[fact.factor]), dtype=bool)
     partners: dict[str, np.ndarray] = {}
-    for atom in atoms[1:]:
-        found = _looked_up(frames[atom.factor], frames[fact.factor], atom.variables)
+    for k, key in zip(plan.positions[1:], plan.keys):
+        frame = frames[parsed.atoms[k].factor]
+        found = _looked_up([frame[v].to_numpy() for v in key], [values[v] for v in key])
         if found is None:
             return None
-        partners[atom.factor] = found
         keep &= found >= 0
+        partners[parsed.atoms[k].factor] = at = np.maximum(found, 0)  # a row without a partner: dropped below
+        for v in parsed.atoms[k].variables:
+            values.setdefault(v, frame[v].to_numpy()[at])
     n = int(keep.sum())
     x = np.empty((n, len(features)))
     for f in features:
@@ -133,11 +143,29 @@ def star_aggregate(parsed: Any, features: Sequence[Any], tables: Mapping[str, An
         return n, x.sum(axis=0), x.T @ x, plan, tuple(notes)
 
 
-def _looked_up(table: Any, fact: Any, variables: Sequence[str]) -> Optional[np.ndarray]:
-    """Per fact row, the position of the ``table`` row with the same ``variables`` (-1: none); None when
-    ``table`` holds a key twice (not a lookup: the factorized plan handles it)."""
-    keys = _codes([table[v].to_numpy() for v in variables], [fact[v].to_numpy() for v in variables])
-    own, wanted = keys
+def _frames(atoms: Sequence[Any], features: Sequence[Any], tables: Mapping[str, Any]) -> tuple[Optional[dict], list]:
+    """Each atom's table cut to its keys and features, rows with a null among them dropped (and noted); None
+    when a column is missing (the factorized plan says which) or a key is not an integer."""
+    frames, notes = {}, []
+    for atom in atoms:
+        used = list(dict.fromkeys([*atom.variables, *(f.column for f in features if f.table == atom.factor)]))
+        if not set(used) <= set(tables[atom.factor].columns):
+            return None, notes
+        frame = tables[atom.factor][used]
+        complete = ~frame.isna().any(axis=1).to_numpy()
+        if not complete.all():
+            notes.append(f"{atom.factor}: {int((~complete).sum()):,} rows with a null key or feature dropped")
+            frame = frame[complete]
+        if any(frame[v].dtype.kind not in "iu" for v in atom.variables):
+            return None, notes
+        frames[atom.factor] = frame
+    return frames, notes
+
+
+def _looked_up(table: Sequence[np.ndarray], wanted_columns: Sequence[np.ndarray]) -> Optional[np.ndarray]:
+    """Per wanted key (the key columns, row by row), the position of the ``table`` row holding it (-1:
+    none); None when ``table`` holds a key twice (not a lookup: the factorized plan handles it)."""
+    own, wanted = _codes(table, wanted_columns)
     if not len(own):
         return np.full(len(wanted), -1, dtype=np.int64)
     low, high = int(own.min()), int(own.max())
