@@ -71,6 +71,23 @@ MLLIB_TOLERANCE = 1e-4
 # --- data ---------------------------------------------------------------------------------
 
 
+def _part_and_lineitem(rng: Any, rows: int, n_orders: int, n_part: int) -> tuple[Any, Any, Any, Any]:
+    """part, and lineitem's keys and own columns (its target added by the caller); each lineitem row's
+    order and part positions."""
+    import pandas as pd
+
+    part = pd.DataFrame({"partkey": np.arange(n_part, dtype=np.int64),
+                         "size": rng.integers(1, 51, n_part).astype(np.float64),
+                         "retailprice": rng.uniform(900.0, 2100.0, n_part)})
+    o = rng.integers(0, n_orders, rows)
+    p = rng.integers(0, n_part, rows)
+    lineitem = pd.DataFrame({"orderkey": o.astype(np.int64), "partkey": p.astype(np.int64),
+                             "quantity": rng.integers(1, 51, rows).astype(np.float64),
+                             "discount": rng.integers(0, 11, rows) / 100.0,
+                             "tax": rng.integers(0, 9, rows) / 100.0})
+    return part, lineitem, o, p
+
+
 def fk_tables(lineitem_rows: int, seed: int = 7) -> dict[str, Any]:
     """The FK star's pandas tables: lineitem of ``L`` rows, orders ``L/10``, part ``L/100``."""
     import pandas as pd
@@ -80,15 +97,7 @@ def fk_tables(lineitem_rows: int, seed: int = 7) -> dict[str, Any]:
     orders = pd.DataFrame({"orderkey": np.arange(n_orders, dtype=np.int64),
                            "totalprice": rng.uniform(100.0, 5e5, n_orders),
                            "shippriority": rng.integers(0, 5, n_orders).astype(np.float64)})
-    part = pd.DataFrame({"partkey": np.arange(n_part, dtype=np.int64),
-                         "size": rng.integers(1, 51, n_part).astype(np.float64),
-                         "retailprice": rng.uniform(900.0, 2100.0, n_part)})
-    o = rng.integers(0, n_orders, lineitem_rows)
-    p = rng.integers(0, n_part, lineitem_rows)
-    lineitem = pd.DataFrame({"orderkey": o.astype(np.int64), "partkey": p.astype(np.int64),
-                             "quantity": rng.integers(1, 51, lineitem_rows).astype(np.float64),
-                             "discount": rng.integers(0, 11, lineitem_rows) / 100.0,
-                             "tax": rng.integers(0, 9, lineitem_rows) / 100.0})
+    part, lineitem, o, p = _part_and_lineitem(rng, lineitem_rows, n_orders, n_part)
     lineitem["extendedprice"] = (5.0 + 30.0 * lineitem["quantity"] - 200.0 * lineitem["discount"]
                                  + 80.0 * lineitem["tax"] + 1e-4 * orders["totalprice"].to_numpy()[o]
                                  + 3.0 * orders["shippriority"].to_numpy()[o] + 2.0 * part["size"].to_numpy()[p]
@@ -108,15 +117,7 @@ def snowflake_tables(lineitem_rows: int, seed: int = 13) -> dict[str, Any]:
     orders = pd.DataFrame({"orderkey": np.arange(n_orders, dtype=np.int64),
                            "custkey": rng.integers(0, n_customers, n_orders).astype(np.int64),
                            "totalprice": rng.uniform(100.0, 5e5, n_orders)})
-    part = pd.DataFrame({"partkey": np.arange(n_part, dtype=np.int64),
-                         "size": rng.integers(1, 51, n_part).astype(np.float64),
-                         "retailprice": rng.uniform(900.0, 2100.0, n_part)})
-    o = rng.integers(0, n_orders, lineitem_rows)
-    p = rng.integers(0, n_part, lineitem_rows)
-    lineitem = pd.DataFrame({"orderkey": o.astype(np.int64), "partkey": p.astype(np.int64),
-                             "quantity": rng.integers(1, 51, lineitem_rows).astype(np.float64),
-                             "discount": rng.integers(0, 11, lineitem_rows) / 100.0,
-                             "tax": rng.integers(0, 9, lineitem_rows) / 100.0})
+    part, lineitem, o, p = _part_and_lineitem(rng, lineitem_rows, n_orders, n_part)
     c = orders["custkey"].to_numpy()[o]
     lineitem["extendedprice"] = (5.0 + 30.0 * lineitem["quantity"] - 200.0 * lineitem["discount"]
                                  + 80.0 * lineitem["tax"] + 1e-4 * orders["totalprice"].to_numpy()[o]
@@ -269,17 +270,25 @@ def bench_join(spark: Any, name: str, given: dict[str, Any], spec: tuple[str, li
     if not record["coefficients_agree"]:
         raise SystemExit(f"{name}: coefficients disagree with Spark SQL's: {agreement}")
     record["intercept_and_coefficients"] = [round(float(c), 9) for c in expected]
+    # The driver's peak so far (this process: the generated pandas tables included) against the budget
+    # of in-process work (spark.faq.localMemory): issue 49's memory check.
+    import resource
+
+    from faq.settings import local_memory
+
+    record["driver_peak_rss_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    record["local_memory_bytes"] = int(local_memory(spark))
     log(f"{name}: {record}")
     return record
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--fk-scales", type=int, nargs="+", default=[300_000, 2_000_000], help="lineitem rows")
+    parser.add_argument("--fk-scales", type=int, nargs="*", default=[300_000, 2_000_000], help="lineitem rows")
     parser.add_argument("--snowflake-scales", type=int, nargs="*", default=[],
                         help="lineitem rows of the TPC-H-shaped snowflake (6000000: scale factor 1)")
     parser.add_argument("--mm", type=int, nargs=2, default=[100_000, 1000], metavar=("ROWS", "STORES"),
-                        help="rows of each many-to-many table, and stores they share")
+                        help="rows of each many-to-many table, and stores they share (0 0: not run)")
     parser.add_argument("--mllib-scale", type=int, default=300_000, help="the FK scale MLlib runs at (0: none)")
     parser.add_argument("--repeat", type=int, default=3, help="warm runs per method")
     parser.add_argument("--driver-repeat", type=int, default=3, help="warm runs of faq placement=driver")
@@ -310,11 +319,12 @@ def main(argv: list[str] | None = None) -> None:
             given = written(spark, snowflake_tables(scale), where)
             rows.append(bench_join(spark, f"fk_snowflake_{scale}", given, (SF_QUERY, SF_FEATURES, FK_TARGET), args,
                                    mllib=False))
-        where = Path(directory) / "mm"
-        where.mkdir()
-        given = written(spark, mm_tables(*args.mm), where)
-        rows.append(bench_join(spark, f"many_to_many_{args.mm[0]}x{args.mm[1]}", given,
-                               (MM_QUERY, MM_FEATURES, MM_TARGET), args, mllib=False))
+        if args.mm[0] > 0:
+            where = Path(directory) / "mm"
+            where.mkdir()
+            given = written(spark, mm_tables(*args.mm), where)
+            rows.append(bench_join(spark, f"many_to_many_{args.mm[0]}x{args.mm[1]}", given,
+                                   (MM_QUERY, MM_FEATURES, MM_TARGET), args, mllib=False))
     run["rows"] = rows
     print(f"{'join':<28}{'rows':>12}{'spark_sql':>11}{'faq':>9}{'driver':>9}{'faq/sql':>9}  chosen")
     for r in rows:
