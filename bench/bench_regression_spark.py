@@ -292,6 +292,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--mllib-scale", type=int, default=300_000, help="the FK scale MLlib runs at (0: none)")
     parser.add_argument("--repeat", type=int, default=3, help="warm runs per method")
     parser.add_argument("--driver-repeat", type=int, default=3, help="warm runs of faq placement=driver")
+    parser.add_argument("--master", default="local[*]", help="e.g. local-cluster[2,1,2048]: executors in JVMs of their own")
     parser.add_argument("--out", default=None)
     args = parser.parse_args(argv)
     import faq
@@ -299,12 +300,12 @@ def main(argv: list[str] | None = None) -> None:
     run = Run("bench_regression_spark", argv)
     head = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=RESULTS.parent.parent)
     run["git_rev_parse_head"] = head.stdout.strip()  # the tree may hold uncommitted changes: "commit" says "+"
-    spark = faq.get_session(master="local[*]")
+    spark = faq.get_session(master=args.master)
     run["inputs"] = {"fk_query": FK_QUERY, "fk_features": FK_FEATURES, "fk_target": FK_TARGET, "fk_scales": args.fk_scales,
                      "snowflake_query": SF_QUERY, "snowflake_features": SF_FEATURES,
                      "snowflake_scales": args.snowflake_scales, "mm_query": MM_QUERY, "mm_features": MM_FEATURES, "mm_target": MM_TARGET,
                      "mm_rows_stores": args.mm, "format": "Parquet, read with spark.read.parquet in the same session",
-                     "repeat": args.repeat, "driver_repeat": args.driver_repeat}
+                     "repeat": args.repeat, "driver_repeat": args.driver_repeat, "master": args.master}
     rows = []
     with tempfile.TemporaryDirectory(prefix="regression_spark_") as directory:
         for scale in args.fk_scales:

@@ -18,7 +18,8 @@ input and output               ``read_edge_list``, ``read_matrix_market``, ``rea
                                ``read_parquet``, ``read_factor``, ``from_pandas``,
                                ``from_numpy``, ``from_scipy``, ``to_pandas``, ``to_scipy``
 Spark                          :func:`get_session`, :func:`use_session`,
-                               :func:`register_data_source` (``spark.read.format("faq")``)
+                               :func:`register_data_source` (``spark.read.format("faq")``,
+                               ``df.writeStream.format("faq")``), :func:`keep_changes`
 =============================  ===========================================================
 
 Every job takes Spark DataFrames (a graph's edges as ``src``/``dst``, the
@@ -62,6 +63,7 @@ _EXPORTS = {
     ),
     **dict.fromkeys(("get_session", "use_session"), "faq.spark"),
     "register_data_source": "faq.data_source",
+    "keep_changes": "faq.incremental.change_log",
     **dict.fromkeys(("parse_query", "FAQ"), "faq.language"),
     **dict.fromkeys(("covariance", "moments", "linear_regression"), "faq.learning"),
     "asof_join": "faq.asof.oneshot",

@@ -9,6 +9,9 @@ then::
 
     spark.read.format("faq").load(STATE)                          # the answer now
     spark.read.format("faq").option("version", 3).load(STATE)     # ... and it must be version 3
+    spark.read.format("faq").option("changes", "true").load(STATE)       # its kept changes (faq.data_stream)
+    spark.readStream.format("faq").option("changes", "true").load(STATE) # ... as versions commit
+    df.writeStream.format("faq").option("state", STATE).option("query", TEXT) ...  # the sink (faq.data_sink)
 
 How it reads
 ------------
@@ -23,7 +26,8 @@ kind        reopened with                                    rows
 ==========  ===============================================  ====================================
 query       :meth:`~faq.incremental.MaintainedQuery.open`    the free variables and ``value``
             (a maintained model is one: its aggregate)
-motif       :meth:`~faq.graphs.MotifTracker.open`       one row: ``count``
+motif       :meth:`~faq.graphs.MotifTracker.open`       one row: ``count`` (and ``triangles``
+                                                             for the sink's ``job="triangles"``)
 truss       :meth:`~faq.graphs.MaintainedTruss.open`         ``src``, ``dst``, ``trussness``
 asof        :func:`faq.asof.open_join` (view or locked)      the joined rows
 fixpoint    :meth:`~faq.recursive.MaintainedFixpoint.open`   ``node``, ``value``
@@ -48,10 +52,11 @@ commit between ``schema()`` and the read; the schema does not change with
 versions).  ``option("version", V)`` asks for version ``V``: it is read
 when the state is at ``V``, and any other version is a
 :class:`~faq.errors.StateDirectoryError` saying which version the state
-holds.  ``option("changes", "true")`` is refused
-(:class:`~faq.errors.InvalidArgumentError`): the changes between versions
-are not kept in a state; they are what ``apply`` returns and what
-``stream(..., sink=)`` and ``before_commit`` hand on as each batch commits.
+holds.  The changes between versions are kept only by a state with a
+change log (:func:`faq.keep_changes`, :mod:`faq.incremental.change_log`), read with
+``option("changes", "true")`` (:mod:`faq.data_stream`); otherwise they are
+what ``apply`` returns and what ``stream(..., sink=)`` and
+``before_commit`` hand on as each batch commits.
 
 Examples
 --------
@@ -71,19 +76,22 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
+from faq.data_stream import ChangeReader, ChangeStreamReader, change_options, change_schema, wants_changes
 from faq.errors import InvalidArgumentError, StateDirectoryError
+from faq.reopened import KINDS, open_state
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
 
-__all__ = ["FaqDataSource", "KINDS", "NAME", "answer_table", "read_options", "register_data_source"]
+    from faq.data_sink import FaqStreamWriter
+
+__all__ = ["FaqDataSource", "KINDS", "NAME", "answer_table", "open_state", "read_options", "register_data_source"]
 
 #: The format name: ``spark.read.format(NAME)``.
 NAME = "faq"
 #: The kinds of state the data source reads (the manifest's ``kind``).
-KINDS = ("query", "motif", "truss", "asof", "fixpoint")
 #: The options a read takes (``path`` is what ``load(path)`` sets).
 OPTIONS = ("path", "version", "changes")
 
@@ -124,11 +132,10 @@ def read_options(options: Mapping[str, Any]) -> tuple[str, Optional[int]]:
     for key, value in options.items():
         if key not in OPTIONS:
             raise InvalidArgumentError(key, value, f"the faq data source takes the options {', '.join(OPTIONS)}")
-    changes = str(options.get("changes", "false")).strip().lower()
-    if changes not in ("false", "0", ""):
+    if wants_changes(options):
         raise InvalidArgumentError("changes", options["changes"],
-                                   "a state keeps its committed version only, not the changes between versions; "
-                                   "take them from apply(), stream(..., sink=) or before_commit as batches commit")
+                                   "a read of changes takes faq.data_stream.change_options (startingVersion, "
+                                   "endingVersion); these are the options of a read of the answer")
     path = options.get("path")
     if not path:
         raise InvalidArgumentError("path", path, 'give the state directory: spark.read.format("faq").load(STATE)')
@@ -173,46 +180,16 @@ def answer_table(path: str, version: Optional[int] = None) -> "pa.Table":
     faq.errors.StateDirectoryError: [STATE_DIRECTORY] ...: has no version 4 yet: it is at version 0
     >>> t.close()
     """
-    target = _open(path)
+    target = open_state(path)
     try:
         _check_version(target, version)
+        if version is not None and version < target.version:  # kept by the change log: undone from now
+            from faq.data_stream import answer_at
+
+            return answer_at(target, _table_of(target), version)
         return _table_of(target)
     finally:
         target.close()
-
-
-def _open(path: str) -> Any:
-    """The maintained object saved in ``path``, reopened by its own class (no lock taken)."""
-    from faq.incremental.store import Store
-
-    meta = Store(path).manifest()
-    kind = meta.get("kind")
-    if kind == "query":
-        from faq.incremental.maintained import MaintainedQuery
-
-        return MaintainedQuery.open(path)
-    if kind == "motif":
-        from faq.graphs.track import MotifTracker
-
-        return MotifTracker.open(path)
-    if kind == "truss":
-        from faq.graphs.maintained_truss import MaintainedTruss
-
-        return MaintainedTruss.open(path)
-    if kind == "asof":  # a view or a locked join, as it was saved
-        from faq.asof.oneshot import open_join
-
-        return open_join(path)
-    if kind == "fixpoint":
-        from faq.placement_policy import EXECUTORS
-        from faq.recursive.maintained import MaintainedFixpoint
-
-        if meta.get("placement") == EXECUTORS:  # its data is read back by Spark: not from inside a task
-            raise StateDirectoryError(path, "it holds a fixpoint kept on the executors, which Spark reads back itself: "
-                                            "use MaintainedFixpoint.open(path).df")
-        return MaintainedFixpoint.open(path)
-    raise StateDirectoryError(path, f"it holds a {kind!r} state; the faq data source reads {', '.join(KINDS)} "
-                                    "states (reopen this one with its own open())")
 
 
 def _check_version(target: Any, version: Optional[int]) -> None:
@@ -220,8 +197,13 @@ def _check_version(target: Any, version: Optional[int]) -> None:
         return
     if version > target.version:
         raise StateDirectoryError(target.path, f"has no version {version} yet: it is at version {target.version}")
+    from faq.data_stream import undoable
+
+    if undoable(target, version):
+        return
     raise StateDirectoryError(target.path, f"holds version {target.version} only: version {version} is no longer "
-                                           "kept (a state keeps its committed version)")
+                                           "kept (a state keeps its committed version, and earlier ones only as far "
+                                           "back as its change log undoes exactly: faq.keep_changes)")
 
 
 def _table_of(target: Any) -> "pa.Table":
@@ -236,7 +218,13 @@ def _table_of(target: Any) -> "pa.Table":
         value = VALUE if VALUE not in target.query.free else "__value"  # as MaintainedQuery.answer names it
         return target.state.table(ANSWER, value=value)
     if kind == "motif":
-        return pa.table({"count": pa.array([target.count], pa.int64())})
+        from faq.data_sink import TRIANGLES
+        from faq.graphs.pattern import parse_pattern
+
+        columns = {"count": pa.array([target.count], pa.int64())}
+        if str(target.pattern) == str(parse_pattern(TRIANGLES)):  # the sink's job="triangles": 6 bindings each
+            columns["triangles"] = pa.array([target.count // 6], pa.int64())
+        return pa.table(columns)
     return target.table()
 
 
@@ -279,18 +267,39 @@ class FaqDataSource(DataSource):
         return NAME
 
     def schema(self) -> "StructType | str":
-        """The answer's schema, from the state reopened on the driver (its version checked)."""
+        """The answer's schema, from the state reopened on the driver (its version checked); or the changes'."""
+        if wants_changes(self.options):
+            return change_schema(change_options(self.options).path)
         path, version = read_options(self.options)
-        target = _open(path)
+        target = open_state(path)
         try:
             _check_version(target, version)
             return _spark_schema(target, _table_of(target))
         finally:
             target.close()
 
-    def reader(self, schema: "StructType") -> "FaqReader":
+    def reader(self, schema: "StructType") -> "FaqReader | ChangeReader":
+        if wants_changes(self.options):
+            return ChangeReader(change_options(self.options), schema)
         path, version = read_options(self.options)
         return FaqReader(path, version, schema)
+
+    def streamReader(self, schema: "StructType") -> "ChangeStreamReader":  # noqa: N802 (Spark's name)
+        """``spark.readStream.format("faq").option("changes", "true")``: the changes as versions commit."""
+        if not wants_changes(self.options):  # Spark asked schema() without saying a stream reads it: the answer's
+            raise InvalidArgumentError("changes", self.options.get("changes"),
+                                       "a stream of a state is its changes, and Spark gives a data source no way to "
+                                       'tell a stream from a batch read: spark.readStream.format("faq")'
+                                       '.option("changes", "true").load(STATE)')
+        return ChangeStreamReader(change_options(self.options), schema)
+
+    def streamWriter(self, schema: "StructType", overwrite: bool) -> "FaqStreamWriter":  # noqa: N802 (Spark's name)
+        """``df.writeStream.format("faq")``: the sink maintaining a state from change rows (:mod:`faq.data_sink`)."""
+        from faq.data_sink import FaqStreamWriter, sink_options
+
+        if overwrite:  # each micro-batch is a change of the answer: only appending changes means anything
+            raise InvalidArgumentError("outputMode", "complete", 'the faq sink takes changes: outputMode("append")')
+        return FaqStreamWriter(sink_options(self.options), schema)
 
 
 class FaqReader(DataSourceReader):

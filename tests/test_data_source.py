@@ -130,7 +130,7 @@ def test_a_read_never_takes_the_writers_lock(source, triangles):
 def test_errors_name_the_path_and_the_option(source, tmp_path):
     with pytest.raises(Exception, match="STATE_DIRECTORY.*no saved state here"):
         source.read.format("faq").load(str(tmp_path / "nothing")).collect()
-    with pytest.raises(Exception, match="INVALID_ARGUMENT.*changes='true'"):
+    with pytest.raises(Exception, match="STATE_DIRECTORY.*no saved state here"):
         source.read.format("faq").option("changes", "true").load(str(tmp_path)).collect()
     with pytest.raises(Exception, match="INVALID_ARGUMENT.*colour"):
         source.read.format("faq").option("colour", "red").load(str(tmp_path)).collect()
@@ -161,18 +161,38 @@ CONNECT_CLIENT = textwrap.dedent("""
         spark.read.format("faq").option("version", 99).load(sys.argv[2]).collect()
     except Exception as exc:
         out["error"] = str(exc)
+    root = sys.argv[3]  # the sink, a batch read of changes and a stream of them, run by the server's Python
+    sink = (spark.readStream.schema("src bigint, dst bigint, value bigint").option("maxFilesPerTrigger", 1)
+            .parquet(root + "/in").writeStream.format("faq").option("state", root + "/state")
+            .option("query", "count() := edge(a,b), edge(b,c), edge(a,c)").option("keepChanges", 10)
+            .option("checkpointLocation", root + "/ck").trigger(availableNow=True).start())
+    sink.awaitTermination()
+    out["sunk"] = [list(r) for r in spark.read.format("faq").load(root + "/state").collect()]
+    out["changes"] = sorted(list(r) for r in
+                            spark.read.format("faq").option("changes", "true").load(root + "/state").collect())
+    follow = (spark.readStream.format("faq").option("changes", "true").load(root + "/state").writeStream
+              .format("memory").queryName("changes").trigger(availableNow=True).start())
+    follow.awaitTermination()
+    out["streamed"] = sorted(list(r) for r in spark.table("changes").collect())
     print("RESULT " + json.dumps(out))
     spark.stop()
 """)
 
 
 def test_a_spark_connect_session_reads_the_same_answers(source, triangles, tmp_path):
+    """... and runs the sink (faq/data_sink.py) and both reads of changes (faq/data_stream.py) on the server."""
     tracker = faq.track(EDGES, "(a)->(b); (b)->(c); (a)->(c)", state=str(tmp_path / "motif"))
     truss = faq.truss(EDGES, maintained=True, state=str(tmp_path / "truss"))
     paths = {"triangles": triangles.path, "motif": tracker.path, "truss": truss.path}
+    (tmp_path / "sink" / "in").mkdir(parents=True)
+    batches = [EDGES[:4], EDGES[4:]]
+    for i, batch in enumerate(batches):
+        pd.DataFrame([(s, d, 1) for s, d in batch], columns=["src", "dst", "value"]).to_parquet(
+            tmp_path / "sink" / "in" / f"{i}.parquet", index=False)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    run = subprocess.run([sys.executable, "-c", CONNECT_CLIENT, json.dumps(paths), triangles.path],
-                         capture_output=True, text=True, env=env, timeout=600, cwd=str(tmp_path))
+    run = subprocess.run([sys.executable, "-c", CONNECT_CLIENT, json.dumps(paths), triangles.path,
+                          str(tmp_path / "sink")], capture_output=True, text=True, env=env, timeout=600,
+                         cwd=str(tmp_path))
     lines = [line for line in run.stdout.splitlines() if line.startswith("RESULT ")]
     assert run.returncode == 0 and lines, run.stdout[-3000:] + run.stderr[-5000:]
     got = json.loads(lines[-1][len("RESULT "):])
@@ -180,6 +200,10 @@ def test_a_spark_connect_session_reads_the_same_answers(source, triangles, tmp_p
     assert got["motif"] == [[tracker.count]]
     assert sorted(map(tuple, got["truss"])) == arrow_rows(truss.table())
     assert "STATE_DIRECTORY" in got["error"] and "has no version 99 yet" in got["error"]
+    counts = [faq.count_triangles(EDGES[:4]).count, faq.count_triangles(EDGES).count]
+    assert got["sunk"] == [[counts[1]]] == [[sum(nx.triangles(nx.Graph(EDGES)).values()) // 3]]
+    expected = [[version, diff] for version, diff in ((1, counts[0]), (2, counts[1] - counts[0])) if diff]
+    assert got["changes"] == got["streamed"] == expected
     tracker.close()
     truss.close()
 

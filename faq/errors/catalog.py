@@ -487,6 +487,11 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         "{field}, or start again with --restart (which replaces the state), or choose another state directory",
         ("path", "field", "saved", "given"),
     ),
+    "UNSUPPORTED_SINK_JOB": ErrorClass(
+        "the faq streaming sink does not maintain job={job!r}; it maintains {supported} (a query with "
+        "option('query', ...)); keep a {job} current with its own apply() from foreachBatch",
+        ("job", "supported"),
+    ),
     "STATE_LOCKED": ErrorClass(
         "{path}: another process writes this state ({holder}); one writer at a time: close it (or let it "
         "end) and try again, or reopen the state to read it only",

@@ -332,6 +332,13 @@ class StateLockedError(StateDirectoryError):
     error_class = "STATE_LOCKED"
 
 
+class UnsupportedSinkJobError(FAQValueError):
+    """``df.writeStream.format("faq").option("job", ...)`` names a job the sink does not maintain
+    (``supported`` lists those it does)."""
+
+    error_class = "UNSUPPORTED_SINK_JOB"
+
+
 class InvalidDeltaError(FAQValueError):
     """A delta does not fit its factor (columns, types, or an unknown factor name)."""
 

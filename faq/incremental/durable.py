@@ -21,6 +21,8 @@ commits a batch the same way.  :class:`Maintained` is that one base:
   point --, then the in-memory merge, then the version and its label.  An
   error before the save leaves the target as it was; a process killed after
   ``before_commit`` applies the batch again and makes the same change;
+* the **change log** of a state that keeps one (:mod:`faq.incremental.change_log`): the
+  change written with each version, before the save;
 * **batch events** (:meth:`~Maintained._emit`) to the ``progress`` callback;
 * **resuming** (:meth:`~Maintained._saved_manifest`): the manifest of a saved
   state, refused when it holds another kind of target;
@@ -58,6 +60,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable, Optional
 
+from faq.incremental.change_log import keeps_changes, log_change
 from faq.errors import BatchAlreadyAppliedError, StateDirectoryError, VersionGapError
 from faq.events import Progress
 
@@ -191,6 +194,9 @@ class Maintained:
         if before_commit is not None:  # a sink written before the commit holds every committed version
             before_commit(change)
         record = self._versions()
+        if record.store is not None and keeps_changes(record.store.path):
+            record.store.lock()  # the change log is the writer's: a writer whose state moved on is refused first
+            log_change(record.store.path, target, change)  # before the commit point, as before_commit
         labels = [*record.labels, label or default_label(target)]
         save(labels)
         if merge is not None:

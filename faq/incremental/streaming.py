@@ -315,7 +315,7 @@ class _ApplyBatch:
     def _stream_key(self) -> str:
         """The streaming query's id, from the checkpoint's ``metadata`` (the checkpoint path if unreadable)."""
         if self.key is None:
-            self.key = _checkpoint_id(self.checkpoint) or self.checkpoint
+            self.key = checkpoint_id(self.checkpoint) or self.checkpoint
         return self.key
 
     def _skipped(self, target: "Target", label: str, batch_id: int, version: int) -> None:
@@ -405,8 +405,9 @@ def _on_connect(changes: "DataFrame") -> bool:
     return is_connect(changes.sparkSession)
 
 
-def _checkpoint_id(checkpoint: str) -> Optional[str]:
-    """The id Spark wrote in ``<checkpoint>/metadata`` (a local path), or None."""
+def checkpoint_id(checkpoint: str) -> Optional[str]:
+    """The streaming query's id Spark wrote in ``<checkpoint>/metadata`` (a local path), or None: the key a
+    stream's batches are recorded under (here, and by the ``faq`` sink, :mod:`faq.data_sink`)."""
     from urllib.parse import urlparse
 
     parsed = urlparse(checkpoint)

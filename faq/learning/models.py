@@ -136,8 +136,9 @@ class LearningPlan:
         priced = [line for line in self.lifts if line.startswith(("priced: ", "chosen "))]
         lifts = [line for line in self.lifts if line not in priced]
         head = ["the plans, priced before any ran (faq.learning.costs):", *("  " + line for line in priced)]
-        lifted = ["lifted into the ring, per table:", *("  " + line for line in lifts)]
-        return "\n".join([*(head if priced else []), *(lifted if lifts or not priced else []), str(self.plan)])
+        # A plan that lifts nothing (faq.learning.star's) names what its per-table lines are.
+        lifted = [getattr(self.plan, "notes_header", "lifted into the ring, per table:"), *("  " + line for line in lifts)]
+        return "\n".join([*(head if priced else []), *(lifted if lifts else []), str(self.plan)])
 
     def __repr__(self) -> str:
         """One line (``str`` is the whole plan)."""

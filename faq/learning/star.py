@@ -71,6 +71,8 @@ class StarPlan:
     lookups: tuple[str, ...]
     keys: tuple[tuple[str, ...], ...]
     positions: tuple[int, ...]
+    #: What the answer's per-table notes are, as ``explain`` heads them (nothing is lifted into a ring).
+    notes_header = "rows dropped, per table:"
 
     def __str__(self) -> str:
         looked = ", ".join(f"{a} by {', '.join(k)}" for a, k in zip(self.lookups, self.keys))
