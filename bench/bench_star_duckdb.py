@@ -27,15 +27,13 @@ Results: ``bench/results/star_duckdb.json`` (``--out``), with the command, the c
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
 from bench.bench_regression_spark import (FK_FEATURES, FK_QUERY, FK_TARGET, SF_FEATURES, SF_QUERY, fk_tables,
-                                          snowflake_tables)
+                                          snowflake_tables, timed)
 from bench.common import RESULTS, Run, log
 
 
@@ -68,22 +66,6 @@ def with_duckdb(connection: Any, query: str, names: list[str]) -> tuple[float, n
     return float(row[0]), sums, products
 
 
-def rounds(methods: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, Any], dict[str, dict]]:
-    values, cold, warm = {}, {}, {name: [] for name in methods}
-    for name, fn in methods.items():
-        t0 = time.perf_counter()
-        values[name] = fn()
-        cold[name] = time.perf_counter() - t0
-    for _ in range(repeat):
-        for name, fn in methods.items():
-            t0 = time.perf_counter()
-            fn()
-            warm[name].append(time.perf_counter() - t0)
-    return values, {name: {"cold": round(cold[name], 3), "median": round(statistics.median(w), 3),
-                           "min": round(min(w), 3), "max": round(max(w), 3), "runs": len(w)}
-                    for name, w in warm.items()}
-
-
 def bench(name: str, tables: dict[str, Any], query: str, features: list[str], repeat: int) -> dict[str, Any]:
     import duckdb
 
@@ -92,9 +74,9 @@ def bench(name: str, tables: dict[str, Any], query: str, features: list[str], re
         connection.register(table, frame)
     names = [*features, FK_TARGET]
     log(f"{name}: faq, duckdb")
-    values, times = rounds({"faq": lambda: with_faq(tables, query, names),
-                            "duckdb": lambda: with_duckdb(connection, query, [n.split(".")[1] for n in names])},
-                           repeat)
+    methods = {"faq": lambda: with_faq(tables, query, names),
+               "duckdb": lambda: with_duckdb(connection, query, [n.split(".")[1] for n in names])}
+    values, times = timed(methods, dict.fromkeys(methods, repeat))
     (count, sums, products, plan), (d_count, d_sums, d_products) = values["faq"], values["duckdb"]
     if count != d_count:
         raise SystemExit(f"{name}: faq joined {count} rows, DuckDB {d_count}")
