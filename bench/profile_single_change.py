@@ -58,8 +58,8 @@ AREAS = (  # (area, test on a pstats key's file and function name), first match 
 PHASES = (
     ("Spark UI description (the decorator around apply)", "faq/spark_ui.py:wrapper"),
     ("the batch read: tuples to Arrow to codes (_batch)", "faq/incremental/maintained.py:_batch"),
-    ("lookup of the changed keys (index lookup)", "faq/incremental/index.py:lookup"),
-    ("multiplicity checks (_checked)", "faq/incremental/modes.py:_checked"),
+    # (the lookup of the changed keys is inside: in counting, of the deletions only)
+    ("multiplicity checks and their lookup (_checked_here)", "faq/incremental/modes.py:_checked_here"),
     ("the delta rules (run_rules: tries, seeds, kernel)", "faq/incremental/engine.py:run_rules"),
     ("the change returned (_change)", "faq/incremental/maintained.py:_change"),
     ("the commit (merge into the indexes)", "faq/incremental/durable.py:_commit"),

@@ -44,8 +44,8 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from faq.incremental.domain import SPAN
-from faq.incremental.index import KeyedRows, ResidentRelation, View, build_run, lookup_runs
-from faq.incremental.rule_kernel import COMPILED, NUMPY, RuleKernel, aggregate_rule
+from faq.incremental.index import KeyedRows, ResidentRelation, lookup_runs
+from faq.incremental.rule_kernel import COMPILED, NUMPY, RuleKernel, aggregate_rules
 from faq.incremental.rules import NEW, OLD, DeltaRule, Read
 from faq.joins.compiled import int64_parts
 from faq.joins.csr import Trie
@@ -104,17 +104,13 @@ def run_rules(
 
     n_keys = len(rules[0].outputs) if rules else 0
     total = PartialAggregate(ops, n_keys, max(key_span, 1), bound=1)
-    batch_runs: dict[tuple[str, View], Trie] = {}
 
     def runs_of(read: Read) -> list[Trie]:
         relation = relations[read.relation]
         batch = batches.get(read.relation)
         if read.state == OLD or batch is None or not len(batch):
             return relation.runs(read.view)
-        key = (read.relation, read.view)
-        if key not in batch_runs:
-            batch_runs[key] = build_run(batch, read.view, ops)
-        return relation.runs(read.view, batch_runs[key])
+        return relation.new_runs(read.view, batch)  # the batch merged into the recent level, as committed
 
     def scalar_of(read: Read) -> tuple[bool, object]:
         """A nullary relation's value in the read's state (a constant factor of every binding)."""
@@ -122,20 +118,28 @@ def run_rules(
         present, value = relations[read.relation].lookup((), batch)
         return bool(present[0]), value[0]
 
+    seeded = []
     for k, rule in enumerate(rules):
         batch = batches.get(rule.relation)
         if batch is None or not len(batch):
             continue
-        started = time.perf_counter()
         if part[1] > 1:
             batch = batch.take(np.arange(part[0], len(batch), part[1]))
-        compiled = kernels is not None and kernels[k].compiled
-        if compiled:
-            seeds, reached = _run_compiled(rule, batch, runs_of, scalar_of, ops, total)
+        seeded.append((k, rule, batch, kernels is not None and kernels[k].compiled))
+    # The compiled rules first, in one call of the loop (one dispatch a batch); their totals are then
+    # added in rule order with the numpy rules', as each rule alone would add them.
+    compiled = _run_compiled_rules([(k, rule, batch) for k, rule, batch, c in seeded if c], runs_of, scalar_of, ops)
+    for k, rule, batch, is_compiled in seeded:
+        started = time.perf_counter()
+        if is_compiled:
+            seeds, reached, value, seconds = compiled[k]
+            if value is not None:
+                total.add([], value)
         else:
             seeds, reached = _run_rule(rule, batch, runs_of, scalar_of, ops, total)
+            seconds = time.perf_counter() - started
         if stats is not None:
-            stats.append(RuleRun(k, seeds, reached, time.perf_counter() - started, COMPILED if compiled else NUMPY))
+            stats.append(RuleRun(k, seeds, reached, seconds, COMPILED if is_compiled else NUMPY))
     keys, values = total.drain()
     live = ~ops.is_zero(values)
     if not live.all():
@@ -165,20 +169,30 @@ def _constant_factor(rule: DeltaRule, scalar_of, ops: NumpyForm) -> object:
     return factor
 
 
-def _run_compiled(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyForm,
-                  total: PartialAggregate) -> tuple[int, int]:
-    """:func:`_run_rule` in the compiled loop (:mod:`faq.incremental.rule_kernel`): one ⊕ for the rule."""
-    columns, values = _seed(rule, batch, ops)
-    n = len(values)
-    factor = _constant_factor(rule, scalar_of, ops)
-    if n == 0 or ops.is_zero(np.asarray(factor)[None])[0]:
-        return n, 0
-    value, reached = aggregate_rule(rule, columns, values, runs_of, factor, ops)
-    if isinstance(value, int):  # an int64 sum past int64: exact partial sums (the aggregate guards them)
-        total.add([], np.array(int64_parts(value), dtype=np.int64))
-    elif reached:
-        total.add([], np.asarray(value, dtype=ops.dtype)[None])
-    return n, reached
+def _run_compiled_rules(seeded, runs_of, scalar_of, ops: NumpyForm) -> dict:
+    """The compiled rules of a batch (``(index, rule, batch)``) in one call of the loop
+    (:func:`~faq.incremental.rule_kernel.aggregate_rules`): per rule index, (seed rows, bindings, the
+    value to add to the total or None, seconds: the call's, shared evenly)."""
+    import time
+
+    started = time.perf_counter()
+    out, items = {}, []
+    for k, rule, batch in seeded:
+        columns, values = _seed(rule, batch, ops)
+        factor = _constant_factor(rule, scalar_of, ops)
+        if len(values) == 0 or (factor is not ops.one and ops.is_zero(np.asarray(factor)[None])[0]):
+            out[k] = (len(values), 0, None, 0.0)
+        else:
+            items.append((k, rule, columns, values, factor))
+    results = aggregate_rules([item[1:] for item in items], runs_of, ops) if items else []
+    seconds = (time.perf_counter() - started) / max(len(items), 1)
+    for (k, _, _, values, _), (value, reached) in zip(items, results):
+        if isinstance(value, int):  # an int64 sum past int64: exact partial sums (the aggregate guards them)
+            added = np.array(int64_parts(value), dtype=np.int64)
+        else:
+            added = np.asarray(value, dtype=ops.dtype)[None] if reached else None
+        out[k] = (len(values), reached, added, seconds)
+    return out
 
 
 def _run_rule(rule: DeltaRule, batch: KeyedRows, runs_of, scalar_of, ops: NumpyForm,

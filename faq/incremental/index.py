@@ -15,7 +15,10 @@ between batches, in the process that runs the rules:
   the *recent* ones (at most :data:`RECENT_MAX_ROWS`, or :data:`RECENT_BATCHES`
   times the batch for larger batches), so that merging a batch in costs the
   recent level's size, not the whole overlay's;
-* a batch, before it is merged, is a third run of the same shape.
+* a batch, before it is merged, is a third run of the same shape -- or, for
+  the delta rules, already merged into the recent level
+  (:meth:`ResidentRelation.new_runs`): the level the commit then keeps, so
+  its tries are built once, for the batch's new state and the next batch's old one.
 
 A key's value is the ⊕ of its rows in the runs; joins read the runs as one
 relation (:class:`~faq.joins.extenders.RunsExtender`), so the *old* view of
@@ -175,6 +178,9 @@ class ResidentRelation:
         self._compaction: Optional[Compaction] = None
         self.compaction_error: Optional[CompactionFailedError] = None
         self.compactions = 0
+        self._nonnegative: Optional[bool] = None  # no value below zero (:meth:`nonnegative`), once known
+        # The recent level a batch makes (:meth:`new_runs`): (batch, recent level before, after, its tries).
+        self._pending: Optional[tuple[KeyedRows, KeyedRows, KeyedRows, dict[View, Trie]]] = None
 
     @classmethod
     def build(cls, name: str, columns: Sequence[str], rows: KeyedRows, ops: NumpyForm) -> "ResidentRelation":
@@ -243,6 +249,29 @@ class ResidentRelation:
             out.append(batch)
         return out
 
+    def new_runs(self, view: View, batch: KeyedRows) -> list[Trie]:
+        """What a rule reading the state after ``batch`` reads: :meth:`runs` with the batch merged into
+        the recent level -- the level :meth:`commit` then keeps, tries and all.
+
+        The same rows as ``runs(view, build_run(batch, view, ops))`` (a key's value is the ⊕ of its rows
+        in the runs), one run fewer, and no trie of the batch is built: the level's tries are built
+        once, for this batch's new state and the next batch's old one.
+        """
+        pending = self._pending
+        if pending is None or pending[0] is not batch or pending[1] is not self.recent:
+            pending = self._pending = (batch, self.recent, self._combined(self.recent, batch), {})
+        out = [self.run(view, "base")]
+        out += [self._frozen_run(k, view) for k in range(len(self.frozen))]
+        if len(self.older):
+            out.append(self.run(view, "older"))
+        rows, tries = pending[2], pending[3]
+        if len(rows):
+            trie = tries.get(view)
+            if trie is None:
+                trie = tries[view] = build_run(rows, view, self.ops)
+            out.append(trie)
+        return out
+
     # -- reading --------------------------------------------------------------------
 
     @property
@@ -286,6 +315,15 @@ class ResidentRelation:
         identity = self.views[0]
         extra = None if batch is None or not len(batch) else build_run(batch, identity, self.ops)
         return lookup_runs(self.runs(identity, extra), list(keys), self.ops)
+
+    def nonnegative(self) -> bool:
+        """Whether no key's current value is below zero: found once (an O(rows) pass), then kept while
+        only checked batches are committed (a maintained count refuses one taking a value below zero),
+        and found again after :meth:`replace`.  Numeric values only."""
+        if self._nonnegative is None:
+            rows = self.current()
+            self._nonnegative = rows.values is None or not len(rows) or bool(np.min(rows.values) >= 0)
+        return self._nonnegative
 
     def current(self) -> KeyedRows:
         """Every row with a non-zero value, one per key (an O(base) merge: for output and saving)."""
@@ -334,8 +372,12 @@ class ResidentRelation:
                                     drop_zeros=False)
             return
         # A ring's overlay keeps no zero rows (they change nothing); an idempotent one keeps none either.
-        self.recent = self._combined(self.recent, batch)
-        self._runs["recent"] = {}
+        pending, self._pending = self._pending, None
+        if pending is not None and pending[0] is batch and pending[1] is self.recent:  # merged by new_runs
+            self.recent, self._runs["recent"] = pending[2], pending[3]
+        else:
+            self.recent = self._combined(self.recent, batch)
+            self._runs["recent"] = {}
         if len(self.recent) > max(RECENT_MAX_ROWS, RECENT_BATCHES * len(batch)):
             self.older, self.recent = self._combined(self.older, self.recent), empty_rows(self.arity, self.ops)
             self._runs["older"], self._runs["recent"] = {}, {}
@@ -430,6 +472,7 @@ class ResidentRelation:
             except Exception:  # superseded anyway: its inputs are part of ``rows``
                 pass
         self._released_rows = None
+        self._nonnegative = self._pending = None
         self.base = rows
         self.older = self.recent = empty_rows(self.arity, self.ops)
         self.frozen, self._frozen_runs = [], []

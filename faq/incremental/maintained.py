@@ -426,15 +426,15 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         if self.mode == MONOTONE:
             for name, batch in batches.items():
                 self._refuse_deletions(name, batch)
-        description = f"{sum(len(b) for b in batches.values())} changed row(s) through " \
-                      f"{sum(1 for r in self.rules if r.relation in batches)} delta rule(s)" + \
-                      (" on the executors" if self.remote is not None else "")
-        self._emit(BatchEvent("start", target, description, label=label or ""))
+        description = ""
+        if self.progress:  # the events' text only for a callback to read
+            description = f"{sum(len(b) for b in batches.values())} changed row(s) through " \
+                          f"{sum(1 for r in self.rules if r.relation in batches)} delta rule(s)" + \
+                          (" on the executors" if self.remote is not None else "")
+            self._emit(BatchEvent("start", target, description, label=label or ""))
         stats: list[RuleRun] = []
         if self.remote is None:
-            looked = {name: self.state.relations[name].lookup(b.keys) if self._looks_up else None
-                      for name, b in batches.items()}
-            batches = {name: self._checked(name, b, looked[name]) for name, b in batches.items()}
+            batches = {name: self._checked_here(name, b) for name, b in batches.items()}
             keys, values = run_rules(self.rules, self.state.relations, batches, self.ops, len(self.state.domain),
                                      stats, kernels=self.kernels)
         else:  # one Spark job: the tasks look the batch up and run the rules; checked here before any commit
@@ -462,7 +462,8 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
                      save=lambda labels: None if self.state.store is None else  # in memory: no manifest built
                      self.state.save(target, self._manifest(), {**batches, ANSWER: answer_batch}, labels))
         change.seconds = time.perf_counter() - started
-        self._emit(BatchEvent("done", target, description, len(values), change.seconds, label or ""))
+        if self.progress:
+            self._emit(BatchEvent("done", target, description, len(values), change.seconds, label or ""))
         return change
 
     def _change(self, keys, values, target: int, seconds: float, batches, stats) -> Change:

@@ -106,6 +106,28 @@ class DeltaChecks:
         changes = ~present | (new != before)
         return batch if changes.all() else batch.take(np.flatnonzero(changes))
 
+    def _checked_here(self, name: str, batch: KeyedRows) -> KeyedRows:
+        """:meth:`_checked` with the current values looked up in this process (the indexes on the driver).
+
+        In counting only a row with a negative value can take a multiplicity below zero when the stored
+        ones are at least 0 (every batch was checked so; the initial rows are checked once:
+        :meth:`~faq.incremental.index.ResidentRelation.nonnegative`), so only those rows are looked
+        up, and a batch of insertions none.
+        """
+        if not self._looks_up or not len(batch):
+            return batch
+        relation = self.state.relations[name]
+        if self.mode != SIGNED or not relation.nonnegative():
+            return self._checked(name, batch, relation.lookup(batch.keys))
+        new = batch.values_or_ones(self.ops)
+        rows = np.flatnonzero(new < 0)
+        if len(rows):
+            _, before = relation.lookup([k[rows] for k in batch.keys])
+            bad = rows[before + new[rows] < 0]
+            if len(bad):
+                raise NegativeCountError(factor=name, count=len(bad), example=self._example(batch.keys, bad[0]))
+        return batch
+
     def _example(self, keys, row: int) -> tuple:
         return tuple(python_value(self.state.domain.decode(k[row:row + 1])[0]) for k in keys)
 

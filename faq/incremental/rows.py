@@ -30,7 +30,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from faq.incremental.domain import SPAN
-from faq.joins.csr import Trie, build_trie, lexicographic_order, lexicographically_sorted, sorted_search
+from faq.joins.csr import Trie, TrieLevel, build_trie, lexicographic_order, lexicographically_sorted, sorted_search
 from faq.semirings.numpy_backend import NumpyForm
 
 __all__ = ["View", "KeyedRows", "empty_rows", "merge_rows", "build_run", "find_rows", "lookup_runs", "combined",
@@ -108,6 +108,13 @@ def merge_rows(keys: Sequence[np.ndarray], values: Optional[np.ndarray], ops: Nu
         return KeyedRows((), np.asarray(total, dtype=ops.dtype))
     if n == 0:
         return KeyedRows(tuple(keys), None if values is None else np.asarray(values, dtype=ops.dtype))
+    if n == 1:  # a single change: one row, sorted already (copies, as the gathers below make)
+        if values is None:
+            return KeyedRows(tuple(k.copy() for k in keys), None)
+        values = np.array(values, dtype=ops.dtype)
+        if drop_zeros and ops.is_zero(values)[0]:
+            return KeyedRows(tuple(k[:0].copy() for k in keys), values[:0])
+        return KeyedRows(tuple(k.copy() for k in keys), values)
     order = lexicographic_order(keys, SPAN)  # two key columns: one packed int64 sort
     sorted_keys = [k[order] for k in keys]
     new = np.zeros(n, dtype=bool)
@@ -129,8 +136,102 @@ def merge_rows(keys: Sequence[np.ndarray], values: Optional[np.ndarray], ops: Nu
     return rows
 
 
+#: Up to this many rows, a two-column run is merged (:func:`combined`) and indexed (:func:`build_run`) in
+#: one compiled call each (:func:`_pair_kernels`): a resident relation's recent level is merged with and
+#: indexed for every batch, and numpy's dozen calls a step cost more than the rows do.
+SMALL_RUN_ROWS = 1 << 13
+
+
+def _merge_pairs(a0, a1, av, b0, b1, bv, zero, o0, o1, ov):  # pragma: no cover - compiled (numba)
+    """Two runs of (key, key) rows, each sorted with one row a key, as one, written to ``o0``, ``o1``,
+    ``ov`` (room for both; made by the caller: arrays a compiled function returns are boxed at a cost):
+    values added, zeros dropped.  Returns the rows written."""
+    n, m = len(a0), len(b0)
+    i = j = k = 0
+    while i < n or j < m:
+        if j >= m or (i < n and (a0[i] < b0[j] or (a0[i] == b0[j] and a1[i] < b1[j]))):
+            o0[k], o1[k], ov[k] = a0[i], a1[i], av[i]
+            i += 1
+            k += 1
+        elif i >= n or b0[j] < a0[i] or (b0[j] == a0[i] and b1[j] < a1[i]):
+            o0[k], o1[k], ov[k] = b0[j], b1[j], bv[j]
+            j += 1
+            k += 1
+        else:
+            v = av[i] + bv[j]
+            if v != zero:
+                o0[k], o1[k], ov[k] = a0[i], a1[i], v
+                k += 1
+            i += 1
+            j += 1
+    return k
+
+
+def _pair_trie(first, second, values, one, span, top, bottom, offsets, sorted_values):  # pragma: no cover
+    """A two-level trie of (key, key) rows, compiled (numba), written to the caller's arrays of ``n`` (and
+    ``offsets``, ``n + 1``) entries: the first level's entries in ``top``, the second level's entries
+    and offsets in ``bottom`` and ``offsets``, the values in trie order.  Returns (the first level's
+    entries, whether every value is ``one``, whether a row repeats)."""
+    n = len(first)
+    packed = first * span + second
+    ordered = True
+    for i in range(1, n):
+        if packed[i] < packed[i - 1]:
+            ordered = False
+            break
+    order = np.arange(n) if ordered else np.argsort(packed)
+    parents = 0
+    for i in range(n):
+        if i == 0 or first[order[i]] != first[order[i - 1]]:
+            parents += 1
+    all_one = True
+    repeated = False
+    p = -1
+    for i in range(n):
+        r = order[i]
+        if i == 0 or first[r] != first[order[i - 1]]:
+            p += 1
+            top[p] = first[r]
+            offsets[p] = i
+        bottom[i] = p * span + second[r]
+        sorted_values[i] = values[r]
+        all_one = all_one and values[r] == one
+        repeated = repeated or (i > 0 and bottom[i] == bottom[i - 1])
+    offsets[parents] = n
+    return parents, all_one, repeated
+
+
+def _pair_kernels() -> tuple:
+    """(:func:`_merge_pairs`, :func:`_pair_trie`) compiled, once a process (numba is imported on first use)."""
+    from faq.compiled import kernels
+
+    return kernels(_merge_pairs, _pair_trie)
+
+
+def _pairs_fit(ops: NumpyForm, *runs: KeyedRows) -> bool:
+    """Whether runs of rows take the compiled two-column path: two key columns, plain numbers added
+    with numpy's +, at most :data:`SMALL_RUN_ROWS` rows."""
+    return (ops.add is np.add and not ops.value_shape and np.dtype(ops.dtype).kind in "if"
+            and all(len(r.keys) == 2 and len(r) <= SMALL_RUN_ROWS for r in runs))
+
+
 def build_run(rows: KeyedRows, view: View, ops: NumpyForm) -> Trie:
     """The trie of ``rows`` in ``view`` (values aligned; None when every value is one)."""
+    if len(rows) > 1 and not view.equal and len(view.order) == 2 and _pairs_fit(ops, rows):
+        first, second = (np.asarray(rows.keys[i], dtype=np.int64) for i in view.order)
+        values = rows.values_or_ones(ops)
+        n = len(first)
+        top, bottom = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+        offsets, sorted_values = np.empty(n + 1, dtype=np.int64), np.empty(n, dtype=ops.dtype)
+        parents, all_one, repeated = _pair_kernels()[1](
+            first, second, np.asarray(values, dtype=ops.dtype), np.asarray(ops.one, dtype=ops.dtype)[()],
+            np.int64(SPAN), top, bottom, offsets, sorted_values)
+        top, offsets = top[:parents].copy(), offsets[:parents + 1].copy()
+        levels = (TrieLevel(top, np.array([0, parents], dtype=np.int64), False, False),
+                  TrieLevel(bottom, offsets, repeated, False))
+        sorted_values = None if all_one else sorted_values
+        nbytes = top.nbytes * 2 + bottom.nbytes + offsets.nbytes + (0 if all_one else sorted_values.nbytes)
+        return Trie(levels, sorted_values, len(bottom), nbytes)
     columns, values = rows.project(view)
     if values is not None and len(values) and np.all(values == ops.one):
         values = None
@@ -198,6 +299,16 @@ def combined(first: KeyedRows, second: KeyedRows, ops: NumpyForm) -> KeyedRows:
     ([0, 2, 3, 6, 8, 10, 12, 14, 16, 18], [1, 1, 5, 3, 1, 1, 1, 1, 1, 1])
     """
     if first.keys and len(first) and len(second) and lexicographically_sorted(second.keys, strictly=True):
+        if _pairs_fit(ops, first, second):  # a recent level and a batch: one compiled merge
+            dtype, size = np.dtype(ops.dtype), len(first) + len(second)
+            keys0, keys1, values = np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size, dtype)
+            rows = _pair_kernels()[0](
+                *(np.asarray(k, dtype=np.int64) for k in first.keys), np.asarray(first.values_or_ones(ops), dtype),
+                *(np.asarray(k, dtype=np.int64) for k in second.keys), np.asarray(second.values_or_ones(ops), dtype),
+                np.asarray(ops.zero, dtype=dtype)[()], keys0, keys1, values)
+            if rows < size:  # cancelled keys: the rows kept, in arrays of their own size
+                keys0, keys1, values = keys0[:rows].copy(), keys1[:rows].copy(), values[:rows].copy()
+            return KeyedRows((keys0, keys1), values)
         return merge_into(first, second, ops)
     keys = [np.concatenate([a, b]) for a, b in zip(first.keys, second.keys)]
     values = np.concatenate([first.values_or_ones(ops), second.values_or_ones(ops)])

@@ -16,10 +16,13 @@ A delta rule (:mod:`faq.incremental.rules`) runs in one of two kernels:
 alone (no data); ``explain`` prints the choice and its reason, and
 :func:`faq.incremental.engine.run_rules` runs what it says.
 
-:func:`aggregate_rule` prepares the compiled loop's call: the seeds' keys
-found in every run (by the loop itself for a few seeds, else in numpy, a
-large first level through a direct index), and every trie level as an
-(address, length) row the loop reads in place.
+:func:`aggregate_rules` prepares the compiled loop's call for every compiled
+rule of a batch at once (one call: numba checks each argument's type at a
+call from Python, which cost more than a single change's join): the seeds'
+keys found in every run (by the loop itself for a few seeds, else in numpy,
+a large first level through a direct index), and every trie level as an
+(address, length) row the loop reads in place (kept per trie while it lives:
+a base's rows are made once per compaction).
 
 Tried and left out: dealing a large batch's seeds to two threads (the loop
 holds no GIL) ran a batch's rules 1.6x faster alone, but 1.0-1.2x inside a
@@ -151,28 +154,8 @@ def _find_keys(trie: "Trie", columns: Sequence[np.ndarray]) -> tuple[np.ndarray,
     return find_rows(trie, columns, first_positions(first) if first.size >= DIRECT_MIN_ENTRIES else None)
 
 
-# Per trie level, the (address, length) rows of its comp and offsets: levels are immutable, and a
-# base's are read by every batch until its next compaction.
-_ROWS: "weakref.WeakKeyDictionary[TrieLevel, list[tuple[int, int]]]" = weakref.WeakKeyDictionary()
-
-
 def _address(array: np.ndarray) -> tuple[int, int]:
     return array.__array_interface__["data"][0], len(array)
-
-
-def _level_rows(level: "TrieLevel", held: list) -> list[tuple[int, int]]:
-    """(address, length) of ``level``'s comp and offsets for the loop; arrays not already int64 and
-    C-contiguous are copied into ``held`` (which the caller keeps until the loop returns)."""
-    rows = _ROWS.get(level)
-    if rows is None:
-        arrays = [level.comp, level.offsets]
-        if all(a.dtype == np.int64 and a.flags.c_contiguous for a in arrays):
-            rows = _ROWS[level] = [_address(a) for a in arrays]
-        else:  # not how resident tries are built; read a copy
-            copies = [np.ascontiguousarray(a, dtype=np.int64) for a in arrays]
-            held += copies
-            rows = [_address(a) for a in copies]
-    return rows
 
 
 def _table(rows: list[tuple[int, int]]) -> np.ndarray:
@@ -237,63 +220,171 @@ def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_v
     the bindings reached).
 
     ``runs(read)`` gives the tries ``read`` reads (old or new state).  The
-    rule must run compiled (:func:`rule_kernel`).
+    rule must run compiled (:func:`rule_kernel`).  One rule of :func:`aggregate_rules`.
     """
-    from faq.incremental.delta_loop import aggregate_rule as loop
-    from faq.incremental.delta_loop import find_seeds
+    return aggregate_rules([(rule, seed_columns, seed_values, factor)], runs, ops)[0]
 
-    dtype = np.dtype(ops.dtype)
-    plan = _plan(rule, ops)
-    reads = plan.reads
-    width = rule.seed_width
-    n = len(seed_values)
-    level_at = np.zeros((len(reads), MAX_RUNS, plan.levels), dtype=np.int64)
-    value_at = np.full((len(reads), MAX_RUNS), -1, dtype=np.int64)
-    run_count = np.zeros(len(reads), dtype=np.int64)
-    seed_nodes = np.full((len(reads), MAX_RUNS, n), -1, dtype=np.int64)
+
+# (address, length) rows of tries by id, each entry with a weak reference to its trie, whose callback
+# drops the entry when the trie goes (before its id can be reused): a base's rows are made once per
+# compaction, a recent level's once for the two batches that read it (an address costs 1-2 µs).
+_TRIE_ROWS: dict[int, tuple[Any, list, Optional[tuple[int, int]]]] = {}
+
+
+def _trie_rows(trie: "Trie", dtype: np.dtype, held: list) -> tuple[list[tuple[int, int]], Optional[tuple[int, int]]]:
+    """(address, length) rows of ``trie``'s levels (comp, then offsets) and of its values (None without
+    values); copies of arrays not of the loop's types go to ``held`` (then the rows are not kept)."""
+    kept = _TRIE_ROWS.get(id(trie))
+    if kept is not None and kept[0]() is trie and (trie.values is None or trie.values.dtype == dtype):
+        return kept[1], kept[2]
+    copied = len(held)
+    rows = []
+    for level in trie.levels:
+        for array in (level.comp, level.offsets):
+            if array.dtype != np.int64 or not array.flags.c_contiguous:  # not how resident tries are built
+                array = np.ascontiguousarray(array, dtype=np.int64)
+                held.append(array)
+            rows.append(_address(array))
+    value_row = None
+    if trie.values is not None:
+        values = trie.values
+        if values.dtype != dtype or not values.flags.c_contiguous:
+            values = np.ascontiguousarray(values, dtype=dtype)
+            held.append(values)
+        value_row = _address(values)
+    if len(held) == copied:  # rows into the trie's own arrays: valid while it lives
+        key = id(trie)
+        _TRIE_ROWS[key] = (weakref.ref(trie, lambda _, key=key: _TRIE_ROWS.pop(key, None)), rows, value_row)
+    return rows, value_row
+
+
+@dataclass(frozen=True)
+class _Group:
+    """What the loop reads of a batch's compiled rules that no batch changes: their plans' arrays,
+    concatenated, and per rule its slices of them (:func:`faq.incremental.delta_loop.aggregate_rules`)."""
+
+    rules: tuple
+    ops: Any
+    plans: tuple
+    n_reads: int
+    levels: int
+    width: int
+    rule_rows: np.ndarray  # the seed slices (columns 2 and 3) are the batch's: filled per call
+    attrs: np.ndarray
+    seed_levels: np.ndarray
+    depth_start: np.ndarray
+    ext_read: np.ndarray
+    ext_depth: np.ndarray
+    distinct: np.ndarray
+
+
+_GROUPS: dict[tuple[int, ...], _Group] = {}
+
+
+def _group(rules: Sequence["DeltaRule"], ops: "NumpyForm") -> _Group:
+    """The :class:`_Group` of ``rules`` (cached by their ids, checked against them)."""
+    key = tuple(map(id, rules))
+    group = _GROUPS.get(key)
+    if group is not None and group.ops is ops and all(a is b for a, b in zip(group.rules, rules)):
+        return group
+    plans = tuple(_plan(rule, ops) for rule in rules)
+    n_reads = sum(len(p.reads) for p in plans)
+    levels = max(p.levels for p in plans)
+    attrs = np.zeros((n_reads, levels), dtype=np.int64)
+    rule_rows = np.zeros((len(rules), 11), dtype=np.int64)
+    r0 = d0 = e0 = q0 = 0
+    for i, (rule, plan) in enumerate(zip(rules, plans)):
+        attrs[r0:r0 + len(plan.reads), :plan.levels] = plan.attrs
+        rule_rows[i] = (r0, r0 + len(plan.reads), 0, 0, d0, d0 + len(plan.depth_start), e0, e0 + len(plan.ext_read),
+                        q0, q0 + len(plan.distinct), rule.seed_width)
+        r0, d0 = r0 + len(plan.reads), d0 + len(plan.depth_start)
+        e0, q0 = e0 + len(plan.ext_read), q0 + len(plan.distinct)
+    group = _Group(tuple(rules), ops, plans, n_reads, levels, max(rule.seed_width for rule in rules), rule_rows, attrs,
+                   np.concatenate([p.seed_levels for p in plans]), np.concatenate([p.depth_start for p in plans]),
+                   np.concatenate([p.ext_read for p in plans]), np.concatenate([p.ext_depth for p in plans]),
+                   np.concatenate([p.distinct for p in plans]))
+    if len(_GROUPS) > 4096:  # rules of queries long gone
+        _GROUPS.clear()
+    _GROUPS[key] = group
+    return group
+
+
+def _read_tables(group: _Group, items, runs, dtype: np.dtype, few: bool, n: int, held: list):
+    """The tables of the runs every read of ``group`` reads (:func:`aggregate_rules`), and the seeds'
+    nodes in them when there are many seeds (``few``: the loop finds them)."""
+    levels = group.levels
+    level_at = [0] * (group.n_reads * MAX_RUNS * levels)  # lists, made arrays once: item by item in numpy costs more
+    value_at = [-1] * (group.n_reads * MAX_RUNS)
+    run_count = [0] * group.n_reads
+    seed_nodes = np.full((group.n_reads, MAX_RUNS, n), -1, dtype=np.int64)
     arrays: list[tuple[int, int]] = []  # (address, length) rows: comp and offsets of every level read
     values: list[tuple[int, int]] = []
-    held: list[np.ndarray] = []  # copies the rows point into (none for tries as built)
+    g = s0 = 0
+    for (_, columns, rule_values, _), plan in zip(items, group.plans):
+        size = len(rule_values)
+        for r, read in enumerate(plan.reads):
+            tries = runs(read)
+            run_count[g] = len(tries)
+            bound = [columns[p] for p in plan.bound[r]]  # the seed's keys the read holds
+            for k, trie in enumerate(tries):
+                # Many seeds' keys are found in every run at once in numpy (hashed or sorted searches);
+                # a few seeds' by the loop's find_seeds (numpy's calls would cost more).
+                if not few and bound:
+                    found, nodes = _find_keys(trie, bound)
+                    seed_nodes[g, k, s0 + found] = nodes
+                elif not few and trie.rows:
+                    seed_nodes[g, k, s0:s0 + size] = 0  # the root: the seed binds none of the read's attributes
+                rows, value_row = _trie_rows(trie, dtype, held)
+                at = (g * MAX_RUNS + k) * levels
+                level_at[at:at + len(trie.levels)] = range(len(arrays), len(arrays) + len(rows), 2)
+                arrays += rows
+                if value_row is not None:
+                    value_at[g * MAX_RUNS + k] = len(values)
+                    values.append(value_row)
+            g += 1
+        s0 += size
+    return (np.array(level_at, dtype=np.int64).reshape(group.n_reads, MAX_RUNS, levels),
+            np.array(value_at, dtype=np.int64).reshape(group.n_reads, MAX_RUNS), np.array(run_count, dtype=np.int64),
+            seed_nodes, _table(arrays), _table(values))
+
+
+def aggregate_rules(items: Sequence[tuple["DeltaRule", Sequence[np.ndarray], np.ndarray, Any]],
+                    runs: Callable[["Read"], list["Trie"]], ops: "NumpyForm") -> list[tuple[Any, int]]:
+    """:func:`aggregate_rule` of each ``(rule, seed_columns, seed_values, factor)`` of ``items``, in one
+    call of the compiled loop (:func:`faq.incremental.delta_loop.aggregate_rules`): a batch's Python
+    work and numba's argument checks are paid once, not per rule.  Results in the order of ``items``."""
+    from faq.incremental.delta_loop import aggregate_rules as loop
+
+    dtype = np.dtype(ops.dtype)
+    group = _group([item[0] for item in items], ops)
+    sizes = [len(item[2]) for item in items]
+    n = sum(sizes)
     few = n <= FEW_SEEDS
-    for r, read in enumerate(reads):
-        tries = runs(read)
-        run_count[r] = len(tries)
-        bound = [seed_columns[p] for p in plan.bound[r]]  # the seed's keys the read holds
-        for k, trie in enumerate(tries):
-            # Many seeds' keys are found in every run at once in numpy (hashed or sorted searches);
-            # a few seeds' by the loop's find_seeds below (numpy's calls would cost more).
-            if not few and bound:
-                found, nodes = _find_keys(trie, bound)
-                seed_nodes[r, k, found] = nodes
-            elif not few and trie.rows:
-                seed_nodes[r, k, :] = 0  # the root: the seed binds none of the read's attributes
-            for j, level in enumerate(trie.levels):
-                level_at[r, k, j] = len(arrays)
-                arrays += _level_rows(level, held)
-            if trie.values is not None:
-                value_at[r, k] = len(values)
-                held.append(np.ascontiguousarray(trie.values, dtype=dtype))
-                values.append(_address(held[-1]))
-    seeds = np.ascontiguousarray(np.stack([np.asarray(c, dtype=np.int64) for c in seed_columns], axis=1)
-                                 if width else np.zeros((len(seed_values), 0), dtype=np.int64))
-    factor = np.asarray(factor, dtype=dtype)[()]
+    rule_rows = group.rule_rows.copy()
+    ends = np.cumsum(sizes)
+    rule_rows[:, 2], rule_rows[:, 3] = ends - sizes, ends
+    seeds = np.zeros((n, group.width), dtype=np.int64)
+    for j in range(group.width):  # a rule narrower than the widest leaves zeros it never reads
+        seeds[:, j] = np.concatenate([columns[j] if j < len(columns) else np.zeros(size, dtype=np.int64)
+                                      for (_, columns, _, _), size in zip(items, sizes)])
+    seed_values = np.concatenate([item[2] for item in items]).astype(dtype, copy=False)
+    factors = np.array([item[3] for item in items], dtype=dtype)
     one = np.asarray(ops.one, dtype=dtype)[()]
+    held: list[np.ndarray] = []  # copies the rows point into (none for tries as built)
+    level_at, value_at, run_count, seed_nodes, arrays, values = _read_tables(group, items, runs, dtype, few, n, held)
     guard = bool(ops.integral and ops.add is np.add)
-    carry = np.zeros(1, dtype=np.int64)
-    reached = np.zeros(1, dtype=np.int64)
-    table = _table(arrays)
-    if few:
-        find_seeds(seeds, table, level_at, run_count, plan.attrs, plan.seed_levels, np.int64(SPAN), seed_nodes)
+    carry = np.zeros(len(items), dtype=np.int64)
+    reached = np.zeros(len(items), dtype=np.int64)
+    totals = np.zeros(len(items), dtype=dtype)
     # The loop reads the arrays in place by address (faq.incremental.delta_loop): the tries (``runs``'s,
     # held by the relations) and ``held`` keep them alive while it runs.
-    total = loop(seeds, np.ascontiguousarray(seed_values, dtype=dtype), seed_nodes, table,
-                 _table(values), level_at, value_at, run_count, plan.depth_start, plan.ext_read,
-                 plan.ext_depth, plan.distinct, np.int64(SPAN),
-                 OPERATION_CODES[ops.add], OPERATION_CODES[ops.mul],
-                 np.asarray(ops.zero, dtype=dtype)[()], one, factor, bool(factor == one), guard, carry, reached,
-                 np.int64(MERGE_RATIO))
-    if guard and carry[0]:
+    loop(rule_rows, seeds, seed_values, seed_nodes, arrays, values, level_at, value_at, run_count, group.attrs,
+         group.seed_levels, group.depth_start, group.ext_read, group.ext_depth, group.distinct, np.int64(SPAN),
+         OPERATION_CODES[ops.add], OPERATION_CODES[ops.mul], np.asarray(ops.zero, dtype=dtype)[()], one, factors,
+         factors == one, guard, few, carry, reached, totals, np.int64(MERGE_RATIO))
+    if guard and carry.any():
         from faq.joins.partial import GUARD_SHIFT
 
-        return (int(carry[0]) << GUARD_SHIFT) + int(total), int(reached[0])
-    return np.asarray(total, dtype=dtype)[()], int(reached[0])
+        return [((int(c) << GUARD_SHIFT) + int(t), int(r)) if c else (t, int(r))
+                for c, t, r in zip(carry.tolist(), totals, reached.tolist())]
+    return list(zip(totals, reached.tolist()))

@@ -57,9 +57,26 @@ def warm_up() -> list[str]:
         compiled = run_rules(rules, {"edge": edge}, {"edge": batch}, ops, 3, kernels=kernels)[1]
         expected = run_rules(rules, {"edge": edge}, {"edge": batch}, ops, 3)[1]
         assert compiled.tolist() == expected.tolist() == [1], (name, compiled, expected)
-    from faq.incremental.delta_loop import aggregate_rule
+        _warm_small_runs(ops)
+    from faq.incremental.delta_loop import aggregate_rules
 
-    return sorted(str(signature[1].dtype) for signature in aggregate_rule.signatures)
+    # A batch's rules run in one call (aggregate_rules); a value type shows as its seed values' (3rd argument).
+    return sorted(str(signature[2].dtype) for signature in aggregate_rules.signatures)
+
+
+def _warm_small_runs(ops: "object") -> None:
+    """The compiled merge of a batch into a recent level and the compiled two-column trie
+    (:func:`faq.incremental.rows.combined`, :func:`~faq.incremental.rows.build_run`), in ``ops``' value
+    type, each checked against numpy."""
+    from faq.incremental.rows import View, build_run, combined, merge_rows
+
+    recent = merge_rows([np.array([0, 1, 2]), np.array([1, 2, 0])], ops.ones(3), ops)
+    batch = merge_rows([np.array([0, 3]), np.array([1, 0])], ops.ones(2), ops)
+    merged = combined(recent, batch, ops)
+    assert [k.tolist() for k in merged.keys] == [[0, 1, 2, 3], [1, 2, 0, 0]], merged
+    assert merged.values_or_ones(ops).tolist() == [2, 1, 1, 1], merged
+    trie = build_run(merged, View((1, 0)), ops)  # by dst, then src
+    assert trie.levels[0].comp.tolist() == [0, 1, 2], trie  # the dst values, in order
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -75,9 +92,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not signatures:
         print("faq: numba is not installed; delta rules run in numpy, nothing to compile")
         return 0
-    from faq.incremental.delta_loop import aggregate_rule
+    from faq.incremental.delta_loop import aggregate_rules
 
-    stats = aggregate_rule.stats
+    stats = aggregate_rules.stats
     print(f"faq: delta-rule loop ready for {', '.join(signatures)} values in {stats.cache_path} "
           f"({sum(stats.cache_misses.values())} compiled, {sum(stats.cache_hits.values())} loaded; "
           f"{time.perf_counter() - started:.1f} s)")
