@@ -106,3 +106,15 @@ def test_the_regression_reports_the_star_plan():
                                rtol=1e-8, atol=1e-10)
     assert m.rows == len(rows)
     assert "foreign-key star" in str(m.explain())
+
+
+def test_progress_reports_the_star_as_one_step():
+    events = []
+    orders = pd.DataFrame({"o": [1, 2], "w": [1.0, 2.0]})
+    items = pd.DataFrame({"o": [1, 1, 2, 3], "q": [1.0, 2.0, 3.0, 4.0]})
+    c = faq.covariance("items(o), orders(o)", ["items.q", "orders.w"], items=items, orders=orders,
+                       placement="driver", progress=events.append)
+    assert c.count == 3
+    assert [(e.kind, e.step, e.total) for e in events] == [("start", 1, 1), ("done", 1, 1)]
+    assert events[1].rows == 3 and "foreign-key star" in events[1].note
+

@@ -255,7 +255,6 @@ def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Op
     from faq.insideout.executor import evaluate
     from faq.learning.features import lifted_factors
     from faq.learning.in_tasks import aggregate_in_tasks, choose
-    from faq.learning.star import star_aggregate
     from faq.semirings import cofactor
 
     ring = cofactor(len(features))
@@ -283,7 +282,7 @@ def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Op
         value, plan, notes = aggregate_in_tasks(parsed, features, ring, tables, big, reason, spark, progress)
         count, sums, products = ring.unpack(value)
         return Covariance(tuple(str(f) for f in features), float(count), sums, products, plan, lines + notes)
-    star = star_aggregate(parsed, features, tables, priced.rows if priced else None)
+    star = _star(parsed, features, tables, priced.rows if priced else None, progress)
     if star is not None:  # a foreign-key star held by the driver: looked up and summed flat (faq.learning.star)
         count, sums, products, plan, notes = star
         return Covariance(tuple(str(f) for f in features), float(count), sums, products, plan, lines + notes)
@@ -296,6 +295,27 @@ def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Op
         value = [0.0] * ring.width
     count, sums, products = ring.unpack(value)
     return Covariance(tuple(str(f) for f in features), float(count), sums, products, plan, lines + notes)
+
+
+def _star(parsed: Any, features: Sequence[Any], tables: dict, rows: Optional[dict], progress: Progress) -> Any:
+    """:func:`faq.learning.star.star_aggregate`, its one step reported to ``progress`` once the keys allowed it
+    (a star that falls back to the factorized plan reports nothing: that plan reports its own steps)."""
+    import time
+
+    from faq.insideout.in_process import StepEvent
+    from faq.learning.star import star_aggregate
+
+    description = "foreign-key lookups and one matrix product, in-process"
+    t0 = time.perf_counter()
+
+    def started(plan: Any) -> None:
+        if progress is not None:
+            progress(StepEvent("start", 1, 1, description))
+
+    found = star_aggregate(parsed, features, tables, rows, started)
+    if found is not None and progress is not None:
+        progress(StepEvent("done", 1, 1, description, found[0], time.perf_counter() - t0, str(found[3])))
+    return found
 
 
 def _flat(parsed: Any, features: Sequence[Any], tables: dict, rows: dict, lines: tuple[str, ...],

@@ -43,7 +43,7 @@ True
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -107,12 +107,13 @@ def star_plan(parsed: Any, rows: Optional[Mapping[str, int]] = None) -> Optional
 
 
 def star_aggregate(parsed: Any, features: Sequence[Any], tables: Mapping[str, Any],
-                   rows: Optional[Mapping[str, int]] = None) -> Optional[tuple[int, np.ndarray, np.ndarray,
-                                                                               StarPlan, tuple[str, ...]]]:
+                   rows: Optional[Mapping[str, int]] = None, started: Optional[Callable[[StarPlan], None]] = None
+                   ) -> Optional[tuple[int, np.ndarray, np.ndarray, StarPlan, tuple[str, ...]]]:
     """``(n, Σx, Σxxᵀ, plan, notes)`` of ``features`` over the star join of pandas ``tables``, or None when the
     plan does not apply (:func:`star_plan`; a key not an integer; a looked-up key held twice).
 
-    ``notes`` say how many rows of a table had a null key or feature and were dropped.
+    ``notes`` say how many rows of a table had a null key or feature and were dropped.  ``started`` is
+    called once the data allow the plan (every key looked up), before the gather and the product.
     """
     plan = star_plan(parsed, rows)
     if plan is None or not all(_is_pandas(tables.get(a.factor)) for a in parsed.atoms):
@@ -136,6 +137,8 @@ def star_aggregate(parsed: Any, features: Sequence[Any], tables: Mapping[str, An
         partners[parsed.atoms[k].factor] = at = np.maximum(found, 0)  # a row without a partner: dropped below
         for v in parsed.atoms[k].variables:
             values.setdefault(v, frame[v].to_numpy()[at])
+    if started is not None:
+        started(plan)
     n = int(keep.sum())
     x = np.empty((n, len(features)))
     for f in features:
