@@ -132,19 +132,21 @@ def bare_scan(df: Any, columns: Sequence[str], files: Optional[Sequence[str]] = 
 _BARE: "weakref.WeakKeyDictionary[Any, dict[tuple, bool]]" = weakref.WeakKeyDictionary()
 
 
-def read_scan(df: Any, columns: Sequence[str], limit: int, files: Optional[Sequence[str]] = None) -> Optional[Any]:
+def read_scan(df: Any, columns: Sequence[str], limit: int, files: Optional[Sequence[str]] = None,
+              rows: Optional[int] = None) -> Optional[Any]:
     """``df``'s ``columns`` as an Arrow table read by pyarrow from its Parquet files, when ``df`` is a bare
     scan of local files of plain types holding at most ``limit`` rows (module notes); else None, and
-    nothing read.  ``files``: :func:`local_files` of ``df`` when the caller has asked already.
+    nothing read.  ``files`` and ``rows``: :func:`local_files` and :func:`file_rows` of ``df`` when the caller
+    has asked already (the footers are read once).
 
     >>> read_scan(type("Frame", (), {"inputFiles": lambda self: []})(), ["k"], 10) is None   # no files
     True
     """
     files = local_files(df) if files is None else files
-    rows = file_rows(df, files) if files else None
+    rows = (file_rows(df, files) if files else None) if rows is None else rows
     if rows is None or rows > limit or not bare_scan(df, columns, files):
         return None
-    types = dict(df.dtypes)
+    types = dict(df.dtypes)  # the frame's schema, kept by pyspark once asked (bare_scan did)
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -340,10 +340,10 @@ def collect_within(df: Any, columns: Sequence[str], limit: int) -> Optional[Any]
     if limit <= 0:
         return None
     files = local_files(df)
-    read = read_scan(df, columns, limit, files)  # a bare scan of local Parquet files: pyarrow reads them, no job
+    stored = file_rows(df, files) if files else None
+    read = read_scan(df, columns, limit, files, stored)  # a bare scan of local Parquet files: pyarrow reads them
     if read is not None:
         return read
-    stored = file_rows(df, files)
     if stored is not None and stored > limit and df.count() > limit:
         return None  # its Parquet files hold more rows than the budget, and so does the frame: nothing moved
     table = df.select(*columns).limit(limit + 1).toArrow()
