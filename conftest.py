@@ -65,6 +65,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.factor",
     "faq.graphs.edges",
     "faq.inputs",
+    "faq.handback",  # hands tables to a session
     "faq.events.ProgressEvent",  # its example counts triangles (a session for the factor)
     "faq.graphs.matrix_chain",
     "faq.graphs.motifs",

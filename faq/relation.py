@@ -285,10 +285,18 @@ def _select(df: Any, renames: Mapping[str, str]) -> Any:
 
 
 def _created(session: Any, arrays: Mapping[str, np.ndarray], dtypes: Sequence[tuple[str, str]]) -> Any:
-    """``createDataFrame`` of held columns, typed (an array ring's 2-d values: a column of one array a row)."""
+    """A DataFrame of held columns, typed: a local Parquet file where Spark reads one
+    (:func:`faq.handback.spark_frame`), else ``createDataFrame`` (an array ring's 2-d values: a column of
+    one array a row)."""
     import pandas as pd
 
     ddl = ", ".join(f"`{c}` {t}" for c, t in dtypes)
+    if all(np.ndim(a) == 1 and a.dtype.kind in "biuf" for a in arrays.values()):
+        import pyarrow as pa
+
+        from faq.handback import spark_frame
+
+        return spark_frame(session, pa.table({c: pa.array(a) for c, a in arrays.items()}), ddl)
     frame = pd.DataFrame({c: list(a) if np.ndim(a) == 2 else np.asarray(a) for c, a in arrays.items()}, copy=False)
     return session.createDataFrame(frame, ddl) if len(frame) else session.createDataFrame([], ddl)
 

@@ -45,6 +45,19 @@ classic session, warm JVM; 1,000 keys, int64 times, both sides read with
 They are rough (a per-cell rate, not a model of Spark's plan), but they are
 measured, and they order the three ways as the calm run measured them.
 
+The driver's rate above is that of its first form: both sides collected by
+Spark and the result handed back by ``createDataFrame`` (a local relation,
+whose every later query reads JVM rows one by one).  Two changes made it
+cheaper where they apply, so its rate is scaled by :data:`DRIVER_FACTORS`: a
+side that is a bare local Parquet scan is read by pyarrow
+(:mod:`faq.parquet_scan`), and a result Spark can read from a local file is
+handed back as one (:mod:`faq.handback`).  The factors are each form's time
+over the first form's at 1M × 1M rows, the forms taking turns in one process
+(three warm runs each, the median, load average 6-7; a scratch script timing
+the join and the caller's aggregate as the benchmark does): first form 10.45 s,
+pyarrow reads 6.59 s, the file hand-back 2.08 s, both 1.71 s (Spark's window in
+the same rounds: 11.40 s).  At 100K × 100K: 1.90, 1.05, 1.44, 0.68 s (window 2.38 s).
+
 Examples
 --------
 >>> priced = price(1_000_000, 1_000_000, 3, 3, keys=1)
@@ -59,8 +72,8 @@ from __future__ import annotations
 import math
 from typing import Mapping, NamedTuple, Optional
 
-__all__ = ["WAYS", "LABELS", "FIXED_SECONDS", "SECONDS_PER_CELL", "Priced", "cells", "price", "cheapest",
-           "describe"]
+__all__ = ["WAYS", "LABELS", "FIXED_SECONDS", "SECONDS_PER_CELL", "DRIVER_FACTORS", "Priced", "cells", "price",
+           "cheapest", "describe"]
 
 #: The ways, in the order a plan lists them.
 WAYS = ("spark-window", "executors", "driver")
@@ -88,6 +101,16 @@ SECONDS_PER_CELL = {
 }
 
 
+#: The driver's per-cell rate over its first form's, by how the sides are read (``"spark"``: collected;
+#: ``"pyarrow"``: bare local Parquet scans) and how the result goes back (``"local relation"``:
+#: ``createDataFrame``; ``"file"``: :func:`faq.handback.spark_frame`'s Parquet file) -- module notes.
+DRIVER_FACTORS = {
+    ("spark", "local relation"): 1.0,
+    ("pyarrow", "local relation"): 0.63,  # 6.59 / 10.45 s
+    ("spark", "file"): 0.20,  # 2.08 / 10.45 s
+    ("pyarrow", "file"): 0.16,  # 1.71 / 10.45 s
+}
+
 #: The rate of :mod:`faq.calibration` that each way's per-cell constant stands for.
 CELL_RATES = {"spark-window": "spark_scan", "executors": "in_process", "driver": "fetch"}
 
@@ -114,7 +137,8 @@ def cells(left_rows: float, right_rows: float, left_columns: int, right_columns:
 
 def price(left_rows: float, right_rows: float, left_columns: int, right_columns: int, keys: int = 1, *,
           driver: str = "", executors: str = "", window: str = "",
-          scales: Optional[Mapping[str, float]] = None) -> dict[str, Priced]:
+          scales: Optional[Mapping[str, float]] = None, read: str = "spark",
+          hand_back: str = "local relation") -> dict[str, Priced]:
     """Each way's estimated seconds for inputs of these sizes; ``driver``, ``executors``, ``window``: why
     that way may not run ("" when it may); ``scales``: this machine's calibration
     (:meth:`faq.calibration.Calibration.scales`; default: the constants as fitted).
@@ -133,6 +157,9 @@ def price(left_rows: float, right_rows: float, left_columns: int, right_columns:
         Each way's fixed cost is a Spark job's (``spark_job``); its per-cell rate Spark's operators'
         (``spark_scan``, the window), faq's kernels' (``in_process``, the per-partition kernel) or the
         fetch's (``fetch``, the driver: mostly moving the rows).
+    read, hand_back : str
+        How the driver way reads the sides (``"spark"``, ``"pyarrow"``) and hands the result back
+        (``"local relation"``, ``"file"``): a key of :data:`DRIVER_FACTORS`.
 
     Returns
     -------
@@ -146,6 +173,9 @@ def price(left_rows: float, right_rows: float, left_columns: int, right_columns:
     True
     >>> price(1_000, 1_000, 3, 3, window="a distance of string times")["spark-window"].refused
     'a distance of string times'
+    >>> fast = price(1e6, 1e6, 3, 3, read="pyarrow", hand_back="file")
+    >>> cheapest(fast), fast["driver"].detail
+    ('driver', 'fetch 2M rows by pyarrow, hand back a Parquet file')
     """
     n = cells(left_rows, right_rows, left_columns, right_columns, keys)
     refusals = {"spark-window": window, "executors": executors, "driver": driver}
@@ -154,8 +184,12 @@ def price(left_rows: float, right_rows: float, left_columns: int, right_columns:
     for way in WAYS:
         fixed = FIXED_SECONDS[way] * scale.get("spark_job", 1.0)
         per_cell = SECONDS_PER_CELL[way] * scale.get(CELL_RATES[way], 1.0)
+        if way == "driver":
+            per_cell *= DRIVER_FACTORS[(read, hand_back)]
         seconds = fixed + per_cell * n if math.isfinite(n) else math.inf
-        detail = f"fetch {_count(left_rows + right_rows)} rows" if way == "driver" else ""
+        detail = "" if way != "driver" else (
+            f"fetch {_count(left_rows + right_rows)} rows" + (" by pyarrow" if read == "pyarrow" else "")
+            + (", hand back a Parquet file" if hand_back == "file" else ""))
         out[way] = Priced(seconds, refusals[way], detail)
     return out
 

@@ -239,7 +239,9 @@ def run_way(way: str, left: Any, right: Any, options: dict) -> Any:
         with ThreadPoolExecutor(2) as pool:  # both collects at once: two jobs side by side
             tables = list(pool.map(_collected, (left, right)))
         joined = asof_tables(tables[0], tables[1], **options)
-        return left.sparkSession.createDataFrame(joined)  # from Arrow: the types as collected
+        from faq.handback import spark_frame
+
+        return spark_frame(left.sparkSession, joined)  # a local Parquet file where Spark reads one
     if way == "executors":
         from faq.asof.on_spark import asof_on_spark
 
@@ -285,12 +287,29 @@ def _priced_plan(left: Any, right: Any, requested: Optional[str], spark: Any, op
                          left.schema[options["on"]].dataType, right.schema[options["on"]].dataType) or ""
     refused_driver = "" if where == DRIVER else ("placement=executors" if requested == "executors" else why)
     calibration = current_calibration()
+    read, hand_back = _driver_form(left, right, rows, options, spark) if not refused_driver else ("spark", "")
     priced = costs.price(rows["left"], rows["right"], len(left.columns), len(right.columns), len(options["by"]),
-                         driver=refused_driver, window=window, scales=calibration.scales())
+                         driver=refused_driver, window=window, scales=calibration.scales(), read=read,
+                         hand_back=hand_back or "local relation")
     way = DRIVER if requested == DRIVER else costs.cheapest(priced)
     where = DRIVER if way == DRIVER else "executors"
     return way, (f"as-of join on the {where} ({costs.LABELS[way]}): {why}; priced with "
                  f"{describe_calibration(calibration)}: {costs.describe(priced, way)}")
+
+
+def _driver_form(left: Any, right: Any, rows: dict[str, float], options: dict, spark: Any) -> tuple[str, str]:
+    """How the driver way would read the sides and hand the result back (:data:`faq.asof.costs.DRIVER_FACTORS`'s
+    keys): pyarrow when both are bare local Parquet scans, a Parquet file when Spark can read the result's
+    types from one -- asked of the plans and the schemas, nothing read."""
+    from faq.handback import hands_back_as_file
+    from faq.parquet_scan import bare_scan
+
+    read = "pyarrow" if all(bare_scan(df, df.columns) for df in (left, right)) else "spark"
+    # (a name on both sides comes back twice, suffixed: counted once here, its type is what matters)
+    taken = {options["on"], *options["by"], *([options["right_time"]] if options["right_time"] else []),
+             *left.columns}
+    result = [*left.dtypes, *((name, kind) for name, kind in right.dtypes if name not in taken)]
+    return read, "file" if hands_back_as_file(spark, result, rows["left"]) else "local relation"
 
 
 def _rows(left: Any, right: Any, count: bool) -> dict[str, float]:

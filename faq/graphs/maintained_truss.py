@@ -242,10 +242,11 @@ class MaintainedTruss(Maintained, Owner):
 
     @property
     def df(self) -> "DataFrame":
-        """:meth:`table` as a Spark DataFrame (a local relation)."""
+        """:meth:`table` as a Spark DataFrame (:func:`faq.handback.spark_frame`)."""
+        from faq.handback import spark_frame
         from faq.spark import get_session
 
-        return get_session().createDataFrame(self.table())
+        return spark_frame(get_session(), self.table())
 
     @property
     def counts(self) -> dict[int, int]:

@@ -96,7 +96,9 @@ class TrussResult(Answer):
         """:meth:`arrow` as a Spark DataFrame of the input's session (else faq's)."""
         from faq.spark import get_session
 
-        return (self.session if self.session is not None else get_session()).createDataFrame(self.arrow(k))
+        from faq.handback import spark_frame
+
+        return spark_frame(self.session if self.session is not None else get_session(), self.arrow(k))
 
     @property
     def plan(self) -> Explanation:

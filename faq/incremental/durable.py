@@ -145,9 +145,10 @@ class Maintained:
     @property
     def df(self) -> "DataFrame":
         """The current answer as a Spark DataFrame, made from the driver's rows (``table()``) when asked."""
+        from faq.handback import spark_frame
         from faq.spark import get_session, real_session
 
-        return real_session(get_session()).createDataFrame(self.table())  # type: ignore[attr-defined]
+        return spark_frame(real_session(get_session()), self.table())  # type: ignore[attr-defined]
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(version={self.version}, state={self.path!r})"

@@ -66,13 +66,14 @@ class EvaluatedAnswer:
         return change
 
     def _factor_of(self, name: str, rows: Optional[KeyedRows]) -> Factor:
+        from faq.handback import spark_frame
         from faq.spark import get_session
 
         meta = self._meta[name]
         table = self.state.table(name, rows, value=meta["value"])
         schema = ", ".join([*(f"`{c}` {self.state.key_types[name].get(c, 'bigint')}" for c in meta["variables"]),
                             f"`{meta['value']}` {self.semiring.value_type}"])
-        df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
+        df = spark_frame(get_session(), table, schema)
         return Factor(df=df, variables=tuple(meta["variables"]), semiring=self.semiring, value=meta["value"],
                       name=name)
 

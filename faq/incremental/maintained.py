@@ -318,12 +318,13 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
 
     def factor(self, name: str) -> Factor:
         """The current value of factor ``name`` (a Spark DataFrame of its current rows)."""
+        from faq.handback import spark_frame
         from faq.spark import get_session
 
         meta = self._meta[name]
         table = self.state.table(name, value=meta["value"])
         schema = self.state.spark_schema(name, value=meta["value"])
-        df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
+        df = spark_frame(get_session(), table, schema)
         return Factor(df=df, variables=tuple(meta["variables"]), semiring=get_semiring(meta["semiring"]),
                       value=meta["value"], name=name)
 
@@ -334,6 +335,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
 
     def answer(self) -> Factor:
         """The current answer: the free variables and a ``value`` column (a Spark DataFrame)."""
+        from faq.handback import spark_frame
         from faq.spark import get_session
 
         value = VALUE if VALUE not in self.query.free else "__value"
@@ -341,7 +343,7 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
         types = self.state.key_types.get(ANSWER, {})
         schema = ", ".join([*(f"`{v}` {types.get(v, 'bigint')}" for v in self.query.free),
                             f"`{value}` {self.semiring.value_type}"])
-        df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
+        df = spark_frame(get_session(), table, schema)
         return Factor(df=df, variables=self.query.free, semiring=self.semiring, value=value, name="answer")
 
     def scalar(self) -> Any:

@@ -367,7 +367,9 @@ def _parquet_edges(table, path: str, variables: tuple[str, ...], semiring: Semir
     if _counts(semiring) and len(weights) and weights.min() < 0:
         raise MalformedInputError(path=path, reason=f"a weight in column {weight_column} is negative: the counting "
                                   "semiring holds counts; read signed weights with semiring='integer'")
-    return spark.createDataFrame(pa.table({u: columns[u], v: columns[v], VALUE: values}))
+    from faq.handback import spark_frame
+
+    return spark_frame(spark, pa.table({u: columns[u], v: columns[v], VALUE: values}))
 
 
 # --- the error path: the first bad line and its number ------------------------------------------

@@ -54,12 +54,8 @@ faq.errors.MalformedInputError: [MALFORMED_INPUT] ...bad.txt, line 2: node id 'x
 
 from __future__ import annotations
 
-import atexit
 import os
 import re
-import shutil
-import tempfile
-import threading
 from typing import IO, TYPE_CHECKING, Mapping, Optional
 
 import numpy as np
@@ -88,8 +84,6 @@ __all__ = [
 #: driver.  1 GiB of text is about 80M edges: 1.3 GB of int64 pairs, sorted once more to dedupe.
 MAX_BYTES = 1 << 30
 COMPRESSION_RATIO = 4
-#: Rows per Parquet row group of the spilled edges (the unit Spark splits a file into tasks by).
-ROW_GROUP_ROWS = 1 << 17
 
 # The syntax, shared with the Spark path (faq.io.edges imports these, not the reverse).  Whitespace is
 # ASCII whitespace only (Java's \s; Python's \s with re.ASCII).
@@ -552,20 +546,6 @@ def degree_orient(src: np.ndarray, dst: np.ndarray) -> tuple[np.ndarray, np.ndar
 
 # --- to Spark ----------------------------------------------------------------------------------
 
-_spill_lock = threading.Lock()
-_spill_dir: Optional[str] = None  # made on first use, removed at exit
-
-
-def _spill_path() -> str:
-    global _spill_dir
-    with _spill_lock:
-        if _spill_dir is None:
-            _spill_dir = tempfile.mkdtemp(prefix="faq-edges-")
-            atexit.register(shutil.rmtree, _spill_dir, True)
-        fd, path = tempfile.mkstemp(suffix=".parquet", dir=_spill_dir)
-        os.close(fd)
-        return path
-
 
 def edges_dataframe(spark: "SparkSession", columns: Mapping[str, np.ndarray]) -> "DataFrame":
     """A DataFrame of ``bigint`` columns from numpy arrays of equal length.
@@ -573,8 +553,9 @@ def edges_dataframe(spark: "SparkSession", columns: Mapping[str, np.ndarray]) ->
     On a classic session whose master is local (``local[*]``, ``local-cluster``)
     the arrays are written to a Parquet file in a temporary directory of this
     process (removed at exit; the DataFrame reads it whenever it is evaluated)
-    and read back: Spark's vectorised Parquet reader.  Elsewhere (Spark Connect,
-    a cluster) the Arrow table goes through ``createDataFrame``.
+    and read back: Spark's vectorised Parquet reader (:func:`faq.handback.spark_frame`,
+    every size).  Elsewhere (Spark Connect, a cluster) the Arrow table goes through
+    ``createDataFrame``.
 
     >>> from faq.spark import get_session
     >>> df = edges_dataframe(get_session(), {"src": np.array([1, 2]), "dst": np.array([2, 3])})
@@ -583,17 +564,7 @@ def edges_dataframe(spark: "SparkSession", columns: Mapping[str, np.ndarray]) ->
     """
     import pyarrow as pa
 
-    from faq.settings import setting
-    from faq.spark import is_connect
+    from faq.handback import spark_frame
 
     table = pa.table({name: pa.array(np.asarray(values, dtype=np.int64)) for name, values in columns.items()})
-    if not is_connect(spark) and (setting(spark, "spark.master") or "").startswith("local"):
-        import pyarrow.parquet as pq
-
-        path = _spill_path()
-        # Small row groups: Spark splits a Parquet file between tasks only at row-group boundaries
-        # (one 1M-row group per file would leave a 2M-edge graph in one or two partitions).
-        pq.write_table(table, path, compression="snappy", row_group_size=ROW_GROUP_ROWS)
-        # The schema given: Spark need not open the file's footer to infer it.
-        return spark.read.schema(", ".join(f"`{name}` bigint" for name in columns)).parquet("file://" + path)
-    return spark.createDataFrame(table)
+    return spark_frame(spark, table, min_cells=0)

@@ -153,11 +153,12 @@ class DriverFixpoint:
 
     @property
     def edges(self) -> Factor:
+        from faq.handback import spark_frame
         from faq.spark import get_session
 
         table = self.resident.table(EDGE, value=WEIGHT)
         schema = f"{SRC} bigint, {DST} bigint, {WEIGHT} {self.semiring.value_type}"
-        df = get_session().createDataFrame(table.to_pandas() if table.num_rows else [], schema)
+        df = spark_frame(get_session(), table, schema)
         return Factor(df=df, variables=(SRC, DST), semiring=self.semiring, value=WEIGHT, name=self.name)
 
     @property

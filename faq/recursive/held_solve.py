@@ -122,6 +122,12 @@ def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int
 def answer_frame(spark: Any, answer: HeldAnswer, semiring: "Semiring") -> "DataFrame":
     """The answer as a ``(node, value)`` Spark DataFrame made from the driver's rows (not cached)."""
     import pandas as pd
+    import pyarrow as pa
 
+    from faq.handback import spark_frame
+
+    schema = f"{NODE} bigint, {VALUE} {semiring.value_type}"
+    if getattr(answer.values, "dtype", None) is not None and answer.values.dtype.kind in "biuf":  # plain values
+        return spark_frame(spark, pa.table({NODE: pa.array(answer.ids), VALUE: pa.array(answer.values)}), schema)
     rows = pd.DataFrame({NODE: answer.ids, VALUE: answer.values})
-    return spark.createDataFrame(rows if len(rows) else [], f"{NODE} bigint, {VALUE} {semiring.value_type}")
+    return spark.createDataFrame(rows if len(rows) else [], schema)

@@ -1,0 +1,76 @@
+"""faq.handback: a table handed to Spark through a local Parquet file reads back as createDataFrame makes it."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pyarrow as pa
+import pytest
+
+from faq.handback import file_backed, parquet_readable, spark_frame
+
+pytestmark = pytest.mark.usefixtures("spark")
+
+ROWS = 50
+
+
+def _columns() -> dict[str, pa.Array]:
+    """One column of every type the file carries, each with a null."""
+    n = ROWS
+    ints = [None if i == 3 else i - 20 for i in range(n)]
+    return {
+        "i8": pa.array(ints, pa.int8()), "i16": pa.array(ints, pa.int16()), "i32": pa.array(ints, pa.int32()),
+        "i64": pa.array([None if i == 4 else (i - 25) * 10**15 for i in range(n)], pa.int64()),
+        "f32": pa.array([None if i == 5 else i / 4 for i in range(n)], pa.float32()),
+        "f64": pa.array([None if i == 6 else (i - 7) / 3 for i in range(n)], pa.float64()),
+        "flag": pa.array([None if i == 7 else i % 3 == 0 for i in range(n)]),
+        "name": pa.array([None if i == 8 else f"n{i}é" for i in range(n)]),
+        "day": pa.array([None if i == 9 else dt.date(2020, 1, 1) + dt.timedelta(days=i) for i in range(n)]),
+        "at": pa.array([None if i == 10 else dt.datetime(2021, 3, 4, 5, 6, 7, i, tzinfo=dt.timezone.utc)
+                        for i in range(n)], pa.timestamp("us", tz="UTC")),
+    }
+
+
+def _rows(df) -> list:
+    return sorted((tuple(r) for r in df.collect()), key=repr)
+
+
+def test_every_plain_type_reads_back_as_created(spark):
+    table = pa.table(_columns())
+    handed = spark_frame(spark, table, min_cells=0)
+    created = spark.createDataFrame(table)
+    assert file_backed(handed) and not file_backed(created)
+    assert handed.dtypes == created.dtypes
+    assert _rows(handed) == _rows(created)
+
+
+def test_a_given_schema_matching_the_table_reads_from_the_file(spark):
+    table = pa.table({"k": pa.array(range(ROWS)), "v": pa.array([i / 2 for i in range(ROWS)])})
+    df = spark_frame(spark, table, "k bigint, v double", min_cells=0)
+    assert file_backed(df) and df.dtypes == [("k", "bigint"), ("v", "double")]
+    assert sorted(map(tuple, df.collect())) == [(i, i / 2) for i in range(ROWS)]
+
+
+@pytest.mark.parametrize("table, schema", [
+    (pa.table({"a b": pa.array(range(ROWS))}), None),  # a name Parquet once refused
+    (pa.table({"t": pa.array([dt.datetime(2020, 1, 1)] * ROWS, pa.timestamp("us"))}), None),  # naive
+    (pa.table({"t": pa.array([dt.datetime(2020, 1, 1)] * ROWS, pa.timestamp("ns", tz="UTC"))}), None),
+    (pa.table({"k": pa.array(range(ROWS))}), "k double"),  # the caller's type differs: converted
+    (pa.table({"v": pa.array([[1.0, 2.0]] * ROWS)}), None),  # an array ring's values
+])
+def test_anything_else_is_created_as_before(spark, table, schema):
+    df = spark_frame(spark, table, schema, min_cells=0)
+    expected = spark.createDataFrame(table) if schema is None else spark.createDataFrame(table.to_pandas(), schema)
+    assert not file_backed(df)
+    assert df.dtypes == expected.dtypes and _rows(df) == _rows(expected)
+
+
+def test_empty_and_small_tables_stay_local_relations(spark):
+    empty = pa.table({"k": pa.array([], pa.int64())})
+    assert spark_frame(spark, empty, "k bigint").count() == 0
+    assert not file_backed(spark_frame(spark, pa.table({"k": pa.array(range(ROWS))})))  # under MIN_CELLS
+
+
+def test_readable_types_are_what_the_file_carries():
+    assert parquet_readable(pa.table(_columns()))
+    assert not parquet_readable(pa.table({"h": pa.array([1.0], pa.float16())}))
