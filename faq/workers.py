@@ -88,6 +88,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from faq import settings
 from faq.errors import InvalidArgumentError, MissingDependencyError, WorkerEnvironmentError
+from faq.spark import WARM_DAEMON
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -304,8 +305,9 @@ PROBE_TASKS = 256
 #: What a probed worker runs in the background once its report is returned
 #: (:func:`faq.joins.warm.warm_worker`; named, not imported: this module sits below faq.joins).
 WARM = "faq.joins.warm:warm_worker"
-#: The static Spark setting that makes the executors' Python daemon :func:`serve_daemon`, and its value.
-DAEMON_CONF = ("spark.python.daemon.module", "faq.workers")
+#: The static Spark setting that makes the executors' Python daemon :func:`serve_daemon`, and its value
+#: (:data:`faq.spark.WARM_DAEMON`, on by default on a local master).
+DAEMON_CONF = WARM_DAEMON
 
 
 def failure_reason(text: str) -> Optional[str]:

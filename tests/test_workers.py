@@ -200,3 +200,31 @@ def test_a_worker_python_that_cannot_start_is_named(spark, tmp_path, worker_pyth
         ensure_workers(spark)
     assert info.value.parameters["executable"] == missing and info.value.parameters["python"] == "unknown"
     assert info.value.parameters["problems"][0].startswith(f'Cannot run program "{missing}"')
+
+
+def test_a_local_session_forks_its_workers_from_faqs_warm_daemon(spark):
+    """faq.get_session on a local master whose workers run this interpreter sets faq's daemon
+    (faq.spark.warm_daemon_config): a task's worker is a child of `python -m faq.workers`, and it holds
+    faq's task module before the task imports anything."""
+    from faq.spark import WARM_DAEMON, warm_daemon_config
+
+    assert warm_daemon_config("local[2]") == {WARM_DAEMON[0]: WARM_DAEMON[1]}
+    assert warm_daemon_config("spark://host:7077") == {}
+    if spark.conf.get(WARM_DAEMON[0], None) != WARM_DAEMON[1]:
+        pytest.skip("this run's session was started with another daemon (FAQ_TEST_MASTER or config)")
+
+    def parent(batches):
+        import os as worker_os
+        import sys as worker_sys
+
+        import pyarrow as worker_pa
+
+        with open(f"/proc/{worker_os.getppid()}/cmdline", "rb") as f:
+            command = f.read().replace(b"\0", b" ").decode()
+        held = TASK_MODULE in worker_sys.modules
+        for _ in batches:
+            pass
+        yield worker_pa.RecordBatch.from_pydict({"command": [command], "held": [held]})
+
+    rows = spark.range(1, numPartitions=1).mapInArrow(parent, "command string, held boolean").collect()
+    assert "-m faq.workers" in rows[0]["command"] and rows[0]["held"], rows
