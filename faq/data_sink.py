@@ -119,9 +119,10 @@ __all__ = ["ChangeRows", "FaqStreamWriter", "JOBS", "SinkSpec", "TRIANGLES", "ap
 TRIANGLES = "(a)-(b); (b)-(c); (a)-(c)"
 #: The jobs the sink maintains, by ``option("job", ...)``, and the state kind each makes.
 JOBS = {"query": "query", "motif": "motif", "triangles": "motif", "truss": "truss"}
-#: The options a sink takes (Spark lower-cases them; ``path`` is ``start(path)``'s).
+#: The options a sink takes (Spark lower-cases them; ``path`` is ``start(path)``'s; ``queryname`` is the
+#: streaming query's name, which a declarative pipeline's sink flow passes, unused).
 OPTIONS = ("state", "path", "query", "job", "pattern", "factor", "factor_column", "semiring", "keepchanges",
-           "checkpointlocation")
+           "checkpointlocation", "queryname")
 
 
 @dataclass(frozen=True)
