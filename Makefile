@@ -19,7 +19,8 @@ STAMP := $(VENV)/.installed
 # keys its cache by compiled_loop.py's content, so an edit would otherwise compile in the first job).
 WARM := faq/joins/__pycache__/.faq-warm
 WARM_SOURCES := faq/joins/compiled_loop.py faq/joins/compiled.py faq/joins/warm.py \
-	faq/incremental/delta_loop.py faq/incremental/rule_kernel.py faq/incremental/warm.py faq/asof/kernel.py \
+	faq/incremental/delta_loop.py faq/incremental/rule_kernel.py faq/incremental/rows.py faq/incremental/level_merge.py \
+	faq/incremental/warm.py faq/asof/kernel.py \
 	faq/asof/side.py faq/asof/search_loop.py faq/asof/search_step.py faq/asof/warm.py faq/graphs/truss.py faq/graphs/truss_index.py \
 	faq/graphs/truss_repair.py faq/warm.py faq/calibration.py
 DEMO_OUT := build/demo

@@ -198,11 +198,25 @@ class Maintained:
         if record.store is not None and keeps_changes(record.store.path):
             record.store.lock()  # the change log is the writer's: a writer whose state moved on is refused first
             log_change(record.store.path, target, change)  # before the commit point, as before_commit
-        labels = [*record.labels, label or default_label(target)]
-        save(labels)
-        if merge is not None:
-            merge()
-        record.version, record.labels = target, labels
+        if record.store is not None:
+            labels = [*record.labels, label or default_label(target)]
+            save(labels)
+            if merge is not None:
+                merge()
+            record.version, record.labels = target, labels
+            return labels
+        # In memory: the label appended in place (a copy of every label per batch would cost O(versions)),
+        # taken back if the merge fails.
+        labels = record.labels
+        labels.append(label or default_label(target))
+        try:
+            save(labels)
+            if merge is not None:
+                merge()
+        except BaseException:
+            labels.pop()
+            raise
+        record.version = target
         return labels
 
     def _release_store(self) -> None:

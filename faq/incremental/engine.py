@@ -103,7 +103,6 @@ def run_rules(
     import time
 
     n_keys = len(rules[0].outputs) if rules else 0
-    total = PartialAggregate(ops, n_keys, max(key_span, 1), bound=1)
 
     def runs_of(read: Read) -> list[Trie]:
         relation = relations[read.relation]
@@ -129,6 +128,9 @@ def run_rules(
     # The compiled rules first, in one call of the loop (one dispatch a batch); their totals are then
     # added in rule order with the numpy rules', as each rule alone would add them.
     compiled = _run_compiled_rules([(k, rule, batch) for k, rule, batch, c in seeded if c], runs_of, scalar_of, ops)
+    if n_keys == 0 and all(c for *_, c in seeded):
+        return [], _scalar_total(seeded, compiled, ops, stats)
+    total = PartialAggregate(ops, n_keys, max(key_span, 1), bound=1)
     for k, rule, batch, is_compiled in seeded:
         started = time.perf_counter()
         if is_compiled:
@@ -145,6 +147,22 @@ def run_rules(
     if not live.all():
         keys, values = [c[live] for c in keys], values[live]
     return keys, values
+
+
+def _scalar_total(seeded, compiled: dict, ops: NumpyForm, stats: Optional[list[RuleRun]]) -> np.ndarray:
+    """The ⊕ of compiled rules' totals of a query without free variables, as :class:`PartialAggregate`
+    adds them (each rule's parts ⊕-reduced, then added in rule order), without building one: one value,
+    or none when it is the zero."""
+    total = None
+    for k, _, _, _ in seeded:
+        seeds, reached, value, seconds = compiled[k]
+        if value is not None and len(value):
+            part = ops.add.reduce(value)
+            total = part if total is None else ops.add(total, part)
+        if stats is not None:
+            stats.append(RuleRun(k, seeds, reached, seconds, COMPILED))
+    values = ops.zeros(0) if total is None else np.array([total], dtype=ops.dtype)
+    return values[:0] if len(values) and ops.is_zero(values)[0] else values
 
 
 def _seed(rule: DeltaRule, batch: KeyedRows, ops: NumpyForm) -> tuple[Sequence[np.ndarray], np.ndarray]:

@@ -114,7 +114,8 @@ from faq.incremental.rows import (  # re-exported: the index's callers name them
     merge_into,
     merge_rows,
 )
-from faq.joins.csr import Trie
+from faq.incremental.level_merge import fits, merged_level
+from faq.joins.csr import Trie, lexicographically_sorted
 from faq.semirings.numpy_backend import NumpyForm
 
 __all__ = ["ResidentRelation", "View", "KeyedRows", "empty_rows", "merge_rows", "build_run", "find_rows",
@@ -259,7 +260,7 @@ class ResidentRelation:
         """
         pending = self._pending
         if pending is None or pending[0] is not batch or pending[1] is not self.recent:
-            pending = self._pending = (batch, self.recent, self._combined(self.recent, batch), {})
+            pending = self._pending = self._merged(batch)
         out = [self.run(view, "base")]
         out += [self._frozen_run(k, view) for k in range(len(self.frozen))]
         if len(self.older):
@@ -271,6 +272,19 @@ class ResidentRelation:
                 trie = tries[view] = build_run(rows, view, self.ops)
             out.append(trie)
         return out
+
+    def _merged(self, batch: KeyedRows) -> tuple[KeyedRows, KeyedRows, KeyedRows, dict[View, Trie]]:
+        """The pending level of :meth:`new_runs`: (batch, recent level, the two merged, its tries by view).
+
+        Two-column runs of plain numbers merge the batch into each view's trie of the recent level in
+        one linear pass (:mod:`faq.incremental.level_merge`: no sort); others merge the rows, and each
+        view's trie is built when first read.
+        """
+        views = [view for view in self.views if fits(self.ops, view, self.recent, batch)]
+        if views and views[0] == self.views[0] and lexicographically_sorted(batch.keys, strictly=True):
+            tries, rows = merged_level(self.recent, self._runs["recent"], batch, views, self.ops)
+            return batch, self.recent, rows, tries
+        return batch, self.recent, self._combined(self.recent, batch), {}
 
     # -- reading --------------------------------------------------------------------
 
@@ -315,6 +329,16 @@ class ResidentRelation:
         identity = self.views[0]
         extra = None if batch is None or not len(batch) else build_run(batch, identity, self.ops)
         return lookup_runs(self.runs(identity, extra), list(keys), self.ops)
+
+    def scalar_total(self) -> object:
+        """A relation without columns: its current value (the ⊕ of its levels' rows, as :meth:`current`
+        merges them), or None when it holds none or the zero."""
+        values = [r.values_or_ones(self.ops) for r in (self.base, *self.frozen, self.older, self.recent) if len(r)]
+        if not values:
+            return None
+        total = np.asarray(self.ops.sum(values[0] if len(values) == 1 else np.concatenate(values)),
+                           dtype=self.ops.dtype)[None]
+        return None if self.ops.is_zero(total)[0] else total[0]
 
     def nonnegative(self) -> bool:
         """Whether no key's current value is below zero: found once (an O(rows) pass), then kept while

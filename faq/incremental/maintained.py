@@ -353,8 +353,8 @@ class MaintainedQuery(DeltaChecks, EvaluatedAnswer, Maintained, Owner):
             from faq.errors import FAQValueError
 
             raise FAQValueError(error_class="SCALAR_OF_FREE_QUERY", free=list(self.query.free), argument="scalar")
-        current = answer.current()
-        value = current.values_or_ones(answer.ops)[0] if len(current) else self.semiring.zero
+        total = answer.scalar_total()  # the levels' values summed, as current() sums them, without a merge
+        value = total if total is not None else self.semiring.zero
         return self.semiring.python_value(value)
 
     # -- changing -----------------------------------------------------------------

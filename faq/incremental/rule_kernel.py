@@ -22,7 +22,11 @@ call from Python, which cost more than a single change's join): the seeds'
 keys found in every run (by the loop itself for a few seeds, else in numpy,
 a large first level through a direct index), and every trie level as an
 (address, length) row the loop reads in place (kept per trie while it lives:
-a base's rows are made once per compaction).
+a base's rows are made once per compaction).  For a few seeds the tables of
+each run list are kept too, by the tries in it (a batch's old state reads
+the lists its new state read the batch before), and assembled in Python
+lists: a single change's tables are a few dozen numbers, for which numpy's
+calls cost more than the numbers.
 
 Tried and left out: dealing a large batch's seeds to two threads (the loop
 holds no GIL) ran a batch's rules 1.6x faster alone, but 1.0-1.2x inside a
@@ -44,6 +48,7 @@ Examples
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
@@ -52,6 +57,7 @@ import numpy as np
 
 from faq.incremental.domain import SPAN
 from faq.incremental.rows import find_rows
+from faq.incremental.trie_rows import remember_rows, remembered
 from faq.joins.compiled import OPERATION_CODES, AVAILABLE
 
 if TYPE_CHECKING:
@@ -225,18 +231,12 @@ def aggregate_rule(rule: "DeltaRule", seed_columns: Sequence[np.ndarray], seed_v
     return aggregate_rules([(rule, seed_columns, seed_values, factor)], runs, ops)[0]
 
 
-# (address, length) rows of tries by id, each entry with a weak reference to its trie, whose callback
-# drops the entry when the trie goes (before its id can be reused): a base's rows are made once per
-# compaction, a recent level's once for the two batches that read it (an address costs 1-2 µs).
-_TRIE_ROWS: dict[int, tuple[Any, list, Optional[tuple[int, int]]]] = {}
-
-
 def _trie_rows(trie: "Trie", dtype: np.dtype, held: list) -> tuple[list[tuple[int, int]], Optional[tuple[int, int]]]:
     """(address, length) rows of ``trie``'s levels (comp, then offsets) and of its values (None without
     values); copies of arrays not of the loop's types go to ``held`` (then the rows are not kept)."""
-    kept = _TRIE_ROWS.get(id(trie))
-    if kept is not None and kept[0]() is trie and (trie.values is None or trie.values.dtype == dtype):
-        return kept[1], kept[2]
+    kept = remembered(trie)  # faq.incremental.trie_rows: made once per trie
+    if kept is not None and (trie.values is None or trie.values.dtype == dtype):
+        return kept
     copied = len(held)
     rows = []
     for level in trie.levels:
@@ -253,8 +253,7 @@ def _trie_rows(trie: "Trie", dtype: np.dtype, held: list) -> tuple[list[tuple[in
             held.append(values)
         value_row = _address(values)
     if len(held) == copied:  # rows into the trie's own arrays: valid while it lives
-        key = id(trie)
-        _TRIE_ROWS[key] = (weakref.ref(trie, lambda _, key=key: _TRIE_ROWS.pop(key, None)), rows, value_row)
+        remember_rows(trie, rows, value_row)
     return rows, value_row
 
 
@@ -348,6 +347,79 @@ def _read_tables(group: _Group, items, runs, dtype: np.dtype, few: bool, n: int,
             seed_nodes, _table(arrays), _table(values))
 
 
+# The tables of a run list (the tries one read reads, in order) by the ids of its tries, each entry with
+# weak references to them (checked on a hit: an id is reused only once its trie is gone).  A batch's old
+# state reads the lists its new state read the batch before: most lists are seen again.
+_LISTS: dict[tuple[int, ...], tuple] = {}
+
+
+def _list_tables(tries: Sequence["Trie"], levels: int, dtype: np.dtype, held: list) -> tuple:
+    """(weak references, level rows (``MAX_RUNS * levels`` ints), value rows (``MAX_RUNS`` ints, -1:
+    none), the run count, (address, length) rows of the levels and of the values (flat ints), dtype)
+    of the tries one read reads, numbered from 0 within the list (:func:`_few_tables` shifts them).
+    Python lists: the tables of a batch are a few dozen numbers, which numpy's calls cost more than."""
+    key = tuple(map(id, tries))
+    kept = _LISTS.get(key)
+    if (kept is not None and kept[6] == dtype and len(kept[1]) == MAX_RUNS * levels
+            and all(ref() is trie for ref, trie in zip(kept[0], tries))):
+        return kept
+    copied = len(held)
+    level_at = [0] * (MAX_RUNS * levels)
+    value_at = [-1] * MAX_RUNS
+    rows: list[int] = []
+    values: list[int] = []
+    for k, trie in enumerate(tries):
+        trie_rows, value_row = _trie_rows(trie, dtype, held)
+        at = len(rows) // 2
+        level_at[k * levels:k * levels + len(trie.levels)] = range(at, at + len(trie_rows), 2)
+        for row in trie_rows:
+            rows += row
+        if value_row is not None:
+            value_at[k] = len(values) // 2
+            values += value_row
+    entry = (tuple(weakref.ref(t) for t in tries), level_at, value_at, len(tries), rows, values, dtype)
+    if len(held) == copied:  # rows into the tries' own arrays: valid while they live
+        if len(_LISTS) > 64:  # lists of batches long gone
+            _LISTS.clear()
+        _LISTS[key] = entry
+    return entry
+
+
+def _few_tables(group: _Group, runs, dtype: np.dtype, n: int, held: list):
+    """:func:`_read_tables` for a few seeds (the loop finds their nodes): each distinct run list read
+    once a batch, its tables taken from :func:`_list_tables` and shifted past the lists before it."""
+    lists: dict[tuple, tuple] = {}
+    used = []
+    for plan in group.plans:
+        for read in plan.reads:
+            key = (read.relation, read.view, read.state)
+            entry = lists.get(key)
+            if entry is None:
+                tries = runs(read)
+                entry = lists[key] = _list_tables(tries, group.levels, dtype, held)
+                held.append(tries)  # alive while the loop reads them by address
+            used.append(entry)
+    shift: dict[int, tuple[int, int]] = {}
+    rows: list[int] = []
+    values: list[int] = []
+    for entry in lists.values():
+        shift[id(entry)] = (len(rows) // 2, len(values) // 2)
+        rows += entry[4]
+        values += entry[5]
+    level_at: list[int] = []
+    value_at: list[int] = []
+    for entry in used:  # a level row past a list's runs or levels is never read: shifting it is harmless
+        r, v = shift[id(entry)]
+        level_at += [x + r for x in entry[1]]
+        value_at += [x + v if x >= 0 else -1 for x in entry[2]]
+    return (np.array(level_at, dtype=np.int64).reshape(group.n_reads, MAX_RUNS, group.levels),
+            np.array(value_at, dtype=np.int64).reshape(group.n_reads, MAX_RUNS),
+            np.array([entry[3] for entry in used], dtype=np.int64),
+            np.full((group.n_reads, MAX_RUNS, n), -1, dtype=np.int64),
+            np.array(rows, dtype=np.int64).reshape(-1, 2) if rows else _table([]),
+            np.array(values, dtype=np.int64).reshape(-1, 2) if values else _table([]))
+
+
 def aggregate_rules(items: Sequence[tuple["DeltaRule", Sequence[np.ndarray], np.ndarray, Any]],
                     runs: Callable[["Read"], list["Trie"]], ops: "NumpyForm") -> list[tuple[Any, int]]:
     """:func:`aggregate_rule` of each ``(rule, seed_columns, seed_values, factor)`` of ``items``, in one
@@ -361,17 +433,30 @@ def aggregate_rules(items: Sequence[tuple["DeltaRule", Sequence[np.ndarray], np.
     n = sum(sizes)
     few = n <= FEW_SEEDS
     rule_rows = group.rule_rows.copy()
-    ends = np.cumsum(sizes)
-    rule_rows[:, 2], rule_rows[:, 3] = ends - sizes, ends
-    seeds = np.zeros((n, group.width), dtype=np.int64)
-    for j in range(group.width):  # a rule narrower than the widest leaves zeros it never reads
-        seeds[:, j] = np.concatenate([columns[j] if j < len(columns) else np.zeros(size, dtype=np.int64)
-                                      for (_, columns, _, _), size in zip(items, sizes)])
+    ends = list(itertools.accumulate(sizes))
+    rule_rows[:, 2], rule_rows[:, 3] = [e - size for e, size in zip(ends, sizes)], ends
+    if few:  # a few rows: Python ints, one array (numpy's calls per column cost more than the numbers)
+        flat: list[int] = []
+        for (_, columns, _, _), size in zip(items, sizes):
+            listed = [np.asarray(c).tolist() for c in columns[:group.width]]
+            listed += [[0] * size] * (group.width - len(listed))  # zeros a narrower rule never reads
+            for row in zip(*listed):
+                flat += row
+        seeds = np.array(flat, dtype=np.int64).reshape(n, group.width)
+    else:
+        seeds = np.zeros((n, group.width), dtype=np.int64)
+        for j in range(group.width):  # a rule narrower than the widest leaves zeros it never reads
+            seeds[:, j] = np.concatenate([columns[j] if j < len(columns) else np.zeros(size, dtype=np.int64)
+                                          for (_, columns, _, _), size in zip(items, sizes)])
     seed_values = np.concatenate([item[2] for item in items]).astype(dtype, copy=False)
     factors = np.array([item[3] for item in items], dtype=dtype)
     one = np.asarray(ops.one, dtype=dtype)[()]
     held: list[np.ndarray] = []  # copies the rows point into (none for tries as built)
-    level_at, value_at, run_count, seed_nodes, arrays, values = _read_tables(group, items, runs, dtype, few, n, held)
+    if few:
+        level_at, value_at, run_count, seed_nodes, arrays, values = _few_tables(group, runs, dtype, n, held)
+    else:
+        level_at, value_at, run_count, seed_nodes, arrays, values = _read_tables(group, items, runs, dtype, few, n,
+                                                                                 held)
     guard = bool(ops.integral and ops.add is np.add)
     carry = np.zeros(len(items), dtype=np.int64)
     reached = np.zeros(len(items), dtype=np.int64)

@@ -146,7 +146,13 @@ class ResidentState(Versions):
               keep_zeros: bool = False) -> KeyedRows:
         """Key columns of raw values (numpy, no nulls) and their values (the state's dtype, None: all
         one) as rows of codes (new key values get new codes), merged per key as :meth:`rows` merges."""
-        keys = [self.domain.encode(c) for c in raw]
+        # A few integer keys: every column in one call (new values numbered as column by column numbers them).
+        if len(raw) > 1 and len(raw[0]) <= 64 and all(c.dtype == raw[0].dtype for c in raw) \
+                and raw[0].dtype.kind in "iu":
+            codes, n = self.domain.encode(np.concatenate(raw)), len(raw[0])
+            keys = [codes[i * n:(i + 1) * n] for i in range(len(raw))]
+        else:
+            keys = [self.domain.encode(c) for c in raw]
         if not merge:
             return KeyedRows(tuple(keys), values)
         return merge_rows(keys, values, self.ops, drop_zeros=not keep_zeros)

@@ -65,9 +65,10 @@ def warm_up() -> list[str]:
 
 
 def _warm_small_runs(ops: "object") -> None:
-    """The compiled merge of a batch into a recent level and the compiled two-column trie
-    (:func:`faq.incremental.rows.combined`, :func:`~faq.incremental.rows.build_run`), in ``ops``' value
-    type, each checked against numpy."""
+    """The compiled merge of a batch into a recent level, the compiled two-column trie and the merge of a
+    batch into a level's tries (:func:`faq.incremental.rows.combined`, :func:`~faq.incremental.rows.build_run`,
+    :func:`faq.incremental.level_merge.merged_level`), in ``ops``' value type, each checked."""
+    from faq.incremental.level_merge import merged_level
     from faq.incremental.rows import View, build_run, combined, merge_rows
 
     recent = merge_rows([np.array([0, 1, 2]), np.array([1, 2, 0])], ops.ones(3), ops)
@@ -77,6 +78,10 @@ def _warm_small_runs(ops: "object") -> None:
     assert merged.values_or_ones(ops).tolist() == [2, 1, 1, 1], merged
     trie = build_run(merged, View((1, 0)), ops)  # by dst, then src
     assert trie.levels[0].comp.tolist() == [0, 1, 2], trie  # the dst values, in order
+    # The batch merged into each view's trie of the level (faq.incremental.level_merge): the same rows.
+    tries, rows = merged_level(recent, {}, batch, [View((0, 1)), View((1, 0))], ops)
+    assert [k.tolist() for k in rows.keys] == [k.tolist() for k in merged.keys], rows
+    assert tries[View((1, 0))].levels[0].comp.tolist() == [0, 1, 2], tries
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
