@@ -283,6 +283,15 @@ def read_edges(path: Path) -> set:
     return {(int(u), int(v)) for u, v in pairs if u != v}
 
 
+def _progress(writer: subprocess.Popen) -> list:
+    """The writer's "applied N" lines as they come (a thread reads its output; the list grows)."""
+    import threading
+
+    lines: list = []
+    threading.Thread(target=lambda: lines.extend(writer.stdout), daemon=True).start()
+    return lines
+
+
 def test_a_writer_killed_at_random_moments_leaves_a_state_every_reader_reopens_exactly(spark, tmp_path):
     from faq.factor import Factor
 
@@ -305,8 +314,14 @@ def test_a_writer_killed_at_random_moments_leaves_a_state_every_reader_reopens_e
         writer = subprocess.Popen([sys.executable, "-c", WRITER, str(state), mode, *map(str, files)],
                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         assert writer.stdout.readline().startswith("open"), writer.stderr.read()
-        deadline = time.monotonic() + rng.uniform(0.05, 2.5)
-        while time.monotonic() < deadline and writer.poll() is None:  # read while the writer writes
+        # The kill point follows the writer's progress, not the clock (a loaded machine slows the writer):
+        # after it reports batch `after` applied (0: right away), a random moment into the next batch.
+        applied = _progress(writer)
+        after, into = rng.randrange(BATCHES), rng.uniform(0.0, 0.3)
+        reached = time.monotonic() + 300 if after else time.monotonic()
+        while writer.poll() is None and time.monotonic() < reached + into:  # read while the writer writes
+            if after and len(applied) >= after and reached > time.monotonic():
+                reached = time.monotonic()
             with MaintainedQuery.open(str(state)) as reader:
                 assert reader.scalar() == counts[reader.version], (trial, mode, reader.version)
                 reopened += 1
