@@ -7,7 +7,8 @@ runs over it reads JVM rows one by one.  Measured on this 2-core machine (one
 process, the same 1M-row × 4-column as-of join result, load 4; a scratch
 breakdown, the figures in ``docs/internals.md``): ``createDataFrame`` 0.9–1.1 s
 and one aggregate over it 4.2–4.4 s, against writing it with pyarrow 0.24–0.30 s,
-``spark.read.parquet`` 0.16–0.41 s and the same aggregate 0.36–0.69 s.  At 100K
+``spark.read.parquet`` 0.16–0.41 s (its schema inferred: a job; given, as here, none)
+and the same aggregate 0.36–0.69 s.  At 100K
 rows × 3 columns ``createDataFrame`` took 0.19 s and the file 0.04 s; at 10K rows
 and fewer the two cost the same, so small tables stay local relations (no file).
 
