@@ -208,3 +208,27 @@ def test_trie_of_sorted_rows_equals_trie_of_shuffled_rows(rows, random):
     assert key(in_order) == key(out_of_order)
     mixed_rows = list(zip(*[c.tolist() for c in mixed]))
     assert csr.lexicographically_sorted(mixed) == (mixed_rows == sorted(mixed_rows))
+
+
+def test_a_growing_partial_aggregate_is_consolidated_a_logarithmic_number_of_times(monkeypatch):
+    """Many pieces of mostly distinct keys, never drained (a maintained batch's bindings): the buffer is
+    consolidated when the rows added since the last consolidation outnumber what it left, so the sorts
+    stay few (once every flush_rows rows, re-sorting everything, was quadratic), and the drained ⊕ per
+    key is numpy's."""
+    ops = numpy_ops(get_semiring("counting"), get_semiring("counting"))
+    rng = np.random.default_rng(7)
+    partial = PartialAggregate(ops, 2, span=1 << 20, flush_rows=64)
+    consolidations = []
+    original = PartialAggregate._consolidate
+    monkeypatch.setattr(PartialAggregate, "_consolidate",
+                        lambda self: (consolidations.append(self._buffered), original(self)))
+    pieces = [rng.integers(0, 3000, (2, 50)) for _ in range(400)]  # 20,000 rows, keys mostly distinct
+    for keys in pieces:
+        partial.add([keys[0], keys[1]], None, 50)
+    assert len(consolidations) <= 12, len(consolidations)  # every 64 rows would be ~300
+    out_keys, out_values = partial.drain()
+    every = np.concatenate(pieces, axis=1)
+    unique, counts = np.unique(every[0] * (1 << 20) + every[1], return_counts=True)
+    got = out_keys[0] * (1 << 20) + out_keys[1]
+    order = np.argsort(got)
+    assert np.array_equal(got[order], unique) and np.array_equal(np.asarray(out_values)[order], counts)

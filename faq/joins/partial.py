@@ -114,6 +114,7 @@ class PartialAggregate:
         self._keys: list[list[np.ndarray]] = []
         self._values: list[np.ndarray] = []
         self._buffered = 0
+        self._consolidated = 0  # rows the last consolidation left (the first part of the buffer)
         self._scalar: Optional[Any] = None
         self._rows = 0  # rows folded in since the last drain (overflow guard)
 
@@ -133,7 +134,11 @@ class PartialAggregate:
         self._keys.append(grouped_keys)
         self._values.append(grouped)
         self._buffered += len(grouped)
-        if self._buffered > self.flush_rows:
+        # Consolidated when the rows added since the last consolidation outnumber flush_rows and what it
+        # left: a buffer that only grows (many distinct keys, nothing drained) is then sorted a
+        # logarithmic number of times, not once every flush_rows rows (quadratic: a 100K-edge batch of
+        # a maintained triangle count spent 40 s re-sorting its 3.5M bindings).
+        if self._buffered - self._consolidated > max(self.flush_rows, self._consolidated):
             self._consolidate()
 
     def ready(self) -> bool:
@@ -160,7 +165,7 @@ class PartialAggregate:
             keys, values = self._keys[0], self._values[0]
         else:
             keys, values = [np.zeros(0, dtype=np.int64) for _ in range(self.n_keys)], self.ops.zeros(0)
-        self._keys, self._values, self._buffered, self._rows = [], [], 0, 0
+        self._keys, self._values, self._buffered, self._rows, self._consolidated = [], [], 0, 0, 0
         return keys, values
 
     # -- internals ------------------------------------------------------------
@@ -208,3 +213,4 @@ class PartialAggregate:
         values = np.concatenate(self._values)
         grouped_keys, grouped = self._group(keys, values)
         self._keys, self._values, self._buffered = [grouped_keys], [grouped], len(grouped)
+        self._consolidated = len(grouped)
