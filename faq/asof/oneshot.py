@@ -34,6 +34,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -195,21 +196,22 @@ def asof_join(
     spark = (left if is_dataframe(left) else right).sparkSession
     left_df, right_df = (_as_spark(side, spark) for side in (left, right))
     check_arguments(left_df.columns, right_df.columns, on, keys, direction, how)
-    way, plan = _priced_plan(left_df, right_df, placement, spark, options)
+    way, plan, rows = _priced_plan(left_df, right_df, placement, spark, options)
     note(plan)
-    return run_way(way, left_df, right_df, options)
+    return run_way(way, left_df, right_df, options, rows)
 
 
-def _collected(df: Any) -> Any:
+def _collected(df: Any, rows: float = math.inf) -> Any:
     """``df`` as one Arrow table: read from its files when it is a bare local Parquet scan (no job), else
-    collected (:func:`faq.parquet_scan.read_scan`)."""
+    collected (:func:`faq.parquet_scan.read_scan`; ``rows``: its rows when the pricing read them already,
+    so the footers are read once)."""
     from faq.parquet_scan import read_scan
 
-    table = read_scan(df, df.columns, sys.maxsize)
+    table = read_scan(df, df.columns, sys.maxsize, rows=int(rows) if math.isfinite(rows) else None)
     return df.toArrow() if table is None else table
 
 
-def run_way(way: str, left: Any, right: Any, options: dict) -> Any:
+def run_way(way: str, left: Any, right: Any, options: dict, rows: Optional[dict[str, float]] = None) -> Any:
     """Run one of the priced ways on two Spark DataFrames, whatever its price (benchmarks calibrate with it).
 
     Parameters
@@ -220,6 +222,8 @@ def run_way(way: str, left: Any, right: Any, options: dict) -> Any:
     options : dict
         :func:`asof_join`'s join options: ``on``, ``by`` (a list), ``direction``, ``allow_exact_matches``,
         ``tolerance``, ``how``, ``suffixes``, ``right_time``.
+    rows : dict, optional
+        ``{"left": n, "right": n}`` as the pricing found them (``inf``: unknown), for the driver's read.
 
     Returns
     -------
@@ -236,8 +240,10 @@ def run_way(way: str, left: Any, right: Any, options: dict) -> Any:
     3
     """
     if way == DRIVER:
+        known = rows or {}
         with ThreadPoolExecutor(2) as pool:  # both collects at once: two jobs side by side
-            tables = list(pool.map(_collected, (left, right)))
+            tables = list(pool.map(_collected, (left, right),
+                                   (known.get(side, math.inf) for side in ("left", "right"))))
         joined = asof_tables(tables[0], tables[1], **options)
         from faq.handback import spark_frame
 
@@ -266,8 +272,10 @@ def _as_spark(data: Any, spark: Any) -> Any:
     return spark.createDataFrame(read_table(data))
 
 
-def _priced_plan(left: Any, right: Any, requested: Optional[str], spark: Any, options: dict) -> tuple[str, str]:
-    """Which way a join of two Spark DataFrames runs (:mod:`faq.asof.costs`), and the plan's note.
+def _priced_plan(left: Any, right: Any, requested: Optional[str], spark: Any,
+                 options: dict) -> tuple[str, str, dict[str, float]]:
+    """Which way a join of two Spark DataFrames runs (:mod:`faq.asof.costs`), the plan's note, and both
+    sides' rows as found (``inf``: unknown).
 
     The one policy decides whether the driver may hold the join (rows from Parquet footers, else one count
     job for both under ``auto``; the fetch budget and the in-process memory); then every way is priced
@@ -294,7 +302,7 @@ def _priced_plan(left: Any, right: Any, requested: Optional[str], spark: Any, op
     way = DRIVER if requested == DRIVER else costs.cheapest(priced)
     where = DRIVER if way == DRIVER else "executors"
     return way, (f"as-of join on the {where} ({costs.LABELS[way]}): {why}; priced with "
-                 f"{describe_calibration(calibration)}: {costs.describe(priced, way)}")
+                 f"{describe_calibration(calibration)}: {costs.describe(priced, way)}"), rows
 
 
 def _driver_form(left: Any, right: Any, rows: dict[str, float], options: dict, spark: Any) -> tuple[str, str]:
