@@ -290,11 +290,14 @@ def _created(session: Any, arrays: Mapping[str, np.ndarray], dtypes: Sequence[tu
     one array a row)."""
     import pandas as pd
 
-    ddl = ", ".join(f"`{c}` {t}" for c, t in dtypes)
-    if all(np.ndim(a) == 1 and a.dtype.kind in "biuf" for a in arrays.values()):
-        import pyarrow as pa
+    from faq.handback import hands_back_as_file, spark_frame
 
-        from faq.handback import spark_frame
+    ddl = ", ".join(f"`{c}` {t}" for c, t in dtypes)
+    rows = len(next(iter(arrays.values()))) if arrays else 0
+    # (a small frame, or one Spark cannot read from a file, goes straight to createDataFrame: no Arrow copy)
+    if all(np.ndim(a) == 1 and a.dtype.kind in "biuf" for a in arrays.values()) \
+            and hands_back_as_file(session, dtypes, rows):
+        import pyarrow as pa
 
         return spark_frame(session, pa.table({c: pa.array(a) for c, a in arrays.items()}), ddl)
     frame = pd.DataFrame({c: list(a) if np.ndim(a) == 2 else np.asarray(a) for c, a in arrays.items()}, copy=False)

@@ -74,3 +74,16 @@ def test_empty_and_small_tables_stay_local_relations(spark):
 def test_readable_types_are_what_the_file_carries():
     assert parquet_readable(pa.table(_columns()))
     assert not parquet_readable(pa.table({"h": pa.array([1.0], pa.float16())}))
+
+
+def test_a_large_held_relation_becomes_a_file_backed_frame_and_a_small_one_a_local_relation(spark):
+    import numpy as np
+
+    from faq.relation import Relation
+
+    big = Relation.from_arrays({"k": np.arange(60_000), "v": np.arange(60_000) / 4}, session=spark)
+    small = Relation.from_arrays({"k": np.arange(5), "v": np.arange(5) / 4}, session=spark)
+    assert file_backed(big.frame) and not file_backed(small.frame)
+    assert big.frame.dtypes == small.frame.dtypes == [("k", "bigint"), ("v", "double")]
+    assert big.frame.agg({"v": "sum"}).first()[0] == np.arange(60_000).sum() / 4
+    assert sorted(map(tuple, small.frame.collect())) == [(i, i / 4) for i in range(5)]
