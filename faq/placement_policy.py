@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 from typing import Any, NamedTuple, Optional, Sequence
 
-from faq.hypergraph.shares import format_bytes
+from faq.hypergraph.shares import BYTES_PER_INDEX_ROW, format_bytes
 from faq.relation import BYTES_PER_COLUMN  # one price of a fetched column: the Relation's
 from faq.settings import (
     AUTO,
@@ -49,14 +49,17 @@ from faq.settings import (
     EXECUTORS,
     PLACEMENTS,
     checked,
+    driver_index_memory,
     fetch_memory,
+    index_build,
+    index_memory,
     placement_setting,
     requested,
     requested_placement,
 )
 
 __all__ = ["requested", "requested_placement", "PLACEMENTS", "AUTO", "DRIVER", "EXECUTORS", "BYTES_PER_COLUMN", "Input", "Placement", "checked",
-           "choose", "for_indexes", "fetch_limit"]
+           "choose", "for_indexes", "fetch_limit", "index_fetch_limit"]
 
 
 
@@ -202,6 +205,29 @@ def fetch_limit(spark: Any, placement: Optional[str] = None) -> Optional[int]:
     if (placement or placement_setting(spark)) == EXECUTORS:
         return None
     return fetch_memory(spark)
+
+
+def index_fetch_limit(spark: Any, columns: int = 2) -> Optional[int]:
+    """Bytes of a relation's ``columns`` integer columns the driver may fetch for a broadcast index it
+    builds itself, when the executors were asked for (:func:`fetch_limit` is None); None when indexes
+    are built on the executors (``spark.faq.indexBuild=executors``).
+
+    The executors' tasks of a broadcast join read an index the driver builds from every row of the
+    relation (:func:`faq.joins.broadcast.index_on_driver`): the rows come to the driver either way.
+    Up to the index both budgets allow -- the driver's (``spark.faq.driverIndexMemory``) and an
+    executor's (``spark.faq.indexMemory``), at :data:`~faq.hypergraph.shares.BYTES_PER_INDEX_ROW`
+    a row -- they may come before Spark has cleaned them (duplicates, self-loops, orientation), to
+    be cleaned in numpy where they arrive, rather than after Spark jobs that shuffle every row.
+
+    >>> from faq.spark import session_for_driver_data
+    >>> spark = session_for_driver_data()
+    >>> index_fetch_limit(spark) > 0
+    True
+    """
+    if index_build(spark) == EXECUTORS:
+        return None
+    rows = min(driver_index_memory(spark), index_memory(spark)) / BYTES_PER_INDEX_ROW
+    return int(rows * columns * BYTES_PER_COLUMN)
 
 
 def for_indexes(requested: Optional[str], index_bytes: float, budget: float, no_numpy: str = "") -> Placement:

@@ -299,17 +299,18 @@ def prepared_graph(edges: GraphLike, directed: bool, spark=None) -> Factor:
     if is_dataframe(edges) and SRC in edges.columns and DST in edges.columns:
         # The user's own frame fetched as it is (a bare Parquet scan is read by pyarrow): no factor
         # built around it in Spark first, which costs calls to Spark and no rows.
-        arrays = _fetched_ids(Relation.of(edges, [SRC, DST]), EDGE, edges.sparkSession, dict(edges.dtypes))
+        spark = edges.sparkSession
+        arrays = _fetched_ids(Relation.of(edges, [SRC, DST]), EDGE, spark, dict(edges.dtypes), for_index=True)
         if arrays is not None:
-            return _prepared_on_driver(arrays, directed, edges.sparkSession)
+            return _prepared_on_driver(arrays, directed, spark)
     raw = edge_factor(edges, spark=spark)
-    arrays = fetched_edge_arrays(raw)
+    arrays = fetched_edge_arrays(raw, for_index=True)
     if arrays is not None:
         return _prepared_on_driver(arrays, directed, raw.session)
     return simple_directed(raw) if directed else degree_oriented(raw)
 
 
-def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
+def fetched_edge_arrays(raw: Factor, for_index: bool = False) -> Optional[tuple[Any, Any]]:
     """A graph's (src, dst) ids on the driver -- held already, or one Arrow collect -- or None.
 
     Fetched when the ids are integers, the session lets steps run in-process
@@ -318,6 +319,9 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     :func:`faq.settings.fetch_memory`): moving 16 bytes an edge once
     costs far less than the Spark jobs of a Spark-side clean-up and join.
     A null id is refused (``NULL_KEY``), as for edges given on the driver.
+    ``for_index``: the executors asked for, the ids still come within the
+    broadcast index's budgets (:func:`faq.placement_policy.index_fetch_limit`),
+    since the driver builds that index from every edge anyway.
 
     >>> from faq.factor import factor_of
     >>> src, dst = fetched_edge_arrays(edge_factor(factor_of([(1, 2, 1), (2, 3, 1)], ["a", "b"])))
@@ -331,20 +335,29 @@ def fetched_edge_arrays(raw: Factor) -> Optional[tuple[Any, Any]]:
     if edges.held:
         copy = edges.arrays
         return np.asarray(copy[s], dtype=np.int64), np.asarray(copy[d], dtype=np.int64)
-    return _fetched_ids(edges, raw.name, raw.session, dict(raw.dtypes()))
+    return _fetched_ids(edges, raw.name, raw.session, dict(raw.dtypes()), for_index)
 
 
-def _fetched_ids(edges: Relation, name: str, spark: Any, types: dict[str, str]) -> Optional[tuple[Any, Any]]:
+def _fetched_ids(edges: Relation, name: str, spark: Any, types: dict[str, str],
+                 for_index: bool = False) -> Optional[tuple[Any, Any]]:
     """A distributed relation's two id columns fetched (one Arrow collect, or none for a bare Parquet scan),
     or None: ids not integers, the executors asked for, or more than the fetch budget."""
     from faq.checks import node_ids
     from faq.insideout.physical import INTEGRAL_TYPES
-    from faq.placement_policy import fetch_limit
+    from faq.placement_policy import fetch_limit, index_fetch_limit
 
     if any(types.get(c) not in INTEGRAL_TYPES for c in edges.columns):
         return None
     limit = fetch_limit(spark)
-    if limit is None:  # the executors were asked for
+    if limit is None and for_index:
+        # The executors were asked for, and their broadcast index is built on the driver from every
+        # edge (faq.joins.broadcast.index_on_driver): the ids come as they are and are cleaned in
+        # numpy where they arrive.  Cleaned in Spark they were shuffled (distinct; undirected also a
+        # degree count and two joins) and cached first: on R-MAT 20 (16M edges,
+        # local-cluster[2,1,2048]) 31 s of Spark jobs before the same collect, where numpy cleans them
+        # in about 3 s (bench/results/executor_breakdown_rmat20.json).
+        limit = index_fetch_limit(spark)
+    if limit is None:  # the executors were asked for (and build the index themselves)
         return None
     edges = edges.fetched(limit)  # too large: left to Spark
     if not edges.held:
