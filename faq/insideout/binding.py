@@ -377,9 +377,12 @@ def plan_for(
         stats = {name: st for name in counted if (st := _held_statistics(factors[name])) is not None}
     degrees = {name: tuple(c.max_degree for c in stats[name].columns) if name in stats else held_degrees(factors[name])
                for name in counted}
+    from faq.insideout.held_joins import pair_rows
+
     return plan_query(query, semiring=ring, sizes=sizes, method=method, order=order, join=join, statistics=stats,
                       variable_types=types, environment=environment, task_aggregation=task_aggregation,
-                      held=held, degrees={name: d for name, d in degrees.items() if d is not None})
+                      held=held, degrees={name: d for name, d in degrees.items() if d is not None},
+                      pair_rows=pair_rows(query, factors, counted))
 
 
 #: Most rows of a held factor whose largest degrees :func:`plan_for` counts (in numpy, no job).

@@ -46,6 +46,9 @@ class PlanContext:
     task_aggregation: bool
     held: frozenset = frozenset()
     degrees: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    # Exact rows of two input atoms joined on their one shared variable, by atom positions (i < j):
+    # the held factors' degree histograms (faq.insideout.held_joins.pair_rows).
+    pair_rows: Mapping[tuple[int, int], float] = field(default_factory=dict)
     # Looked up once per step and relation: indexes, so planning stays linear in the atoms.
     atom_of: dict[str, int] = field(init=False)  # input relation id -> its atom's position
     atoms_with: dict[str, list[int]] = field(init=False)  # variable -> positions of the atoms holding it
@@ -83,6 +86,13 @@ class PlanContext:
                 found[v] = min(found.get(v, d), d)
             return found
         return {}
+
+    def joined_rows(self, first_id: str, second_id: str) -> Optional[float]:
+        """Exact rows of two input relations joined on their one shared variable, where known."""
+        i, j = self.atom_of.get(first_id), self.atom_of.get(second_id)
+        if i is None or j is None:
+            return None
+        return self.pair_rows.get((min(i, j), max(i, j)))
 
     def index_key(self, relation_id: str, attributes: Sequence[str]) -> Optional[tuple]:
         """Equal for uses that read the same data in the same column order (None: unique)."""

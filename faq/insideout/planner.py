@@ -103,6 +103,7 @@ def plan_query(
     task_aggregation: bool = True,
     held: Sequence[str] = (),
     degrees: Optional[Mapping[str, Sequence[int]]] = None,
+    pair_rows: Optional[Mapping[tuple[int, int], float]] = None,
 ) -> Plan:
     """Plan ``query`` with InsideOut: the elimination order and every physical choice.
 
@@ -143,6 +144,10 @@ def plan_query(
         Per factor, the most rows sharing one value of each key column
         (factor column order): they bound the rows of a join's product
         (:attr:`Step.product_rows`), which decides where a step runs.
+    pair_rows : mapping (atom position, atom position) -> rows, optional
+        Exact rows of two atoms joined on their one shared variable
+        (:func:`faq.insideout.held_joins.pair_rows`, for held factors): a
+        step whose first join is such a pair bounds its product by them.
 
     Returns
     -------
@@ -184,6 +189,7 @@ def plan_query(
         task_aggregation=task_aggregation,
         held=frozenset(held),
         degrees={f: tuple(d) for f, d in (degrees or {}).items()},
+        pair_rows=dict(pair_rows or {}),
     )
     logical, relations, est_size, bounds = _steps(context, chosen, sizes, statistics)
     physical_steps = [_physical(context, s, relations, est_size) for s in _fold_aggregations(logical)]
@@ -280,7 +286,9 @@ def _steps(
         # (a 2-path summed onto its ends on a graph with few sources and sinks).
         domains = _domains(profiles, [r.id for r in participants] + [i.relation for i in indicators], out.variables)
         within = math.prod(domains.values()) if len(domains) == len(out.variables) else math.inf
-        est_size[out.id] = min(estimate if estimate is not None else math.inf, within)
+        # ... and at most the product's rows, which ⊕ only merges.
+        est_size[out.id] = min(estimate if estimate is not None else math.inf, within,
+                               bound if bound is not None else math.inf)
         bounds[out.id] = 1.0 if not out.variables else min(bound if bound is not None else math.inf, within)
         if profiles:
             profiles[out.id] = RelationProfile(out.id, out.variables, est_size[out.id], domains)
@@ -492,6 +500,7 @@ def _product_bound(
     running = peak = rows[0]
     degree: dict[str, float] = {v: context.degree_of(participants[0].id).get(v, math.inf)
                                 for v in participants[0].variables}
+    exact = context.joined_rows(participants[0].id, participants[1].id) if len(participants) > 1 else None
     for r, n in zip(participants[1:], rows[1:]):
         theirs = {v: context.degree_of(r.id).get(v, math.inf) for v in r.variables}
         shared = [v for v in r.variables if v in degree]
@@ -501,6 +510,8 @@ def _product_bound(
         else:
             fan_out, fan_in = n, running
         running = min(running * fan_out, n * fan_in)
+        if exact is not None:  # the first join's rows, counted (held_joins): the later ones bounded from them
+            running, exact = min(running, exact), None
         degree = {v: d * fan_out for v, d in degree.items()}
         for v, d in theirs.items():
             degree[v] = min(degree.get(v, math.inf), d * fan_in)
