@@ -34,6 +34,19 @@ and each reference's own load at its start: a busy machine, now or then, is told
 truss figures also show how many times faster than a recomputation of the same run they were, beside
 the reference run's ratio ("vs own baseline"): a ratio moves less with the machine's load than seconds.
 
+**Same-run A/B** (``--ab ROUNDS``, default 3; ``--quick`` and ``--ab 0`` skip it): the as-of and truss
+references were measured once, on another day, and this 2-core machine is shared -- its speed varies
+2-3x with work that the load averages do not show: the five floor runs committed up to dd1fcf3 measured
+the as-of batch at 24-28 ms against its 7.42 ms reference (their recomputations 1.6-1.75x slower than the
+reference run's too), and cdb25d0's own code, run beside this tree at load 1.1, took 24.8 ms.  So each of
+those figures is also measured for the code of its reference commit (``git archive COMMIT faq bench``,
+kept in the temporary directory; its kernels compiled by an untimed run first, two on a new copy) and
+for this tree, each in a fresh process running the reference benchmark's own function
+(:func:`bench.bench_asof.maintained`, :func:`bench.bench_truss_maintained.one`, its batches timed by the
+thread's CPU clock), alternating reference, this tree, reference, ... so that load falls on both.
+Where there is such an A/B, it decides the flag (``same_run``: this tree's fastest run's median batch
+over the reference code's; a run is only slowed by load); the committed seconds are still shown beside it.
+
 Results: ``bench/results/floor.json`` (``floor_quick.json`` with ``--quick``): the command, the commit
 (``+`` when the tree is dirty), the load averages, each figure with its reference, the reference's
 source and the ratio (:class:`bench.common.Run`); the table on stdout, progress on stderr.
@@ -44,6 +57,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -96,12 +110,14 @@ def parse_args(argv=None):
     p.add_argument("--truss-graphs", nargs="*", default=["p2p-Gnutella31", "Email-Enron"])
     p.add_argument("--truss-batches", type=int, default=10)
     p.add_argument("--threshold", type=float, default=1.2, help="slower than this ratio is printed")
+    p.add_argument("--ab", type=int, default=3, help="rounds of the same-run A/B of the as-of and truss figures "
+                                                     "against their reference commits' code (0 skips)")
     p.add_argument("--quick", action="store_true", help="100 single changes, 20 batches, R-MAT 17 fresh once, "
                                                          "20 as-of batches, p2p-Gnutella31 only")
     args = p.parse_args(argv)
     if args.quick:
         args.singles, args.batches, args.fresh, args.asof_batches = 100, 20, ["17x1"], 20
-        args.truss_graphs, args.truss_batches = ["p2p-Gnutella31"], 5
+        args.truss_graphs, args.truss_batches, args.ab = ["p2p-Gnutella31"], 5, 0
     if args.out is None:
         args.out = str(RESULTS / ("floor_quick.json" if args.quick else "floor.json"))
     return args
@@ -216,6 +232,79 @@ def asof(batches: int, seed: int) -> dict[str, dict]:
         "batches": batches, "exact": "the answer after the last batch equal to a recomputation"}}
 
 
+#: The steps of the same-run A/B, each run in a fresh process by the tree first on its path: the reference
+#: benchmark's own function (the reference commits have it too), its batches timed by the thread's CPU
+#: clock (``time.thread_time`` for the module's ``perf_counter``: a batch runs in the calling thread, and
+#: the time other processes take the core is left out); the median batch seconds on the last line.
+AB_CLOCK = "import time, types\n"
+AB_STEPS = {
+    "asof": (AB_CLOCK + "import argparse, json, sys\n"
+             "import bench.bench_asof as b\n"
+             "b.time = types.SimpleNamespace(perf_counter=time.thread_time)\n"
+             "r = {}\n"
+             "b.maintained(argparse.Namespace(maintained_rows=int(sys.argv[1]), keys=1000, seed=int(sys.argv[2]), "
+             "batches=int(sys.argv[3])), r)\n"
+             "print(json.dumps(r['maintained']['median_seconds']))\n"),
+    "truss": (AB_CLOCK + "import json, sys\n"
+              "from pathlib import Path\n"
+              "import bench.bench_truss_maintained as b\n"
+              "b.time = types.SimpleNamespace(perf_counter=time.thread_time)\n"
+              "print(json.dumps(b.one(Path(sys.argv[1]), 'uniform', int(sys.argv[2]), 1000)['batch_seconds']"
+              "['median']))\n"),
+}
+
+
+def reference_tree(commit: str) -> tuple[Path, bool]:
+    """The ``faq`` and ``bench`` of ``commit`` (``git archive``), kept in the temporary directory so that its
+    numba cache serves the next floor runs too; and whether it was made just now (nothing compiled yet)."""
+    tree = Path(tempfile.gettempdir()) / f"faq-floor-{commit}"
+    fresh = not (tree / "faq").is_dir()
+    if fresh:
+        part = Path(tempfile.mkdtemp(prefix=f"faq-floor-{commit}-"))
+        archive = subprocess.run(["git", "archive", commit, "faq", "bench"], cwd=ROOT, capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", str(part)], input=archive.stdout, check=True)
+        try:
+            part.rename(tree)  # whole or not at all
+        except OSError:  # another floor run put it there first
+            shutil.rmtree(part, ignore_errors=True)
+    return tree, fresh
+
+
+def step_seconds(tree: Path, step: str, arguments: list) -> float:
+    """One run of an A/B step in a fresh process, ``tree``'s ``faq`` and ``bench`` imported: median batch seconds."""
+    path = os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH", "")) if p)
+    done = subprocess.run([sys.executable, "-c", AB_STEPS[step], *map(str, arguments)], cwd=tree,
+                          env={**os.environ, "PYTHONPATH": path}, capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def same_run(figures: dict[str, dict], args) -> None:
+    """The same-run A/B (module notes): each as-of and truss figure gets ``same_run``, the runs of its
+    reference commit's code and of this tree, alternating, with the load at each, and the ratio of each
+    side's fastest run (``slower``)."""
+    # the untimed warm-up: the as-of kernels compile on a small join; a truss batch whose repair ran out of
+    # time compiling falls back, and the kernels it did not reach compile in the next run: the whole step
+    steps = {"asof_batch_median_seconds": ("asof", [5_000_000, args.seed, args.asof_batches], [100_000, args.seed, 2])}
+    for graph in args.truss_graphs:
+        path = next(p for p in sorted(TEST_DATA.iterdir()) if p.name.split(".")[0] == graph)
+        steps[f"truss_{graph}_batch_median_seconds"] = ("truss", [path, args.truss_batches], [path, args.truss_batches])
+    for name, (step, arguments, warm) in steps.items():
+        commit = dig(committed(REFERENCES[name][0]), ("commit",))
+        if name not in figures or not commit or commit.endswith("+"):
+            continue  # a figure measured on a dirty tree has no code to run again
+        old, fresh = reference_tree(commit)
+        for _ in range(2 if fresh else 1):  # untimed: the reference code's kernels compiled (a new tree: twice)
+            step_seconds(old, step, warm)
+        runs: dict[str, list] = {"reference": [], "this_tree": [], "load_averages": []}
+        for _ in range(args.ab):
+            for side, tree in (("reference", old), ("this_tree", ROOT)):
+                runs["load_averages"].append(load_averages())
+                runs[side].append(round(step_seconds(tree, step, arguments), 5))
+        ratio = min(runs["this_tree"]) / min(runs["reference"])  # load only slows a run: each side's fastest
+        figures[name]["same_run"] = {"reference_commit": commit, **runs, "slower": round(ratio, 3)}
+        log(f"{name}: this tree {runs['this_tree']} s, {commit}'s code {runs['reference']} s: {ratio:.2f}x")
+
+
 def triangles(args) -> dict[str, dict]:
     """Single changes and 1,000-change batches on maintained R-MAT 17 feed-forward triangles."""
     from bench.bench_tail import Changes, arrow, build, compaction, recount, summary, timed_apply
@@ -263,7 +352,8 @@ def triangles(args) -> dict[str, dict]:
 
 def compared(figures: dict[str, dict], threshold: float) -> list[str]:
     """Each figure with its reference and ratio (``slower``: how many times slower than the reference, a
-    rate's inverse ratio); the names of those more than ``threshold`` slower."""
+    rate's inverse ratio); the names of those more than ``threshold`` slower (by the same-run A/B where a
+    figure has one)."""
     floor = committed("floor.json")
     slower = []
     for name, figure in figures.items():
@@ -274,8 +364,9 @@ def compared(figures: dict[str, dict], threshold: float) -> list[str]:
         if ref["value"]:
             figure["ratio"] = round(figure["value"] / ref["value"], 3)
             figure["slower"] = round(figure["ratio"] if lower else 1 / figure["ratio"], 3)
-            if figure["slower"] > threshold:
-                slower.append(name)
+        ab = figure.get("same_run")
+        if (ab["slower"] if ab else figure.get("slower", 0)) > threshold:  # an A/B decides where there is one
+            slower.append(name)
         if name in SAME_RUN:
             field, file, keys = SAME_RUN[name]
             then = dig(committed(file), keys)
@@ -289,25 +380,29 @@ def table(figures: dict[str, dict], slower: list[str], start, end, threshold: fl
     """The floor on stdout: a line a figure, then every figure more than ``threshold`` slower."""
     width = max(len(n) for n in figures)
     print(f"{'figure':<{width}}  {'now':>12}  {'reference':>12}  {'slower':>7}  {'vs own baseline':>15}  "
-          f"reference from (its load at start)")
+          f"{'same-run A/B':>12}  reference from (its load at start)")
     for name, f in figures.items():
-        ref, own = f["reference"], f.get("over_own_baseline")
+        ref, own, ab = f["reference"], f.get("over_own_baseline"), f.get("same_run")
         shown = "-" if ref["value"] is None else f"{ref['value']:,}"
         baseline = f"{own['now']}x/{own['reference']}x" if own else "-"
         print(f"{name:<{width}}  {f['value']:>12,}  {shown:>12}  {f.get('slower', '-'):>7}  {baseline:>15}  "
-              f"{ref['source']}" + (f" @ {ref.get('commit')} (load {ref.get('load_average_start')})"
-                                    if ref["value"] else ""))
+              f"{ab['slower'] if ab else '-':>12}  {ref['source']}"
+              + (f" @ {ref.get('commit')} (load {ref.get('load_average_start')})" if ref["value"] else ""))
     print(f"load average (1, 5, 15 min): {start} at start, {end} at end ({os.cpu_count()} cores); 'vs own "
-          f"baseline': times faster than a recomputation in the same run, now/reference")
+          f"baseline': times faster than a recomputation in the same run, now/reference; 'same-run A/B': this "
+          f"tree's median batch over the reference commit's code's (fastest of alternating runs in this run, thread "
+          f"CPU time; it decides the flag)")
     if slower:
-        print(f"more than {round((threshold - 1) * 100)}% slower than committed:")
+        print(f"more than {round((threshold - 1) * 100)}% slower:")
         for name in slower:
-            own = figures[name].get("over_own_baseline")
-            print(f"  {name}: {figures[name]['value']:,} against {figures[name]['reference']['value']:,} "
-                  f"({figures[name]['slower']}x slower" + (f"; {own['slower']}x against its own baseline)"
-                                                            if own else ")"))
+            f = figures[name]
+            own, ab = f.get("over_own_baseline"), f.get("same_run")
+            print(f"  {name}: {f['value']:,} against {f['reference']['value']:,} ({f.get('slower')}x slower"
+                  + (f"; {own['slower']}x against its own baseline" if own else "")
+                  + (f"; {ab['slower']}x {ab['reference_commit']}'s code in this run" if ab else "") + ")")
     else:
-        print(f"no figure more than {round((threshold - 1) * 100)}% slower than committed")
+        print(f"no figure more than {round((threshold - 1) * 100)}% slower (the as-of and truss figures by "
+              f"their same-run A/B where they have one)")
 
 
 def main(argv=None) -> int:
@@ -324,6 +419,8 @@ def main(argv=None) -> int:
     figures.update(truss(args.truss_graphs, args.truss_batches))
     figures.update(asof(args.asof_batches, args.seed))
     figures.update(triangles(args))
+    if args.ab:
+        same_run(figures, args)
     slower = compared(figures, args.threshold)
     end = load_averages()
     run["load_averages_end"] = end
