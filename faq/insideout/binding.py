@@ -416,13 +416,12 @@ def value_counts(values: "numpy.ndarray") -> "numpy.ndarray":
     >>> sorted(value_counts(np.array(["a", None, "a"], dtype=object)).tolist())
     [2]
     """
-    import numpy as np
+    from faq.insideout.held_joins import dense_histogram
 
     if values.dtype.kind in "iu" and len(values):
-        low, high = int(values.min()), int(values.max())
-        if high - low <= 4 * len(values):
-            counts = np.bincount(values - low if low else values)
-            return counts[counts > 0]
+        dense = dense_histogram(values)
+        if dense is not None:
+            return dense[1]
     import pandas as pd
 
     return pd.Series(values).value_counts(sort=False, dropna=True).to_numpy()

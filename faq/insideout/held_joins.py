@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from faq.factor import Factor
     from faq.language import FAQ
 
-__all__ = ["value_histogram", "joined_rows", "pair_rows"]
+__all__ = ["value_histogram", "dense_histogram", "joined_rows", "pair_rows"]
 
 Histogram = tuple[np.ndarray, np.ndarray]  # (distinct values ascending, how many rows hold each)
 
@@ -42,12 +42,23 @@ def value_histogram(values: np.ndarray) -> Histogram:
     values = np.asarray(values)
     if not len(values):
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    dense = dense_histogram(values)
+    return dense if dense is not None else np.unique(values, return_counts=True)
+
+
+def dense_histogram(values: np.ndarray) -> Optional[Histogram]:
+    """:func:`value_histogram` of a non-empty integer column by one ``bincount``, or None when its values
+    span more than four times their number (the counts array would dwarf the column).
+
+    >>> dense_histogram(np.array([4, 2, 4])), dense_histogram(np.array([0, 10**9]))
+    ((array([2, 4]), array([1, 2])), None)
+    """
     low, high = int(values.min()), int(values.max())
-    if high - low <= 4 * len(values):
-        counts = np.bincount(values - low)
-        keys = np.flatnonzero(counts)
-        return keys + low, counts[keys]
-    return np.unique(values, return_counts=True)
+    if high - low > 4 * len(values):
+        return None
+    counts = np.bincount(values - low if low else values)
+    keys = np.flatnonzero(counts)
+    return keys + low, counts[keys]
 
 
 def joined_rows(left: Histogram, right: Histogram) -> int:
