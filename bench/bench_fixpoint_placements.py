@@ -156,7 +156,9 @@ def main(argv=None) -> int:
 
         def solve(options=options, lines=lines):
             lines.clear()
-            return solve_placed(factor(), "min_plus", source=source, progress=lines.append, **options)
+            # a progress event's str is its line
+            return solve_placed(factor(), "min_plus", source=source, progress=lambda e: lines.append(str(e)),
+                                **options)
 
         results[name] = timed_checked(solve, args.repeat, check, name)
         per_round = [(int(n), float(s)) for k, n, s in (ROUND_LINE.search(x).groups() for x in lines

@@ -15,6 +15,7 @@ import networkx as nx
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from faq.errors import NegativeCycleError
 from faq.factor import factor_of
@@ -126,6 +127,32 @@ def test_the_spark_rounds_stay_available_as_the_baseline(spark):
     with solve_placed(edges, "min_plus", source=0, placement="executors", rounds="spark") as result:
         assert "edges held" not in result.placement_reason
         assert sorted(map(tuple, result.df.collect())) == [(0, 0.0), (1, 1.0), (2, 2.0)]
+
+
+@pytest.mark.parametrize("semiring", ["boolean", "min_plus", "max_min", "min_label"])
+@settings(max_examples=examples(60), deadline=None, derandomize=True)
+@given(rows=st.lists(st.tuples(st.integers(0, 12), st.integers(-3, 3), st.integers(0, 99)), max_size=40))
+def test_best_per_target_is_each_targets_sum_and_its_first_winner(semiring, rows):
+    """The dense ⊕.at form against a loop over the rows: per target, the ⊕ of its proposals and the source
+    of the first proposal equal to it (ties are common: values from a handful)."""
+    from faq.semirings import MIN_LABEL
+
+    ops = fixpoint_ops(MIN_LABEL if semiring == "min_label" else get_semiring(semiring))
+    targets = np.array([t for t, _, _ in rows], dtype=np.int64)
+    proposals = np.array([v for _, v, _ in rows]).astype(ops.dtype)
+    sources = np.array([s for _, _, s in rows], dtype=np.int64)
+    expected: dict[int, tuple] = {}
+    for t, v, s in zip(targets.tolist(), proposals.tolist(), sources.tolist()):
+        best = v if t not in expected else ops.add(expected[t][0], v).item()
+        expected[t] = (best, expected.get(t, (None, None))[1])
+    for t in expected:  # the first source whose proposal equals the target's ⊕
+        expected[t] = (expected[t][0], next(s for tt, v, s in zip(targets.tolist(), proposals.tolist(),
+                                                                     sources.tolist()) if tt == t and v == expected[t][0]))
+    got, best, winners = best_per_target(targets, proposals, sources, ops)
+    assert got.tolist() == sorted(expected)
+    assert list(zip(best.tolist(), winners.tolist())) == [expected[t] for t in sorted(expected)]
+    if len(targets):  # a size beyond the largest target answers the same
+        assert best_per_target(targets, proposals, sources, ops, int(targets.max()) + 5)[0].tolist() == got.tolist()
 
 
 def test_best_per_target_keeps_a_winning_source_per_target():
