@@ -145,47 +145,17 @@ def _requests_spark(item: pytest.Item) -> bool:
     return "spark" in getattr(item, "fixturenames", ()) or _doctest_needs_spark(item)
 
 
-#: The files that take longest (about a minute or more each on two cores: child processes, JVMs, Spark
-#: jobs), longest first: ``make test``'s ``--dist loadfile`` deals them out before the rest, so that the
-#: last files dealt are short ones and neither worker is left running a long file alone at the end.
-#: Measured with ``--durations=0``; a file not listed (or no longer there) only loses its head start.
-SLOW_FILES = (
-    "tests/test_connect.py", "tests/test_generic_join.py", "tests/test_docs.py", "tests/test_recursive.py",
-    "tests/test_notebook.py", "tests/test_generic_join_semirings.py", "tests/test_data_sink.py",
-    "tests/test_track.py", "tests/test_state_directory.py", "tests/test_placement.py", "tests/test_local_cluster.py",
-    "tests/test_tuple_semirings.py", "tests/test_incremental_real.py", "tests/test_pipelines.py",
-    "tests/test_executor_edges.py", "tests/test_workers_cluster.py", "tests/test_serve_security.py",
-    "tests/test_deferred_session.py", "tests/test_data_stream.py", "tests/test_incremental.py",
-)
-
-
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "spark: the test uses the Spark session (set by conftest.py from the fixtures it requests)"
     )
-    # pytest-xdist deals --dist loadfile's files by their number of tests unless told not to; the order
-    # pytest_collection_modifyitems gives them (SLOW_FILES first) is the better one here.
-    if hasattr(config.option, "loadscopereorder"):
-        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark what uses Spark, so that ``pytest -m "not spark"`` runs the rest without a JVM; order the files.
-
-    The files of :data:`SLOW_FILES` first, in its order, then the others by their number of tests,
-    most first (pytest-xdist's own order); each file's tests keep their order.
-    """
+    """Mark what uses Spark, so that ``pytest -m "not spark"`` runs the rest without a JVM."""
     for item in items:
         if _requests_spark(item):
             item.add_marker(pytest.mark.spark)
-    files: dict[str, int] = {}
-    for item in items:
-        path = item.nodeid.split("::", 1)[0]
-        files[path] = files.get(path, 0) + 1
-    slow = {path: rank for rank, path in enumerate(SLOW_FILES)}
-    rank = {path: (slow.get(path, len(slow)), -count if path not in slow else 0)
-            for path, count in files.items()}
-    items.sort(key=lambda item: rank[item.nodeid.split("::", 1)[0]])  # stable: a file's tests keep their order
 
 
 @pytest.hookimpl(wrapper=True)

@@ -1,20 +1,20 @@
-"""Learning over joins on ``local-cluster[2,1,1024]`` (tests/test_local_cluster.py).
+"""Child process of tests/test_learning_maintained.py: learning over joins on ``local-cluster[2,1,1024]``.
 
-:func:`run` is one half of the child process tests/local_cluster_job.py (the cluster started once
-for it and tests/partitioned_cluster_job.py's half).  Run alone as ``python
-tests/learning_cluster_job.py SEED``, it starts its own two executor JVMs.  It makes the TPC-H shaped
-tables of tests/test_learning.py as Spark DataFrames, fits the regression with the largest table
-kept in Spark (lifted and joined in its own tasks: faq.learning.in_tasks), runs a moments query
-whose steps are partitioned cells on the executors, shortest paths with the edges held on the
-executors (faq.recursive.executor_edges), then a maintained model of the same tables and one batch
-of deletes; it gives one JSON object with both coefficient vectors, the join's rows, the steps'
-placements and the master.  A process holds one SparkContext and the suite's is ``local[2]``, so
-the cluster session lives in the child.
+Run as ``python tests/learning_cluster_job.py SEED``: starts two executor JVMs,
+makes the TPC-H shaped tables of tests/test_learning.py as Spark DataFrames,
+fits the regression with the largest table kept in Spark (lifted and joined
+in its own tasks: faq.learning.in_tasks), runs a moments query whose steps
+are partitioned cells on the executors, shortest paths with the edges held on
+the executors (faq.recursive.executor_edges), then a maintained model of the same tables and one
+batch of deletes; prints one JSON line with both coefficient vectors, the
+join's rows, the steps' placements and the master.  A process holds one
+SparkContext and the suite's is ``local[2]``, so this session lives here.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -23,55 +23,51 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def main(seed: str) -> None:
     sys.path.insert(0, str(ROOT))
-    from faq.spark import get_session, stop_session
-    from tests.partitioned_cluster_job import CLUSTER_CONFIG
-
-    spark = get_session(master="local-cluster[2,1,1024]", config=CLUSTER_CONFIG)
-    try:
-        print(json.dumps(run(spark, seed)))
-    finally:
-        stop_session()
-
-
-def run(spark, seed: str) -> dict:
-    """The models, cells and distances on the cluster session ``spark``."""
     import faq
+    from faq.spark import get_session, stop_session
     from tests.test_learning import FEATURES, QUERY, TARGET, tables
 
-    t = tables(int(seed))
-    given = {name: spark.createDataFrame(df) for name, df in t.items()}
-    static = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, placement="executors", **given)
-    # An array ring's steps on the executors: partitioned cells running the in-process merges.
-    from faq.insideout import evaluate
-    from faq.insideout.plans import IN_TASKS
+    spark = get_session(master="local-cluster[2,1,1024]", config={
+        "spark.sql.shuffle.partitions": "4",
+        "spark.driver.memory": "1g",
+        "spark.executorEnv.PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    })
+    try:
+        t = tables(int(seed))
+        given = {name: spark.createDataFrame(df) for name, df in t.items()}
+        static = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, placement="executors", **given)
+        # An array ring's steps on the executors: partitioned cells running the in-process merges.
+        from faq.insideout import evaluate
+        from faq.insideout.plans import IN_TASKS
 
-    with evaluate(moments_query(), moments_factors(), placement="executors") as result:
-        cells = sorted([row[0], *row[1]] for row in result.df.collect())
-        cell_strategies = sorted({s.strategy.name for s in result.plan.steps})
-    # A fixpoint with its edges held on the executors (parts built by the executors' Python), the
-    # values on the driver: one job a round.
-    from faq.recursive.placed import solve_placed
+        with evaluate(moments_query(), moments_factors(), placement="executors") as result:
+            cells = sorted([row[0], *row[1]] for row in result.df.collect())
+            cell_strategies = sorted({s.strategy.name for s in result.plan.steps})
+        # A fixpoint with its edges held on the executors (parts built by the executors' Python), the
+        # values on the driver: one job a round.
+        from faq.recursive.placed import solve_placed
 
-    with solve_placed(fixpoint_edges(spark), "min_plus", source=0, placement="executors") as paths:
-        distances = sorted(map(list, paths.df.collect()))
-        held = "edges held on the executors" in paths.placement_reason
-    model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, maintained=True, **given)
-    model.apply(lineitem=spark.createDataFrame(t["lineitem"].head(10).assign(diff=-1)))
-    found = {
-        "master": spark.sparkContext.master,
-        "static": [static.intercept, *[static.coefficients[f] for f in FEATURES]],
-        "static_rows": static.rows,
-        "placements": sorted({s.placement for s in static.plan.steps}),
-        "static_in_tasks": all(s.placement_reason.startswith(IN_TASKS) for s in static.plan.steps),
-        "cells": cells,
-        "cell_strategies": cell_strategies,
-        "maintained": [model.intercept, *[model.coefficients[f] for f in FEATURES]],
-        "maintained_rows": model.rows,
-        "distances": distances,
-        "distances_held": held,
-    }
-    model.close()
-    return found
+        with solve_placed(fixpoint_edges(spark), "min_plus", source=0, placement="executors") as paths:
+            distances = sorted(map(list, paths.df.collect()))
+            held = "edges held on the executors" in paths.placement_reason
+        model = faq.linear_regression(QUERY, target=TARGET, features=FEATURES, maintained=True, **given)
+        model.apply(lineitem=spark.createDataFrame(t["lineitem"].head(10).assign(diff=-1)))
+        print(json.dumps({
+            "master": spark.sparkContext.master,
+            "static": [static.intercept, *[static.coefficients[f] for f in FEATURES]],
+            "static_rows": static.rows,
+            "placements": sorted({s.placement for s in static.plan.steps}),
+            "static_in_tasks": all(s.placement_reason.startswith(IN_TASKS) for s in static.plan.steps),
+            "cells": cells,
+            "cell_strategies": cell_strategies,
+            "maintained": [model.intercept, *[model.coefficients[f] for f in FEATURES]],
+            "maintained_rows": model.rows,
+            "distances": distances,
+            "distances_held": held,
+        }))
+        model.close()
+    finally:
+        stop_session()
 
 
 def moments_factors() -> dict:

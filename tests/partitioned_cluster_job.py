@@ -1,11 +1,9 @@
-"""Triangles on ``local-cluster[2,1,1024]`` with a tiny index budget (tests/test_local_cluster.py).
+"""Child process of tests/test_partitioned.py: triangles on ``local-cluster[2,1,1024]`` with a tiny index budget.
 
-:func:`run` is one half of the child process tests/local_cluster_job.py (the cluster started once
-for it and tests/learning_cluster_job.py's half).  Run alone as ``python
-tests/partitioned_cluster_job.py GRAPH INDEX_MEMORY``, it starts its own cluster; either way it gives
-one JSON object: the count, the plan's strategy of the join step (name, reason, grid, per-task
-estimate, explain line) and the master.  A process holds one SparkContext and the suite's is
-``local[2]``, so the cluster session lives in the child, started and stopped by it.
+Run as ``python tests/partitioned_cluster_job.py GRAPH INDEX_MEMORY``; prints one JSON line: the
+count, the plan's strategy of the join step (name, reason, grid, per-task estimate, explain line)
+and the master.  A process holds one SparkContext and the suite's is ``local[2]``, so the
+cluster session lives here, started and stopped by this script.
 """
 
 from __future__ import annotations
@@ -19,31 +17,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-#: The cluster's session settings (tests/local_cluster_job.py starts it with these too).
-CLUSTER_CONFIG = {
-    "spark.sql.shuffle.partitions": "4",
-    "spark.driver.memory": "1g",
-    # The executors' Python workers import this checkout's faq.
-    "spark.executorEnv.PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
-}
-
-
 def main(graph: str, index_memory: str) -> None:
     sys.path.insert(0, str(ROOT))
+    from faq.graphs.triangles import triangle_count
     from faq.spark import get_session, stop_session
 
-    spark = get_session(master="local-cluster[2,1,1024]", config=CLUSTER_CONFIG)
-    try:
-        print(json.dumps(run(spark, graph, index_memory)))
-    finally:
-        stop_session()
-
-
-def run(spark, graph: str, index_memory: str) -> dict:
-    """The counts and strategies on the cluster session ``spark``; its index settings unset at the end."""
-    from faq.graphs.triangles import triangle_count
-
-    spark.conf.set("spark.faq.indexMemory", index_memory)  # the index (about 502 KiB) cannot fit
+    spark = get_session(master="local-cluster[2,1,1024]", config={
+        "spark.faq.indexMemory": index_memory,  # the index (about 502 KiB) cannot fit
+        "spark.sql.shuffle.partitions": "4",
+        "spark.driver.memory": "1g",
+        # The executors' Python workers import this checkout's faq.
+        "spark.executorEnv.PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+    })
     try:
         # Both executor JVMs registered before the plan reads the parallelism: on a busy machine the
         # second one can take tens of seconds to come up.
@@ -52,7 +37,7 @@ def run(spark, graph: str, index_memory: str) -> dict:
             time.sleep(0.5)
         result = triangle_count(graph)
         step = next(s for s in result.plan.steps if s.strategy.name != "binary")
-        return {
+        print(json.dumps({
             "count": result.count,
             "seconds": round(result.seconds, 1),
             "master": spark.sparkContext.master,
@@ -61,10 +46,9 @@ def run(spark, graph: str, index_memory: str) -> dict:
             "explain": step.strategy.describe(),
             "index_memory": result.plan.environment.index_memory,
             **_broadcast(spark, graph),
-        }
+        }))
     finally:
-        spark.conf.unset("spark.faq.indexMemory")
-        spark.conf.unset("spark.faq.driverIndexMemory")
+        stop_session()
 
 
 def _executors(spark) -> int:

@@ -105,41 +105,29 @@ def test_a_deferred_session_answers_planning_without_starting(master, cores):
 
 # --- the Python API: jobs over data the driver holds start no Spark (issue 51, item 4) --------------
 
-# Run jobs from the Python API, one after another in one interpreter, and print for each its answer (or its
-# error), whether PySpark was loaded before it and after it, and whether a SparkSession was ever made.
+# Run a job from the Python API, then print its answer and whether a SparkSession was ever made.
 API_CHILD = """
-import json, sys, traceback
+import json, sys
 import faq
-
-def made():
-    spark = sys.modules.get("pyspark.sql.session")
-    return spark is not None and spark.SparkSession._instantiatedSession is not None
-
-for expression in sys.argv[1:]:
-    before = "pyspark" in sys.modules
-    try:
-        answer, error = eval(expression), None
-    except Exception:
-        answer, error = None, traceback.format_exc()
-    print("RESULT " + json.dumps({"answer": answer, "error": error, "pyspark_before": before,
-                                  "pyspark": "pyspark" in sys.modules, "session": made()}), flush=True)
+answer = eval(sys.argv[1])
+spark = sys.modules.get("pyspark.sql.session")
+made = spark is not None and spark.SparkSession._instantiatedSession is not None
+print("RESULT " + json.dumps({"answer": answer, "pyspark": "pyspark" in sys.modules, "session": made}), flush=True)
 """
 
 TRIANGLE = "count() := edge(a,b), edge(b,c), edge(a,c)"
 MOTIF = "(a)->(b); (b)->(c); (a)->(c)"
 
 
-def run_api_children(*expressions: str) -> list[dict]:
-    """Each expression's result, all run in one fresh child process (in order)."""
-    done = subprocess.run([sys.executable, "-c", API_CHILD, *expressions], capture_output=True, text=True,
+def run_api_child(expression: str) -> dict:
+    done = subprocess.run([sys.executable, "-c", API_CHILD, expression], capture_output=True, text=True,
                           timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
-    results = [json.loads(x[len("RESULT "):]) for x in done.stdout.splitlines() if x.startswith("RESULT ")]
-    assert len(results) == len(expressions), done.stdout + done.stderr
-    return results
+    line = [x for x in done.stdout.splitlines() if x.startswith("RESULT ")][-1]
+    return json.loads(line[len("RESULT "):])
 
 
-HELD_DATA_JOBS = [
+@pytest.mark.parametrize("expression, answer", [
     (f"faq.maintain({TRIANGLE!r}, edge=[(1,2),(2,3),(1,3)]).scalar()", 1),
     (f"faq.maintain({TRIANGLE!r}, edge=[(1,2),(2,3)]).scalar()", 0),
     (f"faq.query({TRIANGLE!r}, edge=[(1,2),(2,3),(1,3)]).scalar()", 1),
@@ -149,37 +137,17 @@ HELD_DATA_JOBS = [
     (f"faq.count_triangles({EMAIL!r}).count", 105461),
     (f"faq.track([(1,2),(2,3),(1,3),(3,1)], {MOTIF!r}).count", 1),
     ("faq.paths([(1,2,1.0),(2,3,2.0),(1,3,5.0)], 1).count()", 3),
-]
-
-
-@pytest.fixture(scope="module")
-def held_data_jobs() -> dict[str, dict]:
-    """The results of :data:`HELD_DATA_JOBS`, run in one child: one interpreter start instead of nine.
-
-    None of them may load PySpark, so running them in turn checks each as a fresh interpreter would: a
-    job that loads it is caught by its own test ("pyspark" after it), and the jobs after it then fail
-    with "pyspark_before" rather than pass unchecked.
-    """
-    expressions = [expression for expression, _ in HELD_DATA_JOBS]
-    return dict(zip(expressions, run_api_children(*expressions)))
-
-
-@pytest.mark.parametrize("expression, answer", HELD_DATA_JOBS)
-def test_python_api_jobs_on_held_data_make_no_spark_session(expression, answer, held_data_jobs):
-    result = held_data_jobs[expression]
-    assert result["error"] is None, result["error"]
-    assert not result["pyspark_before"], "an earlier job in the child loaded PySpark: see its test"
+])
+def test_python_api_jobs_on_held_data_make_no_spark_session(expression, answer):
+    result = run_api_child(expression)
     assert result["answer"] == answer
     assert result["session"] is False
     assert result["pyspark"] is False, "nothing in these jobs needs PySpark"
 
 
 def test_paths_on_held_edges_gives_the_answer_without_spark_and_df_makes_it():
-    # In this order in one child: the answer without a session, then .df makes one.
-    result, made = run_api_children(
-        "sorted(zip(*[faq.paths([(1,2,1.0),(2,3,2.0),(1,3,5.0)], 1).factor.relation.arrays[c].tolist()"
-        " for c in ('node', 'value')]))",
-        "sorted(map(list, faq.paths([(1,2,1.0),(2,3,2.0),(1,3,5.0)], 1).df.collect()))")
-    assert result["error"] is None and made["error"] is None, (result["error"], made["error"])
+    result = run_api_child("sorted(zip(*[faq.paths([(1,2,1.0),(2,3,2.0),(1,3,5.0)], 1).factor.relation.arrays[c].tolist()"
+                           " for c in ('node', 'value')]))")
     assert result["answer"] == [[1, 0.0], [2, 1.0], [3, 3.0]] and not result["session"]
+    made = run_api_child("sorted(map(list, faq.paths([(1,2,1.0),(2,3,2.0),(1,3,5.0)], 1).df.collect()))")
     assert made["answer"] == [[1, 0.0], [2, 1.0], [3, 3.0]] and made["session"]  # .df: Spark's DataFrame, made now

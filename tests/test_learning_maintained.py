@@ -220,6 +220,49 @@ def test_bad_deltas_say_what_is_wrong_and_change_nothing():
         faq.covariance(QUERY, FEATURES, state="/tmp/nowhere", **t)
 
 
+def test_on_a_local_cluster_static_and_maintained_equal_least_squares():
+    """Real executor JVMs (``local-cluster[2,1,1024]``, in a child process: one SparkContext per
+    process): the regression with lineitem lifted and joined in its own tasks, and a maintained model
+    after a batch of deletes, both equal numpy's least squares on the join; a moments query run in
+    partitioned cells on the executors equals the same query in-process."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, str(root / "tests" / "learning_cluster_job.py"), "61"],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    assert found["master"] == "local-cluster[2,1,1024]" and found["static_in_tasks"]
+    assert found["cell_strategies"] == ["partitioned"]
+    from faq.insideout import evaluate
+    from tests.learning_cluster_job import moments_factors, moments_query
+
+    with evaluate(moments_query(), moments_factors(), placement="driver") as result:
+        expected = sorted([row[0], *row[1]] for row in result.df.collect())
+    np.testing.assert_allclose(found["cells"], expected, rtol=1e-12)
+    import networkx as nx
+
+    from tests.learning_cluster_job import fixpoint_rows
+
+    graph = nx.DiGraph()
+    for u, v, w in fixpoint_rows():
+        if not graph.has_edge(u, v) or graph[u][v]["weight"] > w:
+            graph.add_edge(u, v, weight=w)
+    assert found["distances_held"]
+    assert found["distances"] == sorted([n, float(d)] for n, d in nx.single_source_dijkstra_path_length(graph, 0).items())
+    t = tables(61)
+    np.testing.assert_allclose(found["static"], least_squares(joined(t), FEATURES, TARGET), rtol=1e-7, atol=1e-7)
+    after = {**t, "lineitem": t["lineitem"].iloc[10:]}
+    assert found["maintained_rows"] == len(joined(after))
+    np.testing.assert_allclose(found["maintained"], least_squares(joined(after), FEATURES, TARGET),
+                               rtol=1e-7, atol=1e-7)
+
+
 def test_maintain_takes_a_factor_of_an_array_ring_directly():
     """faq.maintain with moments values: after every random signed batch, the answer per key equals a
     brute-force ⊕ over the listed join (⊗ of moments written out by hand)."""

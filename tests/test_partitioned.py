@@ -3,13 +3,17 @@
 Pure tests of :func:`faq.hypergraph.shares.shares` and of the strategy choice run
 without Spark; the join itself is checked against brute force and binary joins
 in tests/test_generic_join.py (every strategy) and here on a real graph, and
-on ``local-cluster[2,1,1024]`` with an index budget the index cannot fit in
-tests/test_local_cluster.py (one cluster shared with the learning checks there).
+on ``local-cluster[2,1,1024]`` (in a child process: tests/partitioned_cluster_job.py)
+with an index budget the index cannot fit.
 """
 
 from __future__ import annotations
 
+import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -205,3 +209,39 @@ def test_published_triangle_count_through_the_forced_partitioned_join(spark):
         assert strategy.name == "partitioned" and strategy.cells >= 2
         assert result.notes[0].startswith("partitioned grid")
         assert result.scalar() == EMAIL_EU_CORE_TRIANGLES
+
+
+# --- local-cluster: chosen without forcing, exact -------------------------------------
+
+
+def test_local_cluster_chooses_partitioned_when_the_index_cannot_fit():
+    """Two executor JVMs (local-cluster[2,1,1024]) and ``spark.faq.indexMemory=300k``: the
+    oriented email-Eu-core index (16,064 rows, about 502 KiB estimated for the compiled loop the
+    count runs) does not fit, so the plan
+    picks the partitioned strategy by itself, with a grid whose cell fits the budget, and the
+    count is SNAP's; with 256m it broadcasts (a mapped index file both executors fetch), and
+    the count is SNAP's again; with a 100 KiB driver budget the index is built on the executors
+    and the count is SNAP's once more.  Runs in a child process (one SparkContext per process; the suite's
+    session stays as it is)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, str(ROOT / "tests" / "partitioned_cluster_job.py"),
+                          str(DATA / "email-Eu-core.txt.gz"), "300k"],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    found = json.loads(run.stdout.strip().splitlines()[-1])
+    assert found["master"] == "local-cluster[2,1,1024]" and found["executors"] == 2
+    strategy = found["strategy"]
+    assert found["index_memory"] == 300 * 1024
+    assert strategy["name"] == "partitioned" and "exceeds the index memory" in strategy["reason"]
+    assert strategy["index_bytes"] > found["index_memory"] >= strategy["task_bytes"]
+    assert strategy["cells"] > 1 and "grid a=" in found["explain"]
+    assert found["count"] == EMAIL_EU_CORE_TRIANGLES
+    # With room for the index: broadcast, the index file fetched by both executors and mapped.
+    assert found["broadcast_strategy"]["name"] == "broadcast" and found["broadcast_strategy"]["index_dir"] is None
+    assert found["broadcast_count"] == EMAIL_EU_CORE_TRIANGLES
+    # A driver budget below the index: built on the executors (each executor JVM's workers build
+    # their own copy from the Parquet inputs), exact again.
+    built = found["built_strategy"]
+    assert built["name"] == "broadcast" and built["index_dir"], built
+    assert "exceeds the driver index memory" in built["reason"]
+    assert found["built_count"] == EMAIL_EU_CORE_TRIANGLES
