@@ -343,6 +343,7 @@ def plan_for(
     task_aggregation: bool = True,
     environment: Optional[Environment] = None,
     placement: Optional[str] = None,
+    split: bool = True,
 ) -> Plan:
     """The plan :func:`~faq.insideout.executor.evaluate` would run, made from the factors' facts.
 
@@ -355,6 +356,9 @@ def plan_for(
     for the other parameters.  ``environment`` overrides the session's
     facts (tests lower the index limits with it); ``placement`` ("auto",
     "driver", "executors") overrides its :attr:`~faq.insideout.physical.Environment.placement`.
+    ``split``: a plan whose steps exceed the driver's memory over factors it holds may run in
+    pieces (:mod:`faq.insideout.pieces`, each in the whole plan's elimination order, whose steps the
+    split shrinks); False plans the query whole.
     """
     if isinstance(query, str):
         query = parse_query(query)
@@ -379,10 +383,17 @@ def plan_for(
                for name in counted}
     from faq.insideout.held_joins import pair_rows
 
-    return plan_query(query, semiring=ring, sizes=sizes, method=method, order=order, join=join, statistics=stats,
-                      variable_types=types, environment=environment, task_aggregation=task_aggregation,
-                      held=held, degrees={name: d for name, d in degrees.items() if d is not None},
-                      pair_rows=pair_rows(query, factors, counted))
+    whole = plan_query(query, semiring=ring, sizes=sizes, method=method, order=order, join=join, statistics=stats,
+                       variable_types=types, environment=environment, task_aggregation=task_aggregation,
+                       held=held, degrees={name: d for name, d in degrees.items() if d is not None},
+                       pair_rows=pair_rows(query, factors, counted))
+    if not split:
+        return whole
+    from faq.insideout.pieces import split_plan
+
+    return split_plan(whole, query, factors, environment, lambda piece, piece_factors: plan_for(
+        piece, piece_factors, semiring=ring, method=method, order=order or whole.order, join=join, detailed=detailed,
+        task_aggregation=task_aggregation, environment=environment, split=False))
 
 
 #: Most rows of a held factor whose largest degrees :func:`plan_for` counts (in numpy, no job).

@@ -160,6 +160,15 @@ def execute(
     scope = Scope()
     spark = spark if spark is not None else _session_of(frames)
     steps = plan.steps
+    if plan.pieces is not None and plan.pieces.plans:
+        # Each piece of one variable's range in-process, the answers combined (faq.insideout.pieces).
+        from faq.insideout.pieces import run_pieces
+
+        table, notes = run_pieces(plan, frames, semiring, progress)
+        out_value = VALUE if VALUE not in plan.free else "__value"
+        make = _Answer(spark, table, plan, semiring, out_value)
+        step_rows = [-1] * (len(plan.steps) - 1) + [table.rows]  # -1: the unsplit steps did not run
+        return QueryResult(None, plan, step_rows, time.perf_counter() - started, scope, notes, table, make)
     if plan.in_tasks and plan.steps and isinstance(relations.get(plan.in_tasks), Frame):
         # Every step in the tasks of the one atom left in Spark (faq.insideout.in_tasks): one job.
         from faq.insideout.in_tasks import run_in_tasks

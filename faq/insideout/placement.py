@@ -108,10 +108,15 @@ def triangle_bag(uses: Sequence[Sequence[str]], indicators: int, keep: Sequence[
             and len(frozenset().union(*pairs)) == 3)
 
 
-def in_process_triangle_kernel(work: Optional[float], environment: Environment) -> tuple[bool, str]:
+def in_process_triangle_kernel(work: Optional[float], environment: Environment,
+                               input_rows: float = 0.0) -> tuple[bool, str]:
     """Whether an in-process triangle-shaped bag that may run the compiled loop runs masked sparse products
     instead, and why (:data:`SPARSE_KERNEL_WORK`; the caller checks the shape, :func:`triangle_bag`, and
     that ⊗ and ⊕ are × and +).
+
+    The products' cost follows the inputs' rows, not the generic join's work: a bag whose inputs hold
+    more rows than :data:`SPARSE_KERNEL_WORK` keeps the loop (a 4-cycle's second step over 5e7 2-paths,
+    est. work 1e7, took 13-32 s as products, their masks that large).
 
     Examples
     --------
@@ -123,9 +128,11 @@ def in_process_triangle_kernel(work: Optional[float], environment: Environment) 
     (False, '')
     >>> in_process_triangle_kernel(1e6, Environment())                        # the numpy kernel's size
     (False, '')
+    >>> in_process_triangle_kernel(1e7, Environment(), input_rows=5e7)          # inputs larger than the work
+    (False, '')
     """
     if (environment.compiled_loaded or work is None or not math.isfinite(work)
-            or not SMALL_KERNEL_WORK <= work < SPARSE_KERNEL_WORK):
+            or not SMALL_KERNEL_WORK <= work < SPARSE_KERNEL_WORK or input_rows > SPARSE_KERNEL_WORK):
         return False, ""
     return True, (f"masked sparse products (scipy): est. work {work:.2g} below {SPARSE_KERNEL_WORK:.0e}, less "
                   f"than loading the compiled loop (~{COMPILED_LOAD_SECONDS:g} s)")
@@ -312,7 +319,7 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
             held.add(step.output.id)
             triangle = (form is not None and form.sums_products and not arrays and triangle_bag(
                 [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables))
-            step = _kernel_in_process(step, environment, triangle)
+            step = _kernel_in_process(step, environment, triangle, input_rows)
             step = replace(step, strategy=merge_kernel(  # the merges it runs, if it runs merges
                 step.strategy, [variables.get(r, ()) for r in step.inputs], [i.variables for i in step.indicators],
                 step.output.variables, [rows for _, rows in uses], integral_bag(step.bag, types),
@@ -368,14 +375,15 @@ def array_cells(step: "Step", relations: Sequence[Sequence[str]], rows: Sequence
                    binary_reason=merges.binary_reason)
 
 
-def _kernel_in_process(step: "Step", environment: Environment, triangle: bool = False) -> "Step":
+def _kernel_in_process(step: "Step", environment: Environment, triangle: bool = False,
+                       input_rows: float = 0.0) -> "Step":
     """``step`` (placed on the driver) with the numpy kernel, or masked sparse products for a ``triangle``
     bag summed with + and ×, where the compiled loop would cost more to load."""
     strategy = step.strategy
     if not (strategy.aggregate_in_tasks and "compiled loop (numba)" in strategy.aggregation):
         return step
     work = step.work.total if step.work else None
-    sparse, why = in_process_triangle_kernel(work, environment) if triangle else (False, "")
+    sparse, why = in_process_triangle_kernel(work, environment, input_rows) if triangle else (False, "")
     if sparse:
         note = strategy.aggregation.replace("compiled loop (numba)", why)
         return replace(step, strategy=replace(strategy, sparse_kernel=True, aggregation=note))

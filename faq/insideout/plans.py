@@ -34,6 +34,7 @@ from faq.errors import PlanError
 from faq.hypergraph import draw_hypergraph, symbolic
 from faq.hypergraph.statistics import ColumnStatistics, LevelWork, RelationStatistics, WorkEstimate
 from faq.insideout.physical import Environment, Strategy
+from faq.insideout.pieces_plan import Pieces
 
 if TYPE_CHECKING:
     import sympy
@@ -157,6 +158,10 @@ class Plan:
         runs in-process inside each task of its scan, over the task's rows
         and the other atoms shipped to it (:mod:`faq.insideout.in_tasks`);
         ``""``: the steps run where their placements say.
+    pieces : Pieces, optional
+        The plan runs in pieces (:mod:`faq.insideout.pieces_plan`): one
+        variable's values split into ranges, each piece's own plan run
+        in-process; :attr:`steps` are then the unsplit plan's, for reference.
 
     Examples
     --------
@@ -190,6 +195,7 @@ class Plan:
     degrees: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
     limits: tuple[str, ...] = ()
     in_tasks: str = ""
+    pieces: Optional[Pieces] = None
 
     @property
     def result(self) -> Relation:
@@ -339,6 +345,7 @@ class Plan:
             "degrees": {name: list(d) for name, d in self.degrees.items()},
             "limits": list(self.limits),
             "in_tasks": self.in_tasks,
+            "pieces": None if self.pieces is None else self.pieces.to_dict(),
             "inputs": [{"relation": r.id, "factor": f, "variables": list(r.variables)} for r, f in self.inputs],
             "atom_columns": [list(columns) for columns in self.atom_columns],
             "bags": [self._step_dict(s) for s in self.steps],
@@ -416,6 +423,7 @@ class Plan:
                 degrees={name: tuple(v) for name, v in d["degrees"].items()},
                 limits=tuple(d.get("limits", ())),  # absent from plans written before limits were shown
                 in_tasks=str(d.get("in_tasks", "")),  # absent from plans written before it was a choice
+                pieces=None if not d.get("pieces") else Pieces.from_dict(d["pieces"], cls.from_dict),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise PlanError(reason=f"not a plan this faq can read: {type(exc).__name__} {exc}; "
@@ -431,6 +439,12 @@ class Plan:
             f"faqw {self.faqw}; AGM bound of the full join {agm}",
         ]
         lines += [f"  limit: {note}" for note in self.limits]
+        if self.pieces is not None:  # what runs is the pieces' plans; the first shows their shape
+            lines += self.pieces.lines()
+            if self.pieces.plans:
+                lines.append("  piece 1's plan (the others differ in sizes):")
+                lines += ["    " + line for line in str(self.pieces.plans[0]).splitlines()[1:]]
+            return "\n".join(lines)
         if self.in_tasks:
             lines.append(f"  runs in the tasks of {self.in_tasks}: its rows stay in Spark; each task runs every step "
                          "below in-process with the other atoms shipped to it; partial answers ⊕-combined")
