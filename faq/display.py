@@ -103,6 +103,12 @@ def plan_html(plan: Any) -> str:
     """A :class:`~faq.insideout.plans.Plan` as a header and one table row per step (see the module notes)."""
     from faq.hypergraph import symbolic
 
+    pieces = getattr(plan, "pieces", None)
+    if pieces is not None and pieces.plans:  # what runs is the pieces' plans: their shape, then the first
+        facts = [(f"piece {i}", text.split(": ", 1)[1]) for i, text in enumerate(
+            (line.strip() for line in pieces.lines()[1:]), start=1)]
+        return (_facts(f"plan for {plan.query}", [("runs", pieces.lines()[0].strip()[len("runs "):]), *facts])
+                + plan_html(pieces.plans[0]))
     relations = {r.id: r for r, _ in plan.inputs}
     relations.update({s.output.id: s.output for s in plan.steps})
     rows = []

@@ -133,6 +133,8 @@ def test_a_plan_over_the_memory_is_split_and_printed():
     text = str(split)
     assert f"runs in {len(split.pieces.plans)} pieces over {split.pieces.variable}" in text
     assert "piece 1's plan" in text
+    html = split._repr_html_()  # a notebook shows the pieces and the first piece's steps, not the unsplit ones
+    assert f"in {len(split.pieces.plans)} pieces over {split.pieces.variable}" in html and "e__" in html
     from faq.insideout.plans import Plan
 
     assert Plan.from_dict(split.to_dict()) == split  # kept and read back, pieces included

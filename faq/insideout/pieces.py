@@ -4,18 +4,18 @@ The choice (:func:`split_plan`, called by
 :func:`~faq.insideout.binding.plan_for` on every plan it makes) applies when
 the placement is ``auto``, every factor of the query is held on the driver,
 and a step is placed on the executors.  It picks a variable ``v`` of the
-bag of the largest such step, free or summed by the query's one ⊕ (with
-mixed aggregates only a free one: different ⊕s do not commute), with integer
-keys, and cuts its values into ``k`` ranges of equal weight, a value weighing
-the rows that step's join makes through it (the product of its degrees in
-the step's atoms: on the 4-cycle's first step, ``edge(a,b) ⋈ edge(d,a)``
-eliminating ``a``, exactly the 2-paths through ``a``).  ``k`` starts at 2 and
-doubles (to :data:`MAX_PIECES`) until every piece's own plan -- the query
-with each atom holding ``v`` restricted to the range, planned from the
-restricted rows' statistics in the whole plan's elimination order -- runs
-wholly on the driver (the heaviest piece is planned first, so a ``k`` too
-small costs one plan).  If none does, the plan is
-left as it was.  The value it adds is
+bag of the first such step (:func:`_candidates` says in which order), free
+or summed by the query's one ⊕ (with mixed aggregates only a free one:
+different ⊕s do not commute), with integer keys, and cuts its values into
+``k`` ranges of equal weight, a value weighing the rows joined through it
+(the product of its degrees in the atoms holding it: for ``b`` of the
+4-cycle ``edge(a,b), edge(b,c), ...``, the 2-paths through ``b``).  ``k``
+starts at 2 and doubles (to :data:`MAX_PIECES`) until every piece's own
+plan -- the query with each atom holding ``v`` restricted to the range,
+planned from the restricted rows' statistics in the whole plan's
+elimination order -- runs wholly on the driver (the heaviest piece is
+planned first, so a ``k`` too small costs one plan).  If none does, the
+plan is left as it was.  The value it adds is
 :class:`~faq.insideout.pieces_plan.Pieces`; ``explain`` prints it.
 
 The run (:func:`run_pieces`, called by
@@ -95,9 +95,12 @@ def _candidates(plan: "Plan", query: "FAQ") -> list[tuple["Step", str, tuple[int
     holding it).
 
     The bags of the steps on the executors in plan order (the first that cannot run in-process
-    bounds all that follow), each bag's variables held by most of the step's input atoms first
-    (splitting them shrinks its join most).  A summed variable only when every bound variable has
-    the query's one ⊕.
+    bounds all that follow); in each, the variables in the most bags of the plan first -- one the
+    step keeps splits the steps after it too, where one it sums away leaves each piece a partial
+    sum over all the later keys (R-MAT 16's 4-cycle in 8 pieces: 60 s over ``b``, kept by its first
+    step, against 155 s over ``a``, summed there) -- then those held by most of the step's input
+    atoms (splitting them shrinks its join most).  A summed variable only when every bound variable
+    has the query's one ⊕.
     """
     inputs = {rel.id for rel, _ in plan.inputs}
     found: list[tuple["Step", str, tuple[int, ...]]] = []
@@ -110,7 +113,8 @@ def _candidates(plan: "Plan", query: "FAQ") -> list[tuple["Step", str, tuple[int
             atoms = tuple(k for k, atom in enumerate(query.atoms, start=1) if v in atom.variables)
             in_step = sum(1 for k in atoms if k in step_atoms)
             if in_step:
-                ranked.append((-in_step, -len(atoms), v, atoms))
+                bags = sum(1 for other in plan.steps if v in other.bag)
+                ranked.append((-bags, -in_step, -len(atoms), v, atoms))
         found += [(step, v, atoms) for *_, v, atoms in sorted(ranked)]
     return found
 
