@@ -387,11 +387,11 @@ def plan_for(
                        variable_types=types, environment=environment, task_aggregation=task_aggregation,
                        held=held, degrees={name: d for name, d in degrees.items() if d is not None},
                        pair_rows=pair_rows(query, factors, counted))
-    if not split:
+    if not split or join != "auto":  # a forced join method runs where it says: no pieces
         return whole
     from faq.insideout.pieces import split_plan
 
-    return split_plan(whole, query, factors, environment, lambda piece, piece_factors: plan_for(
+    return split_plan(whole, query, factors, ring, environment, lambda piece, piece_factors: plan_for(
         piece, piece_factors, semiring=ring, method=method, order=order or whole.order, join=join, detailed=detailed,
         task_aggregation=task_aggregation, environment=environment, split=False))
 

@@ -63,14 +63,15 @@ __all__ = ["MAX_PIECES", "split_plan", "run_pieces", "cut_points", "in_range"]
 MAX_PIECES = 64
 
 
-def split_plan(plan: "Plan", query: "FAQ", factors: Mapping[str, "Factor"], environment: Any,
+def split_plan(plan: "Plan", query: "FAQ", factors: Mapping[str, "Factor"], semiring: "Semiring", environment: Any,
                plan_piece: Callable[["FAQ", Mapping[str, "Factor"]], "Plan"]) -> "Plan":
     """``plan`` run in pieces when it must be (see the module), else ``plan`` itself.
 
     ``plan_piece`` plans a restricted query from its factors (the caller's
-    planner, with splitting off).
+    planner, with splitting off).  A semiring with no numpy form cannot run
+    in-process at all, so it is not split.
     """
-    if not _splittable(plan, query, factors, environment):
+    if not _splittable(plan, query, factors, environment) or _numpy_form(semiring) is None:
         return plan
     for step, variable, atoms in _candidates(plan, query):
         weights = _weights(query, factors, atoms, variable)
@@ -249,6 +250,11 @@ def run_pieces(plan: "Plan", frames: Mapping[str, Any], semiring: "Semiring", pr
     return _combined(answers, plan, semiring), notes
 
 
+def _numpy_form(semiring: "Semiring") -> Any:
+    """The numpy ⊗/⊕ the pieces' in-process steps and their ⊕-combination use (None: none)."""
+    return numpy_ops(semiring, arrays=True) if getattr(semiring, "structured", False) else numpy_ops(semiring)
+
+
 def _combined(answers: Sequence[Table], plan: "Plan", semiring: "Semiring") -> Table:
     """The pieces' answers as one: concatenated, then ⊕-combined per key unless the split variable is free."""
     variables = tuple(plan.free)
@@ -256,7 +262,7 @@ def _combined(answers: Sequence[Table], plan: "Plan", semiring: "Semiring") -> T
     values = np.concatenate([np.asarray(a.values) for a in answers])
     if plan.pieces.free:
         return Table(variables, keys, values)
-    ops = numpy_ops(semiring, arrays=True) if getattr(semiring, "structured", False) else numpy_ops(semiring)
+    ops = _numpy_form(semiring)
     merged_keys, merged = aggregate_rows([keys[v] for v in variables], values, ops)
     nonzero = ~ops.is_zero(merged)
     return Table(variables, {v: k[nonzero] for v, k in zip(variables, merged_keys)}, merged[nonzero])
