@@ -40,7 +40,8 @@ __all__ = ["Pieces"]
 
 @dataclass(frozen=True)
 class Pieces:
-    """How a plan runs in pieces.
+    """How a plan runs in pieces: the variable split, its ranges, and each range's own plan
+    (its fields are what ``explain`` prints and ``to_dict`` keeps).
 
     Attributes
     ----------
