@@ -154,3 +154,16 @@ def test_mixed_aggregates_split_only_a_free_variable():
     largest = replace(whole.steps[0], placement="executors")
     names = [v for _, v, _ in pieces._candidates(replace(whole, steps=(largest, *whole.steps[1:])), query)]
     assert set(names) <= {"a"}
+
+
+@pytest.mark.usefixtures("spark")
+def test_a_restricted_factor_never_takes_a_callers_name():
+    edges = [(0, 1, 1), (1, 2, 1), (2, 0, 1), (2, 3, 1), (3, 0, 1)]
+    other = [(5, 5, 7)]  # a factor the caller named as a restricted one would be
+    factors = {"e": factor_of(edges, ["src", "dst"], "counting", name="e"),
+               "e__src": factor_of(other, ["x", "y"], "counting", name="e__src")}
+    query = parse_query(CYCLE)
+    piece_query, piece_factors = pieces._restricted(query, factors, (1, 2), "b", (2,), 0)
+    assert piece_factors["e__src"] is factors["e__src"]
+    assert {atom.factor for atom in piece_query.atoms} >= {"e__dst", "e__src_"}
+    assert piece_factors["e__src_"].relation.rows == 2  # the rows of e with src < 2

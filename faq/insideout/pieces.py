@@ -196,6 +196,8 @@ def _restricted(query: "FAQ", factors: Mapping[str, "Factor"], atoms: Sequence[i
         atom = query.atoms[k - 1]
         column = _column(atom, factors, variable)
         name = f"{atom.factor}__{column}"
+        while name in factors:  # never a name the caller's factors use
+            name += "_"
         if name not in used:
             factor = factors[atom.factor]
             arrays = factor.relation.arrays
