@@ -105,10 +105,10 @@ def plan_html(plan: Any) -> str:
 
     pieces = getattr(plan, "pieces", None)
     if pieces is not None and pieces.plans:  # what runs is the pieces' plans: their shape, then the first
-        facts = [(f"piece {i}", text.split(": ", 1)[1]) for i, text in enumerate(
-            (line.strip() for line in pieces.lines()[1:]), start=1)]
-        return (_facts(f"plan for {plan.query}", [("runs", pieces.lines()[0].strip()[len("runs "):]), *facts])
-                + plan_html(pieces.plans[0]))
+        facts = [(f"piece {i}", f"{text}, est. {share:.0%} of the split rows")
+                 for i, (text, share) in enumerate(zip(pieces.ranges(), pieces.shares), start=1)]
+        runs = f"in {len(pieces.plans)} pieces over {pieces.variable} ({pieces.reason})"
+        return _facts(f"plan for {plan.query}", [("runs", runs), *facts]) + plan_html(pieces.plans[0])
     relations = {r.id: r for r, _ in plan.inputs}
     relations.update({s.output.id: s.output for s in plan.steps})
     rows = []

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from faq.factor import Factor
     from faq.language import FAQ
 
-__all__ = ["value_histogram", "dense_histogram", "joined_rows", "pair_rows"]
+__all__ = ["value_histogram", "dense_histogram", "joined_rows", "pair_rows", "atom_column"]
 
 Histogram = tuple[np.ndarray, np.ndarray]  # (distinct values ascending, how many rows hold each)
 
@@ -90,12 +90,12 @@ def pair_rows(query: "FAQ", factors: Mapping[str, "Factor"], held: Sequence[str]
             if len(shared) != 1:
                 continue
             (v,) = shared
-            sides = [histogram(atom.factor, _column(factors[atom.factor], atom, v)) for atom in (left, right)]
+            sides = [histogram(atom.factor, atom_column(factors[atom.factor], atom, v)) for atom in (left, right)]
             if sides[0] is not None and sides[1] is not None:
                 found[i, j] = joined_rows(sides[0], sides[1])
     return found
 
 
-def _column(factor: Any, atom: Any, variable: str) -> str:
-    """The factor's column an atom binds to ``variable``."""
+def atom_column(factor: Any, atom: Any, variable: str) -> str:
+    """The factor's column an atom binds to ``variable`` (its first, if the atom repeats it)."""
     return factor.variables[list(atom.variables).index(variable)]

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from faq.insideout.held_joins import value_histogram
+from faq.insideout.held_joins import atom_column, value_histogram
 from faq.insideout.in_process import Held, StepEvent, as_table, run_step
 from faq.insideout.pieces_plan import Pieces
 from faq.joins.table import Table
@@ -127,7 +127,7 @@ def _weights(query: "FAQ", factors: Mapping[str, "Factor"], atoms: Sequence[int]
     values: Optional[np.ndarray] = None
     weights: Optional[np.ndarray] = None
     for k in atoms:
-        column = _column(query.atoms[k - 1], factors, variable)
+        column = atom_column(factors[query.atoms[k - 1].factor], query.atoms[k - 1], variable)
         keys = np.asarray(factors[query.atoms[k - 1].factor].relation.arrays[column])
         if keys.dtype.kind not in "iu":
             return None
@@ -194,7 +194,7 @@ def _restricted(query: "FAQ", factors: Mapping[str, "Factor"], atoms: Sequence[i
     renamed = list(query.atoms)
     for k in atoms:
         atom = query.atoms[k - 1]
-        column = _column(atom, factors, variable)
+        column = atom_column(factors[atom.factor], atom, variable)
         name = f"{atom.factor}__{column}"
         while name in factors:  # never a name the caller's factors use
             name += "_"
@@ -206,11 +206,6 @@ def _restricted(query: "FAQ", factors: Mapping[str, "Factor"], atoms: Sequence[i
             used[name] = replace(factor, relation=rows, name=name)
         renamed[k - 1] = Atom(name, atom.variables)
     return replace(query, atoms=tuple(renamed)), used
-
-
-def _column(atom: Atom, factors: Mapping[str, "Factor"], variable: str) -> str:
-    """The factor's column an atom binds to ``variable`` (its first, if repeated)."""
-    return factors[atom.factor].variables[list(atom.variables).index(variable)]
 
 
 def _reason(step: "Step") -> str:
