@@ -167,3 +167,17 @@ def test_a_restricted_factor_never_takes_a_callers_name():
     assert piece_factors["e__src"] is factors["e__src"]
     assert {atom.factor for atom in piece_query.atoms} >= {"e__dst", "e__src_"}
     assert piece_factors["e__src_"].relation.rows == 2  # the rows of e with src < 2
+
+
+@pytest.mark.usefixtures("spark")
+def test_int64_sums_across_pieces_are_checked():
+    from faq.errors import IntegerOverflowError
+
+    big = 2 ** 62  # each piece's sum fits int64; the two together do not
+    factors = {"e": factor_of([(0, 0, big), (1, 0, big)], ["src", "dst"], "counting", name="e"),
+               "g": factor_of([(0, 1)], ["x"], "counting", name="g")}
+    text = "count() := e(a, b), g(b)"
+    plan = _split(text, factors, "a", 2)
+    assert plan is not None and len(plan.pieces.plans) == 2
+    with pytest.raises(IntegerOverflowError):
+        evaluate(text, factors, plan=plan).scalar()

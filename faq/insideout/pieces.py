@@ -46,7 +46,7 @@ from faq.insideout.held_joins import atom_column, value_histogram
 from faq.insideout.in_process import Held, StepEvent, as_table, run_step
 from faq.insideout.pieces_plan import Pieces
 from faq.joins.table import Table
-from faq.joins.row_arithmetic import aggregate_rows
+from faq.joins.row_arithmetic import aggregate_rows, check_sums
 from faq.language import Atom
 from faq.semirings.numpy_backend import numpy_ops
 
@@ -261,5 +261,7 @@ def _combined(answers: Sequence[Table], plan: "Plan", semiring: "Semiring") -> T
         return Table(variables, keys, values)
     ops = _numpy_form(semiring)
     merged_keys, merged = aggregate_rows([keys[v] for v in variables], values, ops)
+    if ops.integral and ops.add is np.add:  # int64 sums across pieces may wrap, as a step's may
+        check_sums(Table(variables, keys, values), variables, merged, semiring)
     nonzero = ~ops.is_zero(merged)
     return Table(variables, {v: k[nonzero] for v, k in zip(variables, merged_keys)}, merged[nonzero])
