@@ -36,6 +36,8 @@ PLANS = [
                                        "held": ["edge"], "degrees": {"edge": (5, 5)}, "statistics": EDGE_STATS}),
     ("triangle-sparse-kernel", TRIANGLE, {"semiring": "counting", "environment": AUTO, "held": ["edge"],
                                           "statistics": {"edge": RelationStatistics(10**5, (ColumnStatistics(10**3, 500),) * 2)}}),
+    ("triangle-dense-rows", TRIANGLE, {"semiring": "counting", "environment": AUTO, "held": ["edge"],
+                                       "statistics": {"edge": RelationStatistics(8 * 10**6, (ColumnStatistics(10**6, 500),) * 2)}}),
     ("triangle-string-keys", TRIANGLE, {"semiring": "counting", "sizes": {"edge": 10**7},
                                         "variable_types": {"a": "string", "b": "string", "c": "string"}}),
     ("path", "q(a) := e(a,b), e(b,c)", {"semiring": "counting", "sizes": {"e": 50}}),
@@ -117,6 +119,7 @@ def test_the_representative_plans_cover_the_physical_choices():
     assert {s.strategy.name for s in steps} >= {"binary", "broadcast", "partitioned", "shuffle"}
     assert {s.placement for s in steps} == {"driver", "executors"}
     assert any(s.strategy.batches > 1 for s in steps) and any(s.strategy.sparse_kernel for s in steps)
+    assert any(s.strategy.dense_rows for s in steps)
     assert {s.strategy.binary_kernel for s in steps} == {None, "sparse-product", "sort-merge", "pandas-merge"}
     assert any(s.work is not None and s.work.total == float("inf") for s in steps)  # unknown sizes survive
 
@@ -126,7 +129,7 @@ def test_the_dictionary_names_its_format_and_holds_what_running_needs():
     d = p.to_dict()
     assert (d["format"], d["version"]) == ("faq.plan", 1)
     assert d["task_aggregation"] is False and d["atom_columns"] == [["a", "b"], ["a", "c"], ["b", "c"]]
-    assert {"numpy_kernel", "sparse_kernel", "binary_kernel", "binary_reason"} <= set(d["bags"][0]["strategy"])
+    assert {"numpy_kernel", "sparse_kernel", "dense_rows", "binary_kernel", "binary_reason"} <= set(d["bags"][0]["strategy"])
 
 
 @pytest.mark.parametrize("bad", [{"format": "faq.plan", "version": 2}, {"rows": 1}, [1, 2],

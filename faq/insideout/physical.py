@@ -248,6 +248,11 @@ class Strategy:
         The plan chose masked sparse products (:mod:`faq.joins.sparse_triangle`)
         over the compiled loop for a triangle-shaped bag
         (:func:`in_process_triangle_kernel`; the reason is in ``aggregation``).
+    dense_rows : bool
+        The plan chose dense-row sums (:mod:`faq.joins.dense_rows`) over the
+        compiled loop for a triangle-shaped bag with large inputs, where their
+        wedges are few for the inputs' rows (:func:`in_process_dense_rows`;
+        the rule and the fallback are in ``aggregation``).
     binary_kernel : str or None
         A step run in-process by merges (a binary step, or a generic one whose
         keys are not integers): the kernel the plan chose,
@@ -274,6 +279,7 @@ class Strategy:
     index_dir: Optional[str] = None
     numpy_kernel: bool = False
     sparse_kernel: bool = False
+    dense_rows: bool = False
     binary_kernel: Optional[str] = None
     binary_reason: str = ""
 

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from faq.insideout.plans import Step
 
 __all__ = ["Input", "SMALL_KERNEL_WORK", "COMPILED_LOAD_SECONDS", "SPARSE_KERNEL_WORK", "in_process_kernel",
+           "in_process_dense_rows",
            "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "step_placement", "step_footprint", "row_bytes",
            "structured_carrier", "place_steps", "array_cells"]
 
@@ -136,6 +137,30 @@ def in_process_triangle_kernel(work: Optional[float], environment: Environment,
         return False, ""
     return True, (f"masked sparse products (scipy): est. work {work:.2g} below {SPARSE_KERNEL_WORK:.0e}, less "
                   f"than loading the compiled loop (~{COMPILED_LOAD_SECONDS:g} s)")
+
+
+def in_process_dense_rows(input_rows: float) -> tuple[bool, str]:
+    """Whether an in-process triangle-shaped bag summed with + and × runs dense-row sums
+    (:mod:`faq.joins.dense_rows`) rather than the compiled loop, and the rule it runs by.
+
+    Inputs of more than :data:`SPARSE_KERNEL_WORK` rows: the loop would first sort them into an index
+    (a 4-cycle's second step in pieces: 3-9 s a piece at R-MAT 16), where the sums read them once,
+    if their wedges are few -- counted from the inputs' degrees when the step runs (a fact of the data
+    the plan does not have: an intermediate's degrees), the loop running where they are not.
+
+    Examples
+    --------
+    >>> in_process_dense_rows(3.1e7)[1]
+    'dense-row sums (compiled) where their wedges are at most 64 a row of the inputs (est. 3.1e+07 rows), counted when the step runs; else the compiled loop (numba)'
+    >>> in_process_dense_rows(1e6)
+    (False, '')
+    """
+    from faq.joins.dense_rows import WEDGES_PER_ROW
+
+    if not (math.isfinite(input_rows) and input_rows > SPARSE_KERNEL_WORK):
+        return False, ""
+    return True, (f"dense-row sums (compiled) where their wedges are at most {WEDGES_PER_ROW:g} a row of the "
+                  f"inputs (est. {input_rows:.2g} rows), counted when the step runs; else the compiled loop (numba)")
 
 
 def merge_kernel(
@@ -377,12 +402,16 @@ def array_cells(step: "Step", relations: Sequence[Sequence[str]], rows: Sequence
 
 def _kernel_in_process(step: "Step", environment: Environment, triangle: bool = False,
                        input_rows: float = 0.0) -> "Step":
-    """``step`` (placed on the driver) with the numpy kernel, or masked sparse products for a ``triangle``
-    bag summed with + and ×, where the compiled loop would cost more to load."""
+    """``step`` (placed on the driver) with the numpy kernel, or for a ``triangle`` bag summed with + and ×
+    dense-row sums (large inputs) or masked sparse products, where the compiled loop would cost more."""
     strategy = step.strategy
     if not (strategy.aggregate_in_tasks and "compiled loop (numba)" in strategy.aggregation):
         return step
     work = step.work.total if step.work else None
+    dense, why = in_process_dense_rows(input_rows) if triangle else (False, "")
+    if dense:
+        note = strategy.aggregation.replace("compiled loop (numba)", why)
+        return replace(step, strategy=replace(strategy, dense_rows=True, aggregation=note))
     sparse, why = in_process_triangle_kernel(work, environment, input_rows) if triangle else (False, "")
     if sparse:
         note = strategy.aggregation.replace("compiled loop (numba)", why)

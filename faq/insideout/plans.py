@@ -567,6 +567,7 @@ def strategy_dict(strategy: Strategy) -> dict[str, Any]:
         "task_bytes": _number(strategy.task_bytes),
         "numpy_kernel": strategy.numpy_kernel,
         "sparse_kernel": strategy.sparse_kernel,
+        "dense_rows": strategy.dense_rows,
         "binary_kernel": strategy.binary_kernel,
         "binary_reason": strategy.binary_reason,
     }
@@ -598,6 +599,7 @@ def strategy_of(d: Mapping[str, Any]) -> Strategy:
         index_dir=d["index_dir"],
         numpy_kernel=bool(d.get("numpy_kernel", False)),
         sparse_kernel=bool(d.get("sparse_kernel", False)),
+        dense_rows=bool(d.get("dense_rows", False)),
         binary_kernel=d.get("binary_kernel"),
         binary_reason=d.get("binary_reason", ""),
     )

@@ -117,6 +117,9 @@ def join_local(
         * ``aggregate_in_tasks`` -- the generic join's kernel ⊕-aggregates
           while it enumerates; False lists every binding first;
         * ``numpy_kernel`` -- the numpy kernel rather than the compiled loop;
+        * ``dense_rows`` -- a triangle-shaped bag with large inputs summed to
+          one value by dense-row sums (:mod:`faq.joins.dense_rows`), where
+          its wedges are few for its rows; else the compiled loop;
         * ``sparse_kernel`` -- a triangle-shaped bag summed to one value by
           masked sparse products (:mod:`faq.joins.sparse_triangle`); where
           int64 values are too large to bound, the numpy kernel, which checks
@@ -160,7 +163,8 @@ def join_local(
     if strategy.name != "binary" and integral and any(r.variables for r in relations):
         product, note = _generic(relations, indicators, semiring, ops, keep, attribute_order,
                                  aggregate if strategy.aggregate_in_tasks else None, strategy.shared or None,
-                                 threads, not strategy.numpy_kernel, strategy.sparse_kernel)
+                                 threads, not strategy.numpy_kernel, strategy.sparse_kernel,
+                                 strategy.dense_rows)
     else:
         kernel, note = merges_to_run(binary_kernel, relations, indicators, keep, ops, integral, arrays)
         if kernel == "sparse-product":
@@ -237,11 +241,20 @@ def merges_to_run(
 
 def _generic(relations: Sequence[Table], indicators: Sequence[Table], semiring: Semiring, ops: NumpyForm,
              keep: Sequence[str], attribute_order: Sequence[str], aggregate: Optional[Aggregation],
-             shared: Optional[Sequence[Sequence[int]]], threads: int, compiled: bool, sparse: bool
-             ) -> tuple[Table, str]:
-    """The generic join's product in-process (integer keys): a triangle's sum by masked sparse products
-    (``sparse``), else the threaded kernel (:func:`~faq.joins.local_generic.generic_local`)."""
+             shared: Optional[Sequence[Sequence[int]]], threads: int, compiled: bool, sparse: bool,
+             dense: bool = False) -> tuple[Table, str]:
+    """The generic join's product in-process (integer keys): a triangle's sum by dense-row sums
+    (``dense``) or masked sparse products (``sparse``), else the threaded kernel
+    (:func:`~faq.joins.local_generic.generic_local`)."""
     sums_products = ops.add is np.add and ops.mul is np.multiply and not keep and not indicators
+    declined = ""
+    if dense and sums_products:
+        from faq.joins.dense_rows import bag_total
+
+        total, note = bag_total(relations, ops.dtype, threads)
+        if total is not None:
+            return Table((), {}, np.asarray([total], dtype=ops.dtype)), note
+        declined = f"dense-row sums declined ({note}): "
     total = _sparse_total(relations, ops) if sparse and sums_products else None
     if total is not None:
         product = Table((), {}, np.asarray([total], dtype=ops.dtype))
@@ -250,7 +263,7 @@ def _generic(relations: Sequence[Table], indicators: Sequence[Table], semiring: 
                                   compiled and not sparse)
     if sparse:  # int64 values too large for unchecked sums: the numpy kernel checks each
         note = f"masked sparse products: int64 values too large to bound, {note}"
-    return product, note
+    return product, declined + note
 
 
 def _private_summed(relations: Sequence[Table], indicators: Sequence[Table], keep: Sequence[str],

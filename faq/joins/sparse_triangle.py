@@ -90,7 +90,7 @@ def triangle_total(a: Relation, b: Relation, c: Relation, dtype: Any) -> Optiona
     relations = [a, b, c]
     if any(len(r[0]) == 0 for r in relations):
         return dtype.type(0)
-    nodes, keys = _nodes([k for r in relations for k in r[:2]])
+    nodes, keys = node_ids([k for r in relations for k in r[:2]])
     rank = _degree_rank(keys, nodes)
     parts = _Parts(rank, nodes, dtype, sp)
     (au, at, ad), (bu, bt, bd), (cu, ct, cd) = (parts.of(r, keys[2 * i], keys[2 * i + 1])
@@ -195,11 +195,17 @@ def bag_total(relations: Sequence[Any], dtype: Any) -> Optional[Any]:
     return triangle_total(read(x, y), read(y, z), read(x, z), dtype)
 
 
-def _nodes(keys: list[np.ndarray]) -> tuple[int, list[np.ndarray]]:
-    """The number of nodes and each key array as node ids ``0 .. n-1`` (renumbered when sparse or negative)."""
+def node_ids(keys: list[np.ndarray]) -> tuple[int, list[np.ndarray]]:
+    """The number of nodes and each key array as node ids ``0 .. n-1`` (renumbered when sparse or negative).
+
+    >>> n, ids = node_ids([np.array([5, -1]), np.array([5, 10**12])])
+    >>> n, [i.tolist() for i in ids]
+    (3, [[1, 0], [1, 2]])
+    """
     rows = sum(len(k) for k in keys)
-    low = min(int(k.min()) for k in keys)
-    high = max(int(k.max()) for k in keys)
+    distinct_arrays = list({id(k): k for k in keys}.values())  # uses of one relation pass the same arrays
+    low = min(int(k.min()) for k in distinct_arrays)
+    high = max(int(k.max()) for k in distinct_arrays)
     if low >= 0 and high < 4 * rows + 1024:
         return high + 1, [np.asarray(k, dtype=np.int64) for k in keys]
     distinct, inverse = np.unique(np.concatenate(keys), return_inverse=True)

@@ -14,7 +14,7 @@ Examples
 >>> NamedStrategy("broadcast").aggregate_in_tasks      # a plain strategy ⊕-aggregates while it joins
 True
 >>> as_strategy("binary")
-NamedStrategy(name='binary', aggregate_in_tasks=True, shared=(), shares=(), batches=1, index_dir=None, binary_kernel=None, numpy_kernel=False, sparse_kernel=False)
+NamedStrategy(name='binary', aggregate_in_tasks=True, shared=(), shares=(), batches=1, index_dir=None, binary_kernel=None, numpy_kernel=False, sparse_kernel=False, dense_rows=False)
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ class JoinStrategy(Protocol):
     partitioned strategy's cells over an array ring), ``numpy_kernel`` the
     plan's choice of the numpy kernel over the compiled loop,
     ``sparse_kernel`` its choice of masked sparse products for an in-process
-    triangle (:mod:`faq.joins.sparse_triangle`).
+    triangle (:mod:`faq.joins.sparse_triangle`), ``dense_rows`` its choice of
+    dense-row sums for one with large inputs (:mod:`faq.joins.dense_rows`).
     """
 
     name: str
@@ -51,6 +52,7 @@ class JoinStrategy(Protocol):
     binary_kernel: Optional[str]
     numpy_kernel: bool
     sparse_kernel: bool
+    dense_rows: bool
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ class NamedStrategy:
     binary_kernel: Optional[str] = None
     numpy_kernel: bool = False
     sparse_kernel: bool = False
+    dense_rows: bool = False
 
 
 def as_strategy(strategy: Union[str, JoinStrategy]) -> JoinStrategy:

@@ -1,0 +1,160 @@
+"""Dense-row sums of triangle-shaped bags (:mod:`faq.joins.dense_rows`) against brute force.
+
+``Σ a(x,y)·b(y,z)·c(x,z)`` must equal a dictionary-based sum for random
+relations (hypothesis: repeated rows, self-loops, negative and far-apart
+keys, int64 and float64 values, one relation used three times, every
+orientation, one thread or two), the declines (too many wedges a row, int64
+values too large to bound) must leave the answer to the compiled loop with
+a note that says so, and the plan's choice must be what explain prints and
+what runs.  No Spark: plans of held factors and in-process steps only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
+from faq.insideout.physical import Environment
+from faq.insideout.planner import plan_query
+from faq.joins import dense_rows
+from faq.joins.frame import Aggregation
+from faq.joins.local import Table, join_local
+from faq.joins.strategy import NamedStrategy
+from faq.language import parse_query
+from faq.semirings import COUNTING, REAL
+
+PAIRS = (("x", "y"), ("y", "z"), ("x", "z"))
+
+
+def brute(tables) -> float:
+    """The sum by dictionaries over every (x, y, z), repeated rows summed."""
+    entries = {}
+    for t in tables:
+        u, v = t.variables
+        values = np.ones(t.rows, dtype=np.int64) if t.values is None else t.values
+        out: dict = {}
+        for p, q, w in zip(t.keys[u].tolist(), t.keys[v].tolist(), values.tolist()):
+            out[(p, q)] = out.get((p, q), 0) + w
+        entries[frozenset(t.variables)] = (t.variables, out)
+
+    def value(a: str, b: str, binding: dict):
+        variables, out = entries[frozenset((a, b))]
+        return out.get((binding[variables[0]], binding[variables[1]]), 0)
+
+    nodes = {k for t in tables for v in t.variables for k in t.keys[v].tolist()}
+    total = 0
+    for x in nodes:
+        for y in nodes:
+            a = value("x", "y", {"x": x, "y": y})
+            if a:
+                for z in nodes:
+                    total += a * value("y", "z", {"y": y, "z": z}) * value("x", "z", {"x": x, "z": z})
+    return total
+
+
+@st.composite
+def bags(draw):
+    """Three relations over (x, y), (y, z), (x, z), each in a random column order, or one relation's
+    arrays used three times; keys small, or far apart and negative (renumbered)."""
+    n = draw(st.integers(2, 9))
+    spread = draw(st.sampled_from([1, -(10**9)]))
+    floats = draw(st.booleans())
+
+    def relation():
+        m = draw(st.integers(1, 25))
+        src = np.array(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int64) * spread
+        dst = np.array(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int64) * spread
+        if draw(st.booleans()):
+            return src, dst, None
+        values = draw(st.lists(st.integers(-3, 3), min_size=m, max_size=m))
+        return src, dst, np.array(values, dtype=np.float64 if floats else np.int64)
+
+    shared = draw(st.booleans())
+    one = relation()
+    tables = []
+    for pair in PAIRS:
+        src, dst, values = one if shared else relation()
+        if values is not None and floats:
+            values = values.astype(np.float64)
+        u, v = pair if draw(st.booleans()) else pair[::-1]
+        tables.append(Table((u, v), {u: src, v: dst}, values))
+    return tables, (np.float64 if floats else np.int64)
+
+
+@settings(max_examples=60, deadline=None)
+@given(bags(), st.integers(1, 2))
+def test_dense_row_sums_equal_brute_force(bag, threads):
+    tables, dtype = bag
+    total, note = dense_rows.bag_total(tables, dtype, threads=threads, within=float("inf"))
+    assert total is not None and "dense-row sums" in note
+    assert total == pytest.approx(brute(tables)) if dtype is np.float64 else int(total) == brute(tables)
+
+
+def test_many_rows_on_two_threads_equal_the_loop():
+    """Rows dealt to two threads (past the one-thread cut-off) give the compiled loop's sum."""
+    rng = np.random.default_rng(7)
+    src, dst = rng.integers(0, 400, 40_000), rng.integers(0, 400, 40_000)
+    values = rng.integers(1, 4, 40_000)
+    tables = [Table((u, v), {u: src, v: dst}, values) for u, v in (("a", "b"), ("b", "c"), ("a", "c"))]
+    total, note = dense_rows.bag_total(tables, np.int64, threads=2, within=float("inf"))
+    assert "2 threads" in note
+    loop, loop_note = join_local(NamedStrategy("broadcast"), tables, [], COUNTING, ("a", "b", "c"),
+                                 Aggregation((), COUNTING), threads=2)
+    assert "dense-row" not in loop_note
+    assert int(total) == int(loop.values[0])
+
+
+def test_too_many_wedges_a_row_declines_and_the_loop_runs(monkeypatch):
+    k = np.array([(i, j) for i in range(6) for j in range(6) if i != j]).T  # K6: 150 wedges, 90 rows
+    tables = [Table((u, v), {u: k[0], v: k[1]}, None) for u, v in (("a", "b"), ("b", "c"), ("a", "c"))]
+    total, why = dense_rows.bag_total(tables, np.int64, within=1.0)
+    assert total is None and why == "its 150 wedges through a are more than 1 a row of its 90 rows of input"
+    monkeypatch.setattr(dense_rows, "WEDGES_PER_ROW", 1.0)  # the default the step runs by
+    out, note = join_local(NamedStrategy("broadcast", dense_rows=True), tables, [], COUNTING, ("a", "b", "c"),
+                           Aggregation((), COUNTING), threads=1)
+    assert note.startswith("dense-row sums declined (its 150 wedges") and "generic join" in note
+    assert out.values.tolist() == [6 * 5 * 4]
+
+
+def test_the_step_runs_dense_rows_when_the_plan_says_so():
+    k = np.array([(i, j) for i in range(5) for j in range(5) if i != j]).T
+    tables = [Table((u, v), {u: k[0], v: k[1]}, np.full(k.shape[1], 0.5)) for u, v in (("a", "b"), ("c", "b"), ("a", "c"))]
+    out, note = join_local(NamedStrategy("broadcast", dense_rows=True), tables, [], REAL, ("a", "b", "c"),
+                           Aggregation((), REAL), threads=2)
+    assert note.startswith("in-process triangle join (dense-row sums, compiled)")
+    assert out.values.tolist() == pytest.approx([5 * 4 * 3 * 0.125])
+
+
+def test_int64_values_too_large_to_bound_decline():
+    big = [Table((u, v), {u: np.array([0, 1, 0]), v: np.array([1, 2, 2])}, np.array([2**20] * 3))
+           for u, v in (("a", "b"), ("b", "c"), ("a", "c"))]
+    total, why = dense_rows.bag_total(big, np.int64)
+    assert total is None and why == "int64 values too large to bound its sums below 2^62"
+    out, note = join_local(NamedStrategy("broadcast", dense_rows=True), big, [], COUNTING, ("a", "b", "c"),
+                           Aggregation((), COUNTING), threads=1)
+    assert note.startswith("dense-row sums declined (int64 values too large")
+    assert out.values.tolist() == [2**60]  # one term, exact by the loop's checked sums
+
+
+def test_an_empty_input_sums_to_zero():
+    empty = Table(("a", "b"), {"a": np.array([], dtype=np.int64), "b": np.array([], dtype=np.int64)}, None)
+    full = Table(("b", "c"), {"b": np.array([1]), "c": np.array([2])}, None)
+    total, _ = dense_rows.bag_total([empty, full, Table(("a", "c"), {"a": np.array([0]), "c": np.array([2])}, None)],
+                                    np.int64)
+    assert int(total) == 0
+
+
+def test_the_plan_chooses_dense_rows_for_large_held_inputs_and_explain_says_so():
+    query = parse_query("count() := edge(a,b), edge(a,c), edge(b,c)")
+    large = {"edge": RelationStatistics(8 * 10**6, (ColumnStatistics(10**6, 500),) * 2)}
+    plan = plan_query(query, semiring="counting", environment=Environment(placement="auto"), held=["edge"],
+                      statistics=large)
+    assert plan.steps[0].placement == "driver" and plan.steps[0].strategy.dense_rows
+    assert "dense-row sums (compiled) where their wedges are at most 64 a row" in str(plan)
+    small = {"edge": RelationStatistics(10**5, (ColumnStatistics(10**3, 500),) * 2)}
+    plan = plan_query(query, semiring="counting", environment=Environment(placement="auto"), held=["edge"],
+                      statistics=small)
+    assert not plan.steps[0].strategy.dense_rows  # small inputs: the loop, or masked products, as before
