@@ -47,10 +47,11 @@ demo: java $(WARM)
 
 # Two test processes (pytest-xdist), each file's tests in one of them: much of the suite waits on
 # JVM starts, child processes and notebook kernels, which the other process overlaps.
+# --durations=40: the slowest tests close every run's report (where the suite's time goes).
 TEST_WORKERS ?= 2
 
 test: java $(WARM)
-	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=40
 
 # The hypothesis property tests with the `thorough` profile: 10x the examples, Spark path included (tests/conftest.py).
 .PHONY: thorough
