@@ -65,3 +65,23 @@ def test_a_hub_no_longer_sends_a_two_path_step_to_the_executors():
     assert two_paths < len(rows) * 300  # what the degrees alone bound it by
     with faq.query("count(a, c) := edge(a, b), edge(b, c)", edge=edge) as answer:
         assert answer.df.count() == two_paths  # every 2-path has distinct ends here
+
+
+def test_a_sparse_product_step_is_placed_by_its_output_not_its_product():
+    """A matrix product in (+, ×) holds its inputs and its output (scipy sums each row as it goes): a
+    million-row A(i, j)·B(j, k) over 10 values of i and k joins 1e11 products onto at most 100 keys,
+    so it runs on the driver; its product bound alone would send it to the executors."""
+    from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
+    from faq.insideout.physical import Environment
+    from faq.insideout.planner import plan_query
+
+    skewed = RelationStatistics(10**6, (ColumnStatistics(10, 10**5), ColumnStatistics(10, 10**5)))
+    env = Environment(placement="auto", local_memory=1 << 30)
+    plan = plan_query(parse_query("q(i,k) := A(i,j), B(j,k)"), semiring="counting", environment=env,
+                      held=["A", "B"], statistics={"A": skewed, "B": skewed})
+    (step,) = plan.steps
+    assert step.product_rows >= 1e11 and step.placement == "driver"
+    assert step.strategy.binary_kernel == "sparse-product"
+    merged = plan_query(parse_query("q(i,k) := A(i,j), B(j,k)"), semiring="min_plus", environment=env,
+                        held=["A", "B"], statistics={"A": skewed, "B": skewed})
+    assert merged.steps[0].placement == "executors"  # merges list the product before ⊕: too large

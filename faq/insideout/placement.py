@@ -338,7 +338,11 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
         inputs = [Input(rows, r in held, len(variables.get(r, ())) + times.width) for r, rows in uses]
         input_rows = sum(rows for _, rows in uses)
         kernel_aggregates = step.strategy.aggregate_in_tasks and step.strategy.name in ("broadcast", "partitioned")
-        footprint = step_footprint(step.strategy, input_rows, step.product_rows, kernel_aggregates, times.width)
+        held_rows = step.product_rows
+        if held_rows is not None and _sparse_product_step(step, variables, [rows for _, rows in uses], types, form,
+                                                          arrays):
+            held_rows = min(held_rows, bounds.get(step.output.id, math.inf))
+        footprint = step_footprint(step.strategy, input_rows, held_rows, kernel_aggregates, times.width)
         where, why = step_placement(inputs, footprint, in_numpy, environment)
         if where == "driver":
             held.add(step.output.id)
@@ -357,6 +361,20 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
         variables[step.output.id] = step.output.variables
         placed.append(replace(step, placement=where, placement_reason=why))
     return placed
+
+
+def _sparse_product_step(step: "Step", variables: Mapping[str, tuple[str, ...]], rows: Sequence[float],
+                         types: Mapping[str, str], form: Any, arrays: bool) -> bool:
+    """Whether an in-process run of ``step`` would be a sparse matrix product
+    (:func:`faq.joins.merges.binary_kernel`): it holds its inputs and its output, never the product
+    before ⊕ (scipy's SpGEMM sums each row as it goes), so its footprint counts the output's bound
+    (the product of its variables' domains, the planner's ``bounds``).  One
+    piece of R-MAT 18's 4-cycle holding a hub ``b`` joins 1e9 2-paths onto at most 2.6e5 keys ``(b, d)``."""
+    if step.strategy.name != "binary" or not step.eliminated or form is None or not form.sums_products or arrays:
+        return False
+    kernel, _ = binary_kernel([variables.get(r, ()) for r in step.inputs], [i.variables for i in step.indicators],
+                              step.output.variables, rows, integral_bag(step.bag, types), arrays, True)
+    return kernel == "sparse-product"
 
 
 def array_cells(step: "Step", relations: Sequence[Sequence[str]], rows: Sequence[float], width: int, arrays: bool,
