@@ -20,6 +20,7 @@ Examples
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
@@ -28,9 +29,28 @@ if TYPE_CHECKING:
     from faq.factor import Factor
     from faq.language import FAQ
 
-__all__ = ["value_histogram", "dense_histogram", "joined_rows", "pair_rows", "atom_column"]
+__all__ = ["value_histogram", "dense_histogram", "column_histogram", "joined_rows", "pair_rows", "atom_column"]
 
 Histogram = tuple[np.ndarray, np.ndarray]  # (distinct values ascending, how many rows hold each)
+
+# A cache: each held relation's column histograms, made once and kept while the relation lives (the
+# pieces of one plan, planned one by one, read the same unrestricted relations).
+_HISTOGRAMS: "weakref.WeakKeyDictionary[Any, dict[str, Histogram]]" = weakref.WeakKeyDictionary()
+
+
+def column_histogram(relation: Any, column: str) -> Histogram:
+    """:func:`value_histogram` of an integer column of a held :class:`~faq.relation.Relation`, counted
+    once per relation object.
+
+    >>> from faq.relation import Relation
+    >>> r = Relation.from_arrays({"a": np.array([5, 5, 7])})
+    >>> column_histogram(r, "a")[1].tolist(), column_histogram(r, "a") is column_histogram(r, "a")
+    ([2, 1], True)
+    """
+    known = _HISTOGRAMS.setdefault(relation, {})
+    if column not in known:
+        known[column] = value_histogram(np.asarray(relation.arrays[column]))
+    return known[column]
 
 
 def value_histogram(values: np.ndarray) -> Histogram:
@@ -77,8 +97,9 @@ def pair_rows(query: "FAQ", factors: Mapping[str, "Factor"], held: Sequence[str]
 
     def histogram(name: str, column: str) -> Optional[Histogram]:
         if (name, column) not in histograms:
-            values = factors[name].relation.arrays[column]
-            histograms[name, column] = value_histogram(values) if values.dtype.kind in "iu" else None
+            relation = factors[name].relation
+            integral = np.asarray(relation.arrays[column]).dtype.kind in "iu"
+            histograms[name, column] = column_histogram(relation, column) if integral else None
         return histograms[name, column]
 
     atoms = [(k, a) for k, a in enumerate(query.atoms)

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from faq.insideout.held_joins import atom_column, value_histogram
+from faq.insideout.held_joins import atom_column, column_histogram
 from faq.insideout.in_process import Held, StepEvent, as_table, run_step
 from faq.insideout.pieces_plan import Pieces
 from faq.joins.table import Table
@@ -128,11 +128,11 @@ def _weights(query: "FAQ", factors: Mapping[str, "Factor"], atoms: Sequence[int]
     values: Optional[np.ndarray] = None
     weights: Optional[np.ndarray] = None
     for k in atoms:
+        relation = factors[query.atoms[k - 1].factor].relation
         column = atom_column(factors[query.atoms[k - 1].factor], query.atoms[k - 1], variable)
-        keys = np.asarray(factors[query.atoms[k - 1].factor].relation.arrays[column])
-        if keys.dtype.kind not in "iu":
+        if np.asarray(relation.arrays[column]).dtype.kind not in "iu":
             return None
-        distinct, counts = value_histogram(keys)
+        distinct, counts = column_histogram(relation, column)
         if values is None:
             values, weights = distinct, counts.astype(np.float64)
             continue
