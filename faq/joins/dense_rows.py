@@ -104,7 +104,7 @@ def bag_total(relations: Sequence[Any], dtype: Any, threads: int = 2,
     >>> e = lambda u, v: Table((u, v), {u: k4[0], v: k4[1]}, None)
     >>> int(bag_total([e("a", "b"), e("b", "c"), e("a", "c")], np.dtype(np.int64))[0])   # 4·3·2 ordered triples
     24
-    >>> bag_total([e("a", "b"), e("b", "c"), e("a", "c")], np.dtype(np.int64), within=0.5)[1]   # K4: 3 wedges a row
+    >>> bag_total([e("a", "b"), e("b", "c"), e("a", "c")], np.dtype(np.int64), within=0.5)[1]   # K4: one wedge a row
     'its 36 wedges through a are more than 0.5 a row of its 36 rows of input'
     """
     dtype = np.dtype(dtype)
