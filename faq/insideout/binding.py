@@ -291,15 +291,13 @@ def _held_statistics(factor: Factor) -> Optional[RelationStatistics]:
     relation = factor.relation
     if not relation.held:
         return None
-    import numpy as np
-
     from faq.insideout.held_joins import column_histogram
 
     copy, rows = relation.arrays, int(relation.rows)
     columns = []
     for c in factor.variables:
-        integral = np.asarray(copy[c]).dtype.kind in "iu"
-        counts = column_histogram(relation, c)[1] if integral else value_counts(copy[c])
+        histogram = column_histogram(relation, c)  # integer keys: counted once per relation
+        counts = histogram[1] if histogram is not None else value_counts(copy[c])
         columns.append(ColumnStatistics(int(len(counts)), int(counts.max()) if len(counts) else 0))
     return RelationStatistics(rows, tuple(columns))
 

@@ -38,18 +38,21 @@ Histogram = tuple[np.ndarray, np.ndarray]  # (distinct values ascending, how man
 _HISTOGRAMS: "weakref.WeakKeyDictionary[Any, dict[str, Histogram]]" = weakref.WeakKeyDictionary()
 
 
-def column_histogram(relation: Any, column: str) -> Histogram:
-    """:func:`value_histogram` of an integer column of a held :class:`~faq.relation.Relation`, counted
-    once per relation object.
+def column_histogram(relation: Any, column: str) -> Optional[Histogram]:
+    """:func:`value_histogram` of a column of a held :class:`~faq.relation.Relation`, counted once per
+    relation object; None when the column's values are not integers.
 
     >>> from faq.relation import Relation
-    >>> r = Relation.from_arrays({"a": np.array([5, 5, 7])})
+    >>> r = Relation.from_arrays({"a": np.array([5, 5, 7]), "x": np.array([0.5, 1.5, 0.5])})
     >>> column_histogram(r, "a")[1].tolist(), column_histogram(r, "a") is column_histogram(r, "a")
     ([2, 1], True)
+    >>> column_histogram(r, "x") is None
+    True
     """
     known = _HISTOGRAMS.setdefault(relation, {})
     if column not in known:
-        known[column] = value_histogram(np.asarray(relation.arrays[column]))
+        values = np.asarray(relation.arrays[column])
+        known[column] = value_histogram(values) if values.dtype.kind in "iu" else None
     return known[column]
 
 
@@ -91,17 +94,8 @@ def pair_rows(query: "FAQ", factors: Mapping[str, "Factor"], held: Sequence[str]
     """For each pair of atoms over ``held`` factors sharing exactly one variable (integer keys, no
     variable repeated in either atom), the exact rows of their join on it, keyed by atom positions.
 
-    Each factor column's histogram is made once, however many atoms read it.
+    Each factor column's histogram is made once, however many atoms read it (:func:`column_histogram`).
     """
-    histograms: dict[tuple[str, str], Optional[Histogram]] = {}
-
-    def histogram(name: str, column: str) -> Optional[Histogram]:
-        if (name, column) not in histograms:
-            relation = factors[name].relation
-            integral = np.asarray(relation.arrays[column]).dtype.kind in "iu"
-            histograms[name, column] = column_histogram(relation, column) if integral else None
-        return histograms[name, column]
-
     atoms = [(k, a) for k, a in enumerate(query.atoms)
              if a.factor in held and len(set(a.variables)) == len(a.variables)]
     found: dict[tuple[int, int], int] = {}
@@ -111,7 +105,8 @@ def pair_rows(query: "FAQ", factors: Mapping[str, "Factor"], held: Sequence[str]
             if len(shared) != 1:
                 continue
             (v,) = shared
-            sides = [histogram(atom.factor, atom_column(factors[atom.factor], atom, v)) for atom in (left, right)]
+            sides = [column_histogram(factors[atom.factor].relation, atom_column(factors[atom.factor], atom, v))
+                     for atom in (left, right)]
             if sides[0] is not None and sides[1] is not None:
                 found[i, j] = joined_rows(sides[0], sides[1])
     return found

@@ -128,11 +128,11 @@ def _weights(query: "FAQ", factors: Mapping[str, "Factor"], atoms: Sequence[int]
     values: Optional[np.ndarray] = None
     weights: Optional[np.ndarray] = None
     for k in atoms:
-        relation = factors[query.atoms[k - 1].factor].relation
-        column = atom_column(factors[query.atoms[k - 1].factor], query.atoms[k - 1], variable)
-        if np.asarray(relation.arrays[column]).dtype.kind not in "iu":
+        factor = factors[query.atoms[k - 1].factor]
+        histogram = column_histogram(factor.relation, atom_column(factor, query.atoms[k - 1], variable))
+        if histogram is None:  # not integer keys
             return None
-        distinct, counts = column_histogram(relation, column)
+        distinct, counts = histogram
         if values is None:
             values, weights = distinct, counts.astype(np.float64)
             continue
