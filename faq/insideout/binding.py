@@ -385,11 +385,14 @@ def plan_for(
     degrees = {name: tuple(c.max_degree for c in stats[name].columns) if name in stats else held_degrees(factors[name])
                for name in counted}
     from faq.insideout.held_joins import pair_rows
+    from faq.joins.dense_rows import cycle_order
 
+    # A 4-cycle's fused step is chosen on its exact wedges (planner._dense_cycle): counted at any size.
+    paired = held if cycle_order([a.variables for a in query.atoms]) is not None else counted
     whole = plan_query(query, semiring=ring, sizes=sizes, method=method, order=order, join=join, statistics=stats,
                        variable_types=types, environment=environment, task_aggregation=task_aggregation,
                        held=held, degrees={name: d for name, d in degrees.items() if d is not None},
-                       pair_rows=pair_rows(query, factors, counted))
+                       pair_rows=pair_rows(query, factors, paired))
     if not split or join != "auto":  # a forced join method runs where it says: no pieces
         return whole
     from faq.insideout.pieces import split_plan

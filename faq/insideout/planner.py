@@ -191,13 +191,14 @@ def plan_query(
         degrees={f: tuple(d) for f, d in (degrees or {}).items()},
         pair_rows=dict(pair_rows or {}),
     )
-    logical, relations, est_size, bounds = _steps(context, chosen, sizes, statistics)
-    physical_steps = [_physical(context, s, relations, est_size) for s in _fold_aggregations(logical)]
-    steps = place_steps(physical_steps, bounds, held={r.id for r, f in context.inputs if f in context.held},
-                        variables={r.id: r.variables for r, _ in context.inputs}, product=context.product,
-                        forced_spark=context.join if context.join in (*FORCED_SPARK_JOINS, "binary") else "",
-                        types=context.types,
-                        environment=context.environment)
+    cycle = _dense_cycle(context)
+    steps = _placed_steps(context, chosen, sizes, statistics, whole=bool(cycle))
+    if cycle and steps[0].placement == "driver":  # one step on the driver: the 4-cycle's rows, fused
+        steps = [replace(steps[0], strategy=replace(
+            steps[0].strategy, dense_rows=True, numpy_kernel=False, sparse_kernel=False,
+            aggregation=f"⊕ of {steps[0].aggregate} inside the join onto (); {cycle}"))]
+    elif cycle:  # the one bag does not fit the driver: the steps of the elimination order
+        steps = _placed_steps(context, chosen, sizes, statistics, whole=False)
     free = bag_facts(context, set(query.free))
     full = bag_facts(context, set(query.variables)) if edge_sizes and query.variables else None
     return Plan(
@@ -235,10 +236,70 @@ def plan_query(
     )
 
 
+def _placed_steps(context: PlanContext, order: Sequence[str], sizes: Mapping[str, int],
+                  statistics: Mapping[str, RelationStatistics], whole: bool) -> list[Step]:
+    """The plan's steps, physical and placed (``whole``: every variable eliminated in one step)."""
+    logical, relations, est_size, bounds = _steps(context, order, sizes, statistics, whole)
+    physical_steps = [_physical(context, s, relations, est_size) for s in _fold_aggregations(logical)]
+    return place_steps(physical_steps, bounds, held={r.id for r, f in context.inputs if f in context.held},
+                       variables={r.id: r.variables for r, _ in context.inputs}, product=context.product,
+                       forced_spark=context.join if context.join in (*FORCED_SPARK_JOINS, "binary") else "",
+                       types=context.types, environment=context.environment)
+
+
+def _dense_cycle(context: PlanContext) -> str:
+    """How a query that is one 4-cycle summed whole runs as one fused step, or "" when it does not.
+
+    ``count() := e(a, b), e(b, c), e(c, d), e(d, a)`` planned by elimination is two steps: the 2-paths
+    ``t1(b, d)`` through ``a`` made (a sparse product: up to the wedges through ``a`` rows, 4e8 at
+    R-MAT 16, so large it ran in pieces), then joined to the other two atoms.  Fused, each ``b``'s row
+    of ``t1`` lives in a dense array only while the 2-paths through ``c`` read it
+    (:func:`faq.joins.dense_rows.cycle_total`): the work is the wedges through two opposite
+    variables, known here exactly from the held factors' histograms (``pair_rows``), and nothing is
+    held but the inputs.  Chosen for four held atoms with integer keys, ⊗ = × and ⊕ = + on numbers,
+    no join method or executors placement forced, and at least :data:`DENSE_CYCLE_WEDGES` wedges
+    (below that the two small steps cost less than loading the kernel).
+    """
+    from faq.insideout.physical import integral_bag
+    from faq.joins.dense_rows import cycle_order
+    from faq.semirings import get_semiring
+    from faq.semirings.numpy_backend import numpy_ops
+
+    query = context.query
+    uses = [r.variables for r, _ in context.inputs]
+    if (query.free or context.join != "auto" or context.environment.placement == "executors"
+            or cycle_order(uses) is None or not all(f in context.held for _, f in context.inputs)
+            or integral_bag(query.variables, context.types) is False or len(set(context.aggregate.values())) != 1):
+        return ""
+    times = get_semiring(context.product)
+    form = None if structured_carrier(times) else numpy_ops(times, get_semiring(next(iter(context.aggregate.values()))))
+    if form is None or not form.sums_products:
+        return ""
+    through = {}  # variable -> wedges through it: its two atoms joined on it
+    for v, (i, j) in ((v, context.atoms_with[v]) for v in query.variables):
+        through[v] = context.pair_rows.get((i, j))
+    v0, v1, v2, v3 = cycle_order(uses)
+    if any(through[v] is None for v in (v0, v1, v2, v3)):
+        return ""
+    wedges = min(through[v1] + through[v3], through[v0] + through[v2])
+    if wedges < DENSE_CYCLE_WEDGES:
+        return ""
+    return (f"dense-row sums over the 4-cycle (compiled): the two steps fused, {wedges:.3g} wedges through two "
+            "opposite variables (exact, from the histograms), no intermediate held")
+
+
+#: Fewest wedges for which a 4-cycle summed whole runs as one fused step (:func:`_dense_cycle`): the
+#: compiled loop's threshold (:data:`~faq.insideout.placement.SMALL_KERNEL_WORK`), below which small
+#: steps cost less than loading a kernel.
+DENSE_CYCLE_WEDGES = 3e6
+
+
 def _steps(
-    context: PlanContext, order: Sequence[str], sizes: Mapping[str, int], statistics: Mapping[str, RelationStatistics]
+    context: PlanContext, order: Sequence[str], sizes: Mapping[str, int], statistics: Mapping[str, RelationStatistics],
+    whole: bool = False,
 ) -> tuple[list[Step], dict[str, Relation], dict[str, float], dict[str, float]]:
-    """One step per eliminated variable, then the product on the free variables if one is needed.
+    """One step per eliminated variable, then the product on the free variables if one is needed
+    (``whole``: one step eliminating every variable of ``order``).
 
     The steps are logical (join method and attribute order; no strategy yet,
     :func:`_physical` chooses it once folding has fixed what each step
@@ -257,11 +318,12 @@ def _steps(
             known = statistics.get(f) or (RelationStatistics(int(sizes[f])) if f in sizes else None)
             profiles[r.id] = RelationProfile.of(r.id, atom.variables, known)
     steps: list[Step] = []
-    for k, v in enumerate(order, start=1):
-        touching = current.holding({v})
-        bag = set().union(*(r.variables for r in touching)) if touching else {v}
+    for k, group in enumerate([tuple(order)] if whole else [(v,) for v in order], start=1):
+        v = group[0]
+        touching = current.holding(set(group))
+        bag = set().union(*(r.variables for r in touching)) if touching else set(group)
         near = current.holding(bag, scalars=True)  # the only relations that can be absorbed or indicators
-        absorbed = [r for r in near if v not in r.variables and set(r.variables) <= bag]
+        absorbed = [r for r in near if not set(group) & set(r.variables) and set(r.variables) <= bag]
         joined = {r.id for r in touching} | {r.id for r in absorbed}
         indicators = fewer_indicators(context, tuple(
             Indicator(r.id, tuple(sorted(set(r.variables) & bag, key=position.get)))
@@ -270,11 +332,11 @@ def _steps(
         ))
         participants = _join_order(touching + absorbed, est_size)
         bag_t = tuple(sorted(bag, key=position.get))
-        out = Relation(f"t{k}", tuple(x for x in bag_t if x != v))
+        out = Relation(f"t{k}", tuple(x for x in bag_t if x not in group))
         estimate = bag_facts(context, bag).estimate
         bound = _product_bound(context, participants, estimate, bounds)
         steps.append(
-            replace(_step(context, k, (v,), context.aggregate[v], bag_t, participants, indicators, out, estimate,
+            replace(_step(context, k, group, context.aggregate[v], bag_t, participants, indicators, out, estimate,
                           est_size, profiles), product_rows=bound)
         )
         for r in participants:

@@ -119,7 +119,8 @@ def join_local(
         * ``numpy_kernel`` -- the numpy kernel rather than the compiled loop;
         * ``dense_rows`` -- a triangle-shaped bag with large inputs summed to
           one value by dense-row sums (:mod:`faq.joins.dense_rows`), where
-          its wedges are few for its rows; else the compiled loop;
+          its wedges are few for its rows, or a 4-cycle summed whole the
+          same way (its two steps fused); else the compiled loop;
         * ``sparse_kernel`` -- a triangle-shaped bag summed to one value by
           masked sparse products (:mod:`faq.joins.sparse_triangle`); where
           int64 values are too large to bound, the numpy kernel, which checks
@@ -243,15 +244,16 @@ def _generic(relations: Sequence[Table], indicators: Sequence[Table], semiring: 
              keep: Sequence[str], attribute_order: Sequence[str], aggregate: Optional[Aggregation],
              shared: Optional[Sequence[Sequence[int]]], threads: int, compiled: bool, sparse: bool,
              dense: bool = False) -> tuple[Table, str]:
-    """The generic join's product in-process (integer keys): a triangle's sum by dense-row sums
+    """The generic join's product in-process (integer keys): a triangle's or a 4-cycle's sum by dense-row sums
     (``dense``) or masked sparse products (``sparse``), else the threaded kernel
     (:func:`~faq.joins.local_generic.generic_local`)."""
     sums_products = ops.add is np.add and ops.mul is np.multiply and not keep and not indicators
     declined = ""
     if dense and sums_products:
-        from faq.joins.dense_rows import bag_total
+        from faq.joins.dense_rows import bag_total, cycle_order, cycle_total
 
-        total, note = bag_total(relations, ops.dtype, threads)
+        four = cycle_order([t.variables for t in relations]) is not None  # a 4-cycle summed whole
+        total, note = (cycle_total if four else bag_total)(relations, ops.dtype, threads)
         if total is not None:
             return Table((), {}, np.asarray([total], dtype=ops.dtype)), note
         declined = f"dense-row sums declined ({note}): "
