@@ -182,8 +182,8 @@ def cycle_total(relations: Sequence[Any], dtype: Any, threads: int = 2) -> tuple
     Of the two ways to pair the opposite variables, the one with fewer
     wedges through its two middles: for each row variable ``x``, its 2-paths
     through one middle summed per end ``z`` into a dense row, then each of
-    its 2-paths through the other middle reads that row (a stamp a node says
-    which ``x`` wrote it, so a row is never cleared).  Declines only int64
+    its 2-paths through the other middle reads that row (the nodes written are
+    listed, and zeroed once read, so no read needs a test).  Declines only int64
     values whose sums could pass 2^62 (bounded before for the dense rows,
     checked after for the total, in float64 beside it).
 
@@ -216,6 +216,7 @@ def cycle_total(relations: Sequence[Any], dtype: Any, threads: int = 2) -> tuple
         return dtype.type(0), "in-process 4-cycle join (dense-row sums, compiled): an input is empty"
     by_pair = {frozenset(t.variables): t for t in relations}
     nodes, ids = node_ids([np.asarray(t.keys[v]) for t in relations for v in t.variables])
+    ids = _by_degree(ids, nodes)
     column = {}
     for t in relations:
         for v in t.variables:
@@ -232,7 +233,8 @@ def cycle_total(relations: Sequence[Any], dtype: Any, threads: int = 2) -> tuple
     parts = [_csr(column, by_pair[frozenset(p)], p, nodes, dtype) for p in ((x, m1), (m1, z), (x, m2), (m2, z))]
     if dtype.kind == "i" and not _rows_bounded(parts, w1):
         return None, "int64 values too large to bound its dense rows below 2^62"
-    total, absolute = _cycle_dealt(parts, nodes, w1 + w2, dtype, max(1, threads))
+    signed = dtype.kind == "i" and any(v.size and v.min() < 0 for _, _, v in parts)
+    total, absolute = _cycle_dealt(parts, nodes, w1 + w2, dtype, max(1, threads), signed)
     if dtype.kind == "i" and not absolute < INT64_SAFE / 2:
         return None, "int64 sums that could pass 2^62"
     return total, (f"in-process 4-cycle join (dense-row sums, compiled): rows of {x}, its 2-paths through {m1} "
@@ -240,20 +242,39 @@ def cycle_total(relations: Sequence[Any], dtype: Any, threads: int = 2) -> tuple
                    f"{max(1, threads)} threads")
 
 
+def _by_degree(ids: list[np.ndarray], nodes: int) -> list[np.ndarray]:
+    """The node ids renumbered by falling degree (entries in every array), each distinct array once.
+
+    The dense rows are read at random: with the busiest nodes first their entries share cache lines
+    (R-MAT ids are a random permutation).  R-MAT 18's 4-cycle: 8.8 s against 10.5 s unordered.
+
+    >>> [a.tolist() for a in _by_degree([np.array([2, 2, 0]), np.array([1, 2])], 3)]
+    [[0, 0, 1], [2, 0]]
+    """
+    distinct = list({id(a): a for a in ids}.values())
+    degree = sum(np.bincount(a, minlength=nodes) for a in distinct)
+    rank = np.empty(nodes, dtype=np.int64)
+    rank[np.argsort(-degree, kind="stable")] = np.arange(nodes)
+    renumbered = {id(a): rank[a] for a in distinct}
+    return [renumbered[id(a)] for a in ids]
+
+
 def _rows_bounded(parts: list, wedge_count: int) -> bool:
     """Whether a dense row's int64 sums stay below :data:`INT64_SAFE`, and each term read from it
-    (its value times the reading 2-path's two values) too."""
+    (its value times the reading row's sum over it and that 2-path's first value) too."""
     def largest(values: np.ndarray) -> float:
         return float(np.abs(values).max()) if values.size else 0.0
 
-    (_, _, a), (_, _, b), (_, _, c), (_, _, d) = parts
+    (_, _, a), (_, _, b), (_, _, c), (starts, _, d) = parts
     row = largest(a) * largest(b) * max(wedge_count, 1)
-    return row * largest(c) * largest(d) < INT64_SAFE / 2
+    longest = float(np.diff(starts).max(initial=0))
+    return row * largest(c) * largest(d) * max(longest, 1.0) < INT64_SAFE / 2
 
 
-def _cycle_dealt(parts: list, nodes: int, wedge_count: int, dtype: np.dtype, threads: int) -> tuple[Any, float]:
-    """The 4-cycle's sum (and the sum of its terms' absolute values) over rows dealt to ``threads``
-    contiguous ranges of about equal wedges."""
+def _cycle_dealt(parts: list, nodes: int, wedge_count: int, dtype: np.dtype, threads: int,
+                 signed: bool) -> tuple[Any, float]:
+    """The 4-cycle's sum (and a bound on its partial sums' absolute values) over rows dealt to
+    ``threads`` contiguous ranges of about equal wedges."""
     (s1, c1, v1), (s2, c2, v2), (s3, c3, v3), (s4, c4, v4) = parts
     row_work = 1 + _row_totals(np.diff(s2)[c1], s1) + _row_totals(np.diff(s4)[c3], s3)
     cuts = np.searchsorted(np.cumsum(row_work), np.linspace(0, row_work.sum(), threads + 1)[1:-1])
@@ -261,8 +282,8 @@ def _cycle_dealt(parts: list, nodes: int, wedge_count: int, dtype: np.dtype, thr
     run = _kernels()[2]
 
     def part(k: int) -> tuple[Any, float]:
-        return run(bounds[k], bounds[k + 1], s1, c1, v1, s2, c2, v2, s3, c3, v3, s4, c4, v4,
-                   np.empty(nodes, dtype=dtype), np.zeros(nodes, dtype=np.int64))
+        return run(bounds[k], bounds[k + 1], s1, c1, v1, s2, c2, v2, s3, c3, v3, s4, c4, v4, signed,
+                   np.zeros(nodes, dtype=dtype), np.zeros(nodes, dtype=np.uint8), np.empty(nodes + 1, dtype=np.int64))
 
     if threads == 1 or wedge_count < (1 << 16):
         bounds, threads = [0, nodes], 1
@@ -353,38 +374,49 @@ def _rows_total(low, high, ls, lc, lv, rs, rc, rv, ms, mc, mv, dense):  # pragma
     return total
 
 
-def _cycle_rows(low, high, s1, c1, v1, s2, c2, v2, s3, c3, v3, s4, c4, v4,
-                dense, stamp):  # pragma: no cover - compiled
+def _cycle_rows(low, high, s1, c1, v1, s2, c2, v2, s3, c3, v3, s4, c4, v4, signed,
+                dense, seen, touched):  # pragma: no cover - compiled
     """Σ over rows x in [low, high) of Σ_z (Σ_{m1} 1(x, m1)·2(m1, z)) · (Σ_{m2} 3(x, m2)·4(m2, z)), and
-    Σ of its terms' absolute values (float64: the caller's check that int64 sums did not wrap).
+    a float64 bound on its partial sums' absolute values (the caller's check that int64 sums did not
+    wrap: with ``signed`` values each term's absolute value, else the sums themselves).
 
-    ``dense[z]`` holds x's first sum where ``stamp[z] == x + 1`` (a stale entry is never read)."""
+    ``dense`` is all zeros between rows: x's first sums are written into it, the nodes written listed
+    in ``touched`` (``seen`` says which are listed: each written at the list's end without a branch,
+    kept by moving the end, so the list has one slot more than the nodes), read by its second
+    2-paths without a test, and zeroed again."""
     total = dense.dtype.type(0)
     absolute = 0.0
     for x in range(low, high):
         if s1[x] == s1[x + 1] or s3[x] == s3[x + 1]:
             continue
-        mark = x + 1
+        listed = 0
         for j in range(s1[x], s1[x + 1]):
             m = c1[j]
+            first = v1[j]
             for k in range(s2[m], s2[m + 1]):
                 z = c2[k]
-                if stamp[z] != mark:
-                    stamp[z] = mark
-                    dense[z] = v1[j] * v2[k]
-                else:
-                    dense[z] += v1[j] * v2[k]
+                touched[listed] = z
+                listed += 1 - seen[z]
+                seen[z] = 1
+                dense[z] += first * v2[k]
         for j in range(s3[x], s3[x + 1]):
             m = c3[j]
             inner = dense.dtype.type(0)
-            inner_absolute = 0.0
-            for k in range(s4[m], s4[m + 1]):
-                z = c4[k]
-                if stamp[z] == mark:
-                    inner += v4[k] * dense[z]
-                    inner_absolute += abs(float(v4[k]) * float(dense[z]))
+            if signed:
+                inner_absolute = 0.0
+                for k in range(s4[m], s4[m + 1]):
+                    value = dense[c4[k]]
+                    inner += v4[k] * value
+                    inner_absolute += abs(float(v4[k]) * float(value))
+            else:
+                for k in range(s4[m], s4[m + 1]):
+                    inner += v4[k] * dense[c4[k]]
+                inner_absolute = abs(float(inner))
             total += v3[j] * inner
             absolute += abs(float(v3[j])) * inner_absolute
+        for i in range(listed):
+            dense[touched[i]] = 0
+            seen[touched[i]] = 0
     return total, absolute
 
 

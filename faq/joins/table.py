@@ -107,11 +107,20 @@ class Table:
 
 
 def key_codes(keys: Sequence[np.ndarray]) -> Optional[np.ndarray]:
-    """One int64 per row, equal exactly where the rows of integer ``keys`` are equal (None for
-    keys of other types, or when the columns' distinct values are too many to combine).
+    """One int64 per row, equal exactly where the rows of integer ``keys`` are equal and ordered as
+    they are, column by column (None for keys of other types, or when the columns' values are too
+    many to combine).
+
+    A column is its offset from its least value where the values' range keeps the combination within
+    int64 (no sort: a pandas merge on two columns of R-MAT 18's 3.9M edges took 2.6 s, on their one
+    code 0.07 s); else its rank among its distinct values (a sort).
 
     >>> key_codes([np.array([5, 7, 5]), np.array([1, 1, 1])]).tolist()
-    [0, 1, 0]
+    [0, 2, 0]
+    >>> key_codes([np.array([2**62, -2**62, 0]), np.array([3, 1, 2])]).tolist()   # ranks: a wide column
+    [8, 0, 4]
+    >>> key_codes([np.array([2**64 - 1, 2**64 - 3], dtype=np.uint64)]).tolist()
+    [2, 0]
     """
     code: Optional[np.ndarray] = None
     span = 1
@@ -119,12 +128,21 @@ def key_codes(keys: Sequence[np.ndarray]) -> Optional[np.ndarray]:
         k = np.asarray(k)
         if k.dtype.kind not in "iub":
             return None
-        values, inverse = np.unique(k, return_inverse=True)
-        if span * max(1, len(values)) >= 1 << 62:
-            return None
-        inverse = inverse.astype(np.int64).reshape(-1)
-        code = inverse if code is None else code * len(values) + inverse
-        span *= max(1, len(values))
+        if k.dtype.kind == "b" or not len(k):
+            k = k.astype(np.int64)
+        low, high = (int(k.min()), int(k.max())) if len(k) else (0, 0)
+        size = high - low + 1
+        if span * size < 1 << 62:
+            # (unsigned values may pass int64: their difference from the least value does not)
+            offsets = (k - k.dtype.type(low)).astype(np.int64, copy=False) if low else k.astype(np.int64, copy=False)
+        else:
+            values, inverse = np.unique(k, return_inverse=True)
+            size = max(1, len(values))
+            if span * size >= 1 << 62:
+                return None
+            offsets = inverse.astype(np.int64).reshape(-1)
+        code = offsets if code is None else code * size + offsets
+        span *= size
     return code
 
 
