@@ -29,8 +29,8 @@ from faq.semirings import COUNTING, REAL
 PAIRS = (("x", "y"), ("y", "z"), ("x", "z"))
 
 
-def brute(tables) -> float:
-    """The sum by dictionaries over every (x, y, z), repeated rows summed."""
+def summed_entries(tables) -> dict:
+    """Each table's value per key pair, repeated rows summed, by its pair of variables."""
     entries = {}
     for t in tables:
         u, v = t.variables
@@ -39,6 +39,12 @@ def brute(tables) -> float:
         for p, q, w in zip(t.keys[u].tolist(), t.keys[v].tolist(), values.tolist()):
             out[(p, q)] = out.get((p, q), 0) + w
         entries[frozenset(t.variables)] = (t.variables, out)
+    return entries
+
+
+def brute(tables) -> float:
+    """The sum by dictionaries over every (x, y, z), repeated rows summed."""
+    entries = summed_entries(tables)
 
     def value(a: str, b: str, binding: dict):
         variables, out = entries[frozenset((a, b))]
@@ -55,6 +61,17 @@ def brute(tables) -> float:
     return total
 
 
+def draw_relation(draw, n: int, spread: int, floats: bool, most: int) -> tuple:
+    """(src, dst, values or None): up to ``most`` rows over ``n`` keys times ``spread``, values in -3..3."""
+    m = draw(st.integers(1, most))
+    src = np.array(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int64) * spread
+    dst = np.array(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int64) * spread
+    if draw(st.booleans()):
+        return src, dst, None
+    values = draw(st.lists(st.integers(-3, 3), min_size=m, max_size=m))
+    return src, dst, np.array(values, dtype=np.float64 if floats else np.int64)
+
+
 @st.composite
 def bags(draw):
     """Three relations over (x, y), (y, z), (x, z), each in a random column order, or one relation's
@@ -64,13 +81,7 @@ def bags(draw):
     floats = draw(st.booleans())
 
     def relation():
-        m = draw(st.integers(1, 25))
-        src = np.array(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int64) * spread
-        dst = np.array(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int64) * spread
-        if draw(st.booleans()):
-            return src, dst, None
-        values = draw(st.lists(st.integers(-3, 3), min_size=m, max_size=m))
-        return src, dst, np.array(values, dtype=np.float64 if floats else np.int64)
+        return draw_relation(draw, n, spread, floats, 25)
 
     shared = draw(st.booleans())
     one = relation()
@@ -167,14 +178,7 @@ CYCLE = (("w", "x"), ("x", "y"), ("y", "z"), ("z", "w"))
 
 def cycle_brute(tables) -> float:
     """``Σ a(w,x)·b(x,y)·c(y,z)·d(z,w)`` over every binding, by dictionaries (repeated rows summed)."""
-    entries = {}
-    for t in tables:
-        u, v = t.variables
-        values = np.ones(t.rows, dtype=np.int64) if t.values is None else t.values
-        out: dict = {}
-        for p, q, w in zip(t.keys[u].tolist(), t.keys[v].tolist(), values.tolist()):
-            out[(p, q)] = out.get((p, q), 0) + w
-        entries[frozenset(t.variables)] = (t.variables, out)
+    entries = summed_entries(tables)
 
     def value(pair, binding):
         variables, out = entries[frozenset(pair)]
@@ -203,21 +207,11 @@ def cycles(draw):
     n = draw(st.integers(2, 7))
     spread = draw(st.sampled_from([1, -(10**9)]))
     floats = draw(st.booleans())
-
-    def relation():
-        m = draw(st.integers(1, 20))
-        src = np.array(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int64) * spread
-        dst = np.array(draw(st.lists(st.integers(0, n - 1), min_size=m, max_size=m)), dtype=np.int64) * spread
-        if draw(st.booleans()):
-            return src, dst, None
-        values = np.array(draw(st.lists(st.integers(-3, 3), min_size=m, max_size=m)))
-        return src, dst, values.astype(np.float64 if floats else np.int64)
-
     shared = draw(st.booleans())
-    one = relation()
+    one = draw_relation(draw, n, spread, floats, 20)
     tables = []
     for pair in CYCLE:
-        src, dst, values = one if shared else relation()
+        src, dst, values = one if shared else draw_relation(draw, n, spread, floats, 20)
         u, v = pair if draw(st.booleans()) else pair[::-1]
         tables.append(Table((u, v), {u: src, v: dst}, values))
     return draw(st.permutations(tables)), (np.float64 if floats else np.int64)

@@ -211,7 +211,10 @@ def cycle_total(relations: Sequence[Any], dtype: Any, threads: int = 2) -> tuple
     dtype = np.dtype(dtype)
     order = cycle_order([t.variables for t in relations])
     if order is None:
-        raise ValueError(f"not a 4-cycle: {[t.variables for t in relations]}")
+        from faq.errors import PlanError
+
+        raise PlanError(reason=f"dense-row 4-cycle sums need the four pairs of a 4-cycle, not "
+                               f"{[t.variables for t in relations]}")
     if any(t.rows == 0 for t in relations):
         return dtype.type(0), "in-process 4-cycle join (dense-row sums, compiled): an input is empty"
     by_pair = {frozenset(t.variables): t for t in relations}
