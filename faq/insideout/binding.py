@@ -387,7 +387,7 @@ def plan_for(
     from faq.insideout.held_joins import pair_rows
     from faq.joins.dense_rows import cycle_order
 
-    # A 4-cycle's fused step is chosen on its exact wedges (planner._dense_cycle): counted at any size.
+    # A 4-cycle's fused step is chosen on its exact wedges (fused_cycle.dense_cycle): counted at any size.
     paired = held if cycle_order([a.variables for a in query.atoms]) is not None else counted
     whole = plan_query(query, semiring=ring, sizes=sizes, method=method, order=order, join=join, statistics=stats,
                        variable_types=types, environment=environment, task_aggregation=task_aggregation,

@@ -57,6 +57,7 @@ from faq.hypergraph import choose_order_noted
 from faq.hypergraph.acyclic import attribute_order, is_acyclic
 from faq.hypergraph.statistics import RelationProfile, RelationStatistics, WorkEstimate, estimate_generic_join_work
 from faq.insideout.bags import EXACT_COVER_ROWS, MAX_STEP_INDICATORS, Live, bag_facts, fewer_indicators
+from faq.insideout.fused_cycle import dense_cycle
 from faq.insideout.plan_context import PlanContext
 from faq.insideout.physical import (
     BYTES_PER_INDEX_ROW,
@@ -191,14 +192,7 @@ def plan_query(
         degrees={f: tuple(d) for f, d in (degrees or {}).items()},
         pair_rows=dict(pair_rows or {}),
     )
-    cycle = _dense_cycle(context)
-    steps = _placed_steps(context, chosen, sizes, statistics, whole=bool(cycle))
-    if cycle and steps[0].placement == "driver":  # one step on the driver: the 4-cycle's rows, fused
-        steps = [replace(steps[0], strategy=replace(
-            steps[0].strategy, dense_rows=True, numpy_kernel=False, sparse_kernel=False,
-            aggregation=f"⊕ of {steps[0].aggregate} inside the join onto (); {cycle}"))]
-    elif cycle:  # the one bag does not fit the driver: the steps of the elimination order
-        steps = _placed_steps(context, chosen, sizes, statistics, whole=False)
+    steps = _planned_steps(context, chosen, sizes, statistics)
     free = bag_facts(context, set(query.free))
     full = bag_facts(context, set(query.variables)) if edge_sizes and query.variables else None
     return Plan(
@@ -236,6 +230,22 @@ def plan_query(
     )
 
 
+def _planned_steps(context: PlanContext, order: Sequence[str], sizes: Mapping[str, int],
+                   statistics: Mapping[str, RelationStatistics]) -> list[Step]:
+    """The plan's steps: one fused step for a 4-cycle summed whole on the driver
+    (:func:`~faq.insideout.fused_cycle.dense_cycle`),
+    else one step per eliminated variable."""
+    cycle = dense_cycle(context)
+    steps = _placed_steps(context, order, sizes, statistics, whole=bool(cycle))
+    if cycle and steps[0].placement == "driver":  # one step on the driver: the 4-cycle's rows, fused
+        return [replace(steps[0], strategy=replace(
+            steps[0].strategy, dense_rows=True, numpy_kernel=False, sparse_kernel=False,
+            aggregation=f"⊕ of {steps[0].aggregate} inside the join onto (); {cycle}"))]
+    if cycle:  # the one bag does not fit the driver: the steps of the elimination order
+        return _placed_steps(context, order, sizes, statistics, whole=False)
+    return steps
+
+
 def _placed_steps(context: PlanContext, order: Sequence[str], sizes: Mapping[str, int],
                   statistics: Mapping[str, RelationStatistics], whole: bool) -> list[Step]:
     """The plan's steps, physical and placed (``whole``: every variable eliminated in one step)."""
@@ -245,53 +255,6 @@ def _placed_steps(context: PlanContext, order: Sequence[str], sizes: Mapping[str
                        variables={r.id: r.variables for r, _ in context.inputs}, product=context.product,
                        forced_spark=context.join if context.join in (*FORCED_SPARK_JOINS, "binary") else "",
                        types=context.types, environment=context.environment)
-
-
-def _dense_cycle(context: PlanContext) -> str:
-    """How a query that is one 4-cycle summed whole runs as one fused step, or "" when it does not.
-
-    ``count() := e(a, b), e(b, c), e(c, d), e(d, a)`` planned by elimination is two steps: the 2-paths
-    ``t1(b, d)`` through ``a`` made (a sparse product: up to the wedges through ``a`` rows, 4e8 at
-    R-MAT 16, so large it ran in pieces), then joined to the other two atoms.  Fused, each ``b``'s row
-    of ``t1`` lives in a dense array only while the 2-paths through ``c`` read it
-    (:func:`faq.joins.dense_rows.cycle_total`): the work is the wedges through two opposite
-    variables, known here exactly from the held factors' histograms (``pair_rows``), and nothing is
-    held but the inputs.  Chosen for four held atoms with integer keys, ⊗ = × and ⊕ = + on numbers,
-    no join method or executors placement forced, and at least :data:`DENSE_CYCLE_WEDGES` wedges
-    (below that the two small steps cost less than loading the kernel).
-    """
-    from faq.insideout.physical import integral_bag
-    from faq.joins.dense_rows import cycle_order
-    from faq.semirings import get_semiring
-    from faq.semirings.numpy_backend import numpy_ops
-
-    query = context.query
-    uses = [r.variables for r, _ in context.inputs]
-    if (query.free or context.join != "auto" or context.environment.placement == "executors"
-            or cycle_order(uses) is None or not all(f in context.held for _, f in context.inputs)
-            or integral_bag(query.variables, context.types) is False or len(set(context.aggregate.values())) != 1):
-        return ""
-    times = get_semiring(context.product)
-    form = None if structured_carrier(times) else numpy_ops(times, get_semiring(next(iter(context.aggregate.values()))))
-    if form is None or not form.sums_products:
-        return ""
-    through = {}  # variable -> wedges through it: its two atoms joined on it
-    for v, (i, j) in ((v, context.atoms_with[v]) for v in query.variables):
-        through[v] = context.pair_rows.get((i, j))
-    v0, v1, v2, v3 = cycle_order(uses)
-    if any(through[v] is None for v in (v0, v1, v2, v3)):
-        return ""
-    wedges = min(through[v1] + through[v3], through[v0] + through[v2])
-    if wedges < DENSE_CYCLE_WEDGES:
-        return ""
-    return (f"dense-row sums over the 4-cycle (compiled): the two steps fused, {wedges:.3g} wedges through two "
-            "opposite variables (exact, from the histograms), no intermediate held")
-
-
-#: Fewest wedges for which a 4-cycle summed whole runs as one fused step (:func:`_dense_cycle`): the
-#: compiled loop's threshold (:data:`~faq.insideout.placement.SMALL_KERNEL_WORK`), below which small
-#: steps cost less than loading a kernel.
-DENSE_CYCLE_WEDGES = 3e6
 
 
 def _steps(
