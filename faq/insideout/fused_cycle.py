@@ -44,9 +44,9 @@ def dense_cycle(context: PlanContext) -> str:
     (below that the two small steps cost less than loading the kernel).
     """
     query = context.query
-    uses = [r.variables for r, _ in context.inputs]
+    order = cycle_order([r.variables for r, _ in context.inputs])
     if (query.free or context.join != "auto" or context.environment.placement == "executors"
-            or cycle_order(uses) is None or not all(f in context.held for _, f in context.inputs)
+            or order is None or not all(f in context.held for _, f in context.inputs)
             or integral_bag(query.variables, context.types) is False or len(set(context.aggregate.values())) != 1):
         return ""
     from faq.semirings import get_semiring
@@ -56,11 +56,10 @@ def dense_cycle(context: PlanContext) -> str:
     form = None if structured_carrier(times) else numpy_ops(times, get_semiring(next(iter(context.aggregate.values()))))
     if form is None or not form.sums_products:
         return ""
-    through = {}  # variable -> wedges through it: its two atoms joined on it
-    for v, (i, j) in ((v, context.atoms_with[v]) for v in query.variables):
-        through[v] = context.pair_rows.get((i, j))
-    v0, v1, v2, v3 = cycle_order(uses)
-    if any(through[v] is None for v in (v0, v1, v2, v3)):
+    # variable -> wedges through it: its two atoms (positions i < j) joined on it
+    through = {v: context.pair_rows.get(tuple(context.atoms_with[v])) for v in order}
+    v0, v1, v2, v3 = order
+    if None in through.values():
         return ""
     wedges = min(through[v1] + through[v3], through[v0] + through[v2])
     if wedges < DENSE_CYCLE_WEDGES:

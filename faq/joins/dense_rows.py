@@ -124,12 +124,7 @@ def bag_total(relations: Sequence[Any], dtype: Any, threads: int = 2,
     if any(t.rows == 0 for t in relations):
         return dtype.type(0), "in-process triangle join (dense-row sums, compiled): an input is empty"
     by_pair = {frozenset(t.variables): t for t in relations}
-    nodes, ids = node_ids([np.asarray(t.keys[v]) for t in relations for v in t.variables])
-    column = {}  # (relation's pair, variable) -> node ids of that column
-    for t in relations:
-        for v in t.variables:
-            column[frozenset(t.variables), v] = ids[len(column)]
-
+    nodes, column = _columns(relations)
     degrees: dict = {}
 
     def through(y: str) -> int:
@@ -218,12 +213,7 @@ def cycle_total(relations: Sequence[Any], dtype: Any, threads: int = 2) -> tuple
     if any(t.rows == 0 for t in relations):
         return dtype.type(0), "in-process 4-cycle join (dense-row sums, compiled): an input is empty"
     by_pair = {frozenset(t.variables): t for t in relations}
-    nodes, ids = node_ids([np.asarray(t.keys[v]) for t in relations for v in t.variables])
-    ids = _by_degree(ids, nodes)
-    column = {}
-    for t in relations:
-        for v in t.variables:
-            column[frozenset(t.variables), v] = ids[len(column)]
+    nodes, column = _columns(relations, by_degree=True)
     degrees: dict = {}
 
     def through(middle: str, x: str, z: str) -> int:
@@ -243,6 +233,16 @@ def cycle_total(relations: Sequence[Any], dtype: Any, threads: int = 2) -> tuple
     return total, (f"in-process 4-cycle join (dense-row sums, compiled): rows of {x}, its 2-paths through {m1} "
                    f"({w1} wedges) summed into a dense row of {z} and read by those through {m2} ({w2}); "
                    f"{max(1, threads)} threads")
+
+
+def _columns(relations: Sequence[Any], by_degree: bool = False) -> tuple[int, dict]:
+    """The number of nodes, and each relation's columns as node ids by (its pair of variables,
+    variable); ``by_degree``: numbered by falling degree (:func:`_by_degree`)."""
+    nodes, ids = node_ids([np.asarray(t.keys[v]) for t in relations for v in t.variables])
+    if by_degree:
+        ids = _by_degree(ids, nodes)
+    position = iter(ids)
+    return nodes, {(frozenset(t.variables), v): next(position) for t in relations for v in t.variables}
 
 
 def _by_degree(ids: list[np.ndarray], nodes: int) -> list[np.ndarray]:

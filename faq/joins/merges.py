@@ -243,18 +243,17 @@ def held_by(keys: Mapping[str, np.ndarray], indicator: Table) -> np.ndarray:
 
 def _inner(left: "pd.DataFrame", right: "pd.DataFrame", on: list[str]) -> "pd.DataFrame":
     """``left ⋈ right`` on ``on`` by pandas, on one int64 code where ``on`` is several integer columns
-    (:func:`~faq.joins.table.key_codes`: pandas numbers several columns' combinations itself, ~40x
-    slower on millions of rows).
+    (:func:`~faq.joins.table.key_codes`) rather than pandas numbering the columns' combinations itself:
+    the term ``edge(a,b), edge(b,c), edge(c,b), edge(b,a)`` of R-MAT 18's 4-cycle count took 6.5 s
+    against 7.1 s (hashing the one code is most of what is left).
 
     >>> import pandas as pd
     >>> l = pd.DataFrame({"a": [1, 1, 2], "b": [5, 6, 5], "x": [10, 20, 30]})
     >>> _inner(l, pd.DataFrame({"b": [5, 5], "a": [2, 1], "y": [7, 8]}), ["a", "b"]).values.tolist()
     [[1, 5, 10, 8], [2, 5, 30, 7]]
     """
-    codes = None
-    if len(on) > 1:
-        n = len(left)
-        codes = key_codes([np.concatenate([left[v].to_numpy(), right[v].to_numpy()]) for v in on])
+    n = len(left)
+    codes = key_codes([np.concatenate([left[v].to_numpy(), right[v].to_numpy()]) for v in on]) if len(on) > 1 else None
     if codes is None:
         return left.merge(right, on=on, how="inner")
     keyed_left = left.assign(__key=codes[:n])
