@@ -113,12 +113,14 @@ def test_string_keys_run_the_pandas_merges_explain_names(spark):
     assert pairs == [("pandas merges", "pandas merges")]
 
 
-def test_inputs_above_sort_merge_rows_run_the_pandas_merges_explain_names(spark, monkeypatch):
-    import faq.joins.merges
+def test_integer_keys_sort_merge_at_every_size_and_unknown_sizes():
+    """Sizes no longer choose pandas: integer keys of any estimated size, or of sizes unknown, sort-merge."""
+    from faq.joins.merges import binary_kernel
 
-    monkeypatch.setattr(faq.joins.merges, "SORT_MERGE_ROWS", 10)  # the graph's 400-odd edges exceed it
-    pairs = run_in_process("q(a) := e(a,b), e(b,c)", {"e": small_graph()})
-    assert pairs and all(p == ("pandas merges", "pandas merges") for p in pairs), pairs
+    for rows in ([10, 10], [5e6, 2e7], [float("inf"), 3]):
+        kernel, why = binary_kernel([("a", "b"), ("b", "c")], [], ("a",), rows, True)
+        assert kernel == "sort-merge" and why.startswith("integer keys"), (rows, why)
+    assert binary_kernel([("a", "b"), ("b", "c")], [], ("a",), [5e6, 5e6], False)[0] == "pandas-merge"
 
 
 def test_a_sparse_product_the_data_refuses_says_so_in_its_note(spark):

@@ -67,7 +67,6 @@ from faq.joins.frame import Aggregation
 from faq.joins.local_generic import SEEDS_PER_CALL, generic_local
 from faq.joins.merges import (
     BINARY_KERNELS,
-    SORT_MERGE_ROWS,
     binary_kernel,
     binary_note,
     merged,
@@ -82,7 +81,7 @@ from faq.semirings import Semiring
 from faq.semirings.numpy_backend import NumpyForm, numpy_ops
 
 __all__ = [
-    "DEFAULT_THREADS", "SORT_MERGE_ROWS", "join_local", "merges_to_run",
+    "DEFAULT_THREADS", "join_local", "merges_to_run",
     # re-exported: they lived here before the split, and callers import them from here
     "INT_LIMIT", "LOOKUP_SLACK", "LOOKUP_SPAN_PER_ROW", "SEEDS_PER_CALL", "Table", "aggregate_rows", "key_codes",
     "sparse_product",
@@ -91,7 +90,6 @@ __all__ = [
 #: Threads an in-process generic join deals its seeds to when the caller does not say (the
 #: cores Spark would use: the plan passes its parallelism).
 DEFAULT_THREADS = max(1, min(os.cpu_count() or 1, 8))
-# SORT_MERGE_ROWS (the largest input sort-merged) lives in faq.joins.merges, beside the rule that reads it.
 
 
 def join_local(

@@ -1,0 +1,90 @@
+"""The in-process binary join's two merge kernels on the same tables: numpy sort-merge against pandas.
+
+:func:`faq.joins.merges.binary_kernel` joins integer keys by sorting at every size; this is the
+measurement behind that rule.  Each row joins the same two tables with
+:func:`~faq.joins.merges.sort_merged` and :func:`~faq.joins.merges.merged` (pandas hash merges),
+best of ``--repeat`` runs each, and checks that both give the same rows and the same ⊕ of values:
+
+* ``chain`` -- ``A(i, j) ⋈ B(j, k)``, random keys (many-to-many on ``j``);
+* ``same keys`` -- ``A(i, j) ⋈ C(i, j)``, random keys (both sides on both variables);
+* ``edges ⋈ reverse`` -- an R-MAT graph's edges ``e(a, b) ⋈ e(b, a)`` read from its Parquet file
+  (the 4-cycle's inclusion-exclusion terms join exactly this), and ``node ⋈ e(b, c)`` on ``b``.
+
+Usage::
+
+    .venv/bin/python -m bench.merge_kernels --scale 18 --out bench/results/merge_kernels.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from bench.common import RESULTS, Run, log
+
+
+def _best(fn: Callable[[], Any], repeat: int) -> tuple[Any, float]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        started = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - started)
+    return out, best
+
+
+def _row(name: str, rows: int, tables: list, repeat: int) -> dict[str, Any]:
+    from faq.joins.merges import merged, sort_merged
+    from faq.semirings import REAL
+    from faq.semirings.numpy_backend import numpy_ops
+
+    ops = numpy_ops(REAL)
+    sort_out, sort_s = _best(lambda: sort_merged(tables, [], ops), repeat)
+    pandas_out, pandas_s = _best(lambda: merged(tables, [], ops), repeat)
+    same = len(sort_out.values) == len(pandas_out.values) and np.isclose(sort_out.values.sum(), pandas_out.values.sum())
+    if not same:
+        raise AssertionError(f"{name}: sort-merge and pandas disagree")
+    row = {"join": name, "rows_per_input": rows, "output_rows": len(sort_out.values), "sort_merge_s": round(sort_s, 4),
+           "pandas_s": round(pandas_s, 4), "pandas_over_sort_merge": round(pandas_s / sort_s, 2)}
+    log(f"{name:>18} {rows:>9,} rows: sort-merge {sort_s:.4f} s, pandas {pandas_s:.4f} s ({row['output_rows']:,} out)")
+    return row
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--scale", type=int, default=18, help="R-MAT scale of the edges joined with their reverse")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--out", default=str(RESULTS / "merge_kernels.json"))
+    args = parser.parse_args(argv)
+    from faq.joins.table import Table
+
+    run = Run("merge_kernels", argv)
+    rng = np.random.default_rng(1)
+    rows = []
+    for n, keys in ((25_000, 2_680), (200_000, 20_000), (1_000_000, 1_000_000), (2_000_000, 200_000)):
+        def table(a: str, b: str) -> Table:
+            return Table((a, b), {a: rng.integers(0, keys, n), b: rng.integers(0, keys, n)}, rng.random(n))
+        rows.append(_row("chain", n, [table("i", "j"), table("j", "k")], args.repeat))
+        rows.append(_row("same keys", n, [table("i", "j"), table("i", "j")], args.repeat))
+    import pyarrow.parquet as pq
+
+    from bench.bench_triangles import edge_parquet
+
+    edges = pq.read_table(edge_parquet(f"rmat{args.scale}")[0])  # written once from the generated edge list
+    src, dst = (np.asarray(c) for c in (edges.column(0).to_numpy(), edges.column(1).to_numpy()))
+    ones = np.ones(len(src))
+    forward, reverse = Table(("a", "b"), {"a": src, "b": dst}, ones), Table(("b", "a"), {"b": src, "a": dst}, ones)
+    rows.append(_row(f"rmat{args.scale} edges ⋈ reverse", len(src), [forward, reverse], args.repeat))
+    nodes = Table(("b",), {"b": np.unique(src)}, None)
+    rows.append(_row(f"rmat{args.scale} node ⋈ e(b,c)", len(src), [nodes, Table(("b", "c"), {"b": src, "c": dst}, ones)],
+                     args.repeat))
+    run["rows"] = rows
+    run["sort_merge_never_slower"] = all(r["pandas_over_sort_merge"] >= 1.0 for r in rows)
+    log(f"wrote {run.save(Path(args.out))}")
+
+
+if __name__ == "__main__":
+    main()
