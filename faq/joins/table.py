@@ -152,9 +152,9 @@ def in_order(codes: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
     """``codes`` ascending and the permutation that sorts them (None: they were ascending already).
 
     Where the codes are non-negative and each, shifted left past the row numbers and or-ed with its
-    row number, stays within int64, the permutation comes from sorting those packed numbers (numpy
-    sorts plain int64 with SIMD: 4M codes 0.06 s against 0.33 s for ``argsort``), else from
-    ``argsort``.
+    row number, stays within 64 bits, the permutation comes from sorting those packed numbers (numpy
+    sorts plain integers with SIMD: 4M codes 0.06 s against 0.33 s for ``argsort``, 16M 0.45 s
+    against 1.6 s), else from ``argsort``.
 
     >>> ordered, order = in_order(np.array([7, 2, 7, 0]))
     >>> ordered.tolist(), order.tolist()
@@ -168,9 +168,10 @@ def in_order(codes: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
         return codes, None
     low, high = int(codes.min()), int(codes.max())
     bits = n.bit_length()
-    if low >= 0 and high < 1 << (62 - bits):
-        packed = np.sort((codes.astype(np.int64) << bits) | np.arange(n, dtype=np.int64))
-        return packed >> bits, packed & ((1 << bits) - 1)
+    if low >= 0 and high < 1 << (64 - bits):  # uint64: 16M rows of codes below 2^40 still fit
+        shift = np.uint64(bits)
+        packed = np.sort((codes.astype(np.uint64) << shift) | np.arange(n, dtype=np.uint64))
+        return (packed >> shift).astype(np.int64), (packed & np.uint64((1 << bits) - 1)).astype(np.int64)
     order = np.argsort(codes)
     return codes[order], order
 
