@@ -10,6 +10,15 @@ best of ``--repeat`` runs each, and checks that both give the same rows and the 
 * ``edges ⋈ reverse`` -- an R-MAT graph's edges ``e(a, b) ⋈ e(b, a)`` read from its Parquet file
   (the 4-cycle's inclusion-exclusion terms join exactly this), and ``node ⋈ e(b, c)`` on ``b``.
 
+With ``--spark``, queries whose steps are these joins, as a user runs them: ``faq.query`` on
+``spark.read.parquet`` of the same edges (fetched to the driver, joined in-process), against the Spark
+SQL a user writes for the same number, in the same session, ``--repeat`` runs each (the first of a
+session is cold), answers checked equal:
+
+* ``count() := e(a,b), e(b,a)`` -- reciprocated edges (SQL: a self-join on both columns, ``count(*)``);
+* ``count() := e(a,b), e(b,c), e(c,b)`` -- 2-paths whose second edge is reciprocated;
+* ``q(a) := e(a,b), e(b,c)`` summed -- 2-paths (SQL: out-degrees joined to the edges, ``sum``).
+
 Usage::
 
     .venv/bin/python -m bench.merge_kernels --scale 18 --out bench/results/merge_kernels.json
@@ -53,10 +62,53 @@ def _row(name: str, rows: int, tables: list, repeat: int) -> dict[str, Any]:
     return row
 
 
+QUERIES = (  # (faq query, Spark SQL over the view e(src, dst) giving the same number)
+    ("count() := e(a,b), e(b,a)", "SELECT count(*) FROM e x JOIN e y ON x.src = y.dst AND x.dst = y.src"),
+    ("count() := e(a,b), e(b,c), e(c,b)",
+     "SELECT count(*) FROM e x JOIN e y ON x.dst = y.src JOIN e z ON z.src = y.dst AND z.dst = y.src"),
+    ("q(a) := e(a,b), e(b,c)",
+     "SELECT sum(d.n) FROM e x JOIN (SELECT src, count(*) AS n FROM e GROUP BY src) d ON x.dst = d.src"),
+)
+
+
+def _queries(parquet: str, repeat: int) -> list[dict[str, Any]]:
+    """Each of :data:`QUERIES` by faq and by Spark SQL on ``spark.read.parquet(parquet)``, same session."""
+    import faq
+    from faq.spark import get_session
+
+    spark = get_session()
+    rows = []
+    for text, sql in QUERIES:
+        def by_faq() -> int:
+            with faq.query(text, e=spark.read.parquet(parquet)) as result:
+                if text.startswith("count"):
+                    return int(result.scalar())
+                return int(result.df.agg({"value": "sum"}).collect()[0][0])
+
+        def by_sql() -> int:
+            spark.read.parquet(parquet).createOrReplaceTempView("e")
+            return int(spark.sql(sql).collect()[0][0])
+
+        faq_runs, sql_runs, answers = [], [], set()
+        for _ in range(repeat):  # interleaved: both sides under the same load
+            for fn, runs in ((by_faq, faq_runs), (by_sql, sql_runs)):
+                started = time.perf_counter()
+                answers.add(fn())
+                runs.append(round(time.perf_counter() - started, 3))
+        if len(answers) != 1:
+            raise AssertionError(f"{text}: faq and Spark SQL disagree: {answers}")
+        row = {"query": text, "sql": sql, "answer": answers.pop(), "faq_seconds": faq_runs, "spark_sql_seconds": sql_runs,
+               "faq_over_sql_median": round(float(np.median(faq_runs)) / float(np.median(sql_runs)), 3)}
+        log(f"{text}: faq {faq_runs} s, Spark SQL {sql_runs} s")
+        rows.append(row)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--scale", type=int, default=18, help="R-MAT scale of the edges joined with their reverse")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--spark", action="store_true", help="also faq.query on spark.read.parquet against Spark SQL")
     parser.add_argument("--out", default=str(RESULTS / "merge_kernels.json"))
     args = parser.parse_args(argv)
     from faq.joins.table import Table
@@ -82,6 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     rows.append(_row(f"rmat{args.scale} node ⋈ e(b,c)", len(src), [nodes, Table(("b", "c"), {"b": src, "c": dst}, ones)],
                      args.repeat))
     run["rows"] = rows
+    if args.spark:
+        run["queries_from_parquet"] = _queries(edge_parquet(f"rmat{args.scale}")[0], args.repeat)
     run["sort_merge_never_slower"] = all(r["pandas_over_sort_merge"] >= 1.0 for r in rows)
     log(f"wrote {run.save(Path(args.out))}")
 

@@ -117,14 +117,19 @@ def summed(*parts: dict) -> dict:
 
 @pytest.mark.parametrize("semiring, seeds_found, merge_ratio", [
     ("integer", "loop", 8), ("integer", "numpy", 0), ("integer", "direct", 8), ("real", "direct", 0),
-    ("min_plus", "loop", 8), ("min_plus", "numpy", 0)])
+    ("min_plus", "loop", 8), ("min_plus", "numpy", 0), ("integer", "loop, threads", 8), ("integer", "numpy, threads", 0)])
 def test_compiled_rules_equal_the_numpy_join_and_brute_force(semiring, seeds_found, merge_ratio, monkeypatch):
     """``seeds_found``: where the seeds' keys are looked up in the runs -- by the loop (a few seeds, as
     here), in numpy, or in numpy through every first level's direct index (else only large ones');
-    ``merge_ratio``: 8 merges the last depth's segments here (they are short), 0 gallops."""
+    ", threads": every batch's seeds split between three threads, as large batches' are (integer
+    totals summed exactly); ``merge_ratio``: 8 merges the last depth's segments here (they are short),
+    0 gallops."""
     ops = numpy_ops(get_semiring(semiring))
     monkeypatch.setattr(rule_kernel, "MERGE_RATIO", merge_ratio)
-    if seeds_found != "loop":
+    if seeds_found.endswith("threads"):
+        monkeypatch.setattr(rule_kernel, "SPLIT_SEEDS", 1)
+        monkeypatch.setattr(rule_kernel, "SEED_THREADS", 3)
+    if not seeds_found.startswith("loop"):
         monkeypatch.setattr(rule_kernel, "FEW_SEEDS", 0)
     if seeds_found == "direct":
         monkeypatch.setattr(rule_kernel, "DIRECT_MIN_ENTRIES", 1)

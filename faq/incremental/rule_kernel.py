@@ -49,6 +49,7 @@ Examples
 from __future__ import annotations
 
 import itertools
+import os
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
@@ -76,6 +77,14 @@ MERGE_RATIO = 8
 
 #: Most seed rows whose keys the compiled loop finds itself (a search each); more are found in numpy.
 FEW_SEEDS = 32
+
+#: Fewest seed rows a batch's compiled rules split between :data:`SEED_THREADS` threads (each seeds its
+#: share of every rule; integer totals, summed exactly).  Below it one thread: a thread's start costs
+#: more than a small batch's loop.
+SPLIT_SEEDS = 256
+
+#: Threads a large batch's compiled rules run in: the machine's cores (at most 8).
+SEED_THREADS = max(1, min(os.cpu_count() or 1, 8))
 
 #: Most runs one relation is read as: the base, two frozen overlay levels (a compaction in flight),
 #: the older and recent changes, and the batch (:meth:`faq.incremental.index.ResidentRelation.runs`).
@@ -458,18 +467,77 @@ def aggregate_rules(items: Sequence[tuple["DeltaRule", Sequence[np.ndarray], np.
         level_at, value_at, run_count, seed_nodes, arrays, values = _read_tables(group, items, runs, dtype, few, n,
                                                                                  held)
     guard = bool(ops.integral and ops.add is np.add)
-    carry = np.zeros(len(items), dtype=np.int64)
-    reached = np.zeros(len(items), dtype=np.int64)
-    totals = np.zeros(len(items), dtype=dtype)
-    # The loop reads the arrays in place by address (faq.incremental.delta_loop): the tries (``runs``'s,
-    # held by the relations) and ``held`` keep them alive while it runs.
-    loop(rule_rows, seeds, seed_values, seed_nodes, arrays, values, level_at, value_at, run_count, group.attrs,
-         group.seed_levels, group.depth_start, group.ext_read, group.ext_depth, group.distinct, np.int64(SPAN),
-         OPERATION_CODES[ops.add], OPERATION_CODES[ops.mul], np.asarray(ops.zero, dtype=dtype)[()], one, factors,
-         factors == one, guard, few, carry, reached, totals, np.int64(MERGE_RATIO))
-    if guard and carry.any():
-        from faq.joins.partial import GUARD_SHIFT
+    arguments = (seeds, seed_values, seed_nodes, arrays, values, level_at, value_at, run_count, group.attrs,
+                 group.seed_levels, group.depth_start, group.ext_read, group.ext_depth, group.distinct, np.int64(SPAN),
+                 OPERATION_CODES[ops.add], OPERATION_CODES[ops.mul], np.asarray(ops.zero, dtype=dtype)[()], one,
+                 factors, factors == one, guard, few)
 
-        return [((int(c) << GUARD_SHIFT) + int(t), int(r)) if c else (t, int(r))
-                for c, t, r in zip(carry.tolist(), totals, reached.tolist())]
-    return list(zip(totals, reached.tolist()))
+    def part(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        carry = np.zeros(len(items), dtype=np.int64)
+        reached = np.zeros(len(items), dtype=np.int64)
+        totals = np.zeros(len(items), dtype=dtype)
+        # The loop reads the arrays in place by address (faq.incremental.delta_loop): the tries (``runs``'s,
+        # held by the relations) and ``held`` keep them alive while it runs.
+        loop(rows, *arguments, carry, reached, totals, np.int64(MERGE_RATIO))
+        return carry, reached, totals
+
+    threads = SEED_THREADS if n >= SPLIT_SEEDS and ops.integral else 1
+    if threads == 1:
+        carry, reached, totals = part(rule_rows)
+        if guard and carry.any():
+            from faq.joins.partial import GUARD_SHIFT
+
+            return [((int(c) << GUARD_SHIFT) + int(t), int(r)) if c else (t, int(r))
+                    for c, t, r in zip(carry.tolist(), totals, reached.tolist())]
+        return list(zip(totals, reached.tolist()))
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(threads) as pool:  # the loop releases the GIL: the parts run side by side
+        parts = list(pool.map(part, _seed_parts(rule_rows, threads)))
+    return _summed_parts(parts, dtype, ops.add)
+
+
+def _seed_parts(rule_rows: np.ndarray, parts: int) -> list[np.ndarray]:
+    """``rule_rows`` once per part, each rule's seed slice (columns 2 and 3) cut into ``parts`` about
+    equal pieces: the parts together seed every row once.
+
+    >>> rows = np.zeros((2, 11), dtype=np.int64); rows[:, 2], rows[:, 3] = [0, 5], [5, 12]
+    >>> [p[:, 2:4].tolist() for p in _seed_parts(rows, 2)]
+    [[[0, 2], [5, 8]], [[2, 5], [8, 12]]]
+    """
+    out = []
+    starts, ends = rule_rows[:, 2], rule_rows[:, 3]
+    cuts = [starts + (ends - starts) * k // parts for k in range(parts + 1)]
+    for k in range(parts):
+        rows = rule_rows.copy()
+        rows[:, 2], rows[:, 3] = cuts[k], cuts[k + 1]
+        out.append(rows)
+    return out
+
+
+def _summed_parts(parts: list, dtype: np.dtype, add: Any) -> list[tuple[Any, int]]:
+    """Each rule's (total, bindings) from the parts' ``(carry, reached, totals)``, as one part's would be
+    returned: with ⊕ = + integer totals summed exactly (a carry is ``2^GUARD_SHIFT`` each), else the
+    totals ⊕-ed by ``add`` (min, max, or: exact on integers in any order).
+
+    >>> c, r = np.zeros(1, dtype=np.int64), np.array([2])
+    >>> [(int(t), n) for t, n in _summed_parts([(c, r, np.array([5])), (c, r, np.array([-7]))], np.dtype(np.int64), np.add)]
+    [(-2, 4)]
+    >>> [(int(t), n) for t, n in _summed_parts([(c, r, np.array([5])), (c, r, np.array([-7]))], np.dtype(np.int64),
+    ...                                        np.minimum)]
+    [(-7, 4)]
+    >>> big = np.array([1 << 60])                  # past 2^61 together: an exact Python int, as a carry gives
+    >>> _summed_parts([(c, r, big), (c, r, big), (np.array([1]), r, np.array([0]))], np.dtype(np.int64), np.add)
+    [(4611686018427387904, 6)]
+    """
+    from faq.joins.partial import GUARD_SHIFT
+
+    out = []
+    for i in range(len(parts[0][0])):
+        reached = sum(int(r[i]) for _, r, _ in parts)
+        if add is not np.add:
+            out.append((add.reduce(np.array([totals[i] for _, _, totals in parts], dtype=dtype)), reached))
+            continue
+        exact = sum((int(carry[i]) << GUARD_SHIFT) + int(totals[i]) for carry, _, totals in parts)
+        out.append((dtype.type(exact) if abs(exact) < (1 << GUARD_SHIFT) else exact, reached))
+    return out
