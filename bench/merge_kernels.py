@@ -17,7 +17,8 @@ session is cold), answers checked equal:
 
 * ``count() := e(a,b), e(b,a)`` -- reciprocated edges (SQL: a self-join on both columns, ``count(*)``);
 * ``count() := e(a,b), e(b,c), e(c,b)`` -- 2-paths whose second edge is reciprocated;
-* ``q(a) := e(a,b), e(b,c)`` summed -- 2-paths (SQL: out-degrees joined to the edges, ``sum``).
+* ``q(a) := e(a,b), e(b,c)`` summed -- 2-paths from each node (SQL: out-degrees joined to the edges,
+  summed per node, then over the nodes).
 
 Usage::
 
@@ -66,8 +67,9 @@ QUERIES = (  # (faq query, Spark SQL over the view e(src, dst) giving the same n
     ("count() := e(a,b), e(b,a)", "SELECT count(*) FROM e x JOIN e y ON x.src = y.dst AND x.dst = y.src"),
     ("count() := e(a,b), e(b,c), e(c,b)",
      "SELECT count(*) FROM e x JOIN e y ON x.dst = y.src JOIN e z ON z.src = y.dst AND z.dst = y.src"),
-    ("q(a) := e(a,b), e(b,c)",
-     "SELECT sum(d.n) FROM e x JOIN (SELECT src, count(*) AS n FROM e GROUP BY src) d ON x.dst = d.src"),
+    ("q(a) := e(a,b), e(b,c)",  # per node a (as faq's answer is), then summed over them
+     "SELECT sum(v) FROM (SELECT x.src, sum(d.n) AS v FROM e x JOIN (SELECT src, count(*) AS n FROM e GROUP BY src) d "
+     "ON x.dst = d.src GROUP BY x.src)"),
 )
 
 
