@@ -467,6 +467,10 @@ def aggregate_rules(items: Sequence[tuple["DeltaRule", Sequence[np.ndarray], np.
         level_at, value_at, run_count, seed_nodes, arrays, values = _read_tables(group, items, runs, dtype, few, n,
                                                                                  held)
     guard = bool(ops.integral and ops.add is np.add)
+    threads = SEED_THREADS if n >= SPLIT_SEEDS and ops.integral else 1
+    if threads > 1:  # each rule's seeds dealt round-robin, so each part gets its share of the hubs' rows
+        order, split = _dealt_seeds(rule_rows, threads)
+        seeds, seed_values, seed_nodes = seeds[order], seed_values[order], seed_nodes[:, :, order]
     arguments = (seeds, seed_values, seed_nodes, arrays, values, level_at, value_at, run_count, group.attrs,
                  group.seed_levels, group.depth_start, group.ext_read, group.ext_depth, group.distinct, np.int64(SPAN),
                  OPERATION_CODES[ops.add], OPERATION_CODES[ops.mul], np.asarray(ops.zero, dtype=dtype)[()], one,
@@ -481,7 +485,6 @@ def aggregate_rules(items: Sequence[tuple["DeltaRule", Sequence[np.ndarray], np.
         loop(rows, *arguments, carry, reached, totals, np.int64(MERGE_RATIO))
         return carry, reached, totals
 
-    threads = SEED_THREADS if n >= SPLIT_SEEDS and ops.integral else 1
     if threads == 1:
         carry, reached, totals = part(rule_rows)
         if guard and carry.any():
@@ -493,26 +496,36 @@ def aggregate_rules(items: Sequence[tuple["DeltaRule", Sequence[np.ndarray], np.
     from concurrent.futures import ThreadPoolExecutor
 
     with ThreadPoolExecutor(threads) as pool:  # the loop releases the GIL: the parts run side by side
-        parts = list(pool.map(part, _seed_parts(rule_rows, threads)))
+        parts = list(pool.map(part, split))
     return _summed_parts(parts, dtype, ops.add)
 
 
-def _seed_parts(rule_rows: np.ndarray, parts: int) -> list[np.ndarray]:
-    """``rule_rows`` once per part, each rule's seed slice (columns 2 and 3) cut into ``parts`` about
-    equal pieces: the parts together seed every row once.
+def _dealt_seeds(rule_rows: np.ndarray, parts: int) -> tuple[np.ndarray, list[np.ndarray]]:
+    """Each rule's seed rows (``rule_rows`` columns 2 and 3) dealt round-robin to ``parts``: the order
+    that puts each part's rows together, and ``rule_rows`` once per part with its seed slices.
+
+    A batch's rows come sorted by key: cut in halves, one part would get the hubs' rows (the costly
+    seeds of an R-MAT batch) and the other wait.
 
     >>> rows = np.zeros((2, 11), dtype=np.int64); rows[:, 2], rows[:, 3] = [0, 5], [5, 12]
-    >>> [p[:, 2:4].tolist() for p in _seed_parts(rows, 2)]
-    [[[0, 2], [5, 8]], [[2, 5], [8, 12]]]
+    >>> order, split = _dealt_seeds(rows, 2)
+    >>> order.tolist(), [p[:, 2:4].tolist() for p in split]
+    ([0, 2, 4, 1, 3, 5, 7, 9, 11, 6, 8, 10], [[[0, 3], [5, 9]], [[3, 5], [9, 12]]])
     """
-    out = []
-    starts, ends = rule_rows[:, 2], rule_rows[:, 3]
-    cuts = [starts + (ends - starts) * k // parts for k in range(parts + 1)]
+    pieces, bounds = [], [[] for _ in range(parts)]
+    for start, end in rule_rows[:, 2:4].tolist():
+        at = start
+        for k in range(parts):
+            piece = np.arange(start + k, end, parts, dtype=np.int64)
+            pieces.append(piece)
+            bounds[k].append((at, at + len(piece)))
+            at += len(piece)
+    split = []
     for k in range(parts):
         rows = rule_rows.copy()
-        rows[:, 2], rows[:, 3] = cuts[k], cuts[k + 1]
-        out.append(rows)
-    return out
+        rows[:, 2:4] = bounds[k]
+        split.append(rows)
+    return np.concatenate(pieces) if pieces else np.zeros(0, dtype=np.int64), split
 
 
 def _summed_parts(parts: list, dtype: np.dtype, add: Any) -> list[tuple[Any, int]]:
