@@ -470,7 +470,9 @@ def aggregate_rules(items: Sequence[tuple["DeltaRule", Sequence[np.ndarray], np.
     threads = SEED_THREADS if n >= SPLIT_SEEDS and ops.integral else 1
     if threads > 1:  # each rule's seeds dealt round-robin, so each part gets its share of the hubs' rows
         order, split = _dealt_seeds(rule_rows, threads)
-        seeds, seed_values, seed_nodes = seeds[order], seed_values[order], seed_nodes[:, :, order]
+        # (C order, as the loop was compiled for: another layout would be another signature to compile)
+        seeds, seed_values = np.ascontiguousarray(seeds[order]), np.ascontiguousarray(seed_values[order])
+        seed_nodes = np.ascontiguousarray(seed_nodes[:, :, order])
     arguments = (seeds, seed_values, seed_nodes, arrays, values, level_at, value_at, run_count, group.attrs,
                  group.seed_levels, group.depth_start, group.ext_read, group.ext_depth, group.distinct, np.int64(SPAN),
                  OPERATION_CODES[ops.add], OPERATION_CODES[ops.mul], np.asarray(ops.zero, dtype=dtype)[()], one,
