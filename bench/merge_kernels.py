@@ -99,7 +99,8 @@ def _queries(parquet: str, repeat: int) -> list[dict[str, Any]]:
                 runs.append(round(time.perf_counter() - started, 3))
         if len(answers) != 1:
             raise AssertionError(f"{text}: faq and Spark SQL disagree: {answers}")
-        row = {"query": text, "sql": sql, "answer": answers.pop(), "faq_seconds": faq_runs, "spark_sql_seconds": sql_runs,
+        row = {"query": text, "sql": sql, "answer": answers.pop(), "faq_seconds": faq_runs,
+               "spark_sql_seconds": sql_runs,
                "faq_over_sql_median": round(float(np.median(faq_runs)) / float(np.median(sql_runs)), 3)}
         log(f"{text}: faq {faq_runs} s, Spark SQL {sql_runs} s")
         rows.append(row)
@@ -133,8 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     forward, reverse = Table(("a", "b"), {"a": src, "b": dst}, ones), Table(("b", "a"), {"b": src, "a": dst}, ones)
     rows.append(_row(f"rmat{args.scale} edges ⋈ reverse", len(src), [forward, reverse], args.repeat))
     nodes = Table(("b",), {"b": np.unique(src)}, None)
-    rows.append(_row(f"rmat{args.scale} node ⋈ e(b,c)", len(src), [nodes, Table(("b", "c"), {"b": src, "c": dst}, ones)],
-                     args.repeat))
+    out_edges = Table(("b", "c"), {"b": src, "c": dst}, ones)
+    rows.append(_row(f"rmat{args.scale} node ⋈ e(b,c)", len(src), [nodes, out_edges], args.repeat))
     run["rows"] = rows
     if args.spark:
         run["queries_from_parquet"] = _queries(edge_parquet(f"rmat{args.scale}")[0], args.repeat)

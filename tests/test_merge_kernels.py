@@ -55,7 +55,8 @@ def test_in_order_packs_unsigned_and_large_inputs_exactly():
     rng = np.random.default_rng(3)
     wide = rng.integers(0, 1 << 40, 100_000).astype(np.uint64)  # 17 bits of rows: packed in uint64 still
     ordered, order = in_order(wide)
-    assert np.array_equal(ordered, np.sort(wide).astype(np.int64)) and np.array_equal(wide[order].astype(np.int64), ordered)
+    assert np.array_equal(ordered, np.sort(wide).astype(np.int64))
+    assert np.array_equal(wide[order].astype(np.int64), ordered)
     too_wide = rng.integers(0, 1 << 62, 1000)  # past 64 bits packed: a stable argsort
     ordered, order = in_order(np.concatenate([too_wide, too_wide[:10]]))
     assert np.array_equal(order, np.argsort(np.concatenate([too_wide, too_wide[:10]]), kind="stable"))

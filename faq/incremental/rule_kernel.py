@@ -535,14 +535,12 @@ def _summed_parts(parts: list, dtype: np.dtype, add: Any) -> list[tuple[Any, int
     returned: with ⊕ = + integer totals summed exactly (a carry is ``2^GUARD_SHIFT`` each), else the
     totals ⊕-ed by ``add`` (min, max, or: exact on integers in any order).
 
-    >>> c, r = np.zeros(1, dtype=np.int64), np.array([2])
-    >>> [(int(t), n) for t, n in _summed_parts([(c, r, np.array([5])), (c, r, np.array([-7]))], np.dtype(np.int64), np.add)]
-    [(-2, 4)]
-    >>> [(int(t), n) for t, n in _summed_parts([(c, r, np.array([5])), (c, r, np.array([-7]))], np.dtype(np.int64),
-    ...                                        np.minimum)]
-    [(-7, 4)]
+    >>> c, r, int64 = np.zeros(1, dtype=np.int64), np.array([2]), np.dtype(np.int64)
+    >>> two = [(c, r, np.array([5])), (c, r, np.array([-7]))]
+    >>> [[(int(t), n) for t, n in _summed_parts(two, int64, add)] for add in (np.add, np.minimum)]
+    [[(-2, 4)], [(-7, 4)]]
     >>> big = np.array([1 << 60])                  # past 2^61 together: an exact Python int, as a carry gives
-    >>> _summed_parts([(c, r, big), (c, r, big), (np.array([1]), r, np.array([0]))], np.dtype(np.int64), np.add)
+    >>> _summed_parts([(c, r, big), (c, r, big), (np.array([1]), r, np.array([0]))], int64, np.add)
     [(4611686018427387904, 6)]
     """
     from faq.joins.partial import GUARD_SHIFT

@@ -38,8 +38,9 @@ from faq.semirings.numpy_backend import NumpyForm
 
 #: Integer keys are joined by sorting in numpy at every size: sorted int64 codes matched by binary
 #: searches of sorted probes (:func:`_matches`) beat pandas' hash merges from 25K rows to 4M in one
-#: run here -- a 2M x 2M many-to-many join 2.1 s against 2.7 s, 3.9M edges against their reverse
-#: 0.33 s against 2.9 s (``python -m bench.merge_kernels``).  Pandas joins keys that are not integers.
+#: run here -- a 2M x 2M many-to-many join 1.10 s against 1.98 s, 3.9M edges against their reverse
+#: 0.29 s against 1.92 s (``python -m bench.merge_kernels``, bench/results/merge_kernels.json).
+#: Pandas joins keys that are not integers.
 
 #: The in-process binary join's kernels (:func:`binary_kernel`), each with the words its step's note
 #: and ``explain`` use: ``in-process binary join (<words>)``.
@@ -154,11 +155,11 @@ def binary_kernel(
 def _matches(left: np.ndarray, right: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Row pairs (i, j) with ``left[i] == right[j]`` (int64 codes): an inner join of sorted codes.
 
-    Both sides are put in order (:func:`~faq.joins.table.in_order`: nothing to do for codes already ascending, as a
-    relation's rows from the driver's CSR are) and matched by binary searches of one sorted array in
-    the other, which read both sequentially: searching unsorted probes costs a cache miss a probe
-    (R-MAT 18's 3.9M edges against their reverse: 3.2 s, sorted 0.16 s).  The pairs come in the
-    order of the keys.
+    Both sides are put in order (:func:`~faq.joins.table.in_order`: nothing to do for codes already
+    ascending, as a relation's rows from the driver's CSR are) and matched by binary searches of one
+    sorted array in the other, which read both sequentially: searching unsorted probes costs a cache
+    miss a probe (R-MAT 18's 3.9M edges against their reverse: 3.2 s, sorted 0.16 s).  The pairs
+    come in the order of the keys.
 
     >>> i, j = _matches(np.array([3, 1, 3]), np.array([3, 3, 2]))
     >>> sorted(zip(i.tolist(), j.tolist()))
