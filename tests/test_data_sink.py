@@ -3,7 +3,8 @@
 Each stream's result is compared exactly with the library's own answer computed directly over the
 same final input (``faq.maintain`` / ``faq.track`` / ``faq.count_triangles``) and with networkx.
 The micro-batches are Parquet files read one per trigger (``maxFilesPerTrigger``), so batch ``i`` is
-file ``i`` and a restart re-reads the same rows.
+file ``i`` and a restart re-reads the same rows (after a kill, its first batch may read two files: see
+the killed writer's test).
 """
 
 from __future__ import annotations
@@ -266,8 +267,14 @@ def test_a_writer_killed_mid_stream_resumes_exactly_once(source, tmp_path):
     assert 3 <= version < len(batches), f"the writer reached version {version} before it was killed"
     run_stream(source, changes, checkpoint, state=str(state), query=TRIANGLES)
     reopened = MaintainedQuery.open(str(state))
-    assert reopened.version == len(batches)
-    assert [int(label.rsplit(" ", 1)[1]) for label in reopened.labels] == list(range(len(batches)))
+    # One file a micro-batch, except where the kill fell between Spark's file-source log and its offset
+    # log: the file source then counts the logged file as seen and the first micro-batch after the restart
+    # reads it with the next one (every file still read once: Spark's guarantee is per row, not per file).
+    # So versions are the batches or one fewer; each micro-batch applied once (its id once, in order);
+    # and the answer -- which a batch applied twice or lost would change -- the library's over every change.
+    ids = [int(label.rsplit(" ", 1)[1]) for label in reopened.labels]
+    assert reopened.version == len(ids) and len(batches) - 1 <= len(ids) <= len(batches), ids
+    assert ids == sorted(set(ids)) and ids[0] == 0, ids
     direct = faq.maintain(TRIANGLES, edge=final_edges(batches))
     graph = nx.Graph(final_edges(batches))
     assert reopened.scalar() == direct.scalar() == sum(nx.triangles(graph).values()) // 3
