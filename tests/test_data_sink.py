@@ -269,7 +269,9 @@ def test_a_writer_killed_mid_stream_resumes_exactly_once(source, tmp_path):
     reopened = MaintainedQuery.open(str(state))
     # One file a micro-batch, except where the kill fell between Spark's file-source log and its offset
     # log: the file source then counts the logged file as seen and the first micro-batch after the restart
-    # reads it with the next one (every file still read once: Spark's guarantee is per row, not per file).
+    # reads it with the next one (every file still read once: Spark's guarantee is per row, not per file;
+    # seen by writing a file-source log entry ahead of the offset log by hand: the restart's first batch read
+    # files 3 and 4).
     # So versions are the batches or one fewer; each micro-batch applied once (its id once, in order);
     # and the answer -- which a batch applied twice or lost would change -- the library's over every change.
     ids = [int(label.rsplit(" ", 1)[1]) for label in reopened.labels]
