@@ -223,12 +223,18 @@ def test_a_streaming_process_killed_with_sigkill_restarts_and_applies_every_chan
                             trigger={"availableNow": True})
     query.awaitTermination()
     assert query.exception() is None
-    assert reopened.version == len(batches)  # no micro-batch applied twice, none skipped
-    assert [label.rsplit(" ", 1)[1] for label in reopened.state.labels] == [str(k) for k in range(len(batches))]
+    # One file a micro-batch, except where the kill fell after Spark's file source logged the next file and
+    # before its offset log did: the restart's first micro-batch then reads that file with the one after
+    # (tests/test_data_sink.py's killed writer says how this was seen).  So the versions are the files or
+    # one fewer, each micro-batch id applied once and in order, and the answer -- which a micro-batch
+    # applied twice or skipped would change -- every change counted once.
+    ids = [int(label.rsplit(" ", 1)[1]) for label in reopened.state.labels]
+    assert reopened.version == len(ids) and len(batches) - 1 <= len(ids) <= len(batches), ids
+    assert ids == sorted(set(ids)) and ids[0] == 0, ids
     assert answer_of(reopened) == per_node(final)
     # The sink: every version's file (written before each commit, so the kill left none missing), and
     # the diffs add up to the answer's whole change.
-    assert sorted(os.listdir(sink)) == [f"version-{v:010d}.parquet" for v in range(1, len(batches) + 1)]
+    assert sorted(os.listdir(sink)) == [f"version-{v:010d}.parquet" for v in range(1, reopened.version + 1)]
     sunk = spark.read.parquet(sink).toPandas()
     before = per_node(start)
     total = {a: d for a, d in sunk.groupby("a")["diff"].sum().to_dict().items() if d}
