@@ -33,7 +33,7 @@ import numpy as np
 
 from faq.joins.frame import VALUE_COLUMN
 from faq.joins.row_arithmetic import multiplied
-from faq.joins.table import Table, in_order, key_codes
+from faq.joins.table import Table, in_order, key_codes, offset_codes
 from faq.semirings.numpy_backend import NumpyForm
 
 #: Integer keys are joined by sorting in numpy at every size: sorted int64 codes matched by binary
@@ -201,22 +201,13 @@ def _shared_codes(left: Mapping[str, np.ndarray], right: Mapping[str, np.ndarray
     if all(k.dtype.kind in "iu" and len(k) for k in (*mine, *theirs)):
         bounds = [(min(int(a.min()), int(b.min())), max(int(a.max()), int(b.max()))) for a, b in zip(mine, theirs)]
         if math.prod(high - low + 1 for low, high in bounds) < 1 << 62:
-            return _offsets(mine, bounds), _offsets(theirs, bounds), True
+            return offset_codes(mine, bounds), offset_codes(theirs, bounds), True
     n = len(mine[0])
     codes = key_codes([np.concatenate([a, b]) for a, b in zip(mine, theirs)])
     exact = codes is not None
     if not exact:
         codes = key_codes([np.concatenate([mine[0], theirs[0]])])
     return codes[:n], codes[n:], exact
-
-
-def _offsets(columns: Sequence[np.ndarray], bounds: Sequence[tuple[int, int]]) -> np.ndarray:
-    """One int64 per row: the columns' offsets from their ``bounds``' least values, combined in order."""
-    code: Optional[np.ndarray] = None
-    for column, (low, high) in zip(columns, bounds):
-        offset = (column - column.dtype.type(low)).astype(np.int64, copy=False) if low else column.astype(np.int64)
-        code = offset if code is None else code * (high - low + 1) + offset
-    return code
 
 
 def sort_merged(relations: Sequence[Table], indicators: Sequence[Table], ops: NumpyForm) -> Table:

@@ -23,7 +23,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from faq.errors import IntegerOverflowError
-from faq.joins.table import Table, in_order, key_codes
+from faq.joins.table import Table, key_codes, sorted_groups
 from faq.semirings import Semiring
 from faq.semirings.numpy_backend import NumpyForm
 
@@ -52,8 +52,7 @@ def aggregate_rows(keys: Sequence[np.ndarray], values: np.ndarray, ops: NumpyFor
 
         codes = pd.DataFrame({i: k for i, k in enumerate(keys)}, copy=False).groupby(
             list(range(len(keys))), sort=False, dropna=False).ngroup().to_numpy()
-    sorted_codes, order = in_order(codes)  # stable: a group's values are ⊕-ed in their rows' order
-    starts = np.flatnonzero(np.concatenate(([True], sorted_codes[1:] != sorted_codes[:-1])))
+    order, starts = sorted_groups(codes)  # stable: a group's values are ⊕-ed in their rows' order
     if order is None:  # the rows were in key order already
         return [np.asarray(k)[starts] for k in keys], ops.segment_sum(values, starts)
     firsts = order[starts]

@@ -54,10 +54,8 @@ class Table:
         """The distinct ``variables``-projection of the rows (an indicator)."""
         codes = key_codes([self.keys[v] for v in variables])
         if codes is not None:  # the first row of each distinct code, in the codes' order (as np.unique)
-            ordered, order = in_order(codes)
-            starts = np.ones(len(ordered), dtype=bool)
-            starts[1:] = ordered[1:] != ordered[:-1]
-            first = np.flatnonzero(starts) if order is None else order[starts]
+            order, starts = sorted_groups(codes)
+            first = starts if order is None else order[starts]
             return Table(tuple(variables), {v: np.asarray(self.keys[v])[first] for v in variables}, None)
         frame = self.frame(valued=False)[list(variables)].drop_duplicates()
         return Table(tuple(variables), {v: frame[v].to_numpy() for v in variables}, None)
@@ -135,8 +133,7 @@ def key_codes(keys: Sequence[np.ndarray]) -> Optional[np.ndarray]:
         low, high = (int(k.min()), int(k.max())) if len(k) else (0, 0)
         size = high - low + 1
         if span * size < 1 << 62:
-            # (unsigned values may pass int64: their difference from the least value does not)
-            offsets = (k - k.dtype.type(low)).astype(np.int64, copy=False) if low else k.astype(np.int64, copy=False)
+            offsets = _offset(k, low)
         else:
             values, inverse = np.unique(k, return_inverse=True)
             size = max(1, len(values))
@@ -174,6 +171,45 @@ def in_order(codes: np.ndarray) -> tuple[np.ndarray, Optional[np.ndarray]]:
         return (packed >> shift).astype(np.int64), (packed & np.uint64((1 << bits) - 1)).astype(np.int64)
     order = np.argsort(codes, kind="stable")
     return codes[order], order
+
+
+def offset_codes(columns: Sequence[np.ndarray], bounds: Sequence[tuple[int, int]]) -> np.ndarray:
+    """One int64 per row: integer ``columns``' offsets from their ``bounds``' least values, combined in
+    order (the caller knows the product of the bounds' spans is below 2^62) -- :func:`key_codes` with
+    the bounds given, e.g. two tables' joint ones.
+
+    >>> offset_codes([np.array([5, 7]), np.array([2, 1])], [(5, 9), (1, 2)]).tolist()
+    [1, 4]
+    """
+    code: Optional[np.ndarray] = None
+    for column, (low, high) in zip(columns, bounds):
+        offset = _offset(np.asarray(column), low)
+        code = offset if code is None else code * (high - low + 1) + offset
+    return code
+
+
+def _offset(column: np.ndarray, low: int) -> np.ndarray:
+    """An integer column's offsets from ``low`` as int64 (unsigned values may pass int64: their
+    difference from the least value does not)."""
+    if not low:
+        return column.astype(np.int64, copy=False)
+    return (column - column.dtype.type(low)).astype(np.int64, copy=False)
+
+
+def sorted_groups(codes: np.ndarray) -> tuple[Optional[np.ndarray], np.ndarray]:
+    """The rows of equal ``codes`` together: :func:`in_order`'s stable permutation (None: in order
+    already) and where each group starts in that order.
+
+    >>> order, starts = sorted_groups(np.array([7, 2, 7, 0]))
+    >>> order.tolist(), starts.tolist()
+    ([3, 1, 0, 2], [0, 1, 2])
+    >>> sorted_groups(np.array([], dtype=np.int64))[1].tolist()   # no rows: no groups
+    []
+    """
+    ordered, order = in_order(codes)
+    if not len(ordered):
+        return order, np.zeros(0, dtype=np.int64)
+    return order, np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
 
 
 def variables_of(relations: Sequence[Table], indicators: Sequence[Table]) -> tuple[str, ...]:
