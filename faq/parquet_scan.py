@@ -9,9 +9,10 @@ reads the files itself when, and only when, Spark would return exactly their
 rows:
 
 * the DataFrame's physical plan (``explain()``: planning, no job) is a bare
-  ``FileScan parquet`` of the columns asked, perhaps picked in another order -- no
-  filter, pushed filter, partition filter, computed column, join or limit
-  (:func:`scan_columns`);
+  ``FileScan parquet`` of the columns asked, perhaps picked in another order, perhaps
+  beside constant numbers or booleans (the ``1 AS value`` a factor without values
+  adds: made on the driver, not read) -- no filter, pushed filter, partition filter,
+  computed column, join or limit (:func:`scan_columns`);
 * every file is a local path the driver can open (:func:`local_files`, from
   ``inputFiles()``, no job);
 * every column read is of a type whose values pyarrow and Spark read alike
@@ -30,7 +31,7 @@ Examples
 Location: InMemoryFileIndex(1 paths)[file:/d/e.parquet], PartitionFilters: [], PushedFilters: [], \
 ReadSchema: struct<src:bigint,dst:bigint>
 ... ''')
-['src', 'dst']
+{'src': None, 'dst': None}
 >>> scan_columns('''== Physical Plan ==
 ... *(1) Filter (isnotnull(src#0L) AND (src#0L > 3))
 ... +- *(1) ColumnarToRow
@@ -61,24 +62,31 @@ _TO_ROWS = re.compile(r"^(\*\(\d+\) )?ColumnarToRow$")
 _SCAN = re.compile(r"^(\+- )?(\*\(\d+\) )?FileScan parquet (?:\S+ )?\[(?P<columns>[^\]]*)\] (?P<rest>.*)$")
 _REORDER = re.compile(r"^(\*\(\d+\) )?Project \[(?P<columns>[^\]]*)\]$")
 _ATTRIBUTE = re.compile(r"^(?P<name>\w+)#\d+L?$")  # a column as Spark prints it: name#id, L for a long
+#: A constant column as Spark prints it: a number or boolean literal, named (what a factor without values adds).
+_CONSTANT = re.compile(r"^(?P<literal>-?\d+(\.\d+)?(E-?\d+)?|-?Infinity|true|false) AS (?P<name>\w+)#\d+L?$")
 _NOTHING_PUSHED = ("DataFilters: [],", "PartitionFilters: [],", "PushedFilters: [],")
 
 
-def scan_columns(plan: str) -> Optional[list[str]]:
-    """The columns a physical plan (``explain()``'s text) reads when it is a bare Parquet scan, else None.
+def scan_columns(plan: str) -> Optional[dict[str, Optional[str]]]:
+    """The columns a physical plan (``explain()``'s text) returns when it is a bare Parquet scan, else None:
+    each column's name and, for a constant (Spark's text of a number or boolean, such as the ``1 AS value``
+    of a factor without values), its literal; None for a column read from the files.
 
     >>> scan_columns("== Physical Plan ==\\n*(2) HashAggregate(keys=[], functions=[count(1)])\\n") is None
     True
     >>> scan_columns("*(1) Project [x#5, k#4L]\\n+- *(1) ColumnarToRow\\n   +- FileScan parquet [k#4L,x#5] "
     ...              "DataFilters: [], PartitionFilters: [], PushedFilters: [], ReadSchema: struct<k:bigint,x:double>")
-    ['x', 'k']
+    {'x': None, 'k': None}
+    >>> scan_columns("*(1) Project [k#4L, 1.0 AS value#6]\\n+- *(1) ColumnarToRow\\n   +- FileScan parquet [k#4L] "
+    ...              "DataFilters: [], PartitionFilters: [], PushedFilters: [], ReadSchema: struct<k:bigint>")
+    {'k': None, 'value': '1.0'}
     >>> scan_columns("*(1) Project [(k#4L + 1) AS k#9L]\\n+- *(1) ColumnarToRow\\n   +- FileScan parquet [k#4L] "
     ...              "DataFilters: [], PartitionFilters: [], PushedFilters: [], ReadSchema: struct<k:bigint>") is None
     True
     """
     lines = [line.strip() for line in plan.splitlines() if line.strip() and not line.startswith("==")]
     order = _REORDER.match(lines[0]) if lines else None
-    if order is not None:  # the columns picked from the scan, as they are: nothing computed or renamed
+    if order is not None:  # the columns picked from the scan as they are, or constants: nothing computed
         lines = [re.sub(r"^\+- ", "", line) for line in lines[1:]]
     if len(lines) == 2 and _TO_ROWS.match(lines[0]):
         lines = lines[1:]
@@ -87,9 +95,16 @@ def scan_columns(plan: str) -> Optional[list[str]]:
         return None
     scanned = [name for name in found["columns"].split(",") if name]
     picked = [name.strip() for name in order["columns"].split(",")] if order is not None else scanned
-    if not set(picked) <= set(scanned) or not all(_ATTRIBUTE.match(name) for name in picked):
-        return None
-    return [_ATTRIBUTE.match(name)["name"] for name in picked]
+    columns: dict[str, Optional[str]] = {}
+    for name in picked:
+        attribute, constant = _ATTRIBUTE.match(name), _CONSTANT.match(name)
+        if attribute is not None and name in scanned:
+            columns[attribute["name"]] = None
+        elif constant is not None:
+            columns[constant["name"]] = constant["literal"]
+        else:
+            return None
+    return columns if len(columns) == len(picked) else None
 
 
 #: ``explain`` prints; its text is caught by swapping ``sys.stdout``, which is one for the process: one
@@ -108,12 +123,18 @@ def physical_plan(df: Any) -> str:
 
 
 def bare_scan(df: Any, columns: Sequence[str], files: Optional[Sequence[str]] = None) -> bool:
-    """Whether ``df``'s ``columns`` are a bare scan of local Parquet files of plain types (module notes), so
-    that :func:`read_scan` reads them (within its limit); asked of Spark's plan, no job, nothing read.
+    """Whether ``df``'s ``columns`` are a bare scan of local Parquet files of plain types, perhaps with
+    constant columns (module notes), so that :func:`read_scan` reads them (within its limit); asked of
+    Spark's plan, no job, nothing read.
 
     >>> bare_scan(type("Frame", (), {"inputFiles": lambda self: []})(), ["k"])   # no files
     False
     """
+    return _scanned(df, columns, files) is not None
+
+
+def _scanned(df: Any, columns: Sequence[str], files: Optional[Sequence[str]]) -> Optional[dict[str, Any]]:
+    """:func:`bare_scan`'s finding: each column's constant value (None: read from the files), or None."""
     try:
         known = _BARE.setdefault(df, {})
     except TypeError:  # a frame that takes no weak reference: asked each time
@@ -122,40 +143,80 @@ def bare_scan(df: Any, columns: Sequence[str], files: Optional[Sequence[str]] = 
     if key not in known:
         files = local_files(df) if files is None else files
         types = dict(df.dtypes) if files and all(path.endswith(".parquet") for path in files) else {}
-        known[key] = (all(types.get(c) in PLAIN_TYPES for c in columns)
-                      and scan_columns(physical_plan(df.select(*columns))) == list(columns))
+        found = (scan_columns(physical_plan(df.select(*columns)))
+                 if all(types.get(c) in PLAIN_TYPES for c in columns) else None)
+        constants = {c: _constant(literal, types[c]) for c, literal in (found or {}).items()}
+        known[key] = (constants if found is not None and list(found) == list(columns)
+                      and all(value is not _NOT_CONSTANT for value in constants.values()) else None)
     return known[key]
+
+
+_NOT_CONSTANT = object()
+
+
+def _constant(literal: Optional[str], spark_type: str) -> Any:
+    """The value of a constant column of ``spark_type`` printed as ``literal`` (None: no constant, a column
+    read from the files), or ``_NOT_CONSTANT`` when the text may mean another value (a string's literal is
+    printed without quotes; only numbers and booleans are taken).
+
+    >>> _constant("1", "bigint"), _constant("-Infinity", "double"), _constant("true", "boolean")
+    (1, -inf, True)
+    >>> _constant("1.5", "bigint") is _NOT_CONSTANT, _constant("1", "string") is _NOT_CONSTANT
+    (True, True)
+    """
+    if literal is None:
+        return None
+    kind = PLAIN_TYPES[spark_type]
+    if kind == "bool":
+        return literal == "true" if literal in ("true", "false") else _NOT_CONSTANT
+    if kind.startswith("int"):
+        return int(literal) if literal.lstrip("-").isdigit() else _NOT_CONSTANT
+    if kind in ("double", "float") and literal not in ("true", "false"):
+        return float(literal)
+    return _NOT_CONSTANT
 
 
 #: What :func:`bare_scan` found, by frame and columns: pricing asks before the fetch asks again.  A
 #: DataFrame's plan never changes (it is immutable); the entry goes with the frame.
-_BARE: "weakref.WeakKeyDictionary[Any, dict[tuple, bool]]" = weakref.WeakKeyDictionary()
+_BARE: "weakref.WeakKeyDictionary[Any, dict[tuple, Optional[dict[str, Any]]]]" = weakref.WeakKeyDictionary()
 
 
 def read_scan(df: Any, columns: Sequence[str], limit: int, files: Optional[Sequence[str]] = None,
               rows: Optional[int] = None) -> Optional[Any]:
     """``df``'s ``columns`` as an Arrow table read by pyarrow from its Parquet files, when ``df`` is a bare
     scan of local files of plain types holding at most ``limit`` rows (module notes); else None, and
-    nothing read.  ``files`` and ``rows``: :func:`local_files` and :func:`file_rows` of ``df`` when the caller
-    has asked already (the footers are read once).
+    nothing read.  A constant column (a factor's ``1 AS value``) is made here, not read.  ``files`` and
+    ``rows``: :func:`local_files` and :func:`file_rows` of ``df`` when the caller has asked already (the
+    footers are read once).
 
     >>> read_scan(type("Frame", (), {"inputFiles": lambda self: []})(), ["k"], 10) is None   # no files
     True
     """
     files = local_files(df) if files is None else files
     rows = (file_rows(df, files) if files else None) if rows is None else rows
-    if rows is None or rows > limit or not bare_scan(df, columns, files):
+    constants = _scanned(df, columns, files) if rows is not None and rows <= limit else None
+    if constants is None:
         return None
     types = dict(df.dtypes)  # the frame's schema, kept by pyspark once asked (bare_scan did)
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    read = [c for c in columns if constants[c] is None]
     try:
-        table = pq.read_table(files, columns=list(columns))
+        table = pq.read_table(files, columns=read)
     except (OSError, ValueError, pa.ArrowException):
         return None  # a file unreadable here, a column missing or named otherwise (Spark ignores case)
-    if [str(t) for t in table.schema.types] != [PLAIN_TYPES[types[c]] for c in columns] or table.num_rows > limit:
+    if [str(t) for t in table.schema.types] != [PLAIN_TYPES[types[c]] for c in read] or table.num_rows > limit:
         return None
+    if len(read) < len(columns):  # the constants beside the columns read, in the order asked
+        import numpy as np
+
+        n = table.num_rows if read else rows
+        numpy_type = {"double": "float64", "float": "float32"}
+        arrays = [table.column(c) if constants[c] is None else
+                  pa.array(np.full(n, constants[c], dtype=numpy_type.get(PLAIN_TYPES[types[c]], PLAIN_TYPES[types[c]])))
+                  for c in columns]
+        return pa.table(arrays, names=list(columns))
     return table.replace_schema_metadata(None)
 
 
