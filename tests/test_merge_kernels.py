@@ -4,12 +4,15 @@ Since integer keys sort-merge at every size (:func:`faq.joins.merges.binary_kern
 sorted codes (:func:`faq.joins.merges._matches`, :func:`faq.joins.table.in_order`) carries every large
 in-process join: keys drawn from narrow ranges (many duplicates, many-to-many), wide ones (the packed
 sort declines: ``argsort``; codes by rank), negative and unsigned, inputs already in order or not.
+Dense codes (few distinct values for their rows) are addressed directly instead (:mod:`faq.joins.dense`);
+every check runs both ways (``addressing``), so the sort keeps its coverage on small random inputs.
 No Spark.
 """
 
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -21,6 +24,20 @@ from faq.joins.table import Table, in_order
 from faq.semirings import COUNTING, REAL
 from faq.semirings.numpy_backend import numpy_ops
 
+@contextmanager
+def addressing(dense: bool):
+    """Dense codes addressed directly (as they run), or every input sorted (no span is dense enough)."""
+    import faq.joins.dense as dense_module
+
+    saved = dense_module.MAX_SPAN
+    dense_module.MAX_SPAN = saved if dense else 0
+    try:
+        yield
+    finally:
+        dense_module.MAX_SPAN = saved
+
+
+BOTH_WAYS = pytest.mark.parametrize("dense", [True, False], ids=["addressed", "sorted"])
 KEY_RANGES = [(0, 3), (-5, 5), (0, 1000), (-(2**62), 2**62)]
 
 
@@ -32,10 +49,12 @@ def codes(draw, max_rows: int = 60) -> np.ndarray:
     return np.sort(array) if draw(st.booleans()) else array
 
 
+@BOTH_WAYS
 @settings(max_examples=200, deadline=None)
-@given(codes(), codes())
-def test_matches_are_every_equal_pair_once(left, right):
-    i, j = _matches(left, right)
+@given(left=codes(), right=codes())
+def test_matches_are_every_equal_pair_once(dense, left, right):
+    with addressing(dense):
+        i, j = _matches(left, right)
     expected = Counter((a, b) for a in range(len(left)) for b in range(len(right)) if left[a] == right[b])
     assert Counter(zip(i.tolist(), j.tolist())) == expected
 
@@ -82,11 +101,35 @@ def _rows(table: Table) -> Counter:
     return Counter(zip(*(table.keys[v].tolist() for v in names), table.values.tolist()))
 
 
+@BOTH_WAYS
 @settings(max_examples=150, deadline=None)
-@given(tables())
-def test_sort_merge_equals_the_pandas_merges(relations):
+@given(relations=tables())
+def test_sort_merge_equals_the_pandas_merges(dense, relations):
     ops = numpy_ops(REAL)
-    assert _rows(sort_merged(relations, [], ops)) == _rows(merged(relations, [], ops))
+    with addressing(dense):
+        assert _rows(sort_merged(relations, [], ops)) == _rows(merged(relations, [], ops))
+
+
+@BOTH_WAYS
+@settings(max_examples=150, deadline=None)
+@given(keys=st.lists(st.tuples(st.integers(-3, 40), st.integers(0, 5)), max_size=60),
+       big=st.booleans())
+def test_integer_sums_by_key_are_exact_either_way(dense, keys, big):
+    """⊕ by key of counts: a weighted count where float64 adds exactly, else the sort; projections alike."""
+    from faq.joins.row_arithmetic import aggregate_rows
+
+    a = np.array([k[0] for k in keys], dtype=np.int64)
+    b = np.array([k[1] for k in keys], dtype=np.int64)
+    values = np.arange(1, len(keys) + 1, dtype=np.int64) * ((1 << 50) + 1 if big else 1)  # past 2^53, not 2^63
+    expected = Counter()
+    for x, y, v in zip(a.tolist(), b.tolist(), values.tolist()):
+        expected[(x, y)] += v
+    with addressing(dense):
+        (ka, kb), sums = aggregate_rows([a, b], values, numpy_ops(COUNTING))
+        projected = Table(("a", "b"), {"a": a, "b": b}, None).projection(["b", "a"])
+    assert dict(zip(zip(ka.tolist(), kb.tolist()), sums.tolist())) == dict(expected)
+    assert sums.dtype == np.int64 and list(zip(ka.tolist(), kb.tolist())) == sorted(expected)  # in key order
+    assert list(zip(projected.keys["b"].tolist(), projected.keys["a"].tolist())) == sorted({(y, x) for x, y in expected})
 
 
 @pytest.mark.parametrize("semiring", [COUNTING, REAL], ids=lambda s: s.name)

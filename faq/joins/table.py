@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 import numpy as np
 
+from faq.joins.dense import dense_span, distinct
 from faq.joins.frame import VALUE_COLUMN
 from faq.semirings import Semiring
 from faq.semirings.numpy_backend import as_values
@@ -53,9 +54,13 @@ class Table:
     def projection(self, variables: Sequence[str]) -> "Table":
         """The distinct ``variables``-projection of the rows (an indicator)."""
         codes = key_codes([self.keys[v] for v in variables])
-        if codes is not None:  # the first row of each distinct code, in the codes' order (as np.unique)
-            order, starts = sorted_groups(codes)
-            first = starts if order is None else order[starts]
+        if codes is not None:  # a row of each distinct code, in the codes' order (as np.unique)
+            span = dense_span(codes)
+            if span is not None:  # few codes: counted, not sorted
+                first = distinct(codes, span)[1]
+            else:
+                order, starts = sorted_groups(codes)
+                first = starts if order is None else order[starts]
             return Table(tuple(variables), {v: np.asarray(self.keys[v])[first] for v in variables}, None)
         frame = self.frame(valued=False)[list(variables)].drop_duplicates()
         return Table(tuple(variables), {v: frame[v].to_numpy() for v in variables}, None)
