@@ -11,9 +11,10 @@ best of ``--repeat`` runs each, and checks that both give the same rows and the 
   (the 4-cycle's inclusion-exclusion terms join exactly this), and ``node ⋈ e(b, c)`` on ``b``.
 
 With ``--spark``, queries whose steps are these joins, as a user runs them: ``faq.query`` on
-``spark.read.parquet`` of the same edges (fetched to the driver, joined in-process), against the Spark
-SQL a user writes for the same number, in the same session, ``--repeat`` runs each (the first of a
-session is cold), answers checked equal:
+``spark.read.parquet`` of the same edges -- the default placement (fetched to the driver, joined
+in-process) and ``placement="executors"`` (the rows stay in Spark, as for data the driver cannot hold)
+-- against the Spark SQL a user writes for the same number, in the same session, ``--repeat`` runs each
+(the first of a session is cold), interleaved, answers checked equal:
 
 * ``count() := e(a,b), e(b,a)`` -- reciprocated edges (SQL: a self-join on both columns, ``count(*)``);
 * ``count() := e(a,b), e(b,c), e(c,b)`` -- 2-paths whose second edge is reciprocated;
@@ -74,15 +75,17 @@ QUERIES = (  # (faq query, Spark SQL over the view e(src, dst) giving the same n
 
 
 def _queries(parquet: str, repeat: int) -> list[dict[str, Any]]:
-    """Each of :data:`QUERIES` by faq and by Spark SQL on ``spark.read.parquet(parquet)``, same session."""
+    """Each of :data:`QUERIES` by faq (default placement, and ``placement="executors"``: the rows stay in
+    Spark, as for data the driver cannot hold) and by Spark SQL on ``spark.read.parquet(parquet)``, same
+    session, interleaved."""
     import faq
     from faq.spark import get_session
 
     spark = get_session()
     rows = []
     for text, sql in QUERIES:
-        def by_faq() -> int:
-            with faq.query(text, e=spark.read.parquet(parquet)) as result:
+        def by_faq(placement: str) -> int:
+            with faq.query(text, e=spark.read.parquet(parquet), placement=placement) as result:
                 if text.startswith("count"):
                     return int(result.scalar())
                 return int(result.df.agg({"value": "sum"}).collect()[0][0])
@@ -91,18 +94,22 @@ def _queries(parquet: str, repeat: int) -> list[dict[str, Any]]:
             spark.read.parquet(parquet).createOrReplaceTempView("e")
             return int(spark.sql(sql).collect()[0][0])
 
-        faq_runs, sql_runs, answers = [], [], set()
-        for _ in range(repeat):  # interleaved: both sides under the same load
-            for fn, runs in ((by_faq, faq_runs), (by_sql, sql_runs)):
+        sides = {"faq_seconds": lambda: by_faq("auto"), "faq_executors_seconds": lambda: by_faq("executors"),
+                 "spark_sql_seconds": by_sql}
+        runs: dict[str, list[float]] = {name: [] for name in sides}
+        answers = set()
+        for _ in range(repeat):  # interleaved: every side under the same load
+            for name, fn in sides.items():
                 started = time.perf_counter()
                 answers.add(fn())
-                runs.append(round(time.perf_counter() - started, 3))
+                runs[name].append(round(time.perf_counter() - started, 3))
         if len(answers) != 1:
             raise AssertionError(f"{text}: faq and Spark SQL disagree: {answers}")
-        row = {"query": text, "sql": sql, "answer": answers.pop(), "faq_seconds": faq_runs,
-               "spark_sql_seconds": sql_runs,
-               "faq_over_sql_median": round(float(np.median(faq_runs)) / float(np.median(sql_runs)), 3)}
-        log(f"{text}: faq {faq_runs} s, Spark SQL {sql_runs} s")
+        sql_median = float(np.median(runs["spark_sql_seconds"]))
+        row = {"query": text, "sql": sql, "answer": answers.pop(), **runs,
+               "faq_over_sql_median": round(float(np.median(runs["faq_seconds"])) / sql_median, 3),
+               "faq_executors_over_sql_median": round(float(np.median(runs["faq_executors_seconds"])) / sql_median, 3)}
+        log(f"{text}: " + ", ".join(f"{name} {values}" for name, values in runs.items()))
         rows.append(row)
     return rows
 

@@ -102,9 +102,9 @@ class StepPrinter:
         if event.kind == "start":
             self.write_line(f"{where}: {event.description} ...")
         elif event.kind == "done":
-            rows = "?" if event.rows is None else f"{event.rows}"
+            rows = f"{event.rows} rows" if event.rows is not None else event.note or "? rows"  # (pipelined: why)
             secs = "" if event.seconds is None else f" in {event.seconds:.1f} s"
-            self.write_line(f"{where} done: {rows} rows{secs}")
+            self.write_line(f"{where} done: {rows}{secs}")
         else:  # an event kind this printer does not know: show it plainly
             self.write_line(f"{where} {event.kind}: {event.description}")
 

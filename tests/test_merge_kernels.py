@@ -29,12 +29,15 @@ def addressing(dense: bool):
     """Dense codes addressed directly (as they run), or every input sorted (no span is dense enough)."""
     import faq.joins.dense as dense_module
 
-    saved = dense_module.MAX_SPAN
-    dense_module.MAX_SPAN = saved if dense else 0
+    saved = dense_module.MAX_SPAN, dense_module.MIN_ROWS, dense_module.SPAN_PER_ROW
+    if dense:  # small random inputs addressed too: any rows, any span within the limit
+        dense_module.MIN_ROWS, dense_module.SPAN_PER_ROW = 0, 1 << 30
+    else:
+        dense_module.MAX_SPAN = 0
     try:
         yield
     finally:
-        dense_module.MAX_SPAN = saved
+        dense_module.MAX_SPAN, dense_module.MIN_ROWS, dense_module.SPAN_PER_ROW = saved
 
 
 BOTH_WAYS = pytest.mark.parametrize("dense", [True, False], ids=["addressed", "sorted"])

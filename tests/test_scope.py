@@ -88,6 +88,9 @@ def test_a_failing_query_leaves_nothing_cached(spark, monkeypatch):
         return real(*args, **kwargs)
 
     monkeypatch.setattr(executor, "join_bag", failing_second)
+    # Every step materialised (none pipelined into the next: faq.insideout.pipelining), so the first step's
+    # cache exists when the second fails, and must be released.
+    monkeypatch.setattr(executor, "pipelined", lambda plan: {})
     persisted.clear()
     with pytest.raises(RuntimeError, match="second step"):
         evaluate(text, {"edge": edge}, placement="executors")

@@ -202,13 +202,21 @@ def statistics(query: FAQ, factors: Mapping[str, Factor]) -> dict[str, int]:
     """
     names = [name for name in query.factor_names if name in factors]
     relations = {name: factors[name].relation for name in names}
-    counts = {name: int(r.rows) if r.held else None for name, r in relations.items()}
+    counts = {name: int(r.rows) if r.held else _scanned_rows(factors[name]) for name, r in relations.items()}
     missing = [name for name in names if counts[name] is None]
     if len(missing) == 1:
         counts[missing[0]] = factors[missing[0]].count()
     elif missing:
         counts.update(row_counts({name: factors[name].df for name in missing}))
     return counts
+
+
+def _scanned_rows(factor: Factor) -> Optional[int]:
+    """The rows of a factor that is a bare scan of local Parquet files (:func:`faq.parquet_scan.bare_scan`):
+    its files' footers say them exactly, no job; else None."""
+    from faq.parquet_scan import bare_scan, file_rows
+
+    return file_rows(factor.df) if bare_scan(factor.df, factor.columns()) else None
 
 
 def row_counts(frames: Mapping[str, Any]) -> dict[str, int]:

@@ -56,6 +56,8 @@ from faq.insideout.binding import (
 )
 from faq.insideout.fetching import fetched_all
 from faq.insideout.in_process import Held, Progress, StepEvent, describe_step, run_step
+from faq.parquet_scan import bare_scan
+from faq.insideout.pipelining import note as pipelining_note, pipelined
 from faq.insideout.planner import Plan
 from faq.insideout.staleness import PlanLike, check_query, check_rows, check_types, factor_rows, load_plan
 from faq.results import Answer
@@ -178,6 +180,8 @@ def execute(
         relations, steps = {plan.result.id: answer}, ()
         step_rows = [-1] * (len(plan.steps) - 1) + [rows]  # -1: a step inside the tasks is not counted
         notes = [note] * len(plan.steps)
+    handed = pipelined(plan) if steps else {}  # steps whose plan the next step reads, unmaterialised
+    consumed: list = []
     with scope.closing_on_error():
         for step in steps:
             if step.placement == "driver":
@@ -188,15 +192,18 @@ def execute(
                 described = describe_step(step)  # what progress says and what Spark's UI shows
                 with spark_step(spark, f"step {step.index} of {len(plan.steps)}, {described}"):
                     frame, rows = _run_step(step, len(plan.steps), _as_frames(step, relations, spark, plan),
-                                            frames, semiring, scope, progress, described)
+                                            frames, semiring, scope, progress, described, handed.get(step.index))
                 relations[step.output.id] = frame
                 notes.append(frame.note)
             step_rows.append(rows)
-            # Consumed intermediates are no longer needed: release them now (inputs are not ours).
-            for r in step.inputs:
-                consumed = relations.pop(r)
-                if isinstance(consumed, Frame) and consumed.relation.dataframe is not None:
-                    scope.release(consumed.relation.dataframe)  # (held rows own no cache)
+            # Consumed intermediates are no longer needed once a step materialised what reads them: released
+            # then (inputs are not ours; a pipelined step's plan still reads its inputs' caches).
+            consumed += [relations.pop(r) for r in step.inputs]
+            if step.index not in handed:
+                for done in consumed:
+                    if isinstance(done, Frame) and done.relation.dataframe is not None:
+                        scope.release(done.relation.dataframe)  # (held rows own no cache)
+                consumed = []
     out_value = VALUE if VALUE not in plan.free else "__value"
     result = relations[plan.result.id]
     if isinstance(result, Held):
@@ -218,11 +225,14 @@ def _run_step(
     scope: Scope,
     progress: Optional[Progress],
     description: str,
+    reader: Optional[int] = None,
 ) -> tuple[Frame, int]:
     """One step: join its bag as its strategy says, ⊕-aggregate, drop zeros, persist and count
-    (a step onto no variable: collect its one row, or none, into a local relation).
+    (a step onto no variable: collect its one row, or none, into a local relation; a step pipelined into
+    step ``reader``: neither, :mod:`faq.insideout.pipelining`).
 
-    Returns the step's output (persisted in ``scope``; its ``note`` says how the join ran) and its rows.
+    Returns the step's output (persisted in ``scope``; its ``note`` says how the join ran) and its rows
+    (-1 when pipelined: not counted).
     """
     if progress:
         progress(StepEvent("start", step.index, total, description))
@@ -244,7 +254,9 @@ def _run_step(
         held = _combined_on_driver(product, aggregation, semiring)
         if held is None:
             df = _combined_in_spark(product, step, aggregation, semiring, inputs_of_query)
-            if out_vars:
+            if out_vars and reader is not None:  # the reader's plan reads this one: one Spark query
+                rows = -1
+            elif out_vars:
                 df = scope.persist(df)
                 rows = df.count()
             else:  # at most one row: one job brings it to the driver, which holds it from then on
@@ -252,7 +264,8 @@ def _run_step(
         if held is not None:
             df, rows = _held_scalar(product.relation.spark_session, held, semiring), len(held)
     if progress:
-        progress(StepEvent("done", step.index, total, description, rows, time.perf_counter() - t0, product.note))
+        progress(StepEvent("done", step.index, total, description, None if rows < 0 else rows,
+                           time.perf_counter() - t0, product.note if reader is None else pipelining_note(reader)))
     return Frame(variables=out_vars, note=product.note, relation=Relation.of(df, (*out_vars, VALUE_COLUMN))), rows
 
 
@@ -434,7 +447,9 @@ def evaluate(
             kept.update(fetched_all({n: kept[n] for n in query.factor_names if n in kept}, fetch))
         for name in _used_twice(query):
             # (A DataFrame the caller cached already is left alone, and not released by us.)
-            if name in kept and not kept[name].relation.held and not _is_cached(kept[name].df):
+            # A bare scan of local Parquet files is read again as fast as a cache would be: not cached.
+            if name in kept and not kept[name].relation.held and not _is_cached(kept[name].df) \
+                    and not bare_scan(kept[name].df, kept[name].columns()):
                 kept[name] = kept[name].with_df(inputs.persist(kept[name].df))
         frames = _bound(query, kept, ring)  # every check, before any Spark job
         if plan is None:

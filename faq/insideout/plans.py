@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 from faq.errors import PlanError
 from faq.hypergraph import draw_hypergraph, symbolic
 from faq.hypergraph.statistics import ColumnStatistics, LevelWork, RelationStatistics, WorkEstimate
+from faq.insideout import pipelining
 from faq.insideout.physical import Environment, Strategy
 from faq.insideout.pieces_plan import Pieces
 
@@ -448,6 +449,7 @@ class Plan:
         if self.in_tasks:
             lines.append(f"  runs in the tasks of {self.in_tasks}: its rows stay in Spark; each task runs every step "
                          "below in-process with the other atoms shipped to it; partial answers ⊕-combined")
+        handed = pipelining.pipelined(self)  # as the executor reads it
         for s in self.steps:
             est = "" if s.estimated_rows is None else f", est. ≤ {s.estimated_rows:.3g} rows"
             rho = f"ρ* {s.rho_star}" if not s.greedy_cover else f"ρ* ≤ {s.rho_star} ({s.greedy_cover})"
@@ -472,6 +474,8 @@ class Plan:
                 if s.placement == "driver" and s.placement_reason.startswith(IN_TASKS):
                     where = "in-process"  # a plan each Spark task runs on its own rows (faq.learning.in_tasks)
                 lines.append(f"          runs {where} ({s.placement_reason})")
+            if s.index in handed:
+                lines.append(f"          {pipelining.note(handed[s.index])}")
             if s.work is not None and s.work.levels:
                 lines.append(f"          generic-join work (est.): {s.work}")
             lines.append(f"          {self._agm_line(s)}")

@@ -15,17 +15,19 @@ does, reading each row once:
   (:func:`distinct`), and an integer + per group is a weighted count,
   exact while every partial sum stays below 2^53 (:func:`integer_sums`).
 
-Each applies only below :func:`dense_span`'s limit (at most
-:data:`SPAN_PER_ROW` codes a row, at most :data:`MAX_SPAN` in all); larger
-or sparser codes keep the sort (:func:`faq.joins.table.in_order`).
+Each applies only within :func:`dense_span`'s limits (at least
+:data:`MIN_ROWS` rows, at most :data:`SPAN_PER_ROW` codes a row and
+:data:`MAX_SPAN` in all); fewer rows, larger or sparser codes keep the sort
+(:func:`faq.joins.table.in_order`).
 Measured (``python -m bench.merge_kernels --spark``, R-MAT 18's 3.9M edges):
 see that benchmark's JSON.
 
 Examples
 --------
 >>> import numpy as np
->>> dense_span(np.array([3, 0, 3, 1]))
-4
+>>> codes = np.arange(2000) % 700
+>>> dense_span(codes)                            # 700 codes for 2,000 rows
+700
 >>> rows, where = unique_lookup(np.array([2, 0, 5]), np.array([5, 5, 1, 2]), 6)
 >>> rows.tolist(), where.tolist()               # rows 0, 1 and 3 of the probes match rows 2, 2 and 0
 ([0, 1, 3], [2, 2, 0])
@@ -37,13 +39,14 @@ from typing import Optional
 
 import numpy as np
 
-__all__ = ["SPAN_PER_ROW", "MIN_SPAN", "MAX_SPAN", "EXACT_FLOAT_SUM", "dense_span", "unique_lookup", "is_unique", "distinct",
+__all__ = ["SPAN_PER_ROW", "MIN_ROWS", "MAX_SPAN", "EXACT_FLOAT_SUM", "dense_span", "unique_lookup", "is_unique", "distinct",
            "integer_sums"]
 
 #: Codes a row may span for direct addressing: an array of the span costs about what the rows do.
 SPAN_PER_ROW = 4
-#: Spans this small are always addressed directly (the arrays are small whatever the rows).
-MIN_SPAN = 1 << 16
+#: Fewer rows than this are sorted: a sort of a few rows costs less than allocating arrays of their span
+#: (a maintained batch of one change joins and groups a handful of rows, many times a second).
+MIN_ROWS = 1024
 #: The largest span addressed directly: an int64 array of it is 256 MiB.
 MAX_SPAN = 1 << 25
 #: Integers whose every partial sum stays below this add exactly in float64 (``np.bincount``'s weights).
@@ -54,11 +57,13 @@ def dense_span(*codes: np.ndarray) -> Optional[int]:
     """One past the largest of non-negative int64 ``codes`` (each array non-empty) when they are dense
     enough to address directly, else None.
 
-    >>> dense_span(np.array([0, 9]), np.array([4]))
-    10
-    >>> dense_span(np.array([0, MAX_SPAN])) is None      # too wide
+    >>> dense_span(np.arange(1000), np.arange(24))
+    1000
+    >>> dense_span(np.array([0, 9])) is None              # two rows: sorted
     True
-    >>> dense_span(np.array([-1, 2])) is None            # not an offset code
+    >>> dense_span(np.arange(2000) * 5) is None           # 5 codes a row: sorted
+    True
+    >>> dense_span(np.arange(-1, 2000)) is None           # not an offset code
     True
     """
     if not codes or any(len(c) == 0 or c.dtype.kind not in "iu" for c in codes):
@@ -67,7 +72,7 @@ def dense_span(*codes: np.ndarray) -> Optional[int]:
         return None
     span = max(int(c.max()) for c in codes) + 1
     rows = sum(len(c) for c in codes)
-    return span if span <= min(MAX_SPAN, max(MIN_SPAN, SPAN_PER_ROW * rows)) else None
+    return span if rows >= MIN_ROWS and span <= min(MAX_SPAN, SPAN_PER_ROW * rows) else None
 
 
 def unique_lookup(unique: np.ndarray, probes: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:

@@ -1,0 +1,64 @@
+"""Steps on the executors handed to the next one unmaterialised (faq.insideout.pipelining), exactly.
+
+A step whose output only the next step reads, both on the executors, is not persisted or counted:
+the next step's plan reads its plan, one Spark query.  The answers stay exact, ``explain`` and
+``step_rows`` say which steps were pipelined, and an acyclic step whose output stays within one
+input's rows runs without its indicators (named in its reason).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+import faq
+
+pytestmark = pytest.mark.usefixtures("spark")
+
+EDGES = [(0, 1), (1, 2), (2, 0), (2, 3), (3, 1), (1, 0), (4, 2)]
+
+
+def _two_paths_from_each_node() -> dict[int, int]:
+    out = Counter()
+    for a, b in EDGES:
+        out[a] += sum(1 for b2, _ in EDGES if b2 == b)
+    return {a: n for a, n in out.items() if n}
+
+
+def test_a_pipelined_step_gives_the_same_answer_and_says_so(spark):
+    edges = spark.createDataFrame(EDGES, "src long, dst long")
+    events = []
+    with faq.query("q(a) := e(a,b), e(b,c)", e=edges, placement="executors", progress=events.append) as result:
+        answer = {int(r["a"]): int(r["value"]) for r in result.df.collect()}
+        explained = str(result.explain())
+        assert answer == _two_paths_from_each_node()
+        assert result.step_rows[0] == -1 and result.step_rows[-1] == len(answer)
+    assert "pipelined into step 2" in explained
+    assert "left out: the output stays within" in explained  # the indicator a distinct and a join would cost
+    done = [e for e in events if e.kind == "done"]
+    assert done[0].rows is None and done[0].note.startswith("pipelined into step 2")
+
+
+def test_a_plan_with_every_step_materialised_gives_the_same_answer(spark, monkeypatch):
+    from faq.insideout import executor
+
+    monkeypatch.setattr(executor, "pipelined", lambda plan: {})
+    edges = spark.createDataFrame(EDGES, "src long, dst long")
+    with faq.query("q(a) := e(a,b), e(b,c)", e=edges, placement="executors") as result:
+        assert {int(r["a"]): int(r["value"]) for r in result.df.collect()} == _two_paths_from_each_node()
+        assert result.step_rows[0] > 0  # counted: materialised
+
+
+def test_an_output_read_twice_or_by_the_driver_is_materialised():
+    from faq.insideout.pipelining import pipelined_steps
+    from faq.insideout.plans import Indicator, Relation, Step
+
+    def step(i, inputs, out, placement="executors", indicators=()):
+        return Step(i, ("x",), "sum", ("x",), inputs, indicators, Relation(out, ("a",)), 1, None,
+                    placement=placement, placement_reason="requested")
+
+    read_twice = [step(1, ("e#1",), "t1"), step(2, ("t1",), "t2", indicators=(Indicator("t1", ("a",)),))]
+    assert pipelined_steps(read_twice) == {}
+    long_chain = [step(i, (f"t{i - 1}",), f"t{i}") for i in range(1, 7)]
+    assert pipelined_steps(long_chain) == {1: 2, 2: 3, 3: 4, 5: 6}  # at most 3 in a row, then one materialised
