@@ -23,7 +23,7 @@ So a step is *pipelined* into its reader when all of these hold:
 
 The last step is never pipelined: the answer is cached and counted.  A
 pipelined step reports no rows (``step_rows`` -1, progress "pipelined into
-step k"); ``explain`` prints which (:meth:`faq.insideout.plans.Plan.explain`
+step k"); ``explain`` prints which (the text of :class:`faq.insideout.plans.Plan`
 reads :func:`pipelined` as the executor does).
 
 Examples
@@ -42,10 +42,7 @@ Examples
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Sequence
-
-if TYPE_CHECKING:
-    from faq.insideout.plans import Plan, Step
+from typing import Any, Sequence
 
 __all__ = ["MAX_PIPELINED", "pipelined_steps", "pipelined", "note"]
 
@@ -53,8 +50,9 @@ __all__ = ["MAX_PIPELINED", "pipelined_steps", "pipelined", "note"]
 MAX_PIPELINED = 3
 
 
-def pipelined_steps(steps: Sequence["Step"]) -> dict[int, int]:
-    """Each pipelined step's index and the index of the step that reads its plan (module notes)."""
+def pipelined_steps(steps: Sequence[Any]) -> dict[int, int]:
+    """Each pipelined step's index and the index of the step that reads its plan (module notes); ``steps`` are
+    :class:`faq.insideout.plans.Step` values (not imported here: the plan's ``explain`` imports this module)."""
     reads = Counter(r for s in steps for r in (*s.inputs, *(i.relation for i in s.indicators)))
     out: dict[int, int] = {}
     run = 0
@@ -68,7 +66,7 @@ def pipelined_steps(steps: Sequence["Step"]) -> dict[int, int]:
     return out
 
 
-def pipelined(plan: "Plan") -> dict[int, int]:
+def pipelined(plan: Any) -> dict[int, int]:
     """:func:`pipelined_steps` of a plan its executor runs step by step (none for a plan run in pieces or in
     the tasks of one atom: their steps run in-process)."""
     if plan.in_tasks or (plan.pieces is not None and plan.pieces.plans):
