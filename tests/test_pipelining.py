@@ -2,8 +2,8 @@
 
 A step whose output only the next step reads, both on the executors, is not persisted or counted:
 the next step's plan reads its plan, one Spark query.  The answers stay exact, ``explain`` and
-``step_rows`` say which steps were pipelined, and an acyclic step whose output stays within one
-input's rows runs without its indicators (named in its reason).
+``step_rows`` say which steps were pipelined, and a step that only aggregates one input runs without
+its indicators (named in its reason).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def test_a_pipelined_step_gives_the_same_answer_and_says_so(spark):
         assert answer == _two_paths_from_each_node()
         assert result.step_rows[0] == -1 and result.step_rows[-1] == len(answer)
     assert "pipelined into step 2" in explained
-    assert "left out: the output stays within" in explained  # the indicator a distinct and a join would cost
+    assert "left out: a group-by of e#" in explained  # the indicator a distinct and a join would cost
     done = [e for e in events if e.kind == "done"]
     assert done[0].rows is None and done[0].note.startswith("pipelined into step 2")
 

@@ -56,10 +56,10 @@ from faq.insideout.binding import (
 )
 from faq.insideout.fetching import fetched_all
 from faq.insideout.in_process import Held, Progress, StepEvent, describe_step, run_step
-from faq.parquet_scan import bare_scan
 from faq.insideout.pipelining import note as pipelining_note, pipelined
 from faq.insideout.planner import Plan
 from faq.insideout.staleness import PlanLike, check_query, check_rows, check_types, factor_rows, load_plan
+from faq.parquet_scan import bare_scan
 from faq.results import Answer
 from faq.spark_ui import step as spark_step
 from faq.joins import VALUE_COLUMN, Aggregation, Frame, join_bag

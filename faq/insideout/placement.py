@@ -366,23 +366,21 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
 
 
 def _spared_indicators(step: "Step", variables: Mapping[str, tuple[str, ...]], why: str) -> tuple["Step", str]:
-    """An acyclic step on the executors without its indicators where its output stays within one input's
-    rows (its variables all that input's), and the reason saying so; else the step as it is.
+    """A step on the executors that only ⊕-aggregates one input (no join) without its indicators, and the
+    reason saying so; else the step as it is.
 
-    An indicator keeps a bag's intermediate within its AGM bound; it never changes the answer.  In Spark it
-    costs a distinct and a join of its relation -- which a later step joins anyway -- and an output onto
-    one input's variables is no larger than that input whatever it does (measured on R-MAT 18's per-node
-    2-paths from Parquet on the executors: 4.1-5.5 s with the indicator, 3.0-3.8 s without).
+    An indicator keeps a bag's intermediate within its AGM bound; it never changes the answer.  A step over
+    one input has no intermediate to bound -- its output is a group-by of that input -- so in Spark the
+    indicator only costs a distinct and a join of its relation, which the step reading the output joins
+    anyway (measured on R-MAT 18's per-node 2-paths from Parquet on the executors: 4.1-5.5 s with the
+    indicator, 3.0-3.8 s without).  Where the step joins several inputs the indicator may cut their product
+    before it is made, and stays.
     """
-    if not why or not step.indicators or step.join_method != "binary" or step.strategy.name != "binary" \
+    if not why or not step.indicators or len(step.inputs) != 1 or step.strategy.name != "binary" \
             or not step.eliminated:  # (no reason: a plan made without a session's facts, kept as planned)
         return step, why
-    keep = set(step.output.variables)
-    within = next((r for r in step.inputs if keep <= set(variables.get(r, ()))), None)
-    if within is None:
-        return step, why
     left_out = ", ".join(f"π{{{', '.join(i.variables)}}} {i.relation}" for i in step.indicators)
-    return replace(step, indicators=()), f"{why}; indicators {left_out} left out: the output stays within {within}'s rows"
+    return replace(step, indicators=()), f"{why}; indicators {left_out} left out: a group-by of {step.inputs[0]} alone"
 
 
 def _sparse_product_step(step: "Step", variables: Mapping[str, tuple[str, ...]], rows: Sequence[float],
