@@ -39,6 +39,8 @@ from typing import Optional
 
 import numpy as np
 
+from faq.joins.partial import value_bound
+
 __all__ = ["SPAN_PER_ROW", "MIN_ROWS", "MAX_SPAN", "EXACT_FLOAT_SUM", "dense_span", "unique_lookup", "is_unique", "distinct",
            "integer_sums"]
 
@@ -94,18 +96,17 @@ def is_unique(codes: np.ndarray, span: int) -> bool:
     return len(codes) < 2 or int(np.bincount(codes, minlength=span).max()) <= 1
 
 
-def distinct(codes: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct ``codes`` ascending, a row holding each, and each one's rows (a count by code).
+def distinct(codes: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct ``codes`` ascending, and a row holding each (a count by code).
 
-    >>> groups, row, count = distinct(np.array([4, 1, 4, 4]), 5)
-    >>> groups.tolist(), np.array([4, 1, 4, 4])[row].tolist(), count.tolist()
-    ([1, 4], [1, 4], [1, 3])
+    >>> groups, row = distinct(np.array([4, 1, 4, 4]), 5)
+    >>> groups.tolist(), np.array([4, 1, 4, 4])[row].tolist()
+    ([1, 4], [1, 4])
     """
-    counts = np.bincount(codes, minlength=span)
-    groups = np.flatnonzero(counts)
+    groups = np.flatnonzero(np.bincount(codes, minlength=span))
     holder = np.empty(span, dtype=np.int64)
     holder[codes] = np.arange(len(codes), dtype=np.int64)  # any row of a code: they hold the same keys
-    return groups, holder[groups], counts[groups]
+    return groups, holder[groups]
 
 
 def integer_sums(codes: np.ndarray, values: np.ndarray, span: int, groups: np.ndarray) -> Optional[np.ndarray]:
@@ -119,7 +120,6 @@ def integer_sums(codes: np.ndarray, values: np.ndarray, span: int, groups: np.nd
     """
     if len(values) == 0:
         return np.zeros(len(groups), dtype=np.int64)
-    largest = max(abs(int(values.max())), abs(int(values.min())))
-    if largest * len(values) >= EXACT_FLOAT_SUM:
+    if value_bound([values]) * len(values) >= EXACT_FLOAT_SUM:  # the largest magnitude, times the rows
         return None
     return np.bincount(codes, weights=values, minlength=span)[groups].astype(np.int64)

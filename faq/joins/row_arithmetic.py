@@ -24,6 +24,7 @@ import numpy as np
 
 from faq.errors import IntegerOverflowError
 from faq.joins.dense import dense_span, distinct, integer_sums
+from faq.joins.partial import value_bound
 from faq.joins.table import Table, key_codes, sorted_groups
 from faq.semirings import Semiring
 from faq.semirings.numpy_backend import NumpyForm
@@ -55,7 +56,7 @@ def aggregate_rows(keys: Sequence[np.ndarray], values: np.ndarray, ops: NumpyFor
             list(range(len(keys))), sort=False, dropna=False).ngroup().to_numpy()
     span = dense_span(codes) if getattr(ops, "integral", False) and ops.add is np.add else None
     if span is not None:  # few codes: an integer + per group is a weighted count, no sort (faq.joins.dense)
-        groups, holder, _ = distinct(codes, span)
+        groups, holder = distinct(codes, span)
         sums = integer_sums(codes, values, span, groups)
         if sums is not None:
             return [np.asarray(k)[holder] for k in keys], sums
@@ -138,15 +139,10 @@ class _ObjectSum:
 def multiplied(a: np.ndarray, b: np.ndarray, ops: NumpyForm) -> np.ndarray:
     """``a ⊗ b``; int64 products that would overflow are refused, as Spark's ANSI arithmetic refuses them."""
     out = ops.mul(a, b)
-    if ops.integral and ops.mul is np.multiply and len(out) and _largest(a) * _largest(b) >= 1 << 62:
+    if ops.integral and ops.mul is np.multiply and len(out) and value_bound([a, b]) >= 1 << 62:
         wide = np.abs(a.astype(np.float64) * b.astype(np.float64))  # the extremes may not meet: row by row
         if float(wide.max()) >= 2.0 ** 62:
             exact = [int(x) * int(y) for x, y in zip(a.tolist(), b.tolist())]
             if any(not -INT_LIMIT - 1 <= v <= INT_LIMIT for v in exact):
                 raise IntegerOverflowError(operation="⊗", semiring=ops.name.split("/")[0], where="join")
     return out
-
-
-def _largest(x: np.ndarray) -> int:
-    """The largest magnitude in a non-empty integer array, exactly (two reductions, no copy)."""
-    return max(abs(int(x.max())), abs(int(x.min())))
