@@ -290,10 +290,12 @@ def _created(session: Any, arrays: Mapping[str, np.ndarray], dtypes: Sequence[tu
     one array a row)."""
     import pandas as pd
 
-    from faq.handback import hands_back_as_file, spark_frame
+    from faq.handback import empty_frame, hands_back_as_file, spark_frame
 
     ddl = ", ".join(f"`{c}` {t}" for c, t in dtypes)
     rows = len(next(iter(arrays.values()))) if arrays else 0
+    if rows == 0:
+        return empty_frame(session, [c for c, _ in dtypes], ddl)
     # (a small frame, or one Spark cannot read from a file, goes straight to createDataFrame: no Arrow copy)
     if all(np.ndim(a) == 1 and a.dtype.kind in "biuf" for a in arrays.values()) \
             and hands_back_as_file(session, dtypes, rows):
@@ -301,7 +303,7 @@ def _created(session: Any, arrays: Mapping[str, np.ndarray], dtypes: Sequence[tu
 
         return spark_frame(session, pa.table({c: pa.array(a) for c, a in arrays.items()}), ddl)
     frame = pd.DataFrame({c: list(a) if np.ndim(a) == 2 else np.asarray(a) for c, a in arrays.items()}, copy=False)
-    return session.createDataFrame(frame, ddl) if len(frame) else session.createDataFrame([], ddl)
+    return session.createDataFrame(frame, ddl)
 
 
 def distributed(value: Any) -> bool:

@@ -78,9 +78,12 @@ class Plans(tuple):
 
 def count_frame(column: str, value: int) -> Any:
     """A one-row Spark DataFrame of a count (the ``.df`` of a count's answer), made when asked."""
+    import pyarrow as pa
+
     from faq.spark import get_session, real_session
 
-    return real_session(get_session()).createDataFrame([(int(value),)], f"{column} bigint")
+    # From Arrow: a local relation (a list of rows would be an RDD, its reads Python worker tasks).
+    return real_session(get_session()).createDataFrame(pa.table({column: pa.array([int(value)], pa.int64())}))
 
 
 class Answer:

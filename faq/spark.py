@@ -609,25 +609,3 @@ def release(df: Optional["DataFrame"]) -> None:
             plan.rdd().unpersist(False)
     except Exception:  # noqa: BLE001
         pass
-
-
-# Results up to this many rows are kept on the driver by :func:`materialise_small`.
-SMALL_ROWS = 200_000
-
-
-def materialise_small(df: "DataFrame", max_rows: int = SMALL_ROWS) -> tuple["DataFrame", int]:
-    """``df`` materialised, and its row count, in one Spark job.
-
-    Up to ``max_rows`` rows come to the driver and return as a local
-    relation (reading it needs no job and it holds no cache); above that the
-    rows stay on the executors in a local checkpoint (then counted).  For
-    small intermediate results such as update batches, where the fixed cost
-    of Spark jobs is what matters.
-    """
-    rows = df.limit(max_rows + 1).toPandas()
-    if len(rows) <= max_rows:
-        spark = df.sparkSession
-        local = spark.createDataFrame(rows if len(rows) else [], schema=df.schema)
-        return local, len(rows)
-    kept = checkpoint(df)
-    return kept, kept.count()

@@ -87,3 +87,39 @@ def test_a_large_held_relation_becomes_a_file_backed_frame_and_a_small_one_a_loc
     assert big.frame.dtypes == small.frame.dtypes == [("k", "bigint"), ("v", "double")]
     assert big.frame.agg({"v": "sum"}).first()[0] == np.arange(60_000).sum() / 4
     assert sorted(map(tuple, small.frame.collect())) == [(i, i / 4) for i in range(5)]
+
+
+def _scans_an_rdd(df) -> bool:
+    """True when ``df``'s plan reads an RDD of Python rows (every read then runs Python worker tasks)."""
+    return "ExistingRDD" in df._jdf.queryExecution().executedPlan().toString()
+
+
+@pytest.mark.parametrize("schema", ["k bigint, value double", "k string, value array<double>",
+                                    "k bigint, value struct<x:double,n:bigint>", "k timestamp, value boolean"])
+def test_no_rows_of_any_type_are_a_local_relation(spark, schema):
+    from faq.handback import empty_frame
+
+    df = empty_frame(spark, ["k", "value"], schema)
+    assert df.schema == spark.createDataFrame([], schema).schema  # the types and nullability Spark's own way gives
+    assert df.collect() == [] and not _scans_an_rdd(df)
+
+
+def test_small_answers_handed_to_spark_never_scan_python_rows(spark):
+    """The frames a user reads from small held answers: an empty query answer, a batch's change (rows and
+    none), a count, rows given as tuples with a schema: local relations, the rows as they should be."""
+    import pandas as pd
+
+    import faq
+    from faq.handback import local_frame
+
+    with faq.query("q(a) := r(a,b), s(b)", r=pd.DataFrame({"a": [1], "b": [2]}), s=pd.DataFrame({"b": [3]})) as answer:
+        assert answer.df.collect() == [] and not _scans_an_rdd(answer.df)
+    paths = faq.maintain("q(a) := e(a,b), e(b,c)", e=[(1, 2), (2, 3), (3, 4)])
+    changed, unchanged = paths.apply(e=[(1, 3, 1)]).df, paths.apply(e=[(7, 8, 1), (7, 8, -1)]).df
+    paths.close()
+    assert [tuple(r)[:2] for r in changed.collect()] == [(1, 1)] and unchanged.collect() == []
+    with faq.count_triangles([(1, 2), (2, 3), (1, 3)]) as count:
+        assert count.df.collect()[0]["count"] == 1
+    given = local_frame(spark, [(1, (0.5, 2.0))], ["k", "value"], "k bigint, value array<double>")
+    assert given.collect()[0]["value"] == [0.5, 2.0]
+    assert not any(map(_scans_an_rdd, [changed, unchanged, count.df, given]))

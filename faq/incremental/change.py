@@ -150,9 +150,10 @@ class Change(Owner):
         if self._df is None:
             from faq.spark import get_session
 
-            spark = get_session()
+            from faq.handback import local_frame
+
             schema = ", ".join(f"`{n}` {self._type(n)}" for n in self.names)
-            self._df = spark.createDataFrame(self.rows(), schema)
+            self._df = local_frame(get_session(), self.rows(), self.names, schema)
         return self._df
 
     bindings = df  # a tracked motif's name for the same rows

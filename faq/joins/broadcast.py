@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 import numpy as np
 
+from faq.handback import empty_frame
 from faq.hypergraph.shares import format_bytes
 from faq.joins.compiled import for_tasks
 from faq.joins.frame import VALUE_COLUMN, Aggregation
@@ -112,7 +113,7 @@ def broadcast_join(
         [StructField(v, LongType()) for v in out] + [StructField(n, value_type) for n in index.names[index.keys:]]
     )
     if index.seeds == 0 or index.rows == 0:
-        df = spark.createDataFrame([], schema)
+        df = empty_frame(spark, schema.names, schema)
     else:
         seeds = index.rows if index.seeds is None else index.seeds  # the rows bound the seeds
         tasks = max(1, min(seeds, default_parallelism(spark) * SEED_TASKS_PER_CORE,

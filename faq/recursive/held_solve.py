@@ -124,10 +124,11 @@ def answer_frame(spark: Any, answer: HeldAnswer, semiring: "Semiring") -> "DataF
     import pandas as pd
     import pyarrow as pa
 
-    from faq.handback import spark_frame
+    from faq.handback import empty_frame, spark_frame
 
     schema = f"{NODE} bigint, {VALUE} {semiring.value_type}"
     if getattr(answer.values, "dtype", None) is not None and answer.values.dtype.kind in "biuf":  # plain values
         return spark_frame(spark, pa.table({NODE: pa.array(answer.ids), VALUE: pa.array(answer.values)}), schema)
-    rows = pd.DataFrame({NODE: answer.ids, VALUE: answer.values})
-    return spark.createDataFrame(rows if len(rows) else [], schema)
+    if len(answer.ids) == 0:
+        return empty_frame(spark, [NODE, VALUE], schema)
+    return spark.createDataFrame(pd.DataFrame({NODE: answer.ids, VALUE: answer.values}), schema)

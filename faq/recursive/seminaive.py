@@ -455,7 +455,9 @@ def node_frame(edges: Factor, nodes: Union["DataFrame", Iterable[int], None] = N
     if nodes is not None:
         spark = edges.session
         if not is_dataframe(nodes):
-            nodes = spark.createDataFrame([(int(n),) for n in nodes], f"{NODE} bigint")
+            import pyarrow as pa
+
+            nodes = spark.createDataFrame(pa.table({NODE: pa.array([int(n) for n in nodes], pa.int64())}))
         ends = ends.unionByName(nodes.select(F.col(nodes.columns[0]).cast("bigint").alias(NODE)))
     return ends.where(F.col(NODE).isNotNull()).distinct()
 

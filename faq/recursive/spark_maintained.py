@@ -478,7 +478,10 @@ class SparkFixpoint(FixpointProblem, Owner):
         self._added_parts = [(merged, merged)]
 
     def _no_change(self, name: str, started: float) -> SparkChanges:
-        empty = self._spark.createDataFrame([], f"{NODE} bigint, {OLD} {self.semiring.value_type}, {NEW} {self.semiring.value_type}")
+        from faq.handback import empty_frame
+
+        empty = empty_frame(self._spark, [NODE, OLD, NEW],
+                            f"{NODE} bigint, {OLD} {self.semiring.value_type}, {NEW} {self.semiring.value_type}")
         return self._batch_done(empty, 0, name=name, started=started, iterations=0)
 
     def _batch_done(
