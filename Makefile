@@ -31,7 +31,7 @@ help:
 	@echo "make demo       triangle counts (email-Eu-core, wiki-Vote) and a matrix chain (bcsstk21·bcsstm21·bcsstk21)"
 	@echo "make test       the whole test suite"
 	@echo "make venv       only create .venv and install faq with its test dependencies"
-	@echo "make bench-deps also install the benchmarks' baselines (DuckDB, python-graphblas)"
+	@echo "make bench-deps also install the benchmarks' baselines (DuckDB, python-graphblas, igraph, networkit, polars)"
 	@echo "make docs       the documentation site (Sphinx, warnings as errors) into build/docs"
 	@echo "make clean      remove build/ (demo output)"
 	@echo "make distclean  also remove .venv"

@@ -5,8 +5,8 @@ Issue 40's targets, every baseline in the same run:
 1. **In-process**, ``--rows`` × ``--rows`` (default 5M × 5M) on ``--keys`` (1,000) keys, int64 times:
    ``faq.asof.tables.asof_tables`` on Arrow tables (the join and its sort, not reading) against
    ``pandas.merge_asof`` (its two sorts included, as pandas needs sorted sides) and DuckDB's
-   ``ASOF JOIN`` on the same Arrow tables with 2 threads (when duckdb is installed: ``make bench-deps``).
-   Target: faq within DuckDB's time.
+   ``ASOF JOIN`` on the same Arrow tables with 2 threads and polars' ``join_asof`` with its two sorts (when
+   they are installed: ``make bench-deps``).  Target: faq within DuckDB's and polars' time.
 2. **From Spark DataFrames** (``spark.read.parquet`` of the same rows, ``--spark-rows`` each, default 1M):
    ``faq.asof_join`` with the default placement, forced to the driver and forced to the executors
    (per key partition, :mod:`faq.asof.on_spark`), against Spark's window way
@@ -135,6 +135,29 @@ def in_process(args, record: dict) -> None:
 
     record["duckdb"] = timed_checked(duck, args.repeat, duck_same, "DuckDB ASOF JOIN (2 threads, Arrow out)")
     record["duckdb"]["version"] = duckdb.__version__
+    _polars(args, record, left, right, expected)
+
+
+def _polars(args, record: dict, left, right, expected: np.ndarray) -> None:
+    """polars' ``join_asof`` (backward, by key) on the same Arrow tables, its two sorts included (it needs
+    both sides sorted by time), when polars is installed (``make bench-deps``)."""
+    try:
+        import polars as pl
+    except ImportError:
+        record["polars"] = {"skipped": "polars is not installed (make bench-deps)"}
+        return
+    lpl, rpl = pl.from_arrow(left), pl.from_arrow(right)
+
+    def polars_join():
+        return lpl.sort("time").join_asof(rpl.sort("time"), on="time", by="sym", strategy="backward")
+
+    def polars_same(frame) -> None:
+        assert frame.height == args.rows
+        got = frame.get_column("px").fill_null(0.0).to_numpy()
+        assert abs(got.sum() - np.nansum(expected)) <= 1e-6 * max(1.0, abs(np.nansum(expected))), "polars differs"
+
+    record["polars"] = timed_checked(polars_join, args.repeat, polars_same, "polars join_asof (with its sorts)")
+    record["polars"]["version"] = pl.__version__
 
 
 def spark_window(left, right):
@@ -299,6 +322,9 @@ def main(argv=None) -> int:
     if "median_seconds" in r.get("duckdb", {}):
         met["in_process_within_duckdb"] = r["faq_in_process"]["median_seconds"] <= r["duckdb"]["median_seconds"]
         r["faq_over_duckdb"] = round(r["faq_in_process"]["median_seconds"] / r["duckdb"]["median_seconds"], 2)
+    if "median_seconds" in r.get("polars", {}):
+        met["in_process_within_polars"] = r["faq_in_process"]["median_seconds"] <= r["polars"]["median_seconds"]
+        r["faq_over_polars"] = round(r["faq_in_process"]["median_seconds"] / r["polars"]["median_seconds"], 2)
     if "faq_in_process" in r:
         r["faq_over_pandas"] = round(r["faq_in_process"]["median_seconds"] / r["pandas_merge_asof"]["median_seconds"],
                                      3)
@@ -318,6 +344,8 @@ def main(argv=None) -> int:
                  ("recompute", f"{r['maintained']['recompute_seconds']} s")]
     if "median_seconds" in r.get("duckdb", {}):
         rows.append(("DuckDB ASOF JOIN", f"{r['duckdb']['median_seconds']} s"))
+    if "median_seconds" in r.get("polars", {}):
+        rows.append(("polars join_asof", f"{r['polars']['median_seconds']} s"))
     for part in ("spark", "small"):
         for name, value in r.get(part, {}).items():
             if isinstance(value, dict) and "median_seconds" in value:

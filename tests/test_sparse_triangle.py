@@ -148,6 +148,43 @@ def test_the_kernel_explain_names_is_the_one_that_runs(spark, monkeypatch):
     assert notes[0] == "in-process triangle join (masked sparse products, scipy)"
 
 
+def test_a_stand_in_that_cost_the_load_gives_the_next_joins_the_loop(spark, monkeypatch):
+    """Rent or buy: a join run as masked products for at least the loop's load cost makes every later plan of
+    the process take the compiled loop; a cheaper one changes nothing; the note says so where it happened."""
+    import sys
+    import threading
+
+    import faq.insideout.placement as placement
+    from faq.factor import factor_of
+    from faq.insideout.binding import plan_for, session_environment
+    from faq.insideout.executor import evaluate
+    from faq.language import parse_query
+
+    monkeypatch.setattr(placement, "_STAND_IN_PAID", threading.Event())  # this process's fact, fresh
+    monkeypatch.delitem(sys.modules, "faq.joins.compiled_loop", raising=False)
+    monkeypatch.setattr(placement, "SMALL_KERNEL_WORK", 0.0)  # a small graph in the masked products' range
+    sparse = NamedStrategy("broadcast", sparse_kernel=True)
+    assert not placement.stand_in_ran(placement.COMPILED_LOAD_SECONDS / 2, sparse)
+    assert not session_environment(spark).compiled_loaded
+    rng = np.random.default_rng(4)
+    pairs = sorted(set(zip(rng.integers(0, 50, 600).tolist(), rng.integers(0, 50, 600).tolist())))
+    edges = factor_of([(a, b, 1) for a, b in pairs if a != b], ["src", "dst"], spark=spark)
+    query = parse_query("count() := edge(a,b), edge(a,c), edge(b,c)")
+    env = Environment(parallelism=2, placement="driver")
+    plan = plan_for(query, {"edge": edges}, environment=env)
+    assert plan.steps[0].strategy.sparse_kernel
+    monkeypatch.setattr(placement, "COMPILED_LOAD_SECONDS", 0.0)  # this small join "cost" the load
+    with evaluate(query, {"edge": edges}, plan=plan) as result:
+        first = result.scalar()
+        assert "the next joins take the compiled loop" in result.notes[0]
+    assert session_environment(spark).compiled_loaded
+    warm = Environment(parallelism=2, placement="driver", compiled_loaded=placement.compiled_worth_loading())
+    again = plan_for(query, {"edge": edges}, environment=warm)
+    assert not again.steps[0].strategy.sparse_kernel and not again.steps[0].strategy.numpy_kernel
+    with evaluate(query, {"edge": edges}, plan=again) as result:
+        assert result.scalar() == first
+
+
 def test_a_fresh_command_plans_as_explain_does_and_runs_the_masked_products(tmp_path):
     """Held edges get their statistics in numpy (no job), so the run's plan is explain's; a fresh
     ``faq triangles`` of a mid-sized graph loads no numba."""

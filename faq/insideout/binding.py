@@ -24,8 +24,6 @@ Examples
 
 from __future__ import annotations
 
-import sys
-
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence, Union
 
@@ -38,6 +36,7 @@ from faq.errors import (
 from faq.factor import Factor
 from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
 from faq.insideout.physical import INTEGRAL_TYPES, Environment
+from faq.insideout.placement import compiled_worth_loading
 from faq.insideout.planner import Plan, plan_query
 from faq.joins import VALUE_COLUMN, Frame
 from faq.language import FAQ, parse_query
@@ -338,7 +337,7 @@ def session_environment(spark: "SparkSession") -> Environment:
                        index_dir=settings.index_dir(spark, connect), index_build=settings.index_build(spark),
                        placement=settings.placement_setting(spark), local_memory=in_process,
                        fetch_memory=settings.fetch_memory(spark, in_process), local_rows=settings.local_rows(spark),
-                       compiled_loaded="faq.joins.compiled_loop" in sys.modules,
+                       compiled_loaded=compiled_worth_loading(),
                        check_workers=settings.check_workers(spark), in_tasks=settings.in_tasks(spark))
 
 
@@ -379,7 +378,8 @@ def plan_for(
     sizes = None if detailed else statistics(query, factors)
     spark = next(iter(factors.values())).session if factors else None
     if environment is None:
-        environment = session_environment(spark) if spark is not None else Environment()
+        environment = (session_environment(spark) if spark is not None
+                       else Environment(compiled_loaded=compiled_worth_loading()))  # (no session: its defaults)
     if placement is not None:
         from faq.placement_policy import checked
 

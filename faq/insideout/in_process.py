@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 from faq.events import ProgressEvent
 from faq.joins import VALUE_COLUMN, Aggregation, Frame
+from faq.insideout.placement import stand_in_ran
 from faq.joins.local import Table, join_local
 from faq.semirings import Semiring, get_semiring
 from faq.semirings.numpy_backend import as_values
@@ -78,6 +79,8 @@ def run_step(
     if tuple(table.variables) != tuple(step.output.variables):  # a final product: the plan's column order
         table = Table(tuple(step.output.variables), table.keys, table.values)
     seconds = time.perf_counter() - t0
+    if stand_in_ran(seconds, step.strategy):  # the next joins of this process get the compiled loop
+        note += "; the next joins take the compiled loop (this kernel took longer than loading it)"
     if progress:
         progress(StepEvent("done", step.index, total, description, table.rows, seconds, note))
     return Held(table, note), table.rows

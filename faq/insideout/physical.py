@@ -152,8 +152,10 @@ class Environment:
         driver fetches; 0: the byte budget alone decides.
     compiled_loaded : bool
         The compiled loop is loaded in this process already (numba imported,
-        its kernels read from the cache): a new process pays
-        :data:`COMPILED_LOAD_SECONDS` to load it (:func:`in_process_kernel`).
+        its kernels read from the cache), or a kernel run in its place has
+        already cost as much as loading it: a new process pays
+        :data:`COMPILED_LOAD_SECONDS` to load it (:func:`in_process_kernel`,
+        :func:`~faq.insideout.placement.stand_in_ran`).
     check_workers : bool
         Probe the workers' Python before the first job that runs faq's tasks
         there (``spark.faq.checkWorkers``: :data:`~faq.settings.CHECK_CONF`, default true;

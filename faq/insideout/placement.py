@@ -24,6 +24,7 @@ to its steps, in order.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from faq.insideout.plans import Step
 
 __all__ = ["Input", "SMALL_KERNEL_WORK", "COMPILED_LOAD_SECONDS", "SPARSE_KERNEL_WORK", "in_process_kernel",
+           "stand_in_ran", "compiled_worth_loading",
            "in_process_dense_rows",
            "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "step_placement", "step_footprint", "row_bytes",
            "structured_carrier", "place_steps", "array_cells"]
@@ -53,6 +55,47 @@ __all__ = ["Input", "SMALL_KERNEL_WORK", "COMPILED_LOAD_SECONDS", "SPARSE_KERNEL
 #: 0.1 s against 0.9 s, wiki-Vote (1.9e6) in 0.3 s against 0.7 s, R-MAT 14 (5e6) about even.
 SMALL_KERNEL_WORK = 3e6
 COMPILED_LOAD_SECONDS = 0.6  # what the note says loading costs (see SMALL_KERNEL_WORK)
+
+
+#: Set once an in-process join of this process ran a kernel in the compiled loop's place for at least the
+#: loop's load cost (:func:`stand_in_ran`): a per-process fact, as whether the loop's module is imported.
+_STAND_IN_PAID = threading.Event()
+
+
+def stand_in_ran(seconds: float, strategy: Any) -> bool:
+    """After an in-process step: whether it ran a kernel in the compiled loop's place (the numpy kernel,
+    masked sparse products) for at least what loading the loop costs (:data:`COMPILED_LOAD_SECONDS`);
+    if so, the joins this process plans from now on take the loop (:func:`compiled_worth_loading`).
+
+    The rules above choose for one join in a new process.  A process that joins again (a notebook, a
+    service) would pay the stand-in's price every time: R-MAT 16's undirected triangles took 0.96 s a count
+    as sparse products and 0.47 s with the loop loaded (``python -m bench.bench_peers``).  Once one join
+    has spent the load's cost, loading is at most that cost again and every later join gets the loop (the
+    rent-or-buy rule: never more than about twice the best choice in hindsight).  Nothing is loaded here:
+    a command that ends after its one join pays nothing more; the next join loads the loop where it runs.
+
+    >>> from faq.joins.strategy import NamedStrategy
+    >>> stand_in_ran(0.1, NamedStrategy("broadcast", sparse_kernel=True))       # cheaper than the load
+    False
+    >>> stand_in_ran(5.0, NamedStrategy("broadcast"))                           # the loop itself ran
+    False
+    """
+    from faq.compiled import COMPILED
+
+    if not COMPILED or seconds < COMPILED_LOAD_SECONDS:
+        return False
+    if not (getattr(strategy, "numpy_kernel", False) or getattr(strategy, "sparse_kernel", False)):
+        return False
+    _STAND_IN_PAID.set()
+    return True
+
+
+def compiled_worth_loading() -> bool:
+    """Whether the compiled loop is loaded in this process, or a stand-in has already cost as much as
+    loading it (:func:`stand_in_ran`): :class:`~faq.insideout.physical.Environment` ``compiled_loaded``."""
+    import sys
+
+    return "faq.joins.compiled_loop" in sys.modules or _STAND_IN_PAID.is_set()
 
 
 def in_process_kernel(work: Optional[float], environment: Environment) -> tuple[bool, str]:
