@@ -32,7 +32,7 @@ def frames(draw, name: str, value: str) -> pd.DataFrame:
 @st.composite
 def cases(draw):
     left, right = frames(draw, "l", "i"), frames(draw, "r", "j")
-    by = draw(st.sampled_from([[], ["k1"], ["k1", "k2"]]))
+    by = draw(st.sampled_from([[], ["k1"], ["k2"], ["k1", "k2"]]))  # k2 alone: one integer key, offset codes
     return left, right, by, draw(st.sampled_from(DIRECTIONS)), draw(st.booleans()), \
         draw(st.sampled_from([None, 0, 2])), draw(st.sampled_from(["left", "inner"]))
 
@@ -143,3 +143,19 @@ def test_differentiate_and_integrate_in_process_round_trip(rows):
     pd.testing.assert_frame_equal(integrate(blips).reset_index(drop=True), stream)
     arrow = differentiate(pa.Table.from_pandas(stream, preserve_index=False))
     assert isinstance(arrow, pa.Table) and integrate(arrow).equals(pa.Table.from_pandas(stream, preserve_index=False))
+
+
+def test_runs_sorted_in_two_halves_on_two_threads_equal_one_sort(monkeypatch):
+    """The right side's sort by (key, time) split at the middle code and sorted on two threads gives the same
+    runs as one sort, ties (equal key and time) in the right side's row order either way."""
+    from faq.asof import kernel
+
+    rng = np.random.default_rng(8)
+    codes, times = rng.integers(-1, 40, 20_000), rng.integers(0, 60, 20_000)  # many ties, some rows without a key
+    one = kernel.sorted_runs(codes, times, 40)
+    monkeypatch.setattr(kernel, "SPLIT_SORT_ROWS", 0)
+    monkeypatch.setattr(kernel, "DEFAULT_THREADS", 2)
+    two = kernel.sorted_runs(codes, times, 40)
+    assert all(np.array_equal(a, b) for a, b in zip(one, two))
+    ordered = one.order[np.lexsort((one.order, times[one.order], codes[one.order]))]
+    assert np.array_equal(one.order, ordered)  # (code, time), then row: stable

@@ -7,7 +7,8 @@ pairs nulls with nulls.  Neither side needs to be sorted; the result keeps
 the left side's row order.
 
 * **Keys** (``by``): both sides' columns dictionary-encoded together, one
-  code per distinct key (:func:`key_codes`); a key with a null is ``-1``.
+  code per distinct key (:func:`key_codes`); one integer key of few values
+  is its value less the least (:func:`offset_codes`); a key with a null is ``-1``.
 * **Times** (``on``): integers, floats, dates, timestamps and durations are
   compared as numbers (timestamps in one unit); other orderable types
   (strings, booleans) by their rank among both sides' values
@@ -49,8 +50,8 @@ from faq.errors import (
     TimeTypeError,
 )
 
-__all__ = ["asof_tables", "key_codes", "time_numbers", "HOW", "SUFFIXES", "DIFF", "result_names", "joined_rows",
-           "check_compatible", "tolerance_number", "read_table", "check_arguments", "key_list"]
+__all__ = ["asof_tables", "key_codes", "offset_codes", "time_numbers", "HOW", "SUFFIXES", "DIFF", "result_names",
+           "joined_rows", "check_compatible", "tolerance_number", "read_table", "check_arguments", "key_list"]
 
 HOW = ("left", "inner")
 SUFFIXES = ("_x", "_y")
@@ -115,8 +116,10 @@ def asof_tables(
                                                         suffixes, right_time)
     for c in [*keys, on]:
         check_compatible(c, "key" if c != on else "time", left.schema.field(c).type, right.schema.field(c).type)
-    left_codes, right_codes, n_codes = key_codes([left.column(k) for k in keys], [right.column(k) for k in keys],
-                                                 left.num_rows, right.num_rows)
+    left_keys, right_keys = [left.column(k) for k in keys], [right.column(k) for k in keys]
+    offsets = offset_codes(left_keys, right_keys)
+    left_codes, right_codes, n_codes = offsets if offsets is not None else key_codes(
+        left_keys, right_keys, left.num_rows, right.num_rows)
     left_times, right_times, scale = time_numbers(left.column(on), right.column(on), on)
     left_times, right_times = wide_times(left_times, right_times)  # a distance never wraps at the extremes
     left_codes[_nulls(left.column(on))] = -1
@@ -219,6 +222,47 @@ def key_codes(left: Sequence[Any], right: Sequence[Any], n_left: int, n_right: i
     combined = combined.copy() if len(left) == 1 else combined
     combined[null] = -1
     return combined[:n_left], combined[n_left:], width
+
+
+#: The widest span of one integer key's values :func:`offset_codes` numbers directly, per row of both sides.
+OFFSET_SPAN_PER_ROW = 4
+
+
+def offset_codes(left: Sequence[Any], right: Sequence[Any]) -> Optional[tuple[np.ndarray, np.ndarray, int]]:
+    """:func:`key_codes` for one integer key whose values span at most :data:`OFFSET_SPAN_PER_ROW` codes a
+    row of both sides: each value less the least of both sides (``-1``: a null), and the span; else None.
+
+    No hash and no copy of both sides together: on 5M + 5M rows of 1,000 keys the dictionary codes took
+    0.17-0.29 s, these 0.02 s (scratch, this machine).  A code no row holds is an empty run: the match
+    never finds it.
+
+    >>> import pyarrow as pa
+    >>> l, r, n = offset_codes([pa.chunked_array([[7, None, 5]])], [pa.chunked_array([[5, 9]])])
+    >>> l.tolist(), r.tolist(), n
+    ([2, -1, 0], [0, 4], 5)
+    >>> offset_codes([pa.chunked_array([[0, 10**9]])], [pa.chunked_array([[1]])]) is None   # too sparse
+    True
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if len(left) != 1 or not (pa.types.is_integer(left[0].type) and pa.types.is_integer(right[0].type)):
+        return None
+    extremes = [pc.min_max(c).as_py() for c in (left[0], right[0])]  # (nulls left out)
+    lows = [e["min"] for e in extremes if e["min"] is not None]
+    if not lows:
+        return None
+    low, high = min(lows), max(e["max"] for e in extremes if e["max"] is not None)
+    span = high - low + 1
+    if span > OFFSET_SPAN_PER_ROW * max(1, len(left[0]) + len(right[0])) or span >= 1 << 31:
+        return None
+    out = []
+    for values in (left[0], right[0]):
+        codes = np.asarray(values.fill_null(low).to_numpy(), dtype=np.int64) - low
+        if values.null_count:
+            codes[np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)] = -1
+        out.append(codes)
+    return out[0], out[1], span
 
 
 def _dense(codes: np.ndarray) -> tuple[np.ndarray, int]:
