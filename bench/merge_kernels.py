@@ -13,8 +13,9 @@ best of ``--repeat`` runs each, and checks that both give the same rows and the 
 With ``--spark``, queries whose steps are these joins, as a user runs them: ``faq.query`` on
 ``spark.read.parquet`` of the same edges -- the default placement (fetched to the driver, joined
 in-process) and ``placement="executors"`` (the rows stay in Spark, as for data the driver cannot hold)
--- against the Spark SQL a user writes for the same number, in the same session, ``--repeat`` runs each
-(the first of a session is cold), interleaved, answers checked equal:
+-- against the Spark SQL a user writes for the same number, in the same session, interleaved, answers
+checked equal: one cold round (recorded apart as ``cold``), then ``--repeat`` warm rounds, whose medians
+the ratios compare (``--queries`` picks some of them by number, from 1):
 
 * ``count() := e(a,b), e(b,a)`` -- reciprocated edges (SQL: a self-join on both columns, ``count(*)``);
 * ``count() := e(a,b), e(b,c), e(c,b)`` -- 2-paths whose second edge is reciprocated;
@@ -24,6 +25,7 @@ in-process) and ``placement="executors"`` (the rows stay in Spark, as for data t
 Usage::
 
     .venv/bin/python -m bench.merge_kernels --scale 18 --out bench/results/merge_kernels.json
+    .venv/bin/python -m bench.merge_kernels --scale 18 --spark --queries 1 3 --repeat 5   # without the slow SQL
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ QUERIES = (  # (faq query, Spark SQL over the view e(src, dst) giving the same n
 )
 
 
-def _queries(parquet: str, repeat: int) -> list[dict[str, Any]]:
+def _queries(parquet: str, repeat: int, chosen: list[int]) -> list[dict[str, Any]]:
     """Each of :data:`QUERIES` by faq (default placement, and ``placement="executors"``: the rows stay in
     Spark, as for data the driver cannot hold) and by Spark SQL on ``spark.read.parquet(parquet)``, same
     session, interleaved."""
@@ -83,7 +85,7 @@ def _queries(parquet: str, repeat: int) -> list[dict[str, Any]]:
 
     spark = get_session()
     rows = []
-    for text, sql in QUERIES:
+    for text, sql in [q for number, q in enumerate(QUERIES, 1) if number in chosen]:
         def by_faq(placement: str) -> int:
             with faq.query(text, e=spark.read.parquet(parquet), placement=placement) as result:
                 if text.startswith("count"):
@@ -98,15 +100,16 @@ def _queries(parquet: str, repeat: int) -> list[dict[str, Any]]:
                  "spark_sql_seconds": by_sql}
         runs: dict[str, list[float]] = {name: [] for name in sides}
         answers = set()
-        for _ in range(repeat):  # interleaved: every side under the same load
+        for _ in range(repeat + 1):  # interleaved: every side under the same load; the first round cold
             for name, fn in sides.items():
                 started = time.perf_counter()
                 answers.add(fn())
                 runs[name].append(round(time.perf_counter() - started, 3))
         if len(answers) != 1:
             raise AssertionError(f"{text}: faq and Spark SQL disagree: {answers}")
+        cold = {name: values.pop(0) for name, values in runs.items()}
         sql_median = float(np.median(runs["spark_sql_seconds"]))
-        row = {"query": text, "sql": sql, "answer": answers.pop(), **runs,
+        row = {"query": text, "sql": sql, "answer": answers.pop(), "cold": cold, **runs,
                "faq_over_sql_median": round(float(np.median(runs["faq_seconds"])) / sql_median, 3),
                "faq_executors_over_sql_median": round(float(np.median(runs["faq_executors_seconds"])) / sql_median, 3)}
         log(f"{text}: " + ", ".join(f"{name} {values}" for name, values in runs.items()))
@@ -119,6 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--scale", type=int, default=18, help="R-MAT scale of the edges joined with their reverse")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--spark", action="store_true", help="also faq.query on spark.read.parquet against Spark SQL")
+    parser.add_argument("--queries", type=int, nargs="+", default=list(range(1, len(QUERIES) + 1)),
+                        help="with --spark: the queries to run, by number from 1 (default all)")
     parser.add_argument("--out", default=str(RESULTS / "merge_kernels.json"))
     args = parser.parse_args(argv)
     from faq.joins.table import Table
@@ -145,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
     rows.append(_row(f"rmat{args.scale} node ⋈ e(b,c)", len(src), [nodes, out_edges], args.repeat))
     run["rows"] = rows
     if args.spark:
-        run["queries_from_parquet"] = _queries(edge_parquet(f"rmat{args.scale}")[0], args.repeat)
+        run["queries_from_parquet"] = _queries(edge_parquet(f"rmat{args.scale}")[0], args.repeat, args.queries)
     run["sort_merge_never_slower"] = all(r["pandas_over_sort_merge"] >= 1.0 for r in rows)
     log(f"wrote {run.save(Path(args.out))}")
 
