@@ -148,9 +148,8 @@ class Change(Owner):
     def df(self) -> "DataFrame":
         """The rows as a Spark DataFrame (made on first use; a local relation, nothing cached)."""
         if self._df is None:
-            from faq.spark import get_session
-
             from faq.handback import local_frame
+            from faq.spark import get_session
 
             schema = ", ".join(f"`{n}` {self._type(n)}" for n in self.names)
             self._df = local_frame(get_session(), self.rows(), self.names, schema)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
 
 from faq.events import ProgressEvent
-from faq.joins import VALUE_COLUMN, Aggregation, Frame
 from faq.insideout.placement import stand_in_ran
+from faq.joins import VALUE_COLUMN, Aggregation, Frame
 from faq.joins.local import Table, join_local
 from faq.semirings import Semiring, get_semiring
 from faq.semirings.numpy_backend import as_values
