@@ -56,8 +56,8 @@ import tempfile
 import threading
 from typing import Any, Optional, Sequence
 
-__all__ = ["MIN_CELLS", "ROW_GROUP_ROWS", "spark_frame", "empty_frame", "local_frame", "parquet_readable",
-           "file_backed", "hands_back_as_file", "local_master"]
+__all__ = ["MIN_CELLS", "ROW_GROUP_ROWS", "spark_frame", "created_frame", "empty_frame", "local_frame",
+           "parquet_readable", "file_backed", "hands_back_as_file", "local_master"]
 
 #: Tables of fewer cells stay local relations (``createDataFrame``): the same price at 10K rows.
 MIN_CELLS = 100_000
@@ -126,6 +126,18 @@ def spark_frame(spark: Any, table: Any, schema: Optional[str] = None, *, min_cel
         pq.write_table(table, path, compression="snappy", row_group_size=ROW_GROUP_ROWS)
         ddl = schema or ", ".join(f"`{f.name}` {_ddl_type(f.type)}" for f in table.schema)
         return spark.read.schema(ddl).parquet("file://" + path)
+    return created_frame(spark, table, schema)
+
+
+def created_frame(spark: Any, table: Any, schema: Optional[str] = None) -> Any:
+    """The Arrow ``table`` as a local relation of ``spark`` (``createDataFrame``, no file), with ``schema``
+    when given (the table's own types else): what :func:`spark_frame` makes where no file is written.
+
+    >>> import pyarrow as pa
+    >>> from faq.spark import get_session
+    >>> created_frame(get_session(), pa.table({"k": [1, 2]}), "k double").collect()
+    [Row(k=1.0), Row(k=2.0)]
+    """
     if schema is None:
         return spark.createDataFrame(table)
     if table.num_rows == 0:

@@ -83,17 +83,17 @@ def sorted_runs(codes: np.ndarray, times: np.ndarray, n_codes: int) -> Runs:
         usable &= ~np.isnan(times)
     rows = np.flatnonzero(usable)
     c, t = codes[rows], times[rows]
+    counts = np.bincount(c, minlength=n_codes)  # the rows of each code: the runs' lengths (any order)
     local = None
     if t.dtype.kind in "iu" and len(rows):
         low = int(t.min())
         span = int(t.max()) - low + 1
         if n_codes * span < (1 << 62):
             key = c * span + (t.astype(np.int64) - low)
-            local = _in_row_order(_argsort_by_halves(key, c, n_codes, DEFAULT_THREADS, SPLIT_SORT_ROWS), key)
+            local = _in_row_order(_argsort_by_halves(key, c, counts, DEFAULT_THREADS, SPLIT_SORT_ROWS), key)
     if local is None:
         local = np.lexsort((t, c))
     order = rows[local]
-    counts = np.bincount(codes[order], minlength=n_codes)
     starts = np.zeros(n_codes + 1, dtype=np.int64)
     np.cumsum(counts, out=starts[1:])
     return Runs(order, times[order], starts)
@@ -103,22 +103,24 @@ def sorted_runs(codes: np.ndarray, times: np.ndarray, n_codes: int) -> Runs:
 SPLIT_SORT_ROWS = 1_000_000
 
 
-def _argsort_by_halves(key: np.ndarray, codes: np.ndarray, n_codes: int, threads: int = DEFAULT_THREADS,
+def _argsort_by_halves(key: np.ndarray, codes: np.ndarray, counts: np.ndarray, threads: int = DEFAULT_THREADS,
                        min_rows: int = SPLIT_SORT_ROWS) -> np.ndarray:
-    """``np.argsort(key)`` (unstable) for a key that grows with ``codes``: the rows of the lower codes and those
+    """``np.argsort(key)`` (unstable) for a key that grows with ``codes`` (``counts``: the rows of each code):
+    the rows of the lower codes and those
     of the higher ones (about half the rows each) sorted on two threads -- numpy's sort holds no GIL -- and
     put one after the other.  5M rows on 1,000 codes: 0.35 s in one sort, 0.26 s so (scratch, 2 cores).
     Fewer than ``min_rows`` rows, or one thread: one sort.
 
     >>> key = np.array([25, 3, 14, 12, 1]); codes = key // 10
-    >>> key[_argsort_by_halves(key, codes, 3, threads=2, min_rows=0)].tolist() == sorted(key.tolist())
+    >>> counts = np.bincount(codes, minlength=3)
+    >>> key[_argsort_by_halves(key, codes, counts, threads=2, min_rows=0)].tolist() == sorted(key.tolist())
     True
     """
     if threads < 2 or len(key) < min_rows:
         return np.argsort(key)
     from concurrent.futures import ThreadPoolExecutor
 
-    below = np.cumsum(np.bincount(codes, minlength=n_codes))
+    below = np.cumsum(counts)
     middle = int(np.searchsorted(below, len(codes) // 2)) + 1  # codes < middle: about half the rows
     lower = codes < middle
     halves = (np.flatnonzero(lower), np.flatnonzero(~lower))

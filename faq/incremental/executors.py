@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
-from faq.handback import empty_frame
+from faq.handback import created_frame
 from faq.incremental.index import KeyedRows, ResidentRelation, View, combined, merge_rows
 from faq.spark import default_parallelism, is_connect
 from faq.joins.csr import Trie
@@ -115,8 +115,7 @@ class ExecutorIndexes(Owner):
             old = self._frames.get(name)
             schema = _codes_schema(relation.columns, self.state.semiring.value_type)
             self._frames[name] = self.scope.checkpoint(
-                self.spark.createDataFrame(table.to_pandas(), schema) if table.num_rows
-                else empty_frame(self.spark, table.column_names, schema)
+                created_frame(self.spark, table, schema)
             )
             self.scope.release(old)
             self._rows[name] = len(rows)

@@ -84,7 +84,7 @@ def stand_in_ran(seconds: float, strategy: Any) -> bool:
 
     if not COMPILED or seconds < COMPILED_LOAD_SECONDS:
         return False
-    if not (getattr(strategy, "numpy_kernel", False) or getattr(strategy, "sparse_kernel", False)):
+    if not (strategy.numpy_kernel or strategy.sparse_kernel):
         return False
     _STAND_IN_PAID.set()
     return True
@@ -402,13 +402,13 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
                 step, [variables.get(r, ()) for r in step.inputs], [rows for _, rows in uses], times.width,
                 arrays, form, environment))
         else:
-            step, why = _spared_indicators(step, variables, why)
+            step, why = _spared_indicators(step, why)
         variables[step.output.id] = step.output.variables
         placed.append(replace(step, placement=where, placement_reason=why))
     return placed
 
 
-def _spared_indicators(step: "Step", variables: Mapping[str, tuple[str, ...]], why: str) -> tuple["Step", str]:
+def _spared_indicators(step: "Step", why: str) -> tuple["Step", str]:
     """A step on the executors that only ⊕-aggregates one input (no join) without its indicators, and the
     reason saying so; else the step as it is.
 
