@@ -147,7 +147,7 @@ def result_html(result: Any) -> str:
     facts: list[tuple[str, Any]] = []
     preview = ""
     is_open = not result.scope.closed  # the answer is cached or held; closed results are not recomputed
-    rows = result.step_rows[-1] if result.step_rows else None
+    rows = result.rows_known  # (None: the answer is not counted yet; the preview below runs no count)
     if not plan.free:
         if is_open:
             facts.append(("value", _number(result.scalar())))  # one row

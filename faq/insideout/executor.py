@@ -120,10 +120,30 @@ class QueryResult(Owner, Answer):
             return semiring.python_value(values[0].item() if values.ndim == 1 else values[0])  # a row: an array ring's
         return self.factor.scalar()
 
+    @property
+    def rows(self) -> int:
+        """The answer's rows: known when the last step counted them, else counted now (one job over the
+        cached answer, which that job fills) and kept.
+
+        An answer left in Spark is not counted by :func:`~faq.api.query` (a job Spark SQL would not run
+        before the caller's own: DESIGN.md §4); :meth:`summary` and the notebook view say ``?`` until
+        this is read.
+        """
+        if not self.step_rows or self.step_rows[-1] < 0:
+            counted = self.factor.count()
+            self.step_rows = [*self.step_rows[:-1], counted] if self.step_rows else [counted]
+        return self.step_rows[-1]
+
+    @property
+    def rows_known(self) -> Optional[int]:
+        """The answer's rows if known without a Spark job (else None)."""
+        return self.step_rows[-1] if self.step_rows and self.step_rows[-1] >= 0 else None
+
     def summary(self) -> str:
-        """The query, the answer's rows and the seconds it took (the one-line ``repr``)."""
-        rows = self.step_rows[-1] if self.step_rows else "?"
-        return f"{self.plan.query!r}, rows={rows}, seconds={self.seconds:.3g}"
+        """The query, the answer's rows (``?`` when not counted yet) and the seconds it took (the one-line
+        ``repr``: runs no job)."""
+        rows = self.rows_known
+        return f"{self.plan.query!r}, rows={'?' if rows is None else rows}, seconds={self.seconds:.3g}"
 
     def _repr_html_(self) -> str:
         """Value or bounded preview, time and plan facts, for notebooks (:mod:`faq.display`)."""
@@ -192,14 +212,15 @@ def execute(
                 described = describe_step(step)  # what progress says and what Spark's UI shows
                 with spark_step(spark, f"step {step.index} of {len(plan.steps)}, {described}"):
                     frame, rows = _run_step(step, len(plan.steps), _as_frames(step, relations, spark, plan),
-                                            frames, semiring, scope, progress, described, handed.get(step.index))
+                                            frames, semiring, scope, progress, described, handed.get(step.index),
+                                            final=step is steps[-1])
                 relations[step.output.id] = frame
                 notes.append(frame.note)
             step_rows.append(rows)
             # Consumed intermediates are no longer needed once a step materialised what reads them: released
             # then (inputs are not ours; a pipelined step's plan still reads its inputs' caches).
             consumed += [relations.pop(r) for r in step.inputs]
-            if step.index not in handed:
+            if step.index not in handed and rows >= 0:  # (an uncounted answer's plan still reads them)
                 for done in consumed:
                     if isinstance(done, Frame) and done.relation.dataframe is not None:
                         scope.release(done.relation.dataframe)  # (held rows own no cache)
@@ -226,13 +247,15 @@ def _run_step(
     progress: Optional[Progress],
     description: str,
     reader: Optional[int] = None,
+    final: bool = False,
 ) -> tuple[Frame, int]:
     """One step: join its bag as its strategy says, ⊕-aggregate, drop zeros, persist and count
     (a step onto no variable: collect its one row, or none, into a local relation; a step pipelined into
-    step ``reader``: neither, :mod:`faq.insideout.pipelining`).
+    step ``reader``: neither, :mod:`faq.insideout.pipelining`; the ``final`` step, the answer: persisted
+    but not counted, so the caller's first job computes and caches it, as Spark SQL's one job would).
 
     Returns the step's output (persisted in ``scope``; its ``note`` says how the join ran) and its rows
-    (-1 when pipelined: not counted).
+    (-1 when not counted).
     """
     if progress:
         progress(StepEvent("start", step.index, total, description))
@@ -254,8 +277,12 @@ def _run_step(
         held = _combined_on_driver(product, aggregation, semiring)
         if held is None:
             df = _combined_in_spark(product, step, aggregation, semiring, inputs_of_query)
-            if out_vars and reader is not None:  # the reader's plan reads this one: one Spark query
-                rows = -1
+            if out_vars and (reader is not None or final):
+                # Not materialised here: the reader's plan reads this one (one Spark query), or the answer is
+                # cached by the caller's first job and counted when asked. What the join made for it (a
+                # checkpoint, index files) lives as long as the result, not the step.
+                df, rows = (df if reader is not None else scope.persist(df)), -1
+                scope.take_over(join_scope)
             elif out_vars:
                 df = scope.persist(df)
                 rows = df.count()

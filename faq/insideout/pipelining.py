@@ -21,7 +21,8 @@ So a step is *pipelined* into its reader when all of these hold:
 * fewer than :data:`MAX_PIPELINED` steps before it were pipelined in a row
   (a long chain of unmaterialised plans is a long lineage for Spark to plan).
 
-The last step is never pipelined: the answer is cached and counted.  A
+The last step is never pipelined: the answer is persisted, filled by the
+caller's first job and counted only when asked (``QueryResult.rows``).  A
 pipelined step reports no rows (``step_rows`` -1, progress "pipelined into
 step k"); ``explain`` prints which (the text of :class:`faq.insideout.plans.Plan`
 reads :func:`pipelined` as the executor does).
