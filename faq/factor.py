@@ -164,6 +164,7 @@ class Factor:
         """
         from pyspark.sql import functions as F
 
+        from faq.relation import sql_name
         from faq.semirings.spark_backend import columns as spark_columns
 
         semiring = get_semiring(semiring)
@@ -174,7 +175,7 @@ class Factor:
                 raise MissingColumnError(column=v, available=columns, source=f"factor {name!r}")
         if value is None or (value == VALUE and value not in columns):
             value = VALUE if VALUE not in variables else "__value"
-            df = df.select(*[F.col(v) for v in variables], spark_columns(semiring).one().alias(value))
+            df = df.select(*[F.col(sql_name(v)) for v in variables], spark_columns(semiring).one().alias(value))
         elif value not in columns:
             raise MissingColumnError(column=value, available=columns, source=f"factor {name!r}")
         else:
@@ -184,7 +185,9 @@ class Factor:
                 raise ValueTypeMismatchError(
                     factor=name, column=value, found=found, semiring=semiring.name, expected=semiring.value_type
                 )
-            df = df.select(*[F.col(v) for v in variables], F.col(value).cast(semiring.value_type).alias(value))
+            # SQL text: names, not paths (a dot or backtick in a name), and one call into Spark
+            df = df.selectExpr(*map(sql_name, variables),
+                               f"CAST({sql_name(value)} AS {semiring.value_type}) AS {sql_name(value)}")
         factor = cls(df=df, variables=variables, semiring=semiring, value=value, name=name)
         return factor.validate() if validate else factor
 

@@ -278,10 +278,18 @@ def _spark_type(array: np.ndarray) -> str:
     return _SPARK_TYPES.get(array.dtype.kind, "string")
 
 
-def _select(df: Any, renames: Mapping[str, str]) -> Any:
-    from pyspark.sql import functions as F
+def sql_name(name: str) -> str:
+    """``name`` as a Spark SQL identifier (backquoted): a projection written as ``selectExpr`` strings is one
+    call into Spark where Column objects are several each (classic PySpark: a py4j round trip apiece).
 
-    return df.select(*[F.col(old).alias(new) for new, old in renames.items()])
+    >>> sql_name("a"), sql_name("odd`name"), sql_name("a.b")
+    ('`a`', '`odd``name`', '`a.b`')
+    """
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _select(df: Any, renames: Mapping[str, str]) -> Any:
+    return df.selectExpr(*[f"{sql_name(old)} AS {sql_name(new)}" for new, old in renames.items()])
 
 
 def _created(session: Any, arrays: Mapping[str, np.ndarray], dtypes: Sequence[tuple[str, str]]) -> Any:

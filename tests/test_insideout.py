@@ -115,6 +115,26 @@ def test_repeated_variable_in_an_atom_keeps_the_diagonal():
         assert sorted(map(tuple, result.factor.df.collect())) == [(0, 2), (1, 5)]
 
 
+def test_an_atom_bound_on_the_executors_reads_odd_column_names_and_keeps_the_diagonal(spark):
+    """Binding writes its projection and diagonal filter as SQL text (one call into Spark): column names
+    with a dot, a backtick or a space are names, not paths; an int key is widened to bigint."""
+    from faq.factor import Factor
+
+    rows = [(0, 0, 2), (0, 1, 3), (1, 1, 5), (2, 0, 7)]
+    df = spark.createDataFrame(rows, "`a.b` int, `odd``name` int, `the value` bigint")
+    f = Factor.from_dataframe(df, ["a.b", "odd`name"], value="the value", semiring="counting")
+    with evaluate("q(x) := f(x, x)", {"f": f}, placement="executors") as result:
+        assert sorted(map(tuple, result.df.collect())) == [(0, 2), (1, 5)]
+        assert dict(result.df.dtypes)["x"] == "bigint"
+    with evaluate("q(x) := f(x, y), f(y, z)", {"f": f}, placement="executors") as result:
+        expected = {}
+        for x, y, v in rows:
+            for y2, _, w in rows:
+                if y2 == y:
+                    expected[x] = expected.get(x, 0) + v * w
+        assert dict(map(tuple, result.df.collect())) == expected
+
+
 def test_scalar_of_an_empty_answer_is_zero():
     f = factor_of([(0, 1, 1)], ["x", "y"], "counting")
     with evaluate(parse_query("q() := f(a, b), f(b, a)"), {"f": f}) as result:

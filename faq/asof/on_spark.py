@@ -35,6 +35,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Sequence
 
 from faq.asof.tables import check_arguments, result_names
+from faq.relation import sql_name
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -78,11 +79,11 @@ def asof_on_spark(
         out.append(StructField(right_time, right_fields[on].dataType, True))
     schema = StructType(out)
 
-    left_row = F.struct(*[F.col(_quoted(c)) for c in left.columns])
-    right_row = F.struct(*[F.col(_quoted(c)) for c in right.columns])
+    left_row = F.struct(*[F.col(sql_name(c)) for c in left.columns])
+    right_row = F.struct(*[F.col(sql_name(c)) for c in right.columns])
     left_type = left.select(left_row.alias(_LEFT)).schema[_LEFT].dataType
     right_type = right.select(right_row.alias(_RIGHT)).schema[_RIGHT].dataType
-    key_columns = [F.col(_quoted(k)).alias(f"__k{i}") for i, k in enumerate(keys)]
+    key_columns = [F.col(sql_name(k)).alias(f"__k{i}") for i, k in enumerate(keys)]
     union = left.select(*key_columns, F.lit(0).alias(_SIDE), left_row.alias(_LEFT),
                         F.lit(None).cast(right_type).alias(_RIGHT)).unionByName(
         right.select(*key_columns, F.lit(1).alias(_SIDE), F.lit(None).cast(left_type).alias(_LEFT),
@@ -129,7 +130,3 @@ def _side_table(column: Any) -> Any:
     array = column.combine_chunks()
     return pa.Table.from_struct_array(array) if len(array) else pa.Table.from_batches(
         [], schema=pa.schema(list(array.type)))
-
-
-def _quoted(name: str) -> str:
-    return "`" + name.replace("`", "``") + "`"

@@ -40,6 +40,7 @@ from faq.insideout.placement import compiled_worth_loading
 from faq.insideout.planner import Plan, plan_query
 from faq.joins import VALUE_COLUMN, Frame
 from faq.language import FAQ, parse_query
+from faq.relation import sql_name
 from faq.semirings import Semiring, get_semiring
 
 if TYPE_CHECKING:
@@ -115,8 +116,6 @@ def bind(query: FAQ, factors: Mapping[str, Factor], semiring: Semiring) -> dict[
 
 def bind_atom(atom: Any, factor: Factor, types: Mapping[str, str]) -> Frame:
     """One atom's :class:`Frame`: ``factor``'s columns renamed to the atom's variables (see :func:`bind`)."""
-    from pyspark.sql import functions as F
-
     from faq.spark import real_session
 
     # A step on the executors reads this atom: the Columns it builds need a running session, which may
@@ -127,18 +126,16 @@ def bind_atom(atom: Any, factor: Factor, types: Mapping[str, str]) -> Frame:
     if held is not None and not repeats and factor.relation.dataframe is None:
         return Frame(variables=tuple(first_column), relation=held)  # rows only the driver holds: made when read
     df = factor.df
-    condition = None
-    for column, var in repeats:  # repeated variable: keep the diagonal
-        same = F.col(first_column[var]) == F.col(column)
-        condition = same if condition is None else condition & same
-    if condition is not None:
+    # SQL text rather than Columns: one call into Spark for the filter and one for the projection.
+    condition = " AND ".join(f"{sql_name(first_column[var])} = {sql_name(column)}" for column, var in repeats)
+    if condition:  # repeated variable: keep the diagonal
         df = df.where(condition)
     columns = [
-        F.col(c).cast("bigint").alias(v) if types[v] == "bigint" else F.col(c).alias(v)
+        f"CAST({sql_name(c)} AS BIGINT) AS {sql_name(v)}" if types[v] == "bigint" else f"{sql_name(c)} AS {sql_name(v)}"
         for v, c in first_column.items()
     ]
-    projected = df.select(*columns, F.col(factor.value).alias(VALUE_COLUMN))
-    if held is not None and condition is None:  # a renaming: the driver's copy still holds its rows
+    projected = df.selectExpr(*columns, f"{sql_name(factor.value)} AS {sql_name(VALUE_COLUMN)}")
+    if held is not None and not condition:  # a renaming: the driver's copy still holds its rows
         return Frame(variables=tuple(first_column), relation=replace(held, dataframe=projected))
     return Frame(projected, tuple(first_column))
 

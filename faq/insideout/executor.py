@@ -126,7 +126,7 @@ class QueryResult(Owner, Answer):
         cached answer, which that job fills) and kept.
 
         An answer left in Spark is not counted by :func:`~faq.api.query` (a job Spark SQL would not run
-        before the caller's own: DESIGN.md §4); :meth:`summary` and the notebook view say ``?`` until
+        before the caller's own); :meth:`summary` and the notebook view say ``?`` until
         this is read.
         """
         if not self.step_rows or self.step_rows[-1] < 0:
