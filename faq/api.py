@@ -101,8 +101,9 @@ def query(text: str, factors: Optional[Mapping[str, FactorLike]] = None, /, *, s
     -------
     QueryResult
         ``.df`` (the free variables and ``value``), ``.scalar()`` for a
-        query without free variables, ``.plan``, ``explain()``; its cache is
-        released by ``close()`` or ``with``.
+        query without free variables, ``.rows`` (an answer left in Spark is
+        counted when first asked, not by ``query``), ``.plan``, ``explain()``;
+        its cache is released by ``close()`` or ``with``.
 
     Examples
     --------

@@ -128,6 +128,11 @@ class QueryResult(Owner, Answer):
         An answer left in Spark is not counted by :func:`~faq.api.query` (a job Spark SQL would not run
         before the caller's own); :meth:`summary` and the notebook view say ``?`` until
         this is read.
+
+        >>> import faq
+        >>> result = faq.query("q(a) := e(a,b)", e=[(1, 2), (1, 3), (2, 3)])   # held: counted in-process
+        >>> result.rows, result.rows_known
+        (2, 2)
         """
         if not self.step_rows or self.step_rows[-1] < 0:
             counted = self.factor.count()
