@@ -22,11 +22,10 @@ from __future__ import annotations
 
 import argparse
 import statistics
-import time
 from pathlib import Path
 from typing import Any, Callable
 
-from bench.common import RESULTS, Run, log
+from bench.common import RESULTS, Run, interleaved_rounds, log
 
 QUERY = "q(a) := e(a,b), e(b,c)"
 
@@ -70,19 +69,10 @@ def main(argv: list[str] | None = None) -> None:
 
     run = Run("bench_uncounted_answer", argv)
     ways = sides(str(edge_parquet(f"rmat{args.scale}")[0]))
-    runs: dict[str, list[float]] = {name: [] for name in ways}
-    answers = set()
-    for _ in range(args.repeat + 1):  # interleaved: one machine's load falls on every side alike
-        for name, way in ways.items():
-            started = time.perf_counter()
-            answers.add(way())
-            runs[name].append(round(time.perf_counter() - started, 3))
-    if len(answers) != 1:
-        raise AssertionError(f"the sides disagree: {answers}")
-    cold = {name: values.pop(0) for name, values in runs.items()}
+    runs, cold, answer = interleaved_rounds(ways, args.repeat)
     medians = {name: statistics.median(values) for name, values in runs.items()}
     run["inputs"] = {"query": QUERY, "graph": f"R-MAT {args.scale}, spark.read.parquet", "placement": "executors",
-                     "caller": "result.df.agg(sum(value)).collect()", "answer": answers.pop()}
+                     "caller": "result.df.agg(sum(value)).collect()", "answer": answer}
     run["cold"], run["runs"], run["medians"] = cold, runs, medians
     run["over_spark_sql"] = {name: round(medians[name] / medians["spark_sql"], 3) for name in ("faq", "faq_counted")}
     for name, values in runs.items():

@@ -201,6 +201,28 @@ def timed_checked(fn: Callable[[], T], repeat: int, check: Callable[[T], None], 
     return out
 
 
+def interleaved_rounds(ways: dict[str, Callable[[], T]], repeat: int) -> tuple[dict[str, list[float]], dict[str, float], T]:
+    """Each of ``ways`` once a round, one cold round then ``repeat`` warm ones (a shared machine's load falls
+    on every way alike): (the warm seconds by way, the cold seconds by way, the one answer they all gave).
+    Raises AssertionError when two answers differ.
+
+    >>> runs, cold, answer = interleaved_rounds({"a": lambda: 7, "b": lambda: 7}, 2)
+    >>> {name: len(seconds) for name, seconds in runs.items()}, sorted(cold), answer
+    ({'a': 2, 'b': 2}, ['a', 'b'], 7)
+    """
+    runs: dict[str, list[float]] = {name: [] for name in ways}
+    answers = set()
+    for _ in range(repeat + 1):
+        for name, way in ways.items():
+            started = time.perf_counter()
+            answers.add(way())
+            runs[name].append(round(time.perf_counter() - started, 3))
+    if len(answers) != 1:
+        raise AssertionError(f"the ways disagree: {answers}")
+    cold = {name: values.pop(0) for name, values in runs.items()}
+    return runs, cold, answers.pop()
+
+
 def print_summary(rows: Sequence[tuple[str, str]], targets_met: dict, out: Path) -> None:
     """The summary on stdout: a ``name  value`` line a row (names aligned), the targets met, the results' path.
 

@@ -37,7 +37,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from bench.common import RESULTS, Run, log
+from bench.common import RESULTS, Run, interleaved_rounds, log
 
 
 def _best(fn: Callable[[], Any], repeat: int) -> tuple[Any, float]:
@@ -98,18 +98,9 @@ def _queries(parquet: str, repeat: int, chosen: list[int]) -> list[dict[str, Any
 
         sides = {"faq_seconds": lambda: by_faq("auto"), "faq_executors_seconds": lambda: by_faq("executors"),
                  "spark_sql_seconds": by_sql}
-        runs: dict[str, list[float]] = {name: [] for name in sides}
-        answers = set()
-        for _ in range(repeat + 1):  # interleaved: every side under the same load; the first round cold
-            for name, fn in sides.items():
-                started = time.perf_counter()
-                answers.add(fn())
-                runs[name].append(round(time.perf_counter() - started, 3))
-        if len(answers) != 1:
-            raise AssertionError(f"{text}: faq and Spark SQL disagree: {answers}")
-        cold = {name: values.pop(0) for name, values in runs.items()}
+        runs, cold, answer = interleaved_rounds(sides, repeat)  # the first round cold
         sql_median = float(np.median(runs["spark_sql_seconds"]))
-        row = {"query": text, "sql": sql, "answer": answers.pop(), "cold": cold, **runs,
+        row = {"query": text, "sql": sql, "answer": answer, "cold": cold, **runs,
                "faq_over_sql_median": round(float(np.median(runs["faq_seconds"])) / sql_median, 3),
                "faq_executors_over_sql_median": round(float(np.median(runs["faq_executors_seconds"])) / sql_median, 3)}
         log(f"{text}: " + ", ".join(f"{name} {values}" for name, values in runs.items()))
