@@ -201,7 +201,8 @@ def timed_checked(fn: Callable[[], T], repeat: int, check: Callable[[T], None], 
     return out
 
 
-def interleaved_rounds(ways: dict[str, Callable[[], T]], repeat: int) -> tuple[dict[str, list[float]], dict[str, float], T]:
+def interleaved_rounds(ways: dict[str, Callable[[], T]],
+                       repeat: int) -> tuple[dict[str, list[float]], dict[str, float], T]:
     """Each of ``ways`` once a round, one cold round then ``repeat`` warm ones (a shared machine's load falls
     on every way alike): (the warm seconds by way, the cold seconds by way, the one answer they all gave).
     Raises AssertionError when two answers differ.

@@ -13,6 +13,7 @@ from collections import Counter
 import pytest
 
 import faq
+from faq.errors import ScopeClosedError
 
 pytestmark = pytest.mark.usefixtures("spark")
 
@@ -75,6 +76,10 @@ def test_the_answer_is_cached_by_the_callers_first_job_and_counted_only_when_ask
         answer = {int(r["a"]): int(r["value"]) for r in result.df.collect()}
         assert answer == _two_paths_from_each_node()
         assert result.rows == len(answer) == result.rows_known and f"rows={len(answer)}" in result.summary()
+    closed = faq.query("q(a) := e(a,b), e(b,c)", e=edges, placement="executors")
+    closed.close()
+    with pytest.raises(ScopeClosedError):  # counting would need what close() released
+        closed.rows
 
 
 @pytest.mark.parametrize("join", ["generic_broadcast", "generic_shuffle"])

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence, Un
 
 import numpy as np
 
+from faq.errors import ScopeClosedError
 from faq.factor import VALUE, Factor
 from faq.relation import Relation
 from faq.insideout.binding import (
@@ -133,8 +134,13 @@ class QueryResult(Owner, Answer):
         >>> result = faq.query("q(a) := e(a,b)", e=[(1, 2), (1, 3), (2, 3)])   # held: counted in-process
         >>> result.rows, result.rows_known
         (2, 2)
+
+        Raises :class:`~faq.errors.ScopeClosedError` when the rows are not known and the result is closed
+        (its cache, and what its plan reads, released: count before :meth:`close`).
         """
         if not self.step_rows or self.step_rows[-1] < 0:
+            if self.scope.closed:
+                raise ScopeClosedError(resource="the count of an answer not counted before close()")
             counted = self.factor.count()
             self.step_rows = [*self.step_rows[:-1], counted] if self.step_rows else [counted]
         return self.step_rows[-1]
