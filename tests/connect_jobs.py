@@ -223,6 +223,7 @@ def test_steps_in_cells_and_a_plan_in_the_tasks_of_its_large_factor(spark):
     for placement in ("executors", "driver"):
         with evaluate(query, moments, placement=placement) as result:
             answers[placement] = sorted([row[0], *row[1]] for row in result.df.collect())
+            assert result.rows == len(answers[placement])  # (on the executors: counted when asked, not before)
             if placement == "executors":
                 assert {s.strategy.name for s in result.plan.steps} == {"partitioned"}, result.plan
     np.testing.assert_allclose(answers["executors"], answers["driver"], rtol=1e-12)
