@@ -58,6 +58,22 @@ def _oracle(left_rows, right_rows, direction, exact, tolerance, how) -> dict:
 @search_settings(30, HealthCheck.function_scoped_fixture)
 @given(cases())
 def test_window_equals_pandas_merge_asof(spark, case):
+    _check_against_pandas(spark, case)
+
+
+@search_settings(10, HealthCheck.function_scoped_fixture)
+@given(cases())
+def test_right_rows_carried_as_one_struct_equal_pandas_too(spark, case):
+    """Past ``FLAT_VALUES`` value columns, right's row rides through the window as one struct instead of
+    flat columns and null flags: the same rows (here with the limit lowered below the 3 values)."""
+    from faq.asof import spark_window
+
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(spark_window, "FLAT_VALUES", 2)
+        _check_against_pandas(spark, case)
+
+
+def _check_against_pandas(spark, case) -> None:
     left_rows, right_rows, direction, exact, tolerance, how = case
     left = spark.createDataFrame(left_rows, LEFT_SCHEMA)
     right = spark.createDataFrame(right_rows, RIGHT_SCHEMA)

@@ -1,11 +1,14 @@
 """The as-of match as Spark's own operators: one sort of both sides by key and time, a running window.
 
 Spark's window formulation of an as-of join, the one a Spark user writes:
-both sides in one union -- left's columns flat, right's time and values as
-one struct, beside the key and time columns and a side flag -- partitioned by the ``by`` keys and
-sorted by ``(time, side, right's value columns)``; on each left row a running
-``last(right, ignorenulls)``: the latest right row before it, or, over the
-reversed order, the earliest after it.  One shuffle and one sort (two for
+both sides in one union -- left's columns flat, right's values (and time, where
+a distance needs it) flat too, beside the key and time columns and a side flag --
+partitioned by the ``by`` keys and sorted by ``(time, side, right's value
+columns)``; on each left row a running ``last(value, ignorenulls)`` of each
+right column and of a long flagging the right row's nulls: the latest right row
+before it, or, over the reversed order, the earliest after it, whole (a null
+value stays null, not an earlier row's).  Past :data:`FLAT_VALUES` value columns
+right's row rides as one struct instead.  One shuffle and one sort (two for
 ``nearest``), Column expressions only: no Python UDF,
 no RDD, nothing collected, so it runs on Spark Connect as on a classic
 session.  :mod:`faq.asof.oneshot` prices it beside the in-process kernel
@@ -64,7 +67,7 @@ Examples
 from __future__ import annotations
 
 import datetime
-from typing import TYPE_CHECKING, Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional, Sequence
 
 from faq.asof.tables import Keys, check_arguments, key_list, result_names, tolerance_number
 from faq.errors import ColumnTypeMismatchError, InvalidArgumentError, TimeTypeError
@@ -180,8 +183,10 @@ def asof_window(
                                    value=tolerance if tolerance is not None else direction,
                                    reason=f"the Spark window form does not do {why}; faq.asof_join runs the kernel")
     with_time = direction == "nearest" or tolerance is not None or right_time is not None
-    carried, sources = _carried(left, right, keys, on, direction, allow_exact_matches, with_time)
+    carried, sources, matches = _carried(left, right, keys, on, direction, allow_exact_matches, with_time)
     lefts = carried.where(F.col(_SIDE) == _left_side(direction, allow_exact_matches))
+    if matches:  # the matched rows made for the left rows alone, after the window
+        lefts = lefts.withColumns(matches)
     t = _col(sources[left.columns.index(on)])  # the left row's time, of left's own type
     usable = t.isNotNull()
     if _is_float(left_type):
@@ -231,27 +236,28 @@ def _to_here(window: Any) -> Any:
 
 
 def _carried(left: "DataFrame", right: "DataFrame", keys: Sequence[str], on: str, direction: str,
-             exact: bool, with_time: bool) -> tuple["DataFrame", list[str]]:
+             exact: bool, with_time: bool) -> tuple["DataFrame", list[str], dict[str, "Column"]]:
     """The union of both sides, sorted per key by (time, side, right's values), each row with the right row
-    carried to it backward (``_BACK``) and/or forward (``_AHEAD``), as the direction needs; and where each
-    left column is in it.
+    carried to it backward (``_BACK``) and/or forward (``_AHEAD``), as the direction needs; where each left
+    column is in it; and the Columns that make ``_BACK``/``_AHEAD`` of a left row from what was carried
+    (applied after the left rows are picked out; empty when the carried columns are those structs).
 
     Left's columns stay flat (the keys and time shared with right's, where their types agree; the others
-    under names of their own), right's rows are carried as one struct of its values (and its time when
-    ``with_time``: a distance or ``right_time`` needs it): a null value must not be skipped as
-    ``ignorenulls`` skips the left rows' nulls.  Ties of equal times are ordered by that struct itself
-    (its fields in order, nulls first), compared only where key, time and side are equal: no sort key of
-    its own to shuffle.  (Measured at 1M x 1M, calm: each of a time field and a sort key of its own cost
-    about 15% of the join.)
+    under names of their own).  Right's row -- its values, and its time when ``with_time`` (a distance or
+    ``right_time`` needs it) -- must arrive whole: a null value must not be skipped as ``ignorenulls``
+    skips the left rows' nulls.  Up to :data:`FLAT_VALUES` values it is carried flat (:func:`_flat_row`):
+    a running last of each value and of one long whose bits flag the right row's nulls, the struct built
+    afterwards for the left rows alone; beyond that as one struct per row.  Ties of equal times are
+    ordered by right's (orderable) values, nulls first, compared only where key, time and side are equal:
+    no sort key of its own to shuffle.  (Measured at 1M x 1M, calm: each of a time field and a sort key of
+    its own cost about 15% of the join; carrying the struct through the sort about 10%, scratch runs.)
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
     left_side = _left_side(direction, exact)
     values = [c for c in right.columns if c not in keys and c != on]
-    with_time = with_time or not values  # a struct of no fields would carry nothing to tell a match by
-    right_row = F.struct(*([_col(on)] if with_time else []), *[_col(c) for c in values])
-    right_struct = right.select(right_row.alias(_RIGHT)).schema[_RIGHT].dataType
+    with_time = with_time or not values  # a row of no fields would carry nothing to tell a match by
     shared = [*keys, on]
     sources = [c if c in shared and left.schema[c].dataType == right.schema[c].dataType else f"__faq_asof_l{i}"
                for i, c in enumerate(left.columns)]
@@ -261,29 +267,90 @@ def _carried(left: "DataFrame", right: "DataFrame", keys: Sequence[str], on: str
         usable = usable & _col(c).isNotNull()
     if _is_float(right.schema[on].dataType):
         usable = usable & ~F.isnan(_col(on))  # pandas and the kernel: a NaN time matches nothing
+    row = (_flat_row if len(values) <= FLAT_VALUES else _struct_row)(right, on, values, with_time)
     lefts = left.select(*[_col(c) for c in shared], *[_col(c).alias(s) for c, s in own],
-                        F.lit(left_side).alias(_SIDE), F.lit(None).cast(right_struct).alias(_RIGHT))
+                        F.lit(left_side).alias(_SIDE), *row.left_nulls)
     rights = right.where(usable).select(*[_col(c) for c in shared],
                                         *[F.lit(None).cast(left.schema[c].dataType).alias(s) for c, s in own],
-                                        F.lit(1 - left_side).alias(_SIDE), right_row.alias(_RIGHT))
-    if all(_orderable(right.schema[c].dataType) for c in values):
-        up_ties, down_ties = [F.col(_RIGHT).asc_nulls_first()], [F.col(_RIGHT).desc_nulls_last()]
-    else:  # a map among the values: the struct does not sort, its orderable fields do
-        ties = [F.col(_RIGHT)[c] for c in values if _orderable(right.schema[c].dataType)]
-        up_ties, down_ties = [c.asc_nulls_first() for c in ties], [c.desc_nulls_last() for c in ties]
+                                        F.lit(1 - left_side).alias(_SIDE), *row.right_columns)
+    is_right = F.col(_SIDE) == 1 - left_side
     by_key = Window.partitionBy(*[_col(c) for c in keys])
     carried = [*[_col(c) for c in shared], *[_col(s) for _, s in own], F.col(_SIDE)]
     # Both directions carry over a frame that ends at the row (Spark keeps a running value; a frame to the
     # partition's end is recomputed for every row): forward is backward over the reversed order.
     if direction != "forward":
-        up = by_key.orderBy(_col(on).asc_nulls_first(), F.col(_SIDE),
-                            *up_ties)
-        carried.append(F.last(F.col(_RIGHT), ignorenulls=True).over(_to_here(up)).alias(_BACK))
+        up = by_key.orderBy(_col(on).asc_nulls_first(), F.col(_SIDE), *[c.asc_nulls_first() for c in row.ties])
+        carried += row.lasts(_to_here(up), _BACK, is_right)
     if direction != "backward":
         down = by_key.orderBy(_col(on).desc_nulls_last(), F.col(_SIDE),  # right's values reversed too: the first
-                              *down_ties)  # of equal times comes last
-        carried.append(F.last(F.col(_RIGHT), ignorenulls=True).over(_to_here(down)).alias(_AHEAD))
-    return lefts.unionByName(rights).select(*carried), sources
+                              *[c.desc_nulls_last() for c in row.ties])  # of equal times comes last
+        carried += row.lasts(_to_here(down), _AHEAD, is_right)
+    names = [name for name, wanted in ((_BACK, direction != "forward"), (_AHEAD, direction != "backward")) if wanted]
+    return lefts.unionByName(rights).select(*carried), sources, {name: row.match(name) for name in row.built(names)}
+
+
+#: Right value columns carried flat (:func:`_flat_row`) at most: their null flags are the bits of one long.
+FLAT_VALUES = 62
+
+
+class _CarriedRow(NamedTuple):
+    """How right's row rides through the union and the window: its columns on left rows (nulls) and on
+    right rows, the columns ordering ties, the running lasts over a window (named from ``_BACK`` or
+    ``_AHEAD``), and the match struct of a left row made from them (``built``: the names that need it)."""
+
+    left_nulls: list
+    right_columns: list
+    ties: list
+    lasts: Callable[[Any, str, "Column"], list]
+    match: Callable[[str], "Column"]
+    built: Callable[[list[str]], list[str]]
+
+
+def _struct_row(right: "DataFrame", on: str, values: list[str], with_time: bool) -> _CarriedRow:
+    """Right's row as one struct column: the running last of it is the match itself."""
+    from pyspark.sql import functions as F
+
+    struct = F.struct(*([_col(on)] if with_time else []), *[_col(c) for c in values])
+    kind = right.select(struct.alias(_RIGHT)).schema[_RIGHT].dataType
+    if all(_orderable(right.schema[c].dataType) for c in values):
+        ties = [F.col(_RIGHT)]
+    else:  # a map among the values: the struct does not sort, its orderable fields do
+        ties = [F.col(_RIGHT)[c] for c in values if _orderable(right.schema[c].dataType)]
+    return _CarriedRow(
+        [F.lit(None).cast(kind).alias(_RIGHT)], [struct.alias(_RIGHT)], ties,
+        lambda window, name, is_right: [F.last(F.col(_RIGHT), ignorenulls=True).over(window).alias(name)],
+        lambda name: F.col(name), lambda names: [])
+
+
+def _flat_row(right: "DataFrame", on: str, values: list[str], with_time: bool) -> _CarriedRow:
+    """Right's row as flat columns (right's time as ``_RIGHT`` when ``with_time``, value ``i`` as
+    ``{_RIGHT}{i}``); over a window, the last non-null of each and the last right row's null flags (bit
+    ``i``: value ``i`` is null; never null on a right row, so null exactly when no right row came yet).
+    A value of the match is its last non-null one unless the match's flag says null: the last right row's
+    own value either way."""
+    from pyspark.sql import functions as F
+
+    named = [(f"{_RIGHT}{i}", c) for i, c in enumerate(values)]
+    timed = [(_RIGHT, on)] if with_time else []
+    left_nulls = [F.lit(None).cast(right.schema[c].dataType).alias(n) for n, c in [*timed, *named]]
+    right_columns = [_col(c).alias(n) for n, c in [*timed, *named]]
+    ties = [F.col(n) for n, c in named if _orderable(right.schema[c].dataType)]
+    flags = F.lit(0).cast("long")
+    for i, (n, _) in enumerate(named):
+        flags = flags + F.when(F.col(n).isNull(), F.lit(1 << i).cast("long")).otherwise(F.lit(0).cast("long"))
+
+    def lasts(window: Any, name: str, is_right: "Column") -> list:
+        out = [F.last(F.when(is_right, flags), ignorenulls=True).over(window).alias(f"{name}_nulls")]
+        return out + [F.last(F.col(n), ignorenulls=True).over(window).alias(f"{name}{n}") for n, _ in [*timed, *named]]
+
+    def match(name: str) -> "Column":
+        nulls = F.col(f"{name}_nulls")
+        fields = [F.col(f"{name}{n}").alias(c) for n, c in timed]
+        fields += [F.when(F.shiftright(nulls, i) % 2 == 0, F.col(f"{name}{n}")).alias(c)
+                   for i, (n, c) in enumerate(named)]
+        return F.when(nulls.isNotNull(), F.struct(*fields))
+
+    return _CarriedRow(left_nulls, right_columns, ties, lasts, match, lambda names: names)
 
 
 def _pick(t: "Column", on: str, direction: str, types: tuple["DataType", "DataType"],
