@@ -63,13 +63,13 @@ def test_window_equals_pandas_merge_asof(spark, case):
 
 @search_settings(10, HealthCheck.function_scoped_fixture)
 @given(cases())
-def test_right_rows_carried_as_one_struct_equal_pandas_too(spark, case):
-    """Past ``FLAT_VALUES`` value columns, right's row rides through the window as one struct instead of
-    flat columns and null flags: the same rows (here with the limit lowered below the 3 values)."""
+def test_right_rows_carried_flat_equal_pandas_too(spark, case):
+    """Up to ``FLAT_VALUES`` value columns, right's row rides through the window as flat columns and null
+    flags instead of one struct: the same rows (here with the limit raised to the cases' 3 values)."""
     from faq.asof import spark_window
 
     with pytest.MonkeyPatch.context() as patched:
-        patched.setattr(spark_window, "FLAT_VALUES", 2)
+        patched.setattr(spark_window, "FLAT_VALUES", 3)
         _check_against_pandas(spark, case)
 
 
