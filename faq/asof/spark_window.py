@@ -458,4 +458,6 @@ def _col(name: str) -> "Column":
     """A column by its exact name (dots and backticks not interpreted)."""
     from pyspark.sql import functions as F
 
-    return F.col("`" + name.replace("`", "``") + "`")
+    from faq.relation import sql_name
+
+    return F.col(sql_name(name))
