@@ -113,13 +113,18 @@ def compare(args, record: dict) -> None:
 
 def taking_turns(ways: dict, repeat: int, check) -> dict:
     """Each way once a round, one cold round then ``repeat`` warm ones (a shared machine's load falls on all
-    alike); every result checked; the warm runs' median, min and max a way."""
+    alike), starting one way further on each round (:func:`bench.common.turn_order`: the garbage a driver
+    placement's collect leaves falls on each way in turn); every result checked; the warm runs' median, min
+    and max a way."""
     import statistics
+
+    from bench.common import turn_order
 
     seconds = {name: [] for name in ways}
     cold = {}
     for round_ in range(repeat + 1):
-        for name, run in ways.items():
+        for name in turn_order(ways, round_):
+            run = ways[name]
             started = time.perf_counter()
             result = run()
             took = time.perf_counter() - started

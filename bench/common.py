@@ -34,7 +34,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Optional, Sequence, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 TEST_DATA = ROOT / "tests" / "data"
@@ -201,11 +201,24 @@ def timed_checked(fn: Callable[[], T], repeat: int, check: Callable[[T], None], 
     return out
 
 
+def turn_order(ways: Iterable[str], round_: int) -> list[str]:
+    """The ways' order in round ``round_`` of a bench where they take turns: one further on each round.
+
+    >>> turn_order(["a", "b", "c"], 0), turn_order(["a", "b", "c"], 4)
+    (['a', 'b', 'c'], ['b', 'c', 'a'])
+    """
+    names = list(ways)
+    start = round_ % len(names) if names else 0
+    return names[start:] + names[:start]
+
+
 def interleaved_rounds(ways: dict[str, Callable[[], T]],
                        repeat: int) -> tuple[dict[str, list[float]], dict[str, float], T]:
     """Each of ``ways`` once a round, one cold round then ``repeat`` warm ones (a shared machine's load falls
     on every way alike): (the warm seconds by way, the cold seconds by way, the one answer they all gave).
-    Raises AssertionError when two answers differ.
+    Each round starts one way further on (round ``r`` runs them from the ``r``-th): what a way leaves behind
+    (the JVM's garbage after a large collect, memory the process must touch again) falls on each of the
+    others in turn, not always on the one after it.  Raises AssertionError when two answers differ.
 
     >>> runs, cold, answer = interleaved_rounds({"a": lambda: 7, "b": lambda: 7}, 2)
     >>> {name: len(seconds) for name, seconds in runs.items()}, sorted(cold), answer
@@ -213,8 +226,9 @@ def interleaved_rounds(ways: dict[str, Callable[[], T]],
     """
     runs: dict[str, list[float]] = {name: [] for name in ways}
     answers = set()
-    for _ in range(repeat + 1):
-        for name, way in ways.items():
+    for round_ in range(repeat + 1):
+        for name in turn_order(ways, round_):
+            way = ways[name]
             started = time.perf_counter()
             answers.add(way())
             runs[name].append(round(time.perf_counter() - started, 3))
