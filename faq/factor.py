@@ -165,7 +165,7 @@ class Factor:
         from pyspark.sql import functions as F
 
         from faq.relation import sql_name
-        from faq.semirings.spark_backend import columns as spark_columns
+        from faq.semirings.spark_backend import columns as spark_columns, sql_forms
 
         semiring = get_semiring(semiring)
         variables = tuple(variables)
@@ -175,7 +175,11 @@ class Factor:
                 raise MissingColumnError(column=v, available=columns, source=f"factor {name!r}")
         if value is None or (value == VALUE and value not in columns):
             value = VALUE if VALUE not in variables else "__value"
-            df = df.select(*[F.col(sql_name(v)) for v in variables], spark_columns(semiring).one().alias(value))
+            forms = sql_forms(semiring)
+            if forms is not None:  # SQL text: one call into Spark where Columns make one or more each
+                df = df.selectExpr(*map(sql_name, variables), f"{forms.one} AS {sql_name(value)}")
+            else:
+                df = df.select(*[F.col(sql_name(v)) for v in variables], spark_columns(semiring).one().alias(value))
         elif value not in columns:
             raise MissingColumnError(column=value, available=columns, source=f"factor {name!r}")
         else:

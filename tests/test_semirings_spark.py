@@ -47,6 +47,38 @@ def test_numpy_and_spark_forms_agree(spark):
             assert all(_same(g, e) for g, e in zip(got, (add, mul, total))), (ring.name, x, y, got, (add, mul, total))
 
 
+def test_sql_text_forms_equal_the_column_forms(spark):
+    """The SQL text the executor writes for a built-in (``sql_forms``: ⊗, ⊕ over a group, the nonzero
+    filter, the one) gives what the Column forms give, on every pair of sample values (NaN, ±inf, the
+    zero and the one included); a semiring without a text form (an array ring, a user's ⊕) has none."""
+    from faq.relation import sql_name
+    from faq.semirings import MOMENTS
+    from faq.semirings.spark_backend import sql_forms
+
+    for ring in builtin_semirings():
+        forms, ops = sql_forms(ring), columns(ring)
+        assert forms is not None, ring.name
+        values = list(dict.fromkeys([*ring.samples, ring.zero, ring.one]))
+        if ring.value_type == "double":
+            values.append(math.nan)
+        pairs = [(i, p, q) for i, (p, q) in enumerate((p, q) for p in values for q in values)]
+        df = spark.createDataFrame(pairs, f"i long, p {ring.value_type}, q {ring.value_type}")
+        nonzero = F.col("p").isNotNull() & ~ops.is_zero("p")
+        by_columns = df.select("i", ops.mul("p", "q").alias("m"), nonzero.alias("n"),
+                               ops.one().alias("o")).orderBy("i").collect()
+        by_text = df.selectExpr("i", f"{forms.mul(sql_name('p'), sql_name('q'))} AS m", f"{forms.nonzero('p')} AS n",
+                                f"{forms.one} AS o").orderBy("i").collect()
+        assert [tuple(r) for r in by_text] != [] and all(
+            all(_same(a, b) for a, b in zip(t, c)) for t, c in zip(by_text, by_columns)), ring.name
+        stacked = df.select("i", F.explode(F.array("p", "q")).alias("x"))
+        summed = stacked.groupBy("i").agg(ops.sum("x").alias("s")).orderBy("i").collect()
+        as_text = stacked.groupBy("i").agg(F.expr(f"{forms.sum('x')} AS s")).orderBy("i").collect()
+        assert all(_same(a.s, b.s) for a, b in zip(as_text, summed)), ring.name
+    assert sql_forms(MOMENTS) is None
+    assert sql_forms(Semiring("log2", "double", zero=-math.inf, one=0.0, add=lambda a, b: F.greatest(a, b),
+                              mul=PLUS, sum=F.max)) is None
+
+
 def _same(a, b) -> bool:
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True

@@ -46,7 +46,7 @@ import numpy as np
 
 from faq.errors import ScopeClosedError
 from faq.factor import VALUE, Factor
-from faq.relation import Relation
+from faq.relation import Relation, sql_name
 from faq.insideout.binding import (
     bind_atom,
     held_atom,
@@ -371,9 +371,8 @@ def _combined_in_spark(
     (duplicate keys merged when an input atom reached the output unaggregated), zeros dropped."""
     from pyspark.sql import functions as F
 
-    from faq.semirings.spark_backend import columns as spark_columns
+    from faq.semirings.spark_backend import columns as spark_columns, sql_forms
 
-    value = F.col(VALUE_COLUMN)
     out_vars = step.output.variables
     if aggregation is not None and product.combined:  # one row per key already (the partitioned cells)
         df = product.df.select(*out_vars, VALUE_COLUMN)
@@ -382,9 +381,13 @@ def _combined_in_spark(
         arrays = combined_in_arrow(product.df, aggregation.keep, aggregation.semiring) if semiring.structured else None
         df = arrays if arrays is not None else aggregation.combine(product.df)
     elif any(r in inputs_of_query for r in step.inputs):
-        df = product.df.groupBy(*out_vars).agg(spark_columns(semiring).sum(value).alias(VALUE_COLUMN))
+        df = Aggregation(tuple(out_vars), semiring).combine(product.df)
     else:
         df = product.df.select(*out_vars, VALUE_COLUMN)
+    forms = sql_forms(semiring)
+    if forms is not None:  # one call into Spark (module notes of faq.semirings.spark_backend)
+        return df.where(forms.nonzero(sql_name(VALUE_COLUMN)))
+    value = F.col(VALUE_COLUMN)
     return df.where(value.isNotNull() & ~spark_columns(semiring).is_zero(value))
 
 

@@ -89,9 +89,8 @@ def broadcast_join(
     values of its bindings and ⊕-combines them per kept key
     (:class:`~faq.joins.partial.PartialAggregate`): the result is partial
     aggregates over ``aggregate.keep``.  Without, every binding is listed
-    with each relation's value gathered, and ⊗ is a Spark Column expression.
+    with each relation's value gathered, and ⊗ is a Spark expression (:func:`~faq.joins.uses.with_product`).
     """
-    from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
 
     from faq.spark import default_parallelism
@@ -123,7 +122,7 @@ def broadcast_join(
             functools.partial(expand_partition, index=index.handle, seeds=index.seeds, tasks=tasks), schema
         )
     if index.aggregated:
-        return df.select(*out, F.col(VALUE_COLUMN)), out, index.note
+        return df.select(*out, VALUE_COLUMN), out, index.note
     return with_product(df, out, index.gathered, semiring), out, index.note
 
 
@@ -156,10 +155,12 @@ def _collect(df: "DataFrame", arity: int, valued: bool, semiring: Semiring) -> t
     This collects the relation to the driver: it *is* the index to be
     broadcast (the plan bounded its size), nothing else is collected.
     """
-    from pyspark.sql import functions as F
+    from faq.relation import sql_name
 
-    if valued:
-        df = df.withColumn(VALUE_COLUMN, F.col(VALUE_COLUMN).cast(semiring.value_type))
+    if valued:  # SQL text: one call into Spark
+        value = sql_name(VALUE_COLUMN)
+        keys = [sql_name(f"__k{i}") for i in range(arity)]
+        df = df.selectExpr(*keys, f"CAST({value} AS {semiring.value_type}) AS {value}")
     table = df.toArrow()
     keys = [table.column(i).to_numpy().astype(np.int64, copy=False) for i in range(arity)]
     values = table.column(arity).to_numpy() if valued else None

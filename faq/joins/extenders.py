@@ -492,7 +492,8 @@ class FrameExtender:
     def _join(self, prefix: "DataFrame", on: Sequence[str]) -> "DataFrame":
         from pyspark.sql import functions as F
 
-        from faq.semirings.spark_backend import columns as spark_columns
+        from faq.relation import sql_name
+        from faq.semirings.spark_backend import columns as spark_columns, sql_forms
 
         if not self.valued:
             right = self.relation.select(*self.key, self.attribute)
@@ -502,6 +503,10 @@ class FrameExtender:
         columns = [c for c in prefix.columns if c != VALUE_COLUMN]
         if self.attribute not in columns:
             columns.append(self.attribute)
+        forms = sql_forms(self.semiring)
+        if forms is not None:  # SQL text: one call into Spark where the Columns make dozens
+            value = sql_name(VALUE_COLUMN)
+            return joined.selectExpr(*map(sql_name, columns), f"{forms.mul(value, sql_name(_RIGHT_VALUE))} AS {value}")
         product = spark_columns(self.semiring).mul(F.col(VALUE_COLUMN), F.col(_RIGHT_VALUE)).alias(VALUE_COLUMN)
         return joined.select(*columns, product)
 

@@ -104,9 +104,14 @@ class Aggregation:
         """
         from pyspark.sql import functions as F
 
-        from faq.semirings.spark_backend import columns
+        from faq.relation import sql_name
+        from faq.semirings.spark_backend import columns, sql_forms
 
         grouped = df.groupBy(*self.keep) if self.keep else df.groupBy()
+        forms = sql_forms(self.semiring)
+        if forms is not None:  # SQL text: a few calls into Spark where the Columns make dozens
+            value = sql_name(VALUE_COLUMN)
+            return grouped.agg(F.expr(f"{forms.sum(value)} AS {value}"))
         return grouped.agg(columns(self.semiring).sum(F.col(VALUE_COLUMN)).alias(VALUE_COLUMN))
 
     def combine_values(self, values: Sequence[Any], product: "Semiring") -> Optional[Any]:

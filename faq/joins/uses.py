@@ -24,6 +24,8 @@ Examples
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -65,25 +67,20 @@ def index_groups(shared: Optional[Sequence[Sequence[int]]], kept: Sequence[int])
 
 
 def non_null(df: "DataFrame", columns: Sequence[str]) -> "DataFrame":
-    """``df`` without the rows that have a null in one of ``columns``."""
-    from pyspark.sql import functions as F
+    """``df`` without the rows that have a null in one of ``columns`` (SQL text: one call into Spark)."""
+    from faq.relation import sql_name
 
-    condition = None
-    for c in columns:
-        test = F.col(c).isNotNull()
-        condition = test if condition is None else condition & test
-    return df if condition is None else df.where(condition)
+    return df.where(" AND ".join(f"{sql_name(c)} IS NOT NULL" for c in columns)) if columns else df
 
 
 def normalised(use: Use) -> "DataFrame":
     """The use's rows with keys renamed by position in attribute order (``__k0``...)."""
-    from pyspark.sql import functions as F
+    from faq.relation import sql_name
 
-    columns = [F.col(a).alias(f"__k{i}") for i, a in enumerate(use.attributes)]
-    if use.valued:
-        columns.append(F.col(VALUE_COLUMN))
     names = [f"__k{i}" for i in range(len(use.attributes))] + ([VALUE_COLUMN] if use.valued else [])
-    return non_null(use.frame.df.select(*columns), names)
+    sources = [*use.attributes, *([VALUE_COLUMN] if use.valued else [])]
+    return non_null(use.frame.df.selectExpr(*(f"{sql_name(a)} AS {sql_name(n)}" for a, n in zip(sources, names))),
+                    names)
 
 
 def check_integral(uses: Sequence[Use]) -> None:
@@ -102,11 +99,18 @@ def check_integral(uses: Sequence[Use]) -> None:
 
 
 def with_product(df: "DataFrame", out: Sequence[str], gathered: Sequence[int], semiring: "Semiring") -> "DataFrame":
-    """Listed bindings: ``out`` and the ⊗ of the gathered values ``__g<i>`` as :data:`VALUE_COLUMN` (Columns)."""
+    """Listed bindings: ``out`` and the ⊗ of the gathered values ``__g<i>`` as :data:`VALUE_COLUMN`
+    (SQL text for a built-in semiring, else its Columns)."""
     from pyspark.sql import functions as F
 
-    from faq.semirings.spark_backend import columns as spark_columns
+    from faq.relation import sql_name
+    from faq.semirings.spark_backend import columns as spark_columns, sql_forms
 
+    forms = sql_forms(semiring)
+    if forms is not None:  # SQL text: one call into Spark where the Columns make dozens
+        terms = [sql_name(f"__g{i}") for i in gathered]
+        text = functools.reduce(forms.mul, terms) if terms else forms.one
+        return df.selectExpr(*map(sql_name, out), f"{text} AS {sql_name(VALUE_COLUMN)}")
     ops = spark_columns(semiring)
     product = ops.one()
     for k, i in enumerate(gathered):

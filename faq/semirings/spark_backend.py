@@ -83,6 +83,7 @@ Row(p=[1.0, 4.0, 16.0], z=True)
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import reduce
 from typing import TYPE_CHECKING, Any, Callable, Optional, Union
@@ -191,6 +192,80 @@ def columns(semiring: Semiring) -> SparkColumns:
         if neg is None:
             raise _no_spark_form(semiring.neg)
     return SparkColumns(semiring, add, binary(semiring.mul), total, neg)
+
+
+#: Built-in ⊕/⊗ as Spark SQL text (``{}`` the operands) and ⊕ over a group as its SQL aggregate: the
+#: same expressions as :data:`_BINARY` and :data:`_AGGREGATE`, written as text (see :class:`SqlForms`).
+_SQL_BINARY: dict[Operation, str] = {
+    PLUS: "({} + {})", TIMES: "({} * {})", MIN: "least({}, {})", MAX: "greatest({}, {})",
+    OR: "({} OR {})", AND: "({} AND {})",
+}
+_SQL_AGGREGATE: dict[Operation, str] = {PLUS: "sum", MIN: "min", MAX: "max", OR: "bool_or", AND: "bool_and"}
+_SQL_DOUBLES = {float("inf"): "Infinity", float("-inf"): "-Infinity"}  # as Spark reads them from a string
+
+
+@dataclass(frozen=True)
+class SqlForms:
+    """A semiring's ⊗, ⊕ over a group and zero test as Spark SQL text, for built-in operations.
+
+    The same expressions :class:`SparkColumns` builds, as text: a projection or a filter written as
+    one ``selectExpr``/``where`` string is one call into Spark, where classic PySpark makes a py4j
+    round trip for every Column it builds (and more for each call site it records). Operands are
+    SQL expressions (quote names with :func:`faq.relation.sql_name`).
+
+    >>> from faq.semirings import COUNTING, MIN_PLUS
+    >>> forms = sql_forms(COUNTING)
+    >>> forms.mul("`x`", "`y`"), forms.sum("`v`"), forms.nonzero("`v`")
+    ('(`x` * `y`)', 'sum(`v`)', '(`v` IS NOT NULL AND NOT (`v` = CAST(0 AS BIGINT)))')
+    >>> sql_forms(MIN_PLUS).zero
+    "CAST('Infinity' AS DOUBLE)"
+    >>> from faq.spark import get_session
+    >>> get_session().range(3).selectExpr(f"{forms.sum('id')} AS s").first().s
+    3
+    """
+
+    mul_template: str
+    aggregate: str
+    zero: str  #: the zero as a SQL literal
+    one: str  #: the one as a SQL literal
+
+    def mul(self, a: str, b: str) -> str:
+        """``a ⊗ b``."""
+        return self.mul_template.format(a, b)
+
+    def sum(self, values: str) -> str:
+        """⊕ of a group's ``values``, an aggregate expression."""
+        return f"{self.aggregate}({values})"
+
+    def nonzero(self, value: str) -> str:
+        """True where ``value`` is neither null nor the zero."""
+        return f"({value} IS NOT NULL AND NOT ({value} = {self.zero}))"
+
+
+def sql_forms(semiring: Semiring) -> Optional[SqlForms]:
+    """``semiring``'s :class:`SqlForms` when its ⊕ and ⊗ are built-in operations with a native
+    aggregate and its value type a number or boolean; else None (the caller builds Columns)."""
+    if semiring.structured or semiring.mul not in _SQL_BINARY or semiring.add not in _SQL_AGGREGATE:
+        return None
+    zero, one = _sql_literal(semiring.zero, semiring.value_type), _sql_literal(semiring.one, semiring.value_type)
+    if zero is None or one is None:
+        return None
+    return SqlForms(_SQL_BINARY[semiring.mul], _SQL_AGGREGATE[semiring.add], zero, one)
+
+
+def _sql_literal(value: Any, value_type: str) -> Optional[str]:
+    """``value`` of ``value_type`` as a Spark SQL literal (None for a NaN or another type).
+
+    >>> _sql_literal(float("-inf"), "double"), _sql_literal(7, "bigint"), _sql_literal(True, "boolean")
+    ("CAST('-Infinity' AS DOUBLE)", 'CAST(7 AS BIGINT)', 'true')
+    """
+    if value_type == "boolean":
+        return "true" if value else "false"
+    if value_type == "bigint":
+        return f"CAST({int(value)} AS BIGINT)"
+    if value_type == "double" and not math.isnan(value):
+        return f"CAST('{_SQL_DOUBLES.get(value, repr(float(value)))}' AS DOUBLE)"  # repr: the exact double
+    return None
 
 
 def binary(operation: Operation) -> BinaryColumnFn:
