@@ -54,6 +54,14 @@ cofactor(6) (w = 28) 6.3 s vs 3.9 s, cofactor(10) (w = 66) 15.3 s vs 5.1 s
 (⊕ per component at w = 66: 13.6 s vs 4.0 s with ``zip_with``).  All are
 plain Column functions: they run on Spark Connect.
 
+**As SQL text.**  For a semiring whose ⊕ and ⊗ are built-in operations on numbers or
+booleans, :func:`sql_forms` gives ⊗, ⊕ over a group, the nonzero filter and the one as
+Spark SQL strings: the same expressions, but a projection or filter written as one
+``selectExpr``/``where`` string is one call into Spark, where classic PySpark makes a
+py4j round trip for each Column it builds (and, since 4.0, several more to record
+each call site).  The executor, the bag joins and a factor's constant value use them;
+array rings and user operations keep their Columns.
+
 Examples
 --------
 >>> from pyspark.sql import functions as F
