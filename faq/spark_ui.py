@@ -18,7 +18,16 @@ there instead:
 
 Both restore what was there before, so a user's own description survives a
 faq call, and both do nothing when there is no session yet (a job run
-in-process starts none).  This module is the third marked classic-only use of
+in-process starts none).
+
+A third, :func:`without_call_sites`, runs around every job (:func:`job` enters
+it): classic PySpark 4 records, for each Column and function it builds, the
+Python line that called it (for its error messages; the setting
+``spark.python.sql.dataFrameDebugging.enabled``), five more py4j round trips
+and a walk of the stack each.  Inside faq that line is faq's own, no help to
+the user, and it was most of the planning of some jobs: an as-of join on the
+executors made 1,024 round trips, 314 without.  It is switched off for the
+job and restored after.  This module is the third marked classic-only use of
 ``sparkContext`` (see :mod:`faq.spark`): a local property of the driver
 thread, nothing the executors or Spark Connect need.
 
@@ -38,12 +47,14 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import sys
 import threading
 from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar, Union
 
 from faq.settings import requested
 
-__all__ = ["job", "step", "described", "batch_runs_spark", "description", "connect_tag", "MAX_LENGTH"]
+__all__ = ["job", "step", "described", "batch_runs_spark", "description", "connect_tag", "without_call_sites",
+           "MAX_LENGTH"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -75,10 +86,48 @@ def job(name: str, session: Any = None, *, spark: bool = True) -> Iterator[None]
         if not spark:
             yield
             return
-        with step(session if session is not None else existing_session(), ""):
+        with without_call_sites(), step(session if session is not None else existing_session(), ""):
             yield
     finally:
         stack.pop()
+
+
+_call_sites = threading.Lock()
+_call_sites_off = [0, None]  # blocks inside without_call_sites (any thread), and the setting found by the first
+
+
+@contextlib.contextmanager
+def without_call_sites() -> Iterator[None]:
+    """PySpark's recording of call sites off inside the block (module notes), restored when the last
+    block of any thread ends.
+
+    The switch is PySpark's own cache of ``spark.python.sql.dataFrameDebugging.enabled``
+    (``pyspark.errors.utils._enable_debugging_cache``), a private name: where a release has none the
+    block changes nothing.  A user's Column built in another thread meanwhile has no call site in
+    its error messages either.
+
+    >>> import pyspark.errors.utils as recording
+    >>> before = getattr(recording, "_enable_debugging_cache", None)
+    >>> with without_call_sites():
+    ...     recording._enable_debugging_cache
+    False
+    >>> getattr(recording, "_enable_debugging_cache", None) == before
+    True
+    """
+    recording = sys.modules.get("pyspark.errors.utils")  # not imported: no Column built yet (a job in-process)
+    known = recording is not None and hasattr(recording, "_enable_debugging_cache")
+    with _call_sites:
+        if known and _call_sites_off[0] == 0:
+            _call_sites_off[1] = recording._enable_debugging_cache
+            recording._enable_debugging_cache = False
+        _call_sites_off[0] += 1
+    try:
+        yield
+    finally:
+        with _call_sites:
+            _call_sites_off[0] -= 1
+            if known and _call_sites_off[0] == 0:
+                recording._enable_debugging_cache = _call_sites_off[1]
 
 
 def described(name: Union[str, Callable[[Mapping[str, Any]], str]]) -> Callable[[F], F]:
