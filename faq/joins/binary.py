@@ -25,6 +25,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from faq.joins.frame import VALUE_COLUMN, Frame
+from faq.joins.uses import product_of
 from faq.semirings import Semiring
 
 _RIGHT_VALUE = "__v_right"
@@ -51,15 +52,9 @@ def binary_join(
     attribute_order : sequence of str
         Unused: binary joins follow the order of ``relations``.
     """
-    from pyspark.sql import functions as F  # here, not at import: a job run in-process never loads PySpark
-
-    from faq.relation import sql_name
-    from faq.semirings.spark_backend import columns, sql_forms
-
     pending = list(indicators)
     acc = relations[0]
     acc, pending = _apply_indicators(acc, pending)
-    ops, forms = columns(semiring), sql_forms(semiring)
     for nxt in relations[1:]:
         shared = [v for v in acc.variables if v in nxt.variables]
         right = nxt.df.withColumnRenamed(VALUE_COLUMN, _RIGHT_VALUE)
@@ -68,12 +63,7 @@ def binary_join(
         else:
             joined = acc.df.crossJoin(right)
         variables = acc.variables + tuple(v for v in nxt.variables if v not in acc.variables)
-        if forms is not None:  # SQL text: one call into Spark where the Columns make dozens
-            product = f"{forms.mul(sql_name(VALUE_COLUMN), sql_name(_RIGHT_VALUE))} AS {sql_name(VALUE_COLUMN)}"
-            acc = Frame(joined.selectExpr(*map(sql_name, variables), product), variables)
-        else:
-            column = ops.mul(F.col(VALUE_COLUMN), F.col(_RIGHT_VALUE)).alias(VALUE_COLUMN)
-            acc = Frame(joined.select(*variables, column), variables)
+        acc = Frame(product_of(joined, variables, [VALUE_COLUMN, _RIGHT_VALUE], semiring), variables)
         acc, pending = _apply_indicators(acc, pending)
     # Indicators whose variables are never all present cannot filter; the
     # planner only emits indicators inside the bag, so this is empty.

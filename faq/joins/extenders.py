@@ -490,10 +490,7 @@ class FrameExtender:
         return candidates.join(self.relation.select(*on), on=on, how="left_semi")
 
     def _join(self, prefix: "DataFrame", on: Sequence[str]) -> "DataFrame":
-        from pyspark.sql import functions as F
-
-        from faq.relation import sql_name
-        from faq.semirings.spark_backend import columns as spark_columns, sql_forms
+        from faq.joins.uses import product_of
 
         if not self.valued:
             right = self.relation.select(*self.key, self.attribute)
@@ -503,12 +500,7 @@ class FrameExtender:
         columns = [c for c in prefix.columns if c != VALUE_COLUMN]
         if self.attribute not in columns:
             columns.append(self.attribute)
-        forms = sql_forms(self.semiring)
-        if forms is not None:  # SQL text: one call into Spark where the Columns make dozens
-            value = sql_name(VALUE_COLUMN)
-            return joined.selectExpr(*map(sql_name, columns), f"{forms.mul(value, sql_name(_RIGHT_VALUE))} AS {value}")
-        product = spark_columns(self.semiring).mul(F.col(VALUE_COLUMN), F.col(_RIGHT_VALUE)).alias(VALUE_COLUMN)
-        return joined.select(*columns, product)
+        return product_of(joined, columns, [VALUE_COLUMN, _RIGHT_VALUE], self.semiring)
 
 
 class FrameBackend:

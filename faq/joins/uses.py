@@ -7,7 +7,7 @@ and hands the uses to the strategy the plan chose
 :mod:`faq.joins.shuffle`).  What more than one strategy does with a use lives
 here: its rows with keys renamed by position (:func:`normalised`), the
 integer-key check of the numpy strategies (:func:`check_integral`), and the ⊗
-of the values a task gathered, as Spark Columns (:func:`with_product`).
+of the values a task gathered, as Spark expressions (:func:`with_product`).
 
 A layer of the generic join (the map is in :mod:`faq.joins.generic`), beneath
 the strategies and beside the numpy kernel (:mod:`faq.joins.kernel`), which
@@ -25,7 +25,6 @@ Examples
 from __future__ import annotations
 
 import functools
-
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Sequence
 
@@ -37,7 +36,7 @@ if TYPE_CHECKING:
 
     from faq.semirings import Semiring
 
-__all__ = ["Use", "index_groups", "normalised", "non_null", "check_integral", "with_product"]
+__all__ = ["Use", "index_groups", "normalised", "non_null", "check_integral", "with_product", "product_of"]
 
 
 @dataclass(frozen=True)
@@ -100,19 +99,24 @@ def check_integral(uses: Sequence[Use]) -> None:
 
 def with_product(df: "DataFrame", out: Sequence[str], gathered: Sequence[int], semiring: "Semiring") -> "DataFrame":
     """Listed bindings: ``out`` and the ⊗ of the gathered values ``__g<i>`` as :data:`VALUE_COLUMN`
-    (SQL text for a built-in semiring, else its Columns)."""
+    (:func:`product_of`)."""
+    return product_of(df, out, [f"__g{i}" for i in gathered], semiring)
+
+
+def product_of(df: "DataFrame", keep: Sequence[str], values: Sequence[str], semiring: "Semiring") -> "DataFrame":
+    """``df``'s columns ``keep`` and the ⊗ of its columns ``values`` (the one when there are none) as
+    :data:`VALUE_COLUMN`: SQL text for a built-in semiring (one call into Spark where Columns make dozens:
+    :func:`faq.semirings.spark_backend.sql_forms`), else its Columns."""
     from pyspark.sql import functions as F
 
     from faq.relation import sql_name
     from faq.semirings.spark_backend import columns as spark_columns, sql_forms
 
     forms = sql_forms(semiring)
-    if forms is not None:  # SQL text: one call into Spark where the Columns make dozens
-        terms = [sql_name(f"__g{i}") for i in gathered]
+    if forms is not None:
+        terms = [sql_name(v) for v in values]
         text = functools.reduce(forms.mul, terms) if terms else forms.one
-        return df.selectExpr(*map(sql_name, out), f"{text} AS {sql_name(VALUE_COLUMN)}")
+        return df.selectExpr(*map(sql_name, keep), f"{text} AS {sql_name(VALUE_COLUMN)}")
     ops = spark_columns(semiring)
-    product = ops.one()
-    for k, i in enumerate(gathered):
-        product = F.col(f"__g{i}") if k == 0 else ops.mul(product, F.col(f"__g{i}"))
-    return df.select(*out, product.alias(VALUE_COLUMN))
+    product = functools.reduce(ops.mul, [F.col(v) for v in values]) if values else ops.one()
+    return df.select(*keep, product.alias(VALUE_COLUMN))
