@@ -51,6 +51,7 @@ import sys
 import threading
 from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar, Union
 
+from faq.process_switch import ProcessSwitch
 from faq.settings import requested
 
 __all__ = ["job", "step", "described", "batch_runs_spark", "description", "connect_tag", "without_call_sites",
@@ -92,14 +93,27 @@ def job(name: str, session: Any = None, *, spark: bool = True) -> Iterator[None]
         stack.pop()
 
 
-_call_sites = threading.Lock()
-_call_sites_off = [0, None]  # blocks inside without_call_sites (any thread), and the setting found by the first
+_RECORDING = "pyspark.errors.utils"  # PySpark's module holding its cache of the setting
+_ABSENT = object()  # no such module or name (not imported yet: no Column built, as in a job run in-process)
+
+
+def _recording() -> Any:
+    return getattr(sys.modules.get(_RECORDING), "_enable_debugging_cache", _ABSENT)
+
+
+def _record(value: Any) -> None:
+    module = sys.modules.get(_RECORDING)
+    if value is not _ABSENT and hasattr(module, "_enable_debugging_cache"):
+        module._enable_debugging_cache = value
+
+
+_call_sites = ProcessSwitch(_recording, _record, off=False)
 
 
 @contextlib.contextmanager
 def without_call_sites() -> Iterator[None]:
     """PySpark's recording of call sites off inside the block (module notes), restored when the last
-    block of any thread ends.
+    block of any thread ends (:class:`~faq.process_switch.ProcessSwitch`).
 
     The switch is PySpark's own cache of ``spark.python.sql.dataFrameDebugging.enabled``
     (``pyspark.errors.utils._enable_debugging_cache``), a private name: where a release has none the
@@ -114,20 +128,8 @@ def without_call_sites() -> Iterator[None]:
     >>> getattr(recording, "_enable_debugging_cache", None) == before
     True
     """
-    recording = sys.modules.get("pyspark.errors.utils")  # not imported: no Column built yet (a job in-process)
-    known = recording is not None and hasattr(recording, "_enable_debugging_cache")
-    with _call_sites:
-        if known and _call_sites_off[0] == 0:
-            _call_sites_off[1] = recording._enable_debugging_cache
-            recording._enable_debugging_cache = False
-        _call_sites_off[0] += 1
-    try:
+    with _call_sites.off():
         yield
-    finally:
-        with _call_sites:
-            _call_sites_off[0] -= 1
-            if known and _call_sites_off[0] == 0:
-                recording._enable_debugging_cache = _call_sites_off[1]
 
 
 def described(name: Union[str, Callable[[Mapping[str, Any]], str]]) -> Callable[[F], F]:

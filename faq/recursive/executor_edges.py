@@ -98,6 +98,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 import numpy as np
 
 from faq.errors import IndexDirectoryError
+from faq.huge_pages import plain_pages
 from faq.incremental.domain import KeyDomain
 from faq.incremental.rows import View, build_run, merge_rows
 from faq.recursive.propagate import NO_NODES, better_than_one, out_edges
@@ -305,12 +306,13 @@ def _build_task(root: str, ops: NumpyForm, batches: Iterator["pa.RecordBatch"]) 
             columns[name].append(batch.column(name).to_numpy(zero_copy_only=False))
     if not columns[SRC] or not sum(len(c) for c in columns[SRC]):
         return
-    src, dst = (np.concatenate(columns[n]).astype(np.int64, copy=False) for n in (SRC, DST))
-    weight = np.asarray(np.concatenate(columns[WEIGHT]), dtype=ops.dtype)
-    part = build_part(src, dst, weight, ops)
     p = TaskContext.get().partitionId()
     path = f"{root}/part-{p}.bin"
-    write_index(part, f"{path}.{os.getpid()}.partial")
+    with plain_pages():  # fresh arrays built once: no wait for huge pages (faq.huge_pages)
+        src, dst = (np.concatenate(columns[n]).astype(np.int64, copy=False) for n in (SRC, DST))
+        weight = np.asarray(np.concatenate(columns[WEIGHT]), dtype=ops.dtype)
+        part = build_part(src, dst, weight, ops)
+        write_index(part, f"{path}.{os.getpid()}.partial")
     os.replace(f"{path}.{os.getpid()}.partial", path)  # complete or absent, should the task be retried
     nodes = part["nodes"]
     none = np.zeros(len(nodes), dtype=np.int64)
@@ -335,35 +337,42 @@ def _round_task(paths: tuple[str, ...], ops: NumpyForm, sent: Any, known: Option
                 batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
     """One job in a task: per part, the frontier's best proposal per target, or -- given ``known``, every
     node's value -- every node the part's hops improve (module notes)."""
+    if sent is not None and not isinstance(sent, tuple):
+        sent = sent.value  # shipped as a file
+    for p in _parts_of(batches):
+        with plain_pages():  # a round's arrays are fresh and short-lived (faq.huge_pages)
+            batch = _round_part(paths[p], ops, sent, known)
+        yield batch
+
+
+def _round_part(path: str, ops: NumpyForm, sent: Any, known: Optional[np.ndarray]) -> "pa.RecordBatch":
+    """:func:`_round_task`'s answer for the part in ``path``."""
     import pyarrow as pa
 
     from faq.joins.mapped import mapped_file
 
-    if sent is not None and not isinstance(sent, tuple):
-        sent = sent.value  # shipped as a file
-    for p in _parts_of(batches):
-        part = mapped_file(paths[p])
-        nodes, trie = part["nodes"], part["trie"]
-        domain = mapped_file(_codes_path(paths[p]))  # the part's nodes' codes in the driver's domain, sorted
-        if sent is None:  # labels: every source proposes its own id
-            codes = trie.levels[0].comp if trie.rows else NO_NODES
-            values = nodes[codes].astype(ops.dtype)
-        else:
-            frontier, values = sent
-            codes = np.searchsorted(domain, frontier)
-            np.minimum(codes, max(len(domain) - 1, 0), out=codes)
-            hit = np.flatnonzero(domain[codes] == frontier) if len(domain) else NO_NODES
-            codes, values = codes[hit], values[hit]
-        if known is None:
-            at, dst, weight = out_edges([trie], codes, ops)
-            target, best, source = best_per_target(dst, ops.mul(values[at], weight), codes[at], ops, len(nodes))
-        else:
-            local = known[domain]  # the driver's values, by this part's codes
-            target, best, source = hops(trie, codes, values, local, ops)
-        # -1: no proposal equals the ⊕ (a ⊕ that is not a choice); only parents read it
-        source = np.where(source >= 0, domain[np.maximum(source, 0)], -1) if len(domain) else source
-        yield pa.RecordBatch.from_arrays([pa.array(domain[target]), pa.array(best), pa.array(source)],
-                                         [DST, _BEST, SRC])
+    part = mapped_file(path)
+    nodes, trie = part["nodes"], part["trie"]
+    domain = mapped_file(_codes_path(path))  # the part's nodes' codes in the driver's domain, sorted
+    if sent is None:  # labels: every source proposes its own id
+        codes = trie.levels[0].comp if trie.rows else NO_NODES
+        values = nodes[codes].astype(ops.dtype)
+    else:
+        frontier, values = sent
+        codes = np.searchsorted(domain, frontier)
+        np.minimum(codes, max(len(domain) - 1, 0), out=codes)
+        hit = np.flatnonzero(domain[codes] == frontier) if len(domain) else NO_NODES
+        codes, values = codes[hit], values[hit]
+    if known is None:
+        at, dst, weight = out_edges([trie], codes, ops)
+        target, best, source = best_per_target(dst, ops.mul(values[at], weight), codes[at], ops, len(nodes))
+    else:
+        local = known[domain]  # the driver's values, by this part's codes
+        target, best, source = hops(trie, codes, values, local, ops)
+    # -1: no proposal equals the ⊕ (a ⊕ that is not a choice); only parents read it
+    source = np.where(source >= 0, domain[np.maximum(source, 0)], -1) if len(domain) else source
+    return pa.RecordBatch.from_arrays([pa.array(domain[target]), pa.array(best), pa.array(source)],
+                                      [DST, _BEST, SRC])
 
 
 def hops(trie: Any, frontier: np.ndarray, values: np.ndarray, local: np.ndarray, ops: NumpyForm,
