@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, Callable, Optional
 import numpy as np
 
 from faq.factor import Factor
-from faq.huge_pages import plain_pages
 from faq.incremental.change import BatchEvent, Change
 from faq.incremental.domain import KeyDomain
 from faq.incremental.index import KeyedRows, ResidentRelation, assigned, build_run, merge_rows
@@ -92,10 +91,9 @@ class DriverFixpoint:
         extra = node_array(nodes) if self.components else np.zeros(0, dtype=np.int64)
         ends = [src, dst, extra] + ([] if self.components else [np.array([self.source], dtype=np.int64)])
         state = FixpointState(self.semiring)
-        with plain_pages():  # fresh arrays built once: no wait for huge pages (faq.huge_pages)
-            state.domain = KeyDomain.of(ends)
-            s, d = state.domain.encode(src), state.domain.encode(dst)
-            edge = EdgeRelation.build(EDGE, (SRC, DST), self._edge_rows(s, d, weight), self.ops)
+        state.domain = KeyDomain.of(ends)
+        s, d = state.domain.encode(src), state.domain.encode(dst)
+        edge = EdgeRelation.build(EDGE, (SRC, DST), self._edge_rows(s, d, weight), self.ops)
         state.relations[EDGE] = edge
         state.key_types[EDGE] = {SRC: "bigint", DST: "bigint"}
         self.resident = state
