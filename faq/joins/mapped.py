@@ -55,6 +55,7 @@ from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional
 
 from faq.errors import MappedIndexError
+from faq.huge_pages import plain_pages
 
 MAGIC = b"FAQIDX01"
 ALIGN = 64  # each buffer starts at a multiple of this (cache lines; any numpy dtype's alignment)
@@ -177,7 +178,8 @@ def build_once(directory: str, name: str, build: Callable[[], Any]) -> Any:
     with _locked(path + ".lock"):
         if not os.path.exists(path):
             partial = f"{path}.{os.getpid()}.partial"
-            write_index(build(), partial)
+            with plain_pages():  # the build's arrays are fresh and freed once written (faq.huge_pages)
+                write_index(build(), partial)
             os.replace(partial, path)
     return read_index(path)
 
