@@ -10,8 +10,9 @@ numpy 2.4): building one part of a fixpoint's edges on the executors
 (:func:`faq.recursive.executor_edges.build_part`, 2.49M edges of R-MAT 18:
 a unique, two searches, a sort) took 2.4 s in a Spark task and 3.1 s as the
 first build of a fresh process, 1.0 s and 1.2 s with the advice off; the
-next builds of one process, whose allocator hands back pages already
-touched, 0.8-1.1 s either way.
+next five builds of one process, whose allocator hands back pages already
+touched, took 0.84-1.53 s with the advice (median 0.90 s) and 1.1-1.83 s
+without it (median 1.20 s).
 
 Huge pages pay back where a kernel reads large arrays at random (the
 worst-case optimal join's probes: in-process triangles on R-MAT 18 ran ~30%
@@ -29,8 +30,7 @@ median of 3, taking turns with the tree before: 13.54 / 12.33 s before,
 11.84 / 10.42 s with the build in :func:`plain_pages`.  On the driver it
 was tried around the fixpoint's index build and left out: a fresh process's
 first build gains, but a process that builds again reuses pages its
-allocator already holds, and there the advice pays (R-MAT 18 warm builds
-0.84-1.06 s with it, 1.1-1.35 s without).  The setting is the
+allocator already holds, and there the advice pays (the medians above).  The setting is the
 process's (numpy has no per-thread advice): a block on one thread changes
 the advice for arrays other threads allocate meanwhile, which costs time,
 never correctness.
