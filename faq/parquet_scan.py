@@ -51,7 +51,7 @@ import threading
 import weakref
 from typing import Any, Optional, Sequence
 
-__all__ = ["PLAIN_TYPES", "scan_columns", "bare_scan", "read_scan", "file_rows", "local_files"]
+__all__ = ["PLAIN_TYPES", "scan_columns", "bare_scan", "scanned_constants", "read_scan", "file_rows", "local_files"]
 
 #: Spark SQL types whose Parquet values pyarrow reads as Spark does, with the Arrow type each must have.
 PLAIN_TYPES = {"bigint": "int64", "int": "int32", "smallint": "int16", "tinyint": "int8", "double": "double",
@@ -131,6 +131,16 @@ def bare_scan(df: Any, columns: Sequence[str], files: Optional[Sequence[str]] = 
     False
     """
     return _scanned(df, columns, files) is not None
+
+
+def scanned_constants(df: Any, columns: Sequence[str], files: Optional[Sequence[str]] = None) -> Optional[dict[str, Any]]:
+    """:func:`bare_scan`'s finding, for a reader of the files of its own (:mod:`faq.recursive.edge_files`): each
+    of ``columns`` with its constant value (None: read from the files), or None when ``df`` is no bare scan.
+
+    >>> scanned_constants(type("Frame", (), {"inputFiles": lambda self: []})(), ["k"]) is None
+    True
+    """
+    return _scanned(df, columns, files)
 
 
 def _scanned(df: Any, columns: Sequence[str], files: Optional[Sequence[str]]) -> Optional[dict[str, Any]]:

@@ -24,7 +24,7 @@ from faq.recursive.placed import solve_placed
 from faq.recursive.propagate import fixpoint_ops
 from faq.semirings import MIN_PLUS, get_semiring
 from tests.conftest import examples
-from tests.test_recursive import OFFSET, graph_lists, paths_oracle, union_factor
+from tests.test_recursive import OFFSET, graph_lists, paths_oracle, union_factor, widest_oracle
 
 # 25 drawn cases in all: 6 per path semiring, 7 of components (each a few Spark jobs).
 PATHS = settings(max_examples=examples(6), deadline=None, suppress_health_check=list(HealthCheck),
@@ -113,6 +113,60 @@ def test_rounds_follow_the_frontier_and_the_files_go_with_the_edges(spark):
         paths = edges.paths
         assert all(os.path.exists(p) for p in paths)
     assert not any(os.path.exists(os.path.dirname(p)) for p in paths)
+
+
+@pytest.mark.parametrize("semiring", ["boolean", "min_plus"])  # max_min's zero (-inf) is dropped by the same test
+def test_edges_in_parquet_files_are_read_by_the_tasks_and_match_networkx(spark, tmp_path, semiring):
+    """``spark.read.parquet`` of local files: the executors' tasks read equal shares of the row groups
+    themselves (and the driver placement the whole files); a row with a null weight, or a weight that is the
+    semiring's zero, is no edge, as in Spark's frame -- all three placements agree with networkx."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from faq.factor import Factor
+    from faq.recursive.edge_files import edge_scan
+
+    rng = np.random.default_rng(3)
+    n = 1500
+    src, dst = rng.integers(0, 150, n), rng.integers(0, 150, n)
+    weight = rng.integers(0, 3, n).astype(float)  # 0.0: boolean's zero (false); few distinct: few rounds
+    weight[::53] = math.inf if semiring == "min_plus" else -math.inf  # the zero of min_plus, of max_min
+    nulls = np.arange(n) % 41 == 0
+    for k in range(2):  # two files of several row groups each
+        half = slice(k * n // 2, (k + 1) * n // 2)
+        pq.write_table(pa.table({"src": src[half], "dst": dst[half], "weight": pa.array(weight[half], mask=nulls[half])}),
+                       str(tmp_path / f"part-{k}.parquet"), row_group_size=300)
+    s = get_semiring(semiring)
+    g = nx.DiGraph()
+    for u, v, w, null in zip(src.tolist(), dst.tolist(), weight.tolist(), nulls.tolist()):
+        w = bool(w) if semiring == "boolean" else w
+        if null or w == s.zero or u == v:
+            continue
+        merged = (max if semiring == "max_min" else min)(w, g[u][v]["weight"]) if g.has_edge(u, v) else w
+        g.add_edge(u, v, weight=merged)
+    source = int(src[0])
+    if semiring == "boolean":
+        expected = {v: True for v in nx.descendants(g, source) | {source}}
+    elif semiring == "min_plus":
+        expected = {v: float(d) for v, d in nx.single_source_dijkstra_path_length(g, source).items()}
+    else:
+        expected = widest_oracle(g, source)
+
+    def factor():
+        return Factor(df=spark.read.parquet(str(tmp_path)), variables=("src", "dst"), semiring=get_semiring("min_plus"),
+                      value="weight", name="g")
+
+    scan = edge_scan(factor())
+    assert scan is not None and scan.rows == n and len(scan.files) == 2
+    assert [sum(hi - lo for _, _, lo, hi in share) for share in scan.shares(4)] == [375] * 4
+    with solve_placed(factor(), semiring, source=source, placement="executors") as result:
+        assert "read from their Parquet files by the tasks" in result.placement_reason, result.placement_reason
+        assert {int(k): v for k, v in result.df.collect()} == expected
+    with solve_placed(factor(), semiring, source=source, placement="driver") as result:
+        assert {int(k): v for k, v in result.df.collect()} == expected
+    filtered = Factor(df=spark.read.parquet(str(tmp_path)).where("src >= 0"), variables=("src", "dst"),
+                      semiring=get_semiring("min_plus"), value="weight", name="g")
+    assert edge_scan(filtered) is None  # Spark's rows are not the files' rows: they go through Spark (tests above)
 
 
 def test_no_edges_hold_no_parts(spark):

@@ -74,7 +74,9 @@ def _held_columns(edges: Factor) -> Optional[tuple[np.ndarray, np.ndarray, np.nd
 
 
 def edge_table(edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(src, dst, weight)``: int64, int64, float64 (NaN where no weight was given); null ends dropped."""
+    """``(src, dst, weight)``: int64, int64, float64 (NaN where no weight was given); null ends dropped, and
+    for a :class:`~faq.factor.Factor` its rows with a null value (no edge, as its Spark frame drops them:
+    :func:`~faq.recursive.seminaive.edge_frame`)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -83,10 +85,17 @@ def edge_table(edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if isinstance(edges, Factor):
         from pyspark.sql import functions as F
 
+        from faq.recursive.edge_files import edge_scan
+
         check_binary(edges)
         u, v = edges.variables
-        table = edges.df.select(F.col(u).cast("bigint").alias(SRC), F.col(v).cast("bigint").alias(DST),
-                                F.col(edges.value).cast("double").alias(WEIGHT)).toArrow()
+        scan = edge_scan(edges)
+        if scan is not None:  # Parquet files read by pyarrow, not collected through Spark
+            table = scan.read()
+            table = table.set_column(2, WEIGHT, table.column(2).cast(pa.float64()))
+        else:
+            table = edges.df.select(F.col(u).cast("bigint").alias(SRC), F.col(v).cast("bigint").alias(DST),
+                                    F.col(edges.value).cast("double").alias(WEIGHT)).toArrow()
     elif is_dataframe(edges):  # a DataFrame
         from pyspark.sql import functions as F
 
@@ -114,7 +123,9 @@ def edge_table(edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     else:
         return _tuples(edges)
     valid = pc.and_(pc.is_valid(table.column(SRC)), pc.is_valid(table.column(DST)))
-    if table.column(SRC).null_count or table.column(DST).null_count:
+    if isinstance(edges, Factor):  # a factor's row without a value is no edge, as in its Spark frame (edge_frame)
+        valid = pc.and_(valid, pc.is_valid(table.column(WEIGHT)))
+    if not pc.all(valid).as_py():
         table = table.filter(valid)
     src = np.asarray(table.column(SRC).to_numpy(zero_copy_only=False), dtype=np.int64)
     dst = np.asarray(table.column(DST).to_numpy(zero_copy_only=False), dtype=np.int64)

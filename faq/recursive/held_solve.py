@@ -40,6 +40,8 @@ from faq.recursive.seminaive import NODE, VALUE
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
 
+    from faq.recursive.edge_files import EdgeScan
+
     from faq.semirings import Semiring
 
 __all__ = ["HeldAnswer", "solve_held", "answer_frame"]
@@ -59,12 +61,14 @@ class HeldAnswer:
 
 def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int] = None, components: bool = False,
                extra_nodes: Optional[np.ndarray] = None, budget: int, progress: Progress = None, hops: bool = True,
-               max_iterations: int = DEFAULT_MAX_ITERATIONS) -> tuple[Optional[HeldAnswer], str]:
+               max_iterations: int = DEFAULT_MAX_ITERATIONS, scan: Optional["EdgeScan"] = None
+               ) -> tuple[Optional[HeldAnswer], str]:
     """Paths from ``source`` (or, ``components``, min labels) over ``frame`` (``src``, ``dst``, ``weight``;
     for components both directions already); ``(answer, how)``, or ``(None, why not)`` (module notes).
 
     ``extra_nodes`` (components): nodes that are their own component unless an edge joins them to another.
-    ``hops=False`` makes each job one hop (a baseline).
+    ``hops=False`` makes each job one hop (a baseline).  ``scan``: the same rows as ``frame``, in local Parquet
+    files the executors read themselves (:func:`faq.recursive.edge_files.edge_scan`).
     """
     from faq.settings import index_dir
     from faq.recursive.executor_edges import NODE_BYTES, ExecutorEdges
@@ -82,7 +86,7 @@ def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int
     if directory is None:
         return None, "no directory the executors can read is known (set spark.faq.indexDir)"
     note = reporter(progress)
-    with ExecutorEdges.write(frame, ops, value_type=semiring.value_type, directory=directory) as held:
+    with ExecutorEdges.write(frame, ops, value_type=semiring.value_type, directory=directory, scan=scan) as held:
         nodes = len(held.domain)
         if nodes * NODE_BYTES > budget:
             return None, f"{nodes} nodes need ~{nodes * NODE_BYTES >> 20} MiB on the driver, over its budget"
@@ -114,7 +118,8 @@ def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int
         within = (f"hops within each part from job {held.hops_after + 1} on" if hops and not held.improving
                   else "one hop a job")
         answer = HeldAnswer(ids, found, first_job + solved.iterations, held.rows, held.parts, held.rounds)
-    how = (f"edges held on the executors ({answer.parts} parts), values on the driver: {answer.jobs} job(s) over "
+    read = ", read from their Parquet files by the tasks" if scan is not None else ""
+    how = (f"edges held on the executors ({answer.parts} parts{read}), values on the driver: {answer.jobs} job(s) over "
            f"the frontier, {within}")
     return answer, how
 

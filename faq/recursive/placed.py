@@ -47,6 +47,7 @@ from faq.events import Progress
 from faq.factor import Factor
 from faq.incremental.rules import budget_bytes
 from faq.placement_policy import DRIVER, EXECUTORS, for_indexes
+from faq.recursive.edge_files import EdgeScan, edge_scan
 from faq.recursive.edge_input import edge_table, row_count
 from faq.recursive.propagate import fixpoint_ops, no_fixpoint_form
 from faq.recursive.seminaive import DST, MIN_LABEL, SRC, WEIGHT, FixpointResult, check_semiring
@@ -91,12 +92,13 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
     semiring = MIN_LABEL if components else check_semiring(semiring)
     started = time.perf_counter()
     no_numpy = no_fixpoint_form(semiring)
-    where, reason = for_indexes(placement, fixpoint_index_bytes(row_count(edges), components), budget_bytes(budget),
-                                no_numpy)
+    scan = edge_scan(edges)  # local Parquet files: their rows known from the footers, no count job
+    rows = scan.rows if scan is not None else row_count(edges)
+    where, reason = for_indexes(placement, fixpoint_index_bytes(rows, components), budget_bytes(budget), no_numpy)
     result = None
     if where == EXECUTORS and fixpoint_ops(semiring) is not None and rounds != "spark":
         result, reason = _solve_held(edges, semiring, source, components, progress, budget_bytes(budget), reason,
-                                     hops=rounds == "auto")
+                                     hops=rounds == "auto", scan=scan)
     if where == EXECUTORS and result is None:  # no numpy form, nodes over the budget, or no shared directory
         result = seminaive.components_on_spark(edges, progress=progress) if components else \
             seminaive.paths_on_spark(edges, source, semiring, progress=progress)
@@ -114,7 +116,8 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
 
 
 def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components: bool, progress: Progress, budget: int,
-                reason: str, hops: bool = True) -> tuple[Optional[FixpointResult], str]:
+                reason: str, hops: bool = True, scan: Optional[EdgeScan] = None
+                ) -> tuple[Optional[FixpointResult], str]:
     """The fixpoint with the edges held on the executors and the values on the driver
     (:mod:`faq.recursive.held_solve`); None, with why, where that cannot run (then the Spark rounds)."""
     from faq.recursive.held_solve import answer_frame, solve_held
@@ -123,7 +126,7 @@ def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components:
     # loops kept for components: a loop names a node that has no other edge
     frame = symmetric_edges(edges, loops=True) if components else edge_frame(edges, semiring)
     answer, how = solve_held(frame, semiring, source=source, components=components, budget=budget,
-                             progress=progress, hops=hops)
+                             progress=progress, hops=hops, scan=None if components else scan)
     if answer is None:
         return None, f"{reason}; {how}: Spark rounds"
     name = f"{edges.name}-components" if components else f"{edges.name}*"
