@@ -73,10 +73,13 @@ def _held_columns(edges: Factor) -> Optional[tuple[np.ndarray, np.ndarray, np.nd
             np.asarray(copy[edges.value], dtype=np.float64))
 
 
-def edge_table(edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(src, dst, weight)``: int64, int64, float64 (NaN where no weight was given); null ends dropped, and
-    for a :class:`~faq.factor.Factor` its rows with a null value (no edge, as its Spark frame drops them:
-    :func:`~faq.recursive.seminaive.edge_frame`)."""
+def edge_table(edges: Any, valued: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(src, dst, weight)``: int64, int64, float64 (NaN where no weight was given); null ends dropped.
+
+    ``valued``: a :class:`~faq.factor.Factor`'s rows with a null value are no edges and dropped too, as its
+    Spark frame for paths drops them (:func:`~faq.recursive.seminaive.edge_frame`); otherwise a null value
+    is a weight not given (a maintained fixpoint's default weight; ignored by components).
+    """
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -123,7 +126,7 @@ def edge_table(edges: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     else:
         return _tuples(edges)
     valid = pc.and_(pc.is_valid(table.column(SRC)), pc.is_valid(table.column(DST)))
-    if isinstance(edges, Factor):  # a factor's row without a value is no edge, as in its Spark frame (edge_frame)
+    if valued and isinstance(edges, Factor):  # a factor's row without a value is no edge (edge_frame)
         valid = pc.and_(valid, pc.is_valid(table.column(WEIGHT)))
     if not pc.all(valid).as_py():
         table = table.filter(valid)
