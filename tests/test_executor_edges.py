@@ -167,6 +167,13 @@ def test_edges_in_parquet_files_are_read_by_the_tasks_and_match_networkx(spark, 
     filtered = Factor(df=spark.read.parquet(str(tmp_path)).where("src >= 0"), variables=("src", "dst"),
                       semiring=get_semiring("min_plus"), value="weight", name="g")
     assert edge_scan(filtered) is None  # Spark's rows are not the files' rows: they go through Spark (tests above)
+    mixed = tmp_path / "mixed"  # files whose ends differ in width: Spark reads them, pyarrow would not concatenate
+    mixed.mkdir()
+    pq.write_table(pa.table({"src": pa.array([1], pa.int32()), "dst": pa.array([2], pa.int32()), "weight": [1.0]}),
+                   str(mixed / "a.parquet"))
+    pq.write_table(pa.table({"src": [2], "dst": [3], "weight": [1.0]}), str(mixed / "b.parquet"))
+    assert edge_scan(Factor(df=spark.read.parquet(str(mixed / "a.parquet"), str(mixed / "b.parquet")),
+                            variables=("src", "dst"), semiring=get_semiring("min_plus"), value="weight")) is None
 
 
 def test_no_edges_hold_no_parts(spark):

@@ -151,15 +151,20 @@ def edge_scan(edges: "Factor") -> Optional[EdgeScan]:
     constants = scanned_constants(df, columns, files) if files else None
     if constants is None or any(constants.get(end) is not None for end in columns[:2]):
         return None
-    groups = []
+    groups, types = [], None
     try:
         for path in files:
             meta = pq.read_metadata(path)
             schema = meta.schema.to_arrow_schema()
-            for c in columns:
-                if constants.get(c) is None and (schema.get_field_index(c) < 0 or str(schema.field(c).type) not in
-                                                 (INTEGER_TYPES if c in columns[:2] else VALUE_TYPES)):
-                    return None  # a column missing from a file (a partition column) or of another type
+            read = [c for c in columns if constants.get(c) is None]
+            if any(schema.get_field_index(c) < 0 for c in read):
+                return None  # a column missing from a file (a partition column)
+            found = [str(schema.field(c).type) for c in read]
+            if types is not None and found != types:
+                return None  # files of different types: Spark reconciles them, a concatenation would not
+            types = found
+            if any(t not in (INTEGER_TYPES if c in columns[:2] else VALUE_TYPES) for c, t in zip(read, found)):
+                return None
             groups.append((path, tuple(meta.row_group(g).num_rows for g in range(meta.num_row_groups))))
     except (OSError, ValueError, KeyError):
         return None
