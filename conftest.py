@@ -82,7 +82,7 @@ SPARK_DOCTESTS = frozenset({
     "faq.relation",  # its example fetches a Spark DataFrame
     "faq.learning.spark_sql",  # its examples join two Spark DataFrames
     "faq.asof.spark_window", "faq.asof.oneshot",  # their examples join Spark DataFrames
-    "faq.recursive.executor_edges",
+    "faq.recursive.executor_edges", "faq.recursive.resident_rounds",
     "faq.recursive.held_solve",
     "faq.asof.on_spark",
     "faq.io",

@@ -54,8 +54,8 @@ from typing import Any, Callable, Iterator, Mapping, Optional, TypeVar, Union
 from faq.process_switch import ProcessSwitch
 from faq.settings import requested
 
-__all__ = ["job", "step", "described", "batch_runs_spark", "description", "connect_tag", "without_call_sites",
-           "MAX_LENGTH"]
+__all__ = ["job", "step", "in_thread", "described", "batch_runs_spark", "description", "connect_tag",
+           "without_call_sites", "MAX_LENGTH"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -192,6 +192,28 @@ def batch_runs_spark(target: Any, args: tuple, kwargs: dict) -> bool:
     given = [*args, *kwargs.values()]
     given += [value for item in given if isinstance(item, dict) for value in item.values()]
     return any(is_dataframe(item) for item in given)
+
+
+def in_thread(session: Any, text: str, function: Callable[[], Any]) -> Callable[[], None]:
+    """``function`` made to run in another thread as part of this thread's faq job: its Spark jobs carry
+    ``faq <job>: <text>`` (a description, like a Spark tag, belongs to the thread that sets it).
+
+    >>> import threading
+    >>> seen = []
+    >>> with job("paths", spark=False):
+    ...     worker = threading.Thread(target=in_thread(None, "rounds", lambda: seen.append(description("rounds"))))
+    ...     worker.start(); worker.join()
+    >>> seen
+    ['faq paths: rounds']
+    """
+    stack = list(getattr(_names, "stack", None) or [])
+
+    def run() -> None:
+        _names.stack = list(stack)
+        with step(session, text):
+            function()
+
+    return run
 
 
 def description(text: str) -> str:

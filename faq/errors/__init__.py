@@ -116,6 +116,7 @@ from faq.errors.classes import (  # the classes callers catch by name
     CompactionFailedError,
     NotIdempotentError,
     FixpointNotConvergedError,
+    ResidentRoundsError,
     NegativeCycleError,
     MissingDependencyError,
     NonMonotoneDeltaError,
@@ -138,7 +139,7 @@ __all__ = [
     "NotMaintainableError", "BatchAlreadyAppliedError", "VersionGapError", "StateDirectoryError", "StateLockedError",
     "StateUntrustedError", "StateJobMismatchError",
     "InvalidDeltaError", "InvalidBatchError", "CompactionFailedError", "NotIdempotentError", "FixpointNotConvergedError",
-    "NegativeCycleError", "MissingDependencyError", "NonMonotoneDeltaError",
+    "ResidentRoundsError", "NegativeCycleError", "MissingDependencyError", "NonMonotoneDeltaError",
 ]
 
 # Each class keeps the home it had when the catalog was one module: a traceback (and a doctest's

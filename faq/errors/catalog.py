@@ -543,6 +543,10 @@ ERROR_CLASSES: dict[str, ErrorClass] = {
         "{frontier} value(s) still improved in the last one; raise max_iterations",
         ("iterations", "frontier", "max_iterations"),
     ),
+    "RESIDENT_ROUNDS_ENDED": ErrorClass(
+        "the Spark job whose tasks answer a fixpoint's rounds ended before round {round} was answered: {reason}",
+        ("round", "reason"),
+    ),
     "NEGATIVE_CYCLE": ErrorClass(
         "{what} is reachable: {frontier} value(s){shown} still improved after {iterations} iterations on a "
         "graph of {nodes} nodes, where shortest paths need at most {bound}; remove the cycle or make its "

@@ -370,6 +370,12 @@ class FixpointNotConvergedError(FAQRuntimeError):
     error_class = "FIXPOINT_NOT_CONVERGED"
 
 
+class ResidentRoundsError(FAQRuntimeError):
+    """The job whose tasks stay for a fixpoint's rounds (:mod:`faq.recursive.resident_rounds`) ended early."""
+
+    error_class = "RESIDENT_ROUNDS_ENDED"
+
+
 class NegativeCycleError(FAQValueError):
     """Values kept improving past the Bellman-Ford bound: a cycle that improves them forever.
 

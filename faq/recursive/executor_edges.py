@@ -1,4 +1,4 @@
-"""A fixpoint's edges held on the executors in parts; each round one Spark job over the frontier.
+"""A fixpoint's edges held on the executors in parts; each round over the frontier, in the tasks.
 
 The Spark SQL rounds of :mod:`faq.recursive.rounds` cost 0.3-0.9 s each on
 R-MAT 18 here whatever their frontier: every round builds, analyses and runs
@@ -64,8 +64,13 @@ jobs); on R-MAT's random parts they save little.
 So a round is one Spark job with one stage and no shuffle; its work and the
 data it moves follow the frontier, not the graph.  Its floor is Spark's for a
 job of Python tasks: about 0.1 s on this machine (a job of the JVM alone:
-0.02 s).  Nothing grows with the rounds: every round's plan is the same two
-operators over a range of one row per part.
+0.02 s), 0.24-0.31 s on ``local-cluster[2,1,2048]``.  Nothing grows with the
+rounds: every round's plan is the same two operators over a range of one row
+per part.  A solve pays that floor once instead of each round where the
+tasks of one job stay for all its rounds
+(:mod:`faq.recursive.resident_rounds`, which plugs itself in as
+:attr:`ExecutorEdges.runner`): the same :func:`round_part` then answers each
+round, sent to the tasks as a file.
 
 Where it applies: an idempotent semiring with a numpy form
 (:func:`~faq.recursive.propagate.fixpoint_ops`) and nodes that fit the
@@ -120,8 +125,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-__all__ = ["ExecutorEdges", "best_per_target", "build_part", "hops", "HOP_EDGES", "HOPS_AFTER", "NODE_BYTES",
-           "SHIP_BYTES"]
+__all__ = ["ExecutorEdges", "best_per_target", "build_part", "hops", "round_part", "write_round", "HOP_EDGES",
+           "HOPS_AFTER", "NODE_BYTES", "SHIP_BYTES"]
 
 #: The driver's memory per node in this placement: the value, the parent, the domain's id and its hash.
 NODE_BYTES = 48
@@ -164,6 +169,9 @@ class ExecutorEdges(Owner):
         self._tasks: Optional["DataFrame"] = None
         self._rounds: Optional["DataFrame"] = None  # a round's job: the same DataFrame each time
         self._round_path = ""  # the round's frontier and values, written before its job (module notes, step 4)
+        #: What answers a round instead of a job of its own: tasks that stay for every round of a solve
+        #: (:class:`~faq.recursive.resident_rounds.ResidentRounds` plugs itself in here while it runs).
+        self.runner: Any = None
 
     @classmethod
     def write(cls, frame: "DataFrame", ops: NumpyForm, *, value_type: str = "double", parts: Optional[int] = None,
@@ -261,8 +269,11 @@ class ExecutorEdges(Owner):
             sent = (frontier, values[frontier])
         hopping = self.hops_after is not None and self.rounds >= self.hops_after
         known = values if hopping and values.nbytes <= SHIP_BYTES and not self.improving else None
-        _write_round(self._round_path, sent, known)
-        table = self._rounds.toArrow()  # the same DataFrame every round: Spark analysed and planned it once
+        if self.runner is not None:  # tasks that stay for every round (faq.recursive.resident_rounds)
+            table = self.runner.run(sent, known)
+        else:
+            write_round(self._round_path, sent, known)
+            table = self._rounds.toArrow()  # the same DataFrame every round: Spark analysed and planned it once
         self.rounds += 1
         if table.num_rows == 0:
             return NO_NODES, NO_NODES, np.zeros(0, dtype=dtype)
@@ -368,7 +379,7 @@ def _codes_path(path: str) -> str:
     return path[: -len(".bin")] + ".codes.bin"
 
 
-def _write_round(path: str, sent: Optional[tuple], known: Optional[np.ndarray]) -> None:
+def write_round(path: str, sent: Optional[tuple], known: Optional[np.ndarray]) -> None:
     """The next round's frontier (codes and values; None: labels) and ``known`` values, for its tasks to read
     from ``path``: written whole under another name, then renamed over the last round's."""
     from faq.joins.mapped import write_index
@@ -388,11 +399,11 @@ def _round_task(paths: tuple[str, ...], ops: NumpyForm, round_path: str,
     sent, known = this_round["sent"], this_round["known"]
     for p in _parts_of(batches):
         with plain_pages():  # a round's arrays are fresh and short-lived (faq.huge_pages)
-            batch = _round_part(paths[p], ops, sent, known)
+            batch = round_part(paths[p], ops, sent, known)
         yield batch
 
 
-def _round_part(path: str, ops: NumpyForm, sent: Any, known: Optional[np.ndarray]) -> "pa.RecordBatch":
+def round_part(path: str, ops: NumpyForm, sent: Any, known: Optional[np.ndarray]) -> "pa.RecordBatch":
     """:func:`_round_task`'s answer for the part in ``path``."""
     import pyarrow as pa
 

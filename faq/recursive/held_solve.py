@@ -7,8 +7,10 @@ maintained fixpoint above the driver's budget
 every recomputation, which deletions need there).  The edges go to the
 executors once (:class:`~faq.recursive.executor_edges.ExecutorEdges`), the
 round loop of :mod:`faq.recursive.core` runs on the driver over a dense value
-array (:func:`~faq.recursive.propagate.propagate`), each round one Spark job
-over the frontier.
+array (:func:`~faq.recursive.propagate.propagate`), each round over the
+frontier answered by the tasks of one job that stay for the whole solve
+(:mod:`faq.recursive.resident_rounds`; on a local master) or else by one job
+a round.
 
 :func:`solve_held` answers None, with the reason, where this cannot run: a
 semiring without numpy forms, no directory the executors can read
@@ -28,6 +30,7 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -61,18 +64,21 @@ class HeldAnswer:
 
 def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int] = None, components: bool = False,
                extra_nodes: Optional[np.ndarray] = None, budget: int, progress: Progress = None, hops: bool = True,
-               max_iterations: int = DEFAULT_MAX_ITERATIONS, scan: Optional["EdgeScan"] = None
-               ) -> tuple[Optional[HeldAnswer], str]:
+               max_iterations: int = DEFAULT_MAX_ITERATIONS, scan: Optional["EdgeScan"] = None,
+               resident: bool = True) -> tuple[Optional[HeldAnswer], str]:
     """Paths from ``source`` (or, ``components``, min labels) over ``frame`` (``src``, ``dst``, ``weight``;
     for components both directions already); ``(answer, how)``, or ``(None, why not)`` (module notes).
 
     ``extra_nodes`` (components): nodes that are their own component unless an edge joins them to another.
-    ``hops=False`` makes each job one hop (a baseline).  ``scan``: the same rows as ``frame``, in local Parquet
-    files the executors read themselves (:func:`faq.recursive.edge_files.edge_scan`).
+    ``hops=False`` makes each round one hop (a baseline).  ``scan``: the same rows as ``frame``, in local Parquet
+    files the executors read themselves (:func:`faq.recursive.edge_files.edge_scan`).  ``resident``: every
+    round answered by the tasks of one job that stay for the solve (:mod:`faq.recursive.resident_rounds`, on
+    a local master); ``False``, or where they cannot all start, one job a round (a baseline).
     """
     from faq.settings import index_dir
     from faq.recursive.executor_edges import NODE_BYTES, ExecutorEdges
-    from faq.recursive.propagate import NO_NODES, fixpoint_ops, propagate, relax
+    from faq.recursive.propagate import fixpoint_ops
+    from faq.recursive.resident_rounds import ResidentRounds, resident_slots
     from faq.recursive.rounds import reporter
     from faq.spark import is_connect
 
@@ -95,19 +101,11 @@ def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int
             held.hops_after = None
         domain = held.domain
         values = np.full(nodes, ops.zero, dtype=ops.dtype)
-        first_job = 0
-        if components:
-            values[:] = domain.decode(np.arange(nodes, dtype=np.int64))  # every node labelled with its id
-            # the first job: every node proposes its label (nothing to send); then from what improved
-            _, dst, best = held.proposals(NO_NODES, values, labels=True)
-            frontier, first_job = relax(values, dst, best, ops), 1
-        else:
-            frontier = domain.lookup(np.array([source], dtype=np.int64))
-            frontier = frontier[frontier >= 0]
-            values[frontier] = ops.one
-        solved = propagate(values, [held], ops, frontier=frontier, nodes=nodes if held.improving else None,
-                           max_iterations=max_iterations, semiring=semiring.name, record=False,
-                           example=lambda c: int(domain.decode(np.array([c]))[0]), progress=note)
+        slots = resident_slots(spark) if resident else None
+        staying = ResidentRounds.start(held, slots=slots) if slots else None
+        with staying if staying is not None else contextlib.nullcontext():
+            solved, frontier, first_job = _rounds(held, values, ops, semiring, source, components, max_iterations,
+                                                  note)
         codes = np.flatnonzero(values != ops.zero)
         ids, found = domain.decode(codes).astype(np.int64, copy=False), values[codes]
         if not components and not len(frontier):  # a source with no edge: itself alone
@@ -115,13 +113,38 @@ def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int
         if components and extra_nodes is not None and len(extra_nodes):
             alone = np.setdiff1d(np.asarray(extra_nodes, dtype=np.int64), ids)  # no edge: a component of its own
             ids, found = np.concatenate([ids, alone]), np.concatenate([found, alone.astype(ops.dtype)])
-        within = (f"hops within each part from job {held.hops_after + 1} on" if hops and not held.improving
-                  else "one hop a job")
-        answer = HeldAnswer(ids, found, first_job + solved.iterations, held.rows, held.parts, held.rounds)
+        within = (f"hops within each part from round {held.hops_after + 1} on" if hops and not held.improving
+                  else "one hop a round")
+        jobs = (f"{held.rounds} round(s) answered by the tasks of one job, which stay for them"
+                if staying is not None else f"{held.rounds} job(s) over the frontier")
+        answer = HeldAnswer(ids, found, first_job + solved.iterations, held.rows, held.parts,
+                            1 if staying is not None else held.rounds)
     read = ", read from their Parquet files by the tasks" if scan is not None else ""
-    how = (f"edges held on the executors ({answer.parts} parts{read}), values on the driver: {answer.jobs} job(s) over "
-           f"the frontier, {within}")
+    how = f"edges held on the executors ({answer.parts} parts{read}), values on the driver: {jobs}, {within}"
     return answer, how
+
+
+def _rounds(held: Any, values: np.ndarray, ops: Any, semiring: "Semiring", source: Optional[int], components: bool,
+            max_iterations: int, note: Any) -> tuple[Any, np.ndarray, int]:
+    """The round loop over ``held`` (``values`` updated in place): what
+    :func:`~faq.recursive.propagate.propagate` found, the first frontier, and the rounds before the loop
+    (components' labels: one)."""
+    from faq.recursive.propagate import NO_NODES, propagate, relax
+
+    domain, nodes, first_job = held.domain, len(held.domain), 0
+    if components:
+        values[:] = domain.decode(np.arange(nodes, dtype=np.int64))  # every node labelled with its id
+        # the first round: every node proposes its label (nothing to send); then from what improved
+        _, dst, best = held.proposals(NO_NODES, values, labels=True)
+        frontier, first_job = relax(values, dst, best, ops), 1
+    else:
+        frontier = domain.lookup(np.array([source], dtype=np.int64))
+        frontier = frontier[frontier >= 0]
+        values[frontier] = ops.one
+    solved = propagate(values, [held], ops, frontier=frontier, nodes=nodes if held.improving else None,
+                       max_iterations=max_iterations, semiring=semiring.name, record=False,
+                       example=lambda c: int(domain.decode(np.array([c]))[0]), progress=note)
+    return solved, frontier, first_job
 
 
 def answer_frame(spark: Any, answer: HeldAnswer, semiring: "Semiring") -> "DataFrame":

@@ -15,8 +15,10 @@ setting one-shot queries read):
   and the answer handed back as a Spark DataFrame built from the driver's
   rows (not cached: nothing to release);
 * ``"executors"``: the edges held on the executors, partitioned, each
-  round one Spark job over the frontier with the values on the driver
-  (:mod:`faq.recursive.executor_edges`), where the semiring has a numpy form,
+  round over the frontier with the values on the driver
+  (:mod:`faq.recursive.executor_edges`; on a local master every round of the
+  solve answered by the tasks of one job that stay for them,
+  :mod:`faq.recursive.resident_rounds`), where the semiring has a numpy form,
   the nodes fit the driver's budget and the executors can read a directory
   the driver names; else the Spark SQL rounds of
   :mod:`faq.recursive.seminaive` (``rounds="spark"`` asks for them: the
@@ -55,7 +57,7 @@ from faq.recursive.seminaive import DST, MIN_LABEL, SRC, WEIGHT, FixpointResult,
 __all__ = ["solve_placed", "ROUNDS"]
 
 #: How the rounds of a fixpoint on the executors run (:func:`solve_placed`).
-ROUNDS = ("auto", "one-hop", "spark")
+ROUNDS = ("auto", "one-hop", "job-per-round", "spark")
 
 
 def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[int] = None,
@@ -78,11 +80,13 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
     placement : {"auto", "driver", "executors"}
     budget : int or str, optional
         The driver's budget (default: the session's ``spark.faq.localMemory``).
-    rounds : {"auto", "one-hop", "spark"}
-        On the executors: ``"auto"`` holds the edges there and runs each job over the frontier, hop
-        after hop within each part (:mod:`faq.recursive.executor_edges`), where the semiring has a numpy
-        form and the nodes fit the budget; ``"one-hop"`` the same, one hop a job; ``"spark"`` always runs
-        the Spark SQL rounds (:mod:`faq.recursive.rounds`).  The last two are baselines.
+    rounds : {"auto", "one-hop", "job-per-round", "spark"}
+        On the executors: ``"auto"`` holds the edges there and runs each round over the frontier, hop
+        after hop within each part (:mod:`faq.recursive.executor_edges`), every round answered by the
+        tasks of one job that stay for the solve (:mod:`faq.recursive.resident_rounds`, on a local
+        master), where the semiring has a numpy form and the nodes fit the budget; ``"one-hop"`` the same,
+        one hop a round; ``"job-per-round"`` the same, one Spark job a round; ``"spark"`` always runs the
+        Spark SQL rounds (:mod:`faq.recursive.rounds`).  The last three are baselines.
     """
     if rounds not in ROUNDS:
         raise InvalidArgumentError(argument="rounds", value=rounds, reason=f"expected one of {', '.join(ROUNDS)}")
@@ -98,7 +102,7 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
     result = None
     if where == EXECUTORS and fixpoint_ops(semiring) is not None and rounds != "spark":
         result, reason = _solve_held(edges, semiring, source, components, progress, budget_bytes(budget), reason,
-                                     hops=rounds == "auto", scan=scan)
+                                     hops=rounds != "one-hop", scan=scan, resident=rounds != "job-per-round")
     if where == EXECUTORS and result is None:  # no numpy form, nodes over the budget, or no shared directory
         result = seminaive.components_on_spark(edges, progress=progress) if components else \
             seminaive.paths_on_spark(edges, source, semiring, progress=progress)
@@ -116,7 +120,7 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
 
 
 def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components: bool, progress: Progress, budget: int,
-                reason: str, hops: bool = True, scan: Optional[EdgeScan] = None
+                reason: str, hops: bool = True, scan: Optional[EdgeScan] = None, resident: bool = True
                 ) -> tuple[Optional[FixpointResult], str]:
     """The fixpoint with the edges held on the executors and the values on the driver
     (:mod:`faq.recursive.held_solve`); None, with why, where that cannot run (then the Spark rounds)."""
@@ -126,7 +130,7 @@ def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components:
     # loops kept for components: a loop names a node that has no other edge
     frame = symmetric_edges(edges, loops=True) if components else edge_frame(edges, semiring)
     answer, how = solve_held(frame, semiring, source=source, components=components, budget=budget,
-                             progress=progress, hops=hops, scan=None if components else scan)
+                             progress=progress, hops=hops, scan=None if components else scan, resident=resident)
     if answer is None:
         return None, f"{reason}; {how}: Spark rounds"
     name = f"{edges.name}-components" if components else f"{edges.name}*"

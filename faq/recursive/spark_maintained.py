@@ -26,8 +26,8 @@ iteration from the delta alone:
 
 A from-scratch solve -- the first answer, and a recomputation (deletions,
 worsening updates, ``recompute()``) -- holds the edges on the executors and
-the values on the driver, one job a round over the frontier
-(:mod:`faq.recursive.held_solve`), where that can run (numpy forms, a
+the values on the driver, a round over the frontier answered by tasks that
+stay for the solve (:mod:`faq.recursive.held_solve`), where that can run (numpy forms, a
 directory the executors read, nodes within the driver's budget); else it
 runs the Spark SQL rounds.  The answer is cached on Spark either way.
 
