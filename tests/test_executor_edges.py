@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from faq.errors import NegativeCycleError
 from faq.factor import factor_of
-from faq.recursive.executor_edges import ExecutorEdges, best_per_target
+from faq.recursive.executor_edges import ExecutorEdges, best_per_target, build_part
 from faq.recursive.placed import solve_placed
 from faq.recursive.propagate import fixpoint_ops
 from faq.semirings import MIN_PLUS, get_semiring
@@ -251,3 +251,24 @@ def test_a_maintained_fixpoint_above_the_budget_solves_and_recomputes_with_held_
         assert values_of(m) == oracle()
     with MaintainedFixpoint.components(edges, nodes=[100], budget=1000) as comps:
         assert values_of(comps) == {**{n: 0 for n in range(10)}, 100: 100}
+
+
+def test_a_part_of_dense_ids_is_built_as_one_of_sparse_ids():
+    """Ids spanning few more than the edges are coded by a mask (no sort); shifted below zero they are sorted:
+    the same nodes (shifted back), the same trie."""
+    rng = np.random.default_rng(7)
+    src, dst = rng.integers(0, 3000, 5000), rng.integers(0, 3000, 5000)
+    weight = rng.integers(1, 9, 5000).astype(float)
+    ops = fixpoint_ops(MIN_PLUS)
+    dense, shifted = build_part(src, dst, weight, ops), build_part(src - 10**12, dst - 10**12, weight, ops)
+    assert np.array_equal(dense["nodes"], shifted["nodes"] + 10**12)
+    assert np.array_equal(dense["nodes"], np.unique(np.concatenate([src, dst])))
+    frontier = np.arange(len(dense["nodes"]))
+    for a, b in zip(*(out_edges_of(part["trie"], frontier, ops) for part in (dense, shifted))):
+        assert np.array_equal(a, b)
+
+
+def out_edges_of(trie, frontier, ops):
+    from faq.recursive.propagate import out_edges
+
+    return out_edges([trie], frontier, ops)

@@ -78,9 +78,10 @@ driver's budget (:data:`NODE_BYTES` each).  Otherwise
 :func:`faq.recursive.placed.solve_placed` runs the Spark SQL rounds.
 
 The parts' files are removed when the edges' scope closes, after one small
-job that has the workers drop their mappings (best effort: a worker that
-runs none of its tasks keeps at most :data:`~faq.joins.mapped.KEEP_LOADED`
-mappings until it maps newer files).
+job that has the workers drop their mappings where a round ran as a job
+(best effort: a worker that runs none of its tasks keeps at most
+:data:`~faq.joins.mapped.KEEP_LOADED` mappings until it maps newer files);
+tasks that stayed for the rounds drop theirs as they return.
 
 Examples
 --------
@@ -115,6 +116,7 @@ from faq.errors import IndexDirectoryError
 from faq.huge_pages import plain_pages
 from faq.incremental.domain import KeyDomain
 from faq.incremental.rows import View, build_run, merge_rows
+from faq.joins.dense import dense_span
 from faq.recursive.edge_files import EdgeScan, fixpoint_rows
 from faq.recursive.propagate import NO_NODES, better_than_one, out_edges
 from faq.recursive.seminaive import DST, SRC, WEIGHT
@@ -125,8 +127,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-__all__ = ["ExecutorEdges", "best_per_target", "build_part", "hops", "round_part", "write_round", "HOP_EDGES",
-           "HOPS_AFTER", "NODE_BYTES", "SHIP_BYTES"]
+__all__ = ["ExecutorEdges", "best_per_target", "build_part", "codes_path", "forget_parts", "hops", "round_part",
+           "write_round", "HOP_EDGES", "HOPS_AFTER", "NODE_BYTES", "SHIP_BYTES"]
 
 #: The driver's memory per node in this placement: the value, the parent, the domain's id and its hash.
 NODE_BYTES = 48
@@ -172,6 +174,7 @@ class ExecutorEdges(Owner):
         #: What answers a round instead of a job of its own: tasks that stay for every round of a solve
         #: (:class:`~faq.recursive.resident_rounds.ResidentRounds` plugs itself in here while it runs).
         self.runner: Any = None
+        self._round_jobs = 0  # rounds run as jobs of their own: their workers map the parts (see _forget_parts)
 
     @classmethod
     def write(cls, frame: "DataFrame", ops: NumpyForm, *, value_type: str = "double", parts: Optional[int] = None,
@@ -245,7 +248,7 @@ class ExecutorEdges(Owner):
         rows = built.filter(pc.is_valid(built.column(_NODE)))
         parts, nodes = rows.column(_PART).to_numpy(), rows.column(_NODE).to_numpy()
         for p, path in zip(ids, self.paths):
-            write_index(self.domain.lookup(np.sort(nodes[parts == p])), _codes_path(path))
+            write_index(self.domain.lookup(np.sort(nodes[parts == p])), codes_path(path))
 
     def proposals(self, frontier: np.ndarray, values: np.ndarray, *, labels: bool = False
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -274,6 +277,7 @@ class ExecutorEdges(Owner):
         else:
             write_round(self._round_path, sent, known)
             table = self._rounds.toArrow()  # the same DataFrame every round: Spark analysed and planned it once
+            self._round_jobs += 1
         self.rounds += 1
         if table.num_rows == 0:
             return NO_NODES, NO_NODES, np.zeros(0, dtype=dtype)
@@ -284,8 +288,9 @@ class ExecutorEdges(Owner):
         return src, dst, best
 
     def _forget_parts(self) -> None:
-        """Have the workers drop their mappings of the parts' files before they go (one small job, best effort)."""
-        if self._tasks is None:
+        """Have the workers drop their mappings of the parts' files before they go (one small job, best effort;
+        none when no round ran as a job: tasks that stayed for the rounds dropped theirs as they returned)."""
+        if self._tasks is None or not self._round_jobs:
             return
         try:
             self._tasks.mapInArrow(functools.partial(_forget_task, self.paths), "forgotten long").toArrow()
@@ -313,8 +318,18 @@ def build_part(src: np.ndarray, dst: np.ndarray, weight: np.ndarray, ops: NumpyF
     >>> part["nodes"].tolist(), part["trie"].rows, part["improving"]
     ([3, 7, 9], 2, 1)
     """
-    nodes = np.unique(np.concatenate([src, dst]))
-    rows = merge_rows([np.searchsorted(nodes, src), np.searchsorted(nodes, dst)], weight, ops)
+    span = dense_span(src, dst)
+    if span is not None:  # ids spanning not much more than the rows (a graph's, mostly): a mask, not a sort
+        seen = np.zeros(span, dtype=bool)
+        seen[src] = True
+        seen[dst] = True
+        nodes = np.flatnonzero(seen)
+        code = np.cumsum(seen, dtype=np.int64) - 1  # an id's position among the nodes
+        src_codes, dst_codes = code[src], code[dst]
+    else:
+        nodes = np.unique(np.concatenate([src, dst]))
+        src_codes, dst_codes = np.searchsorted(nodes, src), np.searchsorted(nodes, dst)
+    rows = merge_rows([src_codes, dst_codes], weight, ops)
     return {"nodes": nodes, "trie": build_run(rows, View((0, 1)), ops),
             "improving": int(np.count_nonzero(better_than_one(rows.values_or_ones(ops), ops)))}
 
@@ -374,7 +389,7 @@ def _parts_of(batches: Iterator["pa.RecordBatch"]) -> Iterator[int]:
         yield from (int(p) for p in batch.column(0).to_numpy())
 
 
-def _codes_path(path: str) -> str:
+def codes_path(path: str) -> str:
     """Where part ``path``'s nodes' codes in the driver's domain are written."""
     return path[: -len(".bin")] + ".codes.bin"
 
@@ -411,7 +426,7 @@ def round_part(path: str, ops: NumpyForm, sent: Any, known: Optional[np.ndarray]
 
     part = mapped_file(path)
     nodes, trie = part["nodes"], part["trie"]
-    domain = mapped_file(_codes_path(path))  # the part's nodes' codes in the driver's domain, sorted
+    domain = mapped_file(codes_path(path))  # the part's nodes' codes in the driver's domain, sorted
     if sent is None:  # labels: every source proposes its own id
         codes = trie.levels[0].comp if trie.rows else NO_NODES
         values = nodes[codes].astype(ops.dtype)
@@ -482,12 +497,16 @@ def _forget_task(paths: tuple[str, ...], batches: Iterator["pa.RecordBatch"]) ->
     """Drop this worker's mappings of ``paths`` (their files are about to be removed)."""
     import pyarrow as pa
 
-    from faq.joins.mapped import forget
-
     for _ in batches:
         pass
-    forgotten = sum(forget(path) + forget(_codes_path(path)) for path in paths)
-    yield pa.RecordBatch.from_arrays([pa.array([forgotten], pa.int64())], ["forgotten"])
+    yield pa.RecordBatch.from_arrays([pa.array([forget_parts(paths)], pa.int64())], ["forgotten"])
+
+
+def forget_parts(paths: tuple[str, ...]) -> int:
+    """Drop this process's mappings of the parts in ``paths`` and of their codes files; how many it held."""
+    from faq.joins.mapped import forget
+
+    return sum(forget(path) + forget(codes_path(path)) for path in paths)
 
 
 def best_per_target(targets: np.ndarray, proposals: np.ndarray, sources: np.ndarray, ops: NumpyForm,

@@ -24,8 +24,9 @@ directory, ``spark.faq.indexDir``):
    proposals (:func:`~faq.recursive.executor_edges.round_part`, the same
    function a round's job runs) as ``answer-<n>-<part>``; the driver reads
    the answers and removes both.
-3. The driver writes ``stop`` when the solve ends (or fails); the tasks
-   return and the job ends.  A task that hears nothing for
+3. The driver writes ``stop`` when the solve ends (or fails); the tasks drop
+   their mappings of the parts (no job to have the workers do it, as after
+   rounds run as jobs) and return, and the job ends.  A task that hears nothing for
    :data:`IDLE_SECONDS` returns too, so a driver that died or hung cannot
    hold the cores forever.
 
@@ -72,7 +73,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import numpy as np
 
-from faq.recursive.executor_edges import ExecutorEdges, round_part, write_round
+from faq.recursive.executor_edges import ExecutorEdges, forget_parts, round_part, write_round
 from faq.recursive.seminaive import DST, SRC
 from faq.scope import Owner
 from faq.semirings.numpy_backend import NumpyForm
@@ -267,6 +268,7 @@ def _resident_task(paths: tuple[str, ...], ops: NumpyForm, directory: str,
             write_index(answer, f"{target}.{os.getpid()}.partial")
             os.replace(f"{target}.{os.getpid()}.partial", target)
         answered = number + 1
+    forget_parts(paths)  # the parts' files go next: no job is run to have this worker drop its mappings
     yield pa.RecordBatch.from_arrays([pa.array(parts, pa.int64()), pa.array([answered] * len(parts), pa.int64())],
                                      ["part", "rounds"])
 
