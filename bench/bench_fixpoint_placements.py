@@ -61,6 +61,9 @@ def parse_args(argv=None):
                    help="instead of R-MAT: a SIDE x SIDE grid (edges both ways between neighbours, row-major ids, "
                         "listed in id order), a graph of long paths and local edges like a road network")
     p.add_argument("--no-hops", action="store_true", help="also run the held placement with one hop a round")
+    p.add_argument("--components", action="store_true",
+                   help="connected components instead of paths (checked against SciPy's), with the executors "
+                        "also given the edges through Spark (a filtered frame: not read from the files)")
     p.add_argument("--job-per-round", action="store_true",
                    help="also run the held placement with one Spark job a round (no tasks that stay)")
     return p.parse_args(argv)
@@ -119,6 +122,21 @@ def dijkstra(table, source: int) -> dict[int, float]:
     return dict(zip(nodes[reached].tolist(), dist[reached].tolist()))
 
 
+def components(table) -> dict[int, float]:
+    """SciPy's connected components of the edges taken both ways, each node labelled with its component's least id."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
+    src, dst = table.column("src").to_numpy(), table.column("dst").to_numpy()
+    nodes = np.unique(np.concatenate([src, dst]))
+    s, d = np.searchsorted(nodes, src), np.searchsorted(nodes, dst)
+    graph = coo_matrix((np.ones(len(s)), (s, d)), shape=(len(nodes), len(nodes))).tocsr()
+    _, label = connected_components(graph, directed=False)
+    least = np.full(label.max() + 1, np.iinfo(np.int64).max)
+    np.minimum.at(least, label, nodes)
+    return dict(zip(nodes.tolist(), least[label].astype(float).tolist()))
+
+
 def main(argv=None) -> int:
     args = parse_args(argv)
     from faq.factor import Factor
@@ -135,7 +153,7 @@ def main(argv=None) -> int:
     table = spark.read.parquet(path).toArrow()
     out_degree = np.bincount(table.column("src").to_numpy())
     source = 0 if args.grid else int(np.argmax(out_degree))
-    expected = dijkstra(table, source)
+    expected = components(table) if args.components else dijkstra(table, source)
     run.record.update(graph=f"grid {args.grid}x{args.grid}" if args.grid else f"R-MAT {args.scale}", edges=table.num_rows, source=source, reached=len(expected),
                       master=spark.conf.get("spark.master"), parquet=path)
     log(f"{run.record['graph']}: {table.num_rows} edges, source {source}, {len(expected)} reached (SciPy)")
@@ -150,7 +168,11 @@ def main(argv=None) -> int:
         got = {int(r[0]): float(r[1]) for r in result.df.collect()}
         if got != expected:
             wrong = sum(1 for k in expected if got.get(k) != expected[k]) + len(set(got) - set(expected))
-            raise SystemExit(f"{result.placement_reason}: {wrong} node(s) differ from SciPy's Dijkstra")
+            raise SystemExit(f"{result.placement_reason}: {wrong} node(s) differ from SciPy's answer")
+
+    def through_spark() -> Factor:  # a filter: Spark's rows, not the files' (faq.recursive.edge_files)
+        return Factor(df=spark.read.parquet(path).where("src >= 0"), variables=("src", "dst"),
+                      semiring=get_semiring("min_plus"), value="weight", name="rmat")
 
     placements = {"driver": dict(placement="driver"), "executors_held": dict(placement="executors"),
                   "executors_spark_rounds": dict(placement="executors", rounds="spark")}
@@ -158,6 +180,8 @@ def main(argv=None) -> int:
         placements["executors_held_one_hop"] = dict(placement="executors", rounds="one-hop")
     if args.job_per_round:
         placements["executors_held_job_per_round"] = dict(placement="executors", rounds="job-per-round")
+    if args.components:
+        placements["executors_held_through_spark"] = dict(placement="executors", edges=through_spark)
     if args.skip_spark_rounds:
         del placements["executors_spark_rounds"]
     results, rounds = {}, {}
@@ -167,8 +191,10 @@ def main(argv=None) -> int:
         def solve(options=options, lines=lines):
             lines.clear()
             # a progress event's str is its line
-            return solve_placed(factor(), "min_plus", source=source, progress=lambda e: lines.append(str(e)),
-                                **options)
+            options = dict(options)
+            edges = options.pop("edges", factor)()
+            what = dict(components=True) if args.components else dict(source=source)
+            return solve_placed(edges, "min_plus", progress=lambda e: lines.append(str(e)), **what, **options)
 
         results[name] = timed_checked(solve, args.repeat, check, name)
         per_round = [(int(n), float(s)) for k, n, s in (ROUND_LINE.search(x).groups() for x in lines

@@ -164,6 +164,14 @@ def test_edges_in_parquet_files_are_read_by_the_tasks_and_match_networkx(spark, 
         assert {int(k): v for k, v in result.df.collect()} == expected
     with solve_placed(factor(), semiring, source=source, placement="driver") as result:
         assert {int(k): v for k, v in result.df.collect()} == expected
+    if semiring == "boolean":  # components: every row with both ends, whatever its weight (null, zero), both ways
+        u = nx.Graph()
+        u.add_edges_from(zip(src.tolist(), dst.tolist()))
+        labels = {v: min(c) for c in nx.connected_components(u) for v in c}
+        for where in ("executors", "driver"):
+            with solve_placed(factor(), components=True, placement=where) as result:
+                assert {int(k): v for k, v in result.df.collect()} == labels
+                assert where == "driver" or "read from their Parquet files" in result.placement_reason
     filtered = Factor(df=spark.read.parquet(str(tmp_path)).where("src >= 0"), variables=("src", "dst"),
                       semiring=get_semiring("min_plus"), value="weight", name="g")
     assert edge_scan(filtered) is None  # Spark's rows are not the files' rows: they go through Spark (tests above)

@@ -171,15 +171,32 @@ def edge_scan(edges: "Factor") -> Optional[EdgeScan]:
     return EdgeScan(tuple(files), columns, {c: v for c, v in constants.items() if v is not None}, tuple(groups))
 
 
-def fixpoint_rows(table: "pa.Table", ops: "NumpyForm") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def fixpoint_rows(table: "pa.Table", ops: "NumpyForm", symmetric: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(src, dst, weight)`` of a share as Spark's edge frame has them: rows with a null end or value dropped,
-    the value in ``ops``' type, rows whose value is ``ops``' zero dropped."""
+    the value in ``ops``' type, rows whose value is ``ops``' zero dropped.
+
+    ``symmetric`` (components, :func:`faq.recursive.seminaive.symmetric_edges`): every row with both ends,
+    whatever its value, in both directions, each weighing ``ops.one``.
+
+    >>> import pyarrow as pa
+    >>> from faq.recursive.propagate import fixpoint_ops
+    >>> from faq.semirings import MIN_LABEL
+    >>> rows = pa.table({"a": [1, 2, None], "b": [2, 2, 3], "w": [None, 0.0, 1.0]})
+    >>> [x.tolist() for x in fixpoint_rows(rows, fixpoint_ops(MIN_LABEL), symmetric=True)]
+    [[1, 2, 2, 2], [2, 2, 1, 2], [0, 0, 0, 0]]
+    """
     import pyarrow.compute as pc
 
-    valid = pc.and_(pc.and_(pc.is_valid(table.column(0)), pc.is_valid(table.column(1))), pc.is_valid(table.column(2)))
+    valid = pc.and_(pc.is_valid(table.column(0)), pc.is_valid(table.column(1)))
+    if not symmetric:
+        valid = pc.and_(valid, pc.is_valid(table.column(2)))
     if not pc.all(valid).as_py():
         table = table.filter(valid)
     src, dst = (np.asarray(table.column(i).to_numpy(), dtype=np.int64) for i in (0, 1))
+    if symmetric:
+        both = np.concatenate([src, dst]), np.concatenate([dst, src])
+        return both[0], both[1], np.full(len(both[0]), ops.one, dtype=ops.dtype)
     weight = np.asarray(table.column(2).to_numpy(zero_copy_only=False), dtype=ops.dtype)
     keep = weight != ops.zero
     if not keep.all():

@@ -178,13 +178,16 @@ class ExecutorEdges(Owner):
 
     @classmethod
     def write(cls, frame: "DataFrame", ops: NumpyForm, *, value_type: str = "double", parts: Optional[int] = None,
-              directory: Optional[str] = None, scan: Optional[EdgeScan] = None) -> "ExecutorEdges":
+              directory: Optional[str] = None, scan: Optional[EdgeScan] = None,
+              symmetric: bool = False) -> "ExecutorEdges":
         """Build the parts of ``frame`` (``src``, ``dst``, ``weight``) on the executors and learn the node
         ids (one job; module notes, step 1).
 
         ``directory`` defaults to the session's index directory (``spark.faq.indexDir``); a directory
         the driver cannot reach, or none (a Spark Connect server or a cluster and no setting), is refused
-        with :class:`~faq.errors.IndexDirectoryError`.
+        with :class:`~faq.errors.IndexDirectoryError`.  ``scan``: the same rows in local Parquet files, which the
+        tasks read themselves; with ``symmetric``, ``frame`` is their symmetric edges (components) and the
+        tasks take each row of the files both ways (:func:`~faq.recursive.edge_files.fixpoint_rows`).
         """
         import pyarrow.compute as pc
 
@@ -214,7 +217,8 @@ class ExecutorEdges(Owner):
                     functools.partial(_build_task, root, ops), _BUILT).toArrow()
             else:  # the tasks read equal shares of the files themselves (faq.recursive.edge_files)
                 built = spark.range(0, count, 1, count).mapInArrow(
-                    functools.partial(_build_files_task, root, ops, scan, scan.shares(count)), _BUILT).toArrow()
+                    functools.partial(_build_files_task, root, ops, scan, scan.shares(count), symmetric),
+                    _BUILT).toArrow()
             marks = built.filter(pc.is_null(built.column(_NODE)))  # a row per part: its rows and improving edges
             ids = sorted(int(p) for p in marks.column(_PART).to_numpy())
             edges.paths = tuple(f"{root}/part-{p}.bin" for p in ids)
@@ -351,13 +355,14 @@ def _build_task(root: str, ops: NumpyForm, batches: Iterator["pa.RecordBatch"]) 
     yield from _built_part(root, ops, TaskContext.get().partitionId(), src, dst, weight)
 
 
-def _build_files_task(root: str, ops: NumpyForm, scan: EdgeScan, shares: tuple, batches: Iterator["pa.RecordBatch"]
-                      ) -> Iterator["pa.RecordBatch"]:
+def _build_files_task(root: str, ops: NumpyForm, scan: EdgeScan, shares: tuple, symmetric: bool,
+                      batches: Iterator["pa.RecordBatch"]) -> Iterator["pa.RecordBatch"]:
     """:func:`_build_task` for the parts this task is given (a range's rows), each read from its share of the
-    edges' Parquet files (:mod:`faq.recursive.edge_files`), not handed over by Spark."""
+    edges' Parquet files (:mod:`faq.recursive.edge_files`), not handed over by Spark; ``symmetric``: both
+    directions of each, weighing ``one`` (components)."""
     for p in _parts_of(batches):
         with plain_pages():
-            src, dst, weight = fixpoint_rows(scan.read_share(shares[p]), ops)
+            src, dst, weight = fixpoint_rows(scan.read_share(shares[p]), ops, symmetric)
         if len(src):
             yield from _built_part(root, ops, p, src, dst, weight)
 

@@ -71,7 +71,8 @@ def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int
 
     ``extra_nodes`` (components): nodes that are their own component unless an edge joins them to another.
     ``hops=False`` makes each round one hop (a baseline).  ``scan``: the same rows as ``frame``, in local Parquet
-    files the executors read themselves (:func:`faq.recursive.edge_files.edge_scan`).  ``resident``: every
+    files the executors read themselves (:func:`faq.recursive.edge_files.edge_scan`; for components, the rows
+    of the factor, each taken both ways).  ``resident``: every
     round answered by the tasks of one job that stay for the solve (:mod:`faq.recursive.resident_rounds`, on
     a local master); ``False``, or where they cannot all start, one job a round (a baseline).
     """
@@ -92,7 +93,8 @@ def solve_held(frame: "DataFrame", semiring: "Semiring", *, source: Optional[int
     if directory is None:
         return None, "no directory the executors can read is known (set spark.faq.indexDir)"
     note = reporter(progress)
-    with ExecutorEdges.write(frame, ops, value_type=semiring.value_type, directory=directory, scan=scan) as held:
+    with ExecutorEdges.write(frame, ops, value_type=semiring.value_type, directory=directory, scan=scan,
+                             symmetric=components) as held:
         nodes = len(held.domain)
         if nodes * NODE_BYTES > budget:
             return None, f"{nodes} nodes need ~{nodes * NODE_BYTES >> 20} MiB on the driver, over its budget"

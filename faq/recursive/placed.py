@@ -130,7 +130,7 @@ def _solve_held(edges: Factor, semiring: Any, source: Optional[int], components:
     # loops kept for components: a loop names a node that has no other edge
     frame = symmetric_edges(edges, loops=True) if components else edge_frame(edges, semiring)
     answer, how = solve_held(frame, semiring, source=source, components=components, budget=budget,
-                             progress=progress, hops=hops, scan=None if components else scan, resident=resident)
+                             progress=progress, hops=hops, scan=scan, resident=resident)
     if answer is None:
         return None, f"{reason}; {how}: Spark rounds"
     name = f"{edges.name}-components" if components else f"{edges.name}*"
