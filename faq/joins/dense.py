@@ -42,7 +42,7 @@ import numpy as np
 from faq.joins.partial import value_bound
 
 __all__ = ["SPAN_PER_ROW", "MIN_ROWS", "MAX_SPAN", "EXACT_FLOAT_SUM", "dense_span", "unique_lookup", "is_unique", "distinct",
-           "integer_sums"]
+           "first_positions", "integer_sums"]
 
 #: Codes a row may span for direct addressing: an array of the span costs about what the rows do.
 SPAN_PER_ROW = 4
@@ -107,6 +107,26 @@ def distinct(codes: np.ndarray, span: int) -> tuple[np.ndarray, np.ndarray]:
     holder = np.empty(span, dtype=np.int64)
     holder[codes] = np.arange(len(codes), dtype=np.int64)  # any row of a code: they hold the same keys
     return groups, holder[groups]
+
+
+def first_positions(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct non-negative ``codes`` ascending and where each first occurs: ``np.unique(codes,
+    return_index=True)``, by a table of positions where the codes are dense (:func:`dense_span`), else
+    by that sort.
+
+    >>> nodes, first = first_positions(np.array([5, 2, 5, 0, 2] * 300))
+    >>> nodes.tolist(), first.tolist()
+    ([0, 2, 5], [3, 1, 0])
+    >>> [a.tolist() for a in first_positions(np.array([7, 3, 7]))]   # three rows: sorted
+    [[3, 7], [1, 0]]
+    """
+    span = dense_span(codes) if len(codes) >= MIN_ROWS else None  # a few rows (a small batch): no min/max first
+    if span is None:
+        return np.unique(codes, return_index=True)
+    first = np.full(span, len(codes), dtype=np.int64)
+    np.minimum.at(first, codes, np.arange(len(codes), dtype=np.int64))
+    found = np.flatnonzero(first < len(codes))
+    return found, first[found]
 
 
 def integer_sums(codes: np.ndarray, values: np.ndarray, span: int, groups: np.ndarray) -> Optional[np.ndarray]:

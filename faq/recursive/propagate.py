@@ -66,6 +66,7 @@ import numpy as np
 from faq.incremental.domain import SPAN
 from faq.incremental.state import value_ops
 from faq.joins.csr import Trie
+from faq.joins.dense import first_positions
 from faq.recursive.core import seminaive_rounds
 from faq.semirings.numpy_backend import NumpyForm, numpy_ops
 
@@ -248,12 +249,13 @@ def relax(values: np.ndarray, targets: np.ndarray, proposals: np.ndarray, ops: N
     moved = np.flatnonzero(after != before)
     if len(moved) == 0:
         return NO_NODES
-    nodes, first = np.unique(targets[moved], return_index=True)
+    # many proposals (a large round) are dense codes: positions by a table, not a sort (faq.joins.dense)
+    nodes, first = first_positions(targets[moved])
     if log is not None:
         log.add(nodes, before[moved][first])
     if parents is not None:
         won = moved[proposals[moved] == after[moved]]
-        winners, at = np.unique(targets[won], return_index=True)
+        winners, at = first_positions(targets[won])
         parents[winners] = sources[won[at]]
     return nodes
 
