@@ -216,23 +216,14 @@ def main(argv=None) -> int:
         values[frontier] = 0.0
         held.hops_after = None  # one hop from the frontier: the round the target speaks of
         held.proposals(frontier, values)  # warm
-        times = []
-        for _ in range(args.probes):
-            t0 = time.perf_counter()
-            held.proposals(frontier, values)
-            times.append(time.perf_counter() - t0)
-        probe = {"nodes": len(frontier), "parts": held.parts, **_spread(times)}
+        probe = {"nodes": len(frontier), "parts": held.parts, **_spread(_probe_times(held, frontier, values, args))}
         resident = None
         # the same round, answered by tasks that stay
         with ResidentRounds.start(held, slots=resident_slots(spark)) or contextlib.nullcontext() as staying:
             if staying is not None:
-                times = []
-                for _ in range(args.probes):
-                    t0 = time.perf_counter()
-                    held.proposals(frontier, values)
-                    times.append(time.perf_counter() - t0)
                 resident = {"nodes": len(frontier), "parts": held.parts,
-                            "start_seconds": round(staying.ready_seconds, 4), **_spread(times)}
+                            "start_seconds": round(staying.ready_seconds, 4),
+                            **_spread(_probe_times(held, frontier, values, args))}
     log(f"probe: a round over {len(frontier)} nodes as a job: median {probe['median_seconds']} s, "
         f"max {probe['max_seconds']}; answered by tasks that stay: {resident}")
     run["placements"] = results
@@ -259,6 +250,16 @@ def main(argv=None) -> int:
                                 f"max {probe['max_seconds']}"))
     print_summary(rows, targets, saved)
     return 0
+
+
+def _probe_times(held, frontier, values, args) -> list:
+    """Seconds of ``--probes`` rounds over ``frontier``, one after another."""
+    times = []
+    for _ in range(args.probes):
+        t0 = time.perf_counter()
+        held.proposals(frontier, values)
+        times.append(time.perf_counter() - t0)
+    return times
 
 
 def _spread(times: list) -> dict:

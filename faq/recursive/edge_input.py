@@ -73,8 +73,11 @@ def _held_columns(edges: Factor) -> Optional[tuple[np.ndarray, np.ndarray, np.nd
             np.asarray(copy[edges.value], dtype=np.float64))
 
 
-def edge_table(edges: Any, valued: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def edge_table(edges: Any, valued: bool = False, scan: Any = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(src, dst, weight)``: int64, int64, float64 (NaN where no weight was given); null ends dropped.
+
+    ``scan``: the factor's :class:`~faq.recursive.edge_files.EdgeScan` when the caller found it already
+    (else it is looked for here).
 
     ``valued``: a :class:`~faq.factor.Factor`'s rows with a null value are no edges and dropped too, as its
     Spark frame for paths drops them (:func:`~faq.recursive.seminaive.edge_frame`); otherwise a null value
@@ -92,7 +95,7 @@ def edge_table(edges: Any, valued: bool = False) -> tuple[np.ndarray, np.ndarray
 
         check_binary(edges)
         u, v = edges.variables
-        scan = edge_scan(edges)
+        scan = scan if scan is not None else edge_scan(edges)
         if scan is not None:  # Parquet files read by pyarrow, not collected through Spark
             table = scan.read()
             table = table.set_column(2, WEIGHT, table.column(2).cast(pa.float64()))

@@ -127,8 +127,8 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame
 
-__all__ = ["ExecutorEdges", "best_per_target", "build_part", "codes_path", "forget_parts", "hops", "round_part",
-           "write_round", "HOP_EDGES", "HOPS_AFTER", "NODE_BYTES", "SHIP_BYTES"]
+__all__ = ["ExecutorEdges", "best_per_target", "build_part", "codes_path", "forget_parts", "hops", "parts_of",
+           "round_part", "write_round", "HOP_EDGES", "HOPS_AFTER", "NODE_BYTES", "SHIP_BYTES"]
 
 #: The driver's memory per node in this placement: the value, the parent, the domain's id and its hash.
 NODE_BYTES = 48
@@ -360,7 +360,7 @@ def _build_files_task(root: str, ops: NumpyForm, scan: EdgeScan, shares: tuple, 
     """:func:`_build_task` for the parts this task is given (a range's rows), each read from its share of the
     edges' Parquet files (:mod:`faq.recursive.edge_files`), not handed over by Spark; ``symmetric``: both
     directions of each, weighing ``one`` (components)."""
-    for p in _parts_of(batches):
+    for p in parts_of(batches):
         with plain_pages():
             src, dst, weight = fixpoint_rows(scan.read_share(shares[p]), ops, symmetric)
         if len(src):
@@ -389,7 +389,8 @@ def _built_part(root: str, ops: NumpyForm, p: int, src: np.ndarray, dst: np.ndar
                                      [_PART, _NODE, _IMPROVING, _ROWS])
 
 
-def _parts_of(batches: Iterator["pa.RecordBatch"]) -> Iterator[int]:
+def parts_of(batches: Iterator["pa.RecordBatch"]) -> Iterator[int]:
+    """The part numbers a task of a range over the parts is given (its rows' first column)."""
     for batch in batches:
         yield from (int(p) for p in batch.column(0).to_numpy())
 
@@ -417,7 +418,7 @@ def _round_task(paths: tuple[str, ...], ops: NumpyForm, round_path: str,
 
     this_round = read_index(round_path)  # this round's file, read by each task anew (never kept mapped)
     sent, known = this_round["sent"], this_round["known"]
-    for p in _parts_of(batches):
+    for p in parts_of(batches):
         with plain_pages():  # a round's arrays are fresh and short-lived (faq.huge_pages)
             batch = round_part(paths[p], ops, sent, known)
         yield batch

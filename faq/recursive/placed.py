@@ -108,7 +108,8 @@ def solve_placed(edges: Factor, semiring: Any = "min_plus", *, source: Optional[
             seminaive.paths_on_spark(edges, source, semiring, progress=progress)
     elif where == DRIVER:
         # Collected once here: handed the Factor, the maintained fixpoint would count its rows again.
-        src, dst, weight = edge_table(edges, valued=not components)  # null values: no edge, as on the executors
+        # null values: no edge, as on the executors; the files found above read, not looked for again
+        src, dst, weight = edge_table(edges, valued=not components, scan=scan)
         collected = pa.table({SRC: src, DST: dst, WEIGHT: weight})
         with MaintainedFixpoint(collected, semiring, source=source, components=components, progress=progress,
                                 placement=DRIVER) as solved:

@@ -73,7 +73,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Optional
 
 import numpy as np
 
-from faq.recursive.executor_edges import ExecutorEdges, forget_parts, round_part, write_round
+from faq.recursive.executor_edges import ExecutorEdges, forget_parts, parts_of, round_part, write_round
 from faq.recursive.seminaive import DST, SRC
 from faq.scope import Owner
 from faq.semirings.numpy_backend import NumpyForm
@@ -244,7 +244,7 @@ def _resident_task(paths: tuple[str, ...], ops: NumpyForm, directory: str,
     from faq.huge_pages import plain_pages
     from faq.joins.mapped import read_index, write_index
 
-    parts = [int(p) for batch in batches for p in batch.column(0).to_numpy()]
+    parts = list(parts_of(batches))
     if not os.path.isdir(directory):  # started after the driver stopped waiting and cleaned up
         return
     for p in parts:
