@@ -470,20 +470,26 @@ _LOCAL_MASTER = re.compile(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?$")
 _CLUSTER_MASTER = re.compile(r"local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,\s*\d+\s*\]$")
 
 
-def master_cores(master: str) -> Optional[int]:
-    """The cores a local master's URL gives its tasks, or None for a cluster manager's.
+def master_cores(master: str, task_cpus: int = 1) -> Optional[int]:
+    """The cores a local master's URL gives its tasks, or None for a cluster manager's; with
+    ``task_cpus`` (Spark's ``spark.task.cpus``) above 1, how many tasks run at once (each worker of a
+    ``local-cluster`` fits its own cores' share).
 
     >>> [master_cores(m) for m in ("local", "local[4]", "local[4,2]", "local-cluster[2,1,1024]", "yarn")]
     [1, 4, 4, 2, None]
     >>> master_cores("local[*]") == (os.cpu_count() or 1)
     True
+    >>> [master_cores(m, task_cpus=2) for m in ("local[4]", "local[3]", "local-cluster[2,1,1024]", "local-cluster[2,3,1024]")]
+    [2, 1, 0, 2]
     """
+    task_cpus = max(int(task_cpus), 1)
     found = _LOCAL_MASTER.match(master.strip())
     if found:
         given = found.group(1)
-        return 1 if given is None else (os.cpu_count() or 1) if given == "*" else int(given)
+        cores = 1 if given is None else (os.cpu_count() or 1) if given == "*" else int(given)
+        return max(cores // task_cpus, 1)
     found = _CLUSTER_MASTER.match(master.strip())
-    return int(found.group(1)) * int(found.group(2)) if found else None
+    return int(found.group(1)) * (int(found.group(2)) // task_cpus) if found else None
 
 
 def default_parallelism(session) -> int:

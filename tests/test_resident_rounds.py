@@ -91,6 +91,29 @@ def test_tasks_that_cannot_all_start_leave_the_rounds_to_a_job_each(spark):
         assert sorted(found[2].tolist()) == [4.0, 7.0]
 
 
+class _Conf:
+    def __init__(self, values: dict) -> None:
+        self.values = values
+
+    def get(self, key, default=None):
+        return self.values.get(key, default)
+
+
+class _Session:
+    def __init__(self, **values) -> None:
+        self.conf = _Conf({k.replace("_", "."): v for k, v in values.items()})
+
+
+def test_as_many_tasks_stay_as_run_at_once_where_each_asks_several_cores():
+    from faq.recursive.resident_rounds import resident_slots
+
+    assert resident_slots(_Session(spark_master="local[4]")) == 4
+    assert resident_slots(_Session(spark_master="local[4]", spark_task_cpus="2")) == 2  # not 4 waiting for 2 cores
+    assert resident_slots(_Session(spark_master="local-cluster[2,3,1024]", spark_task_cpus="2")) == 2
+    assert resident_slots(_Session(spark_master="local-cluster[2,1,1024]", spark_task_cpus="2")) is None
+    assert resident_slots(_Session(spark_master="yarn")) is None  # a cluster: a job a round (module notes)
+
+
 def test_a_task_that_fails_ends_the_round_with_its_error(spark):
     with _edges(spark) as edges:
         with ResidentRounds.start(edges, slots=2) as staying:

@@ -94,7 +94,7 @@ _JOINED_SECONDS = 60.0  # how long close() waits for the job to end after ``stop
 
 def resident_slots(spark: Any) -> Optional[int]:
     """How many tasks of ``spark`` run at once where the rounds may stay in one job -- the cores of a
-    ``local`` or ``local-cluster`` master -- else None (module notes).
+    ``local`` or ``local-cluster`` master, divided by ``spark.task.cpus`` -- else None (module notes).
 
     >>> from faq.spark import get_session
     >>> resident_slots(get_session()) >= 1
@@ -104,7 +104,14 @@ def resident_slots(spark: Any) -> Optional[int]:
     from faq.spark import master_cores
 
     master = setting(spark, "spark.master") or ""
-    return master_cores(master) if master.startswith("local") else None
+    if not master.startswith("local"):
+        return None
+    try:
+        task_cpus = int(setting(spark, "spark.task.cpus") or 1)
+    except ValueError:  # Spark itself refuses such a session; here it only means "one"
+        task_cpus = 1
+    slots = master_cores(master, task_cpus)
+    return slots or None
 
 
 class ResidentRounds(Owner):
