@@ -56,7 +56,7 @@ from faq.insideout.binding import (
     variable_types,
 )
 from faq.insideout.fetching import fetched_all
-from faq.insideout.in_process import Held, Progress, StepEvent, describe_step, run_step
+from faq.insideout.in_process import Progress, StepEvent, as_table, describe_step, held_frame, run_step
 from faq.insideout.pipelining import note as pipelining_note, pipelined
 from faq.insideout.planner import Plan
 from faq.insideout.staleness import PlanLike, check_query, check_rows, check_types, factor_rows, load_plan
@@ -170,13 +170,13 @@ class QueryResult(Owner, Answer):
 
 def execute(
     plan: Plan,
-    frames: Mapping[str, Union[Frame, "Held"]],
+    frames: Mapping[str, Frame],
     semiring: Semiring,
     progress: Optional[Progress] = None,
     spark: Optional["SparkSession"] = None,
 ) -> QueryResult:
     """Run ``plan`` over the bound ``frames`` (from :func:`~faq.insideout.binding.bind`; an atom
-    whose rows the driver holds may come as :class:`Held`).
+    whose rows the driver holds as a held frame, :func:`~faq.insideout.in_process.held_frame`).
 
     A step the plan places on the driver runs in-process (:mod:`faq.joins.local`,
     no Spark job); a step on the executors as Spark jobs; relations cross
@@ -186,8 +186,8 @@ def execute(
     columns (in the query's order) and a ``value`` column.
     """
     started = time.perf_counter()
-    # A relation is a Frame (Spark) or, where a step ran in-process, a table the driver holds.
-    relations: dict[str, Union[Frame, Held]] = dict(frames)
+    # Every relation is a Frame: in Spark, or held by the driver (an input it holds, an in-process output).
+    relations: dict[str, Frame] = dict(frames)
     step_rows: list[int] = []
     notes: list[str] = []
     scope = Scope()
@@ -202,7 +202,7 @@ def execute(
         make = _Answer(spark, table, plan, semiring, out_value)
         step_rows = [-1] * (len(plan.steps) - 1) + [table.rows]  # -1: the unsplit steps did not run
         return QueryResult(None, plan, step_rows, time.perf_counter() - started, scope, notes, table, make)
-    if plan.in_tasks and plan.steps and isinstance(relations.get(plan.in_tasks), Frame):
+    if plan.in_tasks and plan.steps and plan.in_tasks in relations and not relations[plan.in_tasks].relation.held:
         # Every step in the tasks of the one atom left in Spark (faq.insideout.in_tasks): one job.
         from faq.insideout.in_tasks import run_in_tasks
 
@@ -217,14 +217,13 @@ def execute(
         for step in steps:
             if step.placement == "driver":
                 held, rows = run_step(step, len(plan.steps), relations, semiring, plan.environment, progress)
-                relations[step.output.id] = held
+                relations[step.output.id] = _typed(held, spark, plan, semiring)
                 notes.append(held.note)
             else:
                 described = describe_step(step)  # what progress says and what Spark's UI shows
                 with spark_step(spark, f"step {step.index} of {len(plan.steps)}, {described}"):
-                    frame, rows = _run_step(step, len(plan.steps), _as_frames(step, relations, spark, plan),
-                                            frames, semiring, scope, progress, described, handed.get(step.index),
-                                            final=step is steps[-1])
+                    frame, rows = _run_step(step, len(plan.steps), relations, frames, semiring, scope, progress,
+                                            described, handed.get(step.index), final=step is steps[-1])
                 relations[step.output.id] = frame
                 notes.append(frame.note)
             step_rows.append(rows)
@@ -233,17 +232,16 @@ def execute(
             consumed += [relations.pop(r) for r in step.inputs]
             if step.index not in handed and rows >= 0:  # (an uncounted answer's plan still reads them)
                 for done in consumed:
-                    if isinstance(done, Frame) and done.relation.dataframe is not None:
+                    if done.relation.dataframe is not None:
                         scope.release(done.relation.dataframe)  # (held rows own no cache)
                 consumed = []
     out_value = VALUE if VALUE not in plan.free else "__value"
     result = relations[plan.result.id]
-    if isinstance(result, Held):
-        make = _Answer(spark, result.table, plan, semiring, out_value)
-        return QueryResult(None, plan, step_rows, time.perf_counter() - started, scope, notes, result.table, make)
-    else:
-        # A renaming: a scalar the last step holds on the driver stays held (Factor.scalar runs no job).
-        rows = result.relation.renamed({**{v: v for v in plan.free}, out_value: VALUE_COLUMN})
+    if result.relation.held:  # the answer the driver holds: its DataFrame made when first asked for
+        table = as_table(result, semiring)
+        make = _Answer(spark, table, plan, semiring, out_value)
+        return QueryResult(None, plan, step_rows, time.perf_counter() - started, scope, notes, table, make)
+    rows = result.relation.renamed({**{v: v for v in plan.free}, out_value: VALUE_COLUMN})
     factor = Factor(relation=rows, variables=tuple(plan.free), semiring=semiring, value=out_value, name="result")
     return QueryResult(factor, plan, step_rows, time.perf_counter() - started, scope, notes)
 
@@ -323,19 +321,12 @@ class _Answer:
                       name="result")
 
 
-def _as_frames(step: Any, relations: dict, spark: "SparkSession", plan: Plan) -> dict:
-    """``relations`` with the in-process outputs a Spark step reads turned into frames (their rows
-    still held by the driver; the DataFrame made when the step reads it)."""
-    needed = [*step.inputs, *(i.relation for i in step.indicators)]
-    for r in needed:
-        held = relations[r]
-        if isinstance(held, Held) and held.frame is not None:
-            relations[r] = held.frame()
-        elif isinstance(held, Held):
-            rows = _held_rows(spark, held.table, plan, get_semiring(plan.semiring), value_name=VALUE_COLUMN,
-                              variables=held.table.variables)
-            relations[r] = Frame(variables=tuple(held.table.variables), note=held.note, relation=rows)
-    return relations
+def _typed(frame: Frame, spark: "SparkSession", plan: Plan, semiring: Semiring) -> Frame:
+    """An in-process step's output typed as the plan's variables, so that the DataFrame a later step on
+    the executors makes of it (when it first reads it; never otherwise) has the keys' Spark types."""
+    rows = _held_rows(spark, as_table(frame, semiring), plan, semiring, value_name=VALUE_COLUMN,
+                      variables=frame.variables)
+    return Frame(variables=frame.variables, note=frame.note, relation=rows)
 
 
 def _held_rows(
@@ -354,9 +345,10 @@ def _held_rows(
     return Relation.from_arrays(columns, types, spark)
 
 
-def _session_of(frames: Mapping[str, Union[Frame, Held]]) -> "SparkSession":
+def _session_of(frames: Mapping[str, Frame]) -> "SparkSession":
+    """The session of the first input in Spark, else faq's (the driver holds every input)."""
     for frame in frames.values():
-        if isinstance(frame, Frame):
+        if not frame.relation.held:
             return frame.relation.spark_session
     from faq.spark import get_session
 
@@ -527,17 +519,26 @@ def _check_fit(plan: Plan, query: FAQ, factors: Mapping[str, Factor], semiring: 
     check_rows(plan, rows, capped)
 
 
-def _bound(query: FAQ, factors: Mapping[str, Factor], semiring: Semiring) -> dict[str, Union[Frame, Held]]:
+def _bound(query: FAQ, factors: Mapping[str, Factor], semiring: Semiring) -> dict[str, Frame]:
     """:func:`~faq.insideout.binding.bind`'s frames, except that an atom over a factor the driver
-    holds is a :class:`Held` table (its frame made only if a step on the executors reads it)."""
+    holds is a held frame of its table (its DataFrame made only if a step on the executors reads it)."""
     types = variable_types(query, factors, semiring)
-    frames: dict[str, Union[Frame, Held]] = {}
+    frames: dict[str, Frame] = {}
     for k, atom in enumerate(query.atoms, start=1):
         factor = factors[atom.factor]
         table = held_atom(atom, factor, semiring)
-        make = functools.partial(bind_atom, atom, factor, types)
-        frames[f"{atom.factor}#{k}"] = make() if table is None else Held(table, "", make)
+        if table is None:
+            frames[f"{atom.factor}#{k}"] = bind_atom(atom, factor, types)
+            continue
+        made = functools.partial(_bound_frame, atom, factor, types)
+        typed = {v: types[v] for v in table.variables if v in types}
+        frames[f"{atom.factor}#{k}"] = held_frame(table, types={**typed, VALUE_COLUMN: semiring.value_type},
+                                                  session=factor.session, make=made)
     return frames
+
+
+def _bound_frame(atom: Any, factor: Factor, types: Mapping[str, str]) -> "DataFrame":
+    return bind_atom(atom, factor, types).df
 
 
 def _used_twice(query: FAQ) -> list[str]:

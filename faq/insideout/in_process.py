@@ -3,9 +3,12 @@
 What a step placed on the driver runs (:func:`run_step`: its inputs as
 :class:`~faq.joins.table.Table` values, joined by
 :func:`faq.joins.local.join_local` as the plan's strategy says,
-⊕-aggregated, zeros dropped), the relation it leaves (:class:`Held`), the
-progress events every step sends (:class:`StepEvent`), and a whole plan of
-such steps (:func:`run_in_process`), which a Spark task may run too
+⊕-aggregated, zeros dropped), the relation it leaves (a
+:class:`~faq.joins.frame.Frame` whose rows the driver holds: :func:`held_frame`,
+the same form a step on the executors leaves, so nothing downstream asks
+which kind of step made it), the progress events every step sends
+(:class:`StepEvent`), and a whole plan of such steps (:func:`run_in_process`),
+which a Spark task may run too
 (:mod:`faq.insideout.in_tasks`).  The executor
 (:mod:`faq.insideout.executor`) calls these for its in-process steps.
 """
@@ -15,6 +18,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Union
+
+import numpy as np
 
 from faq.events import ProgressEvent
 from faq.insideout.placement import stand_in_ran
@@ -26,7 +31,7 @@ from faq.semirings.numpy_backend import as_values
 if TYPE_CHECKING:
     from faq.insideout.planner import Plan
 
-__all__ = ["StepEvent", "Progress", "Held", "run_step", "run_in_process", "as_table", "describe_step"]
+__all__ = ["StepEvent", "Progress", "held_frame", "run_step", "run_in_process", "as_table", "describe_step"]
 
 
 @dataclass(frozen=True)
@@ -45,25 +50,36 @@ class StepEvent(ProgressEvent):
 Progress = Callable[[StepEvent], None]
 
 
-@dataclass(frozen=True)
-class Held:
-    """A relation the driver holds: an in-process step's output (and how its join ran), or an
-    input atom over a factor the driver holds, with ``frame`` making its Spark frame when a step
-    on the executors reads it (:func:`~faq.insideout.binding.bind_atom`)."""
+def held_frame(table: Table, note: str = "", *, types: Optional[Mapping[str, str]] = None, session: Any = None,
+               make: Optional[Callable[[], Any]] = None) -> Frame:
+    """``table`` as a :class:`~faq.joins.frame.Frame` whose rows the driver holds: an in-process step's
+    output, or an input atom over rows the driver holds.  Its numpy columns are the table's (no copy);
+    ``types`` (Spark SQL types by column, else by numpy kind), ``session`` and ``make`` say how its
+    DataFrame is made when a step on the executors first reads it (:class:`~faq.relation.Relation`).
 
-    table: Table
-    note: str = ""
-    frame: Optional[Callable[[], Frame]] = None
+    >>> t = Table(("a",), {"a": np.array([3, 4])}, np.array([1.5, 2.5]))
+    >>> f = held_frame(t, "made in-process")
+    >>> f.variables, f.note, f.relation.held, f.relation.dtypes()
+    (('a',), 'made in-process', True, [('a', 'bigint'), ('__v', 'double')])
+    >>> as_table(f, get_semiring("real")).values is t.values     # read back as it was: no copy
+    True
+    """
+    from faq.relation import Relation
+
+    columns = {v: np.asarray(table.keys[v]) for v in table.variables}
+    columns[VALUE_COLUMN] = table.values
+    relation = Relation.from_arrays(columns, types, session, make)
+    return Frame(variables=tuple(table.variables), note=note, relation=relation)
 
 
 def run_step(
     step: Any,
     total: int,
-    relations: Mapping[str, Union[Frame, Table, Held]],
+    relations: Mapping[str, Union[Frame, Table]],
     semiring: Semiring,
     environment: Any,
     progress: Optional[Progress],
-) -> tuple[Held, int]:
+) -> tuple[Frame, int]:
     """One step in-process (:mod:`faq.joins.local`): its inputs as numpy tables (held by the driver,
     or fetched: the plan bounded them), joined, ⊕-aggregated and zeros dropped; no Spark job."""
     description = describe_step(step)
@@ -83,7 +99,7 @@ def run_step(
         note += "; the next joins take the compiled loop (this kernel took longer than loading it)"
     if progress:
         progress(StepEvent("done", step.index, total, description, table.rows, seconds, note))
-    return Held(table, note), table.rows
+    return held_frame(table, note), table.rows
 
 
 def run_in_process(plan: "Plan", tables: Mapping[str, Table], semiring: Semiring) -> Table:
@@ -108,7 +124,7 @@ def run_in_process(plan: "Plan", tables: Mapping[str, Table], semiring: Semiring
     """
     from faq.errors import PlanError
 
-    relations: dict[str, Union[Table, Held]] = dict(tables)
+    relations: dict[str, Union[Table, Frame]] = dict(tables)
     for step in plan.steps:
         if step.placement != "driver":
             raise PlanError(reason=f"step {step.index} is placed on the executors: it cannot run in-process")
@@ -116,15 +132,12 @@ def run_in_process(plan: "Plan", tables: Mapping[str, Table], semiring: Semiring
         relations[step.output.id] = held
         for r in step.inputs:
             relations.pop(r)
-    result = relations[plan.result.id]
-    return result.table if isinstance(result, Held) else result
+    return as_table(relations[plan.result.id], semiring)
 
 
-def as_table(relation: Union[Frame, Table, Held], semiring: Semiring) -> Table:
-    """A relation as a numpy table: an in-process output as it is, a frame from the rows the
-    driver holds (:attr:`Frame.held`), else collected (one Spark job; the plan bounded it)."""
-    if isinstance(relation, Held):
-        return relation.table
+def as_table(relation: Union[Frame, Table], semiring: Semiring) -> Table:
+    """A relation as a numpy table: a frame from the rows the driver holds (:attr:`Frame.held`: an
+    in-process output's are its table's own), else collected (one Spark job; the plan bounded it)."""
     if isinstance(relation, Table):
         return relation
     copy = relation.held

@@ -128,12 +128,12 @@ class _Spec:
 
 def run_in_tasks(plan: "Plan", relations: Mapping[str, Any], semiring: "Semiring", scope: "Scope",
                  progress: Progress = None) -> tuple[Any, int, str]:
-    """The answer of ``plan`` run in the tasks of :attr:`Plan.in_tasks`: (a ``Held`` table for a query
-    without free variables, else a ``Frame`` persisted in ``scope``; its rows; a note).
+    """The answer of ``plan`` run in the tasks of :attr:`Plan.in_tasks`: (a ``Frame`` the driver holds for
+    a query without free variables, else one persisted in ``scope``; its rows; a note).
 
-    ``relations`` are the executor's: the large atom a ``Frame``, every other a ``Held`` table.
+    ``relations`` are the executor's frames: the large atom's in Spark, every other's held by the driver.
     """
-    from faq.insideout.in_process import Held, StepEvent
+    from faq.insideout.in_process import StepEvent, as_table, held_frame
     from faq.joins.combine import combined_in_arrow
     from faq.joins.frame import VALUE_COLUMN, Aggregation, Frame
     from faq.joins.mapped import ship
@@ -141,7 +141,7 @@ def run_in_tasks(plan: "Plan", relations: Mapping[str, Any], semiring: "Semiring
     from faq.joins.table import Table
 
     big = relations[plan.in_tasks]
-    shipped = {r: held.table for r, held in relations.items() if r != plan.in_tasks}
+    shipped = {r: as_table(held, semiring) for r, held in relations.items() if r != plan.in_tasks}
     handle = ship(big.df.sparkSession, shipped)
     spec = _Spec(plan, semiring, plan.in_tasks, tuple(big.variables), handle)
     free = tuple(plan.free)
@@ -169,7 +169,7 @@ def run_in_tasks(plan: "Plan", relations: Mapping[str, Any], semiring: "Semiring
         zero = np.all(np.asarray(total) == np.asarray(semiring.zero))
         values = np.asarray([] if zero else [total])
         table = Table((), {}, values if not semiring.structured else values.reshape(-1, semiring.width))
-        result: Any = Held(table, note)
+        result: Any = held_frame(table, note)
         rows = table.rows
     else:
         from pyspark.sql import functions as F

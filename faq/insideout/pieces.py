@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from faq.insideout.held_joins import atom_column, column_histogram
-from faq.insideout.in_process import Held, StepEvent, as_table, run_step
+from faq.insideout.in_process import StepEvent, as_table, run_step
 from faq.insideout.pieces_plan import Pieces
 from faq.joins.table import Table
 from faq.joins.row_arithmetic import aggregate_rows, check_sums
@@ -217,7 +217,7 @@ def _reason(step: "Step") -> str:
 def run_pieces(plan: "Plan", frames: Mapping[str, Any], semiring: "Semiring", progress: Any
                ) -> tuple[Table, list[str]]:
     """The answer of a plan in pieces (:attr:`Plan.pieces`), from the atoms' held tables ``frames``
-    (``factor#k``, :class:`~faq.insideout.in_process.Held`), and a note per piece."""
+    (``factor#k``, held frames: :func:`~faq.insideout.in_process.held_frame`), and a note per piece."""
     pieces = plan.pieces
     answers: list[Table] = []
     notes: list[str] = []
@@ -233,14 +233,14 @@ def run_pieces(plan: "Plan", frames: Mapping[str, Any], semiring: "Semiring", pr
                 keep = in_range(np.asarray(table.keys[pieces.variable]), pieces.cuts, piece)
                 table = Table(table.variables, {v: np.asarray(c)[keep] for v, c in table.keys.items()},
                               None if table.values is None else table.values[keep])
-            relations[relation.id] = Held(table)
+            relations[relation.id] = table
         for step in piece_plan.steps:
             held, _ = run_step(step, len(piece_plan.steps), relations, semiring, piece_plan.environment, None)
             relations[step.output.id] = held
             for r in step.inputs:
                 relations.pop(r)
         answer = relations[piece_plan.result.id]
-        answers.append(answer.table if isinstance(answer, Held) else answer)
+        answers.append(as_table(answer, semiring))
         notes.append(description)
         if progress:
             progress(StepEvent("done", piece + 1, len(pieces.plans), description, answers[-1].rows,
