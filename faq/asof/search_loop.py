@@ -24,7 +24,8 @@ __all__ = ["search", "one"]
 
 # numba's cache of ``search`` is keyed on this file alone, yet holds ``one_match`` compiled into it: a change
 # to one_match (faq/asof/search_step.py) must come with a change here, or a warmed cache keeps the old search.
-# (Last: issue 49, one_match moved from faq/asof/kernel.py to break the import circle; before: issue 48.)
+# (Last: issue 50, one_match searches only the bounds its direction reads, without branches; before: issue 49,
+# one_match moved from faq/asof/kernel.py to break the import circle.)
 one = compiled(one_match)
 
 
@@ -34,3 +35,4 @@ def search(starts, rtimes, order, alive, check_alive, codes, times, kind, exact,
     n_codes = len(starts) - 1
     for i in range(len(codes)):
         out[i] = one(starts, rtimes, order, alive, check_alive, n_codes, codes[i], times[i], kind, exact, limit)
+

@@ -24,7 +24,7 @@ __all__ = ["one_match"]
 
 
 def one_match(starts, rtimes, order, alive, check_alive, n_codes, c, t, kind, exact, limit):
-    """One left row's match (a right row id, or -1): two binary searches in its code's run, then the
+    """One left row's match (a right row id, or -1): a binary search in its code's run (two for nearest), then the
     direction's pick.  With ``check_alive`` rows whose ``alive[id]`` is False are stepped over (the
     maintained join's dead rows, :mod:`faq.asof.side`).  The body of the compiled loop (:func:`faq.asof.kernel.compiled_search`)."""
     if c < 0 or c >= n_codes or t != t:  # a null key or a NaN time
@@ -32,29 +32,33 @@ def one_match(starts, rtimes, order, alive, check_alive, n_codes, c, t, kind, ex
     lo, hi = starts[c], starts[c + 1]
     if lo == hi:
         return -1
-    # lower: the first index with rtimes >= t; upper: the first with rtimes > t
-    a, b = lo, hi
-    while a < b:
-        m = (a + b) >> 1
-        if rtimes[m] < t:
-            a = m + 1
-        else:
-            b = m
-    lower = a
-    b = hi
-    while a < b:
-        m = (a + b) >> 1
-        if rtimes[m] <= t:
-            a = m + 1
-        else:
-            b = m
-    upper = a
+    # lower: the first index with rtimes >= t; upper: the first with rtimes > t. Only the bounds the
+    # direction reads are searched: backward reads upper (lower without exact matches), forward the other.
+    # Each search halves the run without a branch on the data (the select compiles to a conditional move: a
+    # mispredicted branch a level cost more than the comparison), ending on one row.
+    lower = lo
+    upper = hi
+    if kind == 2 or (kind == 0) != exact:
+        base, n = lo, hi - lo
+        while n > 1:
+            half = n >> 1
+            base = base + half if rtimes[base + half] < t else base
+            n -= half
+        lower = base + 1 if rtimes[base] < t else base
+    if kind == 2 or (kind == 0) == exact:
+        base, n = (lower, hi - lower) if kind == 2 else (lo, hi - lo)
+        if n > 0:
+            while n > 1:
+                half = n >> 1
+                base = base + half if rtimes[base + half] <= t else base
+                n -= half
+            upper = base + 1 if rtimes[base] <= t else base
     back = upper - 1 if exact else lower - 1
     ahead = lower if exact else upper
     if check_alive:
-        while back >= lo and not alive[order[back]]:
+        while kind != 1 and back >= lo and not alive[order[back]]:
             back -= 1
-        while ahead < hi and not alive[order[ahead]]:
+        while kind != 0 and ahead < hi and not alive[order[ahead]]:
             ahead += 1
     if kind == 0:
         pick = back if back >= lo else -1

@@ -38,7 +38,8 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from faq.asof.kernel import DIRECTIONS, match, sorted_runs, wide_times
+from faq.asof.kernel import COMPILED, DIRECTION_CODES, DIRECTIONS, match, sorted_runs, wide_times
+from faq.asof.merge_match import MERGE_FROM, merge_match
 from faq.errors import (
     ColumnClashError,
     InputNotFoundError,
@@ -124,9 +125,16 @@ def asof_tables(
     left_times, right_times = wide_times(left_times, right_times)  # a distance never wraps at the extremes
     left_codes[_nulls(left.column(on))] = -1
     right_codes[_nulls(right.column(on))] = -1
-    runs = sorted_runs(right_codes, right_times, n_codes)
-    matched = match(runs, left_codes, left_times, direction=direction, allow_exact_matches=allow_exact_matches,
-                    tolerance=tolerance_number(tolerance, scale, on))
+    limit = tolerance_number(tolerance, scale, on)
+    matched = None
+    if COMPILED and left.num_rows + right.num_rows >= MERGE_FROM:  # both sides sorted and merged, integer times
+        matched = merge_match(left_codes, left_times, right_codes, right_times, n_codes,
+                              kind=DIRECTION_CODES[direction], exact=bool(allow_exact_matches),
+                              limit=-1.0 if limit is None else float(limit))
+    if matched is None:  # the right side sorted, each left row searched
+        runs = sorted_runs(right_codes, right_times, n_codes)
+        matched = match(runs, left_codes, left_times, direction=direction, allow_exact_matches=allow_exact_matches,
+                        tolerance=limit)
     if how == "inner":
         kept = np.flatnonzero(matched >= 0)
         left, matched = left.take(pa.array(kept)), matched[kept]
