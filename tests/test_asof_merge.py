@@ -1,7 +1,7 @@
-"""The one-shot as-of match by one merge of both sides sorted by their digits (faq.asof.merge_match,
+"""The one-shot as-of match by one merge a key of both sides in runs by (key, time) (faq.asof.merge_match,
 faq.asof.radix) against the search it replaces for integer times (faq.asof.kernel): the same right row for
 every left row, every direction, with and without exact matches and a tolerance, ties and rows without a
-key included; the stable digit sort against numpy's; and a whole join above the size where it runs."""
+key included; the runs against numpy's stable sort; and a whole join above the size where it runs."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from faq.asof import kernel
 from faq.asof.merge_match import merge_match
-from faq.asof.radix import radix_order, radix_sort
+from faq.asof.radix import code_time_runs
 
 pytestmark = pytest.mark.skipif(not kernel.COMPILED, reason="numba is not installed")
 
@@ -42,32 +42,32 @@ def test_the_merge_matches_what_the_search_matches(case, kind, exact, limit):
     assert np.array_equal(got, expected)
 
 
-def test_times_that_do_not_pack_into_one_key_are_left_to_the_search():
+def test_times_whose_span_int64_does_not_hold_are_left_to_the_search():
     codes = np.array([0, 1])
-    assert merge_match(codes, np.array([0, 2**62]), codes, np.array([-(2**62), 5]), 2) is None  # span too wide
+    assert merge_match(codes, np.array([0, 2**62]), codes, np.array([-(2**62), 5]), 2) is None  # span 2**63
+    assert merge_match(codes, np.array([0, 2**63], dtype=np.uint64), codes, np.array([1, 5]), 2) is None
     assert merge_match(codes, np.array([0.5, 1.0]), codes, np.array([0, 1]), 2) is None  # float times
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.integers(0, 2**45 - 1), max_size=200), st.integers(0, 3))
-def test_the_digit_sort_is_numpys_stable_argsort(values, shift):
-    key = np.array(values, dtype=np.int64) >> (shift * 10)  # from wide keys to many ties
-    order, sorted_keys = radix_sort(key, 45)
-    assert np.array_equal(order, np.argsort(key, kind="stable")) and np.array_equal(sorted_keys, np.sort(key))
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-1, 5), st.integers(0, 2**45 - 1)), max_size=300), st.integers(0, 4))
+def test_runs_by_code_and_time_are_numpys_stable_sort(rows, shift):
+    codes = np.array([c for c, _ in rows], dtype=np.int64)
+    times = np.array([t for _, t in rows], dtype=np.int64) >> (shift * 11)  # from wide times to many ties
+    starts, order, ordered = code_time_runs(codes, times, 5)  # code 5: beyond the codes, dropped
+    keep = np.flatnonzero((codes >= 0) & (codes < 5))
+    expected = keep[np.lexsort((times[keep], codes[keep]))]  # lexsort is stable: ties in row order
+    assert np.array_equal(order, expected) and np.array_equal(ordered, times[expected])
+    assert np.array_equal(np.diff(starts), np.bincount(codes[keep], minlength=5))
 
 
-def test_the_right_side_sorted_by_digits_on_two_threads_equals_the_comparison_sort(monkeypatch):
+def test_the_right_side_in_runs_of_the_compiled_sort_equals_the_comparison_sort(monkeypatch):
     rng = np.random.default_rng(5)
     codes, times = rng.integers(-1, 40, 30_000), rng.integers(0, 60, 30_000)  # many ties
     by_comparison = kernel.sorted_runs(codes, times, 40)
     monkeypatch.setattr(kernel, "_COMPILED_FROM", 0)
     by_digits = kernel.sorted_runs(codes, times, 40)
-    monkeypatch.setattr(kernel, "SPLIT_SORT_ROWS", 0)
-    monkeypatch.setattr(kernel, "DEFAULT_THREADS", 2)
-    by_digits_in_halves = kernel.sorted_runs(codes, times, 40)
-    for runs in (by_digits, by_digits_in_halves):
-        assert all(np.array_equal(a, b) for a, b in zip(runs, by_comparison))
-    assert np.array_equal(radix_order(np.array([3, 1, 3]), 2), [1, 0, 2])
+    assert all(np.array_equal(a, b) for a, b in zip(by_digits, by_comparison))
 
 
 @pytest.mark.parametrize("direction", kernel.DIRECTIONS)

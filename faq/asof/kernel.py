@@ -71,13 +71,21 @@ class Runs(NamedTuple):
 def sorted_runs(codes: np.ndarray, times: np.ndarray, n_codes: int) -> Runs:
     """The right rows with a code (≥ 0) and a time (not NaN), sorted stably by (code, time).
 
-    Integer times whose span times the codes fits int64 sort as one key
-    ``code * span + time`` (numpy's quicksort, then rows of equal key put back
-    in the right side's order: :func:`_in_row_order`); others by
-    ``np.lexsort``.  Either way equal (code, time) rows keep their order.
+    Integer times of large sides (compiled) by a counting pass by code, then each run by its times'
+    digits (:func:`faq.asof.radix.code_time_runs`); smaller ones whose span times the codes fits int64
+    as one key ``code * span + time`` (numpy's quicksort, then rows of equal key put back in the right
+    side's order: :func:`_in_row_order`); others by ``np.lexsort``.  Every way, equal (code, time) rows
+    keep their order.
     """
     codes = np.asarray(codes, dtype=np.int64)
     times = np.asarray(times)
+    if COMPILED and times.dtype.kind in "iu" and len(times) >= _COMPILED_FROM:
+        from faq.asof.radix import code_time_runs
+
+        runs = code_time_runs(codes, times, n_codes)  # a counting pass by code, each run by its times' digits
+        if runs is not None:
+            starts, order, ordered = runs
+            return Runs(order, ordered.astype(times.dtype, copy=False), starts)
     usable = codes >= 0
     if times.dtype.kind == "f":
         usable &= ~np.isnan(times)
@@ -90,11 +98,7 @@ def sorted_runs(codes: np.ndarray, times: np.ndarray, n_codes: int) -> Runs:
         span = int(t.max()) - low + 1
         if n_codes * span < (1 << 62):
             key = c * span + (t.astype(np.int64) - low)
-            if COMPILED and len(key) >= _COMPILED_FROM:  # stable by its digits: no ties to put back
-                local = _radix_by_halves(key, c, counts, (n_codes * span - 1).bit_length(), DEFAULT_THREADS,
-                                         SPLIT_SORT_ROWS)
-            else:
-                local = _in_row_order(_argsort_by_halves(key, c, counts, DEFAULT_THREADS, SPLIT_SORT_ROWS), key)
+            local = _in_row_order(_argsort_by_halves(key, c, counts, DEFAULT_THREADS, SPLIT_SORT_ROWS), key)
     if local is None:
         local = np.lexsort((t, c))
     order = rows[local]
@@ -130,31 +134,6 @@ def _argsort_by_halves(key: np.ndarray, codes: np.ndarray, counts: np.ndarray, t
     halves = (np.flatnonzero(lower), np.flatnonzero(~lower))
     with ThreadPoolExecutor(2) as pool:
         return np.concatenate(list(pool.map(lambda rows: rows[np.argsort(key[rows])], halves)))
-
-
-def _radix_by_halves(key: np.ndarray, codes: np.ndarray, counts: np.ndarray, bits: int,
-                     threads: int = DEFAULT_THREADS, min_rows: int = SPLIT_SORT_ROWS) -> np.ndarray:
-    """``np.argsort(key, kind="stable")`` for a key below ``2**bits`` that grows with ``codes``: by its digits
-    (:func:`faq.asof.radix.radix_order`, compiled, no GIL), the rows of the lower and the higher codes on two
-    threads as :func:`_argsort_by_halves` deals them.  5M rows on 1,000 codes, 36 bits: 0.5 s on one
-    thread against 0.9-1.3 s for the halves' sorts and their ties put back (scratch, 2 cores, loaded).
-
-    >>> key = np.array([25, 3, 14, 3, 1]); codes = key // 10
-    >>> _radix_by_halves(key, codes, np.bincount(codes, minlength=3), 5, threads=2, min_rows=0).tolist()
-    [4, 1, 3, 2, 0]
-    """
-    from faq.asof.radix import radix_order
-
-    if threads < 2 or len(key) < min_rows:
-        return radix_order(key, bits)
-    from concurrent.futures import ThreadPoolExecutor
-
-    below = np.cumsum(counts)
-    middle = int(np.searchsorted(below, len(codes) // 2)) + 1  # codes < middle: about half the rows
-    lower = codes < middle
-    halves = (np.flatnonzero(lower), np.flatnonzero(~lower))
-    with ThreadPoolExecutor(2) as pool:
-        return np.concatenate(list(pool.map(lambda rows: rows[radix_order(key[rows], bits)], halves)))
 
 
 def _in_row_order(order: np.ndarray, key: np.ndarray) -> np.ndarray:

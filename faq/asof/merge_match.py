@@ -2,21 +2,19 @@
 
 :func:`faq.asof.kernel.match` searches the right side's run of each left
 row's key: two binary searches a row, each level a read the processor cannot
-guess.  Where the times are integers and both sides' (code, time) pairs pack
-into one int64 -- ``code * span + (time - low)``, with ``low`` and ``span``
-taken over both sides -- both sides are sorted by that key
-(:func:`faq.asof.radix.radix_sort`: stable, linear) and walked once
-together: a left row's backward match is the last right key at or below its
-own (below, without exact matches), its forward match the first at or above
-it, each kept only within the left key's code (``[code * span, (code + 1) *
-span)``).  The same rules as the search (pandas' ``merge_asof``): among right
+guess.  Where the times are integers, both sides are put in runs by (code,
+time) (:func:`faq.asof.radix.code_time_runs`: stable, linear) and each
+code's left run is walked once beside its right run: a left row's backward
+match is the last right time at or below its own (below, without exact
+matches), its forward match the first at or above it.  The same rules as the
+search (pandas' ``merge_asof``): among right
 rows of equal key and time, backward takes the last in the right side's
 order and forward the first -- the stable sort keeps them in that order --
 and nearest the closer of the two, backward at equal distance; ``limit``
 (a tolerance, ``-1``: none) drops a match further away.
 
-:func:`merge_match` answers None where it does not apply (float times, keys
-that do not pack), and the caller searches.
+:func:`merge_match` answers None where it does not apply (float times, times
+whose span int64 does not hold), and the caller searches.
 
 Examples
 --------
@@ -48,87 +46,77 @@ MERGE_FROM = 200_000
 
 
 @compiled
-def _merged(lkeys, rkeys, rorder, span, kind, exact, limit, out):  # pragma: no cover - compiled
-    """``out[j]``: the right row matching the left row of sorted key ``lkeys[j]``, or -1 (module notes)."""
-    m = len(rkeys)
-    after = 0  # backward: the first right key above the left key (at or above it, without exact matches)
-    ahead = 0  # forward: the first right key at or above the left key (above it, without exact matches)
-    for j in range(len(lkeys)):
-        k = lkeys[j]
-        first = k - k % span  # the left key's code's first key
-        pick = -1
-        if kind != 1:
-            if exact:
-                while after < m and rkeys[after] <= k:
-                    after += 1
-            else:
-                while after < m and rkeys[after] < k:
-                    after += 1
-            if after > 0 and rkeys[after - 1] >= first:
-                pick = after - 1
-        if kind != 0:
-            if exact:
-                while ahead < m and rkeys[ahead] < k:
-                    ahead += 1
-            else:
-                while ahead < m and rkeys[ahead] <= k:
-                    ahead += 1
-            if ahead < m and rkeys[ahead] < first + span:
-                if pick < 0 or rkeys[ahead] - k < k - rkeys[pick]:  # nearest: backward at equal distance
+def _merged(lstarts, ltimes, rstarts, rtimes, rorder, kind, exact, limit, out):  # pragma: no cover - compiled
+    """``out[j]``: the right row matching the left row at ``j`` of the left runs, or -1 (module notes): each
+    code's left run walked once beside its right run."""
+    for c in range(len(lstarts) - 1):
+        lo, hi = rstarts[c], rstarts[c + 1]
+        after = lo  # backward: the first right time above the left time (at or above it, without exact matches)
+        ahead = lo  # forward: the first right time at or above the left time (above it, without exact matches)
+        for j in range(lstarts[c], lstarts[c + 1]):
+            t = ltimes[j]
+            pick = -1
+            if kind != 1:
+                if exact:
+                    while after < hi and rtimes[after] <= t:
+                        after += 1
+                else:
+                    while after < hi and rtimes[after] < t:
+                        after += 1
+                if after > lo:
+                    pick = after - 1
+            if kind != 0:
+                if exact:
+                    while ahead < hi and rtimes[ahead] < t:
+                        ahead += 1
+                else:
+                    while ahead < hi and rtimes[ahead] <= t:
+                        ahead += 1
+                if ahead < hi and (pick < 0 or rtimes[ahead] - t < t - rtimes[pick]):  # nearest: backward on a tie
                     pick = ahead
-        if pick >= 0 and limit >= 0:
-            gap = rkeys[pick] - k if rkeys[pick] >= k else k - rkeys[pick]
-            if gap > limit:
-                pick = -1
-        out[j] = rorder[pick] if pick >= 0 else -1
+            if pick >= 0 and limit >= 0:
+                gap = rtimes[pick] - t if rtimes[pick] >= t else t - rtimes[pick]
+                if gap > limit:
+                    pick = -1
+            out[j] = rorder[pick] if pick >= 0 else -1
 
 
 def merge_match(left_codes: np.ndarray, left_times: np.ndarray, right_codes: np.ndarray, right_times: np.ndarray,
                 n_codes: int, *, kind: int = 0, exact: bool = True, limit: float = -1.0) -> Optional[np.ndarray]:
     """For each left row, the right row it matches (an id of the right side), or -1 -- what
-    :func:`faq.asof.kernel.match` answers -- by one merge; None for float times or keys that do not pack.
+    :func:`faq.asof.kernel.match` answers -- by one merge a code; None for float times or times whose
+    span int64 does not hold.
 
     ``kind``: 0 backward, 1 forward, 2 nearest; codes below 0 (a null key or time) or from ``n_codes`` on
     match nothing.
     """
-    from faq.asof.radix import radix_sort
+    from faq.asof.radix import code_time_runs
 
     if left_times.dtype.kind not in "iu" or right_times.dtype.kind not in "iu" or not n_codes:
         return None
-    out = np.full(len(left_codes), -1, dtype=np.int64)
-    sides = []
-    for codes, times in ((left_codes, left_times), (right_codes, right_times)):
-        codes, times = np.asarray(codes, dtype=np.int64), np.asarray(times)
-        valid = (codes >= 0) & (codes < n_codes)
-        if valid.all():  # (no copy of a side whose every row has a key and a time)
-            sides.append((None, codes, times))
-        else:
-            rows = np.flatnonzero(valid)
-            sides.append((rows, codes[rows], times[rows]))
-    if not len(sides[0][1]) or not len(sides[1][1]):
-        return out
-    low = min(int(t.min()) for _, _, t in sides)
-    span = max(int(t.max()) for _, _, t in sides) - low + 1
-    if n_codes * span >= (1 << 62):
-        return None
-    bits = (n_codes * span - 1).bit_length()
-    def sorted_side(side: tuple) -> tuple:
-        rows, c, t = side
-        return (rows, *radix_sort(c * span + (t.astype(np.int64) - low), bits))
+    if not len(left_times) or not len(right_times):
+        return np.full(len(left_codes), -1, dtype=np.int64)
+    low = min(int(left_times.min()), int(right_times.min()))
+    high = max(int(left_times.max()), int(right_times.max()))
+    if high - low > np.iinfo(np.int64).max or high > np.iinfo(np.int64).max:
+        return None  # (a difference of two times would wrap, or a uint64 time is not an int64)
 
+    def runs(side: tuple) -> tuple:
+        return code_time_runs(side[0], side[1], n_codes)
+
+    sides = ((left_codes, left_times), (right_codes, right_times))
     if len(left_codes) + len(right_codes) >= MERGE_FROM:  # each side on a thread of its own (no GIL held)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(2) as pool:
-            (left_rows, left_order, lkeys), (right_rows, right_order, rkeys) = list(pool.map(sorted_side, sides))
+            (lstarts, lorder, ltimes), (rstarts, rorder, rtimes) = list(pool.map(runs, sides))
     else:
-        (left_rows, left_order, lkeys), (right_rows, right_order, rkeys) = map(sorted_side, sides)
-    found = np.empty(len(lkeys), dtype=np.int64)
-    right_ids = right_order if right_rows is None else right_rows[right_order]
-    _merged(lkeys, rkeys, right_ids, span, int(kind), bool(exact), float(limit), found)
-    out[left_order if left_rows is None else left_rows[left_order]] = found
+        (lstarts, lorder, ltimes), (rstarts, rorder, rtimes) = map(runs, sides)
+    found = np.empty(len(lorder), dtype=np.int64)
+    _merged(lstarts, ltimes, rstarts, rtimes, rorder, int(kind), bool(exact), float(limit), found)
+    out = np.full(len(left_codes), -1, dtype=np.int64)
+    out[lorder] = found
     return out
-
 
 def warm_up() -> bool:
     """Compile the merge and the digit sort into numba's cache (:mod:`faq.asof.warm`), checked on the
