@@ -68,6 +68,11 @@ def _code_time_runs(codes, times, n_codes, low, digits, width):  # pragma: no co
     count = np.empty((1 << width) + 1, dtype=np.int64)
     for c in range(n_codes):
         s, e = starts[c], starts[c + 1]
+        i = s + 1
+        while i < e and keys[i - 1] <= keys[i]:
+            i += 1
+        if i >= e:  # in time order already (rows given in time order, as series often are): nothing to do
+            continue
         if e - s <= SHORT_RUN:
             for i in range(s + 1, e):  # insertion: a row passes only larger keys, so ties keep their order
                 k, r = keys[i], order[i]
