@@ -82,3 +82,28 @@ def test_a_join_above_the_merge_size_equals_the_searched_join(monkeypatch, direc
     monkeypatch.setattr(tables, "MERGE_FROM", 10**12)
     searched = tables.asof_tables(left, right, on="t", by="k", direction=direction, tolerance=40)
     assert merged.equals(searched) and 0 < merged.column("j").null_count < n
+
+
+def test_timestamps_string_keys_and_nulls_above_the_merge_size_equal_the_searched_join(monkeypatch):
+    import datetime
+
+    from faq.asof import tables
+
+    rng = np.random.default_rng(2)
+    n = 120_000
+    start = np.datetime64("2026-01-01T00:00:00", "us")
+
+    def side(name: str) -> pa.Table:
+        times = pa.array(start + rng.integers(0, 10**9, n).astype("timedelta64[us]"), mask=rng.random(n) < 0.01)
+        keys = pa.array([None if r < 0.01 else f"s{k}" for r, k in zip(rng.random(n), rng.integers(0, 500, n))])
+        return pa.table({"t": times, "k": keys, name: np.arange(n)})
+
+    left, right = side("i"), side("j")
+    for direction in kernel.DIRECTIONS:
+        options = dict(on="t", by="k", direction=direction, allow_exact_matches=direction != "forward",
+                       tolerance=datetime.timedelta(seconds=3))
+        merged = tables.asof_tables(left, right, **options)
+        with monkeypatch.context() as patched:
+            patched.setattr(tables, "MERGE_FROM", 10**12)
+            searched = tables.asof_tables(left, right, **options)
+        assert merged.equals(searched) and 0 < merged.column("j").null_count < n
