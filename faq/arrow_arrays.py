@@ -27,31 +27,84 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["to_numpy", "int64_array", "arrow_from_numpy", "spark_arrays"]
+__all__ = ["to_numpy", "null_mask", "int64_array", "arrow_from_numpy", "spark_arrays"]
 
 
-def to_numpy(column: Any) -> np.ndarray:
-    """``column`` (an Arrow ``Array`` or ``ChunkedArray``) as one numpy array (see the module notes)."""
+def to_numpy(column: Any, fill: Any = None) -> np.ndarray:
+    """``column`` (an Arrow ``Array`` or ``ChunkedArray``) as one numpy array (see the module notes); with
+    ``fill``, a numeric column's nulls read as ``fill`` (Arrow's ``fill_null`` imports pandas too).
+
+    >>> import pyarrow as pa
+    >>> to_numpy(pa.array([1, None, 3]), fill=-1).tolist(), to_numpy(pa.array([0.5, None]), fill=np.nan).tolist()
+    ([1, -1, 3], [0.5, nan])
+    """
     import pyarrow as pa
 
     kind = column.type
-    if not (pa.types.is_integer(kind) or pa.types.is_floating(kind)) or column.null_count:
+    numeric = pa.types.is_integer(kind) or pa.types.is_floating(kind)
+    if numeric and column.null_count and fill is not None:
+        nulls = null_mask(column)
+        values = _buffers(column, np.dtype(kind.to_pandas_dtype())).copy()  # (a null's slot holds anything)
+        values[nulls] = fill
+        return values
+    if not numeric or column.null_count:
         return column.to_numpy(zero_copy_only=False) if isinstance(column, pa.Array) else column.to_numpy()
-    dtype = np.dtype(kind.to_pandas_dtype())  # a numpy type: no pandas import
+    return _buffers(column, np.dtype(kind.to_pandas_dtype()))  # a numpy type: no pandas import
+
+
+def _buffers(column: Any, dtype: np.dtype) -> np.ndarray:
+    """A fixed-width numeric column's values read in place from its data buffers (nulls' slots as stored)."""
+    import pyarrow as pa
+
     chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    parts = [np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=dtype.itemsize * c.offset)
+    parts = [np.zeros(len(c), dtype=dtype) if c.buffers()[1] is None else
+             np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c), offset=dtype.itemsize * c.offset)
              for c in chunks if len(c)]
     if not parts:
         return np.empty(0, dtype=dtype)
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
-def int64_array(values: np.ndarray) -> Any:
-    """An Arrow int64 array over ``values``' buffer (copied only if it is not contiguous int64)."""
+def null_mask(column: Any) -> np.ndarray:
+    """True where ``column`` (an Arrow ``Array`` or ``ChunkedArray``) is null, read from its validity bitmaps.
+
+    >>> import pyarrow as pa
+    >>> null_mask(pa.chunked_array([pa.array([1, None, 3]).slice(1), pa.array([None], pa.int64())])).tolist()
+    [True, False, True]
+    >>> null_mask(pa.array([None, None])).tolist(), null_mask(pa.array([1.5])).tolist()
+    ([True, True], [False])
+    """
+    import pyarrow as pa
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    parts = []
+    for chunk in chunks:
+        if not chunk.null_count:
+            parts.append(np.zeros(len(chunk), dtype=bool))
+        elif pa.types.is_null(chunk.type) or chunk.null_count == len(chunk):
+            parts.append(np.ones(len(chunk), dtype=bool))
+        else:
+            bits = np.unpackbits(np.frombuffer(chunk.buffers()[0], dtype=np.uint8), bitorder="little")
+            parts.append(bits[chunk.offset:chunk.offset + len(chunk)] == 0)
+    if not parts:
+        return np.zeros(0, dtype=bool)
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def int64_array(values: np.ndarray, valid: Any = None) -> Any:
+    """An Arrow int64 array over ``values``' buffer (copied only if it is not contiguous int64); where the
+    boolean array ``valid`` is False, null.
+
+    >>> int64_array(np.array([4, -1, 6]), valid=np.array([True, False, True])).to_pylist()
+    [4, None, 6]
+    """
     import pyarrow as pa
 
     values = np.ascontiguousarray(values, dtype=np.int64)
-    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)])
+    bitmap = None
+    if valid is not None and not np.all(valid):
+        bitmap = pa.py_buffer(np.packbits(np.asarray(valid, dtype=bool), bitorder="little"))
+    return pa.Array.from_buffers(pa.int64(), len(values), [bitmap, pa.py_buffer(values)])
 
 
 def arrow_from_numpy(values: np.ndarray) -> Any:

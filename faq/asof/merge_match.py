@@ -39,10 +39,10 @@ import numpy as np
 
 from faq.compiled import compiled
 
-__all__ = ["merge_match", "MERGE_FROM", "warm_up"]
+__all__ = ["merge_match", "TWO_THREADS_FROM", "warm_up"]
 
-#: Rows of both sides from which the merge runs (smaller joins: the search, which needs no compiled sort).
-MERGE_FROM = 200_000
+#: Rows of both sides from which each side is put in runs on a thread of its own.
+TWO_THREADS_FROM = 200_000
 
 
 @compiled
@@ -105,7 +105,7 @@ def merge_match(left_codes: np.ndarray, left_times: np.ndarray, right_codes: np.
         return code_time_runs(side[0], side[1], n_codes)
 
     sides = ((left_codes, left_times), (right_codes, right_times))
-    if len(left_codes) + len(right_codes) >= MERGE_FROM:  # each side on a thread of its own (no GIL held)
+    if len(left_codes) + len(right_codes) >= TWO_THREADS_FROM:  # each side on a thread of its own (no GIL held)
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(2) as pool:

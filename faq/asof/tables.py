@@ -38,8 +38,8 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from faq.arrow_arrays import int64_array, null_mask, to_numpy
 from faq.asof.kernel import COMPILED, DIRECTION_CODES, DIRECTIONS, match, sorted_runs, wide_times
-from faq.asof.merge_match import MERGE_FROM, merge_match
 from faq.errors import (
     ColumnClashError,
     InputNotFoundError,
@@ -60,6 +60,10 @@ SUFFIXES = ("_x", "_y")
 DIFF = "diff"
 
 Keys = Union[str, Sequence[str], None]
+
+#: Rows of both sides from which a join of integer times merges them (:mod:`faq.asof.merge_match`); smaller
+#: joins search (:mod:`faq.asof.kernel`), which needs no compiled sort.
+MERGE_FROM = 200_000
 
 
 def key_list(by: Keys) -> list[str]:
@@ -128,6 +132,8 @@ def asof_tables(
     limit = tolerance_number(tolerance, scale, on)
     matched = None
     if COMPILED and left.num_rows + right.num_rows >= MERGE_FROM:  # both sides sorted and merged, integer times
+        from faq.asof.merge_match import merge_match  # (imports numba: only for a join this large)
+
         matched = merge_match(left_codes, left_times, right_codes, right_times, n_codes,
                               kind=DIRECTION_CODES[direction], exact=bool(allow_exact_matches),
                               limit=-1.0 if limit is None else float(limit))
@@ -148,7 +154,7 @@ def joined_rows(left: Any, right: Any, matched: np.ndarray, names: tuple[list[st
     import pyarrow as pa
 
     left_names, right_values, right_names = names
-    indices = pa.array(np.asarray(matched, dtype=np.int64), mask=np.asarray(matched) < 0)
+    indices = int64_array(matched, valid=np.asarray(matched) >= 0)  # (pa.array of numpy would import pandas)
     columns = {n: left.column(c) for c, n in zip(left.column_names, left_names)}
     for c, n in zip(right_values, right_names):
         columns[n] = right.column(c).take(indices)
@@ -216,8 +222,8 @@ def key_codes(left: Sequence[Any], right: Sequence[Any], n_left: int, n_right: i
         kind = a.type
         encoded = pa.chunked_array([*a.chunks, *b.cast(kind).chunks], type=kind).combine_chunks().dictionary_encode()
         indices = encoded.indices  # dense codes in order of first appearance (a hash, no sort)
-        null |= np.asarray(indices.is_null().to_numpy(zero_copy_only=False))
-        codes = np.asarray(indices.fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int64)
+        null |= null_mask(indices)
+        codes = np.asarray(to_numpy(indices, fill=0), dtype=np.int64)
         if combined is None:
             combined, width = codes, max(len(encoded.dictionary), 1)
             continue
@@ -266,9 +272,9 @@ def offset_codes(left: Sequence[Any], right: Sequence[Any]) -> Optional[tuple[np
         return None
     out = []
     for values in (left[0], right[0]):
-        codes = np.asarray(values.fill_null(low).to_numpy(), dtype=np.int64) - low
+        codes = np.asarray(to_numpy(values, fill=low), dtype=np.int64) - low
         if values.null_count:
-            codes[np.asarray(values.is_null().to_numpy(zero_copy_only=False), dtype=bool)] = -1
+            codes[null_mask(values)] = -1
         out.append(codes)
     return out[0], out[1], span
 
@@ -277,8 +283,8 @@ def _dense(codes: np.ndarray) -> tuple[np.ndarray, int]:
     """``codes`` renumbered 0, 1, ... in order of first appearance (Arrow's hash), and how many."""
     import pyarrow as pa
 
-    encoded = pa.array(codes).dictionary_encode()
-    return np.asarray(encoded.indices.to_numpy(), dtype=np.int64), max(len(encoded.dictionary), 1)
+    encoded = int64_array(codes).dictionary_encode()
+    return np.asarray(to_numpy(encoded.indices), dtype=np.int64), max(len(encoded.dictionary), 1)
 
 
 _NUMERIC_KINDS = "iuf"
@@ -335,18 +341,18 @@ def _blank(kind: Any) -> Any:
 def _numbers(column: Any) -> np.ndarray:
     import pyarrow as pa
 
-    filled = column.fill_null(0 if pa.types.is_integer(column.type) else np.nan)
-    return np.asarray(filled.to_numpy(), dtype=np.float64 if pa.types.is_floating(column.type) else np.int64)
+    floating = pa.types.is_floating(column.type)
+    return np.asarray(to_numpy(column, fill=np.nan if floating else 0), dtype=np.float64 if floating else np.int64)
 
 
 def _int64(column: Any) -> np.ndarray:
     import pyarrow as pa
 
-    return np.asarray(column.cast(pa.int64()).fill_null(0).to_numpy(), dtype=np.int64)
+    return np.asarray(to_numpy(column.cast(pa.int64()), fill=0), dtype=np.int64)
 
 
 def _nulls(column: Any) -> np.ndarray:
-    return np.asarray(column.is_null().to_numpy(zero_copy_only=False), dtype=bool)
+    return null_mask(column)
 
 
 def tolerance_number(tolerance: Any, unit: Optional[str], on: str) -> Optional[float]:
@@ -429,7 +435,9 @@ def _read_path(path: str) -> Any:
         if format_of(path) == "parquet" or os.path.isdir(path):
             import pyarrow.parquet as pq
 
-            return pq.read_table(path)
+            if os.path.isdir(path):  # a directory of parts (Spark writes these): Arrow's dataset reader
+                return pq.read_table(path)
+            return pq.ParquetFile(path).read()  # one file: no import of pyarrow.dataset (and pandas), ~0.6 s
         import pyarrow.csv as pcsv
 
         return pcsv.read_csv(pa.BufferReader(whole_text(path)))
