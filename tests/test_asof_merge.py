@@ -107,3 +107,23 @@ def test_timestamps_string_keys_and_nulls_above_the_merge_size_equal_the_searche
             patched.setattr(tables, "MERGE_FROM", 10**12)
             searched = tables.asof_tables(left, right, **options)
         assert merged.equals(searched) and 0 < merged.column("j").null_count < n
+
+
+def test_the_merge_kernels_load_in_the_background_only_for_files_large_enough_to_merge(tmp_path):
+    import pyarrow.parquet as pq
+
+    from faq.asof import warm
+
+    small, large, text = tmp_path / "small.parquet", tmp_path / "large.parquet", tmp_path / "large.csv"
+    pq.write_table(pa.table({"time": np.arange(10)}), small)
+    pq.write_table(pa.table({"time": np.zeros(150_000, dtype=np.int64)}), large)
+    text.write_text("time\n" + "0\n" * 1_000_000)   # 2 MB: at most 125,000 rows of a key and a time
+    assert warm.likely_rows(str(small)) == 10 and warm.likely_rows(str(large)) == 150_000
+    assert warm.merge_in_background([str(small), str(small)]) is None
+    assert warm.merge_in_background([str(large)]) is None   # 150,000 rows: the join searches
+    thread = warm.merge_in_background([str(large), str(text)])   # 150,000 + 125,000 guessed: it merges
+    assert thread is not None
+    thread.join(timeout=120)
+    from faq.asof import merge_match
+
+    assert merge_match._merged.signatures   # loaded (or compiled) on that thread, for int64 arrays

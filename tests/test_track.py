@@ -154,3 +154,19 @@ def test_triangle_tracking_on_email_eu_core(spark):
                     (graph.add if d > 0 else graph.discard)((u, v))
             static = count_motifs(spark.createDataFrame(sorted(graph), "src bigint, dst bigint"), PATTERNS[0])
             assert change.count == static.count
+
+
+def test_a_tracker_over_no_edges_counts_nothing_without_a_spark_job(monkeypatch):
+    import pyarrow as pa
+
+    import faq.graphs.track as tracking
+
+    def no_count(*args, **kwargs):
+        raise AssertionError("counted over no edges")
+
+    monkeypatch.setattr(tracking, "count_motifs", no_count)
+    empty = pa.table({"src": pa.array([], pa.int64()), "dst": pa.array([], pa.int64())})
+    with MotifTracker(empty, "(a)-(b); (b)-(c); (a)-(c)") as tracker:
+        assert tracker.count == 0
+        change = tracker.apply([(1, 2, 1), (2, 3, 1), (3, 1, 1)])
+        assert (change.delta, tracker.count) == (6, 6)   # one triangle, 6 bindings of the undirected pattern

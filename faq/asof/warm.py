@@ -4,15 +4,27 @@ times and its digit sort (:mod:`faq.asof.merge_match`) and the maintained join's
 (:mod:`faq.asof.side`), for int64 and float64 times.  Without it the first large join or
 the first batch of a maintained one in a process compiles them (about 0.5 s).
 
+Even compiled, a process's first merge loads its kernels from that cache (with numba's import, about
+1 s of a fresh ``faq asof`` on 5M-row files).  :func:`merge_in_background` loads them on a thread of
+their own while the command reads its files, when the files' sizes say the join will merge.
+
 >>> warm_up() in ([], ["float64", "int64"])
+True
+>>> merge_in_background(["no/such/file.parquet"]) is None    # too small to merge (here: no file at all)
 True
 """
 
 from __future__ import annotations
 
+import os
 import sys
+import threading
+from typing import Optional, Sequence
 
-__all__ = ["warm_up", "main"]
+__all__ = ["warm_up", "main", "merge_in_background", "likely_rows"]
+
+#: Bytes a row of a text file takes at least, to guess a CSV's rows from its size (a key and a time).
+TEXT_ROW_BYTES = 16
 
 
 def warm_up() -> list[str]:
@@ -22,6 +34,53 @@ def warm_up() -> list[str]:
     side.warm_up()
     merge_match.warm_up()
     return kernel.warm_up()
+
+
+def likely_rows(path: str) -> int:
+    """The rows a file holds: a Parquet file's footer says; a text file's size over :data:`TEXT_ROW_BYTES`
+    (a guess that errs high); 0 for what cannot be opened.
+
+    >>> likely_rows("no/such/file.csv")
+    0
+    """
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+        if magic == b"PAR1":
+            import pyarrow.parquet as pq
+
+            return pq.ParquetFile(path).metadata.num_rows
+        return os.path.getsize(path) // TEXT_ROW_BYTES
+    except (OSError, ValueError):
+        return 0
+    except Exception:  # noqa: BLE001 - a damaged footer: the read says so, with its own message
+        return 0
+
+
+def merge_in_background(paths: Sequence[str]) -> Optional[threading.Thread]:
+    """Load the one-shot merge's kernels (numba, then its cache) on a daemon thread when the files' rows
+    (:func:`likely_rows`) reach :data:`faq.asof.tables.MERGE_FROM`; None otherwise, or without numba.
+
+    The join that follows waits for the load if it is not done (numba's compiler lock); a failure here is
+    silent, and the join meets it again where it is raised with its message.
+    """
+    from faq.asof.tables import MERGE_FROM
+    from faq.compiled import COMPILED
+
+    if not COMPILED or sum(likely_rows(p) for p in paths) < MERGE_FROM:
+        return None
+    thread = threading.Thread(target=_quiet_merge_warm_up, name="faq-asof-merge-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def _quiet_merge_warm_up() -> None:
+    try:
+        from faq.asof import merge_match
+
+        merge_match.warm_up()
+    except Exception:  # noqa: BLE001 - the join meets it again
+        pass
 
 
 def main() -> int:

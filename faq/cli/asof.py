@@ -140,12 +140,14 @@ def run_asof(args: argparse.Namespace) -> None:
     """``faq asof``: join in-process, then write ``--out`` or print the count and the first rows."""
     from faq.asof.oneshot import asof_join
     from faq.asof.tables import read_table
+    from faq.asof.warm import merge_in_background
 
     check_asof(args)
     if args.updates:
         _run_maintained(args)
         return
     started = time.perf_counter()
+    merge_in_background([args.left, args.right])  # the merge's kernels load while the files are read
     left, right = read_table(args.left), read_table(args.right)
     joined = asof_join(left, right, on=args.on, by=args.by, direction=args.direction, allow_exact_matches=args.exact,
                        tolerance=args.tolerance, how=args.how)

@@ -25,7 +25,7 @@ many of its edges the batch touched.  The graph (and its symmetric closure,
 when the pattern has an undirected edge) are resident indexes on the driver
 (:mod:`faq.incremental.index`): a batch costs its edges times the degrees
 they reach, and runs no Spark job.  Counting the pattern at the start is a
-Spark job (:func:`~faq.graphs.motifs.count_motifs`).
+Spark job (:func:`~faq.graphs.motifs.count_motifs`), except over no edges.
 
 With ``path=`` the state is durable as for maintained queries
 (:mod:`faq.incremental.store`); :meth:`MotifTracker.open` reopens it.
@@ -161,7 +161,8 @@ class MotifTracker(Maintained, Owner):
             edge = self.state.add(EDGE, (SRC, DST), table, None)
             if self.undirected:
                 self._add_symmetric(edge)
-            self.count = count_motifs(graph, self.pattern).count
+            # no edges, no binding: nothing to count (and no Spark session to start for it)
+            self.count = count_motifs(graph, self.pattern).count if table.num_rows else 0
         for name, views in views_needed(self.rules).items():
             for view in views:
                 self.state.relations[name].register(view)
