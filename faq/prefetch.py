@@ -1,4 +1,4 @@
-"""Import a module in a background thread while the caller does other work.
+"""Import a module, or load compiled kernels, in a background thread while the caller does other work.
 
 A fresh ``faq`` command pays for the imports its kernels need inside its
 own clock; some of that (scipy.sparse: 0.1-0.2 s, most of it cloning numpy
@@ -26,9 +26,9 @@ from __future__ import annotations
 import importlib
 import sys
 import threading
-from typing import Optional
+from typing import Callable, Optional
 
-__all__ = ["import_in_background"]
+__all__ = ["import_in_background", "run_in_background"]
 
 
 def import_in_background(name: str) -> Optional[threading.Thread]:
@@ -46,13 +46,24 @@ def import_in_background(name: str) -> Optional[threading.Thread]:
     """
     if name in sys.modules:
         return None
-    thread = threading.Thread(target=_quiet_import, args=(name,), name=f"faq-import-{name}", daemon=True)
+    return run_in_background(importlib.import_module, name, label=f"import-{name}")
+
+
+def run_in_background(function: Callable[..., object], *arguments: object, label: str) -> threading.Thread:
+    """Start ``function(*arguments)`` in a daemon thread named ``faq-<label>``, its result and any error dropped.
+
+    For work whose only effect is a cache warmed (a module imported, numba kernels loaded): the caller
+    does the same work later and meets a failure there, with its message.
+
+    >>> run_in_background(int, "x", label="fails quietly").join()
+    """
+    thread = threading.Thread(target=_quietly, args=(function, arguments), name=f"faq-{label}", daemon=True)
     thread.start()
     return thread
 
 
-def _quiet_import(name: str) -> None:
+def _quietly(function: Callable[..., object], arguments: tuple) -> None:
     try:
-        importlib.import_module(name)
-    except Exception:  # noqa: BLE001 - the real import, later, raises it where it matters
+        function(*arguments)
+    except Exception:  # noqa: BLE001 - the real call, later, raises it where it matters
         pass

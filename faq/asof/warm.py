@@ -67,20 +67,17 @@ def merge_in_background(paths: Sequence[str]) -> Optional[threading.Thread]:
     from faq.asof.tables import MERGE_FROM
     from faq.compiled import COMPILED
 
+    from faq.prefetch import run_in_background
+
     if not COMPILED or sum(likely_rows(p) for p in paths) < MERGE_FROM:
         return None
-    thread = threading.Thread(target=_quiet_merge_warm_up, name="faq-asof-merge-warm-up", daemon=True)
-    thread.start()
-    return thread
+    return run_in_background(_merge_warm_up, label="asof-merge-warm-up")
 
 
-def _quiet_merge_warm_up() -> None:
-    try:
-        from faq.asof import merge_match
+def _merge_warm_up() -> None:
+    from faq.asof import merge_match  # (numba's import, then the kernels from its cache)
 
-        merge_match.warm_up()
-    except Exception:  # noqa: BLE001 - the join meets it again
-        pass
+    merge_match.warm_up()
 
 
 def main() -> int:
