@@ -37,7 +37,7 @@ import functools
 import importlib.util
 from typing import Callable, TypeVar
 
-__all__ = ["COMPILED", "compiled", "kernels"]
+__all__ = ["COMPILED", "compiled", "kernels", "start_numba"]
 
 #: Whether numba is importable here (else every kernel runs as plain Python).
 COMPILED = importlib.util.find_spec("numba") is not None
@@ -73,3 +73,24 @@ def kernels(*functions: Callable) -> tuple:
     call ``kernels(loop_a, loop_b)`` where the loops run.
     """
     return tuple(compiled(f) for f in functions)
+
+
+def _next(value):  # pragma: no cover - compiled
+    return value + 1
+
+
+def start_numba() -> bool:
+    """numba imported and its CPU target made ready, as the first kernel of a process would; False without numba.
+
+    The first kernel a process loads, even from numba's cache, first initialises numba's target: 1-3 s
+    on this machine, most of it numba importing scipy.linalg to find BLAS (``numba.np.linalg.ensure_blas``).
+    Loading the smallest kernel here lets a caller start that on a thread of its own
+    (:func:`faq.prefetch.run_in_background`) while it reads files, before its own kernels are needed.
+
+    >>> start_numba() == COMPILED
+    True
+    """
+    if not COMPILED:  # pragma: no cover - numba is a dependency
+        return False
+    return kernels(_next)[0](1) == 2
+

@@ -1,5 +1,5 @@
 """The one-shot as-of match by one merge a key of both sides in runs by (key, time) (faq.asof.merge_match,
-faq.asof.radix) against the search it replaces for integer times (faq.asof.kernel): the same right row for
+faq.radix) against the search it replaces for integer times (faq.asof.kernel): the same right row for
 every left row, every direction, with and without exact matches and a tolerance, ties and rows without a
 key included; the runs against numpy's stable sort; and a whole join above the size where it runs."""
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from faq.asof import kernel
 from faq.asof.merge_match import merge_match
-from faq.asof.radix import code_time_runs
+from faq.radix import code_time_runs
 
 pytestmark = pytest.mark.skipif(not kernel.COMPILED, reason="numba is not installed")
 

@@ -239,3 +239,28 @@ def test_a_fixpoint_on_the_driver_reads_as_its_values(source, tmp_path):
     assert dict(rows(df))[4] == 1.0
     reopened.close()
     paths.close()
+
+
+def test_a_trackers_answer_is_read_from_its_manifest_without_reopening_it(tmp_path, monkeypatch):
+    import pyarrow as pa
+
+    import faq.data_source as data_source
+    from faq.data_source import answer_table
+
+    empty = pa.table({"src": pa.array([], pa.int64()), "dst": pa.array([], pa.int64())})
+    tracker = MotifTracker(empty, "(a)-(b); (b)-(c); (a)-(c)", path=str(tmp_path / "t"))   # the sink's triangles
+    tracker.apply([(1, 2, 1), (2, 3, 1), (1, 3, 1), (3, 4, 1), (2, 4, 1)])
+    tracker.close()
+
+    def no_reopening(path):
+        raise AssertionError("reopened")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(data_source, "open_state", no_reopening)
+        read = answer_table(str(tmp_path / "t")).to_pydict()
+        assert answer_table(str(tmp_path / "t"), version=1).to_pydict() == read
+    reopened = MotifTracker.open(str(tmp_path / "t"))
+    assert read == {"count": [reopened.count], "triangles": [reopened.count // 6]} == {"count": [12], "triangles": [2]}
+    reopened.close()
+    with pytest.raises(StateDirectoryError, match="has no version 2 yet: it is at version 1"):
+        answer_table(str(tmp_path / "t"), version=2)   # another version: through the reopened state's checks

@@ -232,3 +232,18 @@ def test_a_growing_partial_aggregate_is_consolidated_a_logarithmic_number_of_tim
     got = out_keys[0] * (1 << 20) + out_keys[1]
     order = np.argsort(got)
     assert np.array_equal(got[order], unique) and np.array_equal(np.asarray(out_values)[order], counts)
+
+
+@QUICK
+@given(st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), max_size=300), st.sampled_from([41, 5000]))
+def test_two_key_columns_put_in_order_by_digits_equal_numpys_stable_sort(rows, span):
+    from faq.compiled import COMPILED
+
+    first = np.array([a for a, _ in rows], dtype=np.int64)
+    second = np.array([b for _, b in rows], dtype=np.int64)
+    expected = np.lexsort((second, first))   # stable: equal keys in row order
+    with pytest.MonkeyPatch.context() as patched:   # (one context an example: hypothesis reruns the body)
+        patched.setattr(csr, "RADIX_FROM", 1)
+        patched.setattr(csr, "RADIX_IMPORT_FROM", 1)
+        assert csr._radix_pays(max(len(rows), 1), span) == COMPILED
+        assert np.array_equal(csr.lexicographic_order([first, second], span), expected)

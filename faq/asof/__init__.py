@@ -3,7 +3,7 @@
 * :mod:`faq.asof.kernel` -- the match: sorted runs per key, a binary search per left row (numba, numpy;
   one row's step in :mod:`faq.asof.search_step`, its compiled loop in :mod:`faq.asof.search_loop`);
 * :mod:`faq.asof.merge_match` -- the same match for integer times as one merge of both sides sorted by
-  (key, time) with the stable digit sort of :mod:`faq.asof.radix` (large one-shot joins);
+  (key, time) with the stable digit sort of :mod:`faq.radix` (large one-shot joins);
 * :mod:`faq.asof.tables` -- a one-shot join of two Arrow tables in-process, as ``pandas.merge_asof``;
 * :mod:`faq.asof.on_spark` -- the same per key partition on the executors (``mapInArrow``);
 * :mod:`faq.asof.spark_window` -- the match as Spark's own sort and running window (no Python on the executors);

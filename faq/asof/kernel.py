@@ -72,7 +72,7 @@ def sorted_runs(codes: np.ndarray, times: np.ndarray, n_codes: int) -> Runs:
     """The right rows with a code (≥ 0) and a time (not NaN), sorted stably by (code, time).
 
     Integer times of large sides (compiled) by a counting pass by code, then each run by its times'
-    digits (:func:`faq.asof.radix.code_time_runs`); smaller ones whose span times the codes fits int64
+    digits (:func:`faq.radix.code_time_runs`); smaller ones whose span times the codes fits int64
     as one key ``code * span + time`` (numpy's quicksort, then rows of equal key put back in the right
     side's order: :func:`_in_row_order`); others by ``np.lexsort``.  Every way, equal (code, time) rows
     keep their order.
@@ -80,7 +80,7 @@ def sorted_runs(codes: np.ndarray, times: np.ndarray, n_codes: int) -> Runs:
     codes = np.asarray(codes, dtype=np.int64)
     times = np.asarray(times)
     if COMPILED and times.dtype.kind in "iu" and len(times) >= _COMPILED_FROM:
-        from faq.asof.radix import code_time_runs
+        from faq.radix import code_time_runs
 
         runs = code_time_runs(codes, times, n_codes)  # a counting pass by code, each run by its times' digits
         if runs is not None:

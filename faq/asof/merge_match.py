@@ -3,7 +3,7 @@
 :func:`faq.asof.kernel.match` searches the right side's run of each left
 row's key: two binary searches a row, each level a read the processor cannot
 guess.  Where the times are integers, both sides are put in runs by (code,
-time) (:func:`faq.asof.radix.code_time_runs`: stable, linear) and each
+time) (:func:`faq.radix.code_time_runs`: stable, linear) and each
 code's left run is walked once beside its right run: a left row's backward
 match is the last right time at or below its own (below, without exact
 matches), its forward match the first at or above it.  The same rules as the
@@ -90,7 +90,7 @@ def merge_match(left_codes: np.ndarray, left_times: np.ndarray, right_codes: np.
     ``kind``: 0 backward, 1 forward, 2 nearest; codes below 0 (a null key or time) or from ``n_codes`` on
     match nothing.
     """
-    from faq.asof.radix import code_time_runs
+    from faq.radix import code_time_runs
 
     if left_times.dtype.kind not in "iu" or right_times.dtype.kind not in "iu" or not n_codes:
         return None

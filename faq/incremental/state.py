@@ -265,8 +265,12 @@ class ResidentState(Versions):
     @classmethod
     def load(cls, path: str | os.PathLike, semiring: "Semiring") -> tuple["ResidentState", dict[str, Any]]:
         """The state saved in ``path`` at its committed version, and its manifest."""
+        from faq.compiled import COMPILED, start_numba
         from faq.incremental.store import Store, restoring
+        from faq.prefetch import run_in_background
 
+        if COMPILED:  # the first batch needs numba (1-3 s to start): started while the files are read and
+            run_in_background(start_numba, label="start-numba")  # indexed, its digit sort indexes them too
         store = Store(path)
         meta, tables = store.load()
         state = cls(semiring)

@@ -43,6 +43,7 @@ Examples
 
 from __future__ import annotations
 
+import sys
 import weakref
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
@@ -371,8 +372,29 @@ def lexicographic_order(columns: Sequence[np.ndarray], span: int) -> np.ndarray:
     """
     if (len(columns) == 2 and len(columns[0]) and span <= 1 << 31
             and all(0 <= c.min() and c.max() < span for c in map(np.asarray, columns))):
+        if _radix_pays(len(columns[0]), span):  # a counting pass by the first column, a digit sort of each run
+            from faq.radix import code_time_runs
+
+            return code_time_runs(columns[0], columns[1], span)[1]
         return np.argsort(np.asarray(columns[0], dtype=np.int64) * np.int64(span) + columns[1], kind="stable")
     return np.lexsort(tuple(columns[::-1]))
+
+
+#: Rows from which two columns of keys are put in order by :mod:`faq.radix` (3-3.5x numpy's stable argsort of
+#: the packed keys: 1.8M rows of 46,000 codes 0.08 s against 0.29 s, 10M of 1M codes 0.85 s against 2.6 s,
+#: the same order; scratch, this 2-core machine) -- where numba is loaded already; numba's import and the
+#: kernel's load (~0.5 s) pay for themselves from :data:`RADIX_IMPORT_FROM` rows.
+RADIX_FROM = 100_000
+RADIX_IMPORT_FROM = 3_000_000
+#: Most codes a row the counting pass may count (its array has one entry a code).
+RADIX_CODES_PER_ROW = 4
+
+
+def _radix_pays(rows: int, span: int) -> bool:
+    from faq.compiled import COMPILED
+
+    return (COMPILED and rows >= RADIX_FROM and span <= RADIX_CODES_PER_ROW * rows + (1 << 16)
+            and ("numba" in sys.modules or rows >= RADIX_IMPORT_FROM))
 
 
 def combine_repeated_rows(columns: Sequence[np.ndarray], values: Optional[np.ndarray], span: int,

@@ -1,4 +1,5 @@
-"""Rows put in order of (key code, integer time) -- the runs an as-of join matches in -- stably, compiled.
+"""Rows put in order of (key code, integer) stably, compiled: the runs an as-of join matches in, and the
+order of two-column keys a trie is built in (:func:`faq.joins.csr.lexicographic_order`).
 
 The as-of join needs each side's rows grouped by key code and, within a
 code, in order of time, ties in row order (pandas' rule for equal times:
