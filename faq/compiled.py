@@ -93,4 +93,3 @@ def start_numba() -> bool:
     if not COMPILED:  # pragma: no cover - numba is a dependency
         return False
     return kernels(_next)[0](1) == 2
-

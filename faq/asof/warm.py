@@ -66,7 +66,6 @@ def merge_in_background(paths: Sequence[str]) -> Optional[threading.Thread]:
     """
     from faq.asof.tables import MERGE_FROM
     from faq.compiled import COMPILED
-
     from faq.prefetch import run_in_background
 
     if not COMPILED or sum(likely_rows(p) for p in paths) < MERGE_FROM:

@@ -37,8 +37,8 @@ if TYPE_CHECKING:  # annotations only: the CLI imports Spark when a command runs
     from faq.factor import Factor
     from faq.progress import Reporter
 
-__all__ = ["DICTIONARY_SAMPLE", "PREVIEW_ROWS", "dictionary_columns", "jsonable", "print_json", "print_table", "preview", "write_table", "write_columns",
-           "resumed_line", "plural"]
+__all__ = ["DICTIONARY_SAMPLE", "PREVIEW_ROWS", "dictionary_columns", "jsonable", "print_json", "print_table",
+           "preview", "write_table", "write_columns", "resumed_line", "plural"]
 
 PREVIEW_ROWS = 20
 """Rows a command prints (or puts in its JSON ``preview``) when it does not write ``--out``."""
