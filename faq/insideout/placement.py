@@ -183,8 +183,10 @@ def in_process_triangle_kernel(work: Optional[float], environment: Environment,
 
 
 def in_process_dense_rows(input_rows: float) -> tuple[bool, str]:
-    """Whether an in-process triangle-shaped bag summed with + and × runs dense-row sums
-    (:mod:`faq.joins.dense_rows`) rather than the compiled loop, and the rule it runs by.
+    """Whether an in-process triangle-shaped bag summed with + and × runs the triangle kernels -- the count
+    over one relation's triangles oriented by degree (:mod:`faq.joins.oriented_triangle`: a graph's
+    triangles, any direction), else dense-row sums (:mod:`faq.joins.dense_rows`) -- rather than the
+    compiled loop, and the rule it runs by.
 
     Inputs of more than :data:`SPARSE_KERNEL_WORK` rows: the loop would first sort them into an index
     (a 4-cycle's second step in pieces: 3-9 s a piece at R-MAT 16), where the sums read them once,
@@ -193,8 +195,10 @@ def in_process_dense_rows(input_rows: float) -> tuple[bool, str]:
 
     Examples
     --------
-    >>> in_process_dense_rows(3.1e7)[1]
-    'dense-row sums (compiled) where their wedges are at most 64 a row of the inputs (est. 3.1e+07 rows), counted when the step runs; else the compiled loop (numba)'
+    >>> in_process_dense_rows(3.1e7)[1]  # doctest: +NORMALIZE_WHITESPACE
+    "one relation's triangles oriented by degree (compiled) where the atoms read one set of pairs without loops,
+    else dense-row sums (compiled) where their wedges are at most 64 a row of the inputs (est. 3.1e+07 rows),
+    both checked when the step runs; else the compiled loop (numba)"
     >>> in_process_dense_rows(1e6)
     (False, '')
     """
@@ -202,8 +206,10 @@ def in_process_dense_rows(input_rows: float) -> tuple[bool, str]:
 
     if not (math.isfinite(input_rows) and input_rows > SPARSE_KERNEL_WORK):
         return False, ""
-    return True, (f"dense-row sums (compiled) where their wedges are at most {WEDGES_PER_ROW:g} a row of the "
-                  f"inputs (est. {input_rows:.2g} rows), counted when the step runs; else the compiled loop (numba)")
+    return True, ("one relation's triangles oriented by degree (compiled) where the atoms read one set of pairs "
+                  f"without loops, else dense-row sums (compiled) where their wedges are at most {WEDGES_PER_ROW:g} "
+                  f"a row of the inputs (est. {input_rows:.2g} rows), both checked when the step runs; else the "
+                  "compiled loop (numba)")
 
 
 def merge_kernel(

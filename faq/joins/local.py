@@ -247,14 +247,21 @@ def _generic(relations: Sequence[Table], indicators: Sequence[Table], semiring: 
     (:func:`~faq.joins.local_generic.generic_local`)."""
     sums_products = ops.add is np.add and ops.mul is np.multiply and not keep and not indicators
     declined = ""
+    if dense and sums_products and ops.integral and len(relations) == 3:  # a triangle (not a 4-cycle summed whole)
+        from faq.joins.oriented_triangle import oriented_count
+
+        total, note = oriented_count(relations, threads)
+        if total is not None:
+            return Table((), {}, np.asarray([total], dtype=ops.dtype)), note
+        declined = f"one relation's triangles declined ({note}): "
     if dense and sums_products:
         from faq.joins.dense_rows import bag_total, cycle_order, cycle_total
 
         four = cycle_order([t.variables for t in relations]) is not None  # a 4-cycle summed whole
         total, note = (cycle_total if four else bag_total)(relations, ops.dtype, threads)
         if total is not None:
-            return Table((), {}, np.asarray([total], dtype=ops.dtype)), note
-        declined = f"dense-row sums declined ({note}): "
+            return Table((), {}, np.asarray([total], dtype=ops.dtype)), declined + note
+        declined += f"dense-row sums declined ({note}): "
     total = _sparse_total(relations, ops) if sparse and sums_products else None
     if total is not None:
         product = Table((), {}, np.asarray([total], dtype=ops.dtype))

@@ -1,0 +1,283 @@
+"""A triangle bag over one set of pairs, counted by degree orientation with the pairs' directions as codes.
+
+The bag ``a(x, y), b(y, z), c(x, z)`` with ⊗ = ×, ⊕ = + and every value one,
+whose three atoms read one relation ``E`` -- a set of ordered pairs without
+loops, as a graph's cleaned edges are -- sums to the number of ways to put
+x, y, z on three distinct nodes so that each atom's pair is a pair of
+``E``.  Every such binding lies on a triangle of the undirected graph
+underneath, so the sum is a count over those triangles.
+
+Each pair of ``E`` becomes an edge oriented from its lower end to its
+higher one in the order of degree (then id), carrying a code of the
+directions ``E`` holds it in: 1 from the lower end, 2 towards it, 3 both.
+Every node then has few higher neighbours (the orientation that makes
+triangle listing fast), and each triangle ``p < q < r`` is found once, at
+``p``: ``q`` a higher neighbour of ``p``, ``r`` a higher neighbour of both.
+Its three codes index a table of 64 counts made from the atoms' variables
+(:func:`code_table`): how many of the six ways of putting x, y, z on p, q, r
+give each atom a pair of ``E``.  An undirected triangle count reads one
+entry of it; feed-forward triangles (``e(a,b), e(a,c), e(b,c)``) and
+directed 3-cycles read others -- one pass serves every direction.
+
+The higher neighbours of ``p`` are marked in a byte array over the nodes
+(their codes), and each 2-path ``p → q → r`` reads one byte: the work is the
+wedges through the middle node of the orientation, ``Σ_q d⁻(q)·d⁺(q)``, with
+no search.  R-MAT 20 (16M pairs): 4.4e9 wedges, ~8 s on two threads for
+either direction, where the generic compiled loop took 17 s (feed-forward,
+unoriented) and 21-24 s (undirected, oriented), and dense-row sums 26 s and
+223 s.
+
+The count is exact: at most six bindings a triangle, in int64.  The kernel
+declines (None and why) where its premise fails -- a relation with loops
+``(v, v)``, a pair given twice (its multiplicity would count), values other
+than one, or three atoms that are not uses of one relation -- and the
+caller runs the kernels that take any relation.
+
+Examples
+--------
+>>> import numpy as np
+>>> from faq.joins.table import Table
+>>> src, dst = np.array([0, 0, 1, 2, 0]), np.array([1, 2, 2, 3, 3])   # 0→1→2, 0→2; 0→2→3, 0→3
+>>> e = lambda u, v: Table((u, v), {u: src, v: dst}, None)
+>>> oriented_count([e("a", "b"), e("a", "c"), e("b", "c")])          # feed-forward triangles
+(2, 'in-process triangle count (degree-oriented, direction codes, compiled): 2 threads')
+>>> oriented_count([e("a", "b"), e("b", "c"), e("c", "a")])[0]       # directed 3-cycles: none
+0
+"""
+
+from __future__ import annotations
+
+import itertools
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from faq.compiled import kernels
+from faq.joins.sparse_triangle import node_ids
+
+__all__ = ["oriented_count", "code_table", "warm_up"]
+
+# A code's bits: the pair held from the lower end to the higher one, and from the higher to the lower.
+_UP, _DOWN = 1, 2
+
+
+def code_table(atoms: Sequence[tuple[str, str]]) -> np.ndarray:
+    """The count a triangle adds for each of its 64 code combinations, for a bag whose atoms are ``atoms``.
+
+    A triangle ``p < q < r`` (in the orientation's order) with codes ``c_pq``, ``c_qr``, ``c_pr`` adds
+    ``table[c_pq << 4 | c_qr << 2 | c_pr]``: the ways of putting the bag's three variables on p, q, r
+    that give every atom ``(u, v)`` a pair ``E`` holds (``u``'s node to ``v``'s).
+
+    >>> t = code_table([("a", "b"), ("a", "c"), ("b", "c")])     # feed-forward
+    >>> int(t[1 << 4 | 1 << 2 | 1]), int(t[3 << 4 | 3 << 2 | 3])  # p→q→r, p→r: once; every pair both ways: 6
+    (1, 6)
+    >>> int(code_table([("a", "b"), ("b", "c"), ("c", "a")])[1 << 4 | 1 << 2 | 2])   # p→q→r→p: 3 rotations
+    3
+    """
+    names = sorted({v for atom in atoms for v in atom})
+    table = np.zeros(64, dtype=np.int64)
+    for c_pq, c_qr, c_pr in itertools.product(range(4), repeat=3):
+        held = set()
+        for (low, high), code in (((0, 1), c_pq), ((1, 2), c_qr), ((0, 2), c_pr)):
+            if code & _UP:
+                held.add((low, high))
+            if code & _DOWN:
+                held.add((high, low))
+        ways = 0
+        for placed in itertools.permutations(range(3)):
+            at = dict(zip(names, placed))
+            ways += all((at[u], at[v]) in held for u, v in atoms)
+        table[c_pq << 4 | c_qr << 2 | c_pr] = ways
+    return table
+
+
+def oriented_count(relations: Sequence[Any], threads: int = 2) -> tuple[Optional[int], str]:
+    """The bag's sum over one relation's triangles, and a note; None and the reason where it declines.
+
+    Parameters
+    ----------
+    relations : sequence of Table
+        Three tables over the three pairs of three variables (integer keys, ``values`` None or all one),
+        each a use of one relation: the same rows in their own column order.
+    threads : int
+        Threads the nodes are dealt to (the kernel releases the GIL).
+
+    Returns
+    -------
+    (int, str) or (None, str)
+        The count and how it ran; or None and why the kernel does not apply (see the module).
+
+    Examples
+    --------
+    >>> from faq.joins.table import Table
+    >>> k4 = np.array([(i, j) for i in range(4) for j in range(4) if i != j]).T
+    >>> e = lambda u, v: Table((u, v), {u: k4[0], v: k4[1]}, None)
+    >>> oriented_count([e("a", "b"), e("b", "c"), e("a", "c")])[0]          # 4·3·2 ordered triples
+    24
+    >>> loop = lambda u, v: Table((u, v), {u: np.array([0, 1]), v: np.array([0, 2])}, None)
+    >>> oriented_count([loop("a", "b"), loop("b", "c"), loop("a", "c")])[1]
+    'the relation holds a loop (v, v)'
+    """
+    why = _not_one_set(relations)
+    if why:
+        return None, why
+    first = relations[0]
+    src, dst = (np.asarray(first.keys[v]) for v in first.variables)
+    if len(src) == 0:
+        return 0, "in-process triangle count (degree-oriented, direction codes): the relation is empty"
+    if bool(np.any(src == dst)):
+        return None, "the relation holds a loop (v, v)"
+    nodes, (src, dst) = node_ids([src, dst])
+    build, lower_of, count = _kernels()
+    rank = _degree_rank(src, dst, nodes)
+    indptr, indices, codes, repeated = build(rank[src], rank[dst], nodes)
+    if repeated:
+        return None, "the relation holds a pair twice (its multiplicity would count)"
+    low_ptr, lower, position = lower_of(indptr, indices)
+    arrays = (indptr, indices, codes, low_ptr, lower, position)
+    table = code_table([tuple(t.variables) for t in relations])
+    threads = max(1, threads)
+    if threads == 1:
+        total = int(count(*arrays, table, 0, 1))
+    else:
+        with ThreadPoolExecutor(threads) as pool:
+            total = sum(int(p) for p in pool.map(lambda k: count(*arrays, table, k, threads), range(threads)))
+    return total, f"in-process triangle count (degree-oriented, direction codes, compiled): {threads} threads"
+
+
+def _not_one_set(relations: Sequence[Any]) -> str:
+    """Why the bag is not three uses of one unit-valued relation ("" when it is)."""
+    if len(relations) != 3 or any(len(t.variables) != 2 for t in relations):
+        return "not three atoms of two variables"
+    first = relations[0]
+    rows = [tuple(np.asarray(t.keys[v]) for v in t.variables) for t in relations]
+    for table, (a, b) in zip(relations, rows):
+        if table.values is not None and not bool(np.all(np.asarray(table.values) == 1)):
+            return "values other than one"
+        if not all(x is y or (len(x) == len(y) and np.array_equal(x, y)) for x, y in zip((a, b), rows[0])):
+            return "its atoms read different relations"
+    if len({frozenset(t.variables) for t in relations}) != 3 or len(set(first.variables)) != 2:
+        return "not a triangle of three variables"
+    return ""
+
+
+def _degree_rank(src: np.ndarray, dst: np.ndarray, nodes: int) -> np.ndarray:
+    """Each node's position in the order of degree (pairs it is an end of), then id."""
+    degree = np.bincount(src, minlength=nodes) + np.bincount(dst, minlength=nodes)
+    rank = np.empty(nodes, dtype=np.int64)
+    rank[np.argsort(degree, kind="stable")] = np.arange(nodes, dtype=np.int64)
+    return rank
+
+
+def _oriented(rank_src, rank_dst, nodes):  # pragma: no cover - compiled
+    """The pairs as a CSR of edges from lower to higher rank, each row sorted, codes OR-ed where a pair is
+    held both ways; and whether a pair (with one direction) was given twice."""
+    rows = len(rank_src)
+    indptr = np.zeros(nodes + 1, dtype=np.int64)
+    for k in range(rows):
+        indptr[min(rank_src[k], rank_dst[k]) + 1] += 1
+    for v in range(nodes):
+        indptr[v + 1] += indptr[v]
+    fill = indptr[:-1].copy()
+    higher = np.empty(rows, dtype=np.int64)
+    code = np.empty(rows, dtype=np.uint8)
+    for k in range(rows):
+        s, d = rank_src[k], rank_dst[k]
+        low = min(s, d)
+        at = fill[low]
+        fill[low] += 1
+        higher[at] = max(s, d)
+        code[at] = 1 if s < d else 2
+    out_ptr = np.zeros(nodes + 1, dtype=np.int64)
+    indices = np.empty(rows, dtype=np.int32)
+    codes = np.empty(rows, dtype=np.uint8)
+    kept, repeated = 0, False
+    for v in range(nodes):
+        start, stop = indptr[v], indptr[v + 1]
+        order = np.argsort(higher[start:stop], kind="mergesort")
+        last = -1
+        for j in order:
+            h, c = higher[start + j], code[start + j]
+            if h == last:
+                repeated |= (codes[kept - 1] & c) != 0
+                codes[kept - 1] |= c
+            else:
+                indices[kept] = h
+                codes[kept] = c
+                kept += 1
+                last = h
+        out_ptr[v + 1] = kept
+    return out_ptr, indices[:kept], codes[:kept], repeated
+
+
+def _lower(indptr, indices):  # pragma: no cover - compiled
+    """Each node's lower neighbours ``p`` (``q`` in ``N⁺(p)``) and the position of ``q`` in ``p``'s row."""
+    nodes = len(indptr) - 1
+    low_ptr = np.zeros(nodes + 1, dtype=np.int64)
+    for k in range(len(indices)):
+        low_ptr[indices[k] + 1] += 1
+    for v in range(nodes):
+        low_ptr[v + 1] += low_ptr[v]
+    fill = low_ptr[:-1].copy()
+    lower = np.empty(len(indices), dtype=np.int32)
+    position = np.empty(len(indices), dtype=np.int64)
+    for p in range(nodes):
+        for k in range(indptr[p], indptr[p + 1]):
+            q = indices[k]
+            lower[fill[q]] = p
+            position[fill[q]] = k
+            fill[q] += 1
+    return low_ptr, lower, position
+
+
+def _count(indptr, indices, codes, low_ptr, lower, position, table, first, step):  # pragma: no cover - compiled
+    """Σ of ``table`` over the triangles whose middle node is ``first, first + step, ...``.
+
+    For a middle ``q`` its higher neighbours are marked (their codes); each lower neighbour ``p`` then
+    reads the entries of its row after ``q`` (the ``r > q`` of ``N⁺(p)``): the work is the wedges at the
+    lowest node, ``Σ_p d⁺(p)·(d⁺(p) - 1) / 2``, 3.6x fewer than the wedges through the middle at R-MAT 20.
+    """
+    nodes = len(indptr) - 1
+    mark = np.zeros(nodes, dtype=np.uint8)
+    total = 0
+    for q in range(first, nodes, step):
+        start, stop = indptr[q], indptr[q + 1]
+        if stop == start or low_ptr[q + 1] == low_ptr[q]:
+            continue
+        for k in range(start, stop):
+            mark[indices[k]] = codes[k]
+        for i in range(low_ptr[q], low_ptr[q + 1]):
+            p, k = lower[i], position[i]
+            pq = np.int64(codes[k]) << 4
+            for j in range(k + 1, indptr[p + 1]):
+                total += table[pq | (np.int64(mark[indices[j]]) << 2) | codes[j]]
+        for k in range(start, stop):
+            mark[indices[k]] = 0
+    return total
+
+
+def _kernels() -> tuple:
+    return kernels(_oriented, _lower, _count)
+
+
+def warm_up() -> list[str]:
+    """Compile (or load) the kernels on a small graph (``python -m faq.warm``)."""
+    from faq.joins.table import Table
+
+    src, dst = np.array([0, 0, 1, 1]), np.array([1, 2, 2, 0])
+    e = [Table((u, v), {u: src, v: dst}, None) for u, v in (("a", "b"), ("b", "c"), ("a", "c"))]
+    oriented_count(e, threads=1)
+    return [f"faq.joins.oriented_triangle.{name}" for name in ("_oriented", "_lower", "_count")]
+
+
+if __name__ == "__main__":
+    import sys
+
+    from faq.joins import oriented_triangle as package  # compiled under the package's name, which later imports use
+
+    try:
+        print(f"faq: the oriented triangle count compiled ({', '.join(package.warm_up())})")
+    except Exception as error:  # noqa: BLE001 - setup goes on; the first use compiles instead
+        print(f"faq: could not compile the oriented triangle count ahead of use ({error})", file=sys.stderr)
+    sys.exit(0)
