@@ -120,16 +120,14 @@ def test_many_rows_on_two_threads_equal_the_loop():
 
 def test_too_many_wedges_a_row_declines_and_the_loop_runs(monkeypatch):
     k = np.array([(i, j) for i in range(6) for j in range(6) if i != j]).T  # K6: 150 wedges, 90 rows
-    # values of two: not one relation's count (faq.joins.oriented_triangle declines), each term 2·2·2
-    tables = [Table((u, v), {u: k[0], v: k[1]}, np.full(k.shape[1], 2)) for u, v in (("a", "b"), ("b", "c"), ("a", "c"))]
+    tables = [Table((u, v), {u: k[0], v: k[1]}, None) for u, v in (("a", "b"), ("b", "c"), ("a", "c"))]
     total, why = dense_rows.bag_total(tables, np.int64, within=1.0)
     assert total is None and why == "its 150 wedges through a are more than 1 a row of its 90 rows of input"
     monkeypatch.setattr(dense_rows, "WEDGES_PER_ROW", 1.0)  # the default the step runs by
     out, note = join_local(NamedStrategy("broadcast", dense_rows=True), tables, [], COUNTING, ("a", "b", "c"),
                            Aggregation((), COUNTING), threads=1)
-    assert note.startswith("one relation's triangles declined (values other than one): dense-row sums declined "
-                           "(its 150 wedges") and "generic join" in note
-    assert out.values.tolist() == [6 * 5 * 4 * 8]
+    assert note.startswith("dense-row sums declined (its 150 wedges") and "generic join" in note
+    assert out.values.tolist() == [6 * 5 * 4]
 
 
 def test_the_step_runs_dense_rows_when_the_plan_says_so():
@@ -148,7 +146,7 @@ def test_int64_values_too_large_to_bound_decline():
     assert total is None and why == "int64 values too large to bound its sums below 2^62"
     out, note = join_local(NamedStrategy("broadcast", dense_rows=True), big, [], COUNTING, ("a", "b", "c"),
                            Aggregation((), COUNTING), threads=1)
-    assert "dense-row sums declined (int64 values too large" in note
+    assert note.startswith("dense-row sums declined (int64 values too large")
     assert out.values.tolist() == [2**60]  # one term, exact by the loop's checked sums
 
 

@@ -60,7 +60,7 @@ def test_every_orientation_of_the_atoms_equals_brute_force(case, threads):
     dst = np.array([p[1] for p in ordered], dtype=np.int64)
     total, note = oriented_count(uses(src, dst, atoms), threads=threads)
     assert total == brute_force(pairs, atoms)
-    assert total == 0 and not pairs or "degree-oriented" in note
+    assert total == 0 and not pairs or "oriented by degree" in note
 
 
 def test_the_code_table_counts_the_ways_a_triangle_holds_the_atoms():
@@ -107,11 +107,35 @@ def test_email_enron_undirected_equals_snap_and_directed_equals_networkx():
 
 def test_the_step_runs_the_oriented_count_first_where_the_plan_chose_the_triangle_kernels():
     k = np.array([(i, j) for i in range(6) for j in range(6) if i != j]).T   # K6, every pair both ways
-    out, note = join_local(NamedStrategy("broadcast", dense_rows=True), uses(k[0], k[1], TRIANGLES), [], COUNTING,
+    out, note = join_local(NamedStrategy("broadcast", dense_rows=True, oriented_count=True), uses(k[0], k[1], TRIANGLES), [], COUNTING,
                            ("a", "b", "c"), Aggregation((), COUNTING), threads=2)
-    assert note.startswith("in-process triangle count (degree-oriented") and out.values.tolist() == [6 * 5 * 4]
+    assert note.startswith("in-process triangle count (oriented by degree") and out.values.tolist() == [6 * 5 * 4]
     loops = np.array([0, 0, 1]), np.array([0, 1, 2])
-    out, note = join_local(NamedStrategy("broadcast", dense_rows=True), uses(*loops, TRIANGLES), [], COUNTING,
+    out, note = join_local(NamedStrategy("broadcast", dense_rows=True, oriented_count=True), uses(*loops, TRIANGLES), [], COUNTING,
                            ("a", "b", "c"), Aggregation((), COUNTING), threads=1)
     assert note.startswith("one relation's triangles declined (the relation holds a loop (v, v)): ")
     assert out.values.tolist() == [brute_force({(0, 0), (0, 1), (1, 2)}, TRIANGLES)]
+
+
+def test_the_plan_chooses_the_oriented_count_for_three_atoms_of_one_factor_and_explain_says_so():
+    from faq.hypergraph.statistics import ColumnStatistics, RelationStatistics
+    from faq.insideout.physical import Environment
+    from faq.insideout.planner import plan_query
+    from faq.insideout.plans import strategy_dict, strategy_of
+    from faq.language import parse_query
+
+    edges = RelationStatistics(2 * 10**6, (ColumnStatistics(10**5, 500),) * 2)
+    for rows, dense in ((2 * 10**6, False), (8 * 10**6, True)):   # the loop's size, and dense-row sums' size
+        statistics = {"edge": RelationStatistics(rows, edges.columns)}
+        plan = plan_query(parse_query("count() := edge(a,b), edge(a,c), edge(b,c)"), semiring="counting",
+                          environment=Environment(placement="auto", compiled_loaded=True), held=["edge"],
+                          statistics=statistics)
+        strategy = plan.steps[0].strategy
+        assert strategy.oriented_count and strategy.dense_rows == dense, str(plan)
+        assert "one relation's triangles oriented by degree" in str(plan).replace("\n", " ")
+        assert strategy_of(strategy_dict(strategy)) == strategy
+    two = {"e": edges, "f": edges}   # two factors: no one relation to orient
+    plan = plan_query(parse_query("count() := e(a,b), f(a,c), e(b,c)"), semiring="counting",
+                      environment=Environment(placement="auto", compiled_loaded=True), held=["e", "f"],
+                      statistics=two)
+    assert not plan.steps[0].strategy.oriented_count and "oriented by degree" not in str(plan)

@@ -1,7 +1,8 @@
 """The plan is the truth: the kernel ``explain`` names for a step is the kernel its join ran.
 
 A generic-join step that ⊕-aggregates inside its tasks names its kernel in the plan (the compiled
-loop, the numpy kernel with the reason, or masked sparse products for an in-process triangle);
+loop, the numpy kernel with the reason, masked sparse products or one relation's triangles oriented by
+degree for an in-process triangle);
 the executed join's note names the one that ran.  The data fact the planner cannot see -- a
 relation with repeated rows -- is the one documented fallback, and these inputs have none.
 
@@ -30,7 +31,8 @@ def kernel_named(text: str) -> str | None:
     """Which kernel a plan line or a join note names (None: the text names none).  The numpy
     kernel's reason may mention the compiled loop ("less than loading the compiled loop"): the
     kernel named first in the text is the one chosen."""
-    found = {name: text.find(name) for name in ("compiled loop", "masked sparse products", "numpy kernel")}
+    found = {name: text.find(name) for name in ("compiled loop", "masked sparse products", "numpy kernel",
+                                                 "oriented by degree")}
     found = {name: at for name, at in found.items() if at >= 0}
     return min(found, key=found.get) if found else None
 

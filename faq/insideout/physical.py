@@ -255,6 +255,11 @@ class Strategy:
         compiled loop for a triangle-shaped bag with large inputs, where their
         wedges are few for the inputs' rows (:func:`in_process_dense_rows`;
         the rule and the fallback are in ``aggregation``).
+    oriented_count : bool
+        The plan chose, for a triangle-shaped bag the compiled loop or dense-row
+        sums would run, one relation's triangles counted by degree orientation
+        first (:mod:`faq.joins.oriented_triangle`), where the step finds its
+        three atoms read one set of pairs without loops.
     binary_kernel : str or None
         A step run in-process by merges (a binary step, or a generic one whose
         keys are not integers): the kernel the plan chose,
@@ -282,6 +287,7 @@ class Strategy:
     numpy_kernel: bool = False
     sparse_kernel: bool = False
     dense_rows: bool = False
+    oriented_count: bool = False
     binary_kernel: Optional[str] = None
     binary_reason: str = ""
 

@@ -8,7 +8,10 @@ held on the driver or small, and its estimated footprint
 executors.  An in-process generic join then runs the compiled loop, the numpy
 kernel (:func:`in_process_kernel`: when loading the loop would cost more than
 the work) or, for a triangle summed with + and ×, masked sparse products
-(:func:`in_process_triangle_kernel`).  Pure functions of the
+(:func:`in_process_triangle_kernel`), dense-row sums for large inputs
+(:func:`in_process_dense_rows`), and where its three atoms read one factor
+(:func:`one_factor`), that relation's triangles oriented by degree first
+(:data:`ORIENTED_COUNT`).  Pure functions of the
 :class:`~faq.insideout.physical.Environment`: the planner calls them, the
 executor carries out what they chose.  An in-process step that runs merges
 (a binary step, or a generic one whose keys are not integers) has its kernel
@@ -43,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Input", "SMALL_KERNEL_WORK", "COMPILED_LOAD_SECONDS", "SPARSE_KERNEL_WORK", "in_process_kernel",
            "stand_in_ran", "compiled_worth_loading",
-           "in_process_dense_rows",
+           "in_process_dense_rows", "ORIENTED_COUNT", "one_factor",
            "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "step_placement", "step_footprint", "row_bytes",
            "structured_carrier", "place_steps", "array_cells"]
 
@@ -182,7 +185,12 @@ def in_process_triangle_kernel(work: Optional[float], environment: Environment,
                   f"than loading the compiled loop (~{COMPILED_LOAD_SECONDS:g} s)")
 
 
-def in_process_dense_rows(input_rows: float) -> tuple[bool, str]:
+#: What a plan's note says of :mod:`faq.joins.oriented_triangle`, chosen for an in-process triangle the loop would run.
+ORIENTED_COUNT = ("one relation's triangles oriented by degree (compiled) where the atoms read one set of pairs "
+                  "without loops")
+
+
+def in_process_dense_rows(input_rows: float, one_relation: bool = False) -> tuple[bool, str]:
     """Whether an in-process triangle-shaped bag summed with + and × runs the triangle kernels -- the count
     over one relation's triangles oriented by degree (:mod:`faq.joins.oriented_triangle`: a graph's
     triangles, any direction), else dense-row sums (:mod:`faq.joins.dense_rows`) -- rather than the
@@ -195,7 +203,9 @@ def in_process_dense_rows(input_rows: float) -> tuple[bool, str]:
 
     Examples
     --------
-    >>> in_process_dense_rows(3.1e7)[1]  # doctest: +NORMALIZE_WHITESPACE
+    >>> in_process_dense_rows(3.1e7)[1]
+    'dense-row sums (compiled) where their wedges are at most 64 a row of the inputs (est. 3.1e+07 rows), checked when the step runs; else the compiled loop (numba)'
+    >>> in_process_dense_rows(3.1e7, one_relation=True)[1]  # doctest: +NORMALIZE_WHITESPACE
     "one relation's triangles oriented by degree (compiled) where the atoms read one set of pairs without loops,
     else dense-row sums (compiled) where their wedges are at most 64 a row of the inputs (est. 3.1e+07 rows),
     both checked when the step runs; else the compiled loop (numba)"
@@ -206,10 +216,11 @@ def in_process_dense_rows(input_rows: float) -> tuple[bool, str]:
 
     if not (math.isfinite(input_rows) and input_rows > SPARSE_KERNEL_WORK):
         return False, ""
-    return True, ("one relation's triangles oriented by degree (compiled) where the atoms read one set of pairs "
-                  f"without loops, else dense-row sums (compiled) where their wedges are at most {WEDGES_PER_ROW:g} "
-                  f"a row of the inputs (est. {input_rows:.2g} rows), both checked when the step runs; else the "
-                  "compiled loop (numba)")
+    dense = (f"dense-row sums (compiled) where their wedges are at most {WEDGES_PER_ROW:g} a row of the inputs "
+             f"(est. {input_rows:.2g} rows)")
+    if not one_relation:
+        return True, f"{dense}, checked when the step runs; else the compiled loop (numba)"
+    return True, f"{ORIENTED_COUNT}, else {dense}, both checked when the step runs; else the compiled loop (numba)"
 
 
 def merge_kernel(
@@ -397,7 +408,7 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
             held.add(step.output.id)
             triangle = (form is not None and form.sums_products and not arrays and triangle_bag(
                 [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables))
-            step = _kernel_in_process(step, environment, triangle, input_rows)
+            step = _kernel_in_process(step, environment, triangle, input_rows, triangle and one_factor(step.inputs))
             step = replace(step, strategy=merge_kernel(  # the merges it runs, if it runs merges
                 step.strategy, [variables.get(r, ()) for r in step.inputs], [i.variables for i in step.indicators],
                 step.output.variables, [rows for _, rows in uses], integral_bag(step.bag, types),
@@ -487,24 +498,40 @@ def array_cells(step: "Step", relations: Sequence[Sequence[str]], rows: Sequence
                    binary_reason=merges.binary_reason)
 
 
+def one_factor(inputs: Sequence[str]) -> bool:
+    """Whether a step's inputs are all atoms of one factor (``"edge#1"``, ``"edge#2"``: no intermediate ``t1``).
+
+    >>> one_factor(["edge#1", "edge#2", "edge#3"]), one_factor(["edge#1", "edge#2", "t1"])
+    (True, False)
+    """
+    return all("#" in r for r in inputs) and len({r.rsplit("#", 1)[0] for r in inputs}) == 1
+
+
 def _kernel_in_process(step: "Step", environment: Environment, triangle: bool = False,
-                       input_rows: float = 0.0) -> "Step":
+                       input_rows: float = 0.0, one_relation: bool = False) -> "Step":
     """``step`` (placed on the driver) with the numpy kernel, or for a ``triangle`` bag summed with + and ×
-    dense-row sums (large inputs) or masked sparse products, where the compiled loop would cost more."""
+    dense-row sums (large inputs) or masked sparse products, where the compiled loop would cost more; a
+    ``triangle`` over ``one_relation`` (three atoms of one factor) the loop or dense-row sums would run tries
+    that relation's oriented count first."""
     strategy = step.strategy
     if not (strategy.aggregate_in_tasks and "compiled loop (numba)" in strategy.aggregation):
         return step
     work = step.work.total if step.work else None
-    dense, why = in_process_dense_rows(input_rows) if triangle else (False, "")
+    dense, why = in_process_dense_rows(input_rows, one_relation) if triangle else (False, "")
     if dense:
         note = strategy.aggregation.replace("compiled loop (numba)", why)
-        return replace(step, strategy=replace(strategy, dense_rows=True, aggregation=note))
+        return replace(step, strategy=replace(strategy, dense_rows=True, oriented_count=one_relation,
+                                              aggregation=note))
     sparse, why = in_process_triangle_kernel(work, environment, input_rows) if triangle else (False, "")
     if sparse:
         note = strategy.aggregation.replace("compiled loop (numba)", why)
         return replace(step, strategy=replace(strategy, sparse_kernel=True, aggregation=note))
     numpy_kernel, why = in_process_kernel(work, environment)
-    if not numpy_kernel:
-        return step
-    note = strategy.aggregation.replace("compiled loop (numba)", why)
-    return replace(step, strategy=replace(strategy, numpy_kernel=True, aggregation=note))
+    if numpy_kernel:
+        note = strategy.aggregation.replace("compiled loop (numba)", why)
+        return replace(step, strategy=replace(strategy, numpy_kernel=True, aggregation=note))
+    if triangle and one_relation:  # the loop would run: the relation's triangles counted by orientation first
+        note = strategy.aggregation.replace("compiled loop (numba)",
+                                            f"{ORIENTED_COUNT}; else the compiled loop (numba)")
+        return replace(step, strategy=replace(strategy, oriented_count=True, aggregation=note))
+    return step

@@ -572,6 +572,7 @@ def strategy_dict(strategy: Strategy) -> dict[str, Any]:
         "numpy_kernel": strategy.numpy_kernel,
         "sparse_kernel": strategy.sparse_kernel,
         "dense_rows": strategy.dense_rows,
+        "oriented_count": strategy.oriented_count,
         "binary_kernel": strategy.binary_kernel,
         "binary_reason": strategy.binary_reason,
     }
@@ -604,6 +605,7 @@ def strategy_of(d: Mapping[str, Any]) -> Strategy:
         numpy_kernel=bool(d.get("numpy_kernel", False)),
         sparse_kernel=bool(d.get("sparse_kernel", False)),
         dense_rows=bool(d.get("dense_rows", False)),
+        oriented_count=bool(d.get("oriented_count", False)),
         binary_kernel=d.get("binary_kernel"),
         binary_reason=d.get("binary_reason", ""),
     )

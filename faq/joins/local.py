@@ -119,6 +119,10 @@ def join_local(
           one value by dense-row sums (:mod:`faq.joins.dense_rows`), where
           its wedges are few for its rows, or a 4-cycle summed whole the
           same way (its two steps fused); else the compiled loop;
+        * ``oriented_count`` -- a triangle-shaped bag whose atoms read one
+          set of pairs without loops, counted by degree orientation
+          (:mod:`faq.joins.oriented_triangle`) before dense-row sums or the
+          compiled loop;
         * ``sparse_kernel`` -- a triangle-shaped bag summed to one value by
           masked sparse products (:mod:`faq.joins.sparse_triangle`); where
           int64 values are too large to bound, the numpy kernel, which checks
@@ -163,7 +167,7 @@ def join_local(
         product, note = _generic(relations, indicators, semiring, ops, keep, attribute_order,
                                  aggregate if strategy.aggregate_in_tasks else None, strategy.shared or None,
                                  threads, not strategy.numpy_kernel, strategy.sparse_kernel,
-                                 strategy.dense_rows)
+                                 strategy.dense_rows, strategy.oriented_count)
     else:
         kernel, note = merges_to_run(binary_kernel, relations, indicators, keep, ops, integral, arrays)
         if kernel == "sparse-product":
@@ -241,13 +245,13 @@ def merges_to_run(
 def _generic(relations: Sequence[Table], indicators: Sequence[Table], semiring: Semiring, ops: NumpyForm,
              keep: Sequence[str], attribute_order: Sequence[str], aggregate: Optional[Aggregation],
              shared: Optional[Sequence[Sequence[int]]], threads: int, compiled: bool, sparse: bool,
-             dense: bool = False) -> tuple[Table, str]:
-    """The generic join's product in-process (integer keys): a triangle's or a 4-cycle's sum by dense-row sums
-    (``dense``) or masked sparse products (``sparse``), else the threaded kernel
-    (:func:`~faq.joins.local_generic.generic_local`)."""
+             dense: bool = False, oriented: bool = False) -> tuple[Table, str]:
+    """The generic join's product in-process (integer keys): a triangle's sum over one relation by degree
+    orientation (``oriented``), a triangle's or a 4-cycle's sum by dense-row sums (``dense``) or masked sparse
+    products (``sparse``), else the threaded kernel (:func:`~faq.joins.local_generic.generic_local`)."""
     sums_products = ops.add is np.add and ops.mul is np.multiply and not keep and not indicators
     declined = ""
-    if dense and sums_products and ops.integral and len(relations) == 3:  # a triangle (not a 4-cycle summed whole)
+    if oriented and sums_products and ops.integral and len(relations) == 3:
         from faq.joins.oriented_triangle import oriented_count
 
         total, note = oriented_count(relations, threads)

@@ -12,20 +12,26 @@ higher one in the order of degree (then id), carrying a code of the
 directions ``E`` holds it in: 1 from the lower end, 2 towards it, 3 both.
 Every node then has few higher neighbours (the orientation that makes
 triangle listing fast), and each triangle ``p < q < r`` is found once, at
-``p``: ``q`` a higher neighbour of ``p``, ``r`` a higher neighbour of both.
-Its three codes index a table of 64 counts made from the atoms' variables
-(:func:`code_table`): how many of the six ways of putting x, y, z on p, q, r
-give each atom a pair of ``E``.  An undirected triangle count reads one
-entry of it; feed-forward triangles (``e(a,b), e(a,c), e(b,c)``) and
-directed 3-cycles read others -- one pass serves every direction.
+its middle node ``q``: ``p`` a lower neighbour of ``q``, ``r`` a higher
+neighbour of both.  Its three codes index a table of 64 counts made from the
+atoms' variables (:func:`code_table`): how many of the six ways of putting
+x, y, z on p, q, r give each atom a pair of ``E``.  An undirected triangle
+count reads one entry of it; feed-forward triangles (``e(a,b), e(a,c),
+e(b,c)``) and directed 3-cycles read others -- one pass serves every
+direction.
 
-The higher neighbours of ``p`` are marked in a byte array over the nodes
-(their codes), and each 2-path ``p → q → r`` reads one byte: the work is the
-wedges through the middle node of the orientation, ``Σ_q d⁻(q)·d⁺(q)``, with
-no search.  R-MAT 20 (16M pairs): 4.4e9 wedges, ~8 s on two threads for
-either direction, where the generic compiled loop took 17 s (feed-forward,
-unoriented) and 21-24 s (undirected, oriented), and dense-row sums 26 s and
-223 s.
+For each middle ``q`` its higher neighbours are marked in a byte array over
+the nodes (their codes); each lower neighbour ``p`` then reads its own row
+after ``q`` -- the ``r > q`` it points to -- one byte each, with no search.
+The work is the wedges at the lowest node of each triangle,
+``Σ_p d⁺(p)·(d⁺(p) − 1) / 2``: at R-MAT 20 (16M pairs) 1.2e9, where marking
+at ``p`` would read the wedges through the middle (4.4e9) and the
+unoriented feed-forward join those through its middle variable (2.1e10).
+R-MAT 20 in one process, two threads: the count 3.7-3.9 s and the
+orientation 2.3-2.9 s, where the generic compiled loop took 17 s
+(feed-forward, unoriented) and 21-24 s (undirected, oriented), and
+dense-row sums 26 s and 223 s.  (R-MAT 22's 65M pairs: the count 30 s and
+the orientation, one thread, 13 s.)
 
 The count is exact: at most six bindings a triangle, in int64.  The kernel
 declines (None and why) where its premise fails -- a relation with loops
@@ -40,7 +46,7 @@ Examples
 >>> src, dst = np.array([0, 0, 1, 2, 0]), np.array([1, 2, 2, 3, 3])   # 0→1→2, 0→2; 0→2→3, 0→3
 >>> e = lambda u, v: Table((u, v), {u: src, v: dst}, None)
 >>> oriented_count([e("a", "b"), e("a", "c"), e("b", "c")])          # feed-forward triangles
-(2, 'in-process triangle count (degree-oriented, direction codes, compiled): 2 threads')
+(2, 'in-process triangle count (oriented by degree, direction codes, compiled): 2 threads')
 >>> oriented_count([e("a", "b"), e("b", "c"), e("c", "a")])[0]       # directed 3-cycles: none
 0
 """
@@ -125,17 +131,19 @@ def oriented_count(relations: Sequence[Any], threads: int = 2) -> tuple[Optional
     first = relations[0]
     src, dst = (np.asarray(first.keys[v]) for v in first.variables)
     if len(src) == 0:
-        return 0, "in-process triangle count (degree-oriented, direction codes): the relation is empty"
+        return 0, "in-process triangle count (oriented by degree, direction codes): the relation is empty"
     if bool(np.any(src == dst)):
         return None, "the relation holds a loop (v, v)"
     nodes, (src, dst) = node_ids([src, dst])
+    if nodes >= 2**29:  # node ids are kept in int32 entries beside a 2-bit code
+        return None, f"{nodes} nodes: more than the int32 entries hold"
     build, lower_of, count = _kernels()
     rank = _degree_rank(src, dst, nodes)
-    indptr, indices, codes, repeated = build(rank[src], rank[dst], nodes)
+    indptr, entries, repeated = build(rank[src], rank[dst], nodes)
     if repeated:
         return None, "the relation holds a pair twice (its multiplicity would count)"
-    low_ptr, lower, position = lower_of(indptr, indices)
-    arrays = (indptr, indices, codes, low_ptr, lower, position)
+    low_ptr, lower, position = lower_of(indptr, entries)
+    arrays = (indptr, entries, low_ptr, lower, position)
     table = code_table([tuple(t.variables) for t in relations])
     threads = max(1, threads)
     if threads == 1:
@@ -143,7 +151,7 @@ def oriented_count(relations: Sequence[Any], threads: int = 2) -> tuple[Optional
     else:
         with ThreadPoolExecutor(threads) as pool:
             total = sum(int(p) for p in pool.map(lambda k: count(*arrays, table, k, threads), range(threads)))
-    return total, f"in-process triangle count (degree-oriented, direction codes, compiled): {threads} threads"
+    return total, f"in-process triangle count (oriented by degree, direction codes, compiled): {threads} threads"
 
 
 def _not_one_set(relations: Sequence[Any]) -> str:
@@ -171,67 +179,67 @@ def _degree_rank(src: np.ndarray, dst: np.ndarray, nodes: int) -> np.ndarray:
 
 
 def _oriented(rank_src, rank_dst, nodes):  # pragma: no cover - compiled
-    """The pairs as a CSR of edges from lower to higher rank, each row sorted, codes OR-ed where a pair is
-    held both ways; and whether a pair (with one direction) was given twice."""
+    """The pairs as a CSR of edges from lower to higher rank, each entry ``higher << 2 | code`` (int32: one
+    stream for the count to read), each row in order, codes OR-ed where a pair is held both ways; and
+    whether a pair (with one direction) was given twice.
+
+    One counting pass puts each pair in its lower end's row as ``higher << 2 | code``; each row is then
+    sorted in place (no allocation a row: an ``argsort`` a row took 10.4 s of R-MAT 22's 65M pairs).
+    """
     rows = len(rank_src)
-    indptr = np.zeros(nodes + 1, dtype=np.int64)
+    starts = np.zeros(nodes + 1, dtype=np.int64)
     for k in range(rows):
-        indptr[min(rank_src[k], rank_dst[k]) + 1] += 1
+        starts[min(rank_src[k], rank_dst[k]) + 1] += 1
     for v in range(nodes):
-        indptr[v + 1] += indptr[v]
-    fill = indptr[:-1].copy()
-    higher = np.empty(rows, dtype=np.int64)
-    code = np.empty(rows, dtype=np.uint8)
+        starts[v + 1] += starts[v]
+    fill = starts[:-1].copy()
+    packed = np.empty(rows, dtype=np.int64)
     for k in range(rows):
         s, d = rank_src[k], rank_dst[k]
         low = min(s, d)
-        at = fill[low]
+        packed[fill[low]] = (np.int64(max(s, d)) << 2) | (_UP if s < d else _DOWN)
         fill[low] += 1
-        higher[at] = max(s, d)
-        code[at] = 1 if s < d else 2
-    out_ptr = np.zeros(nodes + 1, dtype=np.int64)
-    indices = np.empty(rows, dtype=np.int32)
-    codes = np.empty(rows, dtype=np.uint8)
+    indptr = np.zeros(nodes + 1, dtype=np.int64)
+    entries = np.empty(rows, dtype=np.int32)
     kept, repeated = 0, False
     for v in range(nodes):
-        start, stop = indptr[v], indptr[v + 1]
-        order = np.argsort(higher[start:stop], kind="mergesort")
+        row = packed[starts[v]:starts[v + 1]]
+        row.sort()
         last = -1
-        for j in order:
-            h, c = higher[start + j], code[start + j]
+        for j in range(len(row)):
+            h, c = row[j] >> 2, row[j] & 3
             if h == last:
-                repeated |= (codes[kept - 1] & c) != 0
-                codes[kept - 1] |= c
+                repeated |= (entries[kept - 1] & c) != 0
+                entries[kept - 1] |= c
             else:
-                indices[kept] = h
-                codes[kept] = c
+                entries[kept] = row[j]
                 kept += 1
                 last = h
-        out_ptr[v + 1] = kept
-    return out_ptr, indices[:kept], codes[:kept], repeated
+        indptr[v + 1] = kept
+    return indptr, entries[:kept], repeated
 
 
-def _lower(indptr, indices):  # pragma: no cover - compiled
+def _lower(indptr, entries):  # pragma: no cover - compiled
     """Each node's lower neighbours ``p`` (``q`` in ``N⁺(p)``) and the position of ``q`` in ``p``'s row."""
     nodes = len(indptr) - 1
     low_ptr = np.zeros(nodes + 1, dtype=np.int64)
-    for k in range(len(indices)):
-        low_ptr[indices[k] + 1] += 1
+    for k in range(len(entries)):
+        low_ptr[(entries[k] >> 2) + 1] += 1
     for v in range(nodes):
         low_ptr[v + 1] += low_ptr[v]
     fill = low_ptr[:-1].copy()
-    lower = np.empty(len(indices), dtype=np.int32)
-    position = np.empty(len(indices), dtype=np.int64)
+    lower = np.empty(len(entries), dtype=np.int32)
+    position = np.empty(len(entries), dtype=np.int64)
     for p in range(nodes):
         for k in range(indptr[p], indptr[p + 1]):
-            q = indices[k]
+            q = entries[k] >> 2
             lower[fill[q]] = p
             position[fill[q]] = k
             fill[q] += 1
     return low_ptr, lower, position
 
 
-def _count(indptr, indices, codes, low_ptr, lower, position, table, first, step):  # pragma: no cover - compiled
+def _count(indptr, entries, low_ptr, lower, position, table, first, step):  # pragma: no cover - compiled
     """Σ of ``table`` over the triangles whose middle node is ``first, first + step, ...``.
 
     For a middle ``q`` its higher neighbours are marked (their codes); each lower neighbour ``p`` then
@@ -246,14 +254,15 @@ def _count(indptr, indices, codes, low_ptr, lower, position, table, first, step)
         if stop == start or low_ptr[q + 1] == low_ptr[q]:
             continue
         for k in range(start, stop):
-            mark[indices[k]] = codes[k]
+            mark[entries[k] >> 2] = entries[k] & 3
         for i in range(low_ptr[q], low_ptr[q + 1]):
             p, k = lower[i], position[i]
-            pq = np.int64(codes[k]) << 4
+            pq = np.int64(entries[k] & 3) << 4
             for j in range(k + 1, indptr[p + 1]):
-                total += table[pq | (np.int64(mark[indices[j]]) << 2) | codes[j]]
+                e = entries[j]
+                total += table[pq | (np.int64(mark[e >> 2]) << 2) | (e & 3)]
         for k in range(start, stop):
-            mark[indices[k]] = 0
+            mark[entries[k] >> 2] = 0
     return total
 
 

@@ -14,7 +14,7 @@ Examples
 >>> NamedStrategy("broadcast").aggregate_in_tasks      # a plain strategy ⊕-aggregates while it joins
 True
 >>> as_strategy("binary")
-NamedStrategy(name='binary', aggregate_in_tasks=True, shared=(), shares=(), batches=1, index_dir=None, binary_kernel=None, numpy_kernel=False, sparse_kernel=False, dense_rows=False)
+NamedStrategy(name='binary', aggregate_in_tasks=True, shared=(), shares=(), batches=1, index_dir=None, binary_kernel=None, numpy_kernel=False, sparse_kernel=False, dense_rows=False, oriented_count=False)
 """
 
 from __future__ import annotations
@@ -40,7 +40,9 @@ class JoinStrategy(Protocol):
     plan's choice of the numpy kernel over the compiled loop,
     ``sparse_kernel`` its choice of masked sparse products for an in-process
     triangle (:mod:`faq.joins.sparse_triangle`), ``dense_rows`` its choice of
-    dense-row sums for one with large inputs (:mod:`faq.joins.dense_rows`).
+    dense-row sums for one with large inputs (:mod:`faq.joins.dense_rows`),
+    ``oriented_count`` its choice of one relation's oriented triangle count
+    (:mod:`faq.joins.oriented_triangle`) before either or the loop.
     """
 
     name: str
@@ -53,6 +55,7 @@ class JoinStrategy(Protocol):
     numpy_kernel: bool
     sparse_kernel: bool
     dense_rows: bool
+    oriented_count: bool
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,7 @@ class NamedStrategy:
     numpy_kernel: bool = False
     sparse_kernel: bool = False
     dense_rows: bool = False
+    oriented_count: bool = False
 
 
 def as_strategy(strategy: Union[str, JoinStrategy]) -> JoinStrategy:
