@@ -137,20 +137,21 @@ def oriented_count(relations: Sequence[Any], threads: int = 2) -> tuple[Optional
     nodes, (src, dst) = node_ids([src, dst])
     if nodes >= 2**29:  # node ids are kept in int32 entries beside a 2-bit code
         return None, f"{nodes} nodes: more than the int32 entries hold"
-    build, lower_of, count = _kernels()
-    rank = _degree_rank(src, dst, nodes)
-    indptr, entries, repeated = build(rank[src], rank[dst], nodes)
+    count = _kernels()[6]
+    threads = max(1, threads)
+    rank = _degree_rank(src, dst, nodes).astype(np.int32)  # nodes < 2**29
+    rank_src, rank_dst = rank[src], rank[dst]
+    low, high = np.minimum(rank_src, rank_dst), np.maximum(rank_src, rank_dst)
+    code = np.where(rank_src < rank_dst, _UP, _DOWN).astype(np.uint8)
+    del rank, rank_src, rank_dst
+    indptr, entries, repeated = _oriented(low, high, code, nodes, threads)
+    del low, high, code
     if repeated:
         return None, "the relation holds a pair twice (its multiplicity would count)"
-    low_ptr, lower, position = lower_of(indptr, entries)
+    low_ptr, lower, position = _lower(indptr, entries, threads)
     arrays = (indptr, entries, low_ptr, lower, position)
     table = code_table([tuple(t.variables) for t in relations])
-    threads = max(1, threads)
-    if threads == 1:
-        total = int(count(*arrays, table, 0, 1))
-    else:
-        with ThreadPoolExecutor(threads) as pool:
-            total = sum(int(p) for p in pool.map(lambda k: count(*arrays, table, k, threads), range(threads)))
+    total = sum(int(part) for part in _each(threads, lambda t: count(*arrays, table, t, threads)))
     return total, f"in-process triangle count (oriented by degree, direction codes, compiled): {threads} threads"
 
 
@@ -178,65 +179,126 @@ def _degree_rank(src: np.ndarray, dst: np.ndarray, nodes: int) -> np.ndarray:
     return rank
 
 
-def _oriented(rank_src, rank_dst, nodes):  # pragma: no cover - compiled
-    """The pairs as a CSR of edges from lower to higher rank, each entry ``higher << 2 | code`` (int32: one
-    stream for the count to read), each row in order, codes OR-ed where a pair is held both ways; and
-    whether a pair (with one direction) was given twice.
+def _oriented(low, high, code, nodes, threads):
+    """The pairs (ranks ``low < high``, direction ``code``) as a CSR from lower to higher rank, each entry
+    ``high << 2 | code`` (int32: one stream for the count to read), each row in order, codes OR-ed where a
+    pair is held both ways; and whether a pair (with one direction) was given twice.
 
-    One counting pass puts each pair in its lower end's row as ``higher << 2 | code``; each row is then
-    sorted in place (no allocation a row: an ``argsort`` a row took 10.4 s of R-MAT 22's 65M pairs).
+    A counting pass puts each pair in its lower end's row, then each row is sorted in place and its
+    repeats merged, then the rows are packed: each pass dealt to ``threads`` threads by ranges of
+    pairs or of rows (one thread took 10 s of R-MAT 22's 65M pairs).
     """
-    rows = len(rank_src)
+    counts, scatter, sort_rows, gather = _kernels()[:4]
+    spans = _spans(len(low), threads)
+    per_thread = _each(threads, lambda t: counts(low, spans[t], spans[t + 1], nodes))
     starts = np.zeros(nodes + 1, dtype=np.int64)
-    for k in range(rows):
-        starts[min(rank_src[k], rank_dst[k]) + 1] += 1
-    for v in range(nodes):
-        starts[v + 1] += starts[v]
-    fill = starts[:-1].copy()
-    packed = np.empty(rows, dtype=np.int64)
-    for k in range(rows):
-        s, d = rank_src[k], rank_dst[k]
-        low = min(s, d)
-        packed[fill[low]] = (np.int64(max(s, d)) << 2) | (_UP if s < d else _DOWN)
-        fill[low] += 1
+    np.cumsum(np.sum(per_thread, axis=0), out=starts[1:])
+    fills = np.cumsum([starts[:-1], *per_thread[:-1]], axis=0)  # where each thread's pairs of a row begin
+    packed = np.empty(len(low), dtype=np.int64)
+    _each(threads, lambda t: scatter(low, high, code, spans[t], spans[t + 1], fills[t], packed))
+    rows = [int(v) for v in np.searchsorted(starts, _spans(len(low), threads), side="right") - 1]
+    rows[0], rows[-1] = 0, nodes
+    kept = np.zeros(nodes, dtype=np.int64)
+    repeated = any(_each(threads, lambda t: sort_rows(starts, packed, rows[t], rows[t + 1], kept)))
     indptr = np.zeros(nodes + 1, dtype=np.int64)
-    entries = np.empty(rows, dtype=np.int32)
-    kept, repeated = 0, False
-    for v in range(nodes):
+    np.cumsum(kept, out=indptr[1:])
+    entries = np.empty(int(indptr[-1]), dtype=np.int32)
+    _each(threads, lambda t: gather(starts, packed, indptr, rows[t], rows[t + 1], entries))
+    return indptr, entries, repeated
+
+
+def _spans(total: int, threads: int) -> list[int]:
+    """``threads`` + 1 bounds cutting ``range(total)`` into nearly equal spans."""
+    return [total * t // threads for t in range(threads + 1)]
+
+
+def _each(threads: int, run: Any) -> list:
+    """``run(t)`` for each thread number, on that many threads (the kernels release the GIL)."""
+    if threads == 1:
+        return [run(0)]
+    with ThreadPoolExecutor(threads) as pool:
+        return list(pool.map(run, range(threads)))
+
+
+def _low_counts(low, first, last, nodes):  # pragma: no cover - compiled
+    """How many of the pairs ``first .. last - 1`` each node is the lower end of."""
+    counts = np.zeros(nodes, dtype=np.int64)
+    for k in range(first, last):
+        counts[low[k]] += 1
+    return counts
+
+
+def _scatter(low, high, code, first, last, fill, packed):  # pragma: no cover - compiled
+    """Pairs ``first .. last - 1`` into their lower end's row, from ``fill`` on, as ``high << 2 | code``."""
+    for k in range(first, last):
+        v = low[k]
+        packed[fill[v]] = (np.int64(high[k]) << 2) | code[k]
+        fill[v] += 1
+
+
+def _sort_rows(starts, packed, first, last, kept):  # pragma: no cover - compiled
+    """Rows ``first .. last - 1`` sorted in place, each pair once (codes OR-ed) at its row's start, ``kept``
+    the entries left a row; whether a pair with one direction came twice."""
+    repeated = False
+    for v in range(first, last):
         row = packed[starts[v]:starts[v + 1]]
         row.sort()
-        last = -1
+        n, last_high = 0, -1
         for j in range(len(row)):
-            h, c = row[j] >> 2, row[j] & 3
-            if h == last:
-                repeated |= (entries[kept - 1] & c) != 0
-                entries[kept - 1] |= c
+            h = row[j] >> 2
+            if h == last_high:
+                repeated |= (row[n - 1] & row[j] & 3) != 0
+                row[n - 1] |= row[j] & 3
             else:
-                entries[kept] = row[j]
-                kept += 1
-                last = h
-        indptr[v + 1] = kept
-    return indptr, entries[:kept], repeated
+                row[n] = row[j]
+                n += 1
+                last_high = h
+        kept[v] = n
+    return repeated
 
 
-def _lower(indptr, entries):  # pragma: no cover - compiled
-    """Each node's lower neighbours ``p`` (``q`` in ``N⁺(p)``) and the position of ``q`` in ``p``'s row."""
+def _gather(starts, packed, indptr, first, last, entries):  # pragma: no cover - compiled
+    """Rows ``first .. last - 1``'s kept entries packed from ``indptr`` on."""
+    for v in range(first, last):
+        at = starts[v]
+        for j in range(indptr[v], indptr[v + 1]):
+            entries[j] = packed[at]
+            at += 1
+
+
+def _lower(indptr, entries, threads):
+    """Each node's lower neighbours ``p`` (``q`` in ``N⁺(p)``) and the position of ``q`` in ``p``'s row: the
+    CSR transposed by a counting pass and a scatter, each dealt to ``threads`` threads by ranges of rows."""
+    counts, scatter = _kernels()[4:6]
     nodes = len(indptr) - 1
+    rows = [int(v) for v in np.searchsorted(indptr, _spans(len(entries), threads), side="right") - 1]
+    rows[0], rows[-1] = 0, nodes
+    per_thread = _each(threads, lambda t: counts(indptr, entries, rows[t], rows[t + 1], nodes))
     low_ptr = np.zeros(nodes + 1, dtype=np.int64)
-    for k in range(len(entries)):
-        low_ptr[(entries[k] >> 2) + 1] += 1
-    for v in range(nodes):
-        low_ptr[v + 1] += low_ptr[v]
-    fill = low_ptr[:-1].copy()
+    np.cumsum(np.sum(per_thread, axis=0), out=low_ptr[1:])
+    fills = np.cumsum([low_ptr[:-1], *per_thread[:-1]], axis=0)
     lower = np.empty(len(entries), dtype=np.int32)
     position = np.empty(len(entries), dtype=np.int64)
-    for p in range(nodes):
+    _each(threads, lambda t: scatter(indptr, entries, rows[t], rows[t + 1], fills[t], lower, position))
+    return low_ptr, lower, position
+
+
+def _high_counts(indptr, entries, first, last, nodes):  # pragma: no cover - compiled
+    """How many entries of rows ``first .. last - 1`` point to each node."""
+    counts = np.zeros(nodes, dtype=np.int64)
+    for k in range(indptr[first], indptr[last]):
+        counts[entries[k] >> 2] += 1
+    return counts
+
+
+def _transposed(indptr, entries, first, last, fill, lower, position):  # pragma: no cover - compiled
+    """Rows ``first .. last - 1``'s entries into their higher end's list, from ``fill`` on."""
+    for p in range(first, last):
         for k in range(indptr[p], indptr[p + 1]):
             q = entries[k] >> 2
             lower[fill[q]] = p
             position[fill[q]] = k
             fill[q] += 1
-    return low_ptr, lower, position
 
 
 def _count(indptr, entries, low_ptr, lower, position, table, first, step):  # pragma: no cover - compiled
@@ -267,7 +329,7 @@ def _count(indptr, entries, low_ptr, lower, position, table, first, step):  # pr
 
 
 def _kernels() -> tuple:
-    return kernels(_oriented, _lower, _count)
+    return kernels(_low_counts, _scatter, _sort_rows, _gather, _high_counts, _transposed, _count)
 
 
 def warm_up() -> list[str]:
@@ -277,7 +339,9 @@ def warm_up() -> list[str]:
     src, dst = np.array([0, 0, 1, 1]), np.array([1, 2, 2, 0])
     e = [Table((u, v), {u: src, v: dst}, None) for u, v in (("a", "b"), ("b", "c"), ("a", "c"))]
     oriented_count(e, threads=1)
-    return [f"faq.joins.oriented_triangle.{name}" for name in ("_oriented", "_lower", "_count")]
+    oriented_count(e, threads=2)
+    return [f"faq.joins.oriented_triangle.{f.__name__}"
+            for f in (_low_counts, _scatter, _sort_rows, _gather, _high_counts, _transposed, _count)]
 
 
 if __name__ == "__main__":
