@@ -51,12 +51,11 @@ from typing import Optional, Sequence
 __all__ = ["ENTRY_POINTS", "command", "warm_all", "calibrate", "main"]
 
 #: The modules that compile faq's numba kernels when run with ``python -m``, in the order they run:
-#: the broadcast task's loop first (the delta loop calls its helpers), the triangle kernels (one relation's oriented
-#: count, the dense-row sums), then the delta rules' loop,
+#: the broadcast task's loop first (the delta loop calls its helpers), the triangle kernels (dense-row sums, then
+#: one relation's oriented count), then the delta rules' loop,
 #: the as-of searches, the truss peeling and the maintained truss's repair.
 ENTRY_POINTS: tuple[str, ...] = (
     "faq.joins.warm",
-    "faq.joins.oriented_triangle",
     "faq.joins.dense_rows",
     "faq.incremental.warm",
     "faq.asof.warm",

@@ -43,12 +43,12 @@ Examples
 --------
 >>> import numpy as np
 >>> from faq.joins.table import Table
->>> src, dst = np.array([0, 0, 1, 2, 0]), np.array([1, 2, 2, 3, 3])   # 0→1→2, 0→2; 0→2→3, 0→3
+>>> src, dst = np.array([0, 1, 1, 2, 2]), np.array([1, 0, 2, 0, 3])   # 0 ⇄ 1, 1 → 2 → 0, 2 → 3
 >>> e = lambda u, v: Table((u, v), {u: src, v: dst}, None)
->>> oriented_count([e("a", "b"), e("a", "c"), e("b", "c")])          # feed-forward triangles
-(2, 'in-process triangle count (oriented by degree, direction codes, compiled): 2 threads')
->>> oriented_count([e("a", "b"), e("b", "c"), e("c", "a")])[0]       # directed 3-cycles: none
-0
+>>> oriented_count([e("a", "b"), e("a", "c"), e("b", "c")])          # feed-forward: 1 → 2, 1 → 0, 2 → 0
+(1, 'in-process triangle count (oriented by degree, direction codes, compiled): 2 threads')
+>>> oriented_count([e("a", "b"), e("b", "c"), e("c", "a")])[0]       # the cycle 0 → 1 → 2 → 0, from each node
+3
 """
 
 from __future__ import annotations
@@ -343,14 +343,3 @@ def warm_up() -> list[str]:
     return [f"faq.joins.oriented_triangle.{f.__name__}"
             for f in (_low_counts, _scatter, _sort_rows, _gather, _high_counts, _transposed, _count)]
 
-
-if __name__ == "__main__":
-    import sys
-
-    from faq.joins import oriented_triangle as package  # compiled under the package's name, which later imports use
-
-    try:
-        print(f"faq: the oriented triangle count compiled ({', '.join(package.warm_up())})")
-    except Exception as error:  # noqa: BLE001 - setup goes on; the first use compiles instead
-        print(f"faq: could not compile the oriented triangle count ahead of use ({error})", file=sys.stderr)
-    sys.exit(0)
