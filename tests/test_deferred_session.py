@@ -83,8 +83,9 @@ def test_the_kernel_explain_names_is_the_one_that_runs(spark):
     if strategy.numpy_kernel:
         assert "numpy kernel: est. work" in strategy.aggregation
         assert "numpy kernel (the plan's choice)" in notes[0]
-    else:  # this process loaded the compiled loop earlier (another test): the plan keeps it
-        assert "compiled loop (numba)" in strategy.aggregation and "compiled loop (numba)" in notes[0]
+    else:  # this process loaded the compiled loop earlier (another test): compiled kernels, the oriented count first
+        assert strategy.oriented_count and "oriented by degree" in strategy.aggregation
+        assert notes[0].startswith("in-process triangle count (oriented by degree")
 
 
 @pytest.mark.parametrize("master, cores", [("local[3]", 3), ("local-cluster[2,1,1024]", 2), ("yarn", None)])

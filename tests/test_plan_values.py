@@ -119,7 +119,7 @@ def test_the_representative_plans_cover_the_physical_choices():
     assert {s.strategy.name for s in steps} >= {"binary", "broadcast", "partitioned", "shuffle"}
     assert {s.placement for s in steps} == {"driver", "executors"}
     assert any(s.strategy.batches > 1 for s in steps) and any(s.strategy.sparse_kernel for s in steps)
-    assert any(s.strategy.dense_rows for s in steps)
+    assert any(s.strategy.dense_rows for s in steps) and any(s.strategy.oriented_count for s in steps)
     assert {s.strategy.binary_kernel for s in steps} == {None, "sparse-product", "sort-merge", "pandas-merge"}
     assert any(s.work is not None and s.work.total == float("inf") for s in steps)  # unknown sizes survive
 
@@ -129,7 +129,8 @@ def test_the_dictionary_names_its_format_and_holds_what_running_needs():
     d = p.to_dict()
     assert (d["format"], d["version"]) == ("faq.plan", 1)
     assert d["task_aggregation"] is False and d["atom_columns"] == [["a", "b"], ["a", "c"], ["b", "c"]]
-    assert {"numpy_kernel", "sparse_kernel", "dense_rows", "binary_kernel", "binary_reason"} <= set(d["bags"][0]["strategy"])
+    assert {"numpy_kernel", "sparse_kernel", "dense_rows", "oriented_count", "binary_kernel",
+            "binary_reason"} <= set(d["bags"][0]["strategy"])
 
 
 @pytest.mark.parametrize("bad", [{"format": "faq.plan", "version": 2}, {"rows": 1}, [1, 2],
