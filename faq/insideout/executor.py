@@ -23,9 +23,9 @@ Examples
 >>> from faq.insideout import evaluate, plan_for
 >>> edge = factor_of([(1, 2, 1), (2, 3, 1), (1, 3, 1), (3, 4, 1)], ["src", "dst"], "counting")
 >>> triangles = "count() := edge(a,b), edge(a,c), edge(b,c)"
->>> with evaluate(triangles, {"edge": edge}) as result:   # the kernel: numpy unless this process loaded numba's
-...     result.scalar(), result.plan.steps[0].placement, result.notes[0].split("; ")[:2]
-(1, 'driver', ['in-process generic join, index of 4 rows', '⊕ of counting while joining onto ()'])
+>>> with evaluate(triangles, {"edge": edge}) as result:   # numpy's kernel, or compiled ones where numba is loaded
+...     result.scalar(), result.plan.steps[0].placement, result.notes[0].startswith("in-process")
+(1, 'driver', True)
 >>> with evaluate(triangles, {"edge": edge}, placement="executors") as result:
 ...     result.scalar(), result.notes[0]
 (1, 'broadcast index of 4 rows (... file, mapped once per machine...); ⊕ of counting inside tasks onto (); compiled loop (numba)')
