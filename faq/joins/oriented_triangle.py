@@ -28,10 +28,11 @@ The work is the wedges at the lowest node of each triangle,
 at ``p`` would read the wedges through the middle (4.4e9) and the
 unoriented feed-forward join those through its middle variable (2.1e10).
 R-MAT 20 in one process, two threads: the count 3.7-3.9 s and the
-orientation 2.3-2.9 s, where the generic compiled loop took 17 s
+orientation 1.5-2 s, where the generic compiled loop took 17 s
 (feed-forward, unoriented) and 21-24 s (undirected, oriented), and
-dense-row sums 26 s and 223 s.  (R-MAT 22's 65M pairs: the count 30 s and
-the orientation, one thread, 13 s.)
+dense-row sums 26 s and 223 s.  The orientation's passes and the count
+are dealt to the same threads (by ranges of pairs or rows; the count by
+middle nodes taken in turn).
 
 The count is exact: at most six bindings a triangle, in int64.  The kernel
 declines (None and why) where its premise fails -- a relation with loops
