@@ -139,3 +139,17 @@ def test_the_plan_chooses_the_oriented_count_for_three_atoms_of_one_factor_and_e
                       environment=Environment(placement="auto", compiled_loaded=True), held=["e", "f"],
                       statistics=two)
     assert not plan.steps[0].strategy.oriented_count and "oriented by degree" not in str(plan)
+
+
+def test_a_real_semiring_over_ones_counts_the_same_and_other_values_fall_back():
+    from faq.semirings import REAL
+
+    k = np.array([(i, j) for i in range(5) for j in range(5) if i != j]).T
+    strategy = NamedStrategy("broadcast", oriented_count=True)
+    ones = uses(k[0], k[1], TRIANGLES, np.ones(k.shape[1]))
+    out, note = join_local(strategy, ones, [], REAL, ("a", "b", "c"), Aggregation((), REAL), threads=2)
+    assert note.startswith("in-process triangle count (oriented by degree") and out.values.tolist() == [60.0]
+    halves = uses(k[0], k[1], TRIANGLES, np.full(k.shape[1], 0.5))
+    out, note = join_local(strategy, halves, [], REAL, ("a", "b", "c"), Aggregation((), REAL), threads=2)
+    assert note.startswith("one relation's triangles declined (values other than one)")
+    assert out.values.tolist() == pytest.approx([60 * 0.125])

@@ -462,5 +462,5 @@ if __name__ == "__main__":
 
         print(f"faq: the oriented triangle count compiled ({len(oriented_triangle.warm_up())} kernels)")
     except Exception as error:  # noqa: BLE001 - setup goes on; the first use compiles instead
-        print(f"faq: could not compile the dense-row sums ahead of use ({error})", file=sys.stderr)
+        print(f"faq: could not compile the triangle kernels ahead of use ({error})", file=sys.stderr)
     sys.exit(0)

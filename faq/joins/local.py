@@ -251,7 +251,7 @@ def _generic(relations: Sequence[Table], indicators: Sequence[Table], semiring: 
     products (``sparse``), else the threaded kernel (:func:`~faq.joins.local_generic.generic_local`)."""
     sums_products = ops.add is np.add and ops.mul is np.multiply and not keep and not indicators
     declined = ""
-    if oriented and sums_products and ops.integral and len(relations) == 3:
+    if oriented and sums_products and len(relations) == 3:  # a count: exact in float64 below 2^53 too
         from faq.joins.oriented_triangle import oriented_count
 
         total, note = oriented_count(relations, threads)
