@@ -71,10 +71,11 @@ def test_a_slower_spark_moves_the_regressions_choice_off_spark_sql():
 
 def test_a_calibration_scales_the_as_of_prices_by_their_rates():
     plain = asof_costs.price(1_000_000, 1_000_000, 3, 3)
-    assert asof_costs.cheapest(plain) == "spark-window"
-    slow_window = asof_costs.price(1_000_000, 1_000_000, 3, 3, scales={"spark_scan": 3.0})
-    assert asof_costs.cheapest(slow_window) != "spark-window"
-    assert slow_window["driver"].seconds == plain["driver"].seconds
+    assert asof_costs.cheapest(plain) == "executors"
+    slow_kernel = asof_costs.price(1_000_000, 1_000_000, 3, 3, scales={"in_process": 3.0})
+    assert asof_costs.cheapest(slow_kernel) != "executors"
+    assert slow_kernel["driver"].seconds == plain["driver"].seconds
+    assert slow_kernel["spark-window"].seconds == plain["spark-window"].seconds
     unknown = asof_costs.price(math.inf, 10, 2, 2, scales={"spark_job": 2.0})
     assert all(math.isinf(p.seconds) for p in unknown.values())
 

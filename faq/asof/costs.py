@@ -45,6 +45,19 @@ classic session, warm JVM; 1,000 keys, int64 times, both sides read with
 They are rough (a per-cell rate, not a model of Spark's plan), but they are
 measured, and they order the three ways as the calm run measured them.
 
+The per-partition kernel's constants are newer than the window's: since its
+union crosses into the Python workers as flat columns, not a struct a side
+(:mod:`faq.asof.on_spark`), it is cheaper than the window at every size
+measured.  ``python -m bench.bench_asof_spark --calibrate --repeat 3`` (the
+ways alone, the fastest of three warm runs at 100K and 1M rows a side; load
+about 1.5, ``bench/results/asof_spark_calibration_flat.json``) fitted the
+window at 1.08 s + 2.65e-7 s a cell and the kernel at 0.86 s + 2.05e-7: the
+kernel's constants below are the window's calm ones times those ratios (0.79
+and 0.77).  Interleaved in one process, answers equal, the kernel took 3.16 /
+3.59 s against a plain-Spark window's 3.32 s at 1M × 1M and 27.6 s against
+34.6 s at 10M × 10M (the struct form: 4.25 / 3.61 s at 1M; 37.4 s against
+38.8 s at 10M in an earlier run).
+
 The driver's rate above is that of its first form: both sides collected by
 Spark and the result handed back by ``createDataFrame`` (a local relation,
 whose every later query reads JVM rows one by one).  Two changes made it
@@ -62,9 +75,9 @@ Examples
 --------
 >>> priced = price(1_000_000, 1_000_000, 3, 3, keys=1)
 >>> cheapest(priced)
-'spark-window'
+'executors'
 >>> print(describe(priced, cheapest(priced)))  # doctest: +ELLIPSIS
-spark-window: est ... s; executors (per-partition kernel): est ... s; driver: est ... s (fetch 2M rows); chosen spark-window
+spark-window: est ... s; executors (per-partition kernel): est ... s; driver: est ... s (fetch 2M rows); chosen executors
 """
 
 from __future__ import annotations
@@ -84,8 +97,9 @@ FIXED_SECONDS = {
     # the driver's calm 10k x 10k (0.14 s) plus the window's loaded start-up over the driver (1.28 - 0.63 s)
     # scaled by the driver's calm/loaded ratio (0.14 / 0.63): its plan's codegen, the sort, the window stage
     "spark-window": 0.28,
-    # the same for the per-partition kernel (1.09 - 0.63 s loaded): mapInArrow's Python workers, Arrow batches
-    "executors": 0.23,
+    # the window's times the kernel's ratio to it in one calibration run (0.86 / 1.08 s; module notes):
+    # mapInArrow's Python workers, Arrow batches
+    "executors": 0.22,
     # calm 10k x 10k (0.14 s) less its cells: two collect jobs side by side, the in-process join, createDataFrame
     "driver": 0.13,
 }
@@ -96,7 +110,7 @@ SECONDS_PER_CELL = {
     # (1.68 s x 1.12 - 0.28) / 10M cells: faq's window form (null values carried, ties ordered) took 10-13%
     # more than that plain query (interleaved, 8 warm runs each, load 3-4: medians 5.82 / 5.27 s)
     "spark-window": 1.60e-7,
-    "executors": 2.14e-7,  # (2.37 - 0.23) s / 10M cells
+    "executors": 1.24e-7,  # the window's times 2.05e-7 / 2.65e-7, one calibration run's ratio (module notes)
     "driver": 2.04e-7,  # (2.17 - 0.13) s / 10M cells
 }
 
@@ -199,9 +213,9 @@ def cheapest(priced: dict[str, Priced]) -> str:
     at scale).  At least one way must be allowed.
 
     >>> cheapest(price(5e6, 5e6, 3, 3))
-    'spark-window'
-    >>> cheapest(price(5e6, 5e6, 3, 3, window="a distance of string times", driver="exceeds the fetch budget"))
     'executors'
+    >>> cheapest(price(5e6, 5e6, 3, 3, executors="refused", driver="exceeds the fetch budget"))
+    'spark-window'
     """
     allowed = [w for w in WAYS if not priced[w].refused]
     return min(allowed, key=lambda w: (priced[w].seconds, SECONDS_PER_CELL[w]))
