@@ -72,6 +72,27 @@ def test_asof_join_of_spark_dataframes_equals_pandas(spark, tmp_path, placement)
     pd.testing.assert_frame_equal(got[key + ["px"]], expected[key + ["px"]], check_dtype=False)
 
 
+def test_per_partition_keys_of_two_types_and_timestamps_meet_as_in_process(spark):
+    """The flat union spreads each row by its own side's key: an int key on the left and a bigint on the right
+    (two keys, one null) still meet in one partition; timestamp times and a string value cross as they are."""
+    import datetime as dt
+
+    t = lambda m: dt.datetime(2024, 3, 1, 10, m)  # noqa: E731
+    left = pd.DataFrame({"at": [t(m) for m in (1, 5, 9, 12, 3)], "k": [1, 1, 2, None, 2], "c": ["x", "y", "x", "y", "z"],
+                         "i": range(5)})
+    right = pd.DataFrame({"c": ["x", "y", "x", "y"], "at": [t(m) for m in (0, 4, 8, 2)], "k": [1, 1, 2, 2],
+                          "label": ["p", None, "r", "s"], "j": range(4)})
+    ldf = spark.createDataFrame(left, "at timestamp, k int, c string, i long")
+    rdf = spark.createDataFrame(right, "c string, at timestamp, k bigint, label string, j long")
+    got = asof_on_spark(ldf, rdf, "at", ["k", "c"], partitions=3, right_time="matched_at").collect()
+    expected = asof_tables(pa.Table.from_pandas(left.astype({"k": "Int64"}), preserve_index=False),
+                           pa.Table.from_pandas(right, preserve_index=False), on="at", by=["k", "c"],
+                           right_time="matched_at")
+    assert _pairs(r.asDict() for r in got) == _pairs(expected.to_pylist()) == {0: 0, 1: 1, 2: 2, 3: None, 4: None}
+    labels = {r["i"]: (r["label"], r["matched_at"]) for r in got}
+    assert labels[0] == ("p", t(0)) and labels[1] == (None, t(4)) and labels[2] == ("r", t(8))
+
+
 def test_a_small_pair_of_spark_frames_is_joined_on_the_driver(spark):
     trades = spark.createDataFrame([(1, "a", 5), (4, "a", 7)], "time long, sym string, qty long")
     quotes = pd.DataFrame({"time": [0, 3], "sym": ["a", "a"], "px": [1.0, 2.0]})  # a pandas side beside Spark

@@ -17,6 +17,13 @@ crosses slower than plain ones.  An empty task over the union of 1M × 1M
 rows (3 columns a side, ``local[2]``, scratch, three warm runs): 4.6-5.2 s
 with a struct a side, 3.0-3.4 s flat; the shuffle alone 0.8-1.1 s flat.
 
+A limit, plainly: a task holds its partition whole in the Python worker
+(both sides' rows of its keys, then the joined rows), so a key holding most
+of the rows makes one task hold most of the join, where Spark's window sorts
+it spilling to disk.  The price (:mod:`faq.asof.costs`) does not know how
+the keys are skewed: for such data, refuse this way by asking for Spark's
+window (:func:`faq.asof.spark_window.asof_window`) directly.
+
 Spark's own way, :func:`faq.asof.spark_window.asof_window` (a sort and a
 running ``last``/``first`` window), does every direction but ``nearest``
 without exact matches, and tolerance for numeric, date and timestamp times;
