@@ -94,8 +94,8 @@ def asof_on_spark(
     schema = StructType(out)
 
     sides = _FlatSides(list(left.columns), list(right.columns))
-    union = left.select(F.lit(0).alias(_SIDE), *sides.left_as_flat(), *sides.nulls(right_fields, "right")) \
-        .unionByName(right.select(F.lit(1).alias(_SIDE), *sides.nulls(left_fields, "left"), *sides.right_as_flat()))
+    union = left.select(F.lit(0).alias(_SIDE), *sides.flat("left"), *sides.nulls(right_fields, "right")) \
+        .unionByName(right.select(F.lit(1).alias(_SIDE), *sides.nulls(left_fields, "left"), *sides.flat("right")))
     if keys:
         # The key of each row's own side (the other side's is null there): a key's rows meet in one partition.
         spread_by = [F.coalesce(F.col(sides.left_name(k)), F.col(sides.right_name(k))) for k in keys]
@@ -125,21 +125,21 @@ class _FlatSides(NamedTuple):
     def right_name(self, column: str) -> str:
         return f"__faq_asof_r{self.right.index(column)}"
 
-    def left_as_flat(self) -> list:
+    def _of(self, side: str) -> tuple[list[str], Any]:
+        return (self.left, self.left_name) if side == "left" else (self.right, self.right_name)
+
+    def flat(self, side: str) -> list:
+        """``side``'s columns under their places' names (on its own rows)."""
         from pyspark.sql import functions as F
 
-        return [F.col(sql_name(c)).alias(self.left_name(c)) for c in self.left]
-
-    def right_as_flat(self) -> list:
-        from pyspark.sql import functions as F
-
-        return [F.col(sql_name(c)).alias(self.right_name(c)) for c in self.right]
+        names, name_of = self._of(side)
+        return [F.col(sql_name(c)).alias(name_of(c)) for c in names]
 
     def nulls(self, fields: dict, side: str) -> list:
         """``side``'s columns as typed nulls (on the other side's rows)."""
         from pyspark.sql import functions as F
 
-        names, name_of = (self.left, self.left_name) if side == "left" else (self.right, self.right_name)
+        names, name_of = self._of(side)
         return [F.lit(None).cast(fields[c].dataType).alias(name_of(c)) for c in names]
 
     def split(self, table: Any) -> tuple[Any, Any]:
