@@ -76,7 +76,7 @@ from faq.graphs.truss_repair import (
     unlink,
 )
 
-__all__ = ["TrussIndex", "BatchReport", "warm_up"]
+__all__ = ["TrussIndex", "DecomposedEdges", "BatchReport", "warm_up"]
 
 # A neighbour list gets this much room over its length when built (and a moved list twice its length + 4).
 SLACK = 0.25
@@ -322,6 +322,78 @@ class TrussIndex:
         old = self.live_ids()
         self._build(self.E[EU, old].copy(), self.E[EV, old].copy(), self.E[X, old].copy(), self.n)
         return old
+
+
+class DecomposedEdges:
+    """A decomposition's edges and levels as plain arrays in pair order: :class:`TrussIndex`'s reading
+    side, without the neighbour lists a repair needs (:meth:`indexed` builds them).
+
+    A batch that is recomputed reads only this much of the old state -- which edges the batch names,
+    every live edge with its level -- and leaves a new decomposition, so holding that as these arrays
+    spares building lists no repair may read (between two tries of the repair, every batch is
+    recomputed: :mod:`faq.graphs.maintained_truss`).  Edge ``i`` is the ``i``-th pair in
+    ``(low code, high code)`` order; :meth:`indexed` keeps those ids.
+
+    >>> edges = DecomposedEdges(np.array([0, 0, 1]), np.array([1, 2, 2]), np.array([1, 1, 1]), 3)
+    >>> edges.lookup(np.array([2, 0, 0]), np.array([1, 2, 3])).tolist()    # 2-1 is edge 2; 0-3 is absent
+    [2, 1, -1]
+    >>> index = edges.indexed()
+    >>> index.lookup(np.array([2]), np.array([1])).tolist(), index.levels_of(np.arange(3)).tolist()
+    ([2], [1, 1, 1])
+    """
+
+    def __init__(self, u: np.ndarray, v: np.ndarray, levels: np.ndarray, nodes: int) -> None:
+        u, v = np.asarray(u, np.int64), np.asarray(v, np.int64)
+        self.eu, self.ev = np.minimum(u, v), np.maximum(u, v)
+        self.x = np.asarray(levels, np.int64)
+        self.n = max(int(nodes), 1)
+        self.keys = self.eu * np.int64(self.n) + self.ev
+        if len(self.keys) > 1 and not bool(np.all(self.keys[1:] > self.keys[:-1])):
+            order = np.argsort(self.keys, kind="stable")  # (a decomposition's output comes in order)
+            self.eu, self.ev, self.x, self.keys = self.eu[order], self.ev[order], self.x[order], self.keys[order]
+        self.m = self.live = len(self.keys)
+        self.alive = np.ones(self.m, dtype=bool)
+        self._work: Optional[int] = None
+
+    @property
+    def recompute_work(self) -> int:
+        """:func:`decomposition_work` of these edges (found when first asked: a batch recomputed asks not)."""
+        if self._work is None:
+            degree = np.bincount(np.concatenate([self.eu, self.ev]), minlength=self.n)
+            self._work = decomposition_work(degree[self.eu], degree[self.ev])
+        return self._work
+
+    def lookup(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """The ids of the edges ``a[i]-b[i]`` (codes), -1 where absent."""
+        a, b = np.asarray(a, np.int64), np.asarray(b, np.int64)
+        low, high = np.minimum(a, b), np.maximum(a, b)
+        out = np.full(len(a), -1, dtype=np.int64)
+        known = high < self.n  # a code past the decomposition's nodes is in none of its edges
+        if self.m and known.any():
+            keys = low[known] * np.int64(self.n) + high[known]
+            at = np.minimum(np.searchsorted(self.keys, keys), self.m - 1)
+            out[known] = np.where(self.keys[at] == keys, at, -1)
+        return out
+
+    def levels_of(self, ids: np.ndarray) -> np.ndarray:
+        """The levels of edges ``ids``."""
+        return self.x[np.asarray(ids, np.int64)]
+
+    def live_ids(self) -> np.ndarray:
+        """Every edge id, ascending (none is dead)."""
+        return np.arange(self.m, dtype=np.int64)
+
+    @property
+    def nbytes(self) -> int:
+        return int(sum(a.nbytes for a in (self.eu, self.ev, self.x, self.keys, self.alive)))
+
+    def wasteful(self) -> bool:
+        """Never (no list holds dead edges or moved room)."""
+        return False
+
+    def indexed(self) -> TrussIndex:
+        """The :class:`TrussIndex` of these edges and levels, edge ids kept (for a repair)."""
+        return TrussIndex(self.eu, self.ev, self.x, self.n)
 
 
 def decomposition_work(du: np.ndarray, dv: np.ndarray) -> int:
