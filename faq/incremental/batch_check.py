@@ -220,13 +220,8 @@ def arrow_table(rows: Sequence[Sequence[Any]], columns: Sequence[str], *, relati
     """
     import pyarrow as pa
 
-    width = len(columns)
-    if rows and all(len(r) == width for r in rows):  # rows of the table's width: transposed at C speed
-        listed = list(zip(*rows))
-    else:
-        listed = [[r[i] if len(r) > i else None for r in rows] for i in range(width)]
-    return pa.table({name: arrow_column(list(values), name, relation=relation, target=target)
-                     for values, name in zip(listed, columns)})
+    return pa.table({name: arrow_column([r[i] if len(r) > i else None for r in rows], name, relation=relation,
+                                        target=target) for i, name in enumerate(columns)})
 
 
 def arrow_column(values: Any, name: str, *, relation: str, target: str) -> "pa.Array":
