@@ -161,6 +161,31 @@ def test_after_a_fallback_batches_as_large_are_recomputed_at_once_and_the_repair
     assert "recomputed at once" in str(maintained.explain())
 
 
+def test_a_batch_whose_repair_is_estimated_dear_is_recomputed_without_trying():
+    """Half of 1,000 changes deleting ca-GrQc's edges and half bringing held-out ones back (the benchmark's
+    churn, whose repair reads ~7x a decomposition's work) is recomputed at once; a batch of two
+    uniformly drawn pairs is repaired; both equal a decomposition of the edges they leave."""
+    from faq.graphs.truss import undirected_edges
+
+    src, dst = undirected_edges(str(DATA / "ca-GrQc.txt"))
+    rng = np.random.default_rng(3)
+    held = rng.random(len(src)) < 0.10
+    present = sorted(zip(src[~held].tolist(), dst[~held].tolist()))
+    maintained = MaintainedTruss(list(present))
+    deletes = [present[i] for i in rng.choice(len(present), 500, replace=False)]
+    inserts = list(zip(src[held].tolist(), dst[held].tolist()))[:500]
+    churn = maintained.apply([(a, b, -1) for a, b in deletes] + [(a, b, 1) for a, b in inserts])
+    assert not churn.info["repair_tried"] and churn.info["recomputed"], churn.info
+    edges = (set(present) - set(deletes)) | set(inserts)
+    assert rows_of(maintained.table()) == rows_of(truss_decomposition(sorted(edges)).table())
+    nodes = np.unique(np.concatenate([src, dst]))
+    pairs = [(int(a), int(b)) for a, b in rng.choice(nodes, (40, 2)) if a != b and (min(a, b), max(a, b)) not in edges]
+    small = maintained.apply([(a, b, 1) for a, b in pairs[:2]])
+    assert small.info["repair_tried"] and not small.info["recomputed"], small.info
+    edges |= {(min(a, b), max(a, b)) for a, b in pairs[:2]}
+    assert rows_of(maintained.table()) == rows_of(truss_decomposition(sorted(edges)).table())
+
+
 def test_the_command_keeps_the_trussness_through_batch_files_and_resumes_from_its_state(tmp_path):
     import json
     import subprocess

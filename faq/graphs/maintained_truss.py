@@ -32,7 +32,11 @@ a decomposition's time), or whose repair has taken
 :attr:`MaintainedTruss.time_limit` (the last decomposition's seconds), is
 taken back and the trussness is recomputed from scratch on the new edges
 instead, with the same change reported (``info["recomputed"]``), so a
-batch costs at most about two decompositions.  After a batch fell back,
+batch costs at most about two decompositions.  Before any of that, a batch whose repair is
+guessed from its pairs' degrees to cost more than a decomposition
+(:func:`~faq.graphs.truss_index.repair_estimate` above :data:`ESTIMATE_FRACTION` of a
+decomposition's work) is recomputed without trying (``info["estimate"]``; not with an explicit
+``work_limit``, which alone decides then).  After a batch fell back,
 batches at least as large go straight to recomputing (one decomposition),
 and every eighth tries the repair again (``info["repair_tried"]``).
 Batches that are a large part of a small graph, and insertions that close
@@ -109,6 +113,13 @@ MIN_SECONDS = 0.02  # below this, timer noise (a first call loading compiled cod
 # After a batch fell back, batches at least as large are recomputed at once; every this many the repair
 # is tried again.
 RETRY_EVERY = 8
+# A batch whose repair estimate (faq.graphs.truss_index.repair_estimate) passes this fraction of a
+# decomposition's work is recomputed without trying the repair.  On the SNAP graphs of
+# bench/bench_truss_maintained.py (1,000-edge batches, the repair let run to the end) the batches whose
+# repair read more than a quarter of a decomposition's work estimated 0.028-0.25 of it; those whose
+# repair paid (p2p-Gnutella31, Email-Enron's uniform insertions) 0.003-0.020.
+ESTIMATE_FRACTION = 0.025
+MIN_ESTIMATE = 10_000  # below this a repair costs well under a millisecond: tried whatever the graph's size
 
 
 def effective_pairs(src: np.ndarray, dst: np.ndarray, diff: np.ndarray,
@@ -292,7 +303,9 @@ class MaintainedTruss(Maintained, Owner):
                 f"{self.index.recompute_work:,})")
         if self.time_limit is not None:
             line += f" or takes {self.time_limit:.3f} s (the last decomposition's time)"
-        line += " is undone and the batch recomputed"
+        line += (" is undone and the batch recomputed; one whose repair is estimated (from its pairs' degrees) "
+                 f"above {ESTIMATE_FRACTION:g} of a decomposition's reads is recomputed without trying"
+                 if self._work_limit is None else " is undone and the batch recomputed")
         if self._fell_back_at is not None:
             line += (f"; batches of {self._fell_back_at:,} changes or more are recomputed at once (one fell back), "
                      f"the repair tried again every {RETRY_EVERY}")
@@ -349,7 +362,12 @@ class MaintainedTruss(Maintained, Owner):
         index = self.index
         size = len(deletes) + len(adding)
         tried = self._fell_back_at is None or size < self._fell_back_at or self._skipped >= RETRY_EVERY
-        from faq.graphs.truss_index import DecomposedEdges
+        from faq.graphs.truss_index import DecomposedEdges, repair_estimate
+
+        estimate = repair_estimate(index.degrees(np.concatenate([index.eu[deletes], ins_a])),
+                                   index.degrees(np.concatenate([index.ev[deletes], ins_b])))
+        if self._work_limit is None and estimate > max(MIN_ESTIMATE, ESTIMATE_FRACTION * index.recompute_work):
+            tried = False  # decided before starting: the repair would cost more than a decomposition
 
         if tried and isinstance(index, DecomposedEdges):  # a repair reads the lists (edge ids kept)
             index = self.index = index.indexed()
@@ -367,7 +385,7 @@ class MaintainedTruss(Maintained, Owner):
             info = {"inserted": len(adding), "deleted": len(deletes), "changed": changed,
                     "examined": report.examined if report else 0, "work": report.work if report else 0,
                     "settled": report.settled if report else 0,
-                    "recomputed": recomputed, "repair_tried": tried}
+                    "recomputed": recomputed, "repair_tried": tried, "estimate": estimate}
             change.info.update(info)
             change.seconds = time.perf_counter() - started
             delta = (np.concatenate([low[adding], self.domain.decode(index.eu[deletes])]),
