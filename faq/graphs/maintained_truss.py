@@ -43,10 +43,10 @@ Batches that are a large part of a small graph, and insertions that close
 many triangles among hubs (a social or e-mail graph's edges coming back),
 can need this fallback.  ``explain()`` says what the last batch did.
 
-Between repairs the state is the decomposition's edges and levels as plain arrays in pair order
-(:class:`~faq.graphs.truss_index.DecomposedEdges`): a batch recomputed reads only those, and merges
-its insertions into them without a sort, so the neighbour lists a repair needs are built only when a
-batch tries one.  Building them for every recomputed batch made such a batch cost 1.25-2x a
+After a recomputed batch the state is the decomposition's edges and levels as plain arrays in pair
+order (:class:`~faq.graphs.truss_index.DecomposedEdges`): a batch recomputed reads only those, and
+merges its insertions into them without a sort, so the neighbour lists a repair needs are built only
+when a later batch tries one (a new or reopened truss builds them at once).  Building them for every recomputed batch made such a batch cost 1.25-2x a
 decomposition from scratch (``bench/bench_truss_maintained.py`` under churn: ca-GrQc 27 ms against
 13 ms, wiki-Vote 0.33 s against 0.27 s); without them, 0.6-1.0x (the rest is the batch's own reading
 and its change rows, a few ms, which a small graph's decomposition does not hide).
@@ -207,15 +207,16 @@ class MaintainedTruss(Maintained, Owner):
             self._attach(path)
 
     def _hold(self, result: "TrussResult") -> None:
-        """Hold the decomposition ``result`` (node codes from a fresh domain; the repair's lists are built
-        when a batch first tries a repair)."""
+        """Hold the decomposition ``result`` (node codes from a fresh domain) with the repair's lists built
+        now, as a repaired batch reads them: built in the first batch instead, they made it ten times the
+        next ones (p2p-Gnutella31: 83-110 ms against 9 ms)."""
         from faq.graphs.truss_index import DecomposedEdges
         from faq.incremental.domain import KeyDomain
 
         nodes = np.unique(np.concatenate([result.src, result.dst]))
         self.domain = KeyDomain(nodes)
         u, v = np.searchsorted(nodes, result.src), np.searchsorted(nodes, result.dst)
-        self.index = DecomposedEdges(u, v, result.trussness - 2, len(nodes))
+        self.index = DecomposedEdges(u, v, result.trussness - 2, len(nodes)).indexed()
 
     def _versions(self) -> Versions:
         return self.record
