@@ -46,10 +46,11 @@ can need this fallback.  ``explain()`` says what the last batch did.
 After a recomputed batch the state is the decomposition's edges and levels as plain arrays in pair
 order (:class:`~faq.graphs.truss_index.DecomposedEdges`): a batch recomputed reads only those, and
 merges its insertions into them without a sort, so the neighbour lists a repair needs are built only
-when a later batch tries one (a new or reopened truss builds them at once).  Building them for every recomputed batch made such a batch cost 1.25-2x a
-decomposition from scratch (``bench/bench_truss_maintained.py`` under churn: ca-GrQc 27 ms against
-13 ms, wiki-Vote 0.33 s against 0.27 s); without them, 0.6-1.0x (the rest is the batch's own reading
-and its change rows, a few ms, which a small graph's decomposition does not hide).
+when a later batch tries one (a new or reopened truss builds them at once).  Building them for every
+recomputed batch made such a batch cost 1.25-2x a decomposition from scratch
+(``bench/bench_truss_maintained.py`` under churn: ca-GrQc 27 ms against 13 ms, wiki-Vote 0.33 s
+against 0.27 s).  It still costs more than one: 0.5-0.9x its time, the rest being the batch's own
+reading, node codes and change rows (a few ms on ca-GrQc, 30-50 ms on Email-Enron).
 
 Known limit: an insertion raises and settles every edge its search cannot
 rule out; the order-based maintenance of Zhang and Yu (SIGMOD 2019) keeps
