@@ -202,16 +202,23 @@ def fresh(specs: list[str]) -> dict[str, dict]:
     return figures
 
 
+def truss_graph_path(graph: str) -> Path:
+    """The file of tests/data named ``graph`` (its name before the first dot); an unknown name ends the run
+    with the names there are."""
+    path = next((p for p in sorted(TEST_DATA.iterdir()) if p.name.split(".")[0] == graph), None)
+    if path is None:
+        known = sorted({p.name.split(".")[0] for p in TEST_DATA.iterdir() if ".txt" in p.name})
+        raise SystemExit(f"--truss-graphs: no graph {graph!r} in {TEST_DATA} (there are: {', '.join(known)})")
+    return path
+
+
 def truss(graphs: list[str], batches: int) -> dict[str, dict]:
     """Uniform 1,000-edge batches on a maintained truss, each exact against a timed decomposition."""
     from bench.bench_truss_maintained import one
 
     figures = {}
     for graph in graphs:
-        path = next((p for p in sorted(TEST_DATA.iterdir()) if p.name.split(".")[0] == graph), None)
-        if path is None:  # a name as the files are called, not a file name: say which exist
-            known = sorted({p.name.split(".")[0] for p in TEST_DATA.iterdir() if ".txt" in p.name})
-            raise SystemExit(f"--truss-graphs: no graph {graph!r} in {TEST_DATA} (there are: {', '.join(known)})")
+        path = truss_graph_path(graph)
         entry = one(path, "uniform", batches, 1000)
         figures[f"truss_{graph}_batch_median_seconds"] = {
             "value": entry["batch_seconds"]["median"], "p99": entry["batch_seconds"]["p99"],
@@ -289,10 +296,7 @@ def same_run(figures: dict[str, dict], args) -> None:
     # time compiling falls back, and the kernels it did not reach compile in the next run: the whole step
     steps = {"asof_batch_median_seconds": ("asof", [5_000_000, args.seed, args.asof_batches], [100_000, args.seed, 2])}
     for graph in args.truss_graphs:
-        path = next((p for p in sorted(TEST_DATA.iterdir()) if p.name.split(".")[0] == graph), None)
-        if path is None:  # a name as the files are called, not a file name: say which exist
-            known = sorted({p.name.split(".")[0] for p in TEST_DATA.iterdir() if ".txt" in p.name})
-            raise SystemExit(f"--truss-graphs: no graph {graph!r} in {TEST_DATA} (there are: {', '.join(known)})")
+        path = truss_graph_path(graph)
         steps[f"truss_{graph}_batch_median_seconds"] = ("truss", [path, args.truss_batches], [path, args.truss_batches])
     for name, (step, arguments, warm) in steps.items():
         commit = dig(committed(REFERENCES[name][0]), ("commit",))
