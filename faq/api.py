@@ -528,7 +528,7 @@ def paths(edges: "GraphLike", source: int, *, semiring: SemiringLike = "min_plus
 
 def _tuple_weighted(edges: Any, weight: Optional[str], semiring: SemiringLike) -> Optional["Factor"]:
     """The edges as a Factor whose values are ``semiring``'s tuples (one array of numbers a row, in column
-    ``weight``) when ``semiring`` has such values and the edges are a Spark DataFrame or rows of
+    ``weight``) when ``semiring`` has such values and the edges are a Spark, pandas or Arrow table or rows of
     ``(src, dst, tuple)``; else None (:func:`faq.graphs.edges.edge_factor` reads scalar weights)."""
     from faq.semirings import get_semiring
 
@@ -537,16 +537,20 @@ def _tuple_weighted(edges: Any, weight: Optional[str], semiring: SemiringLike) -
         return None
     from faq.factor import Factor, factor_of
     from faq.graphs.edges import DST, EDGE, SRC
-    from faq.spark import is_dataframe
+    from faq.input_kinds import ARROW, PANDAS, ROWS, SPARK, arrow_table, input_kind
 
-    if isinstance(edges, (list, tuple)):
+    kind = input_kind(edges)
+    if kind == ROWS:
         return factor_of(edges, [SRC, DST], ring, name=EDGE)
-    if type(edges).__module__.startswith("pandas") and weight in getattr(edges, "columns", ()):
+    if kind in (PANDAS, ARROW):
+        edges = edges if kind == PANDAS else arrow_table(edges, "the edges").to_pandas()
+        if weight not in edges.columns:
+            return None
         from faq.inputs import tuple_rows_factor
 
         _check_ends([str(c) for c in edges.columns], "the edges table")
         return tuple_rows_factor(edges, [SRC, DST], weight, ring, EDGE)
-    if not is_dataframe(edges) or weight not in edges.columns:
+    if kind != SPARK or weight not in edges.columns:
         return None
     from faq.graphs.edges import integral_ids
 

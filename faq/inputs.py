@@ -6,7 +6,9 @@ user has at hand, the same everywhere:
 * a **factor** (an argument of :func:`faq.query`, :func:`faq.plan`,
   :func:`faq.explain`, :func:`faq.maintain`) is a :class:`~faq.factor.Factor`;
   a Spark or pandas DataFrame or an Arrow table whose columns are the
-  variables, and whose column named ``value`` (if any) holds the values
+  variables (or any table exporting an Arrow stream, e.g. a polars
+  DataFrame: :mod:`faq.input_kinds` tells the kinds apart, once, for every
+  job), and whose column named ``value`` (if any) holds the values
   (without one every row counts one); rows of Python tuples (keys only,
   each row counting one); or a path read by :func:`faq.io.read_factor`
   (``.csv``, ``.parquet``, ``.mtx``, edge lists).  Factors come as keyword
@@ -87,19 +89,21 @@ def as_factor(value: FactorLike, name: str = "factor", semiring: SemiringLike = 
     'counting'
     """
     from faq.factor import Factor
+    from faq.input_kinds import ARROW, PATH, ROWS, arrow_table, input_kind, is_pandas
 
     if isinstance(value, Factor):
         return value if semiring is None else value.with_semiring(semiring)
-    if isinstance(value, (str, os.PathLike)):
+    kind = input_kind(value)
+    if kind == PATH:
         from faq.io import read_factor
 
         extra = {} if semiring is None else {"semiring": semiring}
         return read_factor(value, name=name, **extra)
-    if isinstance(value, (list, tuple)):
+    if kind == ROWS:
         value = _rows_table(value, name)
-    elif type(value).__module__.split(".")[0] == "pyarrow" and type(value).__name__ == "Table":
-        value = value.to_pandas()
-    if type(value).__module__.startswith("pandas") and type(value).__name__ == "DataFrame":
+    elif kind == ARROW:
+        value = arrow_table(value, f"factor {name!r}").to_pandas()
+    if is_pandas(value):
         # A table on the driver already: it stays held there (steps over it run in-process).
         from faq.io.convert import from_pandas
 
@@ -169,15 +173,18 @@ def matrix_factor(value: FactorLike, k: int) -> "Factor":
     ('i', 'j')
     """
     from faq.factor import Factor
+    from faq.input_kinds import ARROW, PANDAS, PATH, ROWS, arrow_table, input_kind
 
-    if isinstance(value, (Factor, str, os.PathLike)):
+    kind = input_kind(value)
+    if isinstance(value, Factor) or kind == PATH:
         return as_factor(value, f"M{k}")
-    if isinstance(value, (list, tuple)):
+    if kind == ROWS:
         raise FAQTypeError(error_class="INPUT_TYPE", what=f"matrix {k}", expected="a table of row index, column "
                            "index and value, a Factor or a Matrix Market path", found="rows of tuples",
                            argument=f"matrix {k}")
-    if type(value).__module__.split(".")[0] in ("pandas", "pyarrow"):
-        columns = [str(c) for c in (value.columns if hasattr(value, "columns") else value.column_names)]
+    if kind in (PANDAS, ARROW):
+        value = value if kind == PANDAS else arrow_table(value, f"matrix {k}")
+        columns = [str(c) for c in (value.columns if kind == PANDAS else value.column_names)]
     else:
         value = spark_dataframe(value, f"matrix {k}")
         columns = list(value.columns)
@@ -214,7 +221,7 @@ def spark_dataframe(value: Any, what: str) -> "DataFrame":
     if is_dataframe(value):
         return value
     raise FAQTypeError(error_class="INPUT_TYPE", what=what, expected="a Spark or pandas DataFrame, an Arrow "
-                       "table, rows of tuples, a Factor or a path", found=type(value).__name__, argument=what)
+                       "table (or a table exporting an Arrow stream, e.g. polars), rows of tuples, a Factor or a path", found=type(value).__name__, argument=what)
 
 
 def _rows_table(rows: Any, name: str) -> Any:

@@ -35,7 +35,6 @@ Examples
 from __future__ import annotations
 
 import math
-import os
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Optional
@@ -258,9 +257,11 @@ def run_way(way: str, left: Any, right: Any, options: dict, rows: Optional[dict[
 
 
 def _kind(data: Any) -> str:
-    import pyarrow as pa
+    """The kind of table the answer is given as: Arrow for Arrow (any Arrow stream's), pandas for the rest."""
+    from faq.input_kinds import ARROW, PATH, input_kind
 
-    return "arrow" if isinstance(data, pa.Table) else "path" if isinstance(data, (str, os.PathLike)) else "pandas"
+    kind = input_kind(data)
+    return "arrow" if kind == ARROW else "path" if kind == PATH else "pandas"
 
 
 def _as_spark(data: Any, spark: Any) -> Any:

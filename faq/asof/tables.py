@@ -399,15 +399,16 @@ def read_table(data: Any) -> Any:
     import pyarrow as pa
 
     from faq.errors import FAQTypeError
-    from faq.spark import is_dataframe
+    from faq.input_kinds import ARROW, PANDAS, PATH, SPARK, arrow_table, input_kind
 
-    if isinstance(data, pa.Table):
-        table = data
-    elif is_dataframe(data):
+    kind = input_kind(data)
+    if kind == ARROW:  # an Arrow table, or another table's Arrow stream (polars, ...)
+        table = arrow_table(data, "an as-of input")
+    elif kind == SPARK:
         table = data.toArrow()
-    elif isinstance(data, (str, os.PathLike)):
+    elif kind == PATH:
         table = _read_path(os.fspath(data))
-    elif isinstance(data, dict) or type(data).__name__ == "DataFrame":
+    elif isinstance(data, dict) or kind == PANDAS:
         names = list(map(str, data.keys() if isinstance(data, dict) else data.columns))
         _check_distinct(names, "the columns of an as-of input")
         try:
@@ -417,7 +418,8 @@ def read_table(data: Any) -> Any:
                                "each", found=" ".join(map(str, exc.args))) from None
     else:
         raise InvalidArgumentError(argument="left/right", value=type(data).__name__,
-                                   reason="expected a pandas DataFrame, an Arrow table, a Spark DataFrame or a path")
+                                   reason="expected a pandas DataFrame, an Arrow table (or a table exporting an "
+                                   "Arrow stream, e.g. polars), a Spark DataFrame or a path")
     _check_distinct(table.column_names, "the columns of an as-of input")
     return table
 

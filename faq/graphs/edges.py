@@ -53,7 +53,8 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
     Parameters
     ----------
     edges : DataFrame (Spark or pandas), Arrow table, GraphFrame-like, Factor, path or rows
-        Rows are tuples ``(src, dst)`` or ``(src, dst, weight)``.
+        Rows are tuples ``(src, dst)`` or ``(src, dst, weight)``.  Any table exporting an
+        Arrow stream (a polars DataFrame, ...) is read as an Arrow table (:mod:`faq.input_kinds`).
     weight : str, optional
         A DataFrame's column holding each edge's weight: it becomes the
         factor's value (``real``).  Without it every edge counts one; so
@@ -86,11 +87,14 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
     >>> f.variables, f.semiring.name
     (('src', 'dst'), 'real')
     """
+    from faq.input_kinds import PATH, ROWS, input_kind
+
     if isinstance(edges, Factor):
         if len(edges.variables) != 2:
             raise ArityMismatchError(factor=edges.name, expected=2, found=len(edges.variables))
         return edges
-    if isinstance(edges, (str, os.PathLike)):
+    kind = input_kind(edges)
+    if kind == PATH:
         from faq.io.local_edges import parquet_edge_table
 
         table = parquet_edge_table(os.fspath(edges))  # a Parquet file (by extension or magic bytes), else None
@@ -99,7 +103,7 @@ def edge_factor(edges: GraphLike, weight: Optional[str] = None, spark=None) -> F
 
             return read_edge_list(edges, spark=spark)
         edges = table
-    if isinstance(edges, (list, tuple)):
+    elif kind == ROWS:
         edges = _tuples_table(edges, weight)
     held = _held_edges(edges, weight, spark)
     if held is not None:
@@ -171,8 +175,9 @@ def _check_weight_named(weight: Optional[str], columns: Any, source: str) -> Non
 
 
 def _held_edges(edges: Any, weight: Optional[str], spark: Any) -> Optional[Factor]:
-    """Edges given as a pandas DataFrame or an Arrow table (``src``, ``dst``, optional weight): held on the
-    driver, where the graph jobs clean and count them without Spark (None for anything else).
+    """Edges given as a pandas DataFrame or an Arrow table (or another Arrow stream's table: polars, ...)
+    (``src``, ``dst``, optional weight): held on the driver, where the graph jobs clean and count them without
+    Spark (None for anything else).
 
     >>> import pandas as pd
     >>> f = edge_factor(pd.DataFrame({"src": [1, 2], "dst": [2, 3]}))
@@ -180,15 +185,16 @@ def _held_edges(edges: Any, weight: Optional[str], spark: Any) -> Optional[Facto
     (('src', 'dst'), 'counting', [(1, 2, 1), (2, 3, 1)])
     """
     from faq.checks import node_ids, number_weights
+    from faq.input_kinds import held_table, is_pandas
 
-    kind = type(edges).__module__.split(".")[0]
-    if not ((kind == "pandas" and type(edges).__name__ == "DataFrame") or (kind == "pyarrow" and
-                                                                          type(edges).__name__ == "Table")):
+    edges = held_table(edges, "edges")
+    if edges is None:
         return None
     from faq.relation import Relation
     from faq.semirings import get_semiring
 
-    names = [str(c) for c in (edges.columns if kind == "pandas" else edges.column_names)]
+    pandas = is_pandas(edges)
+    names = [str(c) for c in (edges.columns if pandas else edges.column_names)]
     for column in (SRC, DST):
         if column not in names:
             raise MissingColumnError(column=column, available=names, source="the edges table")
@@ -198,7 +204,7 @@ def _held_edges(edges: Any, weight: Optional[str], spark: Any) -> Optional[Facto
                            found=names)
 
     def array(column: str) -> Any:
-        return edges[column] if kind == "pandas" else edges.column(column)
+        return edges[column] if pandas else edges.column(column)
 
     columns = {SRC: node_ids(array(SRC), "the edges table", SRC), DST: node_ids(array(DST), "the edges table", DST)}
     if weight is not None and weight in names:
@@ -223,7 +229,8 @@ def _edges_dataframe(edges: Any) -> "DataFrame":
         return inner
     raise FAQTypeError(
         error_class="INPUT_TYPE", what="edges",
-        expected="a Spark or pandas DataFrame or an Arrow table with src and dst columns, an object with such "
+        expected="a Spark or pandas DataFrame or an Arrow table (or a table exporting an Arrow stream, e.g. "
+        "polars) with src and dst columns, an object with such "
         ".edges (a GraphFrame), a two-variable Factor, an edge-list path or rows of (src, dst[, weight])",
         found=type(edges).__name__,
     )
@@ -288,15 +295,16 @@ def prepared_graph(edges: GraphLike, directed: bool, spark=None) -> Factor:
     >>> sorted(map(tuple, prepared_graph(path, directed=True).df.collect()))
     [(1, 2, 1), (2, 1, 1), (2, 3, 1)]
     """
-    if isinstance(edges, (str, os.PathLike)):
+    from faq.input_kinds import PATH, SPARK, input_kind
+
+    kind = input_kind(edges)
+    if kind == PATH:
         from faq.io.local_edges import read_edge_arrays
 
         arrays = read_edge_arrays(os.fspath(edges))
         if arrays is not None:
             return _prepared_on_driver(arrays, directed, spark)
-    from faq.spark import is_dataframe
-
-    if is_dataframe(edges) and SRC in edges.columns and DST in edges.columns:
+    elif kind == SPARK and SRC in edges.columns and DST in edges.columns:
         # The user's own frame fetched as it is (a bare Parquet scan is read by pyarrow): no factor
         # built around it in Spark first, which costs calls to Spark and no rows.
         spark = edges.sparkSession

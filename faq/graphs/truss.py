@@ -194,11 +194,14 @@ def _edge_arrays(edges: Any) -> tuple[np.ndarray, np.ndarray]:
     (no Spark), anything else through :func:`faq.graphs.edges.edge_factor` (collected within the fetch budget)."""
     import os
 
-    if isinstance(edges, (list, tuple)):
+    from faq.input_kinds import PATH, ROWS, input_kind
+
+    kind = input_kind(edges)
+    if kind == ROWS:
         from faq.checks import pair_ids
 
         return pair_ids(edges, "truss edges")
-    if isinstance(edges, (str, os.PathLike)):
+    if kind == PATH:
         from faq.io.local_edges import read_edge_arrays
 
         arrays = read_edge_arrays(os.fspath(edges))  # None: not a local file Spark-free reading takes
@@ -220,16 +223,14 @@ def _edge_arrays(edges: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _frame_columns(edges: Any) -> Optional[tuple[np.ndarray, np.ndarray]]:
-    """A pandas frame's or an Arrow table's ``src`` and ``dst`` (checked: :func:`faq.checks.node_ids`), else None."""
-    import pyarrow as pa
+    """A pandas frame's or an Arrow table's (any Arrow stream's: :mod:`faq.input_kinds`) ``src`` and ``dst``
+    (checked: :func:`faq.checks.node_ids`), else None."""
+    from faq.input_kinds import held_table, is_pandas
 
-    if not isinstance(edges, pa.Table):
-        try:
-            import pandas as pd
-        except ImportError:  # pragma: no cover - pandas is a dependency
-            return None
-        if not isinstance(edges, pd.DataFrame):
-            return None
+    edges = held_table(edges, "edges")
+    if edges is None:
+        return None
+    if is_pandas(edges):
         return _checked_columns(edges, list(map(str, edges.columns)), edges.__getitem__)
     return _checked_columns(edges, edges.column_names, edges.column)
 

@@ -328,7 +328,8 @@ def _arrow_types(table: "pa.Table", columns: Sequence[str]) -> dict[str, str]:
 
 def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data", relation: Optional[str] = None,
              target: str = "a maintained state") -> "pa.Table":
-    """Rows given as a Spark DataFrame, a Factor, pandas, an Arrow table or tuples, as an Arrow table.
+    """Rows given as a Spark DataFrame, a Factor, pandas, an Arrow table (any Arrow stream) or tuples, as an Arrow
+    table.
 
     Tuples are taken by position: ``columns``, then an optional value (a
     row without it where others have one: a null value, refused by the
@@ -353,8 +354,13 @@ def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data", relat
     # Before any duck typing: a Spark Connect DataFrame answers every attribute name with a Column.
     if is_dataframe(data):
         return data.toArrow()
-    if hasattr(data, "to_numpy") and hasattr(data, "columns"):  # pandas
+    from faq.input_kinds import ARROW, PANDAS, arrow_table, input_kind
+
+    kind = input_kind(data)
+    if kind == PANDAS:
         return pa.Table.from_pandas(data, preserve_index=False)
+    if kind == ARROW:  # another table exporting an Arrow stream (polars, ...)
+        return arrow_table(data, what)
     try:
         rows = [tuple(r) for r in data]
     except TypeError:

@@ -82,7 +82,9 @@ def covariance(query: str, features: Sequence[str], *, placement: Optional[str] 
         Deprecated name of ``state``.
     **tables
         Each table of the query by name: a pandas or Spark DataFrame whose
-        columns named like the atom's variables are its join keys.
+        columns named like the atom's variables are its join keys (an Arrow
+        table, or another table exporting an Arrow stream such as a polars
+        DataFrame, is read as pandas: :mod:`faq.input_kinds`).
 
     Returns
     -------
@@ -225,8 +227,22 @@ def _maintained(parsed: Any, features: Sequence[Any], tables: dict, target: Opti
                 placement: Optional[str], spark: Any, path: Optional[str], progress: Progress) -> MaintainedModel:
     from faq.learning.maintained import maintain_covariance
 
-    return maintain_covariance(parsed, features, tables, target=target, ridge=ridge, path=path, progress=progress,
+    return maintain_covariance(parsed, features, _held_as_pandas(tables), target=target, ridge=ridge, path=path, progress=progress,
                                placement=placement or "auto", spark=spark)
+
+
+def _held_as_pandas(tables: dict) -> dict:
+    """The tables with each Arrow one (any Arrow stream: :mod:`faq.input_kinds`) as the pandas frame the
+    driver's learning steps read; Spark and pandas frames as given.
+
+    >>> import pyarrow as pa
+    >>> type(_held_as_pandas({"l": pa.table({"o": [1]})})["l"]).__name__
+    'DataFrame'
+    """
+    from faq.input_kinds import ARROW, arrow_table, input_kind
+
+    return {name: arrow_table(table, f"table {name!r}").to_pandas() if input_kind(table) == ARROW else table
+            for name, table in tables.items()}
 
 
 def _static_only(path: Optional[str]) -> None:
@@ -258,6 +274,7 @@ def _aggregate(parsed: Any, features: Sequence[Any], tables: dict, placement: Op
     from faq.semirings import cofactor
 
     ring = cofactor(len(features))
+    tables = _held_as_pandas(tables)
     needed = {atom.factor: [*atom.variables] for atom in parsed.atoms}
     for feature in features:
         needed.setdefault(feature.table, []).append(feature.column)

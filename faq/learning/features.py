@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence
 import numpy as np
 
 from faq.errors import InvalidArgumentError, UnknownFactorError
+from faq.input_kinds import is_pandas
 
 if TYPE_CHECKING:
     from faq.factor import Factor
@@ -229,7 +230,7 @@ def _lifted(table: Any, atom: Any, keys: Mapping[str, str], features: Sequence[F
     _check_columns(table, atom, keys, features)
     if is_dataframe(table):
         return _lifted_spark(table, atom, keys, features, ring, name)
-    if type(table).__module__.startswith("pandas") and type(table).__name__ == "DataFrame":
+    if is_pandas(table):
         return _lifted_pandas(table, atom, keys, features, ring, name, spark)
     raise InvalidArgumentError(argument=atom.factor, value=type(table).__name__,
                                reason="a table is a pandas or Spark DataFrame")

@@ -54,6 +54,7 @@ import numpy as np
 from faq.errors import InvalidArgumentError, InvalidDeltaError, StateDirectoryError
 from faq.events import Progress
 from faq.incremental.durable import Maintained, Versions
+from faq.input_kinds import is_pandas
 from faq.learning.features import Feature, lifted_factors, lifted_name, row_values
 from faq.learning.models import Covariance, LearningPlan, LinearModel, fit_linear
 from faq.scope import Owner, Scope
@@ -297,7 +298,7 @@ def _lifted_delta(rows: Any, table: str, variables: Sequence[str], keyed_by: Seq
     from faq.incremental.state import to_arrow
 
     needed = [*keyed_by, *(f.column for f in features)]
-    pandas = type(rows).__module__.startswith("pandas") and type(rows).__name__ == "DataFrame"
+    pandas = is_pandas(rows)
     if pandas:  # read in place: no Arrow table for a batch given as pandas
         names = [str(c) for c in rows.columns]
     else:

@@ -40,6 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from faq.errors import FAQValueError, InvalidArgumentError
+from faq.input_kinds import is_pandas
 
 __all__ = ["Covariance", "Moments", "LinearModel", "LearningPlan", "check_ridge", "fit_linear", "moments_of",
            "ridge_path"]
@@ -265,7 +266,7 @@ class LinearModel:
 
         Parameters
         ----------
-        x : 2-D array, pandas DataFrame, Arrow table or Spark DataFrame
+        x : 2-D array, pandas DataFrame, Arrow table (any Arrow stream: a polars DataFrame, ...) or Spark DataFrame
             An array's columns are the features in :attr:`feature_names_in_`
             order; a table's are found by name, ``"table.column"`` or the
             bare ``column`` when that names one feature.
@@ -300,6 +301,7 @@ class LinearModel:
 
         if is_dataframe(x):
             return self._spark_r2(x, y)
+        x = _arrow_as_pandas(x)  # read once: an Arrow stream may be read only once
         truth = self._targets(x, y)
         predicted = np.asarray(self.predict(x), dtype=np.float64)
         residual = float(((truth - predicted) ** 2).sum())
@@ -389,11 +391,8 @@ class LinearModel:
         return found
 
     def _matrix(self, x: Any) -> np.ndarray:
-        import pyarrow as pa
-
-        if isinstance(x, pa.Table):
-            x = x.to_pandas()
-        if hasattr(x, "columns") and hasattr(x, "to_numpy"):  # pandas
+        x = _arrow_as_pandas(x)
+        if is_pandas(x):
             return x[self._columns_in(list(x.columns))].to_numpy(dtype=np.float64)
         matrix = np.asarray(x, dtype=np.float64)
         if matrix.ndim != 2 or matrix.shape[1] != self.n_features_in_:
@@ -402,10 +401,7 @@ class LinearModel:
         return matrix
 
     def _targets(self, x: Any, y: Any) -> np.ndarray:
-        import pyarrow as pa
-
-        if isinstance(x, pa.Table):
-            x = x.to_pandas()
+        x = _arrow_as_pandas(x)
         if y is None or isinstance(y, str):
             name = y or self.target
             columns = list(getattr(x, "columns", []))
@@ -472,3 +468,10 @@ def ridge_path(aggregate: Covariance, target: str, alphas: Sequence[float]) -> l
     [2.25, 1.5, 0.375]
     """
     return [fit_linear(aggregate, target, float(alpha)) for alpha in alphas]
+
+
+def _arrow_as_pandas(x: Any) -> Any:
+    """Rows given as an Arrow table (any Arrow stream: :mod:`faq.input_kinds`) as pandas; anything else as given."""
+    from faq.input_kinds import ARROW, arrow_table, input_kind
+
+    return arrow_table(x, "x").to_pandas() if input_kind(x) == ARROW else x

@@ -47,6 +47,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from faq.input_kinds import is_pandas
+
 __all__ = ["StarPlan", "star_plan", "star_aggregate"]
 
 
@@ -116,7 +118,7 @@ def star_aggregate(parsed: Any, features: Sequence[Any], tables: Mapping[str, An
     called once the data allow the plan (every key looked up), before the gather and the product.
     """
     plan = star_plan(parsed, rows)
-    if plan is None or not all(_is_pandas(tables.get(a.factor)) for a in parsed.atoms):
+    if plan is None or not all(is_pandas(tables.get(a.factor)) for a in parsed.atoms):
         return None
     frames, notes = _frames([parsed.atoms[k] for k in plan.positions], features, tables)
     if frames is None:
@@ -199,5 +201,3 @@ def _codes(own: Sequence[np.ndarray], wanted: Sequence[np.ndarray]) -> tuple[np.
     return codes[:len(own[0])], codes[len(own[0]):]
 
 
-def _is_pandas(table: Any) -> bool:
-    return type(table).__module__.startswith("pandas") and type(table).__name__ == "DataFrame"

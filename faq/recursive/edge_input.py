@@ -116,7 +116,7 @@ def edge_table(edges: Any, valued: bool = False, scan: Any = None) -> tuple[np.n
         table = edges.select(F.col(SRC).cast("bigint").alias(SRC), F.col(DST).cast("bigint").alias(DST),
                              weight.alias(WEIGHT)).toArrow()
     elif _is_table(edges):
-        table = edges if isinstance(edges, pa.Table) else pa.Table.from_pandas(edges, preserve_index=False)
+        table = _held_arrow(edges)
         for c in (SRC, DST):
             if c not in table.column_names:
                 from faq.errors import MissingColumnError
@@ -227,8 +227,8 @@ def checked_edges(edges: Any, *, target: str, changes: bool = False) -> Any:
         if not all(isinstance(r, (tuple, list)) and len(r) in (2, 3) for r in rows):
             return rows  # edge_table says which row is malformed
         edges = batch_check.arrow_table(rows, [SRC, DST, WEIGHT], relation="edge", target=target)
-    elif not isinstance(edges, pa.Table):
-        edges = pa.Table.from_pandas(edges, preserve_index=False)
+    else:
+        edges = _held_arrow(edges)
     return batch_check.check_batch(edges, spec, relation="edge", target=target)
 
 
@@ -269,15 +269,12 @@ def split_changes(rows: Any) -> "tuple[pa.Table | None, pa.Table | None]":
 
 
 def _arrow(rows: Any) -> "pa.Table":
-    """Rows as an Arrow table: Arrow as it is, pandas converted, a Spark DataFrame collected (one job)."""
-    import pyarrow as pa
-
-    if isinstance(rows, pa.Table):
-        return rows
+    """Rows as an Arrow table: Arrow as it is (another Arrow stream read), pandas converted, a Spark DataFrame
+    collected (one job)."""
     if is_dataframe(rows):
         return rows.toArrow()
-    if hasattr(rows, "to_numpy") and hasattr(rows, "columns"):
-        return pa.Table.from_pandas(rows, preserve_index=False)
+    if _is_table(rows):
+        return _held_arrow(rows)
     raise FAQValueError(error_class="EDGE_CHANGES_TYPE", type=type(rows).__name__, argument="changes")
 
 
@@ -336,10 +333,20 @@ def edge_dataframe(edges: Any, semiring: "Semiring", components: bool,
 
 
 def _is_table(edges: Any) -> bool:
-    """An Arrow table or a pandas DataFrame (columns ``src``, ``dst``, optional weight)."""
+    """An Arrow table (or another Arrow stream) or a pandas DataFrame (columns ``src``, ``dst``, optional weight):
+    :mod:`faq.input_kinds`."""
+    from faq.input_kinds import ARROW, PANDAS, input_kind
+
+    return input_kind(edges) in (PANDAS, ARROW)
+
+
+def _held_arrow(edges: Any) -> "pa.Table":
+    """A table :func:`_is_table` accepts, as an Arrow table."""
     import pyarrow as pa
 
-    return isinstance(edges, pa.Table) or (hasattr(edges, "to_numpy") and hasattr(edges, "columns"))
+    from faq.input_kinds import arrow_table, is_pandas
+
+    return pa.Table.from_pandas(edges, preserve_index=False) if is_pandas(edges) else arrow_table(edges, "edges")
 
 
 def _edge_tuples(edges: Iterable) -> Iterator[tuple[int, int, Optional[float]]]:
