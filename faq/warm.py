@@ -53,7 +53,7 @@ __all__ = ["ENTRY_POINTS", "command", "warm_all", "calibrate", "main"]
 #: The modules that compile faq's numba kernels when run with ``python -m``, in the order they run:
 #: the broadcast task's loop first (the delta loop calls its helpers), the triangle kernels (dense-row sums, then
 #: one relation's oriented count), then the delta rules' loop,
-#: the as-of searches, the truss peeling and the maintained truss's repair.
+#: the as-of searches, the truss peeling and the maintained truss's repair, the edge-list parser.
 ENTRY_POINTS: tuple[str, ...] = (
     "faq.joins.warm",
     "faq.joins.dense_rows",
@@ -61,6 +61,7 @@ ENTRY_POINTS: tuple[str, ...] = (
     "faq.asof.warm",
     "faq.graphs.truss",
     "faq.graphs.truss_index",
+    "faq.io.int_pairs",
 )
 
 

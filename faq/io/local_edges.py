@@ -179,6 +179,11 @@ def read_edge_arrays(path: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
     if offset == len(data):  # no data line at all
         return np.empty(0, np.int64), np.empty(0, np.int64)
     body = data.slice(offset)
+    from faq.io.int_pairs import int_pairs
+
+    pairs = int_pairs(np.frombuffer(body, dtype=np.uint8), delimiter, fields)  # a large plain text, compiled
+    if pairs is not None:
+        return pairs
     names = [f"f{i}" for i in range(fields)]
     parse = pcsv.ParseOptions(delimiter=delimiter, quote_char=False, ignore_empty_lines=True)
     # Arrow's threads only for a body worth splitting: a small file gains nothing from them.  (Suspected,
