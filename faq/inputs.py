@@ -221,7 +221,8 @@ def spark_dataframe(value: Any, what: str) -> "DataFrame":
     if is_dataframe(value):
         return value
     raise FAQTypeError(error_class="INPUT_TYPE", what=what, expected="a Spark or pandas DataFrame, an Arrow "
-                       "table (or a table exporting an Arrow stream, e.g. polars), rows of tuples, a Factor or a path", found=type(value).__name__, argument=what)
+                       "table (or a table exporting an Arrow stream, e.g. polars), rows of tuples, a Factor or a "
+                       "path", found=type(value).__name__, argument=what)
 
 
 def _rows_table(rows: Any, name: str) -> Any:

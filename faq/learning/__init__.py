@@ -227,8 +227,8 @@ def _maintained(parsed: Any, features: Sequence[Any], tables: dict, target: Opti
                 placement: Optional[str], spark: Any, path: Optional[str], progress: Progress) -> MaintainedModel:
     from faq.learning.maintained import maintain_covariance
 
-    return maintain_covariance(parsed, features, _held_as_pandas(tables), target=target, ridge=ridge, path=path, progress=progress,
-                               placement=placement or "auto", spark=spark)
+    return maintain_covariance(parsed, features, _held_as_pandas(tables), target=target, ridge=ridge, path=path,
+                               progress=progress, placement=placement or "auto", spark=spark)
 
 
 def _held_as_pandas(tables: dict) -> dict:
