@@ -28,6 +28,8 @@ Examples
 ([1, -3, 5], [2, 40, 6])
 >>> int_pairs(np.frombuffer(b"1 2\\n3 x\\n", dtype=np.uint8), " ", 2, force=True) is None
 True
+>>> [a.tolist() for a in int_pairs(np.frombuffer(b"", dtype=np.uint8), " ", 2, force=True)]
+[[], []]
 """
 
 from __future__ import annotations
@@ -152,6 +154,8 @@ def int_pairs(text: np.ndarray, delimiter: str, fields: int, *, force: bool = Fa
         return None
     count, parse = _kernels()
     ranges = _line_ranges(text, THREADS if len(text) >= 1 << 20 else 1)
+    if not ranges:  # no byte at all: no line
+        return np.empty(0, np.int64), np.empty(0, np.int64)
     with ThreadPoolExecutor(len(ranges)) as pool:
         bounds = list(pool.map(lambda r: int(count(text, r[0], r[1])), ranges))
         offsets = np.concatenate(([0], np.cumsum(bounds)))
