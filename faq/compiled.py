@@ -37,7 +37,7 @@ import functools
 import importlib.util
 from typing import Callable, TypeVar
 
-__all__ = ["COMPILED", "compiled", "kernels", "start_numba"]
+__all__ = ["COMPILED", "compiled", "kernels", "start_numba", "warm_main"]
 
 #: Whether numba is importable here (else every kernel runs as plain Python).
 COMPILED = importlib.util.find_spec("numba") is not None
@@ -93,3 +93,28 @@ def start_numba() -> bool:
     if not COMPILED:  # pragma: no cover - numba is a dependency
         return False
     return kernels(_next)[0](1) == 2
+
+
+def warm_main(module: str, compiled_text: str, plain_text: str, what: str) -> None:
+    """What ``python -m MODULE`` does for a module with kernels (``python -m faq.warm`` runs them in turn):
+    its ``warm_up()`` run under the package's name (which later imports use, so numba's cache is theirs), one
+    line said, and exit status 0 even when compiling failed -- setup goes on and the first job compiles.
+
+    ``compiled_text`` is said when ``warm_up()`` is true, ``plain_text`` when false (no numba), and on an
+    error ``faq: could not compile <what> ahead of use (<error>)`` on stderr.
+
+    >>> try:
+    ...     warm_main("faq.io.int_pairs", "compiled", "no numba", "the edge-list parser")
+    ... except SystemExit as done:
+    ...     print("exit status", done.code)
+    compiled
+    exit status 0
+    """
+    import importlib
+    import sys
+
+    try:
+        print(compiled_text if importlib.import_module(module).warm_up() else plain_text)
+    except Exception as error:  # noqa: BLE001 - see above
+        print(f"faq: could not compile {what} ahead of use ({error})", file=sys.stderr)
+    sys.exit(0)

@@ -402,14 +402,7 @@ def warm_up() -> bool:
 
 
 if __name__ == "__main__":
-    import sys
+    from faq.compiled import warm_main
 
-    from faq.graphs import truss as package  # compiled under the package's name, which later imports use
-
-    try:
-        print("faq: truss loops compiled" if package.warm_up() else "faq: numba is not installed; the truss runs "
-              "in Python")
-    except Exception as error:  # noqa: BLE001 - setup goes on; the first truss compiles instead
-        print(f"faq: could not compile the truss loops ahead of use ({error})", file=sys.stderr)
-    sys.exit(0)
-
+    warm_main("faq.graphs.truss", "faq: truss loops compiled",
+              "faq: numba is not installed; the truss runs in Python", "the truss loops")

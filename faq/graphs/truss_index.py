@@ -467,13 +467,7 @@ def warm_up() -> bool:
 
 
 if __name__ == "__main__":
-    import sys
+    from faq.compiled import warm_main
 
-    from faq.graphs import truss_index as package  # compiled under the package's name, which later imports use
-
-    try:
-        print("faq: truss repair loops compiled" if package.warm_up() else "faq: numba is not installed; the truss "
-              "repair runs in Python")
-    except Exception as error:  # noqa: BLE001 - setup goes on; the first maintained truss compiles instead
-        print(f"faq: could not compile the truss repair loops ahead of use ({error})", file=sys.stderr)
-    sys.exit(0)
+    warm_main("faq.graphs.truss_index", "faq: truss repair loops compiled",
+              "faq: numba is not installed; the truss repair runs in Python", "the truss repair loops")

@@ -188,11 +188,7 @@ def warm_up() -> bool:
 
 
 if __name__ == "__main__":
-    from faq.io import int_pairs as package  # compiled under the package's name, which later imports use
+    from faq.compiled import warm_main
 
-    try:
-        print("faq: edge-list parser compiled" if package.warm_up() else "faq: numba is not installed; edge lists "
-              "are read by Arrow")
-    except Exception as error:  # noqa: BLE001 - setup goes on; the first large read compiles instead
-        print(f"faq: could not compile the edge-list parser ahead of use ({error})", file=sys.stderr)
-    sys.exit(0)
+    warm_main("faq.io.int_pairs", "faq: edge-list parser compiled",
+              "faq: numba is not installed; edge lists are read by Arrow", "the edge-list parser")
