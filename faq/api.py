@@ -537,13 +537,13 @@ def _tuple_weighted(edges: Any, weight: Optional[str], semiring: SemiringLike) -
         return None
     from faq.factor import Factor, factor_of
     from faq.graphs.edges import DST, EDGE, SRC
-    from faq.input_kinds import ARROW, PANDAS, ROWS, SPARK, arrow_table, input_kind
+    from faq.input_kinds import ARROW, PANDAS, ROWS, SPARK, as_pandas, input_kind
 
     kind = input_kind(edges)
     if kind == ROWS:
         return factor_of(edges, [SRC, DST], ring, name=EDGE)
     if kind in (PANDAS, ARROW):
-        edges = edges if kind == PANDAS else arrow_table(edges, "the edges").to_pandas()
+        edges = as_pandas(edges, "the edges")
         if weight not in edges.columns:
             return None
         from faq.inputs import tuple_rows_factor

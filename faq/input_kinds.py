@@ -21,7 +21,8 @@ imports pyspark, pandas or pyarrow before the value needs it.
 
 :func:`arrow_table` reads an ``arrow`` value into a pyarrow Table (once: a
 stream may be read only once); :func:`held_table` is the pandas frame or Arrow
-table a driver-held value is, for the jobs that take both.
+table a driver-held value is, for the jobs that take both; :func:`as_pandas`
+and :func:`as_arrow` give one of the two forms, for the jobs that read one.
 
 Examples
 --------
@@ -44,7 +45,7 @@ from typing import Any, Optional
 from faq.errors import FAQTypeError
 
 __all__ = ["SPARK", "PANDAS", "ARROW", "PATH", "ROWS", "OTHER", "input_kind", "is_pandas", "arrow_table",
-           "held_table"]
+           "held_table", "as_pandas", "as_arrow"]
 
 SPARK, PANDAS, ARROW, PATH, ROWS, OTHER = "spark", "pandas", "arrow", "path", "rows", "other"
 
@@ -116,6 +117,32 @@ def held_table(value: Any, what: str = "the table") -> Optional[Any]:
     """
     kind = input_kind(value)
     return value if kind == PANDAS else arrow_table(value, what) if kind == ARROW else None
+
+
+def as_pandas(value: Any, what: str = "the table") -> Any:
+    """``value`` as pandas when it is of kind ``arrow`` (a stream read once); any other kind as given.
+
+    >>> import pyarrow as pa
+    >>> type(as_pandas(pa.table({"a": [1]}))).__name__, as_pandas([(1, 2)])
+    ('DataFrame', [(1, 2)])
+    """
+    return arrow_table(value, what).to_pandas() if input_kind(value) == ARROW else value
+
+
+def as_arrow(value: Any, what: str = "the table") -> Any:
+    """A driver-held table (:func:`held_table`) as a pyarrow Table: pandas converted (its index left out), an
+    ``arrow`` value read; None for any other kind.
+
+    >>> import pandas as pd
+    >>> as_arrow(pd.DataFrame({"a": [1]})).column_names, as_arrow([(1, 2)])
+    (['a'], None)
+    """
+    table = held_table(value, what)
+    if table is None or not is_pandas(table):
+        return table
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(table, preserve_index=False)
 
 
 def _is_arrow_table(value: Any) -> bool:

@@ -89,7 +89,7 @@ def as_factor(value: FactorLike, name: str = "factor", semiring: SemiringLike = 
     'counting'
     """
     from faq.factor import Factor
-    from faq.input_kinds import ARROW, PATH, ROWS, arrow_table, input_kind, is_pandas
+    from faq.input_kinds import PATH, ROWS, as_pandas, input_kind, is_pandas
 
     if isinstance(value, Factor):
         return value if semiring is None else value.with_semiring(semiring)
@@ -99,10 +99,7 @@ def as_factor(value: FactorLike, name: str = "factor", semiring: SemiringLike = 
 
         extra = {} if semiring is None else {"semiring": semiring}
         return read_factor(value, name=name, **extra)
-    if kind == ROWS:
-        value = _rows_table(value, name)
-    elif kind == ARROW:
-        value = arrow_table(value, f"factor {name!r}").to_pandas()
+    value = _rows_table(value, name) if kind == ROWS else as_pandas(value, f"factor {name!r}")
     if is_pandas(value):
         # A table on the driver already: it stays held there (steps over it run in-process).
         from faq.io.convert import from_pandas

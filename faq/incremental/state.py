@@ -354,13 +354,11 @@ def to_arrow(data: Any, columns: Sequence[str], *, what: str = "the data", relat
     # Before any duck typing: a Spark Connect DataFrame answers every attribute name with a Column.
     if is_dataframe(data):
         return data.toArrow()
-    from faq.input_kinds import ARROW, PANDAS, arrow_table, input_kind
+    from faq.input_kinds import as_arrow
 
-    kind = input_kind(data)
-    if kind == PANDAS:
-        return pa.Table.from_pandas(data, preserve_index=False)
-    if kind == ARROW:  # another table exporting an Arrow stream (polars, ...)
-        return arrow_table(data, what)
+    table = as_arrow(data, what)  # pandas, or any table exporting an Arrow stream (polars, ...)
+    if table is not None:
+        return table
     try:
         rows = [tuple(r) for r in data]
     except TypeError:

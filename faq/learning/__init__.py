@@ -239,10 +239,9 @@ def _held_as_pandas(tables: dict) -> dict:
     >>> type(_held_as_pandas({"l": pa.table({"o": [1]})})["l"]).__name__
     'DataFrame'
     """
-    from faq.input_kinds import ARROW, arrow_table, input_kind
+    from faq.input_kinds import as_pandas
 
-    return {name: arrow_table(table, f"table {name!r}").to_pandas() if input_kind(table) == ARROW else table
-            for name, table in tables.items()}
+    return {name: as_pandas(table, f"table {name!r}") for name, table in tables.items()}
 
 
 def _static_only(path: Optional[str]) -> None:

@@ -40,7 +40,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from faq.errors import FAQValueError, InvalidArgumentError
-from faq.input_kinds import is_pandas
+from faq.input_kinds import as_pandas, is_pandas
 
 __all__ = ["Covariance", "Moments", "LinearModel", "LearningPlan", "check_ridge", "fit_linear", "moments_of",
            "ridge_path"]
@@ -301,7 +301,7 @@ class LinearModel:
 
         if is_dataframe(x):
             return self._spark_r2(x, y)
-        x = _arrow_as_pandas(x)  # read once: an Arrow stream may be read only once
+        x = as_pandas(x, "x")  # read once: an Arrow stream may be read only once
         truth = self._targets(x, y)
         predicted = np.asarray(self.predict(x), dtype=np.float64)
         residual = float(((truth - predicted) ** 2).sum())
@@ -391,7 +391,7 @@ class LinearModel:
         return found
 
     def _matrix(self, x: Any) -> np.ndarray:
-        x = _arrow_as_pandas(x)
+        x = as_pandas(x, "x")
         if is_pandas(x):
             return x[self._columns_in(list(x.columns))].to_numpy(dtype=np.float64)
         matrix = np.asarray(x, dtype=np.float64)
@@ -401,7 +401,7 @@ class LinearModel:
         return matrix
 
     def _targets(self, x: Any, y: Any) -> np.ndarray:
-        x = _arrow_as_pandas(x)
+        x = as_pandas(x, "x")
         if y is None or isinstance(y, str):
             name = y or self.target
             columns = list(getattr(x, "columns", []))
@@ -468,10 +468,3 @@ def ridge_path(aggregate: Covariance, target: str, alphas: Sequence[float]) -> l
     [2.25, 1.5, 0.375]
     """
     return [fit_linear(aggregate, target, float(alpha)) for alpha in alphas]
-
-
-def _arrow_as_pandas(x: Any) -> Any:
-    """Rows given as an Arrow table (any Arrow stream: :mod:`faq.input_kinds`) as pandas; anything else as given."""
-    from faq.input_kinds import ARROW, arrow_table, input_kind
-
-    return arrow_table(x, "x").to_pandas() if input_kind(x) == ARROW else x

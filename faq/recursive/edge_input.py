@@ -20,6 +20,7 @@ import numpy as np
 
 from faq.errors import FAQValueError
 from faq.factor import Factor
+from faq.input_kinds import as_arrow
 from faq.recursive.seminaive import DST, SRC, VALUE, WEIGHT, check_binary, edge_frame
 from faq.spark import is_dataframe
 
@@ -116,7 +117,7 @@ def edge_table(edges: Any, valued: bool = False, scan: Any = None) -> tuple[np.n
         table = edges.select(F.col(SRC).cast("bigint").alias(SRC), F.col(DST).cast("bigint").alias(DST),
                              weight.alias(WEIGHT)).toArrow()
     elif _is_table(edges):
-        table = _held_arrow(edges)
+        table = as_arrow(edges, "edges")
         for c in (SRC, DST):
             if c not in table.column_names:
                 from faq.errors import MissingColumnError
@@ -203,8 +204,6 @@ def checked_edges(edges: Any, *, target: str, changes: bool = False) -> Any:
     ...
     faq.errors.InvalidBatchError: [INVALID_BATCH] a fixpoint, 'edge': column 'dst' holds a number with a fraction ...
     """
-    import pyarrow as pa
-
     from faq.incremental import batch_check
 
     spec = _spec(changes)
@@ -228,7 +227,7 @@ def checked_edges(edges: Any, *, target: str, changes: bool = False) -> Any:
             return rows  # edge_table says which row is malformed
         edges = batch_check.arrow_table(rows, [SRC, DST, WEIGHT], relation="edge", target=target)
     else:
-        edges = _held_arrow(edges)
+        edges = as_arrow(edges, "edges")
     return batch_check.check_batch(edges, spec, relation="edge", target=target)
 
 
@@ -273,8 +272,9 @@ def _arrow(rows: Any) -> "pa.Table":
     collected (one job)."""
     if is_dataframe(rows):
         return rows.toArrow()
-    if _is_table(rows):
-        return _held_arrow(rows)
+    table = as_arrow(rows, "the edge changes")
+    if table is not None:
+        return table
     raise FAQValueError(error_class="EDGE_CHANGES_TYPE", type=type(rows).__name__, argument="changes")
 
 
@@ -338,15 +338,6 @@ def _is_table(edges: Any) -> bool:
     from faq.input_kinds import ARROW, PANDAS, input_kind
 
     return input_kind(edges) in (PANDAS, ARROW)
-
-
-def _held_arrow(edges: Any) -> "pa.Table":
-    """A table :func:`_is_table` accepts, as an Arrow table."""
-    import pyarrow as pa
-
-    from faq.input_kinds import arrow_table, is_pandas
-
-    return pa.Table.from_pandas(edges, preserve_index=False) if is_pandas(edges) else arrow_table(edges, "edges")
 
 
 def _edge_tuples(edges: Iterable) -> Iterator[tuple[int, int, Optional[float]]]:
