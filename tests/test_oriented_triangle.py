@@ -153,3 +153,40 @@ def test_a_real_semiring_over_ones_counts_the_same_and_other_values_fall_back():
     out, note = join_local(strategy, halves, [], REAL, ("a", "b", "c"), Aggregation((), REAL), threads=2)
     assert note.startswith("one relation's triangles declined (values other than one)")
     assert out.values.tolist() == pytest.approx([60 * 0.125])
+
+
+def test_on_the_executors_the_tasks_count_the_oriented_triangles_and_explain_says_so(spark, caplog):
+    """A broadcast step placed on the executors counts one relation's triangles in its tasks from the oriented
+    index the driver ships (faq.joins.broadcast.oriented_in_tasks): the same counts as networkx and SNAP."""
+    import logging
+
+    import faq
+
+    src, dst = _snap_pairs("Email-Enron.txt.gz")
+    edges = spark.createDataFrame(np.stack([src, dst], axis=1).tolist(), ["src", "dst"])
+    graph = nx.DiGraph(zip(src.tolist(), dst.tolist()))
+    feed_forward = sum(len(set(graph.successors(a)) & set(graph.successors(b))) for a, b in graph.edges())
+    with caplog.at_level(logging.INFO, logger="faq.joins.generic"):
+        directed = faq.count_triangles(edges, directed=True, placement="executors")
+        undirected = faq.count_triangles(edges, placement="executors")
+    assert directed.count == feed_forward and undirected.count == 727_044  # SNAP's published count
+    ran = [r.getMessage() for r in caplog.records if "oriented by degree" in r.getMessage()]
+    assert len(ran) == 2 and "counted in" in ran[0], [r.getMessage() for r in caplog.records]
+    step = directed.plan.steps[0]
+    assert step.placement == "executors" and step.strategy.oriented_count
+    assert "counted in the tasks" in str(directed.plan).replace("\n", " ")
+
+
+def test_on_the_executors_values_other_than_one_fall_back_to_the_generic_index(spark, caplog):
+    """Where the oriented count declines (a factor valued 2), the tasks run the generic index: brute force's sum."""
+    import logging
+
+    import faq
+
+    pairs = {(0, 1), (1, 2), (0, 2), (2, 3), (1, 3), (3, 0)}
+    edges = spark.createDataFrame([(a, b, 2) for a, b in sorted(pairs)], ["src", "dst", "value"])
+    with caplog.at_level(logging.INFO, logger="faq.joins.broadcast"):
+        result = faq.query("count() := e(a,b), e(b,c), e(a,c)", e=edges, placement="executors")
+    assert result.scalar() == 8 * brute_force(pairs, TRIANGLES)  # each binding's product 2·2·2
+    assert any("declined: values other than one" in r.getMessage() for r in caplog.records)
+    assert result.plan.steps[0].strategy.oriented_count

@@ -259,7 +259,9 @@ class Strategy:
         The plan chose, for a triangle-shaped bag the compiled loop or dense-row
         sums would run, one relation's triangles counted by degree orientation
         first (:mod:`faq.joins.oriented_triangle`), where the step finds its
-        three atoms read one set of pairs without loops.
+        three atoms read one set of pairs without loops -- in-process, or, for
+        a broadcast step on the executors, in the tasks from one oriented index
+        the driver ships (:func:`faq.joins.broadcast.oriented_in_tasks`).
     binary_kernel : str or None
         A step run in-process by merges (a binary step, or a generic one whose
         keys are not integers): the kernel the plan chose,

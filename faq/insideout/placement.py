@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Input", "SMALL_KERNEL_WORK", "COMPILED_LOAD_SECONDS", "SPARSE_KERNEL_WORK", "in_process_kernel",
            "stand_in_ran", "compiled_worth_loading",
-           "in_process_dense_rows", "ORIENTED_COUNT", "one_factor",
+           "in_process_dense_rows", "ORIENTED_COUNT", "ORIENTED_IN_TASKS", "one_factor",
            "triangle_bag", "in_process_triangle_kernel", "merge_kernel", "step_placement", "step_footprint", "row_bytes",
            "structured_carrier", "place_steps", "array_cells"]
 
@@ -420,6 +420,9 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
                 arrays, form, environment))
         else:
             step, why = _spared_indicators(step, why)
+            if kernel_aggregates and form is not None and form.sums_products and not arrays and triangle_bag(
+                    [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables):
+                step = _oriented_in_tasks(step, one_factor(step.inputs))
         variables[step.output.id] = step.output.variables
         placed.append(replace(step, placement=where, placement_reason=why))
     return placed
@@ -496,6 +499,22 @@ def array_cells(step: "Step", relations: Sequence[Sequence[str]], rows: Sequence
             else "every binding listed by the cells")
     return replace(strategy, aggregate_in_tasks=aggregates, aggregation=note, binary_kernel=merges.binary_kernel,
                    binary_reason=merges.binary_reason)
+
+
+#: What a plan's note says of the oriented count run in a broadcast step's tasks.
+ORIENTED_IN_TASKS = ("one relation's triangles oriented by degree on the driver, counted in the tasks (compiled) "
+                     "where the atoms read one set of pairs without loops")
+
+
+def _oriented_in_tasks(step: "Step", one_relation: bool) -> "Step":
+    """``step`` (a triangle bag placed on the executors) with the oriented count in its tasks, where it is a
+    broadcast step whose index the driver builds, over ``one_relation``, that would run the compiled loop."""
+    strategy = step.strategy
+    if not (one_relation and strategy.name == "broadcast" and not strategy.index_dir
+            and "compiled loop (numba)" in strategy.aggregation):
+        return step
+    note = strategy.aggregation.replace("compiled loop (numba)", f"{ORIENTED_IN_TASKS}; else the compiled loop (numba)")
+    return replace(step, strategy=replace(strategy, oriented_count=True, aggregation=note))
 
 
 def one_factor(inputs: Sequence[str]) -> bool:

@@ -126,6 +126,7 @@ def generic_join(
     index_dir: Optional[str] = None,
     binary_kernel: Optional[str] = None,
     compiled: bool = True,
+    oriented: bool = False,
 ) -> Frame:
     """⊗-product of ``relations``, semi-joined with ``indicators``, attribute at a time.
 
@@ -181,6 +182,11 @@ def generic_join(
     compiled : bool
         The partitioned strategy: cells that ⊕-aggregate may run the
         compiled loop (False: the numpy kernel, the plan's choice).
+    oriented : bool
+        The broadcast strategy: a triangle bag over one relation, counted,
+        runs the oriented triangle count in the tasks where it applies
+        (:func:`~faq.joins.broadcast.oriented_in_tasks`; the plan's
+        :attr:`~faq.insideout.physical.Strategy.oriented_count`).
 
     Returns
     -------
@@ -222,7 +228,7 @@ def generic_join(
         ops = numpy_ops(semiring, aggregate.semiring, arrays=arrays) if in_tasks and aggregate is not None else None
         if strategy == "broadcast":
             df, out, note = broadcast_join(spark, uses, index_groups(shared, kept), order, variables, semiring,
-                                           aggregate, ops, index_dir, scope)
+                                           aggregate, ops, index_dir, scope, oriented)
         else:
             df, out, note, combined = partitioned_join(spark, uses, order, variables, semiring, grid, aggregate,
                                                        ops, binary_kernel, compiled)

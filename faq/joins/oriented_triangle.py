@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import itertools
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -63,7 +64,7 @@ import numpy as np
 from faq.compiled import kernels
 from faq.joins.sparse_triangle import node_ids
 
-__all__ = ["oriented_count", "code_table", "warm_up"]
+__all__ = ["oriented_count", "oriented_index", "count_part", "OrientedIndex", "code_table", "warm_up"]
 
 # A code's bits: the pair held from the lower end to the higher one, and from the higher to the lower.
 _UP, _DOWN = 1, 2
@@ -126,19 +127,65 @@ def oriented_count(relations: Sequence[Any], threads: int = 2) -> tuple[Optional
     >>> oriented_count([loop("a", "b"), loop("b", "c"), loop("a", "c")])[1]
     'the relation holds a loop (v, v)'
     """
+    index, why = oriented_index(relations, threads)
+    if index is None:
+        return None, why
+    if not index.pairs:
+        return 0, "in-process triangle count (oriented by degree, direction codes): the relation is empty"
+    threads = max(1, threads)
+    total = sum(_each(threads, lambda t: count_part(index, t, threads)))
+    return total, f"in-process triangle count (oriented by degree, direction codes, compiled): {threads} threads"
+
+
+@dataclass(frozen=True)
+class OrientedIndex:
+    """One relation's pairs oriented by degree (the CSR, its transpose) and the bag's table of counts: what
+    :func:`count_part` reads, built once by :func:`oriented_index` (on the driver, or shipped to tasks as a
+    file they map: :func:`faq.joins.broadcast.oriented_in_tasks`)."""
+
+    indptr: np.ndarray
+    entries: np.ndarray
+    low_ptr: np.ndarray
+    lower: np.ndarray
+    position: np.ndarray
+    table: np.ndarray
+
+    @property
+    def pairs(self) -> int:
+        """The oriented pairs (each unordered pair once)."""
+        return len(self.entries)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.indptr, self.entries, self.low_ptr, self.lower, self.position, self.table))
+
+
+def oriented_index(relations: Sequence[Any], threads: int = 2) -> tuple[Optional[OrientedIndex], str]:
+    """The :class:`OrientedIndex` of the bag (``relations`` as :func:`oriented_count` takes them), or None and
+    why the kernel does not apply.
+
+    >>> from faq.joins.table import Table
+    >>> k4 = np.array([(i, j) for i in range(4) for j in range(4) if i != j]).T
+    >>> e = lambda u, v: Table((u, v), {u: k4[0], v: k4[1]}, None)
+    >>> index, _ = oriented_index([e("a", "b"), e("b", "c"), e("a", "c")])
+    >>> index.pairs, count_part(index, 0, 2) + count_part(index, 1, 2)   # 6 pairs; the two parts add up to 24
+    (6, 24)
+    """
     why = _not_one_set(relations)
     if why:
         return None, why
     first = relations[0]
     src, dst = (np.asarray(first.keys[v]) for v in first.variables)
+    table = code_table([tuple(t.variables) for t in relations])
     if len(src) == 0:
-        return 0, "in-process triangle count (oriented by degree, direction codes): the relation is empty"
+        empty = np.zeros(0, dtype=np.int64)
+        return OrientedIndex(np.zeros(1, dtype=np.int64), empty.astype(np.int32), np.zeros(1, dtype=np.int64),
+                             empty.astype(np.int32), empty, table), ""
     if bool(np.any(src == dst)):
         return None, "the relation holds a loop (v, v)"
     nodes, (src, dst) = node_ids([src, dst])
     if nodes >= 2**29:  # node ids are kept in int32 entries beside a 2-bit code
         return None, f"{nodes} nodes: more than the int32 entries hold"
-    count = _kernels()[6]
     threads = max(1, threads)
     rank = _degree_rank(src, dst, nodes).astype(np.int32)  # nodes < 2**29
     rank_src, rank_dst = rank[src], rank[dst]
@@ -150,10 +197,16 @@ def oriented_count(relations: Sequence[Any], threads: int = 2) -> tuple[Optional
     if repeated:
         return None, "the relation holds a pair twice (its multiplicity would count)"
     low_ptr, lower, position = _lower(indptr, entries, threads)
-    arrays = (indptr, entries, low_ptr, lower, position)
-    table = code_table([tuple(t.variables) for t in relations])
-    total = sum(int(part) for part in _each(threads, lambda t: count(*arrays, table, t, threads)))
-    return total, f"in-process triangle count (oriented by degree, direction codes, compiled): {threads} threads"
+    return OrientedIndex(indptr, entries, low_ptr, lower, position, table), ""
+
+
+def count_part(index: OrientedIndex, part: int, parts: int) -> int:
+    """The sum over the triangles whose middle node is ``part`` modulo ``parts`` (the parts add up to the
+    bag's sum; the arrays may be read-only, as a mapped file's are)."""
+    if not index.pairs:
+        return 0
+    return int(_kernels()[6](index.indptr, index.entries, index.low_ptr, index.lower, index.position, index.table,
+                             part, parts))
 
 
 def _not_one_set(relations: Sequence[Any]) -> str:
@@ -341,6 +394,10 @@ def warm_up() -> list[str]:
     e = [Table((u, v), {u: src, v: dst}, None) for u, v in (("a", "b"), ("b", "c"), ("a", "c"))]
     oriented_count(e, threads=1)
     oriented_count(e, threads=2)
+    index, _ = oriented_index(e, threads=1)
+    for array in (index.indptr, index.entries, index.low_ptr, index.lower, index.position, index.table):
+        array.flags.writeable = False  # the tasks read a mapped file's arrays: numba compiles that signature apart
+    count_part(index, 0, 1)
     return [f"faq.joins.oriented_triangle.{f.__name__}"
             for f in (_low_counts, _scatter, _sort_rows, _gather, _high_counts, _transposed, _count)]
 
