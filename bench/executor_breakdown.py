@@ -134,6 +134,44 @@ def timed_expand(batches: Iterator[Any], handle: bytes, seeds: Optional[int], ta
         f.write(json_.dumps(record) + "\n")
 
 
+def timed_oriented(batches: Iterator[Any], handle: bytes, tasks: int, log_path: str, double: bool = False) -> Iterator[Any]:
+    """:func:`faq.joins.broadcast.oriented_partition`'s work with clocks (the oriented triangle count in the tasks):
+    appends one JSON line to ``log_path``, with the same phases as :func:`timed_expand` (no numba rows: the count's
+    first call is inside ``kernel``)."""
+    import json as json_
+    import os as os_
+    import pickle
+    import sys as sys_
+    import time as time_
+
+    record: dict = {"pid": os_.getpid(), "start": time_.time(), "fresh_worker": "faq.joins.broadcast" not in sys_.modules}
+    clock = [time_.perf_counter(), time_.process_time()]
+
+    def lap(name: str) -> None:
+        now, cpu = time_.perf_counter(), time_.process_time()
+        record[name], record[f"{name}_cpu"] = round(now - clock[0], 4), round(cpu - clock[1], 4)
+        clock[:] = [now, cpu]
+
+    import faq.joins.broadcast as broadcast  # what unpickling the real body imports
+    from faq.joins import mapped
+
+    lap("import")
+    index = pickle.loads(handle)
+    record["already_mapped"] = index.name in mapped._LOADED
+    parts: dict = {}
+    with _worker_clocks(parts):
+        index.value
+    lap("index")
+    record["index_parts"] = {k: round(v, 4) for k, v in parts.items()}
+    out = list(broadcast.oriented_partition(batches, index, tasks, double))
+    lap("kernel")
+    yield from out
+    lap("emit")
+    record["end"] = time_.time()
+    with open(log_path, "a") as f:
+        f.write(json_.dumps(record) + "\n")
+
+
 @contextmanager
 def _worker_clocks(parts: dict) -> Iterator[None]:
     """Clocks around the steps of an index's load in this worker (the module functions it calls, restored after)."""
@@ -200,14 +238,15 @@ class DriverClocks:
         from pyspark import cloudpickle
 
         import faq.workers
-        from faq.joins import broadcast, executor_index, generic, kernel, mapped
+        from faq.joins import broadcast, executor_index, generic, kernel, mapped, oriented_triangle
 
         log_path = self.log_path
 
-        class Partial:  # broadcast_join's functools: its one partial becomes the instrumented body's
+        class Partial:  # broadcast's functools: each task body's partial becomes the instrumented body's
             @staticmethod
             def partial(fn: Callable, *, index: Any, **k: Any) -> Any:
-                return functools.partial(timed_expand, handle=cloudpickle.dumps(index), log_path=log_path, **k)
+                timed = timed_oriented if fn is broadcast.oriented_partition else timed_expand
+                return functools.partial(timed, handle=cloudpickle.dumps(index), log_path=log_path, **k)
 
         with ExitStack() as stack:
             for owner, name, label in [
@@ -216,6 +255,7 @@ class DriverClocks:
                 (executor_index, "write_inputs", "write_inputs"), (mapped, "ship", "ship"),
                 (kernel.KernelSpec, "build", "driver_build_kernel"), (broadcast, "for_tasks", "driver_flatten"),
                 (generic, "broadcast_join", "broadcast_join"),
+                (oriented_triangle, "oriented_index", "driver_oriented_index"),
             ]:
                 self._wrap(stack, owner, name, label)
             stack.callback(setattr, broadcast, "functools", broadcast.functools)
@@ -385,7 +425,8 @@ def phases(row: dict[str, Any]) -> dict[str, float]:
     """One run's seconds per phase (tasks: the longest task's phases; the index's parts summed over tasks)."""
     d, out = row["driver"], {"total": row["total"], "load": row["load"], "join": row["join"]}
     out["join_driver_broadcast_join"] = d.get("broadcast_join", 0.0)
-    for key in ("ensure_workers", "collect", "write_inputs", "driver_build_kernel", "driver_flatten", "ship"):
+    for key in ("ensure_workers", "collect", "write_inputs", "driver_build_kernel", "driver_oriented_index",
+                "driver_flatten", "ship"):
         out[f"  of which {key}"] = d.get(key, 0.0)
     # The join's jobs: the probe and the index's collect (inside broadcast_join), then the tasks' job.
     inside = [j for j in row["join_jobs"] if any(m in st["name"] for st in j["stages"] for m in DRIVER_JOB_MARKS)]
