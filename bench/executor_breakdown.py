@@ -88,8 +88,10 @@ def edges_parquet(scale: int) -> str:
 # --- the task body, instrumented (pickled by value: nothing of faq is imported before its clock starts) ---
 
 
-def timed_expand(batches: Iterator[Any], handle: bytes, seeds: Optional[int], tasks: int, log_path: str) -> Iterator[Any]:
-    """:func:`faq.joins.broadcast.expand_partition`'s work with clocks: appends one JSON line to ``log_path``."""
+def _timed_task(batches: Iterator[Any], handle: bytes, log_path: str, body: Callable) -> Iterator[Any]:
+    """A task body with clocks: faq's import, the index's map (``handle``: the pickled handle), then
+    ``body(batches, handle_object, index_value, lap)`` (the kernel's rows, timed by its own laps), the rows handed
+    back; appends one JSON line to ``log_path``."""
     import json as json_
     import os as os_
     import pickle
@@ -104,9 +106,7 @@ def timed_expand(batches: Iterator[Any], handle: bytes, seeds: Optional[int], ta
         record[name], record[f"{name}_cpu"] = round(now - clock[0], 4), round(cpu - clock[1], 4)
         clock[:] = [now, cpu]
 
-    import numpy as np
-
-    import faq.joins.broadcast as broadcast  # what unpickling the real body imports
+    import faq.joins.broadcast  # noqa: F401 - what unpickling the real body imports
     from faq.joins import mapped
 
     lap("import")
@@ -114,62 +114,49 @@ def timed_expand(batches: Iterator[Any], handle: bytes, seeds: Optional[int], ta
     record["already_mapped"] = index.name in mapped._LOADED
     parts: dict = {}
     with _worker_clocks(parts):
-        kernel = index.value
+        value = index.value
     lap("index")
     record["index_parts"] = {k: round(v, 4) for k, v in parts.items()}
-    if kernel.compiled:
-        from faq.joins.compiled import aggregate_seeds
-
-        import faq.joins.compiled_loop  # noqa: F401 - numba's import and the loop's decoration
-        lap("numba_import")
-        aggregate_seeds(kernel, np.zeros(0, dtype=np.int64))  # the first call: numba's cache load (or a compile)
-        lap("numba_first_call")
-    count = broadcast.seed_count(kernel) if seeds is None else seeds
-    out = list(broadcast.run_kernel(broadcast._dealt_seeds(batches, count, tasks), kernel))
+    out = body(batches, index, value, lap)
     lap("kernel")
     yield from out
     lap("emit")
     record["end"] = time_.time()
     with open(log_path, "a") as f:
         f.write(json_.dumps(record) + "\n")
+
+
+def timed_expand(batches: Iterator[Any], handle: bytes, seeds: Optional[int], tasks: int, log_path: str) -> Iterator[Any]:
+    """:func:`faq.joins.broadcast.expand_partition`'s work with clocks (:func:`_timed_task`)."""
+
+    def body(batches: Iterator[Any], index: Any, kernel: Any, lap: Callable) -> list:
+        import numpy as np
+
+        import faq.joins.broadcast as broadcast
+
+        if kernel.compiled:
+            from faq.joins.compiled import aggregate_seeds
+
+            import faq.joins.compiled_loop  # noqa: F401 - numba's import and the loop's decoration
+            lap("numba_import")
+            aggregate_seeds(kernel, np.zeros(0, dtype=np.int64))  # the first call: numba's cache load (or a compile)
+            lap("numba_first_call")
+        count = broadcast.seed_count(kernel) if seeds is None else seeds
+        return list(broadcast.run_kernel(broadcast._dealt_seeds(batches, count, tasks), kernel))
+
+    yield from _timed_task(batches, handle, log_path, body)
 
 
 def timed_oriented(batches: Iterator[Any], handle: bytes, tasks: int, log_path: str, double: bool = False) -> Iterator[Any]:
-    """:func:`faq.joins.broadcast.oriented_partition`'s work with clocks (the oriented triangle count in the tasks):
-    appends one JSON line to ``log_path``, with the same phases as :func:`timed_expand` (no numba rows: the count's
-    first call is inside ``kernel``)."""
-    import json as json_
-    import os as os_
-    import pickle
-    import sys as sys_
-    import time as time_
+    """:func:`faq.joins.broadcast.oriented_partition`'s work with clocks (:func:`_timed_task`; no numba rows: the
+    count's first call is inside ``kernel``)."""
 
-    record: dict = {"pid": os_.getpid(), "start": time_.time(), "fresh_worker": "faq.joins.broadcast" not in sys_.modules}
-    clock = [time_.perf_counter(), time_.process_time()]
+    def body(batches: Iterator[Any], index: Any, value: Any, lap: Callable) -> list:
+        import faq.joins.broadcast as broadcast
 
-    def lap(name: str) -> None:
-        now, cpu = time_.perf_counter(), time_.process_time()
-        record[name], record[f"{name}_cpu"] = round(now - clock[0], 4), round(cpu - clock[1], 4)
-        clock[:] = [now, cpu]
+        return list(broadcast.oriented_partition(batches, index, tasks, double))
 
-    import faq.joins.broadcast as broadcast  # what unpickling the real body imports
-    from faq.joins import mapped
-
-    lap("import")
-    index = pickle.loads(handle)
-    record["already_mapped"] = index.name in mapped._LOADED
-    parts: dict = {}
-    with _worker_clocks(parts):
-        index.value
-    lap("index")
-    record["index_parts"] = {k: round(v, 4) for k, v in parts.items()}
-    out = list(broadcast.oriented_partition(batches, index, tasks, double))
-    lap("kernel")
-    yield from out
-    lap("emit")
-    record["end"] = time_.time()
-    with open(log_path, "a") as f:
-        f.write(json_.dumps(record) + "\n")
+    yield from _timed_task(batches, handle, log_path, body)
 
 
 @contextmanager

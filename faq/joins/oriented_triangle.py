@@ -137,7 +137,7 @@ def oriented_count(relations: Sequence[Any], threads: int = 2) -> tuple[Optional
     return total, f"in-process triangle count (oriented by degree, direction codes, compiled): {threads} threads"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # arrays: compared by identity
 class OrientedIndex:
     """One relation's pairs oriented by degree (the CSR, its transpose) and the bag's table of counts: what
     :func:`count_part` reads, built once by :func:`oriented_index` (on the driver, or shipped to tasks as a
