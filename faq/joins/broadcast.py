@@ -197,9 +197,10 @@ def oriented_in_tasks(spark: "SparkSession", uses: Sequence[Use], groups: list[l
     df = spark.range(0, tasks, 1, tasks).mapInArrow(
         functools.partial(oriented_partition, index=shipped, tasks=tasks, double=semiring.value_type == "double"),
         schema)
-    source = "held on the driver, not collected" if held else "collected to the driver"
-    return df, (f"triangles of one relation oriented by degree ({index.pairs} pairs, {source}), counted in "
-                f"{tasks} task(s) by middle node ({format_bytes(shipped.nbytes)} file, mapped once per machine)")
+    source = "; rows held on the driver, not collected" if held else ""
+    return df, (f"broadcast index of one relation's {index.pairs} pairs oriented by degree "
+                f"({format_bytes(shipped.nbytes)} file, mapped once per machine{source}): its triangles counted in "
+                f"{tasks} task(s) by middle node")
 
 
 def oriented_partition(batches: Iterator[Any], index: Any, tasks: int, double: bool = False) -> Iterator[Any]:
