@@ -108,7 +108,7 @@ def broadcast_join(
 
     ensure_workers(spark)  # the tasks below run Python: check once per session that the workers can
     if oriented and index_dir is None and ops is not None and aggregate is not None and not aggregate.keep:
-        counted = oriented_in_tasks(spark, uses, groups, semiring)
+        counted = oriented_in_tasks(spark, uses, groups, semiring, ops)
         if counted is not None:
             return counted[0], (), counted[1]
     spec = KernelSpec(groups, order, variables, semiring, aggregate, ops)
@@ -162,7 +162,7 @@ def index_on_driver(spark: "SparkSession", uses: Sequence[Use], spec: KernelSpec
 
 
 def oriented_in_tasks(spark: "SparkSession", uses: Sequence[Use], groups: list[list[int]],
-                      semiring: Semiring) -> Optional[tuple["DataFrame", str]]:
+                      semiring: Semiring, ops: NumpyForm) -> Optional[tuple["DataFrame", str]]:
     """A triangle bag over one relation counted in the tasks: (one partial count a task, what it did), or None
     where the oriented count declines (:func:`faq.joins.oriented_triangle.oriented_index`).
 
@@ -198,9 +198,10 @@ def oriented_in_tasks(spark: "SparkSession", uses: Sequence[Use], groups: list[l
         functools.partial(oriented_partition, index=shipped, tasks=tasks, double=semiring.value_type == "double"),
         schema)
     source = "; rows held on the driver, not collected" if held else ""
-    return df, (f"broadcast index of one relation's {index.pairs} pairs oriented by degree "
-                f"({format_bytes(shipped.nbytes)} file, mapped once per machine{source}): its triangles counted in "
-                f"{tasks} task(s) by middle node")
+    # Worded as the generic index's note ("broadcast index of ...; ⊕ of ... inside tasks onto ()"), then the kernel.
+    return df, (f"broadcast index of {index.pairs} pairs oriented by degree ({format_bytes(shipped.nbytes)} file, "
+                f"mapped once per machine{source}); ⊕ of {ops.name.split('/')[-1]} inside tasks onto (); "
+                f"one relation's triangles counted by middle node in {tasks} task(s) (compiled)")
 
 
 def oriented_partition(batches: Iterator[Any], index: Any, tasks: int, double: bool = False) -> Iterator[Any]:
