@@ -406,8 +406,7 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
         where, why = step_placement(inputs, footprint, in_numpy, environment)
         if where == "driver":
             held.add(step.output.id)
-            triangle = (form is not None and form.sums_products and not arrays and triangle_bag(
-                [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables))
+            triangle = _summed_triangle(step, variables, form, arrays)
             step = _kernel_in_process(step, environment, triangle, input_rows, triangle and one_factor(step.inputs))
             step = replace(step, strategy=merge_kernel(  # the merges it runs, if it runs merges
                 step.strategy, [variables.get(r, ()) for r in step.inputs], [i.variables for i in step.indicators],
@@ -420,12 +419,18 @@ def place_steps(steps: Sequence["Step"], bounds: Mapping[str, float], *, held: s
                 arrays, form, environment))
         else:
             step, why = _spared_indicators(step, why)
-            if kernel_aggregates and form is not None and form.sums_products and not arrays and triangle_bag(
-                    [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables):
+            if kernel_aggregates and _summed_triangle(step, variables, form, arrays):
                 step = _oriented_in_tasks(step, one_factor(step.inputs))
         variables[step.output.id] = step.output.variables
         placed.append(replace(step, placement=where, placement_reason=why))
     return placed
+
+
+def _summed_triangle(step: "Step", variables: Mapping[str, tuple[str, ...]], form: Any, arrays: bool) -> bool:
+    """Whether ``step`` is a triangle bag (:func:`triangle_bag`) summed with + and × over plain numbers: the bags
+    the triangle kernels serve, in-process and in the tasks."""
+    return (form is not None and form.sums_products and not arrays and triangle_bag(
+        [variables.get(r, ()) for r in step.inputs], len(step.indicators), step.output.variables))
 
 
 def _spared_indicators(step: "Step", why: str) -> tuple["Step", str]:

@@ -107,13 +107,15 @@ def broadcast_join(
     from faq.workers import ensure_workers
 
     ensure_workers(spark)  # the tasks below run Python: check once per session that the workers can
+    gathered = None  # the rows the driver collects or holds, gathered once for the index it builds
     if oriented and index_dir is None and ops is not None and aggregate is not None and not aggregate.keep:
-        counted = oriented_in_tasks(spark, uses, groups, semiring, ops)
+        gathered = [_gathered(uses[g[0]], semiring) for g in groups]
+        counted = oriented_in_tasks(spark, uses, groups, gathered, semiring, ops)
         if counted is not None:
             return counted[0], (), counted[1]
     spec = KernelSpec(groups, order, variables, semiring, aggregate, ops)
     if index_dir is None:
-        index = index_on_driver(spark, uses, spec)
+        index = index_on_driver(spark, uses, spec, gathered)
     else:
         from faq.joins.executor_index import index_on_executors
 
@@ -138,9 +140,12 @@ def broadcast_join(
     return with_product(df, out, index.gathered, semiring), out, index.note
 
 
-def index_on_driver(spark: "SparkSession", uses: Sequence[Use], spec: KernelSpec) -> TaskIndex:
-    """The index built on the driver from rows it collects or holds, shipped as one file per machine."""
-    gathered = [_gathered(uses[g[0]], spec.semiring) for g in spec.groups]
+def index_on_driver(spark: "SparkSession", uses: Sequence[Use], spec: KernelSpec,
+                    gathered: Optional[list] = None) -> TaskIndex:
+    """The index built on the driver from rows it collects or holds (``gathered``: :func:`_gathered` of each
+    group's first use, when the caller has them), shipped as one file per machine."""
+    if gathered is None:
+        gathered = [_gathered(uses[g[0]], spec.semiring) for g in spec.groups]
     collected = [columns for columns, _ in gathered]
     index_rows = sum(len(keys[0]) for keys, _ in collected)
     kernel, n_seeds, note = spec.build([u.attributes for u in uses], collected)
@@ -161,13 +166,13 @@ def index_on_driver(spark: "SparkSession", uses: Sequence[Use], spec: KernelSpec
                      kernel.ops is not None, note)
 
 
-def oriented_in_tasks(spark: "SparkSession", uses: Sequence[Use], groups: list[list[int]],
+def oriented_in_tasks(spark: "SparkSession", uses: Sequence[Use], groups: list[list[int]], gathered: list,
                       semiring: Semiring, ops: NumpyForm) -> Optional[tuple["DataFrame", str]]:
     """A triangle bag over one relation counted in the tasks: (one partial count a task, what it did), or None
     where the oriented count declines (:func:`faq.joins.oriented_triangle.oriented_index`).
 
-    The driver orients the relation's pairs by degree once (the rows it collects or holds, as for the
-    generic index) and ships that index as one file per machine (:mod:`faq.joins.mapped`); each of one
+    The driver orients the relation's pairs by degree once (``gathered``: the rows it collected or holds,
+    which the generic index is built from where this declines) and ships that index as one file per machine (:mod:`faq.joins.mapped`); each of one
     task per core counts the triangles whose middle node is its share of the nodes
     (:func:`oriented_partition`) -- the driver's own kernel, where the generic index would have the tasks
     extend wedges through the unoriented middle variable (R-MAT 20: 3-4x the work).
@@ -182,7 +187,7 @@ def oriented_in_tasks(spark: "SparkSession", uses: Sequence[Use], groups: list[l
     value_type = {"bigint": LongType(), "double": DoubleType()}.get(semiring.value_type)
     if len(uses) != 3 or len(groups) != 1 or not all(use.valued for use in uses) or value_type is None:
         return None
-    (keys, values), held = _gathered(uses[0], semiring)
+    (keys, values), held = gathered[0]
     tables = []
     for use in uses:  # one group: every use reads the same columns in the same order
         column_of = dict(zip(use.attributes, keys))

@@ -44,7 +44,7 @@ def _generic(relations, indicators, semiring, strategy, attribute_order, aggrega
         aggregate_in_tasks=strategy.aggregate_in_tasks, shared=strategy.shared or None, scope=scope,
         grid=dict(strategy.shares) or None, batches=strategy.batches, index_dir=strategy.index_dir,
         binary_kernel=strategy.binary_kernel if strategy.name == "partitioned" else None,
-        compiled=not strategy.numpy_kernel, oriented=strategy.oriented_count and strategy.name == "broadcast",
+        compiled=not strategy.numpy_kernel, oriented=strategy.oriented_count,
     )
 
 
