@@ -90,8 +90,8 @@ def edges_parquet(scale: int) -> str:
 
 def _timed_task(batches: Iterator[Any], handle: bytes, log_path: str, body: Callable) -> Iterator[Any]:
     """A task body with clocks: faq's import, the index's map (``handle``: the pickled handle), then
-    ``body(batches, handle_object, index_value, lap)`` (the kernel's rows, timed by its own laps), the rows handed
-    back; appends one JSON line to ``log_path``."""
+    ``body(batches, handle_object, index_value, lap, record)`` (the kernel's rows, timed by its own laps), the rows
+    handed back; appends one JSON line to ``log_path``."""
     import json as json_
     import os as os_
     import pickle
@@ -117,7 +117,7 @@ def _timed_task(batches: Iterator[Any], handle: bytes, log_path: str, body: Call
         value = index.value
     lap("index")
     record["index_parts"] = {k: round(v, 4) for k, v in parts.items()}
-    out = body(batches, index, value, lap)
+    out = body(batches, index, value, lap, record)
     lap("kernel")
     yield from out
     lap("emit")
@@ -129,7 +129,7 @@ def _timed_task(batches: Iterator[Any], handle: bytes, log_path: str, body: Call
 def timed_expand(batches: Iterator[Any], handle: bytes, seeds: Optional[int], tasks: int, log_path: str) -> Iterator[Any]:
     """:func:`faq.joins.broadcast.expand_partition`'s work with clocks (:func:`_timed_task`)."""
 
-    def body(batches: Iterator[Any], index: Any, kernel: Any, lap: Callable) -> list:
+    def body(batches: Iterator[Any], index: Any, kernel: Any, lap: Callable, record: dict) -> list:
         import numpy as np
 
         import faq.joins.broadcast as broadcast
@@ -151,10 +151,28 @@ def timed_oriented(batches: Iterator[Any], handle: bytes, tasks: int, log_path: 
     """:func:`faq.joins.broadcast.oriented_partition`'s work with clocks (:func:`_timed_task`; no numba rows: the
     count's first call is inside ``kernel``)."""
 
-    def body(batches: Iterator[Any], index: Any, value: Any, lap: Callable) -> list:
-        import faq.joins.broadcast as broadcast
+    def body(batches: Iterator[Any], index: Any, value: Any, lap: Callable, record: dict) -> list:
+        import time as time_
 
-        return list(broadcast.oriented_partition(batches, index, tasks, double))
+        import faq.joins.broadcast as broadcast
+        import faq.joins.oriented_triangle as oriented
+
+        original = getattr(oriented, "lower_neighbours", None)
+        if original is None:  # a tree that ships the transpose: nothing made in the task
+            return list(broadcast.oriented_partition(batches, index, tasks, double))
+
+        def clocked(*a: Any, **k: Any) -> Any:  # the task's share of the transpose, inside ``kernel``
+            t = time_.perf_counter()
+            try:
+                return original(*a, **k)
+            finally:
+                record["kernel_transpose"] = record.get("kernel_transpose", 0.0) + time_.perf_counter() - t
+
+        oriented.lower_neighbours = clocked
+        try:
+            return list(broadcast.oriented_partition(batches, index, tasks, double))
+        finally:
+            oriented.lower_neighbours = original
 
     yield from _timed_task(batches, handle, log_path, body)
 
@@ -243,6 +261,7 @@ class DriverClocks:
                 (kernel.KernelSpec, "build", "driver_build_kernel"), (broadcast, "for_tasks", "driver_flatten"),
                 (generic, "broadcast_join", "broadcast_join"),
                 (oriented_triangle, "oriented_index", "driver_oriented_index"),
+                (oriented_triangle, "oriented_rows", "driver_oriented_rows"),
             ]:
                 self._wrap(stack, owner, name, label)
             stack.callback(setattr, broadcast, "functools", broadcast.functools)
@@ -413,7 +432,7 @@ def phases(row: dict[str, Any]) -> dict[str, float]:
     d, out = row["driver"], {"total": row["total"], "load": row["load"], "join": row["join"]}
     out["join_driver_broadcast_join"] = d.get("broadcast_join", 0.0)
     for key in ("ensure_workers", "collect", "write_inputs", "driver_build_kernel", "driver_oriented_index",
-                "driver_flatten", "ship"):
+                "driver_oriented_rows", "driver_flatten", "ship"):
         out[f"  of which {key}"] = d.get(key, 0.0)
     # The join's jobs: the probe and the index's collect (inside broadcast_join), then the tasks' job.
     inside = [j for j in row["join_jobs"] if any(m in st["name"] for st in j["stages"] for m in DRIVER_JOB_MARKS)]
@@ -430,6 +449,7 @@ def phases(row: dict[str, Any]) -> dict[str, float]:
         for p in TASK_PHASES:
             out[f"task {p}"] = slowest.get(p, 0.0)
         out["task kernel cpu"] = slowest.get("kernel_cpu", 0.0)
+        out["task kernel: of which transpose"] = round(slowest.get("kernel_transpose", 0.0), 4)
         body = max(sum(t.get(p, 0.0) for p in TASK_PHASES) for t in tasks)
         # Spark's longest task less the longest body: the worker's start (fork, or the daemon's own start on
         # an executor's first Python task), the command's unpickling, the input, the executor's side.

@@ -337,9 +337,10 @@ def _configured_python(spark: "SparkSession") -> str:
     return os.environ.get("PYSPARK_PYTHON", "python3")
 
 
-def probe_workers(spark: "SparkSession") -> WorkerReport:
+def probe_workers(spark: "SparkSession", warm: str = WARM) -> WorkerReport:
     """Run the probe: one job of a plain Python UDF, a task per core; the first worker's :class:`WorkerReport`
-    with a problem, else the first one's.
+    with a problem, else the first one's.  ``warm`` ("module:function") is what each probed worker then runs in
+    the background: by default the compiled loop's load (:data:`WARM`).
 
     A task per core (at most :data:`PROBE_TASKS`) starts every Python worker
     the next job's tasks will run in, at once, and each imports the task
@@ -363,7 +364,7 @@ def probe_workers(spark: "SparkSession") -> WorkerReport:
     needs_numba = "numba" in driver_report().versions  # the driver plans the compiled loop: the tasks import it
     imported = [*REQUIRED, *(["numba"] if needs_numba else []), TASK_MODULE]
     looked_up = [m for m in PROBED_MODULES if m not in imported]
-    probe = F.udf(_shipped_probe(imported, looked_up, WARM if needs_numba else ""), "string", useArrow=False)
+    probe = F.udf(_shipped_probe(imported, looked_up, warm if needs_numba else ""), "string", useArrow=False)
     tasks = max(1, min(PROBE_TASKS, default_parallelism(spark)))
     try:
         rows = spark.range(0, tasks, 1, tasks).select(probe(F.col("id")).alias("report")).collect()
@@ -390,20 +391,24 @@ def _session_key(spark: "SparkSession") -> Optional[tuple]:
     return settings.setting(spark, "spark.app.id"), getattr(spark, "session_id", None), settings.worker_python(spark)
 
 
-def ensure_workers(spark: "SparkSession") -> Optional[WorkerReport]:
+def ensure_workers(spark: "SparkSession", warm: str = WARM) -> Optional[WorkerReport]:
     """Check once per session and worker setting that the workers' Python can run faq's tasks.
 
     Call it before a job that runs faq's functions in Python workers; the
     first call runs :func:`probe_workers` (0.3-1 s on running workers; on
     a fresh session it starts the workers the job's tasks then
     reuse), later ones read the kept answer (milliseconds: ``spark.conf``
-    reads).
+    reads).  Thread-safe: a caller may start it in the background while it
+    prepares the job; a later call waits for that probe.
 
     Parameters
     ----------
     spark : SparkSession
         Classic or Spark Connect (only the DataFrame API and ``spark.conf``
         are used).
+    warm : str
+        What the first probe's workers load in the background ("module:function"): what the job's tasks
+        will run (default :data:`WARM`, the compiled loop).
 
     Returns
     -------
@@ -428,7 +433,7 @@ def ensure_workers(spark: "SparkSession") -> Optional[WorkerReport]:
     with _LOCK:
         report = _CHECKED.get(key)
         if report is None:
-            report = probe_workers(spark)
+            report = probe_workers(spark, warm)
             found = problems(report)
             if found:
                 raise WorkerEnvironmentError(executable=report.executable, python=report.python,

@@ -28,7 +28,7 @@ Examples
 (1, 'driver', True)
 >>> with evaluate(triangles, {"edge": edge}, placement="executors") as result:
 ...     result.scalar(), result.notes[0]
-(1, "broadcast index of 4 pairs oriented by degree (... file, mapped once per machine...); ⊕ of counting inside tasks onto (); one relation's triangles counted by middle node in ... task(s) (compiled)")
+(1, "broadcast index of 4 pairs oriented by degree (... file, mapped once per machine...); ⊕ of counting inside tasks onto (); one relation's triangles counted by middle node in ... task(s), each transposing its share (compiled)")
 >>> shuffled = plan_for(triangles, {"edge": edge}, join="generic_shuffle", placement="executors")
 >>> with evaluate(triangles, {"edge": edge}, plan=shuffled) as result:
 ...     result.scalar(), result.notes[0]

@@ -66,6 +66,9 @@ __all__ = ["broadcast_join", "index_on_driver", "expand_partition", "oriented_in
 SEED_TASKS_PER_CORE = 1
 # ... but at most one task per this many index rows (tiny joins run as one task).
 ROWS_PER_PARTITION = 50_000
+#: What the probed workers load in the background before the oriented count's tasks
+#: (:func:`faq.workers.ensure_workers`): its kernels, not the compiled loop's.
+ORIENTED_WARM = "faq.joins.oriented_triangle:warm_task"
 
 
 def broadcast_join(
@@ -104,9 +107,28 @@ def broadcast_join(
     from faq.spark import default_parallelism
 
     check_integral(uses)
-    from faq.workers import ensure_workers
+    from faq.prefetch import run_in_background
+    from faq.spark_ui import in_thread
+    from faq.workers import WARM, ensure_workers
 
-    ensure_workers(spark)  # the tasks below run Python: check once per session that the workers can
+    # The tasks below run Python: the workers are checked once per session (on a fresh one, started: seconds)
+    # while the driver gathers and indexes; shipping the index waits for that check (and raises what it found).
+    warm = ORIENTED_WARM if oriented else WARM
+    probe = run_in_background(in_thread(spark, "checking the workers' Python", lambda: ensure_workers(spark, warm)),
+                              label="probe-workers")
+    try:
+        return _broadcast_join(spark, uses, groups, order, variables, semiring, aggregate, ops, index_dir, scope,
+                               oriented)
+    finally:
+        probe.join()
+
+
+def _broadcast_join(spark, uses, groups, order, variables, semiring, aggregate, ops, index_dir, scope, oriented):
+    """:func:`broadcast_join`'s body, the workers' check under way."""
+    from pyspark.sql.types import BooleanType, DoubleType, LongType, StructField, StructType
+
+    from faq.spark import default_parallelism
+
     gathered = None  # the rows the driver collects or holds, gathered once for the index it builds
     if oriented and index_dir is None and ops is not None and aggregate is not None and not aggregate.keep:
         gathered = [_gathered(uses[g[0]], semiring) for g in groups]
@@ -169,18 +191,20 @@ def index_on_driver(spark: "SparkSession", uses: Sequence[Use], spec: KernelSpec
 def oriented_in_tasks(spark: "SparkSession", uses: Sequence[Use], groups: list[list[int]], gathered: list,
                       semiring: Semiring, ops: NumpyForm) -> Optional[tuple["DataFrame", str]]:
     """A triangle bag over one relation counted in the tasks: (one partial count a task, what it did), or None
-    where the oriented count declines (:func:`faq.joins.oriented_triangle.oriented_index`).
+    where the oriented count declines (:func:`faq.joins.oriented_triangle.oriented_rows`).
 
     The driver orients the relation's pairs by degree once (``gathered``: the rows it collected or holds,
-    which the generic index is built from where this declines) and ships that index as one file per machine (:mod:`faq.joins.mapped`); each of one
-    task per core counts the triangles whose middle node is its share of the nodes
-    (:func:`oriented_partition`) -- the driver's own kernel, where the generic index would have the tasks
-    extend wedges through the unoriented middle variable (R-MAT 20: 3-4x the work).
+    which the generic index is built from where this declines) and ships the oriented rows as one file per
+    machine (:mod:`faq.joins.mapped`); each task makes the transpose for its own share of middle nodes where it
+    runs (:func:`oriented_partition`: shipped, it would triple the file each executor fetches -- 12 bytes a pair
+    against 4 -- and cost the driver its build).  Each of one task per core counts the triangles whose middle
+    node is its share of the nodes -- the driver's own kernel, where the generic
+    index would have the tasks extend wedges through the unoriented middle variable (R-MAT 20: 3-4x the work).
     """
     from pyspark.sql.types import DoubleType, LongType, StructField, StructType
 
     from faq.joins.mapped import ship
-    from faq.joins.oriented_triangle import oriented_index
+    from faq.joins.oriented_triangle import oriented_rows
     from faq.joins.table import Table
     from faq.spark import default_parallelism
 
@@ -192,34 +216,37 @@ def oriented_in_tasks(spark: "SparkSession", uses: Sequence[Use], groups: list[l
     for use in uses:  # one group: every use reads the same columns in the same order
         column_of = dict(zip(use.attributes, keys))
         tables.append(Table(use.frame.variables, {v: column_of[v] for v in use.frame.variables}, values))
-    index, why = oriented_index(tables, threads=default_parallelism(spark))
-    if index is None:
+    rows, why = oriented_rows(tables, threads=default_parallelism(spark))
+    if rows is None:
         log.info("oriented count in tasks declined: %s", why)
         return None
-    tasks = max(1, min(default_parallelism(spark) * SEED_TASKS_PER_CORE, len(index.indptr) - 1))
-    shipped = ship(spark, index)
+    tasks = max(1, min(default_parallelism(spark) * SEED_TASKS_PER_CORE, len(rows.indptr) - 1))
+    shipped = ship(spark, rows)
     schema = StructType([StructField(VALUE_COLUMN, value_type)])
     df = spark.range(0, tasks, 1, tasks).mapInArrow(
         functools.partial(oriented_partition, index=shipped, tasks=tasks, double=semiring.value_type == "double"),
         schema)
     source = "; rows held on the driver, not collected" if held else ""
     # Worded as the generic index's note ("broadcast index of ...; ⊕ of ... inside tasks onto ()"), then the kernel.
-    return df, (f"broadcast index of {index.pairs} pairs oriented by degree ({format_bytes(shipped.nbytes)} file, "
-                f"mapped once per machine{source}); ⊕ of {ops.name.split('/')[-1]} inside tasks onto (); "
-                f"one relation's triangles counted by middle node in {tasks} task(s) (compiled)")
+    return df, (f"broadcast index of {rows.pairs} pairs oriented by degree ({format_bytes(shipped.nbytes)} file, "
+                f"mapped once per machine{source}); ⊕ of {ops.name.split('/')[-1]} inside tasks onto (); one "
+                f"relation's triangles counted by middle node in {tasks} task(s), each transposing its share "
+                "(compiled)")
 
 
 def oriented_partition(batches: Iterator[Any], index: Any, tasks: int, double: bool = False) -> Iterator[Any]:
     """mapInArrow body: task numbers in; each task's count of the triangles whose middle node is its share out
-    (as a double for a semiring of doubles summing ones)."""
+    (as a double for a semiring of doubles summing ones).  A task makes the transpose of the shipped rows for its
+    own middle nodes only: the tasks' shares add up to one transpose, made where it is read."""
     import pyarrow as pa
 
-    from faq.joins.oriented_triangle import count_part
+    from faq.joins.oriented_triangle import OrientedIndex, count_part, lower_neighbours
 
-    oriented = index.value
+    rows = index.value
     for batch in batches:
         for task in batch.column(0).to_numpy():
-            total = count_part(oriented, int(task), tasks)
+            share = OrientedIndex.of(rows, lower_neighbours(rows, 1, int(task), tasks))
+            total = count_part(share, int(task), tasks)
             value = pa.array([float(total)] if double else [total], type=pa.float64() if double else pa.int64())
             yield pa.record_batch([value], names=[VALUE_COLUMN])
 

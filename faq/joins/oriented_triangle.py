@@ -64,7 +64,8 @@ import numpy as np
 from faq.compiled import kernels
 from faq.joins.sparse_triangle import node_ids
 
-__all__ = ["oriented_count", "oriented_index", "count_part", "OrientedIndex", "code_table", "warm_up"]
+__all__ = ["oriented_count", "oriented_index", "oriented_rows", "lower_neighbours", "count_part", "OrientedIndex",
+           "OrientedRows", "LowerNeighbours", "code_table", "warm_task", "warm_up"]
 
 # A code's bits: the pair held from the lower end to the higher one, and from the higher to the lower.
 _UP, _DOWN = 1, 2
@@ -138,10 +139,40 @@ def oriented_count(relations: Sequence[Any], threads: int = 2) -> tuple[Optional
 
 
 @dataclass(frozen=True, eq=False)  # arrays: compared by identity
+class OrientedRows:
+    """One relation's pairs oriented by degree -- a CSR from each node to its higher neighbours, entries
+    ``high << 2 | code`` -- and the bag's table of counts: made once by :func:`oriented_rows`; what the driver
+    ships to tasks (:func:`faq.joins.broadcast.oriented_in_tasks`), the transpose made where it is mapped
+    (:func:`lower_neighbours`: 12 bytes a pair the file need not carry)."""
+
+    indptr: np.ndarray
+    entries: np.ndarray
+    table: np.ndarray
+
+    @property
+    def pairs(self) -> int:
+        """The oriented pairs (each unordered pair once)."""
+        return len(self.entries)
+
+    @property
+    def nbytes(self) -> int:
+        return self.indptr.nbytes + self.entries.nbytes + self.table.nbytes
+
+
+@dataclass(frozen=True, eq=False)
+class LowerNeighbours:
+    """The CSR of :class:`OrientedRows` transposed: each node's lower neighbours ``p`` and where the node stands
+    in ``p``'s row (:func:`lower_neighbours`)."""
+
+    low_ptr: np.ndarray
+    lower: np.ndarray
+    position: np.ndarray
+
+
+@dataclass(frozen=True, eq=False)
 class OrientedIndex:
-    """One relation's pairs oriented by degree (the CSR, its transpose) and the bag's table of counts: what
-    :func:`count_part` reads, built once by :func:`oriented_index` (on the driver, or shipped to tasks as a
-    file they map: :func:`faq.joins.broadcast.oriented_in_tasks`)."""
+    """What :func:`count_part` reads: the oriented rows and their transpose (:func:`oriented_index`, or
+    :meth:`of` where the two were made apart)."""
 
     indptr: np.ndarray
     entries: np.ndarray
@@ -149,6 +180,10 @@ class OrientedIndex:
     lower: np.ndarray
     position: np.ndarray
     table: np.ndarray
+
+    @classmethod
+    def of(cls, rows: OrientedRows, lower: LowerNeighbours) -> "OrientedIndex":
+        return cls(rows.indptr, rows.entries, lower.low_ptr, lower.lower, lower.position, rows.table)
 
     @property
     def pairs(self) -> int:
@@ -164,12 +199,33 @@ def oriented_index(relations: Sequence[Any], threads: int = 2) -> tuple[Optional
     """The :class:`OrientedIndex` of the bag (``relations`` as :func:`oriented_count` takes them), or None and
     why the kernel does not apply.
 
+    >>> import numpy as np
     >>> from faq.joins.table import Table
     >>> k4 = np.array([(i, j) for i in range(4) for j in range(4) if i != j]).T
     >>> e = lambda u, v: Table((u, v), {u: k4[0], v: k4[1]}, None)
     >>> index, _ = oriented_index([e("a", "b"), e("b", "c"), e("a", "c")])
     >>> index.pairs, count_part(index, 0, 2) + count_part(index, 1, 2)   # 6 pairs; the two parts add up to 24
     (6, 24)
+    """
+    rows, why = oriented_rows(relations, threads)
+    if rows is None:
+        return None, why
+    return OrientedIndex.of(rows, lower_neighbours(rows, threads)), ""
+
+
+def oriented_rows(relations: Sequence[Any], threads: int = 2) -> tuple[Optional[OrientedRows], str]:
+    """The bag's :class:`OrientedRows`, or None and why the kernel does not apply (see the module).
+
+    >>> import numpy as np
+    >>> from faq.joins.table import Table
+    >>> src, dst = np.array([0, 0, 1, 1, 2, 3]), np.array([1, 2, 2, 3, 3, 0])   # K4, each pair one way
+    >>> feed_forward = (("a", "b"), ("a", "c"), ("b", "c"))
+    >>> rows, _ = oriented_rows([Table((u, v), {u: src, v: dst}, None) for u, v in feed_forward])
+    >>> rows.pairs, rows.indptr.tolist()          # each pair once, in its lower end's row
+    (6, [0, 3, 5, 6, 6])
+    >>> index = OrientedIndex.of(rows, lower_neighbours(rows))
+    >>> sum(count_part(index, t, 3) for t in range(3))   # feed-forward: 0 → 1 → 2 and 1 → 2 → 3
+    2
     """
     why = _not_one_set(relations)
     if why:
@@ -178,9 +234,7 @@ def oriented_index(relations: Sequence[Any], threads: int = 2) -> tuple[Optional
     src, dst = (np.asarray(first.keys[v]) for v in first.variables)
     table = code_table([tuple(t.variables) for t in relations])
     if len(src) == 0:
-        empty = np.zeros(0, dtype=np.int64)
-        return OrientedIndex(np.zeros(1, dtype=np.int64), empty.astype(np.int32), np.zeros(1, dtype=np.int64),
-                             empty.astype(np.int32), empty, table), ""
+        return OrientedRows(np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int32), table), ""
     if bool(np.any(src == dst)):
         return None, "the relation holds a loop (v, v)"
     nodes, (src, dst) = node_ids([src, dst])
@@ -196,8 +250,31 @@ def oriented_index(relations: Sequence[Any], threads: int = 2) -> tuple[Optional
     del low, high, code
     if repeated:
         return None, "the relation holds a pair twice (its multiplicity would count)"
-    low_ptr, lower, position = _lower(indptr, entries, threads)
-    return OrientedIndex(indptr, entries, low_ptr, lower, position, table), ""
+    return OrientedRows(indptr, entries, table), ""
+
+
+def lower_neighbours(rows: OrientedRows, threads: int = 1, part: int = 0, parts: int = 1) -> LowerNeighbours:
+    """The transpose of ``rows``' CSR (its arrays may be read-only, as a mapped file's are): a counting pass and
+    a scatter, each dealt to ``threads`` threads by ranges of rows.
+
+    With ``parts`` > 1, only the lists of the nodes ``part`` modulo ``parts``: what
+    ``count_part(index, part, parts)`` reads -- the tasks of a shipped index each make their own share.
+
+    >>> import numpy as np
+    >>> from faq.joins.table import Table
+    >>> k4 = np.array([(i, j) for i in range(4) for j in range(4) if i != j]).T
+    >>> rows, _ = oriented_rows([Table((u, v), {u: k4[0], v: k4[1]}, None) for u, v in (("a", "b"), ("b", "c"),
+    ...                                                                                  ("a", "c"))])
+    >>> lower_neighbours(rows).low_ptr.tolist(), lower_neighbours(rows, part=1, parts=2).low_ptr.tolist()
+    ([0, 0, 1, 3, 6], [0, 0, 1, 1, 4])
+    >>> sum(count_part(OrientedIndex.of(rows, lower_neighbours(rows, part=t, parts=2)), t, 2) for t in range(2))
+    24
+    """
+    nodes = len(rows.indptr) - 1
+    if not rows.pairs:
+        return LowerNeighbours(np.zeros(nodes + 1, dtype=np.int64), np.zeros(0, dtype=np.int32),
+                               np.zeros(0, dtype=np.int64))
+    return LowerNeighbours(*_lower(rows.indptr, rows.entries, max(1, threads), part, max(1, parts)))
 
 
 def count_part(index: OrientedIndex, part: int, parts: int) -> int:
@@ -320,20 +397,25 @@ def _gather(starts, packed, indptr, first, last, entries):  # pragma: no cover -
             at += 1
 
 
-def _lower(indptr, entries, threads):
-    """Each node's lower neighbours ``p`` (``q`` in ``N⁺(p)``) and the position of ``q`` in ``p``'s row: the
-    CSR transposed by a counting pass and a scatter, each dealt to ``threads`` threads by ranges of rows."""
-    counts, scatter = _kernels()[4:6]
+def _lower(indptr, entries, threads, part=0, parts=1):
+    """Each node's lower neighbours ``p`` (``q`` in ``N⁺(p)``) and the position of ``q`` in ``p``'s row, for the
+    nodes ``q`` that are ``part`` modulo ``parts`` (the others' lists left empty): the CSR transposed by a
+    counting pass and a scatter, each dealt to ``threads`` threads by ranges of rows."""
+    counts, scatter = kernels(_high_counts, _transposed)  # a task transposing a shipped index loads these alone
     nodes = len(indptr) - 1
     rows = [int(v) for v in np.searchsorted(indptr, _spans(len(entries), threads), side="right") - 1]
     rows[0], rows[-1] = 0, nodes
     per_thread = _each(threads, lambda t: counts(indptr, entries, rows[t], rows[t + 1], nodes))
+    if parts > 1:
+        others = np.arange(nodes) % parts != part
+        for c in per_thread:
+            c[others] = 0
     low_ptr = np.zeros(nodes + 1, dtype=np.int64)
     np.cumsum(np.sum(per_thread, axis=0), out=low_ptr[1:])
     fills = np.cumsum([low_ptr[:-1], *per_thread[:-1]], axis=0)
-    lower = np.empty(len(entries), dtype=np.int32)
-    position = np.empty(len(entries), dtype=np.int64)
-    _each(threads, lambda t: scatter(indptr, entries, rows[t], rows[t + 1], fills[t], lower, position))
+    lower = np.empty(int(low_ptr[-1]), dtype=np.int32)
+    position = np.empty(int(low_ptr[-1]), dtype=np.int64)
+    _each(threads, lambda t: scatter(indptr, entries, rows[t], rows[t + 1], fills[t], lower, position, part, parts))
     return low_ptr, lower, position
 
 
@@ -345,11 +427,14 @@ def _high_counts(indptr, entries, first, last, nodes):  # pragma: no cover - com
     return counts
 
 
-def _transposed(indptr, entries, first, last, fill, lower, position):  # pragma: no cover - compiled
-    """Rows ``first .. last - 1``'s entries into their higher end's list, from ``fill`` on."""
+def _transposed(indptr, entries, first, last, fill, lower, position, part, parts):  # pragma: no cover - compiled
+    """Rows ``first .. last - 1``'s entries into their higher end's list, from ``fill`` on (the higher ends
+    ``part`` modulo ``parts`` only)."""
     for p in range(first, last):
         for k in range(indptr[p], indptr[p + 1]):
             q = entries[k] >> 2
+            if parts > 1 and q % parts != part:
+                continue
             lower[fill[q]] = p
             position[fill[q]] = k
             fill[q] += 1
@@ -391,6 +476,20 @@ def _count_kernel():
     return kernels(_count)[0]
 
 
+def warm_task() -> None:
+    """Load what a task counting from a shipped index runs -- its transpose's and the count's kernels at a mapped
+    file's read-only signature -- from numba's cache (a Spark worker, in the background after
+    :func:`faq.workers.probe_workers`: :data:`faq.joins.broadcast.ORIENTED_WARM`).
+
+    >>> warm_task()
+    """
+    rows = OrientedRows(np.array([0, 1, 1], dtype=np.int64), np.array([1 << 2 | _UP], dtype=np.int32),
+                        code_table([("a", "b"), ("b", "c"), ("a", "c")]))
+    for array in (rows.indptr, rows.entries, rows.table):
+        array.flags.writeable = False
+    count_part(OrientedIndex.of(rows, lower_neighbours(rows, 1, 1, 2)), 1, 2)
+
+
 def warm_up() -> list[str]:
     """Compile (or load) the kernels on a small graph (``python -m faq.warm``)."""
     from faq.joins.table import Table
@@ -399,10 +498,11 @@ def warm_up() -> list[str]:
     e = [Table((u, v), {u: src, v: dst}, None) for u, v in (("a", "b"), ("b", "c"), ("a", "c"))]
     oriented_count(e, threads=1)
     oriented_count(e, threads=2)
-    index, _ = oriented_index(e, threads=1)
-    for array in (index.indptr, index.entries, index.low_ptr, index.lower, index.position, index.table):
+    rows, _ = oriented_rows(e, threads=1)
+    for array in (rows.indptr, rows.entries, rows.table):
         array.flags.writeable = False  # the tasks read a mapped file's arrays: numba compiles that signature apart
-    count_part(index, 0, 1)
+    lower_neighbours(rows, threads=1, part=1, parts=2)  # a task's share, from a mapped file's read-only arrays
+    count_part(OrientedIndex.of(rows, lower_neighbours(rows, threads=1)), 0, 1)
     return [f"faq.joins.oriented_triangle.{f.__name__}"
             for f in (_low_counts, _scatter, _sort_rows, _gather, _high_counts, _transposed, _count)]
 
