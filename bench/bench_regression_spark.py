@@ -23,6 +23,8 @@ shared machine falls on every method alike:
 * ``faq_default``: ``faq.linear_regression`` with the default placement (the
   priced choice of :mod:`faq.learning.costs`; the chosen plan is recorded);
 * ``faq_driver``: ``placement="driver"`` (fetch to the driver, in-process);
+* ``faq_executors``: ``placement="executors"`` (the cheaper, as priced, of the plans that leave the largest
+  table in Spark: its rows in its own tasks, or Spark SQL's join; the chosen plan is recorded);
 * ``spark_sql``: the baseline a user writes -- the same DataFrames joined,
   ``count``, ``sum(x_i)`` and ``sum(x_i * x_j)`` in one aggregation, the
   normal equations solved in numpy;
@@ -246,8 +248,10 @@ def bench_join(spark: Any, name: str, given: dict[str, Any], spec: tuple[str, li
         "spark_sql": lambda: with_spark_sql(given, query, features, target),
         "faq_default": lambda: with_faq(given, query, features, target, None),
         "faq_driver": lambda: with_faq(given, query, features, target, "driver"),
+        "faq_executors": lambda: with_faq(given, query, features, target, "executors"),
     }
-    repeats = {"spark_sql": args.repeat, "faq_default": args.repeat, "faq_driver": args.driver_repeat}
+    repeats = {"spark_sql": args.repeat, "faq_default": args.repeat, "faq_driver": args.driver_repeat,
+               "faq_executors": args.repeat}
     if mllib:
         methods["mllib"] = lambda: with_mllib(given, query, features, target)
         repeats["mllib"] = args.repeat
@@ -265,6 +269,9 @@ def bench_join(spark: Any, name: str, given: dict[str, Any], spec: tuple[str, li
         agreement[method] = difference(values[method][0], expected)
         record[f"ratio_{method}_vs_spark_sql"] = round(record[method]["median"] / record["spark_sql"]["median"], 3)
     record["faq_default_plan"] = list(values["faq_default"][2])
+    record["faq_executors_plan"] = list(values["faq_executors"][2])
+    record["ratio_faq_executors_vs_faq_driver"] = round(record["faq_executors"]["median"]
+                                                        / record["faq_driver"]["median"], 3)
     record["coefficients_vs_spark_sql"] = {k: float(f"{v:.3g}") for k, v in agreement.items()}
     record["coefficients_agree"] = all(v <= (MLLIB_TOLERANCE if k == "mllib" else TOLERANCE) for k, v in agreement.items())
     if not record["coefficients_agree"]:
@@ -327,11 +334,14 @@ def main(argv: list[str] | None = None) -> None:
             rows.append(bench_join(spark, f"many_to_many_{args.mm[0]}x{args.mm[1]}", given,
                                    (MM_QUERY, MM_FEATURES, MM_TARGET), args, mllib=False))
     run["rows"] = rows
-    print(f"{'join':<28}{'rows':>12}{'spark_sql':>11}{'faq':>9}{'driver':>9}{'faq/sql':>9}  chosen")
+    print(f"{'join':<28}{'rows':>12}{'spark_sql':>11}{'faq':>9}{'driver':>9}{'executors':>11}{'faq/sql':>9}"
+          f"{'exec/sql':>9}  chosen (default; executors)")
     for r in rows:
-        chosen = next((n for n in r.get("faq_default_plan", []) if n.startswith("chosen")), "")
+        chosen = [next((n for n in r.get(f"faq_{k}_plan", []) if n.startswith("chosen")), "")
+                  for k in ("default", "executors")]
         print(f"{r['join']:<28}{r['join_rows']:>12}{r['spark_sql']['median']:>11}{r['faq_default']['median']:>9}"
-              f"{r['faq_driver']['median']:>9}{r['ratio_faq_default_vs_spark_sql']:>9}  {chosen}")
+              f"{r['faq_driver']['median']:>9}{r['faq_executors']['median']:>11}"
+              f"{r['ratio_faq_default_vs_spark_sql']:>9}{r['ratio_faq_executors_vs_spark_sql']:>9}  {'; '.join(chosen)}")
     path = run.save(Path(args.out) if args.out else RESULTS / "regression_spark.json")
     print(f"wrote {path}")
 

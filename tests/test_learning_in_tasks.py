@@ -116,3 +116,87 @@ def test_a_key_that_is_not_an_integer_is_refused(spark, tmp_path):
     given = parquet(spark, tmp_path, t)
     with pytest.raises(InvalidArgumentError, match="orderkey.*integer"):
         faq.linear_regression(QUERY, target=TARGET, features=FEATURES, placement="executors", **given)
+
+
+STAR_QUERY = "lineitem(orderkey, partkey), orders(orderkey, custkey), customer(custkey), part(partkey)"
+STAR_FEATURES = ["lineitem.quantity", "orders.totalprice", "customer.acctbal", "part.size"]
+
+
+def star_tables(seed: int, rows: int = 400) -> dict[str, pd.DataFrame]:
+    """A snowflake whose looked-up keys are each held once; some line items join no order, one part is missing,
+    one line item has a null feature, one order a null feature."""
+    rng = np.random.default_rng(seed)
+    orders = pd.DataFrame({"orderkey": np.arange(0, 120, 2), "custkey": rng.integers(0, 25, 60),
+                           "totalprice": rng.random(60) * 1000})
+    orders.loc[3, "totalprice"] = None  # a null feature: the order joins nothing
+    customer = pd.DataFrame({"custkey": np.arange(0, 25), "acctbal": rng.normal(0, 100, 25)})
+    part = pd.DataFrame({"partkey": np.delete(np.arange(40), 7), "size": rng.integers(1, 50, 39).astype(float)})
+    lineitem = pd.DataFrame({"orderkey": rng.integers(0, 130, rows), "partkey": rng.integers(0, 40, rows),
+                             "quantity": rng.integers(1, 50, rows).astype(float)})
+    lineitem["extendedprice"] = 5 + 2 * lineitem.quantity + rng.normal(0, 1, rows)
+    lineitem.loc[5, "quantity"] = None
+    return {"lineitem": lineitem, "orders": orders, "customer": customer, "part": part}
+
+
+def star_joined(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    rows = t["lineitem"].dropna().merge(t["orders"].dropna(), on="orderkey").merge(t["customer"], on="custkey")
+    return rows.merge(t["part"], on="partkey")
+
+
+@pytest.mark.parametrize("seed", [21, 22])
+def test_a_foreign_key_star_is_looked_up_and_summed_flat_in_its_tasks(spark, tmp_path, seed):
+    """The driver's flat star, run in lineitem's own tasks, against least squares on pandas' merge."""
+    t = star_tables(seed)
+    given = parquet(spark, tmp_path, t)
+    spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")  # several tasks, each with its own partial
+    try:
+        model = faq.linear_regression(STAR_QUERY, target=TARGET, features=STAR_FEATURES, placement="executors",
+                                      **given)
+    finally:
+        spark.conf.unset("spark.sql.files.maxPartitionBytes")
+    rows = star_joined(t)
+    expected = least_squares(rows, STAR_FEATURES, TARGET)
+    np.testing.assert_allclose([model.intercept, *[model.coefficients[f] for f in STAR_FEATURES]], expected,
+                               rtol=1e-8, atol=1e-8)
+    assert model.rows == len(rows)
+    text = "\n".join(model.covariance.notes)
+    assert "lineitem(orderkey, partkey): stays in Spark (placement=executors): looked up and summed flat" in text, text
+    assert "orders(orderkey, custkey) (60 rows)" in text, text  # shipped as rows
+
+
+def test_a_star_whose_lookup_key_repeats_runs_the_ring_in_the_tasks(spark, tmp_path):
+    """A customer held twice is no lookup: the ring's plan runs in the tasks instead, as exact."""
+    t = star_tables(23)
+    t["customer"] = pd.concat([t["customer"], t["customer"].iloc[[4]]], ignore_index=True)
+    given = parquet(spark, tmp_path, t)
+    model = faq.linear_regression(STAR_QUERY, target=TARGET, features=STAR_FEATURES, placement="executors", **given)
+    rows = star_joined(t)
+    np.testing.assert_allclose([model.intercept, *[model.coefficients[f] for f in STAR_FEATURES]],
+                               least_squares(rows, STAR_FEATURES, TARGET), rtol=1e-8, atol=1e-8)
+    text = "\n".join(model.covariance.notes)
+    # (the price guessed a star from the distinct keys; the run checks them exactly)
+    assert "stays in Spark (placement=executors): lifted and joined in its own tasks" in text, text
+    assert "summed flat in its own tasks" not in text, text
+
+
+def test_a_star_task_takes_its_rows_in_chunks_and_adds_them(monkeypatch):
+    """star_chunks, without Spark: the same packed sum in one chunk and in chunks of one row."""
+    import pyarrow as pa
+
+    from faq.language import parse_query
+    from faq.learning.features import parse_features
+    from faq.learning.in_tasks import _StarSpec, star_chunks
+    from faq.semirings import cofactor
+
+    parsed = parse_query("count() := l(o, p), q(p)")
+    features = parse_features(["l.x", "q.y"], {a.factor: a.variables for a in parsed.atoms})
+    spec = _StarSpec(cofactor(2), parsed, tuple(features), "l", {"l": 10, "q": 2}, None)
+    shipped = {"q": {"p": np.array([0, 1]), "y": np.array([1.0, 2.0])}}
+    batch = pa.record_batch({"o": [1, 2, 3, 4], "p": [0, 1, 1, 5], "x": [1.0, 2.0, 3.0, 4.0]})
+    whole = next(star_chunks(iter([batch]), spec, shipped)).column(0).to_pylist()[0]
+    monkeypatch.setattr("faq.learning.in_tasks.CHUNK_ROWS", 1)
+    chunked = [b.column(0).to_pylist()[0] for b in star_chunks(iter([batch.slice(0, 2), batch.slice(2)]), spec,
+                                                               shipped)]
+    # (count, Σx, Σy, Σx², Σxy, Σy²) over the rows joining q: x = 1, 2, 3 with y = 1, 2, 2
+    np.testing.assert_allclose(whole, [3, 6, 5, 14, 11, 9])
+    np.testing.assert_allclose(chunked, [whole])

@@ -53,7 +53,7 @@ __all__ = ["TableSize", "Sizes", "Price", "priced", "chosen", "join_rows", "ring
            "DRIVER_SECONDS", "FETCH_SECONDS_PER_VALUE", "LIFT_SECONDS_PER_VALUE", "JOIN_SECONDS_PER_VALUE",
            "SQL_JOB_SECONDS", "SCAN_SECONDS_PER_VALUE", "SQL_SECONDS_PER_SUM", "TASK_JOB_SECONDS",
            "TASK_LIFT_SECONDS_PER_VALUE", "TASK_JOIN_SECONDS_PER_VALUE", "READ_FIXED_SECONDS",
-           "READ_SECONDS_PER_VALUE", "STAR_SECONDS_PER_VALUE"]
+           "READ_SECONDS_PER_VALUE", "STAR_SECONDS_PER_VALUE", "TASK_READ_SECONDS_PER_VALUE"]
 
 # --- constants, measured on this 2-core machine: local[*], warm JVM, bench/bench_regression_spark.py's tables
 # written to Parquet and read with spark.read.parquet, medians (and minima) of 3 warm runs.  Other engineers'
@@ -103,6 +103,9 @@ TASK_LIFT_SECONDS_PER_VALUE = 3.3e-7
 #: Seconds per double of the ring per key joined in a task, per core: in tasks on the 300K-row FK star
 #: (7.9-8.6 s) less its fixed cost and lifts, times 2 cores, over 300K keys x 45.
 TASK_JOIN_SECONDS_PER_VALUE = 6.0e-7
+#: Seconds per value (row x column) a task of a foreign-key star receives from Spark and makes a pandas frame
+#: (Arrow batches into the Python worker), per core: see :func:`in_tasks_price` for the measurement.
+TASK_READ_SECONDS_PER_VALUE = 1.0e-7
 
 
 def ring_width(features: int) -> int:
@@ -249,6 +252,15 @@ def in_tasks_price(sizes: Sizes) -> Price:
     w = ring_width(sizes.features)
     shipped = sum(t.rows for t in others)
     in_process = sizes.scale("in_process")
+    if sizes.star == big.name:  # a foreign-key star: the driver's flat plan in the tasks (faq.learning.in_tasks)
+        seconds = (TASK_JOB_SECONDS * sizes.scale("spark_job")
+                   + sum(t.rows * t.columns for t in others) * FETCH_SECONDS_PER_VALUE * sizes.scale("fetch")
+                   + (big.rows * big.columns * (SCAN_SECONDS_PER_VALUE * sizes.scale("spark_scan")
+                                                + TASK_READ_SECONDS_PER_VALUE * in_process)
+                      + big.rows * (sizes.features + len(others)) * STAR_SECONDS_PER_VALUE * in_process)
+                   / max(1, sizes.parallelism))
+        return Price("in-tasks", seconds, f"{big.name}'s {_count(big.rows)} rows looked up and summed flat in its "
+                                          f"tasks (foreign-key star); {_count(shipped)} rows of the others shipped")
     seconds = (TASK_JOB_SECONDS * sizes.scale("spark_job")
                + sum(t.rows * t.columns for t in others) * FETCH_SECONDS_PER_VALUE * sizes.scale("fetch")
                + (shipped * w * LIFT_SECONDS_PER_VALUE + sum(t.joined for t in others) * w * JOIN_SECONDS_PER_VALUE

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from faq.learning.features import Feature
     from faq.semirings.structured import ArraySemiring
 
-__all__ = ["CHUNK_ROWS", "TaskJoin", "choose", "aggregate_in_tasks", "lift_and_join"]
+__all__ = ["CHUNK_ROWS", "TaskJoin", "choose", "aggregate_in_tasks", "lift_and_join", "star_in_tasks",
+           "star_chunks"]
 
 #: Rows a task lifts and joins at once: a task's partition is taken in chunks of about this many rows,
 #: each chunk's partial aggregate ⊕-combined into the task's (memory per task bounded by the chunk).
@@ -82,14 +83,19 @@ with p(b) (10 keys) shipped once per machine (960 B); one partial aggregate per 
     shipped: tuple[tuple[str, int], ...]
     shipped_bytes: int
     reason: str
+    #: A foreign-key star (:mod:`faq.learning.star`): the rows looked up and summed flat in the tasks, the
+    #: others shipped as rows (``shipped`` counts rows), nothing lifted into the ring.
+    flat: bool = False
 
     def describe(self) -> str:
         from faq.hypergraph.shares import format_bytes
 
-        others = ", ".join(f"{atom} ({keys} keys)" for atom, keys in self.shipped) or "nothing else"
-        return (f"{self.atom}: stays in Spark ({self.reason}): lifted and joined in its own tasks by the plan "
-                f"below, with {others} shipped once per machine ({format_bytes(self.shipped_bytes)}); one partial "
-                "aggregate per task, ⊕-combined on the driver")
+        unit = "rows" if self.flat else "keys"
+        others = ", ".join(f"{atom} ({keys} {unit})" for atom, keys in self.shipped) or "nothing else"
+        how = ("looked up and summed flat in its own tasks (foreign-key star: one matrix product per chunk of "
+               "rows)" if self.flat else "lifted and joined in its own tasks by the plan below")
+        return (f"{self.atom}: stays in Spark ({self.reason}): {how}, with {others} shipped once per machine "
+                f"({format_bytes(self.shipped_bytes)}); one partial aggregate per task, ⊕-combined on the driver")
 
 
 def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequence[str]], spark: Any,
@@ -197,6 +203,9 @@ def aggregate_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArrayS
 
     k_big = next(k for k, a in enumerate(parsed.atoms) if a.factor == big)
     big_atom = parsed.atoms[k_big]
+    flat = star_in_tasks(parsed, features, ring, tables, big, reason, progress)
+    if flat is not None:
+        return flat
     others = {n: t for n, t in tables.items() if n != big}
     # Lift the other tables on the driver (the large one is lifted in its tasks; here its columns are checked).
     query, factors, lifted = lifted_factors(parsed, features, ring, {**others, big: tables[big]}, spark,
@@ -230,6 +239,117 @@ def aggregate_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArrayS
         progress(StepEvent("done", 1, 1, description, 1, time.perf_counter() - t0, task.describe()))
     notes = tuple(item.describe(ring.width) for k, item in enumerate(lifted) if k != k_big) + (task.describe(),)
     return value.tolist(), plan, notes
+
+
+@dataclass(frozen=True)
+class _StarSpec:
+    """What every task of a flat star needs besides its rows (pickled into the function)."""
+
+    ring: Any
+    parsed: Any
+    features: tuple[Any, ...]
+    fact: str  # the table whose rows the tasks read
+    rows: Mapping[str, int]  # per table, for the star's plan: the fact the largest
+    shipped: Any  # MappedIndex of {table: {column: array}}
+
+
+def star_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArraySemiring", tables: Mapping[str, Any],
+                  big: str, reason: str, progress: Progress = None
+                  ) -> Optional[tuple[list[float], Any, tuple[str, ...]]]:
+    """The aggregate of a foreign-key star whose fact table ``big`` stays in Spark, looked up and summed flat in
+    its tasks (:mod:`faq.learning.star`'s plan on each chunk of rows, the other tables shipped as rows once per
+    machine); None when the join is not such a star, or the others' keys do not allow it (a key held twice, a
+    key not an integer): then the ring's plan runs in the tasks.
+
+    The driver's own flat plan, run where the rows are: each task returns ``(n, Σx, Σxxᵀ)`` of its rows, packed
+    as the ring's value, and the driver adds them (the ring's ⊕).  Exact as the ring's split is: every joined
+    row holds exactly one fact row.
+    """
+    import pandas as pd
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, DoubleType, StructField, StructType
+
+    from faq.insideout.in_process import StepEvent
+    from faq.joins.mapped import ship
+    from faq.learning.star import star_aggregate, star_plan
+
+    others = {n: t for n, t in tables.items() if n != big}
+    if not all(isinstance(t, pd.DataFrame) for t in others.values()):
+        return None
+    rows = {**{n: len(t) for n, t in others.items()}, big: sum(len(t) for t in others.values()) + 1}
+    plan = star_plan(parsed, rows)
+    if plan is None or plan.positions[0] != next(k for k, a in enumerate(parsed.atoms) if a.factor == big):
+        return None
+    fact = parsed.atoms[plan.positions[0]]
+    own = [f for f in features if f.table == big]
+    probe = pd.DataFrame({**{v: np.zeros(1, dtype=np.int64) for v in fact.variables},
+                          **{f.column: np.zeros(1) for f in own if f.column not in fact.variables}})
+    if star_aggregate(parsed, features, {**others, big: probe}, rows) is None:  # the others' keys, checked here
+        return None
+    used = {n: list(dict.fromkeys([*next(a for a in parsed.atoms if a.factor == n).variables,
+                                   *(f.column for f in features if f.table == n)])) for n in others}
+    handle = ship(tables[big].sparkSession, {n: {c: others[n][c].to_numpy() for c in used[n]} for n in others})
+    frame = tables[big]
+    _check_integer_keys(frame, fact)
+    kept = frame.select(*[F.col(v).cast("bigint").alias(v) for v in fact.variables],
+                        *[F.col(c).cast("double").alias(c) for c in dict.fromkeys(f.column for f in own)
+                          if c not in fact.variables])
+    for name in kept.columns:  # a row with a null key or feature joins nothing (as the driver's star drops it)
+        kept = kept.where(F.col(name).isNotNull())
+    spec = _StarSpec(ring, parsed, tuple(features), big, rows, handle)
+    task = TaskJoin(big, str(fact), tuple((str(a), len(others[a.factor])) for a in parsed.atoms if a.factor != big),
+                    handle.nbytes, reason, flat=True)
+    description = f"look up and sum {fact} in its tasks"
+    if progress:
+        progress(StepEvent("start", 1, 1, description))
+    t0 = time.perf_counter()
+    schema = StructType([StructField("value", ArrayType(DoubleType(), containsNull=False))])
+    partials = [row[0] for row in kept.mapInArrow(_star_function(spec), schema).collect()]  # one row per task
+    value = np.asarray(partials, dtype=np.float64).reshape(-1, ring.width).sum(axis=0)
+    if progress:
+        progress(StepEvent("done", 1, 1, description, 1, time.perf_counter() - t0, task.describe()))
+    return value.tolist(), plan, (task.describe(),)
+
+
+def _star_function(spec: _StarSpec) -> Any:
+    """The ``mapInArrow`` body of a flat star: a partition's rows in, its packed ``(n, Σx, Σxxᵀ)`` out."""
+    import pyarrow as pa
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        yield from star_chunks(batches, spec)
+
+    run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
+    return run
+
+
+def star_chunks(batches: Iterator[Any], spec: _StarSpec, shipped: Optional[Mapping[str, Any]] = None
+                ) -> Iterator[Any]:
+    """One task of a flat star (no Spark): its rows in chunks, each looked up and summed
+    (:func:`faq.learning.star.star_aggregate`), the sum of the chunks' packed values out.
+
+    ``shipped`` are the other tables' columns (default: read from the shipped file).
+    """
+    import pandas as pd
+
+    from faq.arrow_arrays import spark_arrays
+    from faq.errors import InvalidArgumentError
+    from faq.insideout.in_tasks import chunks
+    from faq.learning.star import star_aggregate
+
+    columns = spec.shipped.value if shipped is None else shipped
+    others = {n: pd.DataFrame(dict(c), copy=False) for n, c in columns.items()}
+    total: Optional[np.ndarray] = None
+    for chunk in chunks(batches, CHUNK_ROWS):
+        found = star_aggregate(spec.parsed, spec.features, {**others, spec.fact: chunk.to_pandas()}, spec.rows)
+        if found is None:  # the driver checked the others' keys: a fact key column must have changed type
+            raise InvalidArgumentError(argument=spec.fact, value=chunk.schema.names,
+                                       reason="its rows no longer join as a foreign-key star")
+        part = spec.ring.pack(*found[:3])
+        total = part if total is None else total + part
+    if total is not None:
+        import pyarrow as pa
+
+        yield pa.RecordBatch.from_arrays([spark_arrays(total[None, :])], names=["value"])
 
 
 def _check_integer_keys(frame: Any, atom: Any) -> None:
