@@ -49,9 +49,11 @@ import io
 import re
 import threading
 import weakref
+from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-__all__ = ["PLAIN_TYPES", "scan_columns", "bare_scan", "scanned_constants", "read_scan", "file_rows", "local_files"]
+__all__ = ["PLAIN_TYPES", "scan_columns", "bare_scan", "scanned_constants", "read_scan", "file_rows", "local_files",
+           "FileShares", "file_shares", "row_shares", "read_pieces"]
 
 #: Spark SQL types whose Parquet values pyarrow reads as Spark does, with the Arrow type each must have.
 PLAIN_TYPES = {"bigint": "int64", "int": "int32", "smallint": "int16", "tinyint": "int8", "double": "double",
@@ -272,3 +274,96 @@ def local_files(df: Any) -> Optional[list[str]]:
             return None
         paths.append(unquote(parsed.path))
     return paths or None
+
+
+#: A piece of a share of a scan's rows: (file's index, row group, first row, end row) in that group.
+Piece = tuple[int, int, int, int]
+
+
+def row_shares(groups: Sequence[Sequence[int]], n: int) -> tuple[tuple[Piece, ...], ...]:
+    """Rows held by files of row groups (``groups``: per file, each group's rows) cut into ``n`` ranges of equal
+    size (within one row), each as the pieces of row groups it covers: what one of ``n`` tasks reads.
+
+    >>> row_shares([(2, 2, 1)], 2)     # 5 rows in two: 2 and 3 (pieces: file, row group, first row, end row)
+    (((0, 0, 0, 2),), ((0, 1, 0, 2), (0, 2, 0, 1)))
+    >>> row_shares([(2,), (2, 1)], 3)  # across files: row 0; rows 1-2; rows 3-4
+    (((0, 0, 0, 1),), ((0, 0, 1, 2), (1, 0, 0, 1)), ((1, 0, 1, 2), (1, 1, 0, 1)))
+    """
+    total = sum(sum(rows) for rows in groups)
+    bounds = [total * i // n for i in range(n + 1)]
+    shares: list[list[Piece]] = [[] for _ in range(n)]
+    start = 0  # the first row of the current group among all rows
+    for f, rows in enumerate(groups):
+        for g, count in enumerate(rows):
+            for i in range(n):
+                lo, hi = max(bounds[i], start), min(bounds[i + 1], start + count)
+                if lo < hi:
+                    shares[i].append((f, g, lo - start, hi - start))
+            start += count
+    return tuple(tuple(s) for s in shares)
+
+
+def read_pieces(files: Sequence[str], share: Sequence[Piece], columns: Sequence[str]) -> Any:
+    """The rows of one share (:func:`row_shares`) of ``files``, ``columns`` only, as one Arrow table."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    opened: dict[int, Any] = {}
+    tables = []
+    for f, g, lo, hi in share:
+        if f not in opened:
+            opened[f] = pq.ParquetFile(files[f])
+        tables.append(opened[f].read_row_group(g, columns=list(columns)).slice(lo, hi - lo))
+    if not tables:  # an empty share: the columns with no row
+        tables.append(pq.read_schema(files[0]).empty_table().select(list(columns)))
+    return pa.concat_tables(tables)
+
+
+@dataclass(frozen=True)
+class FileShares:
+    """A bare scan's local Parquet files read by tasks of their own, each an equal share of the rows, rather
+    than through Spark (its rows converted into Arrow batches for the Python workers): picklable.
+
+    Made by :func:`file_shares`; the columns are read as Spark would read them (:data:`PLAIN_TYPES`).
+    """
+
+    files: tuple[str, ...]
+    columns: tuple[str, ...]
+    groups: tuple[tuple[int, ...], ...]  # per file, each row group's rows (the footers)
+
+    @property
+    def rows(self) -> int:
+        return sum(sum(rows) for rows in self.groups)
+
+    def read_share(self, share: int, shares: int) -> Any:
+        """Share ``share`` of ``shares`` (:func:`row_shares`) as one Arrow table of :attr:`columns`."""
+        return read_pieces(self.files, row_shares(self.groups, shares)[share], self.columns)
+
+
+def file_shares(df: Any, columns: Sequence[str]) -> Optional[FileShares]:
+    """:class:`FileShares` of ``df``'s ``columns`` when ``df`` is a bare scan of local Parquet files of plain
+    types reading every one of them (no constant column); else None (the rows go through Spark).  Asks Spark
+    for the plan and the files (no job) and reads the footers.
+
+    >>> file_shares(type("Frame", (), {"inputFiles": lambda self: []})(), ["k"]) is None   # no files
+    True
+    """
+    import pyarrow.parquet as pq
+
+    files = local_files(df)
+    constants = _scanned(df, columns, files) if files else None
+    if constants is None or any(value is not None for value in constants.values()):
+        return None
+    types = dict(df.dtypes)
+    groups = []
+    try:
+        for path in files:
+            meta = pq.read_metadata(path)
+            schema = meta.schema.to_arrow_schema()
+            if any(schema.get_field_index(c) < 0 or str(schema.field(c).type) != PLAIN_TYPES[types[c]]
+                   for c in columns):
+                return None  # a column missing from a file (a partition column), or of another type
+            groups.append(tuple(meta.row_group(g).num_rows for g in range(meta.num_row_groups)))
+    except (OSError, ValueError, KeyError):
+        return None
+    return FileShares(tuple(files), tuple(columns), tuple(groups))

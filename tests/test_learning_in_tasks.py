@@ -143,11 +143,14 @@ def star_joined(t: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return rows.merge(t["part"], on="partkey")
 
 
-@pytest.mark.parametrize("seed", [21, 22])
-def test_a_foreign_key_star_is_looked_up_and_summed_flat_in_its_tasks(spark, tmp_path, seed):
-    """The driver's flat star, run in lineitem's own tasks, against least squares on pandas' merge."""
+@pytest.mark.parametrize("seed, read", [(21, "files"), (22, "spark")])
+def test_a_foreign_key_star_is_looked_up_and_summed_flat_in_its_tasks(spark, tmp_path, seed, read):
+    """The driver's flat star, run in lineitem's own tasks, against least squares on pandas' merge: the tasks
+    reading shares of lineitem's Parquet file, or (a filter: no bare scan) the rows Spark gives them."""
     t = star_tables(seed)
     given = parquet(spark, tmp_path, t)
+    if read == "spark":
+        given["lineitem"] = given["lineitem"].where("partkey >= 0")  # every row: the same join, not a bare scan
     spark.conf.set("spark.sql.files.maxPartitionBytes", "2048")  # several tasks, each with its own partial
     try:
         model = faq.linear_regression(STAR_QUERY, target=TARGET, features=STAR_FEATURES, placement="executors",
@@ -162,6 +165,8 @@ def test_a_foreign_key_star_is_looked_up_and_summed_flat_in_its_tasks(spark, tmp
     text = "\n".join(model.covariance.notes)
     assert "lineitem(orderkey, partkey): stays in Spark (placement=executors): looked up and summed flat" in text, text
     assert "orders(orderkey, custkey) (60 rows)" in text, text  # shipped as rows
+    how = "tasks reading a share of its 1 Parquet file(s)" if read == "files" else "its rows as Spark reads them"
+    assert how in text, text
 
 
 def test_a_star_whose_lookup_key_repeats_runs_the_ring_in_the_tasks(spark, tmp_path):

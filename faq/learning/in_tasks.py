@@ -86,14 +86,16 @@ with p(b) (10 keys) shipped once per machine (960 B); one partial aggregate per 
     #: A foreign-key star (:mod:`faq.learning.star`): the rows looked up and summed flat in the tasks, the
     #: others shipped as rows (``shipped`` counts rows), nothing lifted into the ring.
     flat: bool = False
+    #: How the flat star's tasks read the fact's rows (its files in shares, or as Spark gives them).
+    read: str = ""
 
     def describe(self) -> str:
         from faq.hypergraph.shares import format_bytes
 
         unit = "rows" if self.flat else "keys"
         others = ", ".join(f"{atom} ({keys} {unit})" for atom, keys in self.shipped) or "nothing else"
-        how = ("looked up and summed flat in its own tasks (foreign-key star: one matrix product per chunk of "
-               "rows)" if self.flat else "lifted and joined in its own tasks by the plan below")
+        how = (f"looked up and summed flat in its own tasks ({self.read}; foreign-key star: one matrix product per "
+               "chunk of rows)" if self.flat else "lifted and joined in its own tasks by the plan below")
         return (f"{self.atom}: stays in Spark ({self.reason}): {how}, with {others} shipped once per machine "
                 f"({format_bytes(self.shipped_bytes)}); one partial aggregate per task, ⊕-combined on the driver")
 
@@ -266,8 +268,6 @@ def star_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArraySemiri
     row holds exactly one fact row.
     """
     import pandas as pd
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, DoubleType, StructField, StructType
 
     from faq.insideout.in_process import StepEvent
     from faq.joins.mapped import ship
@@ -291,24 +291,69 @@ def star_in_tasks(parsed: Any, features: Sequence["Feature"], ring: "ArraySemiri
     handle = ship(tables[big].sparkSession, {n: {c: others[n][c].to_numpy() for c in used[n]} for n in others})
     frame = tables[big]
     _check_integer_keys(frame, fact)
+    spec = _StarSpec(ring, parsed, tuple(features), big, rows, handle)
+    read, kept = _fact_rows(frame, fact, own, spec)
+    task = TaskJoin(big, str(fact), tuple((str(a), len(others[a.factor])) for a in parsed.atoms if a.factor != big),
+                    handle.nbytes, reason, flat=True, read=read)
+    description = f"look up and sum {fact} in its tasks"
+    if progress:
+        progress(StepEvent("start", 1, 1, description))
+    t0 = time.perf_counter()
+    partials = [row[0] for row in kept.collect()]  # one row per task
+    value = np.asarray(partials, dtype=np.float64).reshape(-1, ring.width).sum(axis=0)
+    if progress:
+        progress(StepEvent("done", 1, 1, description, 1, time.perf_counter() - t0, task.describe()))
+    return value.tolist(), plan, (task.describe(),)
+
+
+def _fact_rows(frame: Any, fact: Any, own: Sequence[Any], spec: _StarSpec) -> tuple[str, Any]:
+    """How the tasks read the fact's rows, and the DataFrame of their partials (one row a task).
+
+    Where the fact is a bare scan of local Parquet files with numeric features, each of one task per core
+    reads an equal share of the files' rows with pyarrow (:func:`faq.parquet_scan.file_shares`): Spark's
+    conversion of the rows into Arrow batches for the Python workers was most of the tasks' time.  Else the
+    tasks read the rows Spark gives them (nulls dropped by Spark, keys cast to bigint, features to double).
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, DoubleType, StructField, StructType
+
+    from faq.parquet_scan import file_shares
+    from faq.spark import default_parallelism
+
+    schema = StructType([StructField("value", ArrayType(DoubleType(), containsNull=False))])
+    columns = list(dict.fromkeys([*fact.variables, *(f.column for f in own)]))
+    numeric = all(dict(frame.dtypes).get(f.column) in _NUMERIC for f in own)
+    scan = file_shares(frame, columns) if numeric else None
+    if scan is not None:
+        tasks = max(1, default_parallelism(frame.sparkSession))
+        ranged = frame.sparkSession.range(0, tasks, 1, tasks)
+        return (f"each of {tasks} tasks reading a share of its {len(scan.files)} Parquet file(s)",
+                ranged.mapInArrow(_share_function(spec, scan, tasks), schema))
     kept = frame.select(*[F.col(v).cast("bigint").alias(v) for v in fact.variables],
                         *[F.col(c).cast("double").alias(c) for c in dict.fromkeys(f.column for f in own)
                           if c not in fact.variables])
     for name in kept.columns:  # a row with a null key or feature joins nothing (as the driver's star drops it)
         kept = kept.where(F.col(name).isNotNull())
-    spec = _StarSpec(ring, parsed, tuple(features), big, rows, handle)
-    task = TaskJoin(big, str(fact), tuple((str(a), len(others[a.factor])) for a in parsed.atoms if a.factor != big),
-                    handle.nbytes, reason, flat=True)
-    description = f"look up and sum {fact} in its tasks"
-    if progress:
-        progress(StepEvent("start", 1, 1, description))
-    t0 = time.perf_counter()
-    schema = StructType([StructField("value", ArrayType(DoubleType(), containsNull=False))])
-    partials = [row[0] for row in kept.mapInArrow(_star_function(spec), schema).collect()]  # one row per task
-    value = np.asarray(partials, dtype=np.float64).reshape(-1, ring.width).sum(axis=0)
-    if progress:
-        progress(StepEvent("done", 1, 1, description, 1, time.perf_counter() - t0, task.describe()))
-    return value.tolist(), plan, (task.describe(),)
+    return "its rows as Spark reads them", kept.mapInArrow(_star_function(spec), schema)
+
+
+#: Spark SQL types a feature read from the files by pyarrow may have (numbers, gathered as doubles).
+_NUMERIC = frozenset({"bigint", "int", "smallint", "tinyint", "double", "float"})
+
+
+def _share_function(spec: _StarSpec, scan: Any, tasks: int) -> Any:
+    """The ``mapInArrow`` body of a flat star reading its own share of the fact's files: task numbers in, each
+    task's packed ``(n, Σx, Σxxᵀ)`` out (rows with a null dropped, as Spark's path drops them)."""
+    import pyarrow as pa
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            for task in batch.column(0).to_numpy():
+                rows = scan.read_share(int(task), tasks).drop_null()
+                yield from star_chunks(iter(rows.to_batches()), spec)
+
+    run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
+    return run
 
 
 def _star_function(spec: _StarSpec) -> Any:

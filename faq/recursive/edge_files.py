@@ -65,7 +65,7 @@ INTEGER_TYPES = frozenset({"int64", "int32", "int16", "int8"})
 VALUE_TYPES = INTEGER_TYPES | {"double", "float", "bool"}
 
 #: A piece of a share: (file's index in :attr:`EdgeScan.files`, row group, first row, end row) in that group.
-Piece = tuple[int, int, int, int]
+Piece = tuple[int, int, int, int]  # as faq.parquet_scan.Piece
 
 
 @dataclass(frozen=True)
@@ -89,33 +89,16 @@ class EdgeScan:
 
     def shares(self, n: int) -> tuple[tuple[Piece, ...], ...]:
         """The rows cut into ``n`` ranges of equal size (within one row), each as the pieces of row groups it covers."""
-        bounds = [self.rows * i // n for i in range(n + 1)]
-        shares: list[list[Piece]] = [[] for _ in range(n)]
-        start = 0  # the first row of the current group among all rows
-        for f, (_, rows) in enumerate(self.groups):
-            for g, count in enumerate(rows):
-                for i in range(n):
-                    lo, hi = max(bounds[i], start), min(bounds[i + 1], start + count)
-                    if lo < hi:
-                        shares[i].append((f, g, lo - start, hi - start))
-                start += count
-        return tuple(tuple(s) for s in shares)
+        from faq.parquet_scan import row_shares
+
+        return row_shares([rows for _, rows in self.groups], n)
 
     def read_share(self, share: tuple[Piece, ...]) -> "pa.Table":
         """The rows of one share (:meth:`shares`), the three columns in :attr:`columns` order."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        from faq.parquet_scan import read_pieces
 
         read = [c for c in self.columns if c not in self.constants]
-        opened: dict[int, Any] = {}
-        tables = []
-        for f, g, lo, hi in share:
-            if f not in opened:
-                opened[f] = pq.ParquetFile(self.files[f])
-            tables.append(opened[f].read_row_group(g, columns=read).slice(lo, hi - lo))
-        if not tables and read:  # an empty share: the columns with no row
-            tables.append(pq.read_schema(self.files[0]).empty_table().select(read))
-        return self._with_constants(pa.concat_tables(tables) if read else None, read,
+        return self._with_constants(read_pieces(self.files, share, read) if read else None, read,
                                     sum(hi - lo for _, _, lo, hi in share))
 
     def read(self) -> "pa.Table":
