@@ -441,9 +441,10 @@ def _sizes(parsed: Any, features: Sequence[Any], needed: dict, rows: dict, disti
                      for n in names if n != big)
     splits = (len(atoms) == 1 and len(set(atoms[0].variables)) == len(atoms[0].variables) and others_fit
               and environment.in_tasks != "never")
+    # files: a bare scan of local Parquet files, which the driver (when it fits) or a task (its share) reads.
     tables = tuple(costs.TableSize(n, rows[n], columns[n], sum(f.table == n for f in features), keys.get(n),
-                                   fits := rows[n] <= fetch_rows(budget, columns[n]),
-                                   fits and bare_scan(frames[n], list(dict.fromkeys(needed[n]))))
+                                   rows[n] <= fetch_rows(budget, columns[n]),
+                                   bare_scan(frames[n], list(dict.fromkeys(needed[n]))))
                    for n in names)
     return costs.Sizes(tables, float("nan"), len(features), max(1, environment.parallelism), big if splits else None,
                        _star_fact(parsed, rows, distinct))

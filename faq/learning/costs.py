@@ -104,7 +104,9 @@ TASK_LIFT_SECONDS_PER_VALUE = 3.3e-7
 #: (7.9-8.6 s) less its fixed cost and lifts, times 2 cores, over 300K keys x 45.
 TASK_JOIN_SECONDS_PER_VALUE = 6.0e-7
 #: Seconds per value (row x column) a task of a foreign-key star receives from Spark and makes a pandas frame
-#: (Arrow batches into the Python worker), per core: see :func:`in_tasks_price` for the measurement.
+#: (Arrow batches into the Python worker), per core, beside Spark's scan: a first estimate, which priced the
+#: 2M-row star and the 6M-row snowflake from ``spark.read.parquet`` at 3.6 and 7.9 s where they took 3.8 and
+#: 7.4 s (``local-cluster[2,1,2048]``, ``bench/bench_regression_spark.py``; both now read their files instead).
 TASK_READ_SECONDS_PER_VALUE = 1.0e-7
 
 
@@ -136,8 +138,8 @@ class TableSize:
     fits : bool
         The driver may fetch it (its copy fits ``spark.faq.fetchMemory``).
     files : bool
-        The driver reads it from its local Parquet files (a bare scan, :mod:`faq.parquet_scan`): no
-        Spark job, :data:`READ_SECONDS_PER_VALUE`.
+        A bare scan of local Parquet files (:mod:`faq.parquet_scan`): the driver reads them (no Spark job,
+        :data:`READ_SECONDS_PER_VALUE`), and so do a flat star's tasks, each its share.
     """
 
     name: str
@@ -253,14 +255,19 @@ def in_tasks_price(sizes: Sizes) -> Price:
     shipped = sum(t.rows for t in others)
     in_process = sizes.scale("in_process")
     if sizes.star == big.name:  # a foreign-key star: the driver's flat plan in the tasks (faq.learning.in_tasks)
+        # The fact's rows: its files read in shares by the tasks (a bare scan), else Spark's scan handed over.
+        per_value = (READ_SECONDS_PER_VALUE * in_process if big.files else
+                     SCAN_SECONDS_PER_VALUE * sizes.scale("spark_scan") + TASK_READ_SECONDS_PER_VALUE * in_process)
         seconds = (TASK_JOB_SECONDS * sizes.scale("spark_job")
-                   + sum(t.rows * t.columns for t in others) * FETCH_SECONDS_PER_VALUE * sizes.scale("fetch")
-                   + (big.rows * big.columns * (SCAN_SECONDS_PER_VALUE * sizes.scale("spark_scan")
-                                                + TASK_READ_SECONDS_PER_VALUE * in_process)
+                   + sum(t.rows * t.columns * (READ_SECONDS_PER_VALUE * in_process if t.files else
+                                               FETCH_SECONDS_PER_VALUE * sizes.scale("fetch")) for t in others)
+                   + (big.rows * big.columns * per_value
                       + big.rows * (sizes.features + len(others)) * STAR_SECONDS_PER_VALUE * in_process)
                    / max(1, sizes.parallelism))
+        read = "its files read in shares" if big.files else "its rows handed over by Spark"
         return Price("in-tasks", seconds, f"{big.name}'s {_count(big.rows)} rows looked up and summed flat in its "
-                                          f"tasks (foreign-key star); {_count(shipped)} rows of the others shipped")
+                                          f"tasks ({read}; foreign-key star); {_count(shipped)} rows of the others "
+                                          "shipped")
     seconds = (TASK_JOB_SECONDS * sizes.scale("spark_job")
                + sum(t.rows * t.columns for t in others) * FETCH_SECONDS_PER_VALUE * sizes.scale("fetch")
                + (shipped * w * LIFT_SECONDS_PER_VALUE + sum(t.joined for t in others) * w * JOIN_SECONDS_PER_VALUE
