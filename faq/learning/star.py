@@ -49,7 +49,11 @@ import numpy as np
 
 from faq.input_kinds import is_pandas
 
-__all__ = ["StarPlan", "star_plan", "star_aggregate"]
+__all__ = ["StarPlan", "star_plan", "star_aggregate", "BLOCK_ROWS"]
+
+#: Joined rows gathered and multiplied at once: the block of features (rows x features doubles) stays in the
+#: processor's cache and no array the size of the join is made (a 6M-row snowflake's was 336 MB).
+BLOCK_ROWS = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -141,13 +145,21 @@ def star_aggregate(parsed: Any, features: Sequence[Any], tables: Mapping[str, An
             values.setdefault(v, frame[v].to_numpy()[at])
     if started is not None:
         started(plan)
-    n = int(keep.sum())
-    x = np.empty((n, len(features)))
-    for f in features:
-        column = frames[f.table][f.column].to_numpy(dtype=np.float64)
-        x[:, f.index] = column[keep] if f.table == fact.factor else column[partners[f.table][keep]]
+    rows = np.flatnonzero(keep)
+    columns = [(frames[f.table][f.column].to_numpy(dtype=np.float64), None if f.table == fact.factor
+                else partners[f.table], f.index) for f in features]
+    m = len(features)
+    sums, products = np.zeros(m), np.zeros((m, m))
+    x = np.empty((min(len(rows), BLOCK_ROWS), m))
     with np.errstate(over="ignore"):  # an overflow is inf: fit_linear refuses it (MOMENTS_NOT_FINITE)
-        return n, x.sum(axis=0), x.T @ x, plan, tuple(notes)
+        for start in range(0, len(rows), BLOCK_ROWS):  # a block of the joined rows at a time: x stays in cache
+            at = rows[start:start + BLOCK_ROWS]
+            block = x[:len(at)]
+            for column, partner, index in columns:
+                np.take(column, at if partner is None else partner[at], out=block[:, index])
+            sums += block.sum(axis=0)
+            products += block.T @ block
+    return len(rows), sums, products, plan, tuple(notes)
 
 
 def _frames(atoms: Sequence[Any], features: Sequence[Any], tables: Mapping[str, Any]) -> tuple[Optional[dict], list]:
