@@ -328,7 +328,7 @@ def _fact_rows(frame: Any, fact: Any, own: Sequence[Any], spec: _StarSpec) -> tu
         tasks = max(1, default_parallelism(frame.sparkSession))
         ranged = frame.sparkSession.range(0, tasks, 1, tasks)
         return (f"each of {tasks} tasks reading a share of its {len(scan.files)} Parquet file(s)",
-                ranged.mapInArrow(_share_function(spec, scan, tasks), schema))
+                ranged.mapInArrow(_star_function(spec, scan, tasks), schema))
     kept = frame.select(*[F.col(v).cast("bigint").alias(v) for v in fact.variables],
                         *[F.col(c).cast("double").alias(c) for c in dict.fromkeys(f.column for f in own)
                           if c not in fact.variables])
@@ -341,27 +341,19 @@ def _fact_rows(frame: Any, fact: Any, own: Sequence[Any], spec: _StarSpec) -> tu
 _NUMERIC = frozenset({"bigint", "int", "smallint", "tinyint", "double", "float"})
 
 
-def _share_function(spec: _StarSpec, scan: Any, tasks: int) -> Any:
-    """The ``mapInArrow`` body of a flat star reading its own share of the fact's files: task numbers in, each
-    task's packed ``(n, Σx, Σxxᵀ)`` out (rows with a null dropped, as Spark's path drops them)."""
+def _star_function(spec: _StarSpec, scan: Any = None, tasks: int = 1) -> Any:
+    """The ``mapInArrow`` body of a flat star: a partition's rows in, its packed ``(n, Σx, Σxxᵀ)`` out; given
+    ``scan`` (:class:`faq.parquet_scan.FileShares`), task numbers in, each task reading its share of the fact's
+    files (rows with a null dropped, as Spark's path drops them)."""
     import pyarrow as pa
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        if scan is None:
+            yield from star_chunks(batches, spec)
+            return
         for batch in batches:
             for task in batch.column(0).to_numpy():
-                rows = scan.read_share(int(task), tasks).drop_null()
-                yield from star_chunks(iter(rows.to_batches()), spec)
-
-    run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
-    return run
-
-
-def _star_function(spec: _StarSpec) -> Any:
-    """The ``mapInArrow`` body of a flat star: a partition's rows in, its packed ``(n, Σx, Σxxᵀ)`` out."""
-    import pyarrow as pa
-
-    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield from star_chunks(batches, spec)
+                yield from star_chunks(iter(scan.read_share(int(task), tasks).drop_null().to_batches()), spec)
 
     run.__annotations__ = {"batches": Iterator[pa.RecordBatch], "return": Iterator[pa.RecordBatch]}
     return run
