@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["to_numpy", "null_mask", "int64_array", "arrow_from_numpy", "spark_arrays"]
+__all__ = ["to_numpy", "null_mask", "int64_array", "arrow_from_numpy", "spark_arrays", "arrow_to_pandas"]
 
 
 def to_numpy(column: Any, fill: Any = None) -> np.ndarray:
@@ -142,3 +142,29 @@ def spark_arrays(values: np.ndarray) -> Any:
     offsets = pa.array(np.arange(0, rows * width + 1, max(width, 1), dtype=np.int32)[: rows + 1])
     kind = pa.list_(pa.field("element", pa.float64(), nullable=False))
     return pa.ListArray.from_arrays(offsets, arrow_from_numpy(values.reshape(-1)), type=kind)
+
+
+def arrow_to_pandas(table: Any) -> Any:
+    """``table.to_pandas()``, except that an integer column holding a null becomes pandas' nullable integer
+    of its width (``Int64``), where Arrow alone makes it float64: a join key read from Spark (``long``,
+    nullable) stays an integer key, and a large id keeps its digits.
+
+    >>> import pyarrow as pa
+    >>> frame = arrow_to_pandas(pa.table({"o": [1, None, 3], "p": [1, 2, 3], "q": [0.5, None, 1.5]}))
+    >>> [str(t) for t in frame.dtypes], frame["o"].dropna().tolist()
+    (['Int64', 'int64', 'float64'], [1, 3])
+    """
+    import pyarrow as pa
+
+    frame = table.to_pandas()
+    for name, column in zip(table.column_names, table.columns):
+        if pa.types.is_integer(column.type) and column.null_count:
+            frame[name] = column.to_pandas(types_mapper={column.type: _nullable_integer(column.type)}.get)
+    return frame
+
+
+def _nullable_integer(kind: Any) -> Any:
+    """pandas' nullable dtype of the Arrow integer type ``kind`` (``int32`` -> ``Int32``, ``uint8`` -> ``UInt8``)."""
+    import pandas as pd
+
+    return pd.api.types.pandas_dtype(str(kind).replace("uint", "UInt").replace("int", "Int"))

@@ -126,7 +126,11 @@ def as_pandas(value: Any, what: str = "the table") -> Any:
     >>> type(as_pandas(pa.table({"a": [1]}))).__name__, as_pandas([(1, 2)])
     ('DataFrame', [(1, 2)])
     """
-    return arrow_table(value, what).to_pandas() if input_kind(value) == ARROW else value
+    if input_kind(value) != ARROW:
+        return value
+    from faq.arrow_arrays import arrow_to_pandas
+
+    return arrow_to_pandas(arrow_table(value, what))
 
 
 def as_arrow(value: Any, what: str = "the table") -> Any:

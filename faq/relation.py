@@ -45,6 +45,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
+from faq.arrow_arrays import arrow_to_pandas
 from faq.parquet_scan import file_rows, local_files, read_scan
 
 __all__ = ["Relation", "BYTES_PER_COLUMN", "fetch_rows", "distributed", "collect_within", "file_rows", "local_files"]
@@ -211,9 +212,18 @@ class Relation:
 
     def to_pandas(self) -> Any:
         """The held rows as a pandas DataFrame (Arrow's own conversion: nulls, strings and dates as pandas
-        reads them from Parquet)."""
+        reads them from Parquet), except that an integer column with a null stays integer (pandas' ``Int64``)
+        where Arrow would make it float64: a join key read from Spark (``long``, nullable) stays a key.
+
+        Examples
+        --------
+        >>> import pyarrow as pa
+        >>> held = Relation(("o", "q"), data=pa.table({"o": [1, None, 3], "q": [0.5, 1.5, None]}))
+        >>> [str(t) for t in held.to_pandas().dtypes]
+        ['Int64', 'float64']
+        """
         if hasattr(self.data, "to_pandas"):
-            return self.data.to_pandas()
+            return arrow_to_pandas(self.data)
         import pandas as pd
 
         return pd.DataFrame(dict(self.data), copy=False)

@@ -180,6 +180,22 @@ def test_nulls_are_left_out_as_on_the_driver_and_text_keys_refused(spark, tmp_pa
         flat(STAR, names, parquet(spark, bad_dir, bad))
 
 
+
+@pytest.mark.parametrize("placement", [None, "driver"])
+def test_an_integer_key_with_nulls_fetched_from_spark_stays_a_key(spark, tmp_path, placement):
+    """A nullable ``long`` key read by Spark comes to the driver through Arrow, whose pandas conversion
+    made it float64: the fetched table was then refused ("a join key must be an integer column") though
+    the same Parquet ran on the executors.  Fetched, it must give the pandas tables' answer."""
+    t = star_tables(8, rows=60)
+    t["lineitem"]["orderkey"] = t["lineitem"]["orderkey"].astype("Int64")
+    t["lineitem"].loc[10:12, "orderkey"] = pd.NA
+    names = [*STAR_FEATURES, STAR_TARGET]
+    got = faq.covariance(STAR, names, placement=placement, **parquet(spark, tmp_path, t))
+    expected = faq.covariance(STAR, names, placement="driver", **t)
+    assert got.count == expected.count
+    np.testing.assert_allclose(got.products, expected.products, rtol=1e-10)
+    assert any("3 rows with a null key or feature dropped" in n for n in got.notes), got.notes
+
 # --- random small tables: the flat plan against the in-process one --------------------------------------
 
 QUERIES = {

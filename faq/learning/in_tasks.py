@@ -114,6 +114,7 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
     ``spark.faq.inTasks=never``.  ``priced`` -- (the table, why), from :mod:`faq.learning.costs` --
     names the table that stays, chosen by price before any table was fetched.
     """
+    from faq.arrow_arrays import arrow_to_pandas
     from faq.insideout.binding import row_counts, session_environment
     from faq.settings import placement_setting
     from faq.insideout.fetching import FETCH_THREADS
@@ -153,7 +154,7 @@ def choose(parsed: Any, tables: Mapping[str, Any], columns: Mapping[str, Sequenc
         got = dict(zip(others, pool.map(fetch, others)))
     if any(table is None for table in got.values()):  # two large tables: the steps go to the executors instead
         return None
-    return big, {**tables, **{n: table.to_pandas() for n, table in got.items()}}, reason
+    return big, {**tables, **{n: arrow_to_pandas(table) for n, table in got.items()}}, reason
 
 
 def _file_bytes(tables: Mapping[str, Any]) -> Optional[dict[str, int]]:
